@@ -1,0 +1,370 @@
+/* nq: private CA + server certificate generation, tokens and hashing (OpenSSL 3 APIs only). */
+#include "nq/certs.h"
+#include "nq/log.h"
+#include "nq/nq.h"
+#include "nq/tls.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/bn.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Ten years: nq_certs_ensure never renews, and an expired certificate on a long-running
+ * volunteer project would stop every client at once. Rotation is deleting the files. */
+#define CERT_DAYS 3650L
+
+/* ---- small helpers ---- */
+
+static int join(char *out, size_t n, const char *dir, const char *name) {
+  int k = snprintf(out, n, "%s/%s", dir, name);
+  return k < 0 || (size_t)k >= n ? NQ_EINVAL : 0;
+}
+
+static int exists(const char *path) {
+  return access(path, F_OK) == 0;
+}
+
+static int tls_fail(const char *what) {
+  char e[200];
+  nq_log(NQ_LOG_ERROR, "certs: %s: %s", what, nq_tls_errors(e, sizeof e));
+  return NQ_ETLS;
+}
+
+static int gen_key(EVP_PKEY **out) {
+  ERR_clear_error();
+  *out = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+  return *out ? 0 : tls_fail("key generation");
+}
+
+static int load_key(const char *path, EVP_PKEY **out) {
+  FILE *f = fopen(path, "r");
+  if (!f) return NQ_EIO;
+  ERR_clear_error();
+  *out = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+  fclose(f);
+  if (!*out) {
+    tls_fail(path);
+    return NQ_EIO;
+  }
+  return 0;
+}
+
+static int load_cert(const char *path, X509 **out) {
+  FILE *f = fopen(path, "r");
+  if (!f) return NQ_EIO;
+  ERR_clear_error();
+  *out = PEM_read_X509(f, NULL, NULL, NULL);
+  fclose(f);
+  if (!*out) {
+    tls_fail(path);
+    return NQ_EIO;
+  }
+  return 0;
+}
+
+/* Write a PEM object to dir/name without ever exposing a partial file or clobbering an existing
+ * one: write a private temp file (O_EXCL, final mode from the start, so a key is never readable
+ * by others even briefly), fsync it, then link() it into place, which fails if the name exists. */
+static int write_pem(const char *dir, const char *name, mode_t mode, EVP_PKEY *key, X509 *cert) {
+  char tmp[4096], final[4096];
+  if (join(final, sizeof final, dir, name) < 0) return NQ_EINVAL;
+  int k = snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
+  if (k < 0 || (size_t)k >= sizeof tmp) return NQ_EINVAL;
+
+  int r = NQ_EIO;
+  FILE *f = NULL;
+  unlink(tmp); /* a leftover of a crashed run of this very process id */
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) {
+    nq_log(NQ_LOG_ERROR, "certs: create %s: %s", tmp, strerror(errno));
+    return NQ_EIO;
+  }
+  f = fdopen(fd, "w");
+  if (!f) {
+    close(fd);
+    goto out;
+  }
+  ERR_clear_error();
+  int ok = key ? PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL) : PEM_write_X509(f, cert);
+  if (!ok) {
+    r = tls_fail(name);
+    goto out;
+  }
+  if (fflush(f) != 0 || fsync(fileno(f)) != 0) goto out;
+  int cr = fclose(f);
+  f = NULL;
+  if (cr != 0) goto out;
+  if (link(tmp, final) != 0) {
+    r = errno == EEXIST ? NQ_EEXIST : NQ_EIO;
+    nq_log(NQ_LOG_ERROR, "certs: create %s: %s", final, strerror(errno));
+    goto out;
+  }
+  r = 0;
+out:
+  if (f) fclose(f);
+  unlink(tmp);
+  return r;
+}
+
+/* ---- names ---- */
+
+static int dns_name_ok(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n > 253) return 0;
+  if (s[0] == '*' && s[1] == '.') s += 2; /* one leading wildcard label */
+  size_t label = 0;
+  for (const char *p = s; *p; p++) {
+    char ch = *p;
+    if (ch == '.') {
+      if (label == 0) return 0;
+      label = 0;
+    } else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+               ch == '-') {
+      if (++label > 63) return 0;
+    } else {
+      return 0;
+    }
+  }
+  return label > 0;
+}
+
+static int san_add(GENERAL_NAMES *gens, const char *name) {
+  GENERAL_NAME *g = GENERAL_NAME_new();
+  if (!g) return NQ_ENOMEM;
+  ERR_clear_error();
+  ASN1_OCTET_STRING *ip = a2i_IPADDRESS(name);
+  ERR_clear_error();
+  if (ip) {
+    GENERAL_NAME_set0_value(g, GEN_IPADD, ip);
+  } else {
+    ASN1_IA5STRING *dns = ASN1_IA5STRING_new();
+    if (!dns || !ASN1_STRING_set(dns, name, -1)) {
+      ASN1_IA5STRING_free(dns);
+      GENERAL_NAME_free(g);
+      return NQ_ENOMEM;
+    }
+    GENERAL_NAME_set0_value(g, GEN_DNS, dns);
+  }
+  if (!sk_GENERAL_NAME_push(gens, g)) {
+    GENERAL_NAME_free(g);
+    return NQ_ENOMEM;
+  }
+  return 0;
+}
+
+/* SubjectAltNames of the server certificate. Every name is validated here, before anything is
+ * generated, so bad input never leaves half a set of files behind. */
+static int build_san(const char *const *extra, GENERAL_NAMES **out) {
+  *out = NULL;
+  GENERAL_NAMES *gens = sk_GENERAL_NAME_new_null();
+  if (!gens) return NQ_ENOMEM;
+  int r = san_add(gens, "localhost");
+  if (r == 0) r = san_add(gens, "127.0.0.1");
+  for (size_t i = 0; r == 0 && extra && extra[i]; i++) {
+    const char *name = extra[i];
+    ERR_clear_error();
+    ASN1_OCTET_STRING *ip = a2i_IPADDRESS(name);
+    ERR_clear_error();
+    int is_ip = ip != NULL;
+    ASN1_OCTET_STRING_free(ip);
+    if (!is_ip && !dns_name_ok(name)) {
+      nq_log(NQ_LOG_ERROR, "certs: invalid host name '%s'", name);
+      r = NQ_EINVAL;
+      break;
+    }
+    int dup = !strcasecmp(name, "localhost") || !strcmp(name, "127.0.0.1");
+    for (size_t j = 0; j < i && !dup; j++) dup = !strcasecmp(name, extra[j]);
+    if (!dup) r = san_add(gens, name);
+  }
+  if (r < 0) {
+    GENERAL_NAMES_free(gens);
+    return r;
+  }
+  *out = gens;
+  return 0;
+}
+
+/* ---- certificates ---- */
+
+static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value) {
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
+  X509_EXTENSION *ex = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+  if (!ex) return 0;
+  int ok = X509_add_ext(cert, ex, -1);
+  X509_EXTENSION_free(ex);
+  return ok;
+}
+
+static int set_serial(X509 *x) {
+  unsigned char b[16];
+  if (RAND_bytes(b, sizeof b) != 1) return 0;
+  b[0] &= 0x7f; /* positive, as RFC 5280 requires */
+  b[0] |= 0x40; /* and full length */
+  BIGNUM *bn = BN_bin2bn(b, sizeof b, NULL);
+  int ok = bn && BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) != NULL;
+  BN_free(bn);
+  return ok;
+}
+
+/* Issue a certificate for `key`. With issuer == NULL it is a self-signed CA; otherwise a server
+ * certificate signed by issuer/issuer_key and carrying `san`. */
+static int make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key,
+                     GENERAL_NAMES *san, X509 **out) {
+  *out = NULL;
+  ERR_clear_error();
+  X509 *x = X509_new();
+  if (!x) return NQ_ENOMEM;
+  int ok = X509_set_version(x, X509_VERSION_3) && set_serial(x) &&
+           X509_gmtime_adj(X509_getm_notBefore(x), -3600) && /* tolerate clock skew */
+           X509_gmtime_adj(X509_getm_notAfter(x), CERT_DAYS * 86400) &&
+           X509_set_pubkey(x, key);
+  X509_NAME *name = X509_get_subject_name(x);
+  ok = ok &&
+       X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)"nq", -1, -1,
+                                  0) &&
+       X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
+  ok = ok && X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name);
+  if (!issuer) {
+    ok = ok && add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") &&
+         add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") &&
+         add_ext(x, x, NID_subject_key_identifier, "hash");
+  } else {
+    ok = ok && add_ext(x, issuer, NID_basic_constraints, "critical,CA:FALSE") &&
+         add_ext(x, issuer, NID_key_usage, "critical,digitalSignature") &&
+         add_ext(x, issuer, NID_ext_key_usage, "serverAuth") &&
+         add_ext(x, issuer, NID_subject_key_identifier, "hash") &&
+         add_ext(x, issuer, NID_authority_key_identifier, "keyid:always") &&
+         X509_add1_ext_i2d(x, NID_subject_alt_name, san, 0, X509V3_ADD_DEFAULT) == 1;
+  }
+  ok = ok && X509_sign(x, issuer ? issuer_key : key, EVP_sha256()) > 0;
+  if (!ok) {
+    X509_free(x);
+    return tls_fail(issuer ? "issue server certificate" : "issue CA certificate");
+  }
+  *out = x;
+  return 0;
+}
+
+int nq_certs_ensure(const char *dir, const char *const *extra_names) {
+  if (!dir || !*dir) return NQ_EINVAL;
+  char p_cac[4096], p_cak[4096], p_sc[4096], p_sk[4096];
+  if (join(p_cac, sizeof p_cac, dir, NQ_CERTS_CA_CERT) < 0 ||
+      join(p_cak, sizeof p_cak, dir, NQ_CERTS_CA_KEY) < 0 ||
+      join(p_sc, sizeof p_sc, dir, NQ_CERTS_SERVER_CERT) < 0 ||
+      join(p_sk, sizeof p_sk, dir, NQ_CERTS_SERVER_KEY) < 0)
+    return NQ_EINVAL;
+
+  GENERAL_NAMES *san = NULL;
+  EVP_PKEY *ca_key = NULL, *srv_key = NULL;
+  X509 *ca_cert = NULL, *srv_cert = NULL;
+  int r = build_san(extra_names, &san);
+  if (r < 0) goto out;
+
+  if (exists(p_sc) && exists(p_sk)) {
+    r = 0; /* a complete server identity: whatever made it, it is not ours to replace */
+    goto out;
+  }
+  r = NQ_EINVAL;
+  if (exists(p_sc)) {
+    nq_log(NQ_LOG_ERROR, "certs: %s exists without %s; remove it or supply the key", p_sc, p_sk);
+    goto out;
+  }
+  if (!exists(p_cak) && exists(p_cac)) {
+    nq_log(NQ_LOG_ERROR, "certs: %s exists without %s, cannot sign", p_cac, p_cak);
+    goto out;
+  }
+
+  /* Keys are written before their certificates: a crash in between leaves a key without a
+   * certificate, which the next run completes, never a certificate without its key. */
+  if (exists(p_cak)) r = load_key(p_cak, &ca_key);
+  else if ((r = gen_key(&ca_key)) == 0) r = write_pem(dir, NQ_CERTS_CA_KEY, 0600, ca_key, NULL);
+  if (r < 0) goto out;
+
+  if (exists(p_cac)) {
+    if ((r = load_cert(p_cac, &ca_cert)) < 0) goto out;
+    if (X509_check_private_key(ca_cert, ca_key) != 1) {
+      ERR_clear_error();
+      nq_log(NQ_LOG_ERROR, "certs: %s does not match %s", p_cak, p_cac);
+      r = NQ_EINVAL;
+      goto out;
+    }
+  } else {
+    if ((r = make_cert(ca_key, "nq CA", NULL, NULL, NULL, &ca_cert)) < 0) goto out;
+    if ((r = write_pem(dir, NQ_CERTS_CA_CERT, 0644, NULL, ca_cert)) < 0) goto out;
+  }
+
+  if (exists(p_sk)) r = load_key(p_sk, &srv_key);
+  else if ((r = gen_key(&srv_key)) == 0)
+    r = write_pem(dir, NQ_CERTS_SERVER_KEY, 0600, srv_key, NULL);
+  if (r < 0) goto out;
+  if ((r = make_cert(srv_key, "nq server", ca_cert, ca_key, san, &srv_cert)) < 0) goto out;
+  if ((r = write_pem(dir, NQ_CERTS_SERVER_CERT, 0644, NULL, srv_cert)) < 0) goto out;
+  nq_log(NQ_LOG_INFO, "certs: created server certificate in %s", dir);
+  r = 0;
+out:
+  X509_free(srv_cert);
+  EVP_PKEY_free(srv_key);
+  X509_free(ca_cert);
+  EVP_PKEY_free(ca_key);
+  GENERAL_NAMES_free(san);
+  return r;
+}
+
+/* ---- tokens ---- */
+
+int nq_random_token(char *buf, size_t bytes) {
+  static const char hex[] = "0123456789abcdef";
+  if (!buf || bytes == 0 || bytes > 4096) return NQ_EINVAL;
+  unsigned char raw[4096];
+  if (RAND_bytes(raw, (int)bytes) != 1) {
+    ERR_clear_error();
+    return NQ_EIO;
+  }
+  for (size_t i = 0; i < bytes; i++) {
+    buf[2 * i] = hex[raw[i] >> 4];
+    buf[2 * i + 1] = hex[raw[i] & 15];
+  }
+  buf[2 * bytes] = '\0';
+  OPENSSL_cleanse(raw, bytes);
+  return 0;
+}
+
+int nq_sha256_hex(const char *s, char out[65]) {
+  static const char hex[] = "0123456789abcdef";
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  out[0] = '\0';
+  if (!s) return NQ_EINVAL;
+  ERR_clear_error();
+  if (EVP_Digest(s, strlen(s), md, &n, EVP_sha256(), NULL) != 1 || n != 32) {
+    ERR_clear_error();
+    return NQ_ETLS;
+  }
+  for (unsigned i = 0; i < 32; i++) {
+    out[2 * i] = hex[md[i] >> 4];
+    out[2 * i + 1] = hex[md[i] & 15];
+  }
+  out[64] = '\0';
+  return 0;
+}
+
+int nq_secure_streq(const char *a, const char *b) {
+  if (!a || !b) return 0;
+  size_t n = strlen(a);
+  if (n != strlen(b)) return 0;
+  return CRYPTO_memcmp(a, b, n) == 0;
+}

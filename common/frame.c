@@ -1,0 +1,298 @@
+/* nq: wire framing (length-prefixed JSON objects) and message field helpers. */
+#include "nq/frame.h"
+#include "nq/nq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Keep at most this much buffer around while a connection has nothing pending: an idle server
+ * with many clients should not hold a maximal frame buffer for each of them. */
+#define FRAMEBUF_KEEP 4096
+
+void nq_framebuf_init(nq_framebuf_t *fb) {
+  memset(fb, 0, sizeof *fb);
+}
+
+void nq_framebuf_free(nq_framebuf_t *fb) {
+  free(fb->data);
+  memset(fb, 0, sizeof *fb);
+}
+
+const char *nq_framebuf_errcode(const nq_framebuf_t *fb) {
+  return fb->err ? fb->errcode : NULL;
+}
+
+static int fb_fail(nq_framebuf_t *fb, int err, const char *code) {
+  fb->err = err;
+  fb->errcode = code;
+  return err;
+}
+
+size_t nq_framebuf_pending(const nq_framebuf_t *fb) {
+  return fb->end - fb->start;
+}
+
+int nq_framebuf_append(nq_framebuf_t *fb, const void *data, size_t len) {
+  if (fb->err) return fb->err;
+  if (len == 0) return 0;
+  size_t pending = fb->end - fb->start;
+  if (len > NQ_FRAMEBUF_CAP - pending) return fb_fail(fb, NQ_ETOOBIG, NQ_ERRCODE_FRAME_TOO_BIG);
+
+  if (len > fb->cap - fb->end) {
+    /* Slide the unconsumed tail to the front before growing: usually that alone makes room. */
+    if (fb->start > 0) {
+      if (pending) memmove(fb->data, fb->data + fb->start, pending);
+      fb->start = 0;
+      fb->end = pending;
+    }
+    if (len > fb->cap - fb->end) {
+      size_t need = fb->end + len;
+      size_t ncap = fb->cap ? fb->cap : FRAMEBUF_KEEP;
+      while (ncap < need) ncap *= 2;
+      if (ncap > NQ_FRAMEBUF_CAP) ncap = NQ_FRAMEBUF_CAP;
+      uint8_t *nd = realloc(fb->data, ncap);
+      if (!nd) return NQ_ENOMEM;
+      fb->data = nd;
+      fb->cap = ncap;
+    }
+  }
+  memcpy(fb->data + fb->end, data, len);
+  fb->end += len;
+  return 0;
+}
+
+int nq_framebuf_pop(nq_framebuf_t *fb, json_t **out) {
+  *out = NULL;
+  if (fb->err) return fb->err;
+  size_t avail = fb->end - fb->start;
+  if (avail < NQ_FRAME_HDR) return NQ_EAGAIN;
+
+  const uint8_t *p = fb->data + fb->start;
+  uint32_t len = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+  /* Judge the length before waiting for the payload: a bogus length must fail now, not after
+   * we have buffered (or worse, allocated) what it claims. */
+  if (len == 0) return fb_fail(fb, NQ_EPROTO, NQ_ERRCODE_BAD_FRAME);
+  if (len > NQ_FRAME_MAX) return fb_fail(fb, NQ_ETOOBIG, NQ_ERRCODE_FRAME_TOO_BIG);
+  if (avail - NQ_FRAME_HDR < len) return NQ_EAGAIN;
+
+  int r = nq_frame_decode(p + NQ_FRAME_HDR, len, out);
+  if (r < 0) {
+    /* Only running out of memory is not the peer's fault. */
+    return r == NQ_ENOMEM ? r : fb_fail(fb, r, NQ_ERRCODE_BAD_JSON);
+  }
+  fb->start += NQ_FRAME_HDR + len;
+  if (fb->start == fb->end) {
+    fb->start = fb->end = 0;
+    if (fb->cap > FRAMEBUF_KEEP) {
+      free(fb->data);
+      fb->data = NULL;
+      fb->cap = 0;
+    }
+  }
+  return 0;
+}
+
+int nq_utf8_valid(const void *data, size_t len) {
+  const uint8_t *s = data;
+  size_t i = 0;
+  while (i < len) {
+    uint8_t c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t n;
+    uint8_t lo = 0x80, hi = 0xBF; /* allowed range of the first continuation byte */
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0; /* overlong */
+      if (c == 0xED) hi = 0x9F; /* UTF-16 surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90; /* overlong */
+      if (c == 0xF4) hi = 0x8F; /* above U+10FFFF */
+    } else {
+      return 0; /* stray continuation byte, overlong C0/C1, or F5..FF */
+    }
+    if (len - i - 1 < n) return 0;
+    if (s[i + 1] < lo || s[i + 1] > hi) return 0;
+    for (size_t k = 2; k <= n; k++)
+      if ((s[i + k] & 0xC0) != 0x80) return 0;
+    i += n + 1;
+  }
+  return 1;
+}
+
+/* Maximum nesting depth of brackets outside strings, or NQ_EPROTO as soon as it passes the
+ * limit. jansson's parser recurses once per level, so deep input must never reach it. */
+static int check_depth(const uint8_t *s, size_t len) {
+  int depth = 0, in_str = 0, esc = 0;
+  for (size_t i = 0; i < len; i++) {
+    uint8_t b = s[i];
+    if (in_str) {
+      if (esc) esc = 0;
+      else if (b == '\\') esc = 1;
+      else if (b == '"') in_str = 0;
+    } else if (b == '"') {
+      in_str = 1;
+    } else if (b == '{' || b == '[') {
+      if (++depth > NQ_FRAME_MAX_DEPTH) return NQ_EPROTO;
+    } else if (b == '}' || b == ']') {
+      depth--; /* unbalanced input is left for jansson to reject */
+    }
+  }
+  return 0;
+}
+
+int nq_frame_decode(const void *payload, size_t len, json_t **out) {
+  *out = NULL;
+  if (len == 0) return NQ_EPROTO;
+  if (len > NQ_FRAME_MAX) return NQ_ETOOBIG;
+  if (!nq_utf8_valid(payload, len)) return NQ_EPROTO;
+  if (check_depth(payload, len) < 0) return NQ_EPROTO;
+
+  json_error_t jerr;
+  json_t *v = json_loadb(payload, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (!v) return json_error_code(&jerr) == json_error_out_of_memory ? NQ_ENOMEM : NQ_EPROTO;
+  if (!json_is_object(v)) {
+    json_decref(v);
+    return NQ_EPROTO;
+  }
+  *out = v;
+  return 0;
+}
+
+int nq_frame_encode(const json_t *msg, uint8_t **out, size_t *out_len) {
+  *out = NULL;
+  *out_len = 0;
+  if (!json_is_object(msg)) return NQ_EINVAL;
+  const size_t flags = JSON_COMPACT;
+  size_t n = json_dumpb(msg, NULL, 0, flags);
+  if (n == 0) return NQ_EINVAL;
+  if (n > NQ_FRAME_MAX) return NQ_ETOOBIG;
+
+  uint8_t *buf = malloc(NQ_FRAME_HDR + n);
+  if (!buf) return NQ_ENOMEM;
+  int r;
+  if (json_dumpb(msg, (char *)buf + NQ_FRAME_HDR, n, flags) != n) {
+    r = NQ_EINVAL;
+    goto out;
+  }
+  /* Refuse to send what the peer's decoder would refuse, so the mistake surfaces here, at the
+   * sender, instead of as a dropped connection. Strings built with jansson's *_nocheck calls can
+   * carry invalid UTF-8. */
+  if (check_depth(buf + NQ_FRAME_HDR, n) < 0 || !nq_utf8_valid(buf + NQ_FRAME_HDR, n)) {
+    r = NQ_EPROTO;
+    goto out;
+  }
+  buf[0] = (uint8_t)(n >> 24);
+  buf[1] = (uint8_t)(n >> 16);
+  buf[2] = (uint8_t)(n >> 8);
+  buf[3] = (uint8_t)n;
+  *out = buf;
+  *out_len = NQ_FRAME_HDR + n;
+  buf = NULL;
+  r = 0;
+out:
+  free(buf);
+  return r;
+}
+
+/* ---- message helpers ---- */
+
+static const json_t *field(const json_t *msg, const char *key) {
+  return json_is_object(msg) ? json_object_get(msg, key) : NULL;
+}
+
+int nq_msg_get_str(const json_t *msg, const char *key, const char **out) {
+  const json_t *v = field(msg, key);
+  if (!json_is_string(v)) return NQ_EPROTO;
+  *out = json_string_value(v);
+  return 0;
+}
+
+int nq_msg_get_int(const json_t *msg, const char *key, int64_t min, int64_t max, int64_t *out) {
+  const json_t *v = field(msg, key);
+  if (!json_is_integer(v)) return NQ_EPROTO;
+  json_int_t x = json_integer_value(v);
+  if (x < min || x > max) return NQ_ERANGE;
+  *out = (int64_t)x;
+  return 0;
+}
+
+int nq_msg_get_u64(const json_t *msg, const char *key, uint64_t *out) {
+  const json_t *v = field(msg, key);
+  if (json_is_integer(v)) {
+    json_int_t x = json_integer_value(v);
+    if (x < 0) return NQ_ERANGE;
+    *out = (uint64_t)x;
+    return 0;
+  }
+  if (!json_is_string(v)) return NQ_EPROTO;
+  /* The string form exists only because JSON integers stop at INT64_MAX in jansson. */
+  const char *s = json_string_value(v);
+  size_t n = json_string_length(v);
+  if (n == 0 || n > 20) return n > 20 ? NQ_ERANGE : NQ_EPROTO;
+  uint64_t x = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9') return NQ_EPROTO;
+    unsigned d = (unsigned)(s[i] - '0');
+    if (x > (UINT64_MAX - d) / 10) return NQ_ERANGE;
+    x = x * 10 + d;
+  }
+  *out = x;
+  return 0;
+}
+
+int nq_msg_get_bool(const json_t *msg, const char *key, int *out) {
+  const json_t *v = field(msg, key);
+  if (!json_is_boolean(v)) return NQ_EPROTO;
+  *out = json_is_true(v);
+  return 0;
+}
+
+int nq_msg_opt_str(const json_t *msg, const char *key, const char *def, const char **out) {
+  const json_t *v = field(msg, key);
+  if (!v || json_is_null(v)) {
+    *out = def;
+    return 0;
+  }
+  return nq_msg_get_str(msg, key, out);
+}
+
+int nq_msg_opt_int(const json_t *msg, const char *key, int64_t min, int64_t max, int64_t def,
+                   int64_t *out) {
+  const json_t *v = field(msg, key);
+  if (!v || json_is_null(v)) {
+    *out = def;
+    return 0;
+  }
+  return nq_msg_get_int(msg, key, min, max, out);
+}
+
+int nq_msg_set_u64(json_t *msg, const char *key, uint64_t v) {
+  json_t *j;
+  if (v <= (uint64_t)INT64_MAX) {
+    j = json_integer((json_int_t)v);
+  } else {
+    char buf[24];
+    int n = 0;
+    char tmp[24];
+    do {
+      tmp[n++] = (char)('0' + v % 10);
+      v /= 10;
+    } while (v);
+    for (int i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+    buf[n] = '\0';
+    j = json_string(buf);
+  }
+  if (!j) return NQ_ENOMEM;
+  return json_object_set_new(msg, key, j) == 0 ? 0 : NQ_EINVAL;
+}
+
+json_t *nq_msg_error(const char *code, const char *message, int fatal) {
+  return json_pack("{s:s, s:s, s:s, s:b}", "type", "error", "code", code ? code : "error",
+                   "message", message ? message : "", "fatal", fatal ? 1 : 0);
+}

@@ -1,0 +1,40 @@
+/* nq: a private CA and server certificate made in-process (OpenSSL 3, ECDSA P-256), plus
+ * random tokens and SHA-256 hashing for client credentials.
+ *
+ * nq_certs_ensure() lets a fresh server start with TLS and no operator steps: clients are given
+ * ca.pem and verify the server against it (docs/tls.md).
+ */
+#ifndef NQ_CERTS_H
+#define NQ_CERTS_H
+
+#include <stddef.h>
+
+#define NQ_CERTS_CA_CERT "ca.pem"
+#define NQ_CERTS_CA_KEY "ca.key"
+#define NQ_CERTS_SERVER_CERT "server.pem"
+#define NQ_CERTS_SERVER_KEY "server.key"
+
+/* Make sure dir (which must exist) holds ca.pem, ca.key, server.pem and server.key, creating
+ * what is missing and never touching a file that exists:
+ *   - server.pem + server.key both present and ca.pem absent: nothing is made (the operator
+ *     brought a certificate from elsewhere; inventing a CA that did not sign it would mislead);
+ *   - a missing key is generated; a missing certificate is issued for the existing key;
+ *   - the server certificate is signed by the CA and names DNS:localhost, IP:127.0.0.1 and each
+ *     of extra_names (NULL-terminated, may be NULL): IP literals as IP entries, others as DNS.
+ * Keys are written with mode 0600, certificates 0644, each atomically (temp file + link).
+ * Returns 0; NQ_EINVAL for a bad name, or a certificate present without its key when that key
+ * is needed; NQ_EIO for file errors; NQ_ETLS if OpenSSL fails; NQ_ENOMEM. */
+int nq_certs_ensure(const char *dir, const char *const *extra_names);
+
+/* Write `bytes` random bytes from the CSPRNG as lowercase hex into buf, which must hold
+ * 2 * bytes + 1 characters. Returns 0, NQ_EINVAL or NQ_EIO. */
+int nq_random_token(char *buf, size_t bytes);
+
+/* Lowercase hex SHA-256 of the string s (without its terminator). Returns 0 or NQ_ETLS. */
+int nq_sha256_hex(const char *s, char out[65]);
+
+/* Constant-time comparison of two strings (for token hashes); 1 if equal. Only the lengths
+ * may leak through timing. */
+int nq_secure_streq(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,36 @@
+/* nq: shared definitions -- error codes, version, small helpers used by every module. */
+#ifndef NQ_NQ_H
+#define NQ_NQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NQ_VERSION_STRING "0.1.0"
+/* Protocol version spoken on the wire; checked at hello (docs/protocol.md). */
+#define NQ_PROTOCOL_VERSION 1
+
+/* Every function returns 0 or one of these negative codes; nq_strerror() names them. */
+enum {
+  NQ_OK = 0,
+  NQ_EINVAL = -1,    /* invalid argument or malformed input */
+  NQ_ERANGE = -2,    /* value out of range (N, depth, sizes) */
+  NQ_ENOMEM = -3,    /* allocation failed */
+  NQ_EIO = -4,       /* I/O or store failure */
+  NQ_EPROTO = -5,    /* protocol violation */
+  NQ_ETOOBIG = -6,   /* frame or message over the limit */
+  NQ_EAGAIN = -7,    /* need more input */
+  NQ_EAUTH = -8,     /* bad token or key */
+  NQ_ENOTFOUND = -9, /* no such object */
+  NQ_EEXIST = -10,   /* already exists / duplicate */
+  NQ_ESTATE = -11,   /* operation not valid in the current state */
+  NQ_ETLS = -12,     /* TLS failure */
+  NQ_EOVERFLOW = -13 /* arithmetic overflow */
+};
+
+const char *nq_strerror(int err);
+
+/* Monotonic clock in seconds (for rates and timings) and wall clock in seconds since the epoch. */
+double nq_now_mono(void);
+int64_t nq_now_wall(void);
+
+#endif

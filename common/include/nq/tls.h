@@ -1,0 +1,35 @@
+/* nq: TLS contexts (OpenSSL 3) for the connection layer in conn.h.
+ *
+ * Both sides speak TLS 1.2 or newer only, with forward-secret AEAD suites for 1.2 and no
+ * renegotiation. A client context always verifies the server: chain against the given CA file
+ * and, per connection, the host name or IP address (nq_conn_connect).
+ */
+#ifndef NQ_TLS_H
+#define NQ_TLS_H
+
+#include <stddef.h>
+
+typedef struct nq_tls_ctx_s nq_tls_ctx_t;
+struct ssl_ctx_st;
+
+/* Server context from a PEM certificate chain (leaf first) and its PEM private key.
+ * Returns 0 and *out, NQ_EIO if a file cannot be read/parsed, NQ_ETLS if the key does not match
+ * the certificate or OpenSSL refuses the setup, NQ_ENOMEM, NQ_EINVAL. */
+int nq_tls_ctx_server_new(const char *cert_pem_path, const char *key_pem_path,
+                          nq_tls_ctx_t **out);
+/* Client context trusting the CA certificate(s) in ca_pem_path, or the system's default trust
+ * store when ca_pem_path is NULL. Same returns as above. */
+int nq_tls_ctx_client_new(const char *ca_pem_path, nq_tls_ctx_t **out);
+/* Connections hold their own reference to the OpenSSL context, so a context may be freed while
+ * connections made from it are still open. NULL is fine. */
+void nq_tls_ctx_free(nq_tls_ctx_t *ctx);
+
+int nq_tls_ctx_is_server(const nq_tls_ctx_t *ctx);
+/* The underlying SSL_CTX (for conn.c, or for a caller that needs to tune it). */
+struct ssl_ctx_st *nq_tls_ctx_ssl(const nq_tls_ctx_t *ctx);
+
+/* Drain the calling thread's OpenSSL error queue into buf as one short line ("" if empty),
+ * keeping the first (root-cause) error. Returns buf. */
+char *nq_tls_errors(char *buf, size_t len);
+
+#endif

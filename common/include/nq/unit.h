@@ -1,0 +1,68 @@
+/* nq: the work-unit model.
+ *
+ * A unit is (N, part, BOUND1, prefix): the prefix is the column of each of the first d rows.
+ * Column c is bit c of a row bitmap (the seed's convention: the corner part has row 0 = bit 0).
+ * Every derived setting and the left/down/right masks at row d are recomputed from these, so a
+ * unit is small, exact and checkable. Units are produced by the same rule-applying search as the
+ * solver, cut at depth d, so for every N and d the units partition the search exactly.
+ *
+ * Text form (database, wire, command line):  N:part:BOUND1:c0,c1,...,c(d-1)
+ *   e.g. "18:c:5:0,5,12"  (corner part, row 0 at column 0, row 1 at BOUND1=5)
+ *        "18:s:3:3,0,10"  (side part, row 0 at column BOUND1=3)
+ */
+#ifndef NQ_UNIT_H
+#define NQ_UNIT_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define NQ_MIN_N 1
+#define NQ_MAX_N 32
+#define NQ_UNIT_MIN_N 4   /* units exist for N >= 4; N = 1..3 are answered directly */
+#define NQ_UNIT_TEXT_MAX 128
+
+typedef enum { NQ_PART_CORNER = 0, NQ_PART_SIDE = 1 } nq_part_t;
+
+typedef struct nq_unit_s {
+  int n;          /* board size, NQ_UNIT_MIN_N..NQ_MAX_N */
+  nq_part_t part;
+  int bound1;     /* corner: row-1 column, 2..N-2; side: row-0 column, 1.., 2*BOUND1 < N-1 */
+  int depth;      /* prefix length d, 2..N-1 */
+  uint8_t prefix[NQ_MAX_N]; /* prefix[r] = column of the queen in row r, r < depth */
+} nq_unit_t;
+
+/* The search state of a unit at row `depth`, recomputed from the prefix. */
+typedef struct nq_unit_state_s {
+  uint32_t mask, topbit, endbit, sidemask, lastmask;
+  int bound1, bound2;
+  uint32_t left, down, right; /* attack masks for row `depth` */
+  uint32_t board[NQ_MAX_N];   /* board[r] = 1 << prefix[r] for r < depth */
+} nq_unit_state_t;
+
+/* Parse the text form with full validation: the unit must be one the generator could emit.
+ * On error returns NQ_EINVAL or NQ_ERANGE and, if errbuf is given, a one-line reason. */
+int nq_unit_parse(const char *text, nq_unit_t *out, char *errbuf, size_t errlen);
+
+/* Format a unit; returns the length written (< NQ_UNIT_TEXT_MAX) or a negative error. */
+int nq_unit_format(const nq_unit_t *u, char *buf, size_t len);
+
+/* Validate a unit struct (same rules as the parser). */
+int nq_unit_validate(const nq_unit_t *u, char *errbuf, size_t errlen);
+
+/* Recompute the search state at row u->depth. Returns NQ_EINVAL if the prefix breaks a rule. */
+int nq_unit_state(const nq_unit_t *u, nq_unit_state_t *st);
+
+/* The depth actually used for N at requested depth d: min(d, N-1), never below 2. */
+int nq_unit_effective_depth(int n, int depth);
+
+/* Generate every unit of N at depth d, in a stable order (corner part by BOUND1, then side part by
+ * BOUND1, prefixes in increasing bit order). Calls cb for each; a non-zero return stops the walk
+ * and is returned. Returns 0, or NQ_ERANGE for N outside NQ_UNIT_MIN_N..NQ_MAX_N or d < 2. */
+typedef int (*nq_unit_cb)(const nq_unit_t *u, void *arg);
+int nq_units_generate(int n, int depth, nq_unit_cb cb, void *arg);
+
+/* Generate the children of unit u one row deeper (u->depth + 1 must be <= N-1): exactly the units
+ * the generator emits at depth u->depth + 1 below u's prefix (possibly none). */
+int nq_unit_children(const nq_unit_t *u, nq_unit_cb cb, void *arg);
+
+#endif

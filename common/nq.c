@@ -1,0 +1,36 @@
+/* nq: error strings and clocks shared by every program. */
+#include "nq/nq.h"
+
+#include <time.h>
+
+const char *nq_strerror(int err) {
+  switch (err) {
+  case NQ_OK: return "success";
+  case NQ_EINVAL: return "invalid argument";
+  case NQ_ERANGE: return "value out of range";
+  case NQ_ENOMEM: return "out of memory";
+  case NQ_EIO: return "I/O error";
+  case NQ_EPROTO: return "protocol error";
+  case NQ_ETOOBIG: return "message too big";
+  case NQ_EAGAIN: return "need more data";
+  case NQ_EAUTH: return "authentication failed";
+  case NQ_ENOTFOUND: return "not found";
+  case NQ_EEXIST: return "already exists";
+  case NQ_ESTATE: return "invalid state";
+  case NQ_ETLS: return "TLS error";
+  case NQ_EOVERFLOW: return "arithmetic overflow";
+  default: return "unknown error";
+  }
+}
+
+double nq_now_mono(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int64_t nq_now_wall(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec;
+}

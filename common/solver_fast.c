@@ -1,0 +1,931 @@
+/* nq: the fast kernel. Same search as solver_ref.c, same counts and node counts (see solver.h),
+ * found in a different order.
+ *
+ * The unit's subtree is searched row by row in bounded chunks ("batched"): all nodes of a chunk
+ * sit on the same row, so that row's rules (the BOUND1 masks, the BOUND2 cut) are the same for
+ * every node and the search needs no data-dependent branches. A worker (a vector lane, or the
+ * scalar loop) holds one parent, takes its lowest free column per step and emits the child into
+ * the next row's chunk; a worker whose parent has no column left moves on to the next parent
+ * (vector expand / an index increment). Dead ends are counted when made and never stored. When
+ * a chunk fills, the next row is searched (recursively) before going on, so memory stays bounded
+ * (LV_CAP nodes per row, cached per thread). A child on row N-2 is never stored: its children
+ * (row N-1) are counted with a popcount and its solutions found from its two free columns.
+ *
+ * The side part's rotation check needs whole boards. Each stored node keeps its parent's index
+ * and two flags saying whether a placed row can make the check matter (column 0 on BOUND2,
+ * column N-1 on BOUND1); a solution without them and without ENDBIT last counts in COUNT8 at
+ * once, the rest (about 3/N) rebuild their board by walking up the parent indices.
+ *
+ * Variants (common/solver_simd.h): avx512 (16 lanes, two independent lane groups), avx2 (8 lanes,
+ * lane permutations from pdep/pext), scalar (portable C, any CPU). The variant is chosen at run
+ * time (__builtin_cpu_supports; NQ_KERNEL in the environment may ask for another); SIMD code is
+ * compiled with function-level target attributes, so the rest of the build needs no -m flags.
+ */
+#include "nq/solver.h"
+#include "nq/nq.h"
+#include "solver_simd.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(NQ_NO_SIMD)
+#define NQ_HAVE_X86_SIMD 1
+#include <immintrin.h>
+#else
+#define NQ_HAVE_X86_SIMD 0
+#endif
+
+/* ---- what every variant shares: unit settings and the side part's rotation check ---- */
+
+typedef struct kctx_s {
+  int n, y0, side;
+  uint32_t mask, sidemask, lastmask, topbit, endbit;
+  int bound1, bound2;
+  uint32_t rowmask[NQ_MAX_N];  /* mask minus the columns rows < BOUND1 may not use */
+  uint32_t board[NQ_MAX_N];    /* rows < y0 from the unit; deeper rows filled by the search */
+  uint64_t nodes, c2, c4, c8;
+} kctx_t;
+
+static void kctx_init(kctx_t *k, const nq_unit_t *u, const nq_unit_state_t *st) {
+  memset(k, 0, sizeof *k);
+  k->n = u->n;
+  k->y0 = u->depth;
+  k->side = u->part == NQ_PART_SIDE;
+  k->mask = st->mask;
+  k->sidemask = st->sidemask;
+  k->lastmask = st->lastmask;
+  k->topbit = st->topbit;
+  k->endbit = st->endbit;
+  k->bound1 = st->bound1;
+  k->bound2 = st->bound2;
+  uint32_t forbid = k->side ? st->sidemask : 2u;
+  for (int y = 0; y < k->n; y++) k->rowmask[y] = y < st->bound1 ? st->mask & ~forbid : st->mask;
+  memcpy(k->board, st->board, sizeof k->board);
+}
+
+/* The free columns of row y (0 < y < N-1) under the rules, as solver_ref.c applies them. */
+static inline uint32_t row_allowed(const kctx_t *k, int y, uint32_t l, uint32_t d, uint32_t r) {
+  uint32_t bm = k->rowmask[y] & ~(l | d | r);
+  if (k->side && y == k->bound2) {
+    uint32_t sd = d & k->sidemask;
+    if (!sd) return 0;
+    if (sd != k->sidemask) bm &= k->sidemask;
+  }
+  return bm;
+}
+
+/* Rotation check of a complete side-part board (rows 0..N-1 in b): 0 when the board is not its
+ * orbit's representative, else the orbit size class 2, 4 or 8. Same as ref_check. */
+static int side_class(const kctx_t *k, const uint32_t *b) {
+  int e = k->n - 1, own, you;
+  uint32_t bit, ptn;
+  if (b[k->bound2] == 1) {
+    for (ptn = 2, own = 1; own <= e; own++, ptn <<= 1) {
+      bit = 1;
+      for (you = e; b[you] != ptn && b[own] >= bit; you--) bit <<= 1;
+      if (b[own] > bit) return 0;
+      if (b[own] < bit) break;
+    }
+    if (own > e) return 2;
+  }
+  if (b[e] == k->endbit) {
+    for (you = e - 1, own = 1; own <= e; own++, you--) {
+      bit = 1;
+      for (ptn = k->topbit; ptn != b[you] && b[own] >= bit; ptn >>= 1) bit <<= 1;
+      if (b[own] > bit) return 0;
+      if (b[own] < bit) break;
+    }
+    if (own > e) return 4;
+  }
+  if (b[k->bound1] == k->topbit) {
+    for (ptn = k->topbit >> 1, own = 1; own <= e; own++, ptn >>= 1) {
+      bit = 1;
+      for (you = 0; b[you] != ptn && b[own] >= bit; you++) bit <<= 1;
+      if (b[own] > bit) return 0;
+      if (b[own] < bit) break;
+    }
+  }
+  return 8;
+}
+
+static void side_count(kctx_t *k, const uint32_t *b) {
+  switch (side_class(k, b)) {
+  case 2: k->c2++; break;
+  case 4: k->c4++; break;
+  case 8: k->c8++; break;
+  default: break;
+  }
+}
+
+/* A node at row N-2 with masks l, d, r and allowed columns bm (rules applied): count its
+ * children (row N-1 nodes) and its solutions. Rows 0..N-3 must be in k->board for the side part.
+ * Row N-2 has exactly two free columns f1 < f2 (N-2 queens are placed); placing one leaves the
+ * other for row N-1, which is a solution iff no diagonal attacks it. */
+static inline void row_n2(kctx_t *k, uint32_t l, uint32_t d, uint32_t r, uint32_t bm) {
+  uint32_t f = k->mask & ~d, f1 = f & (0u - f), f2 = f ^ f1;
+  int ok1 = (bm & f1) && !(f2 & (((l | f1) << 1) | ((r | f1) >> 1)));
+  int ok2 = (bm & f2) && !(f1 & (((l | f2) << 1) | ((r | f2) >> 1)));
+  k->nodes += (uint64_t)__builtin_popcount(bm);
+  if (!k->side) {
+    k->c8 += (uint64_t)(ok1 + ok2);
+    return;
+  }
+  const int e = k->n - 1;
+  if (ok1 && !(f2 & k->lastmask)) {
+    k->board[e - 1] = f1;
+    k->board[e] = f2;
+    side_count(k, k->board);
+  }
+  if (ok2 && !(f1 & k->lastmask)) {
+    k->board[e - 1] = f2;
+    k->board[e] = f1;
+    side_count(k, k->board);
+  }
+}
+
+/* A unit whose row y0 is N-1 or N-2: no search, just the node (and its children). */
+static void solve_tiny(kctx_t *k, const nq_unit_state_t *st) {
+  const int e = k->n - 1;
+  k->nodes = 1;
+  if (k->y0 == e) {
+    uint32_t bm = k->mask & ~(st->left | st->down | st->right);
+    if (!bm) return;
+    if (!k->side) {
+      k->c8 = 1;
+    } else if (!(bm & k->lastmask)) {
+      k->board[e] = bm;
+      side_count(k, k->board);
+    }
+    return;
+  }
+  row_n2(k, st->left, st->down, st->right, row_allowed(k, e - 1, st->left, st->down, st->right));
+}
+
+/* ---- batched search: chunk buffers, parent words, side-part leaves ---- */
+
+#define LV_CAP 1024           /* nodes one row's chunk holds before its children are searched */
+#define LV_STRIDE (LV_CAP + 32) /* room for one vector store past the cap, and the zero padding */
+#define LEAFQ 32                /* side-part solutions whose boards are rebuilt together */
+
+typedef struct bctx_s {
+  kctx_t k;
+  uint32_t *L[NQ_MAX_N], *D[NQ_MAX_N], *R[NQ_MAX_N], *B[NQ_MAX_N], *P[NQ_MAX_N];
+  void *mem;
+  /* side-part solutions waiting for the rotation check (see side_leaf) */
+  int nq;
+  uint32_t q_idx[LEAFQ], q_bit[LEAFQ], q_c2[LEAFQ], q_c1[LEAFQ];
+  uint32_t q_board[LEAFQ][NQ_MAX_N];
+} bctx_t;
+
+/* The chunk buffers live in a per-thread cache (grown when a unit needs more rows, freed when
+ * the thread exits), so small units cost no allocation and no page faults. */
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static int cache_key_ok;
+
+typedef struct cache_s {
+  void *mem;
+  size_t size;
+} cache_t;
+
+static void cache_free(void *p) {
+  cache_t *c = p;
+  if (c) free(c->mem);
+  free(c);
+}
+
+static void cache_init(void) { cache_key_ok = pthread_key_create(&cache_key, cache_free) == 0; }
+
+/* Chunk buffers for rows y0..N-3, 64-byte aligned. Returns 0 or NQ_ENOMEM. */
+static int bctx_alloc(bctx_t *c) {
+  int rows = c->k.n - 2 - c->k.y0;
+  size_t arr = (size_t)LV_STRIDE * sizeof(uint32_t), need = (size_t)rows * 5 * arr;
+  pthread_once(&cache_once, cache_init);
+  cache_t *cc = cache_key_ok ? pthread_getspecific(cache_key) : NULL;
+  if (!cc || cc->size < need) {
+    void *mem = aligned_alloc(64, need);
+    if (!mem) return NQ_ENOMEM;
+    memset(mem, 0, need); /* loads may read (and ignore) entries past a chunk's end */
+    if (!cache_key_ok) {
+      c->mem = mem; /* no cache: this call owns it */
+    } else {
+      if (!cc) {
+        cc = calloc(1, sizeof *cc);
+        if (!cc || pthread_setspecific(cache_key, cc)) {
+          free(cc);
+          free(mem);
+          return NQ_ENOMEM;
+        }
+      }
+      free(cc->mem);
+      cc->mem = mem;
+      cc->size = need;
+    }
+  }
+  uint32_t *p = cc ? cc->mem : c->mem;
+  for (int y = c->k.y0; y < c->k.n - 2; y++) {
+    c->L[y] = p; p += LV_STRIDE;
+    c->D[y] = p; p += LV_STRIDE;
+    c->R[y] = p; p += LV_STRIDE;
+    c->B[y] = p; p += LV_STRIDE;
+    c->P[y] = p; p += LV_STRIDE;
+  }
+  return 0;
+}
+
+/* A side-part node's P word: its parent's index in the row above, and two flags that say whether
+ * a placed row already makes the rotation check necessary (see side_class: column 0 on row
+ * BOUND2, column N-1 on row BOUND1). A solution with neither flag and whose last row is not
+ * ENDBIT counts in COUNT8 at once; only the others rebuild their board. */
+#define PF_90 (1u << 30)
+#define PF_270 (1u << 31)
+#define PF_FLAGS (PF_90 | PF_270)
+#define P_IDX (~PF_FLAGS)
+
+/* Rebuild the boards of the queued side-part solutions and classify them. Each board is found
+ * by walking up the parent indices from its row N-3 node; the walks are done side by side, row
+ * by row, so their (dependent, cache-missing) loads overlap. Must run before the row N-3 chunk
+ * they point into is overwritten: the row N-3 search flushes the queue before it returns. */
+static void side_flush(bctx_t *c) {
+  kctx_t *k = &c->k;
+  const int e = k->n - 1, nq = c->nq;
+  for (int j = 0; j < nq; j++) {
+    uint32_t *b = c->q_board[j];
+    memcpy(b, k->board, (size_t)k->y0 * sizeof *b); /* rows < y0 */
+    b[e - 2] = c->q_bit[j];
+    b[e - 1] = c->q_c2[j];
+    b[e] = c->q_c1[j];
+  }
+  for (int y = e - 2; y > k->y0; y--) {
+    const uint32_t *P = c->P[y], *D = c->D[y], *Dup = c->D[y - 1];
+    for (int j = 0; j < nq; j++) {
+      uint32_t idx = c->q_idx[j], par = P[idx] & P_IDX;
+      c->q_board[j][y - 1] = D[idx] ^ Dup[par];
+      c->q_idx[j] = par;
+    }
+  }
+  for (int j = 0; j < nq; j++) side_count(k, c->q_board[j]);
+  c->nq = 0;
+}
+
+/* A side-part solution that needs the rotation check: its row N-3 node is entry idx (a P word)
+ * of that row's chunk and took column bit; rows N-2 and N-1 are c2 and c1. */
+static inline void side_leaf(bctx_t *c, uint32_t idx, uint32_t bit, uint32_t c2, uint32_t c1) {
+  int j = c->nq;
+  c->q_idx[j] = idx & P_IDX;
+  c->q_bit[j] = bit;
+  c->q_c2[j] = c2;
+  c->q_c1[j] = c1;
+  if (++c->nq == LEAFQ) side_flush(c);
+}
+
+/* ---- batched search, scalar: one child per step, no data-dependent branches ---- */
+
+/* A row's five arrays are consecutive, LV_STRIDE apart (see bctx_alloc): one base pointer. */
+#define AL 0
+#define AD LV_STRIDE
+#define AR (2 * LV_STRIDE)
+#define AB (3 * LV_STRIDE)
+#define AP (4 * LV_STRIDE)
+
+static void lvls_corner(bctx_t *c, int y, int n);
+static void lvls_side(bctx_t *c, int y, int n);
+
+/* One chunk of row y, scalar. The current parent stays loaded while its free columns last; when
+ * the last one is taken the loads simply read the next index, so the only branches left are the
+ * loop's own, the chunk flush and (rarely) a side-part solution that needs the rotation check. */
+static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, int n,
+                                                            const int SIDE) {
+  kctx_t *k = &c->k;
+  const int yc = y + 1;
+  const uint32_t *in = c->L[y];
+  const uint32_t rowm = k->rowmask[yc], sidem = k->sidemask, topbit = k->topbit;
+  const int b2row = SIDE && yc == k->bound2;
+  const int f90row = SIDE && y == k->bound2, f270row = SIDE && y == k->bound1;
+  uint64_t nodes = 0, sols = 0;
+  int cur = 0;
+  uint32_t l = in[AL], d = in[AD], r = in[AR], b = in[AB], p = SIDE ? (in[AP] & PF_FLAGS) : 0;
+
+#define SCHILD()                                                                             \
+  uint32_t bit = b & (0u - b);                                                               \
+  b ^= bit;                                                                                  \
+  uint32_t cl = (l | bit) << 1, cd = d | bit, cr = (r | bit) >> 1;                           \
+  uint32_t cb = rowm & ~(cl | cd | cr);                                                      \
+  if (b2row) {                                                                               \
+    uint32_t sd = cd & sidem;                                                                \
+    cb = sd == 0 ? 0 : sd != sidem ? cb & sidem : cb;                                        \
+  }                                                                                          \
+  uint32_t cp = p;                                                                           \
+  if (f90row) cp |= bit == 1 ? PF_90 : 0;                                                    \
+  if (f270row) cp |= bit == topbit ? PF_270 : 0;                                             \
+  nodes++
+
+  /* Next parent when this one is used up, without a branch. */
+#define SNEXT()                                                                              \
+  {                                                                                          \
+    uint32_t used = b == 0;                                                                  \
+    cur += (int)used;                                                                        \
+    const uint32_t *q = in + cur;                                                            \
+    l = q[AL];                                                                               \
+    d = q[AD];                                                                               \
+    r = q[AR];                                                                               \
+    b |= q[AB] & (0u - used);                                                                \
+    if (SIDE) p = (uint32_t)cur | (q[AP] & PF_FLAGS);                                        \
+  }
+
+  if (yc == k->n - 2) {
+    /* Children on row N-2: done in place (see row_n2). */
+    const uint32_t mask = k->mask, lastmask = k->lastmask, endbit = k->endbit;
+    const int b2last = k->bound2 == k->n - 2;
+    do {
+      SCHILD();
+      uint32_t f = mask & ~cd, f1 = f & (0u - f), f2 = f ^ f1;
+      nodes += (uint64_t)__builtin_popcount(cb);
+      uint32_t ok1 = ((cb & f1) != 0) & ((f2 & (((cl | f1) << 1) | ((cr | f1) >> 1))) == 0);
+      uint32_t ok2 = ((cb & f2) != 0) & ((f1 & (((cl | f2) << 1) | ((cr | f2) >> 1))) == 0);
+      if (!SIDE) {
+        sols += ok1 + ok2;
+      } else if (__builtin_expect(ok1 | ok2, 0)) {
+        int fl = (cp & PF_FLAGS) != 0;
+        if (ok1 && !(f2 & lastmask)) {
+          if (fl || f2 == endbit || (b2last && f1 == 1))
+            side_leaf(c, cp, bit, f1, f2);
+          else
+            sols++;
+        }
+        if (ok2 && !(f1 & lastmask)) {
+          if (fl || f1 == endbit || (b2last && f2 == 1))
+            side_leaf(c, cp, bit, f2, f1);
+          else
+            sols++;
+        }
+      }
+      SNEXT()
+    } while (cur < n);
+    k->c8 += sols;
+    if (SIDE && c->nq) side_flush(c); /* before this chunk is overwritten */
+    k->nodes += nodes;
+    return;
+  }
+
+  uint32_t *out = c->L[yc];
+  int m = 0;
+  do {
+    SCHILD();
+    uint32_t *o = out + m;
+    o[AL] = cl;
+    o[AD] = cd;
+    o[AR] = cr;
+    o[AB] = cb;
+    if (SIDE) o[AP] = cp;
+    m += cb != 0;
+    SNEXT()
+    if (m > LV_CAP - 1) {
+      out[AB + m] = 0;
+      if (SIDE) lvls_side(c, yc, m); else lvls_corner(c, yc, m);
+      m = 0;
+    }
+  } while (cur < n);
+  if (m) {
+    out[AB + m] = 0;
+    if (SIDE) lvls_side(c, yc, m); else lvls_corner(c, yc, m);
+  }
+  k->nodes += nodes;
+#undef SCHILD
+#undef SNEXT
+}
+
+static void lvls_corner(bctx_t *c, int y, int n) { lvls_body(c, y, n, 0); }
+static void lvls_side(bctx_t *c, int y, int n) { lvls_body(c, y, n, 1); }
+
+/* ---- batched search, x86-64 SIMD ---- */
+
+#if NQ_HAVE_X86_SIMD
+
+#define T512 __attribute__((target("avx512f,avx512vl,avx512bw,bmi,bmi2,popcnt")))
+#define T256 __attribute__((target("avx2,bmi,bmi2,popcnt")))
+
+static T512 void lvl512_corner(bctx_t *c, int y, int n);
+static T512 void lvl512_side(bctx_t *c, int y, int n);
+
+/* Independent lane groups per chunk: each takes its own slice of the chunk's nodes, so the
+ * groups' dependency chains (test -> refill -> lowest bit) overlap instead of queueing. */
+#define NS512 2
+
+/* One chunk of row y (n > 0 nodes, all with free columns, B[y][n..n+15] = 0): search it and,
+ * through recursion, everything below it. SIDE is a compile-time constant after inlining. */
+static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, int y, int n,
+                                                                    const int SIDE) {
+  kctx_t *k = &c->k;
+  const int yc = y + 1;
+  const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iB = c->B[y], *iP = c->P[y];
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i pflags = _mm512_set1_epi32((int)PF_FLAGS);
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i topv = _mm512_set1_epi32((int)k->topbit);
+  const int f90row = SIDE && y == k->bound2, f270row = SIDE && y == k->bound1;
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i rowm = _mm512_set1_epi32((int)k->rowmask[yc]);
+  const __m512i sidem = _mm512_set1_epi32((int)k->sidemask);
+  const int b2row = SIDE && yc == k->bound2;
+  __m512i wl[NS512], wd[NS512], wr[NS512], wb[NS512], wp[NS512];
+  int cur[NS512], end[NS512];
+  uint64_t nodes = 0;
+  for (int s = 0; s < NS512; s++) {
+    wl[s] = wd[s] = wr[s] = wb[s] = wp[s] = zero;
+    cur[s] = (int)((int64_t)n * s / NS512);
+    end[s] = (int)((int64_t)n * (s + 1) / NS512);
+  }
+
+  /* Refill the empty lanes of every group from its slice; act[s] = lanes with a parent. */
+#define REFILL512()                                                                          \
+  __mmask16 act[NS512];                                                                      \
+  unsigned live = 0;                                                                         \
+  _Pragma("GCC unroll 4") for (int s = 0; s < NS512; s++) {                                  \
+    act[s] = _mm512_test_epi32_mask(wb[s], wb[s]);                                           \
+    if (act[s] != 0xffff && cur[s] < end[s]) {                                               \
+      unsigned em = ~(unsigned)act[s] & 0xffffu;                                             \
+      int avail = end[s] - cur[s];                                                           \
+      if (avail < 16) em = _pdep_u32((1u << avail) - 1, em);                                 \
+      const int at = cur[s];                                                                 \
+      wl[s] = _mm512_mask_expand_epi32(wl[s], (__mmask16)em, _mm512_loadu_si512(iL + at));   \
+      wd[s] = _mm512_mask_expand_epi32(wd[s], (__mmask16)em, _mm512_loadu_si512(iD + at));   \
+      wr[s] = _mm512_mask_expand_epi32(wr[s], (__mmask16)em, _mm512_loadu_si512(iR + at));   \
+      wb[s] = _mm512_mask_expand_epi32(wb[s], (__mmask16)em, _mm512_loadu_si512(iB + at));   \
+      if (SIDE)                                                                              \
+        wp[s] = _mm512_mask_expand_epi32(                                                    \
+            wp[s], (__mmask16)em,                                                            \
+            _mm512_ternarylogic_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(at)),          \
+                                      _mm512_loadu_si512(iP + at), pflags, 0xf8));           \
+      cur[s] = at + __builtin_popcount(em);                                                  \
+      act[s] = _mm512_test_epi32_mask(wb[s], wb[s]);                                         \
+    }                                                                                        \
+    live |= act[s];                                                                          \
+  }                                                                                          \
+  if (!live) break;
+
+  /* Each lane's parent takes its lowest free column: the child's masks and allowed columns. */
+#define CHILD512(s)                                                                          \
+  __m512i bit = _mm512_and_si512(wb[s], _mm512_sub_epi32(zero, wb[s]));                      \
+  wb[s] = _mm512_xor_si512(wb[s], bit);                                                      \
+  __m512i cl = _mm512_slli_epi32(_mm512_or_si512(wl[s], bit), 1);                            \
+  __m512i cd = _mm512_or_si512(wd[s], bit);                                                  \
+  __m512i cr = _mm512_srli_epi32(_mm512_or_si512(wr[s], bit), 1);                            \
+  /* rowmask & ~(cl | cd | cr) */                                                            \
+  __m512i cb = _mm512_ternarylogic_epi32(rowm, _mm512_or_si512(cl, cd), cr, 0x10);           \
+  if (b2row) {                                                                               \
+    __m512i sd = _mm512_and_si512(cd, sidem);                                                \
+    __mmask16 none = _mm512_testn_epi32_mask(sd, sd);                                        \
+    __mmask16 part = _mm512_cmpneq_epi32_mask(sd, sidem) & (__mmask16)~none;                 \
+    cb = _mm512_maskz_mov_epi32((__mmask16)~none, cb);                                       \
+    cb = _mm512_mask_and_epi32(cb, part, cb, sidem);                                         \
+  }                                                                                          \
+  nodes += (uint64_t)__builtin_popcount(act[s]);                                            \
+  __m512i cp = wp[s];                                                                        \
+  if (f90row)                                                                                \
+    cp = _mm512_mask_or_epi32(cp, _mm512_cmpeq_epi32_mask(bit, one), cp,                     \
+                              _mm512_set1_epi32((int)PF_90));                                \
+  if (f270row)                                                                               \
+  cp = _mm512_mask_or_epi32(cp, _mm512_cmpeq_epi32_mask(bit, topv), cp,                      \
+                            _mm512_set1_epi32((int)PF_270))
+
+  if (yc == k->n - 2) {
+    /* Children on row N-2: done in place (see row_n2). */
+    const __m512i maskv = _mm512_set1_epi32((int)k->mask);
+    const __m512i lastm = _mm512_set1_epi32((int)k->lastmask);
+    const __m512i endv = _mm512_set1_epi32((int)k->endbit);
+    const int b2last = k->bound2 == k->n - 2;
+    uint64_t sols = 0;
+    for (;;) {
+      REFILL512()
+      _Pragma("GCC unroll 4") for (int s = 0; s < NS512; s++) {
+        CHILD512(s);
+        __mmask16 k1 = _mm512_mask_test_epi32_mask(act[s], cb, cb);
+        __mmask16 k2 = _mm512_mask_test_epi32_mask(k1, cb, _mm512_sub_epi32(cb, one));
+        nodes += (uint64_t)(__builtin_popcount(k1) + __builtin_popcount(k2));
+        __m512i f = _mm512_andnot_si512(cd, maskv);
+        __m512i f1 = _mm512_and_si512(f, _mm512_sub_epi32(zero, f));
+        __m512i f2 = _mm512_xor_si512(f, f1);
+        __m512i a1 = _mm512_or_si512(_mm512_slli_epi32(_mm512_or_si512(cl, f1), 1),
+                                     _mm512_srli_epi32(_mm512_or_si512(cr, f1), 1));
+        __m512i a2 = _mm512_or_si512(_mm512_slli_epi32(_mm512_or_si512(cl, f2), 1),
+                                     _mm512_srli_epi32(_mm512_or_si512(cr, f2), 1));
+        __mmask16 ok1 =
+            _mm512_mask_testn_epi32_mask(_mm512_mask_test_epi32_mask(k1, cb, f1), a1, f2);
+        __mmask16 ok2 =
+            _mm512_mask_testn_epi32_mask(_mm512_mask_test_epi32_mask(k1, cb, f2), a2, f1);
+        if (!SIDE) {
+          sols += (uint64_t)(__builtin_popcount(ok1) + __builtin_popcount(ok2));
+        } else {
+          ok1 = _mm512_mask_testn_epi32_mask(ok1, f2, lastm);
+          ok2 = _mm512_mask_testn_epi32_mask(ok2, f1, lastm);
+          /* the rotation check is needed only with a flag, ENDBIT last, or col 0 on BOUND2 */
+          __mmask16 fl = _mm512_test_epi32_mask(cp, pflags);
+          __mmask16 slow1 = fl | _mm512_cmpeq_epi32_mask(f2, endv);
+          __mmask16 slow2 = fl | _mm512_cmpeq_epi32_mask(f1, endv);
+          if (b2last) {
+            slow1 |= _mm512_cmpeq_epi32_mask(f1, one);
+            slow2 |= _mm512_cmpeq_epi32_mask(f2, one);
+          }
+          sols += (uint64_t)(__builtin_popcount(ok1 & ~slow1) + __builtin_popcount(ok2 & ~slow2));
+          ok1 &= slow1;
+          ok2 &= slow2;
+          if (__builtin_expect(ok1 | ok2, 0)) {
+            uint32_t vb[16], vp[16], v1[16], v2[16];
+            _mm512_storeu_si512(vb, bit);
+            _mm512_storeu_si512(vp, wp[s]);
+            _mm512_storeu_si512(v1, f1);
+            _mm512_storeu_si512(v2, f2);
+            for (unsigned mm = ok1; mm; mm &= mm - 1) {
+              int i = __builtin_ctz(mm);
+              side_leaf(c, vp[i], vb[i], v1[i], v2[i]);
+            }
+            for (unsigned mm = ok2; mm; mm &= mm - 1) {
+              int i = __builtin_ctz(mm);
+              side_leaf(c, vp[i], vb[i], v2[i], v1[i]);
+            }
+          }
+        }
+      }
+    }
+    k->c8 += sols;
+    if (SIDE && c->nq) side_flush(c); /* before this chunk is overwritten */
+    k->nodes += nodes;
+    return;
+  }
+
+  uint32_t *oL = c->L[yc], *oD = c->D[yc], *oR = c->R[yc], *oB = c->B[yc], *oP = c->P[yc];
+  int m = 0;
+  for (;;) {
+    REFILL512()
+    _Pragma("GCC unroll 4") for (int s = 0; s < NS512; s++) {
+      CHILD512(s);
+      __mmask16 keep = _mm512_mask_test_epi32_mask(act[s], cb, cb);
+      _mm512_storeu_si512(oL + m, _mm512_maskz_compress_epi32(keep, cl));
+      _mm512_storeu_si512(oD + m, _mm512_maskz_compress_epi32(keep, cd));
+      _mm512_storeu_si512(oR + m, _mm512_maskz_compress_epi32(keep, cr));
+      _mm512_storeu_si512(oB + m, _mm512_maskz_compress_epi32(keep, cb));
+      if (SIDE) _mm512_storeu_si512(oP + m, _mm512_maskz_compress_epi32(keep, cp));
+      m += __builtin_popcount(keep);
+    }
+    if (m > LV_CAP - 16 * NS512) {
+      _mm512_storeu_si512(oB + m, zero);
+      if (SIDE) lvl512_side(c, yc, m); else lvl512_corner(c, yc, m);
+      m = 0;
+    }
+  }
+  if (m) {
+    _mm512_storeu_si512(oB + m, zero);
+    if (SIDE) lvl512_side(c, yc, m); else lvl512_corner(c, yc, m);
+  }
+  k->nodes += nodes;
+#undef REFILL512
+#undef CHILD512
+}
+
+static T512 void lvl512_corner(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 0); }
+static T512 void lvl512_side(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 1); }
+
+/* AVX2 has no compress/expand: lane permutations come from BMI2 (pext/pdep on byte indices). */
+static inline T256 __m256i perm_compress(unsigned m) {
+  uint64_t bytes = _pdep_u64(m, 0x0101010101010101ull) * 0xffu;
+  return _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)_pext_u64(0x0706050403020100ull, bytes)));
+}
+static inline T256 __m256i perm_expand(unsigned m) {
+  uint64_t bytes = _pdep_u64(m, 0x0101010101010101ull) * 0xffu;
+  return _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)_pdep_u64(0x0706050403020100ull, bytes)));
+}
+/* Lanes (8-bit mask) where v is non-zero. */
+static inline T256 unsigned nz8(__m256i v) {
+  return ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+             _mm256_cmpeq_epi32(v, _mm256_setzero_si256()))) & 0xffu;
+}
+
+static T256 void lvl256_corner(bctx_t *c, int y, int n);
+static T256 void lvl256_side(bctx_t *c, int y, int n);
+
+#define NS256 2 /* independent lane groups, as NS512 */
+
+static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, int y, int n,
+                                                                    const int SIDE) {
+  kctx_t *k = &c->k;
+  const int yc = y + 1;
+  const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iB = c->B[y], *iP = c->P[y];
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i pflags = _mm256_set1_epi32((int)PF_FLAGS);
+  const __m256i one = _mm256_set1_epi32(1);
+  const __m256i topv = _mm256_set1_epi32((int)k->topbit);
+  const __m256i lanebit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  const int f90row = SIDE && y == k->bound2, f270row = SIDE && y == k->bound1;
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i rowm = _mm256_set1_epi32((int)k->rowmask[yc]);
+  const __m256i sidem = _mm256_set1_epi32((int)k->sidemask);
+  const int b2row = SIDE && yc == k->bound2;
+  __m256i wl[NS256], wd[NS256], wr[NS256], wb[NS256], wp[NS256];
+  int cur[NS256], end[NS256];
+  uint64_t nodes = 0;
+  for (int s = 0; s < NS256; s++) {
+    wl[s] = wd[s] = wr[s] = wb[s] = wp[s] = zero;
+    cur[s] = (int)((int64_t)n * s / NS256);
+    end[s] = (int)((int64_t)n * (s + 1) / NS256);
+  }
+
+  /* Refill the empty lanes of every group from its slice; act[s] = lanes with a parent. */
+#define REFILL256()                                                                          \
+  unsigned act[NS256];                                                                       \
+  unsigned live = 0;                                                                         \
+  _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {                                  \
+    act[s] = nz8(wb[s]);                                                                     \
+    if (act[s] != 0xffu && cur[s] < end[s]) {                                                \
+      unsigned em = ~act[s] & 0xffu;                                                         \
+      int avail = end[s] - cur[s];                                                           \
+      if (avail < 8) em = _pdep_u32((1u << avail) - 1, em);                                  \
+      const int at = cur[s];                                                                 \
+      __m256i px = perm_expand(em);                                                          \
+      __m256i emv = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)em), lanebit), \
+                                       lanebit);                                             \
+      wl[s] = _mm256_blendv_epi8(wl[s], _mm256_permutevar8x32_epi32(                         \
+                  _mm256_loadu_si256((const __m256i *)(iL + at)), px), emv);                 \
+      wd[s] = _mm256_blendv_epi8(wd[s], _mm256_permutevar8x32_epi32(                         \
+                  _mm256_loadu_si256((const __m256i *)(iD + at)), px), emv);                 \
+      wr[s] = _mm256_blendv_epi8(wr[s], _mm256_permutevar8x32_epi32(                         \
+                  _mm256_loadu_si256((const __m256i *)(iR + at)), px), emv);                 \
+      wb[s] = _mm256_blendv_epi8(wb[s], _mm256_permutevar8x32_epi32(                         \
+                  _mm256_loadu_si256((const __m256i *)(iB + at)), px), emv);                 \
+      if (SIDE)                                                                              \
+        wp[s] = _mm256_blendv_epi8(                                                          \
+            wp[s],                                                                           \
+            _mm256_permutevar8x32_epi32(                                                     \
+                _mm256_or_si256(_mm256_add_epi32(iota, _mm256_set1_epi32(at)),               \
+                                _mm256_and_si256(                                            \
+                                    _mm256_loadu_si256((const __m256i *)(iP + at)), pflags)), \
+                px),                                                                         \
+            emv);                                                                            \
+      cur[s] = at + __builtin_popcount(em);                                                  \
+      act[s] = nz8(wb[s]);                                                                   \
+    }                                                                                        \
+    live |= act[s];                                                                          \
+  }                                                                                          \
+  if (!live) break;
+
+#define CHILD256(s)                                                                          \
+  __m256i bit = _mm256_and_si256(wb[s], _mm256_sub_epi32(zero, wb[s]));                      \
+  wb[s] = _mm256_xor_si256(wb[s], bit);                                                      \
+  __m256i cl = _mm256_slli_epi32(_mm256_or_si256(wl[s], bit), 1);                            \
+  __m256i cd = _mm256_or_si256(wd[s], bit);                                                  \
+  __m256i cr = _mm256_srli_epi32(_mm256_or_si256(wr[s], bit), 1);                            \
+  __m256i cb = _mm256_andnot_si256(_mm256_or_si256(_mm256_or_si256(cl, cd), cr), rowm);      \
+  if (b2row) {                                                                               \
+    __m256i sd = _mm256_and_si256(cd, sidem);                                                \
+    __m256i none = _mm256_cmpeq_epi32(sd, zero);                                             \
+    __m256i full = _mm256_cmpeq_epi32(sd, sidem);                                            \
+    cb = _mm256_andnot_si256(none, cb);                                                      \
+    cb = _mm256_blendv_epi8(_mm256_and_si256(cb, sidem), cb, full);                          \
+  }                                                                                          \
+  nodes += (uint64_t)__builtin_popcount(act[s]);                                             \
+  __m256i cp = wp[s];                                                                        \
+  if (f90row)                                                                                \
+    cp = _mm256_or_si256(cp, _mm256_and_si256(_mm256_cmpeq_epi32(bit, one),                  \
+                                              _mm256_set1_epi32((int)PF_90)));               \
+  if (f270row)                                                                               \
+  cp = _mm256_or_si256(cp, _mm256_and_si256(_mm256_cmpeq_epi32(bit, topv),                   \
+                                            _mm256_set1_epi32((int)PF_270)))
+
+  if (yc == k->n - 2) {
+    const __m256i maskv = _mm256_set1_epi32((int)k->mask);
+    const __m256i lastm = _mm256_set1_epi32((int)k->lastmask);
+    const __m256i endv = _mm256_set1_epi32((int)k->endbit);
+    const int b2last = k->bound2 == k->n - 2;
+    uint64_t sols = 0;
+    for (;;) {
+      REFILL256()
+      _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {
+        CHILD256(s);
+        unsigned k1 = nz8(cb) & act[s];
+        unsigned k2 = nz8(_mm256_and_si256(cb, _mm256_sub_epi32(cb, one))) & k1;
+        nodes += (uint64_t)(__builtin_popcount(k1) + __builtin_popcount(k2));
+        __m256i f = _mm256_andnot_si256(cd, maskv);
+        __m256i f1 = _mm256_and_si256(f, _mm256_sub_epi32(zero, f));
+        __m256i f2 = _mm256_xor_si256(f, f1);
+        __m256i a1 = _mm256_or_si256(_mm256_slli_epi32(_mm256_or_si256(cl, f1), 1),
+                                     _mm256_srli_epi32(_mm256_or_si256(cr, f1), 1));
+        __m256i a2 = _mm256_or_si256(_mm256_slli_epi32(_mm256_or_si256(cl, f2), 1),
+                                     _mm256_srli_epi32(_mm256_or_si256(cr, f2), 1));
+        /* a lane is a solution when its column is allowed and the other one is not attacked */
+        unsigned ok1 = k1 & nz8(_mm256_and_si256(cb, f1)) & ~nz8(_mm256_and_si256(a1, f2));
+        unsigned ok2 = k1 & nz8(_mm256_and_si256(cb, f2)) & ~nz8(_mm256_and_si256(a2, f1));
+        if (!SIDE) {
+          sols += (uint64_t)(__builtin_popcount(ok1) + __builtin_popcount(ok2));
+        } else {
+          ok1 &= ~nz8(_mm256_and_si256(f2, lastm));
+          ok2 &= ~nz8(_mm256_and_si256(f1, lastm));
+          unsigned fl = nz8(_mm256_and_si256(cp, pflags));
+          unsigned slow1 = fl | ~nz8(_mm256_xor_si256(f2, endv));
+          unsigned slow2 = fl | ~nz8(_mm256_xor_si256(f1, endv));
+          if (b2last) {
+            slow1 |= ~nz8(_mm256_xor_si256(f1, one));
+            slow2 |= ~nz8(_mm256_xor_si256(f2, one));
+          }
+          sols +=
+              (uint64_t)(__builtin_popcount(ok1 & ~slow1) + __builtin_popcount(ok2 & ~slow2));
+          ok1 &= slow1;
+          ok2 &= slow2;
+          if (__builtin_expect((ok1 | ok2) != 0, 0)) {
+            uint32_t vb[8], vp[8], v1[8], v2[8];
+            _mm256_storeu_si256((__m256i *)vb, bit);
+            _mm256_storeu_si256((__m256i *)vp, wp[s]);
+            _mm256_storeu_si256((__m256i *)v1, f1);
+            _mm256_storeu_si256((__m256i *)v2, f2);
+            for (unsigned mm = ok1; mm; mm &= mm - 1) {
+              int i = __builtin_ctz(mm);
+              side_leaf(c, vp[i], vb[i], v1[i], v2[i]);
+            }
+            for (unsigned mm = ok2; mm; mm &= mm - 1) {
+              int i = __builtin_ctz(mm);
+              side_leaf(c, vp[i], vb[i], v2[i], v1[i]);
+            }
+          }
+        }
+      }
+    }
+    k->c8 += sols;
+    if (SIDE && c->nq) side_flush(c); /* before this chunk is overwritten */
+    k->nodes += nodes;
+    return;
+  }
+
+  uint32_t *oL = c->L[yc], *oD = c->D[yc], *oR = c->R[yc], *oB = c->B[yc], *oP = c->P[yc];
+  int m = 0;
+  for (;;) {
+    REFILL256()
+    _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {
+      CHILD256(s);
+      unsigned keep = nz8(cb) & act[s];
+      __m256i px = perm_compress(keep);
+      _mm256_storeu_si256((__m256i *)(oL + m), _mm256_permutevar8x32_epi32(cl, px));
+      _mm256_storeu_si256((__m256i *)(oD + m), _mm256_permutevar8x32_epi32(cd, px));
+      _mm256_storeu_si256((__m256i *)(oR + m), _mm256_permutevar8x32_epi32(cr, px));
+      _mm256_storeu_si256((__m256i *)(oB + m), _mm256_permutevar8x32_epi32(cb, px));
+      if (SIDE) _mm256_storeu_si256((__m256i *)(oP + m), _mm256_permutevar8x32_epi32(cp, px));
+      m += __builtin_popcount(keep);
+    }
+    if (m > LV_CAP - 8 * NS256) {
+      _mm256_storeu_si256((__m256i *)(oB + m), zero);
+      if (SIDE) lvl256_side(c, yc, m); else lvl256_corner(c, yc, m);
+      m = 0;
+    }
+  }
+  if (m) {
+    _mm256_storeu_si256((__m256i *)(oB + m), zero);
+    if (SIDE) lvl256_side(c, yc, m); else lvl256_corner(c, yc, m);
+  }
+  k->nodes += nodes;
+#undef REFILL256
+#undef CHILD256
+}
+
+static T256 void lvl256_corner(bctx_t *c, int y, int n) { lvl256_body(c, y, n, 0); }
+static T256 void lvl256_side(bctx_t *c, int y, int n) { lvl256_body(c, y, n, 1); }
+
+static int cpu_has(nq_kernel_t k) {
+  __builtin_cpu_init();
+  if (k == NQ_KERNEL_AVX512)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("popcnt");
+  if (k == NQ_KERNEL_AVX2)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("popcnt");
+  return 1;
+}
+
+#else /* no x86 SIMD */
+
+static int cpu_has(nq_kernel_t k) { return k == NQ_KERNEL_AUTO || k == NQ_KERNEL_SCALAR; }
+
+#endif
+
+/* Search a unit with row y0 <= N-3 by chunks. Returns 0 or NQ_ENOMEM. */
+static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern) {
+  bctx_t cx, *c = &cx;
+  c->nq = 0;
+  c->mem = NULL;
+  c->k = *k;
+  int rc = bctx_alloc(c);
+  if (rc) return rc;
+  const int y0 = k->y0;
+  c->k.nodes = 1;
+  uint32_t b = row_allowed(k, y0, st->left, st->down, st->right);
+  if (b) {
+    c->L[y0][0] = st->left;
+    c->D[y0][0] = st->down;
+    c->R[y0][0] = st->right;
+    c->B[y0][0] = b;
+    c->P[y0][0] = !k->side ? 0 : /* the prefix's flags (see PF_90) */
+                      (k->bound2 < y0 && k->board[k->bound2] == 1 ? PF_90 : 0) |
+                      (k->bound1 < y0 && k->board[k->bound1] == k->topbit ? PF_270 : 0);
+    memset(&c->B[y0][1], 0, 16 * sizeof(uint32_t)); /* the padding */
+    switch (kern) {
+#if NQ_HAVE_X86_SIMD
+    case NQ_KERNEL_AVX512:
+      if (k->side) lvl512_side(c, y0, 1); else lvl512_corner(c, y0, 1);
+      break;
+    case NQ_KERNEL_AVX2:
+      if (k->side) lvl256_side(c, y0, 1); else lvl256_corner(c, y0, 1);
+      break;
+#endif
+    default:
+      if (k->side) lvls_side(c, y0, 1); else lvls_corner(c, y0, 1);
+      break;
+    }
+  }
+  k->nodes = c->k.nodes;
+  k->c2 = c->k.c2;
+  k->c4 = c->k.c4;
+  k->c8 = c->k.c8;
+  free(c->mem);
+  return 0;
+}
+
+/* ---- selection ---- */
+
+int nq_fast_kernel_available(nq_kernel_t k) {
+  switch (k) {
+  case NQ_KERNEL_AUTO:
+  case NQ_KERNEL_SCALAR: return 1;
+  case NQ_KERNEL_AVX2:
+  case NQ_KERNEL_AVX512: return cpu_has(k);
+  default: return 0;
+  }
+}
+
+const char *nq_fast_kernel_name(nq_kernel_t k) {
+  switch (k) {
+  case NQ_KERNEL_AUTO: return "auto";
+  case NQ_KERNEL_SCALAR: return "scalar";
+  case NQ_KERNEL_AVX2: return "avx2";
+  case NQ_KERNEL_AVX512: return "avx512";
+  default: return "?";
+  }
+}
+
+static nq_kernel_t best_available(void) {
+  if (nq_fast_kernel_available(NQ_KERNEL_AVX512)) return NQ_KERNEL_AVX512;
+  if (nq_fast_kernel_available(NQ_KERNEL_AVX2)) return NQ_KERNEL_AVX2;
+  return NQ_KERNEL_SCALAR;
+}
+
+static atomic_int selected_kernel; /* 0 = not yet decided */
+
+nq_kernel_t nq_fast_kernel_selected(void) {
+  int k = atomic_load_explicit(&selected_kernel, memory_order_relaxed);
+  if (k) return (nq_kernel_t)k;
+  nq_kernel_t want = NQ_KERNEL_AUTO;
+  const char *env = getenv("NQ_KERNEL");
+  if (env) {
+    for (int i = 1; i < NQ_KERNEL_COUNT; i++)
+      if (!strcmp(env, nq_fast_kernel_name((nq_kernel_t)i))) want = (nq_kernel_t)i;
+  }
+  if (want == NQ_KERNEL_AUTO || !nq_fast_kernel_available(want)) want = best_available();
+  atomic_store_explicit(&selected_kernel, (int)want, memory_order_relaxed);
+  return want;
+}
+
+int nq_fast_kernel_set(nq_kernel_t k) {
+  if ((int)k < 0 || (int)k >= NQ_KERNEL_COUNT || !nq_fast_kernel_available(k)) return NQ_ESTATE;
+  if (k == NQ_KERNEL_AUTO) k = best_available();
+  atomic_store_explicit(&selected_kernel, (int)k, memory_order_relaxed);
+  return 0;
+}
+
+int nq_fast_solve_unit_kernel(const nq_unit_t *u, nq_counts_t *out, nq_kernel_t kern) {
+  nq_unit_state_t st;
+  int rc = nq_unit_state(u, &st);
+  if (rc) return rc;
+  if (kern == NQ_KERNEL_AUTO) kern = best_available();
+  if (!nq_fast_kernel_available(kern)) return NQ_ESTATE;
+  kctx_t k;
+  kctx_init(&k, u, &st);
+  if (k.y0 >= k.n - 2) {
+    solve_tiny(&k, &st);
+  } else {
+    rc = solve_batched(&k, &st, kern);
+    if (rc) return rc;
+  }
+  memset(out, 0, sizeof *out);
+  out->c2 = k.c2;
+  out->c4 = k.c4;
+  out->c8 = k.c8;
+  out->nodes = k.nodes;
+  return 0;
+}
+
+int nq_fast_solve_unit(const nq_unit_t *u, nq_counts_t *out) {
+  return nq_fast_solve_unit_kernel(u, out, nq_fast_kernel_selected());
+}
+
+const char *nq_fast_kernel_in_use(void) {
+  return nq_fast_kernel_name(nq_fast_kernel_selected());
+}

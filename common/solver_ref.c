@@ -1,0 +1,156 @@
+/* nq: the reference solver -- Takahashi's algorithm as the seed's step 12 writes it: recursive
+ * Backtrack1 (corner part) and Backtrack2 (side part) and the rotation Check. It is kept plain on
+ * purpose: the tests hold the fast solver to it, unit by unit, nodes included.
+ */
+#include "nq/solver.h"
+#include "nq/nq.h"
+
+#include <string.h>
+
+typedef struct ref_s {
+  int sizee;                  /* N - 1: the last row */
+  uint32_t mask, topbit, endbit, sidemask, lastmask;
+  int bound1, bound2;
+  uint32_t board[NQ_MAX_N];
+  nq_counts_t c;
+} ref_t;
+
+/* Classify a side-part leaf: compare the board with its 90, 180 and 270-degree rotations; count it
+ * once in the class of its orbit size, or not at all when it is not the orbit's representative. */
+static void ref_check(ref_t *q) {
+  const uint32_t *b = q->board;
+  int e = q->sizee, own, you;
+  uint32_t bit, ptn;
+  if (b[q->bound2] == 1) { /* 90 degrees */
+    for (ptn = 2, own = 1; own <= e; own++, ptn <<= 1) {
+      bit = 1;
+      for (you = e; b[you] != ptn && b[own] >= bit; you--) bit <<= 1;
+      if (b[own] > bit) return;
+      if (b[own] < bit) break;
+    }
+    if (own > e) {
+      q->c.c2++;
+      return;
+    }
+  }
+  if (b[e] == q->endbit) { /* 180 degrees */
+    for (you = e - 1, own = 1; own <= e; own++, you--) {
+      bit = 1;
+      for (ptn = q->topbit; ptn != b[you] && b[own] >= bit; ptn >>= 1) bit <<= 1;
+      if (b[own] > bit) return;
+      if (b[own] < bit) break;
+    }
+    if (own > e) {
+      q->c.c4++;
+      return;
+    }
+  }
+  if (b[q->bound1] == q->topbit) { /* 270 degrees */
+    for (ptn = q->topbit >> 1, own = 1; own <= e; own++, ptn >>= 1) {
+      bit = 1;
+      for (you = 0; b[you] != ptn && b[own] >= bit; you++) bit <<= 1;
+      if (b[own] > bit) return;
+      if (b[own] < bit) break;
+    }
+  }
+  q->c.c8++;
+}
+
+/* Corner part: row 0 at column 0, so every solution is the representative of an 8-orbit. */
+static void ref_backtrack1(ref_t *q, int y, uint32_t left, uint32_t down, uint32_t right) {
+  uint32_t bitmap = q->mask & ~(left | down | right), bit;
+  q->c.nodes++;
+  if (y == q->sizee) {
+    if (bitmap) {
+      q->board[y] = bitmap;
+      q->c.c8++;
+    }
+    return;
+  }
+  if (y < q->bound1) bitmap &= ~2u; /* column 1 is the corner's mirror; rows < BOUND1 skip it */
+  while (bitmap) {
+    bitmap ^= q->board[y] = bit = bitmap & (0u - bitmap);
+    ref_backtrack1(q, y + 1, (left | bit) << 1, down | bit, (right | bit) >> 1);
+  }
+}
+
+/* Side part: row 0 at column BOUND1; SIDEMASK/LASTMASK keep only candidate representatives. */
+static void ref_backtrack2(ref_t *q, int y, uint32_t left, uint32_t down, uint32_t right) {
+  uint32_t bitmap = q->mask & ~(left | down | right), bit;
+  q->c.nodes++;
+  if (y == q->sizee) {
+    if (bitmap && !(bitmap & q->lastmask)) {
+      q->board[y] = bitmap;
+      ref_check(q);
+    }
+    return;
+  }
+  if (y < q->bound1) {
+    bitmap &= ~q->sidemask;
+  } else if (y == q->bound2) {
+    if (!(down & q->sidemask)) return;
+    if ((down & q->sidemask) != q->sidemask) bitmap &= q->sidemask;
+  }
+  while (bitmap) {
+    bitmap ^= q->board[y] = bit = bitmap & (0u - bitmap);
+    ref_backtrack2(q, y + 1, (left | bit) << 1, down | bit, (right | bit) >> 1);
+  }
+}
+
+int nq_ref_solve_unit(const nq_unit_t *u, nq_counts_t *out) {
+  nq_unit_state_t st;
+  int rc = nq_unit_state(u, &st);
+  if (rc) return rc;
+  ref_t q;
+  memset(&q, 0, sizeof q);
+  q.sizee = u->n - 1;
+  q.mask = st.mask;
+  q.topbit = st.topbit;
+  q.endbit = st.endbit;
+  q.sidemask = st.sidemask;
+  q.lastmask = st.lastmask;
+  q.bound1 = st.bound1;
+  q.bound2 = st.bound2;
+  memcpy(q.board, st.board, sizeof q.board);
+  if (u->part == NQ_PART_CORNER)
+    ref_backtrack1(&q, u->depth, st.left, st.down, st.right);
+  else
+    ref_backtrack2(&q, u->depth, st.left, st.down, st.right);
+  *out = q.c;
+  return 0;
+}
+
+/* N = 1..3 have no units: answer them directly (see solver.h for N = 1). */
+int nq_small_n(int n, nq_counts_t *out) {
+  memset(out, 0, sizeof *out);
+  if (n < NQ_MIN_N || n > NQ_MAX_N) return NQ_ERANGE;
+  if (n >= NQ_UNIT_MIN_N) return NQ_EINVAL;
+  out->count1 = n == 1;
+  return 0;
+}
+
+typedef struct ref_sum_s {
+  nq_counts_t total;
+  int rc;
+} ref_sum_t;
+
+static int ref_sum_cb(const nq_unit_t *u, void *arg) {
+  ref_sum_t *s = arg;
+  nq_counts_t c;
+  s->rc = nq_ref_solve_unit(u, &c);
+  if (s->rc) return s->rc;
+  nq_counts_add(&s->total, &c);
+  return 0;
+}
+
+/* The whole of N: the seed's loops over BOUND1 are the depth-2 units (row-0/row-1 prefixes). */
+int nq_ref_solve_n(int n, nq_counts_t *out) {
+  if (n < NQ_UNIT_MIN_N) return nq_small_n(n, out);
+  if (n > NQ_MAX_N) return NQ_ERANGE;
+  ref_sum_t s;
+  memset(&s, 0, sizeof s);
+  int rc = nq_units_generate(n, 2, ref_sum_cb, &s);
+  if (rc) return rc;
+  *out = s.total;
+  return 0;
+}

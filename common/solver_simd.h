@@ -1,0 +1,39 @@
+/* nq: internal interface of the fast kernel's variants (common/solver_fast.c). Not installed:
+ * tests and benchmarks use it to run one variant on purpose and compare it with the others.
+ *
+ * Every variant returns exactly the counts of nq_ref_solve_unit, nodes included.
+ *   scalar  row-batched search in portable C, one child per step, branch-free
+ *   avx2    the same, 8 lanes of 32 bits (AVX2 + BMI2)
+ *   avx512  the same, 16 lanes of 32 bits in two lane groups (AVX-512F/VL/BW + BMI2)
+ * nq_fast_solve_unit() picks the best variant the CPU supports, unless the environment variable
+ * NQ_KERNEL (scalar | avx2 | avx512 | auto) asks for another; a variant the CPU lacks falls back
+ * to the best one it has.
+ */
+#ifndef NQ_SOLVER_SIMD_H
+#define NQ_SOLVER_SIMD_H
+
+#include "nq/solver.h"
+
+typedef enum {
+  NQ_KERNEL_AUTO = 0,
+  NQ_KERNEL_SCALAR = 1,
+  NQ_KERNEL_AVX2 = 2,
+  NQ_KERNEL_AVX512 = 3
+} nq_kernel_t;
+
+#define NQ_KERNEL_COUNT 4
+
+/* Non-zero when this CPU (and OS) can run the variant; AUTO and SCALAR always can. */
+int nq_fast_kernel_available(nq_kernel_t k);
+/* "auto", "scalar", "avx2", "avx512". */
+const char *nq_fast_kernel_name(nq_kernel_t k);
+/* The variant nq_fast_solve_unit uses now (NQ_KERNEL honoured, never AUTO). */
+nq_kernel_t nq_fast_kernel_selected(void);
+/* Make nq_fast_solve_unit use variant k from now on (every thread); AUTO means the best one the
+ * CPU has. NQ_ESTATE (and no change) if the CPU lacks k. For tests and benchmarks. */
+int nq_fast_kernel_set(nq_kernel_t k);
+/* Solve with one variant. NQ_EINVAL for an invalid unit, NQ_ESTATE if the CPU lacks the variant;
+ * AUTO means the best available one (ignoring NQ_KERNEL). */
+int nq_fast_solve_unit_kernel(const nq_unit_t *u, nq_counts_t *out, nq_kernel_t k);
+
+#endif

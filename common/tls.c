@@ -1,0 +1,143 @@
+/* nq: TLS contexts on OpenSSL 3. */
+#include "nq/tls.h"
+#include "nq/log.h"
+#include "nq/nq.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct nq_tls_ctx_s {
+  SSL_CTX *ssl;
+  int is_server;
+};
+
+char *nq_tls_errors(char *buf, size_t len) {
+  if (len == 0) return buf;
+  buf[0] = '\0';
+  unsigned long e = ERR_get_error();
+  if (e) ERR_error_string_n(e, buf, len);
+  /* The first error is the root cause; the rest only say which layers it went through. */
+  ERR_clear_error();
+  return buf;
+}
+
+/* Settings shared by both sides. */
+static int ctx_common(SSL_CTX *ssl) {
+  if (!SSL_CTX_set_min_proto_version(ssl, TLS1_2_VERSION)) return NQ_ETLS;
+  /* TLS 1.2 suites: ECDHE only (forward secrecy) with AEAD ciphers. TLS 1.3 defaults are fine. */
+  if (!SSL_CTX_set_cipher_list(ssl, "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!eNULL")) return NQ_ETLS;
+  /* Renegotiation is a needless DoS surface with nothing to gain for us, and compression
+   * leaks plaintext lengths (CRIME). */
+  SSL_CTX_set_options(ssl, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+  return 0;
+}
+
+static int ctx_new(int is_server, nq_tls_ctx_t **out) {
+  *out = NULL;
+  nq_tls_ctx_t *c = calloc(1, sizeof *c);
+  if (!c) return NQ_ENOMEM;
+  ERR_clear_error();
+  c->ssl = SSL_CTX_new(is_server ? TLS_server_method() : TLS_client_method());
+  if (!c->ssl) {
+    free(c);
+    return NQ_ETLS;
+  }
+  c->is_server = is_server;
+  int r = ctx_common(c->ssl);
+  if (r < 0) {
+    nq_tls_ctx_free(c);
+    return r;
+  }
+  *out = c;
+  return 0;
+}
+
+int nq_tls_ctx_server_new(const char *cert_pem_path, const char *key_pem_path,
+                          nq_tls_ctx_t **out) {
+  if (!out) return NQ_EINVAL;
+  *out = NULL;
+  if (!cert_pem_path || !key_pem_path) return NQ_EINVAL;
+  nq_tls_ctx_t *c = NULL;
+  char err[256];
+  int r = ctx_new(1, &c);
+  if (r < 0) goto out;
+
+  ERR_clear_error();
+  if (SSL_CTX_use_certificate_chain_file(c->ssl, cert_pem_path) != 1) {
+    nq_log(NQ_LOG_ERROR, "tls: cannot load certificate %s: %s", cert_pem_path,
+           nq_tls_errors(err, sizeof err));
+    r = NQ_EIO;
+    goto out;
+  }
+  if (SSL_CTX_use_PrivateKey_file(c->ssl, key_pem_path, SSL_FILETYPE_PEM) != 1) {
+    /* OpenSSL checks the key against the certificate while loading it. */
+    int mismatch = ERR_GET_REASON(ERR_peek_error()) == X509_R_KEY_VALUES_MISMATCH;
+    nq_log(NQ_LOG_ERROR, "tls: cannot use private key %s: %s", key_pem_path,
+           nq_tls_errors(err, sizeof err));
+    r = mismatch ? NQ_ETLS : NQ_EIO;
+    goto out;
+  }
+  if (SSL_CTX_check_private_key(c->ssl) != 1) {
+    nq_log(NQ_LOG_ERROR, "tls: key %s does not match certificate %s", key_pem_path,
+           cert_pem_path);
+    ERR_clear_error();
+    r = NQ_ETLS;
+    goto out;
+  }
+  /* Clients do not resume sessions (each connection is long-lived), so tickets and the session
+   * cache would only cost memory. */
+  SSL_CTX_set_session_cache_mode(c->ssl, SSL_SESS_CACHE_OFF);
+  SSL_CTX_set_num_tickets(c->ssl, 0);
+  *out = c;
+  c = NULL;
+  r = 0;
+out:
+  nq_tls_ctx_free(c);
+  return r;
+}
+
+int nq_tls_ctx_client_new(const char *ca_pem_path, nq_tls_ctx_t **out) {
+  if (!out) return NQ_EINVAL;
+  *out = NULL;
+  nq_tls_ctx_t *c = NULL;
+  char err[256];
+  int r = ctx_new(0, &c);
+  if (r < 0) goto out;
+
+  ERR_clear_error();
+  int ok = ca_pem_path ? SSL_CTX_load_verify_locations(c->ssl, ca_pem_path, NULL)
+                       : SSL_CTX_set_default_verify_paths(c->ssl);
+  if (ok != 1) {
+    nq_log(NQ_LOG_ERROR, "tls: cannot load CA %s: %s", ca_pem_path ? ca_pem_path : "(default)",
+           nq_tls_errors(err, sizeof err));
+    r = NQ_EIO;
+    goto out;
+  }
+  /* Verification is never optional: the host name is pinned per connection. */
+  SSL_CTX_set_verify(c->ssl, SSL_VERIFY_PEER, NULL);
+  SSL_CTX_set_session_cache_mode(c->ssl, SSL_SESS_CACHE_OFF);
+  *out = c;
+  c = NULL;
+  r = 0;
+out:
+  nq_tls_ctx_free(c);
+  return r;
+}
+
+void nq_tls_ctx_free(nq_tls_ctx_t *ctx) {
+  if (!ctx) return;
+  SSL_CTX_free(ctx->ssl);
+  free(ctx);
+}
+
+int nq_tls_ctx_is_server(const nq_tls_ctx_t *ctx) {
+  return ctx && ctx->is_server;
+}
+
+struct ssl_ctx_st *nq_tls_ctx_ssl(const nq_tls_ctx_t *ctx) {
+  return ctx ? ctx->ssl : NULL;
+}

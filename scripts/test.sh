@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The test command: install deps, build from scratch, run the check suites and the end-to-end
+# tests, then the same suites again under AddressSanitizer + UndefinedBehaviorSanitizer, then
+# every libFuzzer target (frame and unit parsers) for a bounded time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf build-test build-asan
+scripts/bootstrap.sh build-test
+(cd build-test && ctest --output-on-failure -j2)
+echo "== sanitizer build (ASan + UBSan) =="
+scripts/bootstrap.sh build-asan -DNQ_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2)
+echo "== fuzz (libFuzzer, bounded: 15 s per target) =="
+bash scripts/fuzz.sh 15

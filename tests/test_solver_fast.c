@@ -1,0 +1,283 @@
+/* Fast-kernel suite: every variant of nq_fast_solve_unit (scalar, and the SIMD ones this CPU can
+ * run) returns exactly the reference's c2, c4, c8 and node count, unit by unit: every unit of
+ * N = 4..13 at depths 2, 3, 4; random units of N = 15/16 at deeper depths; random deep units of
+ * N up to 32 (including units whose search is one or two rows long); the variants also agree with
+ * one another on larger units, and kernel selection (NQ_KERNEL, nq_fast_kernel_set) works. */
+#include "nq/nq.h"
+#include "nq/solver.h"
+#include "nq/unit.h"
+#include "../common/solver_simd.h"
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const nq_kernel_t variants[] = {NQ_KERNEL_SCALAR, NQ_KERNEL_AVX2, NQ_KERNEL_AVX512};
+#define NVARIANTS (int)(sizeof variants / sizeof variants[0])
+
+static void unit_text(const nq_unit_t *u, char *buf) {
+  if (nq_unit_format(u, buf, NQ_UNIT_TEXT_MAX) < 0) strcpy(buf, "?");
+}
+
+static void assert_same(const nq_unit_t *u, const nq_counts_t *want, const nq_counts_t *got,
+                        const char *who) {
+  if (want->c2 == got->c2 && want->c4 == got->c4 && want->c8 == got->c8 &&
+      want->nodes == got->nodes && got->count1 == 0)
+    return;
+  char txt[NQ_UNIT_TEXT_MAX];
+  unit_text(u, txt);
+  ck_abort_msg("unit %s, %s: c2/c4/c8/nodes %llu/%llu/%llu/%llu, reference %llu/%llu/%llu/%llu",
+               txt, who, (unsigned long long)got->c2, (unsigned long long)got->c4,
+               (unsigned long long)got->c8, (unsigned long long)got->nodes,
+               (unsigned long long)want->c2, (unsigned long long)want->c4,
+               (unsigned long long)want->c8, (unsigned long long)want->nodes);
+}
+
+/* Every available variant and nq_fast_solve_unit itself against `want`. */
+static void check_variants(const nq_unit_t *u, const nq_counts_t *want) {
+  nq_counts_t got;
+  for (int i = 0; i < NVARIANTS; i++) {
+    if (!nq_fast_kernel_available(variants[i])) continue;
+    memset(&got, 0xa5, sizeof got);
+    ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
+    assert_same(u, want, &got, nq_fast_kernel_name(variants[i]));
+  }
+  memset(&got, 0xa5, sizeof got);
+  ck_assert_int_eq(nq_fast_solve_unit(u, &got), 0);
+  assert_same(u, want, &got, "nq_fast_solve_unit");
+}
+
+static void check_unit(const nq_unit_t *u) {
+  nq_counts_t ref;
+  ck_assert_int_eq(nq_ref_solve_unit(u, &ref), 0);
+  check_variants(u, &ref);
+}
+
+typedef struct walk_s {
+  long units;
+  nq_counts_t sum;
+} walk_t;
+
+static int every_cb(const nq_unit_t *u, void *arg) {
+  walk_t *w = arg;
+  nq_counts_t ref;
+  ck_assert_int_eq(nq_ref_solve_unit(u, &ref), 0);
+  check_variants(u, &ref);
+  w->units++;
+  w->sum.c2 += ref.c2;
+  w->sum.c4 += ref.c4;
+  w->sum.c8 += ref.c8;
+  return 0;
+}
+
+/* Every unit of N = 4..13 at depths 2, 3 and 4 (capped at N-1), and the units still add up to
+ * the published totals. */
+START_TEST(every_unit_small_n) {
+  int n = _i;
+  for (int d = 2; d <= 4; d++) {
+    walk_t w;
+    memset(&w, 0, sizeof w);
+    ck_assert_int_eq(nq_units_generate(n, d, every_cb, &w), 0);
+    ck_assert_int_gt(w.units, 0);
+    const nq_known_t *k = nq_known(n);
+    ck_assert_ptr_nonnull(k);
+    char total[40];
+    snprintf(total, sizeof total, "%llu",
+             (unsigned long long)(2 * w.sum.c2 + 4 * w.sum.c4 + 8 * w.sum.c8));
+    ck_assert_str_eq(total, k->total);
+  }
+}
+END_TEST
+
+/* Every unit at the deepest depths (N-3, N-2, N-1), where the search is one to three rows and
+ * the tiny-unit paths and the row N-2 leaf code see every BOUND1 / BOUND2 / LASTMASK case
+ * (N = 4..11). */
+START_TEST(every_deep_unit) {
+  for (int n = 4; n <= 11; n++)
+    for (int d = n - 3 > 2 ? n - 3 : 2; d <= n - 1; d++) {
+      walk_t w;
+      memset(&w, 0, sizeof w);
+      ck_assert_int_eq(nq_units_generate(n, d, every_cb, &w), 0);
+      const nq_known_t *k = nq_known(n);
+      char total[40];
+      snprintf(total, sizeof total, "%llu",
+               (unsigned long long)(2 * w.sum.c2 + 4 * w.sum.c4 + 8 * w.sum.c8));
+      ck_assert_str_eq(total, k->total);
+    }
+}
+END_TEST
+
+/* xorshift64*: a fixed seed, so a failure names the same units every run. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rng(void) {
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+typedef struct pick_s {
+  nq_unit_t v[64];
+  int len;
+  uint64_t seen;
+} pick_t;
+
+/* Reservoir of up to 64 units. */
+static int pick_cb(const nq_unit_t *u, void *arg) {
+  pick_t *p = arg;
+  p->seen++;
+  if (p->len < 64) {
+    p->v[p->len++] = *u;
+  } else {
+    uint64_t j = rng() % p->seen;
+    if (j < 64) p->v[j] = *u;
+  }
+  return 0;
+}
+
+/* Depth-first below u in random order until a unit of depth d turns up, or *budget prefixes
+ * were tried. */
+static int random_below(nq_unit_t *u, int d, int *budget) {
+  if (u->depth == d) return 1;
+  if (--*budget < 0) return 0;
+  pick_t p;
+  memset(&p, 0, sizeof p);
+  ck_assert_int_eq(nq_unit_children(u, pick_cb, &p), 0);
+  for (int i = p.len - 1; i > 0; i--) { /* shuffle */
+    int j = (int)(rng() % (uint64_t)(i + 1));
+    nq_unit_t t = p.v[i];
+    p.v[i] = p.v[j];
+    p.v[j] = t;
+  }
+  for (int i = 0; i < p.len; i++) {
+    *u = p.v[i];
+    if (random_below(u, d, budget)) return 1;
+  }
+  return 0;
+}
+
+/* A random unit of N at depth d (2 <= d <= N-1): a random depth-2 unit, then random children. */
+static nq_unit_t random_unit(int n, int d) {
+  for (;;) {
+    pick_t p;
+    memset(&p, 0, sizeof p);
+    ck_assert_int_eq(nq_units_generate(n, 2, pick_cb, &p), 0);
+    nq_unit_t u = p.v[rng() % (uint64_t)p.len];
+    int budget = 2000;
+    if (random_below(&u, d, &budget)) return u;
+  }
+}
+
+/* N = 15 and 16: random units at depths 4..N-1 (the deepest ones are the tiny searches). */
+START_TEST(random_units_15_16) {
+  int n = _i;
+  rng_state ^= (uint64_t)n * 0x100000001b3ull;
+  for (int d = 4; d <= n - 1; d++) {
+    int reps = d < 7 ? 2 : 6;
+    for (int r = 0; r < reps; r++) {
+      nq_unit_t u = random_unit(n, d);
+      check_unit(&u);
+    }
+  }
+}
+END_TEST
+
+/* Large N (17..32): deep random units the reference can still do quickly, the side part's
+ * BOUND2 row and corner-part BOUND1 rows included whenever the random prefix reaches them. */
+START_TEST(random_deep_units_large_n) {
+  for (int n = 17; n <= 32; n++) {
+    rng_state ^= (uint64_t)n * 0x100000001b3ull;
+    for (int d = n - 9 > 2 ? n - 9 : 2; d <= n - 1; d++) {
+      nq_unit_t u = random_unit(n, d);
+      check_unit(&u);
+    }
+  }
+}
+END_TEST
+
+/* A sample of the units of N = 14 at depth 3: searches big enough to fill many chunks. */
+START_TEST(sampled_units_14) {
+  pick_t p;
+  memset(&p, 0, sizeof p);
+  ck_assert_int_eq(nq_units_generate(14, 3, pick_cb, &p), 0);
+  for (int i = 0; i < p.len; i += 4) check_unit(&p.v[i]);
+}
+END_TEST
+
+/* Whole N through the pool with each variant selected: published values. */
+START_TEST(whole_n_each_variant) {
+  for (int i = 0; i < NVARIANTS; i++) {
+    if (!nq_fast_kernel_available(variants[i])) {
+      ck_assert_int_eq(nq_fast_kernel_set(variants[i]), NQ_ESTATE);
+      continue;
+    }
+    ck_assert_int_eq(nq_fast_kernel_set(variants[i]), 0);
+    ck_assert_int_eq(nq_fast_kernel_selected(), variants[i]);
+    for (int n = 4; n <= 14; n++) {
+      nq_counts_t c, one;
+      nq_solve_opts_t o = {2, NULL, NULL, NULL};
+      ck_assert_int_eq(nq_solve_n(n, 3, &o, &c), 0);
+      o.threads = 1;
+      ck_assert_int_eq(nq_solve_n(n, 2, &o, &one), 0);
+      const nq_known_t *k = nq_known(n);
+      char total[40], uniq[40];
+      snprintf(total, sizeof total, "%llu", (unsigned long long)(2 * c.c2 + 4 * c.c4 + 8 * c.c8));
+      snprintf(uniq, sizeof uniq, "%llu", (unsigned long long)(c.c2 + c.c4 + c.c8));
+      ck_assert_str_eq(total, k->total);
+      ck_assert_str_eq(uniq, k->unique);
+      ck_assert_uint_eq(c.nodes, one.nodes);
+      ck_assert_uint_eq(c.c8, one.c8);
+    }
+  }
+  ck_assert_int_eq(nq_fast_kernel_set(NQ_KERNEL_AUTO), 0);
+  ck_assert_int_ne(nq_fast_kernel_selected(), NQ_KERNEL_AUTO);
+}
+END_TEST
+
+/* NQ_KERNEL=scalar in the environment forces the portable path (the suite runs each test in a
+ * fresh process, so the choice is made here for the first time). */
+START_TEST(env_selects_kernel) {
+  const char *fork = getenv("CK_FORK");
+  setenv("NQ_KERNEL", "scalar", 1);
+  if (!fork || strcmp(fork, "no") != 0) /* without fork an earlier test may have chosen */
+    ck_assert_int_eq(nq_fast_kernel_selected(), NQ_KERNEL_SCALAR);
+  nq_unit_t u;
+  ck_assert_int_eq(nq_unit_parse("12:s:2:2,4", &u, NULL, 0), 0);
+  check_unit(&u);
+  ck_assert_str_eq(nq_fast_kernel_name(NQ_KERNEL_SCALAR), "scalar");
+  ck_assert_str_eq(nq_fast_kernel_name(NQ_KERNEL_AVX512), "avx512");
+  ck_assert_int_eq(nq_fast_kernel_available(NQ_KERNEL_SCALAR), 1);
+  ck_assert_int_eq(nq_fast_kernel_set((nq_kernel_t)99), NQ_ESTATE);
+}
+END_TEST
+
+START_TEST(invalid_units_rejected) {
+  nq_unit_t u;
+  nq_counts_t c;
+  ck_assert_int_eq(nq_unit_parse("12:c:3:0,3,5", &u, NULL, 0), 0);
+  u.prefix[2] = 4; /* attacked by row 1 */
+  ck_assert_int_eq(nq_fast_solve_unit(&u, &c), NQ_EINVAL);
+  for (int i = 0; i < NVARIANTS; i++)
+    if (nq_fast_kernel_available(variants[i]))
+      ck_assert_int_eq(nq_fast_solve_unit_kernel(&u, &c, variants[i]), NQ_EINVAL);
+  u.depth = 12; /* beyond N-1 */
+  ck_assert_int_ne(nq_fast_solve_unit(&u, &c), 0);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("solver_fast");
+  TCase *tc = tcase_create("fast_vs_reference");
+  tcase_set_timeout(tc, 300);
+  tcase_add_loop_test(tc, every_unit_small_n, 4, 14);
+  tcase_add_loop_test(tc, random_units_15_16, 15, 17);
+  tcase_add_test(tc, every_deep_unit);
+  tcase_add_test(tc, random_deep_units_large_n);
+  tcase_add_test(tc, sampled_units_14);
+  tcase_add_test(tc, whole_n_each_variant);
+  tcase_add_test(tc, env_selects_kernel);
+  tcase_add_test(tc, invalid_units_rejected);
+  suite_add_tcase(s, tc);
+  return tu_run_suite(s);
+}

@@ -1,0 +1,18 @@
+/* Helpers shared by the check suites. */
+#ifndef NQ_TESTUTIL_H
+#define NQ_TESTUTIL_H
+
+#include <check.h>
+
+/* Run a suite in fork mode; returns the number of failures (the main's exit status). */
+int tu_run_suite(Suite *s);
+/* Directory holding the built programs (NQ_BIN_DIR from ctest, else "."). */
+const char *tu_bin_dir(void);
+/* A fresh empty temporary directory (mkdtemp under $TMPDIR or /tmp); caller frees. */
+char *tu_tmpdir(const char *tag);
+/* rm -rf of a directory made by tu_tmpdir. */
+void tu_rmtree(const char *dir);
+/* A free TCP port on 127.0.0.1 (bind to port 0, read it back, close). */
+int tu_free_port(void);
+
+#endif
