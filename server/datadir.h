@@ -1,0 +1,53 @@
+/* nq-server: the data directory -- database, certificates and the two operator secrets.
+ *
+ * Layout (created on first start, the directory with mode 0700):
+ *   nq.db                       the SQLite store
+ *   ca.pem ca.key               the private CA (nq_certs_ensure); clients get ca.pem
+ *   server.pem server.key       the server certificate and key
+ *   enrol.key                   the enrolment key (mode 0600): volunteers enrol with it
+ *   admin.token                 the admin token (mode 0600): nq-admin authenticates with it
+ * Secrets are random hex made once and kept; the database holds only their SHA-256
+ * (meta keys SRV_META_ENROL_HASH and SRV_META_ADMIN_HASH), refreshed from the files on each start.
+ */
+#ifndef SRV_DATADIR_H
+#define SRV_DATADIR_H
+
+#include <stddef.h>
+
+#include "store.h"
+
+#define SRV_DATADIR_PATH_MAX 1024
+#define SRV_SECRET_BYTES 32 /* random bytes per secret: 64 hex characters */
+#define SRV_ENROL_FILE "enrol.key"
+#define SRV_ADMIN_FILE "admin.token"
+#define SRV_DB_FILE "nq.db"
+#define SRV_META_ENROL_HASH "enrol_key_hash"
+#define SRV_META_ADMIN_HASH "admin_token_hash"
+
+typedef struct srv_datadir_s {
+  char dir[SRV_DATADIR_PATH_MAX];
+  char db[SRV_DATADIR_PATH_MAX];
+  char ca_cert[SRV_DATADIR_PATH_MAX];
+  char server_cert[SRV_DATADIR_PATH_MAX];
+  char server_key[SRV_DATADIR_PATH_MAX];
+  char enrol_key[SRV_DATADIR_PATH_MAX];
+  char admin_token[SRV_DATADIR_PATH_MAX];
+  char enrol_hash[65]; /* SHA-256 hex of the enrolment key */
+  char admin_hash[65]; /* SHA-256 hex of the admin token */
+  int created;         /* the directory did not exist before */
+} srv_datadir_t;
+
+/* Create dir (mode 0700) if missing, make the certificates (server cert naming localhost,
+ * 127.0.0.1 and extra_names, NULL-terminated or NULL) and the secrets if missing, and fill dd.
+ * Returns 0, NQ_EINVAL (path too long, bad name), NQ_EIO, NQ_ETLS; errbuf says why. */
+int srv_datadir_init(srv_datadir_t *dd, const char *dir, const char *const *extra_names,
+                     char *errbuf, size_t errlen);
+
+/* Store the secrets' hashes in the database's meta table. */
+int srv_datadir_store_hashes(const srv_datadir_t *dd, srv_store_t *st);
+
+/* Read a secret file: its first line, surrounding white space removed. NQ_EIO if unreadable or
+ * empty, NQ_ETOOBIG if longer than len-1. */
+int srv_secret_read(const char *path, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,263 @@
+/* nq-loadgen: many concurrent TLS clients against an nq-server, for benchmarks (scripts/bench-server.sh).
+ *
+ * Each connection enrols (name lg-<run>-<i>), then loops: get_work, report every assignment at once
+ * (pipelined), wait for the acks, repeat. Results are fake but possible (c2 = c4 = c8 = 0,
+ * nodes = 1) unless --solve is given, in which case each unit is really solved (only sensible for
+ * small N). With --idle the connections only say hello and stay open (for memory measurements).
+ * Prints one summary line: connections, results acked, results/s, errors.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "datadir.h"
+#include "nq/conn.h"
+#include "nq/frame.h"
+#include "nq/log.h"
+#include "nq/nq.h"
+#include "nq/solver.h"
+#include "nq/tls.h"
+#include "nq/unit.h"
+
+typedef struct lg_s lg_t;
+
+typedef struct lg_conn_s {
+  lg_t *lg;
+  nq_conn_t *c;
+  uv_timer_t retry;
+  int idx;
+  int awaiting; /* acks outstanding */
+  int welcomed;
+  int done;
+} lg_conn_t;
+
+struct lg_s {
+  uv_loop_t *loop;
+  nq_tls_ctx_t *tls;
+  const char *host, *enrol;
+  int port, nconns, want, seconds, solve, idle;
+  unsigned run;
+  lg_conn_t *conns;
+  int open, welcomed, closed, stopping;
+  uint64_t acks, errors, work_msgs, nowork;
+  double t0, t_all_welcomed;
+  uv_timer_t stop_timer, report_timer;
+};
+
+static void lg_get_work(lg_conn_t *lc) {
+  nq_conn_send_new(lc->c, json_pack("{s:s, s:i}", "type", "get_work", "want", lc->lg->want));
+}
+
+static void on_retry(uv_timer_t *t) {
+  lg_conn_t *lc = t->data;
+  if (lc->c && !lc->lg->stopping) lg_get_work(lc);
+}
+
+static void lg_send_result(lg_conn_t *lc, const json_t *asg) {
+  const char *text = json_string_value(json_object_get(asg, "unit"));
+  json_int_t id = json_integer_value(json_object_get(asg, "id"));
+  nq_counts_t c = {0, 0, 0, 0, 1};
+  if (lc->lg->solve) {
+    nq_unit_t u;
+    if (!text || nq_unit_parse(text, &u, NULL, 0) != 0 || nq_fast_solve_unit(&u, &c) != 0) {
+      lc->lg->errors++;
+      return;
+    }
+  }
+  json_t *m = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:f, s:s}", "type", "result", "id",
+                        id, "unit", text ? text : "", "c2", (json_int_t)c.c2, "c4",
+                        (json_int_t)c.c4, "c8", (json_int_t)c.c8, "nodes", (json_int_t)c.nodes,
+                        "seconds", 0.0, "solver", NQ_SOLVER_VERSION);
+  if (nq_conn_send_new(lc->c, m) == 0) lc->awaiting++;
+}
+
+static void on_open(nq_conn_t *c) {
+  lg_conn_t *lc = nq_conn_data(c);
+  char name[64];
+  snprintf(name, sizeof name, "lg-%u-%d", lc->lg->run, lc->idx);
+  lc->lg->open++;
+  nq_conn_send_new(c, json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s}", "type", "hello", "v",
+                                NQ_PROTOCOL_VERSION, "role", "client", "enrol", lc->lg->enrol,
+                                "name", name, "solver", NQ_SOLVER_VERSION, "software",
+                                "nq-loadgen " NQ_VERSION_STRING));
+}
+
+static void on_frame(nq_conn_t *c, json_t *m) {
+  lg_conn_t *lc = nq_conn_data(c);
+  lg_t *lg = lc->lg;
+  const char *type = json_string_value(json_object_get(m, "type"));
+  if (!type) type = "";
+  if (!strcmp(type, "welcome")) {
+    lc->welcomed = 1;
+    if (++lg->welcomed == lg->nconns) lg->t_all_welcomed = nq_now_mono();
+    if (!lg->idle) lg_get_work(lc);
+  } else if (!strcmp(type, "work")) {
+    lg->work_msgs++;
+    json_t *a = json_object_get(m, "assignments");
+    for (size_t i = 0; i < json_array_size(a); i++) lg_send_result(lc, json_array_get(a, i));
+    if (lc->awaiting == 0) uv_timer_start(&lc->retry, on_retry, 100, 0);
+  } else if (!strcmp(type, "ack")) {
+    lg->acks++;
+    if (--lc->awaiting == 0 && !lg->stopping) lg_get_work(lc);
+  } else if (!strcmp(type, "no_work")) {
+    lg->nowork++;
+    const char *why = json_string_value(json_object_get(m, "reason"));
+    if (why && !strcmp(why, "done")) {
+      lc->done = 1;
+      nq_conn_close(c, NULL, NULL);
+    } else {
+      uv_timer_start(&lc->retry, on_retry, 200, 0);
+    }
+  } else {
+    lg->errors++;
+    if (lg->errors <= 5)
+      nq_log(NQ_LOG_WARN, "conn %d: %s %s: %s", lc->idx, type,
+             json_string_value(json_object_get(m, "code")),
+             json_string_value(json_object_get(m, "message")));
+    if (!strcmp(type, "error") && lc->awaiting > 0 &&
+        !json_is_true(json_object_get(m, "fatal")) && --lc->awaiting == 0 && !lg->stopping)
+      lg_get_work(lc);
+  }
+}
+
+static void on_error(nq_conn_t *c, int status) {
+  lg_conn_t *lc = nq_conn_data(c);
+  (void)status;
+  if (!lc->lg->stopping && ++lc->lg->errors <= 5)
+    nq_log(NQ_LOG_WARN, "conn %d: %s", lc->idx, nq_conn_errstr(c));
+}
+
+static void on_close(nq_conn_t *c) {
+  lg_conn_t *lc = nq_conn_data(c);
+  lc->c = NULL;
+  lc->lg->closed++;
+  uv_close((uv_handle_t *)&lc->retry, NULL);
+}
+
+static void lg_stop(lg_t *lg) {
+  if (lg->stopping) return;
+  lg->stopping = 1;
+  for (int i = 0; i < lg->nconns; i++)
+    if (lg->conns[i].c) nq_conn_close(lg->conns[i].c, NULL, NULL);
+  uv_close((uv_handle_t *)&lg->stop_timer, NULL);
+  uv_close((uv_handle_t *)&lg->report_timer, NULL);
+}
+
+static void on_stop(uv_timer_t *t) {
+  lg_stop(t->data);
+}
+
+/* Stop early when every connection has finished (job done) or failed. */
+static void on_report(uv_timer_t *t) {
+  lg_t *lg = t->data;
+  if (lg->closed == lg->nconns) lg_stop(lg);
+}
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: nq-loadgen --server HOST:PORT --ca CA.pem (--enrol KEY | --enrol-file FILE)\n"
+             "                  [--conns 100] [--seconds 10] [--want 8] [--solve] [--idle]\n");
+}
+
+int main(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"server", required_argument, 0, 's'}, {"ca", required_argument, 0, 'a'},
+      {"enrol", required_argument, 0, 'e'},  {"enrol-file", required_argument, 0, 'f'},
+      {"conns", required_argument, 0, 'c'},  {"seconds", required_argument, 0, 't'},
+      {"want", required_argument, 0, 'w'},   {"solve", no_argument, 0, 'S'},
+      {"idle", no_argument, 0, 'i'},         {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  lg_t lg;
+  memset(&lg, 0, sizeof lg);
+  lg.nconns = 100;
+  lg.seconds = 10;
+  lg.want = 8;
+  const char *server = NULL, *ca = NULL;
+  char key[256];
+  int o;
+  while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    switch (o) {
+    case 's': server = optarg; break;
+    case 'a': ca = optarg; break;
+    case 'e': lg.enrol = optarg; break;
+    case 'f':
+      if (srv_secret_read(optarg, key, sizeof key) != 0) {
+        fprintf(stderr, "nq-loadgen: cannot read %s\n", optarg);
+        return 2;
+      }
+      lg.enrol = key;
+      break;
+    case 'c': lg.nconns = atoi(optarg); break;
+    case 't': lg.seconds = atoi(optarg); break;
+    case 'w': lg.want = atoi(optarg); break;
+    case 'S': lg.solve = 1; break;
+    case 'i': lg.idle = 1; break;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
+    }
+  }
+  const char *colon = server ? strrchr(server, ':') : NULL;
+  if (!colon || !ca || !lg.enrol || lg.nconns < 1 || lg.seconds < 1 || lg.want < 1 ||
+      lg.want > 256) {
+    usage(stderr);
+    return 2;
+  }
+  char host[256];
+  snprintf(host, sizeof host, "%.*s", (int)(colon - server), server);
+  lg.host = host;
+  lg.port = atoi(colon + 1);
+  nq_log_init("nq-loadgen", NQ_LOG_WARN);
+  signal(SIGPIPE, SIG_IGN);
+  lg.run = (unsigned)uv_hrtime() % 1000000u;
+
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  lg.loop = &loop;
+  if (nq_tls_ctx_client_new(ca, &lg.tls) != 0) {
+    fprintf(stderr, "nq-loadgen: cannot load %s\n", ca);
+    return 1;
+  }
+  lg.conns = calloc((size_t)lg.nconns, sizeof *lg.conns);
+  if (!lg.conns) return 1;
+  lg.t0 = nq_now_mono();
+  for (int i = 0; i < lg.nconns; i++) {
+    lg_conn_t *lc = &lg.conns[i];
+    lc->lg = &lg;
+    lc->idx = i;
+    uv_timer_init(&loop, &lc->retry);
+    lc->retry.data = lc;
+    nq_conn_opts_t co;
+    memset(&co, 0, sizeof co);
+    co.on_open = on_open;
+    co.on_frame = on_frame;
+    co.on_error = on_error;
+    co.on_close = on_close;
+    co.data = lc;
+    co.handshake_timeout_ms = 30000;
+    if (nq_conn_connect(&loop, host, lg.port, lg.tls, host, &co, &lc->c) != 0) {
+      lg.errors++;
+      lg.closed++;
+      uv_close((uv_handle_t *)&lc->retry, NULL);
+    }
+  }
+  uv_timer_init(&loop, &lg.stop_timer);
+  lg.stop_timer.data = &lg;
+  uv_timer_start(&lg.stop_timer, on_stop, (uint64_t)lg.seconds * 1000, 0);
+  uv_timer_init(&loop, &lg.report_timer);
+  lg.report_timer.data = &lg;
+  uv_timer_start(&lg.report_timer, on_report, 200, 200);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  double t1 = nq_now_mono();
+  double span = t1 - (lg.t_all_welcomed > 0 ? lg.t_all_welcomed : lg.t0);
+  printf("conns=%d welcomed=%d acks=%llu seconds=%.2f results_per_s=%.0f work_msgs=%llu "
+         "no_work=%llu errors=%llu\n",
+         lg.nconns, lg.welcomed, (unsigned long long)lg.acks, span,
+         span > 0 ? (double)lg.acks / span : 0.0, (unsigned long long)lg.work_msgs,
+         (unsigned long long)lg.nowork, (unsigned long long)lg.errors);
+  free(lg.conns);
+  nq_tls_ctx_free(lg.tls);
+  int rc = uv_loop_close(&loop);
+  return rc == 0 && lg.errors == 0 ? 0 : 1;
+}

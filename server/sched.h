@@ -1,0 +1,130 @@
+/* nq-server: the scheduler -- leases, reissue, quorum, trust. No network, no clock: the caller
+ * passes `now` (Unix seconds). See docs/store.md for the states and rules.
+ *
+ * Transaction contract. Every srv_sched_* function that changes state (get_work, progress, result,
+ * expire) must be called inside a transaction the CALLER opened with srv_store_begin(); it returns
+ * NQ_ESTATE otherwise and never begins or commits itself. Each call is atomic within that
+ * transaction (a SAVEPOINT): when it returns an error, nothing it did remains, and the caller may
+ * go on with other calls in the same transaction. The caller sends its replies (work, lease, ack)
+ * only after srv_store_commit() returned 0; if the commit fails, every reply of the group is void
+ * (send `internal` errors; the clients retry).
+ *
+ * Error codes, mapped to the protocol's error frames by the network layer:
+ *   NQ_ENOTFOUND -> unknown_assignment     NQ_EAUTH -> not_yours     NQ_EINVAL -> bad_result
+ *   NQ_ESTATE    -> banned (the client is banned; close it) or no transaction open (a bug)
+ *   NQ_EIO       -> internal
+ */
+#ifndef SRV_SCHED_H
+#define SRV_SCHED_H
+
+#include <stdint.h>
+
+#include "nq/solver.h"
+#include "nq/unit.h"
+#include "store.h"
+
+typedef struct srv_sched_config_s {
+  int lease_seconds;   /* lease length from issue and from each progress; default 3600 */
+  int max_outstanding; /* per-client cap on leased assignments; default 16 */
+  int ban_threshold;   /* auto-ban once invalid >= this and invalid > valid; default 3; 0 = never */
+  int retry_after;     /* seconds suggested in no_work; default 30 */
+} srv_sched_config_t;
+
+void srv_sched_config_default(srv_sched_config_t *cfg);
+
+/* The scheduler context: plain data, embed it in the server struct. It does not own the store. */
+typedef struct srv_sched_s {
+  srv_store_t *store;
+  srv_job_t job;           /* the job being scheduled (refreshed by srv_sched_init) */
+  srv_sched_config_t cfg;
+} srv_sched_t;
+
+/* Bind to a store and a job (from srv_job_ensure). cfg NULL = defaults. Reads only. */
+int srv_sched_init(srv_sched_t *s, srv_store_t *st, int64_t job_id, const srv_sched_config_t *cfg);
+
+/* One assignment handed to a client (the protocol's `work` entry). */
+typedef struct srv_work_s {
+  int64_t id;                  /* assignment id */
+  int64_t unit_id;
+  char unit[NQ_UNIT_TEXT_MAX]; /* unit text */
+  int64_t deadline;
+  int resent;                  /* 1: the client already held it; 0: newly leased */
+} srv_work_t;
+
+/* Why get_work leased nothing NEW (resent assignments may still be in `out`). */
+typedef enum {
+  SRV_NOWORK_NONE = 0,     /* at least one new assignment was leased */
+  SRV_NOWORK_PENDING,      /* protocol reason "none_pending": all leased / waiting on others */
+  SRV_NOWORK_CAP,          /* "cap": the client holds max_outstanding assignments */
+  SRV_NOWORK_DONE          /* "done": the job is finished */
+} srv_nowork_t;
+
+const char *srv_nowork_reason(srv_nowork_t why); /* "none_pending", "cap", "done", "" */
+
+/* get_work. `out` has room for `want` entries (1..256). First sweeps expired leases
+ * (srv_sched_expire), then fills `out` with the client's still-leased unexpired assignments
+ * (resent = 1, same id and deadline), then leases new ones, at most min(want - resent,
+ * max_outstanding - held): units that need another replica and that this client never had an
+ * assignment for (never two replicas of one unit to one client), units already in progress first
+ * (to finish quorums), then by idx. A unit needs min(quorum - best agreeing group, max_results +
+ * extra_results - results) - live replicas (extra_results: 0 unless the operator retried it,
+ * srv_unit_retry). Each new lease gets deadline = now + lease_seconds.
+ * *why says why nothing new was leased (SRV_NOWORK_NONE if something was); the protocol answers
+ * `work` when *n_out > 0 and `no_work` with srv_nowork_reason(*why) otherwise. Returns 0, NQ_ESTATE (banned / no transaction),
+ * NQ_ENOTFOUND (no such client), NQ_EINVAL (want out of range), NQ_EIO. */
+int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now, srv_work_t *out,
+                       int *n_out, srv_nowork_t *why);
+
+/* progress: extend the client's lease to now + lease_seconds and return it in *deadline.
+ * Works on the client's own leased assignment, and on its expired one as long as the unit is
+ * still undecided and still needs a replica (it has not been reissued in its place); that lease is
+ * revived. NQ_ENOTFOUND for unknown, not this client's, reported, or reissued assignments (the
+ * protocol answers all of them with unknown_assignment), NQ_ESTATE if banned. */
+int srv_sched_progress(srv_sched_t *s, int64_t client_id, int64_t assignment_id, int64_t now,
+                       int64_t *deadline);
+
+typedef enum {
+  SRV_RESULT_ACCEPTED = 0, /* stored; unit undecided or decided by it */
+  SRV_RESULT_DUPLICATE,    /* this assignment was already reported: nothing changed */
+  SRV_RESULT_LATE          /* stored for the record; the unit was already verified/disputed */
+} srv_result_status_t;
+
+const char *srv_result_status_name(srv_result_status_t st); /* "accepted", "duplicate", "late" */
+
+/* What a result caused, for logs and for the network layer. */
+typedef struct srv_result_info_s {
+  srv_result_status_t status;
+  int unit_verified;  /* this result completed the unit's quorum */
+  int unit_disputed;  /* this result made the unit disputed */
+  int job_done;       /* ... and that finished the job (final totals written) */
+  int banned;         /* clients auto-banned by this call (possibly the caller itself) */
+} srv_result_info_t;
+
+/* result. Checks, in order: the assignment exists (NQ_ENOTFOUND), it is this client's (NQ_EAUTH),
+ * the client is not banned (NQ_ESTATE), unit_text equals the assignment's unit and the numbers are
+ * possible (NQ_EINVAL: counts and nodes <= INT64_MAX, count1 = 0, nodes >= 1,
+ * c2 + c4 + c8 <= nodes, corner unit => c2 = c4 = 0, seconds >= 0, solver 1..64 chars).
+ * Then: already reported -> DUPLICATE, nothing changes. Unit verified or disputed -> LATE; against
+ * a verified unit the result is still judged valid/invalid (trust counts change). Otherwise the
+ * result is stored (also for an expired lease) and the quorum check runs: two results agree iff
+ * c2, c4, c8 are equal and, where their solver versions are equal, their nodes are equal too. When
+ * `quorum` mutually agreeing results (distinct clients, by construction) exist, the unit is
+ * verified with their counts, they become valid, the other results invalid, other live leases of
+ * the unit are released, clients past the ban threshold are banned, and if it was the job's last
+ * unit the job becomes done with its final totals -- all in this call. Without a quorum and with
+ * max_results + extra_results results (all of them, late ones included) the unit becomes
+ * disputed. info may be NULL. */
+int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
+                     const char *unit_text, const nq_counts_t *counts, double seconds,
+                     const char *solver, int64_t now, srv_result_info_t *info);
+
+/* Sweep: leases with deadline <= now become expired and their units need a replica again (they
+ * are reissued to other clients by get_work). The original client's result still counts if it
+ * arrives before the unit is decided. *n_expired (may be NULL) gets the number swept. Call it from
+ * a timer; get_work also calls it. */
+int srv_sched_expire(srv_sched_t *s, int64_t now, int64_t *n_expired);
+
+/* Earliest deadline of a leased assignment of the job, or 0 if none (for the sweep timer). */
+int srv_sched_next_deadline(srv_sched_t *s, int64_t *deadline);
+
+#endif

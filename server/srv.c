@@ -1,0 +1,544 @@
+/* nq-server: the server context -- listener, connections, timers, signals and the group commit
+ * (see srv.h and docs/server.md). The message handlers live in srv_proto.c. */
+#include "srv.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nq/log.h"
+#include "nq/nq.h"
+#include "nq/solver.h"
+
+enum {
+  H_LISTENER = 1 << 0,
+  H_CHECK = 1 << 1,
+  H_SWEEP = 1 << 2,
+  H_CONNT = 1 << 3,
+  H_EXIT = 1 << 4,
+  H_SIGINT = 1 << 5,
+  H_SIGTERM = 1 << 6
+};
+
+#define CONN_TIMER_MS 1000
+/* Connections accepted beyond --max-conns still get a TLS handshake (to be told `busy`); past this
+ * many more they are dropped at once without one. */
+#define BUSY_SLACK 64
+
+void srv_config_default(srv_config_t *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->depth = 3;
+  cfg->quorum = 2;
+  cfg->max_results = 5;
+  snprintf(cfg->listen_host, sizeof cfg->listen_host, "0.0.0.0");
+  cfg->listen_port = 7447;
+  cfg->data_dir = "./nq-data";
+  cfg->lease_seconds = 3600;
+  cfg->max_outstanding = 16;
+  cfg->max_conns = 1024;
+  cfg->idle_timeout = 300;
+  cfg->ban_threshold = 3;
+  cfg->sweep_ms = 5000;
+  cfg->exit_grace_ms = 2000;
+  cfg->retry_after = 30;
+}
+
+int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
+  const char *colon = strrchr(spec, ':');
+  if (!colon) return NQ_EINVAL;
+  const char *h = spec;
+  size_t hl = (size_t)(colon - spec);
+  if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+    h++;
+    hl -= 2;
+  }
+  if (hl >= sizeof cfg->listen_host) return NQ_EINVAL;
+  char *end;
+  long port = strtol(colon + 1, &end, 10);
+  if (!colon[1] || *end || port < 0 || port > 65535) return NQ_EINVAL;
+  memcpy(cfg->listen_host, h, hl);
+  cfg->listen_host[hl] = '\0';
+  /* Addresses are IP literals (no resolver at start-up); the two common names are mapped. */
+  if (hl == 0) snprintf(cfg->listen_host, sizeof cfg->listen_host, "0.0.0.0");
+  else if (!strcmp(cfg->listen_host, "localhost"))
+    snprintf(cfg->listen_host, sizeof cfg->listen_host, "127.0.0.1");
+  cfg->listen_port = (int)port;
+  return 0;
+}
+
+/* ---- connections ---- */
+
+static void conn_unlink(srv_t *s, srv_conn_t *sc) {
+  if (sc->prev) sc->prev->next = sc->next;
+  else s->conns = sc->next;
+  if (sc->next) sc->next->prev = sc->prev;
+  sc->prev = sc->next = NULL;
+  s->nconns--;
+}
+
+static void conn_unref(srv_conn_t *sc) {
+  if (--sc->refs == 0 && !sc->conn) free(sc);
+}
+
+static void on_conn_open(nq_conn_t *c) {
+  srv_conn_t *sc = nq_conn_data(c);
+  sc->last_frame_ms = uv_now(sc->srv->loop);
+  if (sc->busy) {
+    sc->state = SRV_CONN_DEAD;
+    nq_conn_close(c, "busy", "too many connections; try again later");
+  }
+}
+
+static void on_conn_frame(nq_conn_t *c, json_t *msg) {
+  srv_conn_t *sc = nq_conn_data(c);
+  srv_t *s = sc->srv;
+  if (sc->state == SRV_CONN_DEAD || s->stopping) return;
+  sc->last_frame_ms = uv_now(s->loop);
+  if (s->nbatch == s->capbatch) {
+    size_t cap = s->capbatch ? 2 * s->capbatch : 64;
+    srv_req_t *b = realloc(s->batch, cap * sizeof *b);
+    if (!b) {
+      sc->state = SRV_CONN_DEAD;
+      nq_conn_close(c, "internal", "out of memory");
+      return;
+    }
+    s->batch = b;
+    s->capbatch = cap;
+  }
+  srv_req_t *r = &s->batch[s->nbatch++];
+  memset(r, 0, sizeof *r);
+  r->sc = sc;
+  r->msg = json_incref(msg);
+  sc->refs++;
+}
+
+static void on_conn_error(nq_conn_t *c, int status) {
+  srv_conn_t *sc = nq_conn_data(c);
+  /* Failures before hello (port probes, plaintext, bad certificates on the client side) are
+   * routine on an open port: keep them out of the default log. */
+  int level = sc->state == SRV_CONN_AWAIT_HELLO ? NQ_LOG_DEBUG : NQ_LOG_INFO;
+  sc->state = SRV_CONN_DEAD;
+  nq_log(level, "connection %s%s%s: %s (%s)", nq_conn_peer(c), sc->name[0] ? " " : "",
+         sc->name, nq_conn_errstr(c), nq_strerror(status));
+}
+
+static void on_conn_close(nq_conn_t *c) {
+  srv_conn_t *sc = nq_conn_data(c);
+  srv_t *s = sc->srv;
+  nq_log(NQ_LOG_DEBUG, "connection %s closed", nq_conn_peer(c));
+  sc->conn = NULL;
+  sc->state = SRV_CONN_DEAD;
+  conn_unlink(s, sc);
+  if (sc->refs == 0) free(sc);
+}
+
+static void on_reject_closed(uv_handle_t *h) {
+  free(h);
+}
+
+/* Accept and drop at once: libuv keeps reporting a pending connection until it is accepted. */
+static void reject_raw(srv_t *s, uv_stream_t *server) {
+  uv_tcp_t *t = malloc(sizeof *t);
+  if (!t || uv_tcp_init(s->loop, t) != 0) {
+    free(t);
+    return;
+  }
+  uv_accept(server, (uv_stream_t *)t);
+  uv_close((uv_handle_t *)t, on_reject_closed);
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+  srv_t *s = server->data;
+  if (status < 0) {
+    nq_log(NQ_LOG_WARN, "accept: %s", uv_strerror(status));
+    return;
+  }
+  if (s->stopping || s->nconns >= s->cfg.max_conns + BUSY_SLACK) {
+    reject_raw(s, server);
+    return;
+  }
+  srv_conn_t *sc = calloc(1, sizeof *sc);
+  if (!sc) {
+    reject_raw(s, server);
+    return;
+  }
+  sc->srv = s;
+  sc->state = SRV_CONN_AWAIT_HELLO;
+  sc->opened_ms = uv_now(s->loop);
+  sc->last_frame_ms = sc->opened_ms;
+  nq_conn_opts_t o;
+  memset(&o, 0, sizeof o);
+  o.on_open = on_conn_open;
+  o.on_frame = on_conn_frame;
+  o.on_error = on_conn_error;
+  o.on_close = on_conn_close;
+  o.data = sc;
+  o.handshake_timeout_ms = SRV_HELLO_TIMEOUT_MS;
+  /* Our own timer enforces the protocol's hello and idle timeouts with the `timeout` code; the
+   * layer's idle timeout is only a backstop (it also catches peers that stop reading). */
+  o.idle_timeout_ms = s->cfg.idle_timeout > 0 ? (uint64_t)(s->cfg.idle_timeout + 30) * 1000 : 0;
+  o.tag = "srv";
+  int r = nq_conn_accept(s->loop, server, s->tls, &o, &sc->conn);
+  if (r < 0) {
+    nq_log(NQ_LOG_WARN, "accept: %s", nq_strerror(r));
+    free(sc);
+    return;
+  }
+  sc->next = s->conns;
+  if (s->conns) s->conns->prev = sc;
+  s->conns = sc;
+  s->nconns++;
+  if (s->nconns > s->cfg.max_conns) {
+    sc->busy = 1;
+    nq_log(NQ_LOG_WARN, "connection %s refused: %d connections (max %d)", nq_conn_peer(sc->conn),
+           s->nconns, s->cfg.max_conns);
+  }
+}
+
+/* Hello and idle timeouts, checked once a second. A connection with requests in the current
+ * batch is never idle. */
+static void on_conn_timer(uv_timer_t *t) {
+  srv_t *s = t->data;
+  uint64_t now = uv_now(s->loop);
+  uint64_t idle_ms = (uint64_t)s->cfg.idle_timeout * 1000;
+  for (srv_conn_t *sc = s->conns; sc; sc = sc->next) {
+    if (!sc->conn || sc->state == SRV_CONN_DEAD || sc->refs > 0) continue;
+    if (sc->state == SRV_CONN_AWAIT_HELLO) {
+      /* Before TLS is up the layer's handshake timeout (same 10 s) closes it; no frame can be
+       * sent then anyway. */
+      if (now - sc->opened_ms >= SRV_HELLO_TIMEOUT_MS &&
+          nq_conn_state(sc->conn) == NQ_CONN_OPEN) {
+        sc->state = SRV_CONN_DEAD;
+        nq_conn_close(sc->conn, "timeout", "no hello within 10 s");
+      }
+    } else if (idle_ms && now - sc->last_frame_ms >= idle_ms) {
+      nq_log(NQ_LOG_INFO, "connection %s %s: idle timeout", nq_conn_peer(sc->conn), sc->name);
+      sc->state = SRV_CONN_DEAD;
+      nq_conn_close(sc->conn, "timeout", "idle timeout");
+    }
+  }
+}
+
+/* ---- group commit ---- */
+
+/* After a committed ban (admin command or automatic), end the banned clients' connections. */
+static void close_banned(srv_t *s) {
+  for (srv_conn_t *sc = s->conns; sc; sc = sc->next) {
+    srv_client_t cl;
+    if (!sc->conn || sc->state != SRV_CONN_CLIENT) continue;
+    if (srv_client_get(s->store, sc->client_id, &cl) != 0 || !cl.banned) continue;
+    nq_log(NQ_LOG_INFO, "closing the connection of banned client %s", sc->name);
+    sc->state = SRV_CONN_DEAD;
+    nq_conn_close(sc->conn, "banned", "this client has been banned");
+  }
+}
+
+/* Handle every queued request in one transaction, then send the replies (or, if the commit
+ * failed, `internal` errors). */
+static void batch_run(srv_t *s) {
+  if (s->nbatch == 0) return;
+  int64_t now = nq_now_wall();
+  int rc = srv_store_begin(s->store);
+  if (rc == 0) {
+    for (size_t i = 0; i < s->nbatch; i++) {
+      srv_req_t *r = &s->batch[i];
+      if (!r->sc->conn || r->sc->state == SRV_CONN_DEAD) continue;
+      r->handled = 1;
+      srv_proto_handle(s, r, now);
+    }
+    rc = srv_store_commit(s->store);
+    if (rc != 0 && srv_store_in_tx(s->store)) srv_store_rollback(s->store);
+  }
+  if (rc != 0) {
+    nq_log(NQ_LOG_ERROR, "store transaction failed (%zu requests): %s", s->nbatch,
+           srv_store_errmsg(s->store));
+    s->commits_failed++;
+    s->done_pending = 0;
+    s->ban_pending = 0;
+    for (size_t i = 0; i < s->nbatch; i++) {
+      srv_req_t *r = &s->batch[i];
+      if (!r->handled && r->sc->state == SRV_CONN_DEAD) continue;
+      json_decref(r->reply);
+      r->reply = NULL;
+      if (!r->err_code || strcmp(r->err_code, "internal") != 0)
+        srv_proto_fatal(r, "internal", "store failure; retry later");
+    }
+  }
+  s->batches++;
+  s->batch_reqs += s->nbatch;
+  for (size_t i = 0; i < s->nbatch; i++) {
+    srv_req_t *r = &s->batch[i];
+    srv_conn_t *sc = r->sc;
+    if (sc->conn && nq_conn_state(sc->conn) == NQ_CONN_OPEN) {
+      if (r->err_code) nq_conn_close(sc->conn, r->err_code[0] ? r->err_code : NULL, r->err_msg);
+      else if (r->reply) nq_conn_send(sc->conn, r->reply); /* failures reach on_conn_error */
+    }
+    json_decref(r->reply);
+    json_decref(r->msg);
+    conn_unref(sc);
+  }
+  s->nbatch = 0;
+  if (s->ban_pending) {
+    s->ban_pending = 0;
+    close_banned(s);
+  }
+  if (s->done_pending) {
+    s->done_pending = 0;
+    srv_job_finished(s);
+  }
+}
+
+static void on_batch_check(uv_check_t *h) {
+  batch_run(h->data);
+}
+
+/* ---- timers, signals, shutdown ---- */
+
+static void on_sweep(uv_timer_t *t) {
+  srv_t *s = t->data;
+  if (s->stopping || srv_store_in_tx(s->store)) return;
+  int64_t n = 0;
+  int rc = srv_store_begin(s->store);
+  if (rc == 0) {
+    rc = srv_sched_expire(&s->sched, nq_now_wall(), &n);
+    if (rc == 0) rc = srv_store_commit(s->store);
+    else srv_store_rollback(s->store);
+  }
+  if (rc != 0) nq_log(NQ_LOG_ERROR, "lease sweep: %s", srv_store_errmsg(s->store));
+  else if (n > 0) nq_log(NQ_LOG_INFO, "%lld expired lease(s) released", (long long)n);
+}
+
+static void on_exit_timer(uv_timer_t *t) {
+  srv_t *s = t->data;
+  nq_log(NQ_LOG_INFO, "job done and --exit-when-done: stopping");
+  srv_stop(s, 0);
+}
+
+static void on_signal(uv_signal_t *h, int signum) {
+  srv_t *s = h->data;
+  nq_log(NQ_LOG_INFO, "signal %d: shutting down", signum);
+  srv_stop(s, 0);
+}
+
+static void close_handle(srv_t *s, int bit, uv_handle_t *h) {
+  if (!(s->handles_open & bit)) return;
+  s->handles_open &= ~bit;
+  uv_close(h, NULL);
+}
+
+static void close_all_handles(srv_t *s) {
+  close_handle(s, H_LISTENER, (uv_handle_t *)&s->listener);
+  close_handle(s, H_CHECK, (uv_handle_t *)&s->batch_check);
+  close_handle(s, H_SWEEP, (uv_handle_t *)&s->sweep_timer);
+  close_handle(s, H_CONNT, (uv_handle_t *)&s->conn_timer);
+  close_handle(s, H_EXIT, (uv_handle_t *)&s->exit_timer);
+  close_handle(s, H_SIGINT, (uv_handle_t *)&s->sigint);
+  close_handle(s, H_SIGTERM, (uv_handle_t *)&s->sigterm);
+}
+
+void srv_stop(srv_t *s, int exit_code) {
+  if (s->stopping) return;
+  /* Stop accepting first, then finish what was already read, then tell everyone. */
+  close_handle(s, H_LISTENER, (uv_handle_t *)&s->listener);
+  batch_run(s);
+  s->stopping = 1;
+  s->exit_code = exit_code;
+  int n = 0;
+  for (srv_conn_t *sc = s->conns; sc; sc = sc->next) {
+    if (!sc->conn) continue;
+    sc->state = SRV_CONN_DEAD;
+    nq_conn_close(sc->conn, "shutdown", "server stopping");
+    n++;
+  }
+  close_all_handles(s);
+  nq_log(NQ_LOG_INFO, "shutdown: closing %d connection(s); %llu requests in %llu batches "
+         "(%.1f per commit), %llu failed commits", n, (unsigned long long)s->batch_reqs,
+         (unsigned long long)s->batches,
+         s->batches ? (double)s->batch_reqs / (double)s->batches : 0.0,
+         (unsigned long long)s->commits_failed);
+}
+
+/* ---- job completion ---- */
+
+void srv_job_finished(srv_t *s) {
+  if (s->job_done) return;
+  s->job_done = 1;
+  srv_job_t job;
+  int rc = srv_job_get(s->store, s->sched.job.id, &job);
+  if (rc != 0) {
+    nq_log(NQ_LOG_ERROR, "job done, but reading it failed: %s", srv_store_errmsg(s->store));
+  } else {
+    s->sched.job = job;
+    char t[40], u[40], c2[40], c4[40], c8[40];
+    nq_u128_str(nq_totals_total(&job.totals), t);
+    nq_u128_str(nq_totals_unique(&job.totals), u);
+    nq_u128_str(job.totals.c2, c2);
+    nq_u128_str(job.totals.c4, c4);
+    nq_u128_str(job.totals.c8, c8);
+    const nq_known_t *k = nq_known(job.n);
+    const char *match = "no published value";
+    if (k)
+      match = (!strcmp(k->total, t) && !strcmp(k->unique, u) && !strcmp(k->c2, c2) &&
+               !strcmp(k->c4, c4) && !strcmp(k->c8, c8))
+                  ? "MATCHES the published values"
+                  : "DOES NOT MATCH the published values";
+    nq_log(NQ_LOG_INFO, "job N=%d done: TOTAL=%s UNIQUE=%s COUNT2=%s COUNT4=%s COUNT8=%s (%s)",
+           job.n, t, u, c2, c4, c8, match);
+    if (k && strcmp(k->total, t) != 0)
+      nq_log(NQ_LOG_ERROR, "published TOTAL for N=%d is %s", job.n, k->total);
+  }
+  if (s->cfg.exit_when_done && !s->stopping && (s->handles_open & H_EXIT))
+    uv_timer_start(&s->exit_timer, on_exit_timer, (uint64_t)s->cfg.exit_grace_ms, 0);
+}
+
+/* ---- init / free ---- */
+
+static int listen_start(srv_t *s, char *errbuf, size_t errlen) {
+  struct sockaddr_storage ss;
+  const char *h = s->cfg.listen_host;
+  if (uv_ip4_addr(h, s->cfg.listen_port, (struct sockaddr_in *)&ss) != 0 &&
+      uv_ip6_addr(h, s->cfg.listen_port, (struct sockaddr_in6 *)&ss) != 0) {
+    snprintf(errbuf, errlen, "--listen: %s is not an IP address", h);
+    return NQ_EINVAL;
+  }
+  if (uv_tcp_init(s->loop, &s->listener) != 0) {
+    snprintf(errbuf, errlen, "tcp init failed");
+    return NQ_EIO;
+  }
+  s->listener.data = s;
+  s->handles_open |= H_LISTENER;
+  int r = uv_tcp_bind(&s->listener, (struct sockaddr *)&ss, 0);
+  if (r == 0) r = uv_listen((uv_stream_t *)&s->listener, 511, on_connection);
+  if (r != 0) {
+    snprintf(errbuf, errlen, "listen on %s:%d: %s", h, s->cfg.listen_port, uv_strerror(r));
+    return NQ_EIO;
+  }
+  int len = sizeof ss;
+  char ip[INET6_ADDRSTRLEN] = "?";
+  int port = s->cfg.listen_port;
+  if (uv_tcp_getsockname(&s->listener, (struct sockaddr *)&ss, &len) == 0) {
+    if (ss.ss_family == AF_INET) {
+      uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
+      port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    } else {
+      uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
+      port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    }
+  }
+  snprintf(s->bound, sizeof s->bound, ss.ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d", ip, port);
+  return 0;
+}
+
+static int handles_start(srv_t *s) {
+  int r = uv_check_init(s->loop, &s->batch_check);
+  if (r) return r;
+  s->batch_check.data = s;
+  s->handles_open |= H_CHECK;
+  uv_check_start(&s->batch_check, on_batch_check);
+  uv_timer_init(s->loop, &s->sweep_timer);
+  s->sweep_timer.data = s;
+  s->handles_open |= H_SWEEP;
+  /* Short leases (tests, demos) are swept more often: at least twice per lease, at most 1/s. */
+  uint64_t sweep = (uint64_t)s->cfg.sweep_ms;
+  if (sweep > (uint64_t)s->cfg.lease_seconds * 500) sweep = (uint64_t)s->cfg.lease_seconds * 500;
+  if (sweep < 1000) sweep = 1000;
+  uv_timer_start(&s->sweep_timer, on_sweep, sweep, sweep);
+  uv_timer_init(s->loop, &s->conn_timer);
+  s->conn_timer.data = s;
+  s->handles_open |= H_CONNT;
+  uv_timer_start(&s->conn_timer, on_conn_timer, CONN_TIMER_MS, CONN_TIMER_MS);
+  uv_timer_init(s->loop, &s->exit_timer);
+  s->exit_timer.data = s;
+  s->handles_open |= H_EXIT;
+  if (s->cfg.handle_signals) {
+    uv_signal_init(s->loop, &s->sigint);
+    s->sigint.data = s;
+    s->handles_open |= H_SIGINT;
+    uv_signal_init(s->loop, &s->sigterm);
+    s->sigterm.data = s;
+    s->handles_open |= H_SIGTERM;
+    if ((r = uv_signal_start(&s->sigint, on_signal, SIGINT)) != 0) return r;
+    if ((r = uv_signal_start(&s->sigterm, on_signal, SIGTERM)) != 0) return r;
+  }
+  return 0;
+}
+
+static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
+  int rc = srv_store_open(&s->store, s->dd.db, NULL, errbuf, errlen);
+  if (rc != 0) return rc;
+  if ((rc = srv_datadir_store_hashes(&s->dd, s->store)) != 0) {
+    snprintf(errbuf, errlen, "storing secret hashes: %s", srv_store_errmsg(s->store));
+    return rc;
+  }
+  srv_job_t job;
+  rc = srv_job_ensure(s->store, s->cfg.n, s->cfg.depth, s->cfg.quorum, s->cfg.max_results, now,
+                      &job);
+  if (rc != 0) {
+    snprintf(errbuf, errlen, "job N=%d: %s", s->cfg.n, srv_store_errmsg(s->store));
+    return rc;
+  }
+  srv_sched_config_t sc;
+  srv_sched_config_default(&sc);
+  sc.lease_seconds = s->cfg.lease_seconds;
+  sc.max_outstanding = s->cfg.max_outstanding;
+  sc.ban_threshold = s->cfg.ban_threshold;
+  sc.retry_after = s->cfg.retry_after;
+  if ((rc = srv_sched_init(&s->sched, s->store, job.id, &sc)) != 0) {
+    snprintf(errbuf, errlen, "scheduler: %s", srv_store_errmsg(s->store));
+    return rc;
+  }
+  return 0;
+}
+
+int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, size_t errlen) {
+  char dummy[8];
+  if (!errbuf || !errlen) {
+    errbuf = dummy;
+    errlen = sizeof dummy;
+  }
+  memset(s, 0, sizeof *s);
+  s->loop = loop;
+  s->cfg = *cfg;
+  int64_t now = nq_now_wall();
+  int rc = srv_datadir_init(&s->dd, cfg->data_dir, cfg->hostnames, errbuf, errlen);
+  if (rc != 0) goto fail;
+  if ((rc = store_start(s, now, errbuf, errlen)) != 0) goto fail;
+  if ((rc = nq_tls_ctx_server_new(s->dd.server_cert, s->dd.server_key, &s->tls)) != 0) {
+    snprintf(errbuf, errlen, "TLS context from %s: %s", s->dd.server_cert, nq_strerror(rc));
+    goto fail;
+  }
+  if ((rc = listen_start(s, errbuf, errlen)) != 0) goto fail;
+  int r = handles_start(s);
+  if (r != 0) {
+    snprintf(errbuf, errlen, "loop handles: %s", uv_strerror(r));
+    rc = NQ_EIO;
+    goto fail;
+  }
+  if (s->sched.job.state == SRV_JOB_DONE) srv_job_finished(s);
+  return 0;
+fail:
+  close_all_handles(s);
+  uv_run(loop, UV_RUN_NOWAIT); /* runs the close callbacks of what was opened */
+  srv_free(s);
+  return rc;
+}
+
+void srv_free(srv_t *s) {
+  /* Requests still queued (only if uv_run was left without srv_stop) hold connection refs whose
+   * memory the closed loop no longer references. */
+  for (size_t i = 0; i < s->nbatch; i++) {
+    json_decref(s->batch[i].msg);
+    json_decref(s->batch[i].reply);
+    conn_unref(s->batch[i].sc);
+  }
+  s->nbatch = 0;
+  free(s->batch);
+  s->batch = NULL;
+  s->capbatch = 0;
+  srv_store_close(s->store);
+  s->store = NULL;
+  nq_tls_ctx_free(s->tls);
+  s->tls = NULL;
+}

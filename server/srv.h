@@ -1,0 +1,136 @@
+/* nq-server: the server context -- one libuv loop, the TLS listener, the connections, the store and
+ * the scheduler, and the group commit that ties requests to transactions (docs/server.md).
+ *
+ * Request flow. Every frame a connection delivers is queued in the current batch (srv_batch_*);
+ * a uv_check handle runs once per loop iteration, after the poll phase has read everything that
+ * arrived, and handles the whole batch inside ONE store transaction (srv_proto_handle per request).
+ * Replies are collected and sent only after the commit succeeded; if it fails every reply of the
+ * batch becomes a fatal `internal` error. Hence an acknowledged result is always durable, and the
+ * replies to one connection go out in the order of its requests.
+ *
+ * Nothing here is thread-safe: everything runs on the loop thread.
+ */
+#ifndef SRV_SRV_H
+#define SRV_SRV_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "datadir.h"
+#include "nq/conn.h"
+#include "nq/tls.h"
+#include "sched.h"
+#include "store.h"
+
+#define SRV_MAX_HOSTNAMES 16
+#define SRV_HELLO_TIMEOUT_MS 10000 /* TLS handshake + hello (docs/protocol.md) */
+
+typedef struct srv_config_s {
+  int n, depth, quorum, max_results;
+  char listen_host[64];
+  int listen_port;
+  const char *data_dir;
+  int lease_seconds, max_outstanding, max_conns, idle_timeout, ban_threshold;
+  const char *hostnames[SRV_MAX_HOSTNAMES + 1]; /* NULL-terminated */
+  int exit_when_done;
+  int handle_signals;   /* install SIGINT/SIGTERM handlers (the program does; tests may not) */
+  int sweep_ms;         /* lease expiry sweep period; default 5000 */
+  int exit_grace_ms;    /* --exit-when-done: time between "done" and shutdown; default 2000 */
+  int retry_after;      /* no_work hint; default 30 */
+} srv_config_t;
+
+/* Defaults for every option (n = 0: must be set). */
+void srv_config_default(srv_config_t *cfg);
+/* Parse "host:port", "[v6]:port" or ":port" into cfg->listen_host / listen_port. NQ_EINVAL. */
+int srv_config_set_listen(srv_config_t *cfg, const char *spec);
+
+typedef struct srv_s srv_t;
+
+/* The connection state machine (docs/server.md). */
+typedef enum {
+  SRV_CONN_AWAIT_HELLO = 0, /* TLS up (or coming), no hello yet */
+  SRV_CONN_CLIENT,          /* authenticated volunteer */
+  SRV_CONN_ADMIN,           /* authenticated operator */
+  SRV_CONN_DEAD             /* a fatal error was sent or the transport closed; ignore frames */
+} srv_conn_state_t;
+
+typedef struct srv_conn_s {
+  srv_t *srv;
+  nq_conn_t *conn;          /* NULL once the transport has closed (on_close ran) */
+  srv_conn_state_t state;
+  int busy;                 /* over --max-conns: send `busy` once TLS is up, then close */
+  int64_t client_id;        /* role client */
+  char name[SRV_NAME_MAX + 1];
+  uint64_t opened_ms;       /* uv_now at accept (hello deadline) */
+  uint64_t last_frame_ms;   /* uv_now at the last frame (idle timeout) */
+  int refs;                 /* batch entries pointing here; freed when 0 and conn == NULL */
+  struct srv_conn_s *prev, *next;
+} srv_conn_t;
+
+/* One queued request and, once handled, its reply. */
+typedef struct srv_req_s {
+  srv_conn_t *sc;
+  json_t *msg;          /* the request (owned reference) */
+  json_t *reply;        /* the reply to send after commit, or NULL */
+  const char *err_code; /* a fatal error instead of a reply: close with this code */
+  char err_msg[160];
+  int handled;          /* srv_proto_handle ran for it (its reply depends on the commit) */
+} srv_req_t;
+
+struct srv_s {
+  uv_loop_t *loop;
+  srv_config_t cfg;
+  srv_datadir_t dd;
+  srv_store_t *store;
+  srv_sched_t sched;
+  nq_tls_ctx_t *tls;
+  int job_done;        /* the job is finished (totals logged) */
+  int done_pending;    /* a request of the current batch finished the job; log after commit */
+  int ban_pending;     /* a request of the current batch banned a client; close it after commit */
+  int stopping;        /* shutdown has begun */
+  int exit_code;
+  char bound[96];      /* the address actually listened on */
+
+  uv_tcp_t listener;
+  uv_check_t batch_check;
+  uv_timer_t sweep_timer; /* lease expiry */
+  uv_timer_t conn_timer;  /* hello / idle timeouts, once a second */
+  uv_timer_t exit_timer;  /* --exit-when-done grace */
+  uv_signal_t sigint, sigterm;
+  int handles_open;       /* which handles exist (bit per handle), for an orderly close */
+
+  srv_conn_t *conns;      /* every live connection */
+  int nconns;
+
+  srv_req_t *batch;       /* the requests of this loop iteration */
+  size_t nbatch, capbatch;
+  uint64_t batches, batch_reqs, commits_failed; /* counters for logs / admin status */
+};
+
+/* Open the data dir, the store and the job, build the TLS context and start listening.
+ * On failure everything acquired is released (call nothing else) and errbuf says why. Returns 0,
+ * NQ_EIO, NQ_EINVAL, NQ_EEXIST (job exists with another depth), NQ_ETLS, NQ_ENOMEM. */
+int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, size_t errlen);
+
+/* Begin an orderly shutdown: stop accepting, finish the current batch, send `shutdown` to every
+ * connection and close all handles; uv_run then returns once they are closed. Idempotent. */
+void srv_stop(srv_t *s, int exit_code);
+
+/* Release what the loop does not own (store, TLS context). Call after uv_run returned. */
+void srv_free(srv_t *s);
+
+/* Called by the protocol layer once the job is finished (logs, --exit-when-done). */
+void srv_job_finished(srv_t *s);
+
+/* ---- srv_proto.c ---- */
+
+/* Handle one request inside the open batch transaction: sets r->reply or r->err_code (fatal),
+ * possibly changes r->sc->state. Never sends anything itself. */
+void srv_proto_handle(srv_t *s, srv_req_t *r, int64_t now);
+/* Mark r as a fatal error (code, printf-style message) and the connection as dead. */
+void srv_proto_fatal(srv_req_t *r, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

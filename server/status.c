@@ -1,0 +1,415 @@
+/* nq-server: JSON views of the store for operators (see status.h). */
+#include "status.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "nq/certs.h"
+#include "nq/frame.h"
+#include "nq/nq.h"
+#include "nq/solver.h"
+
+/* Set key to a new value, remembering the first failure (allocation) in *ok. */
+static void put(json_t *obj, const char *key, json_t *v, int *ok) {
+  if (!v || json_object_set_new(obj, key, v) != 0) *ok = 0;
+}
+
+static json_t *u128_json(nq_u128 v) {
+  char buf[40];
+  return json_string(nq_u128_str(v, buf));
+}
+
+/* {"total","unique","c2","c4","c8","nodes"} of a totals record, all decimal strings. */
+static json_t *totals_json(const nq_totals_t *t) {
+  json_t *o = json_object();
+  int ok = o != NULL;
+  if (o) {
+    put(o, "total", u128_json(nq_totals_total(t)), &ok);
+    put(o, "unique", u128_json(nq_totals_unique(t)), &ok);
+    put(o, "c2", u128_json(t->c2), &ok);
+    put(o, "c4", u128_json(t->c4), &ok);
+    put(o, "c8", u128_json(t->c8), &ok);
+    put(o, "nodes", u128_json(t->nodes), &ok);
+  }
+  if (!ok) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+json_t *srv_job_json(const srv_job_t *job) {
+  json_t *o = json_object();
+  int ok = o != NULL;
+  if (!o) return NULL;
+  put(o, "id", json_integer(job->id), &ok);
+  put(o, "n", json_integer(job->n), &ok);
+  put(o, "depth", json_integer(job->depth), &ok);
+  put(o, "quorum", json_integer(job->quorum), &ok);
+  put(o, "max_results", json_integer(job->max_results), &ok);
+  put(o, "state", json_string(job->state == SRV_JOB_DONE ? "done" : "running"), &ok);
+  put(o, "created", json_integer(job->created), &ok);
+  put(o, "finished", json_integer(job->finished), &ok);
+  put(o, "units", json_integer(job->units), &ok);
+  put(o, "final", job->state == SRV_JOB_DONE ? totals_json(&job->totals) : json_null(), &ok);
+  if (!ok) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* The answer checked against the published table: sets "known" (the published values or null),
+ * "match" (true/false, or null while running or beyond the table) and "match_text" (one line). */
+static void put_match(json_t *o, const srv_job_t *job, int *ok) {
+  const nq_known_t *k = nq_known(job->n);
+  char line[200];
+  json_t *known = json_null();
+  json_t *match = json_null();
+  if (k) {
+    known = json_pack("{s:s, s:s, s:s, s:s, s:s}", "total", k->total, "unique", k->unique, "c2",
+                      k->c2, "c4", k->c4, "c8", k->c8);
+  }
+  if (!k) {
+    snprintf(line, sizeof line, "N=%d is beyond the published table; no reference to compare",
+             job->n);
+  } else if (job->state != SRV_JOB_DONE) {
+    snprintf(line, sizeof line, "not done yet; published TOTAL for N=%d is %s", job->n, k->total);
+  } else {
+    char t[40], u[40], c2[40], c4[40], c8[40];
+    nq_u128_str(nq_totals_total(&job->totals), t);
+    nq_u128_str(nq_totals_unique(&job->totals), u);
+    nq_u128_str(job->totals.c2, c2);
+    nq_u128_str(job->totals.c4, c4);
+    nq_u128_str(job->totals.c8, c8);
+    int same = !strcmp(t, k->total) && !strcmp(u, k->unique) && !strcmp(c2, k->c2) &&
+               !strcmp(c4, k->c4) && !strcmp(c8, k->c8);
+    match = json_boolean(same);
+    snprintf(line, sizeof line,
+             same ? "MATCH: TOTAL, UNIQUE and COUNT2/4/8 equal the published values for N=%d"
+                  : "MISMATCH: the answer differs from the published values for N=%d",
+             job->n);
+  }
+  put(o, "known", known, ok);
+  put(o, "match", match, ok);
+  put(o, "match_text", json_string(line), ok);
+}
+
+/* Progress and speed. The percent is weighted by search-tree size: verified units contribute
+ * their exact node counts, every other unit the average node count of the verified ones. With
+ * nothing verified yet it falls back to the share of verified units (which is 0). The ETA divides
+ * the estimated remaining work (remaining units x quorum replicas x average nodes) by the node
+ * rate of the last rate window; without node data it uses results/s instead. */
+static json_t *progress_json(const srv_stats_t *s, int64_t now, json_t **rate_out) {
+  const srv_job_t *job = &s->job;
+  int64_t total = job->units, verified = s->units[SRV_UNIT_VERIFIED];
+  int64_t left = total - verified;
+  double vnodes = (double)s->verified.nodes;
+  double avg = verified > 0 ? vnodes / (double)verified : 0.0;
+  double est_total = vnodes + avg * (double)left;
+  double percent;
+  const char *method;
+  if (job->state == SRV_JOB_DONE) {
+    percent = 100.0, method = "done";
+  } else if (verified > 0 && est_total > 0) {
+    percent = 100.0 * vnodes / est_total, method = "nodes";
+  } else {
+    percent = total > 0 ? 100.0 * (double)verified / (double)total : 0.0, method = "units";
+  }
+  if (job->state != SRV_JOB_DONE && percent > 99.99 && left > 0) percent = 99.99;
+
+  /* A job younger than the window has only been running for its age. */
+  int64_t window = s->rate_window;
+  if (now - job->created < window) window = now - job->created;
+  if (window < 1) window = 1;
+  double rps = (double)s->recent_results / (double)window;
+  double nps = (double)s->recent_nodes / (double)window;
+  json_t *eta = json_null();
+  if (job->state != SRV_JOB_DONE) {
+    double work = (double)left * (double)job->quorum;
+    if (avg > 0 && nps > 0) eta = json_integer((json_int_t)(work * avg / nps + 0.5));
+    else if (rps > 0) eta = json_integer((json_int_t)(work / rps + 0.5));
+  } else {
+    eta = json_integer(0);
+  }
+  int64_t elapsed = (job->state == SRV_JOB_DONE ? job->finished : now) - job->created;
+  *rate_out = json_pack("{s:I, s:I, s:f, s:f, s:o, s:I}", "window", (json_int_t)window,
+                        "results", (json_int_t)s->recent_results, "results_per_s", rps,
+                        "nodes_per_s", nps, "eta_s", eta, "elapsed_s",
+                        (json_int_t)(elapsed < 0 ? 0 : elapsed));
+  char vn[40], en[40];
+  nq_u128_str(s->verified.nodes, vn);
+  snprintf(en, sizeof en, "%.0f", est_total);
+  return json_pack("{s:f, s:f, s:s, s:s, s:s}", "percent", percent, "units_percent",
+                   total > 0 ? 100.0 * (double)verified / (double)total : 0.0, "method", method,
+                   "verified_nodes", vn, "estimated_nodes", en);
+}
+
+json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
+  srv_stats_t s;
+  if (srv_store_stats(st, job_in->id, now, SRV_STATUS_ACTIVE_WINDOW, SRV_STATUS_RATE_WINDOW, &s))
+    return NULL;
+  json_t *o = json_object();
+  if (!o) return NULL;
+  int ok = 1;
+  const srv_job_t *job = &s.job; /* fresh from the store, not the caller's possibly stale copy */
+  put(o, "now", json_integer(now), &ok);
+  put(o, "done", json_boolean(job->state == SRV_JOB_DONE), &ok);
+  put(o, "job", srv_job_json(job), &ok);
+  json_t *u = json_object();
+  put(o, "units", u, &ok);
+  if (u) {
+    put(u, "total", json_integer(job->units), &ok);
+    for (int i = 0; i < SRV_UNIT_NSTATES; i++)
+      put(u, srv_unit_state_name((srv_unit_state_t)i), json_integer(s.units[i]), &ok);
+  }
+  put(o, "results", json_integer(s.results), &ok);
+  json_t *rate = NULL;
+  put(o, "progress", progress_json(&s, now, &rate), &ok);
+  put(o, "rate", rate, &ok);
+  put(o, "verified", totals_json(&s.verified), &ok);
+  put(o, "final", job->state == SRV_JOB_DONE ? totals_json(&job->totals) : json_null(), &ok);
+  put_match(o, job, &ok);
+  put(o, "clients", json_pack("{s:I, s:I, s:I}", "active", (json_int_t)s.clients_active, "known",
+                              (json_int_t)s.clients_known, "banned",
+                              (json_int_t)s.clients_banned), &ok);
+  json_t *d = ok ? srv_units_json(st, job->id, SRV_UNIT_DISPUTED, SRV_STATUS_DISPUTED_MAX) : NULL;
+  if (d) {
+    put(o, "disputed", json_incref(json_object_get(d, "units")), &ok);
+    json_decref(d);
+  } else {
+    ok = 0;
+  }
+  if (!ok) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* ---- lists ---------------------------------------------------------------------------------- */
+
+typedef struct {
+  json_t *arr;
+  int64_t now;
+  srv_store_t *st;
+} list_ctx_t;
+
+static int client_cb(const srv_client_t *c, void *arg) {
+  list_ctx_t *l = arg;
+  int active = !c->banned && c->last_seen >= l->now - SRV_STATUS_ACTIVE_WINDOW;
+  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, s:b, s:I}", "name", c->name, "id",
+                        (json_int_t)c->id, "created", (json_int_t)c->created, "last_seen",
+                        (json_int_t)c->last_seen, "active", active, "valid",
+                        (json_int_t)c->valid, "invalid", (json_int_t)c->invalid, "banned",
+                        c->banned, "outstanding", (json_int_t)c->outstanding);
+  return o && json_array_append_new(l->arr, o) == 0 ? 0 : NQ_ENOMEM;
+}
+
+/* Wrap the array of a finished walk as {key: arr}; consumes arr. */
+static json_t *wrap(const char *key, json_t *arr, int rc) {
+  if (rc != 0 || !arr) {
+    json_decref(arr);
+    return NULL;
+  }
+  return json_pack("{s:o}", key, arr);
+}
+
+json_t *srv_clients_json(srv_store_t *st, int64_t now) {
+  list_ctx_t l = {json_array(), now, st};
+  int rc = l.arr ? srv_client_list(st, client_cb, &l) : NQ_ENOMEM;
+  return wrap("clients", l.arr, rc);
+}
+
+static int job_cb(const srv_job_t *job, void *arg) {
+  list_ctx_t *l = arg;
+  json_t *o = srv_job_json(job);
+  return o && json_array_append_new(l->arr, o) == 0 ? 0 : NQ_ENOMEM;
+}
+
+json_t *srv_jobs_json(srv_store_t *st) {
+  list_ctx_t l = {json_array(), 0, st};
+  int rc = l.arr ? srv_job_list(st, job_cb, &l) : NQ_ENOMEM;
+  return wrap("jobs", l.arr, rc);
+}
+
+static int asg_cb(const srv_asg_info_t *a, void *arg) {
+  list_ctx_t *l = arg;
+  if (a->reported_at == 0) return 0; /* only results take part in the vote */
+  srv_client_t c;
+  const char *who = srv_client_get(l->st, a->client_id, &c) == 0 ? c.name : "?";
+  json_t *o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:I}", "assignment",
+                        (json_int_t)a->id, "client", who, "state", srv_asg_state_name(a->state),
+                        "c2", (json_int_t)a->counts.c2, "c4", (json_int_t)a->counts.c4, "c8",
+                        (json_int_t)a->counts.c8, "nodes", (json_int_t)a->counts.nodes, "solver",
+                        a->solver, "reported_at", (json_int_t)a->reported_at);
+  return o && json_array_append_new(l->arr, o) == 0 ? 0 : NQ_ENOMEM;
+}
+
+static int unit_cb(const srv_unit_info_t *u, void *arg) {
+  list_ctx_t *l = arg;
+  json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:i, s:i}", "id", (json_int_t)u->id, "idx",
+                        (json_int_t)u->idx, "unit", u->text, "state",
+                        srv_unit_state_name(u->state), "live", u->live, "results", u->results);
+  if (!o) return NQ_ENOMEM;
+  int rc = 0;
+  if (u->state == SRV_UNIT_VERIFIED) {
+    json_t *c = json_pack("{s:I, s:I, s:I, s:I, s:I}", "c2", (json_int_t)u->counts.c2, "c4",
+                          (json_int_t)u->counts.c4, "c8", (json_int_t)u->counts.c8, "nodes",
+                          (json_int_t)u->counts.nodes, "verified_at",
+                          (json_int_t)u->verified_at);
+    if (!c || json_object_update(o, c) != 0) rc = NQ_ENOMEM;
+    json_decref(c);
+  } else if (u->state == SRV_UNIT_DISPUTED) {
+    list_ctx_t r = {json_array(), l->now, l->st};
+    rc = r.arr ? srv_asg_list_unit(l->st, u->id, asg_cb, &r) : NQ_ENOMEM;
+    if (rc == 0 && json_object_set_new(o, "replicas", r.arr) != 0) rc = NQ_ENOMEM;
+    if (rc != 0) json_decref(r.arr);
+  }
+  if (rc == 0 && json_array_append_new(l->arr, o) != 0) return NQ_ENOMEM;
+  if (rc != 0) json_decref(o);
+  return rc;
+}
+
+json_t *srv_units_json(srv_store_t *st, int64_t job_id, int state, int limit) {
+  list_ctx_t l = {json_array(), 0, st};
+  int rc = l.arr ? srv_unit_list(st, job_id, state, limit, unit_cb, &l) : NQ_ENOMEM;
+  return wrap("units", l.arr, rc);
+}
+
+int srv_admin_unit_retry(srv_store_t *st, const srv_job_t *job, const json_t *unit, int extra,
+                         int64_t now, json_t **out) {
+  srv_unit_info_t u;
+  *out = NULL;
+  int rc;
+  if (json_is_integer(unit)) {
+    rc = srv_unit_get(st, (int64_t)json_integer_value(unit), &u);
+    if (rc == 0 && u.job_id != job->id)
+      rc = srv_store_failf(st, NQ_ENOTFOUND, "unit %lld is not in the job for N=%d",
+                           (long long)u.id, job->n);
+  } else if (json_is_string(unit)) {
+    rc = srv_unit_find_text(st, job->id, json_string_value(unit), &u);
+  } else {
+    return srv_store_failf(st, NQ_EINVAL, "`unit` must be an id (integer) or a unit text");
+  }
+  if (rc) return rc;
+  if (extra <= 0) extra = job->quorum;
+  if ((rc = srv_unit_retry(st, u.id, extra, now, &u)) != 0) return rc;
+  list_ctx_t l = {json_array(), now, st};
+  rc = l.arr ? unit_cb(&u, &l) : NQ_ENOMEM;
+  json_t *o = rc == 0 ? json_incref(json_array_get(l.arr, 0)) : NULL;
+  json_decref(l.arr);
+  int ok = o != NULL;
+  if (o) {
+    put(o, "extra_results", json_integer(u.extra_results), &ok);
+    put(o, "max_results", json_integer((json_int_t)job->max_results + u.extra_results), &ok);
+    put(o, "added", json_integer(extra), &ok);
+  }
+  if (!ok) {
+    json_decref(o);
+    return NQ_ENOMEM;
+  }
+  *out = o;
+  return 0;
+}
+
+/* ---- client management ------------------------------------------------------------------------ */
+
+int srv_admin_client_add(srv_store_t *st, const char *name, int64_t now, json_t **out) {
+  char token[65], hash[65];
+  srv_client_t c;
+  *out = NULL;
+  int rc = nq_random_token(token, 32);
+  if (rc == 0) rc = nq_sha256_hex(token, hash);
+  if (rc == 0) rc = srv_client_create(st, name, hash, now, &c);
+  if (rc == 0) {
+    *out = json_pack("{s:s, s:s}", "name", c.name, "token", token);
+    if (!*out) rc = NQ_ENOMEM;
+  }
+  memset(token, 0, sizeof token);
+  return rc;
+}
+
+int srv_admin_client_ban(srv_store_t *st, const char *name, int64_t now, json_t **out) {
+  srv_client_t c;
+  *out = NULL;
+  int rc = srv_client_find_name(st, name, &c);
+  if (rc == 0) rc = srv_client_ban(st, c.id, now);
+  if (rc == 0) {
+    *out = json_pack("{s:s, s:b, s:I}", "name", c.name, "banned", 1, "released",
+                     (json_int_t)(c.banned ? 0 : c.outstanding));
+    if (!*out) rc = NQ_ENOMEM;
+  }
+  return rc;
+}
+
+/* ---- the admin request ------------------------------------------------------------------------ */
+
+static json_t *reply(const char *cmd, json_t *data) {
+  if (!data) return NULL;
+  return json_pack("{s:s, s:s, s:o}", "type", "admin_reply", "cmd", cmd, "data", data);
+}
+
+/* The error frame for a failed store call: the protocol's code for the expected refusals,
+ * `internal` (with the store's message) for everything else. */
+static json_t *store_error(srv_store_t *st, int rc, const char *what) {
+  char msg[300];
+  if (rc == NQ_EEXIST) {
+    snprintf(msg, sizeof msg, "%s already exists", what);
+    return nq_msg_error("exists", msg, 0);
+  }
+  if (rc == NQ_ENOTFOUND) {
+    snprintf(msg, sizeof msg, "no such %s", what);
+    return nq_msg_error("not_found", msg, 0);
+  }
+  if (rc == NQ_EINVAL) {
+    snprintf(msg, sizeof msg, "invalid %s", what);
+    return nq_msg_error("bad_message", msg, 0);
+  }
+  snprintf(msg, sizeof msg, "%s: %s", nq_strerror(rc), srv_store_errmsg(st));
+  return nq_msg_error("internal", msg, 0);
+}
+
+json_t *srv_admin_reply(srv_store_t *st, const srv_job_t *job, const json_t *req, int64_t now) {
+  const char *cmd = NULL, *name = NULL, *state_name = NULL;
+  int64_t limit = 0;
+  json_t *data = NULL;
+  if (nq_msg_get_str(req, "cmd", &cmd) != 0)
+    return nq_msg_error("bad_message", "admin: `cmd` must be a string", 0);
+  if (!strcmp(cmd, "status")) {
+    data = srv_status_json(st, job, now);
+  } else if (!strcmp(cmd, "clients")) {
+    data = srv_clients_json(st, now);
+  } else if (!strcmp(cmd, "jobs")) {
+    data = srv_jobs_json(st);
+  } else if (!strcmp(cmd, "units")) {
+    if (nq_msg_get_str(req, "state", &state_name) != 0 ||
+        nq_msg_opt_int(req, "limit", 0, INT32_MAX, 0, &limit) != 0)
+      return nq_msg_error("bad_message", "units: needs `state` (string), optional `limit`", 0);
+    int state = strcmp(state_name, "all") ? srv_unit_state_parse(state_name) : -1;
+    if (state == NQ_EINVAL)
+      return nq_msg_error("bad_message", "units: unknown state", 0);
+    data = srv_units_json(st, job->id, state, (int)limit);
+  } else if (!strcmp(cmd, "client_add") || !strcmp(cmd, "client_ban")) {
+    if (nq_msg_get_str(req, "name", &name) != 0)
+      return nq_msg_error("bad_message", "needs `name` (string)", 0);
+    int rc = cmd[7] == 'a' ? srv_admin_client_add(st, name, now, &data)
+                           : srv_admin_client_ban(st, name, now, &data);
+    if (rc != 0) return store_error(st, rc, "client");
+  } else if (!strcmp(cmd, "unit_retry")) {
+    const json_t *unit = json_object_get(req, "unit");
+    int64_t extra = 0;
+    if (!(json_is_integer(unit) || json_is_string(unit)) ||
+        nq_msg_opt_int(req, "extra", 1, SRV_RETRY_EXTRA_MAX, 0, &extra) != 0)
+      return nq_msg_error("bad_message", "unit_retry: needs `unit` (id or unit text), optional "
+                          "`extra` (1..1000)", 0);
+    int rc = srv_admin_unit_retry(st, job, unit, (int)extra, now, &data);
+    if (rc == NQ_ESTATE) return nq_msg_error("bad_state", srv_store_errmsg(st), 0);
+    if (rc == NQ_ENOTFOUND) return nq_msg_error("not_found", srv_store_errmsg(st), 0);
+    if (rc != 0) return store_error(st, rc, "unit");
+  } else {
+    return nq_msg_error("bad_message", "admin: unknown cmd", 0);
+  }
+  if (!data) return store_error(st, NQ_EIO, "store");
+  return reply(cmd, data);
+}

@@ -1,0 +1,969 @@
+/* nq-server: the SQLite store (see store.h for the contracts, docs/store.md for the model). */
+#include "store.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#ifndef NQ_SOURCE_DIR
+#define NQ_SOURCE_DIR "."
+#endif
+
+#define BUSY_TIMEOUT_MS 5000
+#define SCHEMA_FILE_MAX (1 << 20)
+#define SCHEMA_FILES_MAX 999
+
+typedef struct stmt_slot_s {
+  const char *sql;
+  sqlite3_stmt *stmt;
+} stmt_slot_t;
+
+struct srv_store_s {
+  sqlite3 *db;
+  stmt_slot_t *stmts; /* prepared-statement cache, keyed by the SQL pointer */
+  size_t nstmts, capstmts;
+  char err[512];
+};
+
+/* ---- errors, statements, savepoints ------------------------------------------------------- */
+
+const char *srv_store_errmsg(const srv_store_t *st) { return st ? st->err : "no store"; }
+
+int srv_store_failf(srv_store_t *st, int err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(st->err, sizeof st->err, fmt, ap);
+  va_end(ap);
+  return err;
+}
+
+int srv_store_fail(srv_store_t *st, const char *what) {
+  return srv_store_failf(st, NQ_EIO, "%s: %s", what, sqlite3_errmsg(st->db));
+}
+
+int srv_store_stmt(srv_store_t *st, const char *sql, sqlite3_stmt **out) {
+  for (size_t i = 0; i < st->nstmts; i++) {
+    if (st->stmts[i].sql == sql) {
+      sqlite3_reset(st->stmts[i].stmt);
+      sqlite3_clear_bindings(st->stmts[i].stmt);
+      *out = st->stmts[i].stmt;
+      return 0;
+    }
+  }
+  if (st->nstmts == st->capstmts) {
+    size_t cap = st->capstmts ? st->capstmts * 2 : 32;
+    stmt_slot_t *p = realloc(st->stmts, cap * sizeof *p);
+    if (!p) return srv_store_failf(st, NQ_ENOMEM, "statement cache: out of memory");
+    st->stmts = p;
+    st->capstmts = cap;
+  }
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK)
+    return srv_store_fail(st, "prepare");
+  st->stmts[st->nstmts].sql = sql;
+  st->stmts[st->nstmts].stmt = s;
+  st->nstmts++;
+  *out = s;
+  return 0;
+}
+
+int srv_store_exec(srv_store_t *st, const char *sql) {
+  char *msg = NULL;
+  if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+    srv_store_failf(st, NQ_EIO, "%s", msg ? msg : sqlite3_errmsg(st->db));
+    sqlite3_free(msg);
+    return NQ_EIO;
+  }
+  return 0;
+}
+
+/* Step a statement that returns no rows, and reset it so it holds no locks or read snapshot. */
+static int step_done(srv_store_t *st, sqlite3_stmt *s, const char *what) {
+  int rc = sqlite3_step(s);
+  int err = 0;
+  if (rc == SQLITE_CONSTRAINT)
+    err = srv_store_failf(st, NQ_EEXIST, "%s: %s", what, sqlite3_errmsg(st->db));
+  else if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+    err = srv_store_fail(st, what);
+  sqlite3_reset(s);
+  return err;
+}
+
+int srv_store_savepoint(srv_store_t *st) { return srv_store_exec(st, "SAVEPOINT nq_sp"); }
+
+int srv_store_release(srv_store_t *st, int rc) {
+  if (rc == 0) {
+    if (srv_store_exec(st, "RELEASE nq_sp") == 0) return 0;
+    rc = NQ_EIO; /* fall through: undo what the section did */
+  }
+  /* Keep the error that made us roll back; the rollback's own message would hide it. */
+  char keep[sizeof st->err];
+  memcpy(keep, st->err, sizeof keep);
+  char *msg = NULL;
+  if (sqlite3_exec(st->db, "ROLLBACK TO nq_sp; RELEASE nq_sp", NULL, NULL, &msg) != SQLITE_OK) {
+    /* SQLite may already have rolled the whole transaction back (I/O error, disk full). */
+    sqlite3_free(msg);
+    rc = NQ_EIO;
+  }
+  memcpy(st->err, keep, sizeof keep);
+  return rc;
+}
+
+int srv_store_in_tx(const srv_store_t *st) { return st && !sqlite3_get_autocommit(st->db); }
+
+int srv_store_begin(srv_store_t *st) {
+  if (srv_store_in_tx(st)) return srv_store_failf(st, NQ_ESTATE, "transaction already open");
+  return srv_store_exec(st, "BEGIN IMMEDIATE");
+}
+
+int srv_store_commit(srv_store_t *st) {
+  if (!srv_store_in_tx(st)) return srv_store_failf(st, NQ_ESTATE, "no transaction open");
+  if (srv_store_exec(st, "COMMIT") == 0) return 0;
+  /* A failed COMMIT may leave the transaction open; end it so the store stays usable. */
+  if (srv_store_in_tx(st)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+  return NQ_EIO;
+}
+
+int srv_store_rollback(srv_store_t *st) {
+  if (!srv_store_in_tx(st)) return srv_store_failf(st, NQ_ESTATE, "no transaction open");
+  return srv_store_exec(st, "ROLLBACK");
+}
+
+/* ---- schema migrations -------------------------------------------------------------------- */
+
+typedef struct mig_s {
+  int version;
+  char name[256];
+} mig_t;
+
+static int mig_cmp(const void *a, const void *b) {
+  const mig_t *x = a, *y = b;
+  return (x->version > y->version) - (x->version < y->version);
+}
+
+/* A migration file is NNN_anything.sql: exactly three digits, an underscore, ".sql". */
+static int mig_version(const char *name) {
+  size_t len = strlen(name);
+  if (len < 9 || len >= sizeof((mig_t *)0)->name) return -1;
+  if (!isdigit((unsigned char)name[0]) || !isdigit((unsigned char)name[1]) ||
+      !isdigit((unsigned char)name[2]) || name[3] != '_' || strcmp(name + len - 4, ".sql") != 0)
+    return -1;
+  return (name[0] - '0') * 100 + (name[1] - '0') * 10 + (name[2] - '0');
+}
+
+/* List the migration files of dir sorted by version; duplicates are an error. */
+static int mig_scan(srv_store_t *st, const char *dir, mig_t **out, int *count) {
+  DIR *d = opendir(dir);
+  if (!d) return srv_store_failf(st, NQ_EIO, "schema dir %s: cannot open", dir);
+  mig_t *v = NULL;
+  int n = 0, rc = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int ver = mig_version(e->d_name);
+    if (ver <= 0) continue;
+    if (n == SCHEMA_FILES_MAX) { rc = srv_store_failf(st, NQ_ERANGE, "too many schema files"); goto out; }
+    mig_t *p = realloc(v, (size_t)(n + 1) * sizeof *v);
+    if (!p) { rc = srv_store_failf(st, NQ_ENOMEM, "schema scan: out of memory"); goto out; }
+    v = p;
+    v[n].version = ver;
+    snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
+    n++;
+  }
+  qsort(v, (size_t)n, sizeof *v, mig_cmp);
+  for (int i = 1; i < n; i++)
+    if (v[i].version == v[i - 1].version) {
+      rc = srv_store_failf(st, NQ_EIO, "schema dir %s: two files for version %d", dir, v[i].version);
+      goto out;
+    }
+  if (n == 0) rc = srv_store_failf(st, NQ_EIO, "schema dir %s: no NNN_*.sql files", dir);
+out:
+  closedir(d);
+  if (rc) { free(v); v = NULL; n = 0; }
+  *out = v;
+  *count = n;
+  return rc;
+}
+
+static int read_file(srv_store_t *st, const char *path, char **out) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return srv_store_failf(st, NQ_EIO, "%s: cannot open", path);
+  int rc = 0;
+  char *buf = malloc(SCHEMA_FILE_MAX + 1);
+  if (!buf) { rc = srv_store_failf(st, NQ_ENOMEM, "%s: out of memory", path); goto out; }
+  size_t len = fread(buf, 1, SCHEMA_FILE_MAX + 1, f);
+  if (ferror(f) || len > SCHEMA_FILE_MAX) {
+    rc = srv_store_failf(st, NQ_EIO, "%s: read error or over %d bytes", path, SCHEMA_FILE_MAX);
+    goto out;
+  }
+  buf[len] = '\0';
+  *out = buf;
+  buf = NULL;
+out:
+  free(buf);
+  fclose(f);
+  return rc;
+}
+
+/* Apply one migration in its own transaction, recording it in schema_version. */
+static int mig_apply(srv_store_t *st, const char *dir, const mig_t *m) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, m->name);
+  char *sql = NULL, rec[512];
+  int rc = read_file(st, path, &sql);
+  if (rc) return rc;
+  snprintf(rec, sizeof rec,
+           "INSERT INTO schema_version(version, name, applied) VALUES (%d, '%s', %lld)",
+           m->version, m->name, (long long)nq_now_wall());
+  if (strchr(m->name, '\'')) { rc = srv_store_failf(st, NQ_EINVAL, "bad file name %s", m->name); goto out; }
+  if ((rc = srv_store_exec(st, "BEGIN IMMEDIATE")) != 0) goto out;
+  if ((rc = srv_store_exec(st, sql)) != 0 || (rc = srv_store_exec(st, rec)) != 0 ||
+      (rc = srv_store_exec(st, "COMMIT")) != 0) {
+    char keep[sizeof st->err];
+    memcpy(keep, st->err, sizeof keep);
+    if (srv_store_in_tx(st)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    srv_store_failf(st, NQ_EIO, "migration %s: %s", m->name, keep);
+    rc = NQ_EIO;
+  }
+out:
+  free(sql);
+  return rc;
+}
+
+static const char *schema_dir_default(void) {
+  const char *env = getenv("NQ_SCHEMA_DIR");
+  return env && *env ? env : NQ_SOURCE_DIR "/schema";
+}
+
+static int migrate(srv_store_t *st, const char *dir) {
+  mig_t *migs = NULL;
+  int n = 0, cur = 0;
+  int rc = srv_store_exec(st, "CREATE TABLE IF NOT EXISTS schema_version ("
+                              "version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                              "applied INTEGER NOT NULL)");
+  if (rc) goto out;
+  if ((rc = srv_store_schema_version(st, &cur)) != 0) goto out;
+  if ((rc = mig_scan(st, dir, &migs, &n)) != 0) goto out;
+  if (cur > migs[n - 1].version) {
+    rc = srv_store_failf(st, NQ_ESTATE, "database schema version %d is newer than %s (%d)", cur,
+                         dir, migs[n - 1].version);
+    goto out;
+  }
+  for (int i = 0; i < n && rc == 0; i++)
+    if (migs[i].version > cur) rc = mig_apply(st, dir, &migs[i]);
+out:
+  free(migs);
+  return rc;
+}
+
+int srv_store_schema_version(srv_store_t *st, int *version) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT coalesce(max(version), 0) FROM schema_version", &s);
+  if (rc) return rc;
+  if (sqlite3_step(s) != SQLITE_ROW) rc = srv_store_fail(st, "schema version");
+  else *version = sqlite3_column_int(s, 0);
+  sqlite3_reset(s);
+  return rc;
+}
+
+/* ---- open / close ------------------------------------------------------------------------- */
+
+int srv_store_open(srv_store_t **out, const char *path, const char *schema_dir, char *errbuf,
+                   size_t errlen) {
+  *out = NULL;
+  srv_store_t *st = calloc(1, sizeof *st);
+  if (!st) {
+    if (errbuf && errlen) snprintf(errbuf, errlen, "out of memory");
+    return NQ_ENOMEM;
+  }
+  int rc;
+  if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+      SQLITE_OK) {
+    rc = srv_store_failf(st, NQ_EIO, "open %s: %s", path,
+                         st->db ? sqlite3_errmsg(st->db) : "out of memory");
+    goto out;
+  }
+  sqlite3_extended_result_codes(st->db, 0);
+  sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
+  /* WAL lets readers (nq-admin) run beside the server; FULL makes every commit durable before
+   * we acknowledge it; foreign keys keep units/assignments/clients consistent. */
+  rc = srv_store_exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
+                          "PRAGMA foreign_keys=ON;");
+  if (rc) goto out;
+  rc = migrate(st, schema_dir ? schema_dir : schema_dir_default());
+out:
+  if (rc) {
+    if (errbuf && errlen) snprintf(errbuf, errlen, "%s", st->err);
+    srv_store_close(st);
+    return rc;
+  }
+  *out = st;
+  return 0;
+}
+
+void srv_store_close(srv_store_t *st) {
+  if (!st) return;
+  if (st->db && srv_store_in_tx(st)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+  for (size_t i = 0; i < st->nstmts; i++) sqlite3_finalize(st->stmts[i].stmt);
+  free(st->stmts);
+  if (st->db) sqlite3_close(st->db);
+  free(st);
+}
+
+/* ---- meta --------------------------------------------------------------------------------- */
+
+int srv_meta_get(srv_store_t *st, const char *key, char *buf, size_t len) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT value FROM meta WHERE key = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) {
+    const char *v = (const char *)sqlite3_column_text(s, 0);
+    if (buf && len) snprintf(buf, len, "%s", v ? v : "");
+  } else if (sr == SQLITE_DONE) {
+    rc = srv_store_failf(st, NQ_ENOTFOUND, "meta %s: not set", key);
+  } else {
+    rc = srv_store_fail(st, "meta get");
+  }
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_meta_set(srv_store_t *st, const char *key, const char *value) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)", &s);
+  if (rc) return rc;
+  sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
+  return step_done(st, s, "meta set");
+}
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+static int64_t col_i64(sqlite3_stmt *s, int i) { return sqlite3_column_int64(s, i); }
+
+static void col_str(sqlite3_stmt *s, int i, char *buf, size_t len) {
+  const char *v = (const char *)sqlite3_column_text(s, i);
+  snprintf(buf, len, "%s", v ? v : "");
+}
+
+/* A 128-bit decimal column (NULL reads as 0). */
+static nq_u128 col_u128(sqlite3_stmt *s, int i) {
+  nq_u128 v = 0;
+  const char *t = (const char *)sqlite3_column_text(s, i);
+  if (t && nq_u128_parse(t, &v) != 0) v = 0;
+  return v;
+}
+
+/* Unit counts are stored as INTEGER and are never negative (the scheduler refuses them). */
+static uint64_t col_u64(sqlite3_stmt *s, int i) {
+  int64_t v = sqlite3_column_int64(s, i);
+  return v < 0 ? 0 : (uint64_t)v;
+}
+
+/* ---- jobs --------------------------------------------------------------------------------- */
+
+#define JOB_COLS "id, n, depth, quorum, max_results, state, created, finished, units, " \
+                 "c2, c4, c8, nodes"
+
+static void job_row(sqlite3_stmt *s, srv_job_t *j) {
+  char state[16];
+  memset(j, 0, sizeof *j);
+  j->id = col_i64(s, 0);
+  j->n = sqlite3_column_int(s, 1);
+  j->depth = sqlite3_column_int(s, 2);
+  j->quorum = sqlite3_column_int(s, 3);
+  j->max_results = sqlite3_column_int(s, 4);
+  col_str(s, 5, state, sizeof state);
+  j->state = strcmp(state, "done") == 0 ? SRV_JOB_DONE : SRV_JOB_RUNNING;
+  j->created = col_i64(s, 6);
+  j->finished = col_i64(s, 7);
+  j->units = col_i64(s, 8);
+  j->totals.c2 = col_u128(s, 9);
+  j->totals.c4 = col_u128(s, 10);
+  j->totals.c8 = col_u128(s, 11);
+  j->totals.nodes = col_u128(s, 12);
+}
+
+/* Run a job query with one integer parameter and read one row. */
+static int job_query1(srv_store_t *st, const char *sql, int64_t arg, srv_job_t *job) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, sql, &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, arg);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) job_row(s, job);
+  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no such job");
+  else rc = srv_store_fail(st, "job lookup");
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_job_get(srv_store_t *st, int64_t job_id, srv_job_t *job) {
+  return job_query1(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?1", job_id, job);
+}
+
+int srv_job_find_n(srv_store_t *st, int n, srv_job_t *job) {
+  return job_query1(st, "SELECT " JOB_COLS " FROM jobs WHERE n = ?1", n, job);
+}
+
+int srv_job_list(srv_store_t *st, srv_job_cb cb, void *arg) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT " JOB_COLS " FROM jobs ORDER BY id", &s);
+  if (rc) return rc;
+  int sr = SQLITE_DONE;
+  while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
+    srv_job_t j;
+    job_row(s, &j);
+    rc = cb(&j, arg);
+  }
+  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "job list");
+  sqlite3_reset(s);
+  return rc;
+}
+
+typedef struct unit_ins_s {
+  srv_store_t *st;
+  sqlite3_stmt *ins;
+  int64_t job_id, idx;
+  int need;
+} unit_ins_t;
+
+static int unit_insert_cb(const nq_unit_t *u, void *arg) {
+  unit_ins_t *c = arg;
+  char text[NQ_UNIT_TEXT_MAX];
+  int len = nq_unit_format(u, text, sizeof text);
+  if (len < 0) return srv_store_failf(c->st, len, "unit format failed");
+  sqlite3_reset(c->ins);
+  sqlite3_bind_int64(c->ins, 1, c->job_id);
+  sqlite3_bind_int64(c->ins, 2, c->idx++);
+  sqlite3_bind_text(c->ins, 3, text, len, SQLITE_TRANSIENT);
+  sqlite3_bind_text(c->ins, 4, u->part == NQ_PART_CORNER ? "c" : "s", 1, SQLITE_STATIC);
+  sqlite3_bind_int(c->ins, 5, u->bound1);
+  sqlite3_bind_int(c->ins, 6, c->need);
+  return step_done(c->st, c->ins, "unit insert");
+}
+
+/* Insert the job row and all its units; runs inside the caller's savepoint. */
+static int job_create(srv_store_t *st, int n, int depth, int quorum, int max_results,
+                      int64_t now, int64_t *job_id) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "INSERT INTO jobs(n, depth, quorum, max_results, created) "
+                              "VALUES (?1, ?2, ?3, ?4, ?5)", &s);
+  if (rc) return rc;
+  sqlite3_bind_int(s, 1, n);
+  sqlite3_bind_int(s, 2, depth);
+  sqlite3_bind_int(s, 3, quorum);
+  sqlite3_bind_int(s, 4, max_results);
+  sqlite3_bind_int64(s, 5, now);
+  if ((rc = step_done(st, s, "job insert")) != 0) return rc;
+  unit_ins_t c = {st, NULL, sqlite3_last_insert_rowid(st->db), 0, quorum};
+  rc = srv_store_stmt(st, "INSERT INTO units(job_id, idx, text, part, bound1, need) "
+                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &c.ins);
+  if (rc) return rc;
+  /* The callback's own failures have set the message already; the generator's have not. */
+  st->err[0] = '\0';
+  rc = nq_units_generate(n, depth, unit_insert_cb, &c);
+  if (rc && !st->err[0]) srv_store_failf(st, rc, "unit generation: %s", nq_strerror(rc));
+  if (rc) return rc;
+  if ((rc = srv_store_stmt(st, "UPDATE jobs SET units = ?2 WHERE id = ?1", &s)) != 0) return rc;
+  sqlite3_bind_int64(s, 1, c.job_id);
+  sqlite3_bind_int64(s, 2, c.idx);
+  if ((rc = step_done(st, s, "job units")) != 0) return rc;
+  *job_id = c.job_id;
+  return 0;
+}
+
+int srv_job_ensure(srv_store_t *st, int n, int depth, int quorum, int max_results, int64_t now,
+                   srv_job_t *job) {
+  if (n < NQ_UNIT_MIN_N || n > NQ_MAX_N || depth < 2 || quorum < 1 || max_results < quorum)
+    return srv_store_failf(st, NQ_ERANGE, "job: N %d, depth %d, quorum %d, max_results %d out of "
+                           "range", n, depth, quorum, max_results);
+  int eff = nq_unit_effective_depth(n, depth);
+  int rc = srv_job_find_n(st, n, job);
+  if (rc == 0) {
+    if (job->depth != eff)
+      return srv_store_failf(st, NQ_EEXIST, "job for N=%d exists with depth %d, not %d (use the "
+                             "same depth to resume it)", n, job->depth, eff);
+    return 0;
+  }
+  if (rc != NQ_ENOTFOUND) return rc;
+  int64_t id = 0;
+  if ((rc = srv_store_savepoint(st)) != 0) return rc;
+  rc = srv_store_release(st, job_create(st, n, eff, quorum, max_results, now, &id));
+  if (rc) return rc;
+  return srv_job_get(st, id, job);
+}
+
+/* ---- units -------------------------------------------------------------------------------- */
+
+static const char *const unit_state_names[SRV_UNIT_NSTATES] = {"pending", "leased", "awaiting",
+                                                                "verified", "disputed"};
+
+const char *srv_unit_state_name(srv_unit_state_t s) {
+  return (unsigned)s < SRV_UNIT_NSTATES ? unit_state_names[s] : "?";
+}
+
+int srv_unit_state_parse(const char *name) {
+  for (int i = 0; name && i < SRV_UNIT_NSTATES; i++)
+    if (strcmp(name, unit_state_names[i]) == 0) return i;
+  return NQ_EINVAL;
+}
+
+#define UNIT_COLS "id, job_id, idx, text, state, live, results, c2, c4, c8, nodes, verified_at, " \
+                  "extra_results"
+
+static void unit_row(sqlite3_stmt *s, srv_unit_info_t *u) {
+  char state[16];
+  memset(u, 0, sizeof *u);
+  u->id = col_i64(s, 0);
+  u->job_id = col_i64(s, 1);
+  u->idx = col_i64(s, 2);
+  col_str(s, 3, u->text, sizeof u->text);
+  col_str(s, 4, state, sizeof state);
+  int st = srv_unit_state_parse(state);
+  u->state = st < 0 ? SRV_UNIT_PENDING : (srv_unit_state_t)st;
+  u->live = sqlite3_column_int(s, 5);
+  u->results = sqlite3_column_int(s, 6);
+  u->counts.c2 = col_u64(s, 7);
+  u->counts.c4 = col_u64(s, 8);
+  u->counts.c8 = col_u64(s, 9);
+  u->counts.nodes = col_u64(s, 10);
+  u->verified_at = col_i64(s, 11);
+  u->extra_results = sqlite3_column_int(s, 12);
+}
+
+int srv_unit_get(srv_store_t *st, int64_t unit_id, srv_unit_info_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, unit_id);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) unit_row(s, out);
+  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no unit %lld", (long long)unit_id);
+  else rc = srv_store_fail(st, "unit get");
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_unit_find_text(srv_store_t *st, int64_t job_id, const char *text, srv_unit_info_t *out) {
+  if (!text) return srv_store_failf(st, NQ_EINVAL, "no unit text");
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 AND text = ?2",
+                          &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, job_id);
+  sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) unit_row(s, out);
+  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no unit %s", text);
+  else rc = srv_store_fail(st, "unit find");
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_unit_list(srv_store_t *st, int64_t job_id, int state, int limit, srv_unit_cb cb,
+                  void *arg) {
+  sqlite3_stmt *s;
+  /* Two statements: with a state, the (job_id, state) index finds the few disputed units of a
+   * big job without walking all of it ("+idx" keeps the planner from preferring the idx order). */
+  int rc = state >= 0 ? srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 "
+                                           "AND state = ?2 ORDER BY +idx LIMIT ?3", &s)
+                      : srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 "
+                                           "ORDER BY idx LIMIT ?3", &s);
+  if (rc) return rc;
+  if (state >= SRV_UNIT_NSTATES) return srv_store_failf(st, NQ_EINVAL, "bad unit state");
+  sqlite3_bind_int64(s, 1, job_id);
+  if (state >= 0)
+    sqlite3_bind_text(s, 2, srv_unit_state_name((srv_unit_state_t)state), -1, SQLITE_STATIC);
+  sqlite3_bind_int(s, 3, limit > 0 ? limit : -1);
+  int sr = SQLITE_DONE;
+  while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
+    srv_unit_info_t u;
+    unit_row(s, &u);
+    rc = cb(&u, arg);
+  }
+  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "unit list");
+  sqlite3_reset(s);
+  return rc;
+}
+
+/* Recount live leases and results from the assignments (no counter drift), then derive the open
+ * unit's state and need. Verified and disputed units keep their state and need 0. */
+int srv_store_unit_refresh(srv_store_t *st, int64_t unit_id) {
+  static const char *count_sql =
+      "UPDATE units SET "
+      "live = (SELECT count(*) FROM assignments a WHERE a.unit_id = units.id AND a.state = 'leased'), "
+      "results = (SELECT count(*) FROM assignments a WHERE a.unit_id = units.id "
+      "           AND a.reported_at IS NOT NULL) "
+      "WHERE id = ?1";
+  static const char *derive_sql =
+      "UPDATE units SET "
+      "state = CASE WHEN state IN ('verified', 'disputed') THEN state "
+      "             WHEN results > 0 THEN 'awaiting' WHEN live > 0 THEN 'leased' "
+      "             ELSE 'pending' END, "
+      "need = CASE WHEN state IN ('verified', 'disputed') THEN 0 ELSE "
+      "  max(0, min((SELECT quorum FROM jobs j WHERE j.id = units.job_id) - best, "
+      "             (SELECT max_results FROM jobs j WHERE j.id = units.job_id) + extra_results "
+      "             - results) "
+      "         - live) END "
+      "WHERE id = ?1";
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, count_sql, &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, unit_id);
+  if ((rc = step_done(st, s, "unit recount")) != 0) return rc;
+  if ((rc = srv_store_stmt(st, derive_sql, &s)) != 0) return rc;
+  sqlite3_bind_int64(s, 1, unit_id);
+  return step_done(st, s, "unit state");
+}
+
+/* Re-open a disputed unit: allow `extra` results beyond those it has, back to awaiting, and let
+ * the refresh derive its need (quorum - best, capped by the new allowance). */
+static int unit_retry_locked(srv_store_t *st, int64_t unit_id, int extra) {
+  srv_unit_info_t u;
+  int rc = srv_unit_get(st, unit_id, &u);
+  if (rc) return rc;
+  if (u.state != SRV_UNIT_DISPUTED)
+    return srv_store_failf(st, NQ_ESTATE, "unit %lld (%s) is %s, not disputed", (long long)u.id,
+                           u.text, srv_unit_state_name(u.state));
+  /* Recount first: the allowance is relative to every result the unit has, late ones included. */
+  if ((rc = srv_store_unit_refresh(st, unit_id)) != 0) return rc;
+  sqlite3_stmt *s;
+  rc = srv_store_stmt(st, "UPDATE units SET state = 'awaiting', extra_results = "
+                          "max(0, results - (SELECT max_results FROM jobs j WHERE j.id = "
+                          "units.job_id)) + ?2 WHERE id = ?1 AND state = 'disputed'", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, unit_id);
+  sqlite3_bind_int(s, 2, extra);
+  if ((rc = step_done(st, s, "unit retry")) != 0) return rc;
+  return srv_store_unit_refresh(st, unit_id);
+}
+
+int srv_unit_retry(srv_store_t *st, int64_t unit_id, int extra, int64_t now,
+                   srv_unit_info_t *out) {
+  (void)now;
+  if (extra < 1 || extra > SRV_RETRY_EXTRA_MAX)
+    return srv_store_failf(st, NQ_EINVAL, "extra %d outside 1..%d", extra, SRV_RETRY_EXTRA_MAX);
+  int rc = srv_store_savepoint(st);
+  if (rc) return rc;
+  rc = srv_store_release(st, unit_retry_locked(st, unit_id, extra));
+  srv_unit_info_t tmp;
+  if (rc == 0) rc = srv_unit_get(st, unit_id, out ? out : &tmp);
+  return rc;
+}
+
+/* ---- assignments -------------------------------------------------------------------------- */
+
+static const char *const asg_state_names[SRV_ASG_NSTATES] = {"leased", "expired", "reported",
+                                                              "valid", "invalid", "late"};
+
+const char *srv_asg_state_name(srv_asg_state_t s) {
+  return (unsigned)s < SRV_ASG_NSTATES ? asg_state_names[s] : "?";
+}
+
+#define ASG_COLS "id, unit_id, client_id, state, issued, deadline, reported_at, late, " \
+                 "c2, c4, c8, nodes, seconds, solver"
+
+static void asg_row(sqlite3_stmt *s, srv_asg_info_t *a) {
+  char state[16];
+  memset(a, 0, sizeof *a);
+  a->id = col_i64(s, 0);
+  a->unit_id = col_i64(s, 1);
+  a->client_id = col_i64(s, 2);
+  col_str(s, 3, state, sizeof state);
+  for (int i = 0; i < SRV_ASG_NSTATES; i++)
+    if (strcmp(state, asg_state_names[i]) == 0) a->state = (srv_asg_state_t)i;
+  a->issued = col_i64(s, 4);
+  a->deadline = col_i64(s, 5);
+  a->reported_at = col_i64(s, 6);
+  a->late = sqlite3_column_int(s, 7);
+  a->counts.c2 = col_u64(s, 8);
+  a->counts.c4 = col_u64(s, 9);
+  a->counts.c8 = col_u64(s, 10);
+  a->counts.nodes = col_u64(s, 11);
+  a->seconds = sqlite3_column_double(s, 12);
+  col_str(s, 13, a->solver, sizeof a->solver);
+}
+
+int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT " ASG_COLS " FROM assignments WHERE id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, asg_id);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) asg_row(s, out);
+  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no assignment %lld", (long long)asg_id);
+  else rc = srv_store_fail(st, "assignment get");
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_asg_list_unit(srv_store_t *st, int64_t unit_id, srv_asg_cb cb, void *arg) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT " ASG_COLS " FROM assignments WHERE unit_id = ?1 ORDER BY id", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, unit_id);
+  int sr = SQLITE_DONE;
+  while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
+    srv_asg_info_t a;
+    asg_row(s, &a);
+    rc = cb(&a, arg);
+  }
+  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "assignment list");
+  sqlite3_reset(s);
+  return rc;
+}
+
+/* ---- clients ------------------------------------------------------------------------------ */
+
+#define CLIENT_COLS "c.id, c.name, c.created, c.last_seen, c.valid, c.invalid, c.banned, " \
+  "(SELECT count(*) FROM assignments a WHERE a.client_id = c.id AND a.state = 'leased')"
+
+static void client_row(sqlite3_stmt *s, srv_client_t *c) {
+  memset(c, 0, sizeof *c);
+  c->id = col_i64(s, 0);
+  col_str(s, 1, c->name, sizeof c->name);
+  c->created = col_i64(s, 2);
+  c->last_seen = col_i64(s, 3);
+  c->valid = col_i64(s, 4);
+  c->invalid = col_i64(s, 5);
+  c->banned = sqlite3_column_int(s, 6);
+  c->outstanding = col_i64(s, 7);
+}
+
+static int name_ok(const char *name) {
+  size_t len = name ? strlen(name) : 0;
+  if (len < 1 || len > SRV_NAME_MAX) return 0;
+  for (size_t i = 0; i < len; i++)
+    if (!isalnum((unsigned char)name[i]) && !strchr("._-", name[i])) return 0;
+  return 1;
+}
+
+static int client_query(srv_store_t *st, const char *sql, const char *text, int64_t num,
+                        srv_client_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, sql, &s);
+  if (rc) return rc;
+  if (text) sqlite3_bind_text(s, 1, text, -1, SQLITE_STATIC);
+  else sqlite3_bind_int64(s, 1, num);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) client_row(s, out);
+  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no such client");
+  else rc = srv_store_fail(st, "client lookup");
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_client_find_token(srv_store_t *st, const char *token_hash, srv_client_t *out) {
+  if (!token_hash) return NQ_EINVAL;
+  return client_query(st, "SELECT " CLIENT_COLS " FROM clients c WHERE c.token_hash = ?1",
+                      token_hash, 0, out);
+}
+
+int srv_client_find_name(srv_store_t *st, const char *name, srv_client_t *out) {
+  if (!name) return NQ_EINVAL;
+  return client_query(st, "SELECT " CLIENT_COLS " FROM clients c WHERE c.name = ?1", name, 0, out);
+}
+
+int srv_client_get(srv_store_t *st, int64_t client_id, srv_client_t *out) {
+  return client_query(st, "SELECT " CLIENT_COLS " FROM clients c WHERE c.id = ?1", NULL,
+                      client_id, out);
+}
+
+int srv_client_create(srv_store_t *st, const char *name, const char *token_hash, int64_t now,
+                      srv_client_t *out) {
+  if (!name_ok(name)) return srv_store_failf(st, NQ_EINVAL, "bad client name");
+  if (!token_hash || !*token_hash || strlen(token_hash) > SRV_HASH_MAX)
+    return srv_store_failf(st, NQ_EINVAL, "bad token hash");
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "INSERT INTO clients(name, token_hash, created, last_seen) "
+                              "VALUES (?1, ?2, ?3, ?3)", &s);
+  if (rc) return rc;
+  sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 2, token_hash, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(s, 3, now);
+  if ((rc = step_done(st, s, "client insert")) != 0) return rc;
+  srv_client_t tmp;
+  return srv_client_get(st, sqlite3_last_insert_rowid(st->db), out ? out : &tmp);
+}
+
+int srv_client_enrol(srv_store_t *st, const char *name, const char *token_hash, int64_t now,
+                     srv_client_t *out) {
+  if (!name_ok(name)) return srv_store_failf(st, NQ_EINVAL, "bad client name");
+  srv_client_t other;
+  int rc = srv_client_find_token(st, token_hash, &other);
+  if (rc == 0) return srv_store_failf(st, NQ_EEXIST, "token hash already enrolled");
+  if (rc != NQ_ENOTFOUND) return rc;
+  char cand[SRV_NAME_MAX + 1];
+  snprintf(cand, sizeof cand, "%s", name);
+  for (int i = 2; i < 100000; i++) {
+    if ((rc = srv_client_find_name(st, cand, &other)) == NQ_ENOTFOUND)
+      return srv_client_create(st, cand, token_hash, now, out);
+    if (rc) return rc;
+    /* Keep the suffix whole: shorten the base if name + "-i" would pass the limit. */
+    char suffix[16];
+    int slen = snprintf(suffix, sizeof suffix, "-%d", i);
+    int base = (int)strlen(name);
+    if (base + slen > SRV_NAME_MAX) base = SRV_NAME_MAX - slen;
+    snprintf(cand, sizeof cand, "%.*s%s", base, name, suffix);
+  }
+  return srv_store_failf(st, NQ_EEXIST, "no free name for %s", name);
+}
+
+int srv_client_touch(srv_store_t *st, int64_t client_id, int64_t now) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "UPDATE clients SET last_seen = max(last_seen, ?2) WHERE id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, client_id);
+  sqlite3_bind_int64(s, 2, now);
+  if ((rc = step_done(st, s, "client touch")) != 0) return rc;
+  return sqlite3_changes(st->db) ? 0 : srv_store_failf(st, NQ_ENOTFOUND, "no such client");
+}
+
+int srv_store_release_client(srv_store_t *st, int64_t client_id, int64_t *n) {
+  int64_t *units = NULL;
+  size_t count = 0, cap = 0;
+  sqlite3_stmt *s = NULL;
+  int rc = srv_store_stmt(st, "SELECT unit_id FROM assignments WHERE client_id = ?1 "
+                              "AND state = 'leased'", &s);
+  if (rc) goto out;
+  sqlite3_bind_int64(s, 1, client_id);
+  int sr;
+  while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
+    if (count == cap) {
+      cap = cap ? cap * 2 : 16;
+      int64_t *p = realloc(units, cap * sizeof *p);
+      if (!p) { rc = srv_store_failf(st, NQ_ENOMEM, "release: out of memory"); goto out; }
+      units = p;
+    }
+    units[count++] = col_i64(s, 0);
+  }
+  if (sr != SQLITE_DONE) { rc = srv_store_fail(st, "release scan"); goto out; }
+  sqlite3_reset(s);
+  if ((rc = srv_store_stmt(st, "UPDATE assignments SET state = 'expired' "
+                               "WHERE client_id = ?1 AND state = 'leased'", &s)) != 0) goto out;
+  sqlite3_bind_int64(s, 1, client_id);
+  if ((rc = step_done(st, s, "release")) != 0) goto out;
+  for (size_t i = 0; i < count && rc == 0; i++) rc = srv_store_unit_refresh(st, units[i]);
+  if (n) *n = (int64_t)count;
+out:
+  if (s) sqlite3_reset(s);
+  free(units);
+  return rc;
+}
+
+int srv_client_ban(srv_store_t *st, int64_t client_id, int64_t now) {
+  sqlite3_stmt *s;
+  int rc = srv_store_savepoint(st);
+  if (rc) return rc;
+  if ((rc = srv_store_stmt(st, "UPDATE clients SET banned = 1 WHERE id = ?1", &s)) != 0) goto out;
+  sqlite3_bind_int64(s, 1, client_id);
+  if ((rc = step_done(st, s, "ban")) != 0) goto out;
+  if (sqlite3_changes(st->db) == 0) {
+    rc = srv_store_failf(st, NQ_ENOTFOUND, "no such client");
+    goto out;
+  }
+  rc = srv_store_release_client(st, client_id, NULL);
+out:
+  return srv_store_release(st, rc);
+}
+
+int srv_client_list(srv_store_t *st, srv_client_cb cb, void *arg) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT " CLIENT_COLS " FROM clients c ORDER BY c.name", &s);
+  if (rc) return rc;
+  int sr = SQLITE_DONE;
+  while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
+    srv_client_t c;
+    client_row(s, &c);
+    rc = cb(&c, arg);
+  }
+  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "client list");
+  sqlite3_reset(s);
+  return rc;
+}
+
+/* ---- status ------------------------------------------------------------------------------- */
+
+static int stats_units(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT state, count(*), sum(results) FROM units "
+                              "WHERE job_id = ?1 GROUP BY state", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, job_id);
+  int sr;
+  while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
+    int state = srv_unit_state_parse((const char *)sqlite3_column_text(s, 0));
+    if (state >= 0) out->units[state] = col_i64(s, 1);
+    out->results += col_i64(s, 2);
+  }
+  if (sr != SQLITE_DONE) rc = srv_store_fail(st, "unit stats");
+  sqlite3_reset(s);
+  if (rc) return rc;
+  /* Sum in C: 128-bit partial sums may exceed what SQLite's integer sum() can hold. */
+  if ((rc = srv_store_stmt(st, "SELECT c2, c4, c8, nodes FROM units "
+                               "WHERE job_id = ?1 AND state = 'verified'", &s)) != 0) return rc;
+  sqlite3_bind_int64(s, 1, job_id);
+  while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
+    nq_counts_t c = {col_u64(s, 0), col_u64(s, 1), col_u64(s, 2), 0, col_u64(s, 3)};
+    nq_totals_add(&out->verified, &c);
+  }
+  if (sr != SQLITE_DONE) rc = srv_store_fail(st, "verified sums");
+  sqlite3_reset(s);
+  return rc;
+}
+
+static int stats_clients(srv_store_t *st, int64_t since, srv_stats_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT count(*), coalesce(sum(banned), 0), "
+                              "coalesce(sum(banned = 0 AND last_seen >= ?1), 0) FROM clients", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, since);
+  if (sqlite3_step(s) == SQLITE_ROW) {
+    out->clients_known = col_i64(s, 0);
+    out->clients_banned = col_i64(s, 1);
+    out->clients_active = col_i64(s, 2);
+  } else {
+    rc = srv_store_fail(st, "client stats");
+  }
+  sqlite3_reset(s);
+  return rc;
+}
+
+/* CROSS JOIN pins the join order: recent results first (by the reported_at index), so the cost
+ * follows the window, not the size of the job. */
+static int stats_rate(srv_store_t *st, int64_t job_id, int64_t since, srv_stats_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT a.nodes FROM assignments a CROSS JOIN units u ON u.id = a.unit_id "
+                              "WHERE a.reported_at IS NOT NULL AND a.reported_at >= ?2 "
+                              "AND u.job_id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, job_id);
+  sqlite3_bind_int64(s, 2, since);
+  int sr;
+  while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
+    out->recent_results++;
+    out->recent_nodes += col_u64(s, 0);
+  }
+  if (sr != SQLITE_DONE) rc = srv_store_fail(st, "rate");
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_window,
+                    int rate_window, srv_stats_t *out) {
+  memset(out, 0, sizeof *out);
+  out->rate_window = rate_window;
+  int rc = srv_job_get(st, job_id, &out->job);
+  if (rc == 0) rc = stats_units(st, job_id, out);
+  if (rc == 0) rc = stats_clients(st, now - active_window, out);
+  if (rc == 0) rc = stats_rate(st, job_id, now - rate_window, out);
+  return rc;
+}
