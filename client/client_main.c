@@ -1,0 +1,155 @@
+/* nq-client: the volunteer daemon.
+ *   nq-client --server HOST:PORT --ca CA.pem (--token T | --enrol KEY [--name NAME])
+ *             [--threads T] [--state DIR] [--once] [--max-units K] [--help]
+ * docs/client.md has the details.
+ */
+#include "cli.h"
+
+#include "nq/log.h"
+#include "nq/nq.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: nq-client --server HOST:PORT --ca CA.pem (--token T | --enrol KEY [--name NAME])\n"
+          "                 [--threads T] [--state DIR] [--once] [--max-units K]\n"
+          "Fetch N-Queens work units from nq-server, solve them, report the counts.\n"
+          "  --server HOST:PORT  the server; HOST is also the name its certificate must match\n"
+          "  --ca FILE           PEM file of the CA that signed the server certificate\n"
+          "  --token T           this client's token\n"
+          "  --enrol KEY         enrol once with the server's enrolment key; the new token is\n"
+          "                      stored in the state dir and used by later runs\n"
+          "  --name NAME         client name asked for at enrolment (default: host name)\n"
+          "  --threads T         solver threads (default: online CPUs)\n"
+          "  --state DIR         state directory: token, journal (default: $HOME/.nq-client)\n"
+          "  --once              solve one unit, report it and exit\n"
+          "  --max-units K       solve K units, report them and exit\n"
+          "  --help              this text\n"
+          "Exit status: 0 done/stopped, 2 bad arguments, 3 setup (CA file, state dir,\n"
+          "credentials), 4 server certificate refused, 5 authentication refused or banned,\n"
+          "6 protocol error or version mismatch, 1 other failure.\n");
+}
+
+static int parse_long(const char *s, long min, long max, long *out) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || v < min || v > max) return -1;
+  *out = v;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  nq_log_init("nq-client", NQ_LOG_INFO);
+  signal(SIGPIPE, SIG_IGN);
+  cli_config_t cfg;
+  cli_config_default(&cfg);
+  enum { O_SERVER = 1, O_CA, O_TOKEN, O_ENROL, O_NAME, O_THREADS, O_STATE, O_ONCE, O_MAX, O_HELP };
+  static const struct option opts[] = {
+      {"server", required_argument, NULL, O_SERVER}, {"ca", required_argument, NULL, O_CA},
+      {"token", required_argument, NULL, O_TOKEN},   {"enrol", required_argument, NULL, O_ENROL},
+      {"name", required_argument, NULL, O_NAME},     {"threads", required_argument, NULL, O_THREADS},
+      {"state", required_argument, NULL, O_STATE},   {"once", no_argument, NULL, O_ONCE},
+      {"max-units", required_argument, NULL, O_MAX}, {"help", no_argument, NULL, O_HELP},
+      {NULL, 0, NULL, 0}};
+  const char *server = NULL;
+  int once = 0;
+  long v;
+  opterr = 0;
+  for (;;) {
+    int o = getopt_long(argc, argv, "", opts, NULL);
+    if (o == -1) break;
+    switch (o) {
+    case O_SERVER: server = optarg; break;
+    case O_CA: cfg.ca = optarg; break;
+    case O_TOKEN: cfg.token = optarg; break;
+    case O_ENROL: cfg.enrol = optarg; break;
+    case O_NAME: cfg.name = optarg; break;
+    case O_STATE: cfg.state = optarg; break;
+    case O_ONCE: once = 1; break;
+    case O_THREADS:
+      if (parse_long(optarg, 1, 1024, &v)) {
+        fprintf(stderr, "nq-client: --threads wants 1..1024, not '%s'\n", optarg);
+        return CLI_EXIT_USAGE;
+      }
+      cfg.threads = (int)v;
+      break;
+    case O_MAX:
+      if (parse_long(optarg, 1, 1000000000L, &v)) {
+        fprintf(stderr, "nq-client: --max-units wants a positive number, not '%s'\n", optarg);
+        return CLI_EXIT_USAGE;
+      }
+      cfg.max_units = v;
+      break;
+    case O_HELP: usage(stdout); return CLI_EXIT_OK;
+    default:
+      fprintf(stderr, "nq-client: unknown or incomplete option '%s'\n", argv[optind - 1]);
+      usage(stderr);
+      return CLI_EXIT_USAGE;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "nq-client: unexpected argument '%s'\n", argv[optind]);
+    return CLI_EXIT_USAGE;
+  }
+  if (!server || cli_parse_server(server, &cfg) != 0) {
+    fprintf(stderr, "nq-client: --server wants HOST:PORT (got '%s')\n",
+            server ? server : "");
+    return CLI_EXIT_USAGE;
+  }
+  if (!cfg.ca || !*cfg.ca) {
+    fprintf(stderr, "nq-client: --ca CA.pem is required\n");
+    return CLI_EXIT_USAGE;
+  }
+  if (cfg.token && cfg.enrol) {
+    fprintf(stderr, "nq-client: give --token or --enrol, not both\n");
+    return CLI_EXIT_USAGE;
+  }
+  if (!cfg.state || !*cfg.state) {
+    fprintf(stderr, "nq-client: --state is empty\n");
+    return CLI_EXIT_USAGE;
+  }
+  if (cfg.token && !*cfg.token) {
+    fprintf(stderr, "nq-client: --token is empty\n");
+    return CLI_EXIT_USAGE;
+  }
+  if (cfg.enrol && !*cfg.enrol) {
+    fprintf(stderr, "nq-client: --enrol is empty\n");
+    return CLI_EXIT_USAGE;
+  }
+  if (cfg.name && !cfg.enrol) {
+    fprintf(stderr, "nq-client: --name only goes with --enrol\n");
+    return CLI_EXIT_USAGE;
+  }
+  if (cfg.name) {
+    size_t l = strlen(cfg.name);
+    int ok = l >= 1 && l <= 64;
+    for (const char *p = cfg.name; ok && *p; p++)
+      ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+           *p == '.' || *p == '_' || *p == '-';
+    if (!ok) {
+      fprintf(stderr, "nq-client: --name wants 1..64 of [A-Za-z0-9._-]\n");
+      return CLI_EXIT_USAGE;
+    }
+  }
+  if (once) {
+    if (cfg.max_units > 1) {
+      fprintf(stderr, "nq-client: --once and --max-units K disagree\n");
+      return CLI_EXIT_USAGE;
+    }
+    cfg.max_units = 1;
+  }
+  const char *fault = getenv("NQ_CLIENT_FAULT");
+  if (fault && *fault) {
+    if (strcmp(fault, "lie") != 0) {
+      fprintf(stderr, "nq-client: NQ_CLIENT_FAULT knows only 'lie'\n");
+      return CLI_EXIT_USAGE;
+    }
+    cfg.fault_lie = 1;
+  }
+  return cli_run(&cfg);
+}

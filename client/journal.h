@@ -1,0 +1,81 @@
+/* nq-client: the on-disk state of a client (docs/client.md).
+ *
+ *   STATE/token               the client token, mode 0600, one line
+ *   STATE/journal/<id>.json   a finished result for assignment <id>, written BEFORE it is sent and
+ *                             removed once the server answered it (ack or a non-fatal refusal)
+ *   STATE/assigned/<id>.json  an assignment received but not finished yet
+ *
+ * Every file is written as a temporary file (".<name>.tmp"), fsync'd, renamed into place and the
+ * directory fsync'd, so a crash leaves either the old state or the new one, never half a file.
+ * Leftover temporary files are ignored by the listings (and removed by cli_journal_open). A file
+ * that does not parse is reported (log WARN), renamed to "<name>.bad" and skipped.
+ *
+ * All functions run on the caller's thread and do blocking file I/O on small files.
+ */
+#ifndef CLI_JOURNAL_H
+#define CLI_JOURNAL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nq/solver.h"
+#include "nq/unit.h"
+
+#define CLI_SOLVER_MAX 64
+#define CLI_TOKEN_MAX 256
+
+typedef struct cli_journal_s {
+  char *dir;          /* the state directory */
+  char *results_dir;  /* dir/journal */
+  char *assigned_dir; /* dir/assigned */
+} cli_journal_t;
+
+/* One finished result: exactly the fields of the protocol's `result` message. */
+typedef struct cli_result_s {
+  int64_t id;
+  char unit[NQ_UNIT_TEXT_MAX];
+  nq_counts_t counts; /* c2, c4, c8, nodes (count1 unused: units exist only for N >= 4) */
+  double seconds;
+  char solver[CLI_SOLVER_MAX];
+} cli_result_t;
+
+/* One assignment as received in `work`. */
+typedef struct cli_assign_s {
+  int64_t id;
+  char unit[NQ_UNIT_TEXT_MAX];
+  int64_t deadline;
+} cli_assign_t;
+
+/* Create (mode 0700) the state directory and its subdirectories when missing, remove stale
+ * temporary files, and fill *j. Returns 0, NQ_EIO (with a log line naming the path) or NQ_ENOMEM.
+ * Release with cli_journal_close. */
+int cli_journal_open(const char *state_dir, cli_journal_t *j);
+void cli_journal_close(cli_journal_t *j);
+
+/* Results. put: atomically write (replacing any earlier file for the id). remove: NQ_ENOTFOUND
+ * when there is no such entry. has: 1 if an entry exists. list: every valid entry in increasing id
+ * order into a new malloc'd array (*out, caller frees; NULL when *n is 0); corrupt files are
+ * counted in *corrupt (may be NULL), reported and set aside. Returns 0, NQ_EIO, NQ_ENOMEM. */
+int cli_journal_put(cli_journal_t *j, const cli_result_t *r);
+int cli_journal_remove(cli_journal_t *j, int64_t id);
+int cli_journal_has(cli_journal_t *j, int64_t id);
+int cli_journal_list(cli_journal_t *j, cli_result_t **out, size_t *n, size_t *corrupt);
+
+/* Assignments received but not finished; same contracts as the result functions. */
+int cli_assigned_put(cli_journal_t *j, const cli_assign_t *a);
+int cli_assigned_remove(cli_journal_t *j, int64_t id);
+int cli_assigned_list(cli_journal_t *j, cli_assign_t **out, size_t *n, size_t *corrupt);
+
+/* The stored token: read into buf (trailing newline stripped). Returns 0, NQ_ENOTFOUND when there
+ * is no token file, NQ_EINVAL if it is empty or too long, NQ_EIO. */
+int cli_token_load(cli_journal_t *j, char *buf, size_t len);
+/* Store the token atomically with mode 0600. Returns 0 or NQ_EIO. */
+int cli_token_store(cli_journal_t *j, const char *token);
+
+/* A result as a protocol `result` message (new reference, NULL on allocation failure), and back:
+ * 0 or NQ_EPROTO/NQ_ERANGE when a field is missing or out of range. */
+json_t *cli_result_to_json(const cli_result_t *r);
+int cli_result_from_json(const json_t *o, cli_result_t *r);
+
+#endif

@@ -1,0 +1,307 @@
+/* tests/test_journal.c: the client's on-disk journal (client/journal.c). */
+#include "journal.h"
+#include "testutil.h"
+#include "worker.h"
+
+#include "nq/log.h"
+#include "nq/nq.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void write_file(const char *dir, const char *sub, const char *name, const char *text) {
+  char p[1024];
+  snprintf(p, sizeof p, "%s/%s/%s", dir, sub, name);
+  FILE *f = fopen(p, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static int file_exists(const char *dir, const char *sub, const char *name) {
+  char p[1024];
+  snprintf(p, sizeof p, "%s/%s/%s", dir, sub, name);
+  return access(p, F_OK) == 0;
+}
+
+static cli_result_t mk_result(int64_t id, uint64_t c8) {
+  cli_result_t r;
+  memset(&r, 0, sizeof r);
+  r.id = id;
+  snprintf(r.unit, sizeof r.unit, "12:c:%d:0,%d,5", 3, 3);
+  r.counts.c8 = c8;
+  r.counts.nodes = 1000 + c8;
+  r.seconds = 1.5;
+  snprintf(r.solver, sizeof r.solver, "%s", NQ_SOLVER_VERSION);
+  return r;
+}
+
+START_TEST(round_trip) {
+  char *dir = tu_tmpdir("journal");
+  char state[600];
+  snprintf(state, sizeof state, "%s/state/nested", dir);
+  cli_journal_t j;
+  ck_assert_int_eq(cli_journal_open(state, &j), 0);
+  cli_result_t a = mk_result(42, 7), b = mk_result(7, 9), c = mk_result(1000000000000LL, 0);
+  c.counts.c2 = 3;
+  c.counts.c4 = 4;
+  c.counts.nodes = (uint64_t)INT64_MAX;
+  ck_assert_int_eq(cli_journal_put(&j, &a), 0);
+  ck_assert_int_eq(cli_journal_put(&j, &b), 0);
+  ck_assert_int_eq(cli_journal_put(&j, &c), 0);
+  ck_assert(cli_journal_has(&j, 42));
+  ck_assert(!cli_journal_has(&j, 43));
+
+  cli_result_t *v = NULL;
+  size_t n = 0, bad = 99;
+  ck_assert_int_eq(cli_journal_list(&j, &v, &n, &bad), 0);
+  ck_assert_uint_eq(n, 3);
+  ck_assert_uint_eq(bad, 0);
+  ck_assert_int_eq(v[0].id, 7); /* sorted by id */
+  ck_assert_int_eq(v[1].id, 42);
+  ck_assert_int_eq(v[2].id, 1000000000000LL);
+  ck_assert_str_eq(v[1].unit, a.unit);
+  ck_assert_uint_eq(v[1].counts.c8, 7);
+  ck_assert_uint_eq(v[1].counts.nodes, 1007);
+  ck_assert_str_eq(v[1].solver, NQ_SOLVER_VERSION);
+  ck_assert(v[1].seconds > 1.49 && v[1].seconds < 1.51);
+  ck_assert_uint_eq(v[2].counts.c2, 3);
+  ck_assert_uint_eq(v[2].counts.c4, 4);
+  ck_assert_uint_eq(v[2].counts.nodes, (uint64_t)INT64_MAX);
+  free(v);
+
+  /* Replacing an entry keeps one file per id. */
+  a.counts.c8 = 8;
+  ck_assert_int_eq(cli_journal_put(&j, &a), 0);
+  ck_assert_int_eq(cli_journal_remove(&j, 7), 0);
+  ck_assert_int_eq(cli_journal_remove(&j, 7), NQ_ENOTFOUND);
+  ck_assert_int_eq(cli_journal_list(&j, &v, &n, NULL), 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_int_eq(v[0].id, 42);
+  ck_assert_uint_eq(v[0].counts.c8, 8);
+  free(v);
+  ck_assert_int_eq(cli_journal_remove(&j, 42), 0);
+  ck_assert_int_eq(cli_journal_remove(&j, 1000000000000LL), 0);
+  ck_assert_int_eq(cli_journal_list(&j, &v, &n, NULL), 0);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_ptr_null(v);
+
+  /* The files are private. */
+  ck_assert_int_eq(cli_journal_put(&j, &b), 0);
+  char p[1024];
+  struct stat st;
+  snprintf(p, sizeof p, "%s/journal/7.json", state);
+  ck_assert_int_eq(stat(p, &st), 0);
+  ck_assert_int_eq(st.st_mode & 0777, 0600);
+  cli_journal_close(&j);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(assignments_round_trip) {
+  char *dir = tu_tmpdir("journal");
+  cli_journal_t j;
+  ck_assert_int_eq(cli_journal_open(dir, &j), 0);
+  cli_assign_t a = {5, "10:s:1:1,3,0", 1763900000}, b = {3, "10:c:2:0,2,4", 0};
+  ck_assert_int_eq(cli_assigned_put(&j, &a), 0);
+  ck_assert_int_eq(cli_assigned_put(&j, &b), 0);
+  cli_assign_t *v = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(cli_assigned_list(&j, &v, &n, NULL), 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_int_eq(v[0].id, 3);
+  ck_assert_str_eq(v[0].unit, "10:c:2:0,2,4");
+  ck_assert_int_eq(v[1].id, 5);
+  ck_assert_int_eq(v[1].deadline, 1763900000);
+  free(v);
+  ck_assert_int_eq(cli_assigned_remove(&j, 5), 0);
+  ck_assert_int_eq(cli_assigned_list(&j, &v, &n, NULL), 0);
+  ck_assert_uint_eq(n, 1);
+  free(v);
+  cli_journal_close(&j);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(torn_tmp_ignored) {
+  char *dir = tu_tmpdir("journal");
+  cli_journal_t j;
+  ck_assert_int_eq(cli_journal_open(dir, &j), 0);
+  cli_result_t a = mk_result(11, 2);
+  ck_assert_int_eq(cli_journal_put(&j, &a), 0);
+  /* A crash between open and rename leaves a half-written temporary file. */
+  write_file(dir, "journal", ".12.json.tmp", "{\"type\":\"result\",\"id\":12,\"un");
+  cli_result_t *v = NULL;
+  size_t n = 0, bad = 99;
+  ck_assert_int_eq(cli_journal_list(&j, &v, &n, &bad), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(bad, 0);
+  ck_assert_int_eq(v[0].id, 11);
+  free(v);
+  ck_assert(!cli_journal_has(&j, 12));
+  cli_journal_close(&j);
+  /* Reopening (a restart) sweeps it away and keeps the real entry. */
+  ck_assert_int_eq(cli_journal_open(dir, &j), 0);
+  ck_assert(!file_exists(dir, "journal", ".12.json.tmp"));
+  ck_assert_int_eq(cli_journal_list(&j, &v, &n, NULL), 0);
+  ck_assert_uint_eq(n, 1);
+  free(v);
+  cli_journal_close(&j);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(corrupt_skipped) {
+  char *dir = tu_tmpdir("journal");
+  cli_journal_t j;
+  ck_assert_int_eq(cli_journal_open(dir, &j), 0);
+  cli_result_t a = mk_result(20, 1), b = mk_result(22, 3);
+  ck_assert_int_eq(cli_journal_put(&j, &a), 0);
+  ck_assert_int_eq(cli_journal_put(&j, &b), 0);
+  write_file(dir, "journal", "21.json", "{\"type\":\"result\",\"id\":21,\"unit\":\"12:c:3");
+  write_file(dir, "journal", "23.json", "\xff\xfe garbage");
+  write_file(dir, "journal", "24.json", ""); /* empty: fsync never happened */
+  /* Valid JSON that names another id, and one with a negative count. */
+  write_file(dir, "journal", "25.json",
+             "{\"type\":\"result\",\"id\":26,\"unit\":\"12:c:3:0,3,5\",\"c2\":0,\"c4\":0,\"c8\":1,"
+             "\"nodes\":5,\"seconds\":1.0,\"solver\":\"nq-solver-1\"}");
+  write_file(dir, "journal", "27.json",
+             "{\"type\":\"result\",\"id\":27,\"unit\":\"12:c:3:0,3,5\",\"c2\":0,\"c4\":0,\"c8\":-1,"
+             "\"nodes\":5,\"seconds\":1.0,\"solver\":\"nq-solver-1\"}");
+  write_file(dir, "journal", "notes.txt", "not an entry");
+  cli_result_t *v = NULL;
+  size_t n = 0, bad = 0;
+  ck_assert_int_eq(cli_journal_list(&j, &v, &n, &bad), 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_uint_eq(bad, 5);
+  ck_assert_int_eq(v[0].id, 20);
+  ck_assert_int_eq(v[1].id, 22);
+  free(v);
+  /* Set aside, not deleted, and not reported twice. */
+  ck_assert(file_exists(dir, "journal", "21.json.bad"));
+  ck_assert(!file_exists(dir, "journal", "21.json"));
+  ck_assert_int_eq(cli_journal_list(&j, &v, &n, &bad), 0);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_uint_eq(bad, 0);
+  free(v);
+  /* The same for assignments. */
+  write_file(dir, "assigned", "9.json", "[1,2,3]");
+  cli_assign_t *av = NULL;
+  ck_assert_int_eq(cli_assigned_list(&j, &av, &n, &bad), 0);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_uint_eq(bad, 1);
+  free(av);
+  cli_journal_close(&j);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(token_store) {
+  char *dir = tu_tmpdir("journal");
+  cli_journal_t j;
+  ck_assert_int_eq(cli_journal_open(dir, &j), 0);
+  char tok[CLI_TOKEN_MAX];
+  ck_assert_int_eq(cli_token_load(&j, tok, sizeof tok), NQ_ENOTFOUND);
+  ck_assert_int_eq(cli_token_store(&j, "abc123"), 0);
+  ck_assert_int_eq(cli_token_load(&j, tok, sizeof tok), 0);
+  ck_assert_str_eq(tok, "abc123");
+  char p[1024];
+  struct stat st;
+  snprintf(p, sizeof p, "%s/token", dir);
+  ck_assert_int_eq(stat(p, &st), 0);
+  ck_assert_int_eq(st.st_mode & 0777, 0600);
+  write_file(dir, ".", "token", "\n");
+  ck_assert_int_eq(cli_token_load(&j, tok, sizeof tok), NQ_EINVAL);
+  cli_journal_close(&j);
+  /* A state dir that cannot be made is an error, not a crash. */
+  ck_assert_int_eq(cli_journal_open("/proc/nq-no-such/x", &j), NQ_EIO);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
+/* The pool as the worker runs it (progress and cancel set, so it splits even at one thread)
+ * must equal the fast solver exactly, nodes included. */
+static void count_progress(uint64_t nodes, void *arg) {
+  *(uint64_t *)arg = nodes;
+}
+
+typedef struct cmp_s {
+  int threads, units;
+} cmp_t;
+
+static int cmp_unit(const nq_unit_t *u, void *arg) {
+  cmp_t *c = arg;
+  volatile int never = 0;
+  uint64_t seen = 0;
+  nq_solve_opts_t o = {c->threads, count_progress, &seen, &never};
+  nq_counts_t a, b;
+  ck_assert_int_eq(nq_fast_solve_unit(u, &a), 0);
+  ck_assert_int_eq(nq_solve_unit(u, &o, &b), 0);
+  ck_assert_uint_eq(a.c2, b.c2);
+  ck_assert_uint_eq(a.c4, b.c4);
+  ck_assert_uint_eq(a.c8, b.c8);
+  ck_assert_uint_eq(a.nodes, b.nodes);
+  c->units++;
+  return 0;
+}
+
+START_TEST(worker_solve_exact) {
+  for (int threads = 1; threads <= 2; threads++) {
+    for (int n = 8; n <= 13; n++) {
+      for (int d = 2; d <= 3; d++) {
+        cmp_t c = {threads, 0};
+        ck_assert_int_eq(nq_units_generate(n, d, cmp_unit, &c), 0);
+        ck_assert_int_gt(c.units, 0);
+      }
+    }
+  }
+}
+END_TEST
+
+START_TEST(worker_solve_cancel) {
+  nq_unit_t u;
+  ck_assert_int_eq(nq_unit_parse("16:c:2:0,2", &u, NULL, 0), 0);
+  volatile int cancel = 1;
+  uint64_t seen = 0;
+  nq_solve_opts_t o = {1, count_progress, &seen, &cancel};
+  nq_counts_t c;
+  ck_assert_int_eq(nq_solve_unit(&u, &o, &c), NQ_ESTATE);
+  cancel = 0;
+  ck_assert_int_eq(nq_solve_unit(&u, &o, &c), 0);
+  nq_counts_t ref;
+  ck_assert_int_eq(nq_fast_solve_unit(&u, &ref), 0);
+  ck_assert_uint_eq(c.nodes, ref.nodes);
+  ck_assert_uint_le(seen, ref.nodes);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("journal");
+  TCase *tc = tcase_create("journal");
+  tcase_add_test(tc, round_trip);
+  tcase_add_test(tc, assignments_round_trip);
+  tcase_add_test(tc, torn_tmp_ignored);
+  tcase_add_test(tc, corrupt_skipped);
+  tcase_add_test(tc, token_store);
+  suite_add_tcase(s, tc);
+  TCase *tw = tcase_create("worker");
+  tcase_add_test(tw, worker_solve_exact);
+  tcase_add_test(tw, worker_solve_cancel);
+  tcase_set_timeout(tw, 120);
+  suite_add_tcase(s, tw);
+  return s;
+}
+
+int main(void) {
+  nq_log_init("test_journal", NQ_LOG_ERROR);
+  return tu_run_suite(suite());
+}
