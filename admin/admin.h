@@ -1,0 +1,109 @@
+/* nq-admin: the operator's command-line tool -- shared pieces of the command files.
+ *
+ * Every command talks to a backend: either the database directly (local mode, --data DIR, the
+ * default ./nq-data) or a running server over TLS with the admin token (remote mode, --server).
+ * Both answer the same `admin` requests with the same JSON (server/status.h builds it), so a
+ * command's code does not care which one it has.
+ */
+#ifndef ADM_ADMIN_H
+#define ADM_ADMIN_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "store.h"
+
+/* Exit statuses of nq-admin. */
+enum { ADM_EXIT_OK = 0, ADM_EXIT_FAIL = 1, ADM_EXIT_USAGE = 2, ADM_EXIT_MISMATCH = 3 };
+
+#define ADM_DEFAULT_DATA "./nq-data"
+#define ADM_MAX_ARGS 8
+
+/* Options every command understands (parsed by adm_parse). */
+typedef struct adm_opts_s {
+  const char *server;     /* HOST:PORT: remote mode */
+  const char *ca;         /* CA certificate for remote mode */
+  const char *token;      /* admin token (remote) */
+  const char *token_file; /* file holding the admin token */
+  const char *hostname;   /* name to verify in the server certificate (default: HOST) */
+  const char *data;       /* data directory (local mode) */
+  int n;                  /* local mode: the job for this N (0: the newest running job) */
+  int json;               /* --json */
+  double watch;           /* --watch S (0: once) */
+  const char *state;      /* --state (units) */
+  int limit;              /* --limit (units) */
+  int extra;              /* --extra K (unit retry; 0: the job's quorum) */
+  int help;               /* --help */
+  int argc;               /* positional arguments (they point into the process's argv) */
+  char *argv[ADM_MAX_ARGS];
+} adm_opts_t;
+
+/* A command: the table entry in admin_main.c. */
+typedef struct adm_cmd_s {
+  const char *name;
+  const char *usage;  /* one line: arguments and options */
+  const char *help;   /* a few lines shown by --help */
+  int (*handler)(const struct adm_cmd_s *cmd, adm_opts_t *o);
+} adm_cmd_t;
+
+/* Parse argv (after the command name) into o. Unknown options and bad values print the
+ * command's usage to stderr; returns 0 or ADM_EXIT_USAGE. */
+int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o);
+/* Print "usage: nq-admin NAME USAGE" plus the help text and the common options. */
+void adm_usage(const adm_cmd_t *cmd, FILE *f);
+
+/* The backend of one command run. */
+typedef struct adm_backend_s {
+  int remote;
+  /* local */
+  srv_store_t *store;
+  srv_job_t job;
+  int have_job;
+  /* remote */
+  char host[256];
+  int port;
+  char hostname[256];
+  char ca[1024];
+  char token[256];
+  char desc[1200]; /* "database ./nq-data/nq.db" or "server 10.0.0.1:7543", for messages */
+} adm_backend_t;
+
+/* Open the backend the options ask for. need_job: local mode must find a job (status, units).
+ * On failure prints a one-line reason to stderr and returns ADM_EXIT_FAIL / ADM_EXIT_USAGE. */
+int adm_open(adm_backend_t *b, const adm_opts_t *o, int need_job);
+void adm_close(adm_backend_t *b);
+
+/* Run one admin request {"type":"admin","cmd":cmd, ...args} (args may be NULL; it is borrowed)
+ * and return its `data` object (new reference) in *data. On a refusal or failure prints
+ * "nq-admin: ..." to stderr and returns non-zero (ADM_EXIT_FAIL). */
+int adm_request(adm_backend_t *b, const char *cmd, json_t *args, json_t **data);
+
+/* Remote mode: one TLS session (hello as admin, one request, bye). On success returns 0 and the
+ * reply frame (admin_reply or error) in *reply. On failure returns a negative NQ_E* code and a
+ * one-line reason in err: NQ_EIO (cannot connect), NQ_ETLS (handshake / certificate), NQ_EAUTH
+ * (the server refused the token), NQ_EPROTO (unexpected answer). */
+int adm_remote_call(const adm_backend_t *b, const json_t *req, json_t **reply, char *err,
+                    size_t errlen);
+
+/* Print a JSON value to stdout: indented (compact when compact is set), then a newline. */
+void adm_print_json(const json_t *v, int compact);
+
+/* Small readers of reply objects: missing keys read as 0 / "". */
+int64_t adm_int(const json_t *o, const char *path);
+double adm_real(const json_t *o, const char *path);
+const char *adm_str(const json_t *o, const char *path);
+/* Format Unix time as "2026-11-23 08:17:03 UTC" ("never" for 0). Returns buf. */
+char *adm_time(int64_t t, char *buf, size_t len);
+/* Format seconds as "1h02m03s" etc. Returns buf. */
+char *adm_duration(int64_t s, char *buf, size_t len);
+
+/* Command handlers (cmd_*.c). */
+int adm_cmd_status(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_client(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o);
+
+#endif

@@ -1,0 +1,80 @@
+/* nq-admin: the operator's command-line tool. Dispatch through the command table; the commands
+ * live in cmd_*.c, the backends (database or server) in backend.c and remote.c. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "admin.h"
+#include "nq/log.h"
+#include "nq/nq.h"
+
+static const adm_cmd_t commands[] = {
+    {"status", "[--json] [--watch S] [--n N]",
+     "Progress of the job: units by state, percent done, verified partial counts, rates, ETA,\n"
+     "clients, disputed units; the final answer and its check against the published values.\n"
+     "--watch S redraws every S seconds until the job is done. Exit status 3 when the job is\n"
+     "done and its answer differs from the published value.",
+     adm_cmd_status},
+    {"clients", "[--json]", "List clients: activity, results judged valid/invalid, bans.",
+     adm_cmd_clients},
+    {"client", "add NAME | ban NAME [--json]",
+     "add: create a client and print its token (shown only once; the store keeps its SHA-256).\n"
+     "ban: ban a client; its leases go back to the others at once.",
+     adm_cmd_client},
+    {"jobs", "[--json]", "List jobs, with final totals once done.", adm_cmd_jobs},
+    {"units", "--state pending|leased|awaiting|verified|disputed|all [--limit K] [--json] [--n N]",
+     "List units of the job in one state (disputed units show every result they got).",
+     adm_cmd_units},
+    {"unit", "retry UNIT [--extra K] [--json] [--n N]",
+     "retry: re-open a disputed unit (UNIT: its id or its text, as `units --state disputed`\n"
+     "shows them) for K more results, from clients that never had it (default K: the job's\n"
+     "quorum). It is verified once `quorum` results agree, or disputed again after K more\n"
+     "results without a quorum. Results already in keep their votes (those that came while it\n"
+     "was disputed count toward the cap but do not vote); trust counters and bans are unchanged.",
+     adm_cmd_unit},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: nq-admin COMMAND [options]   (nq %s)\ncommands:\n", NQ_VERSION_STRING);
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].usage);
+  fprintf(f,
+          "backend (every command):\n"
+          "  --data DIR            local mode: open DIR/nq.db (default %s)\n"
+          "  --server HOST:PORT    remote mode: ask a running nq-server over TLS, with\n"
+          "  --ca CA.pem --token T (or --token-file F, or $NQ_ADMIN_TOKEN)\n"
+          "run 'nq-admin COMMAND --help' for a command's options.\n",
+          ADM_DEFAULT_DATA);
+}
+
+int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN);
+  nq_log_init("nq-admin", NQ_LOG_WARN);
+  if (argc < 2) {
+    usage(stderr);
+    return ADM_EXIT_USAGE;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return ADM_EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("nq-admin %s\n", NQ_VERSION_STRING);
+    return ADM_EXIT_OK;
+  }
+  for (size_t i = 0; i < NCOMMANDS; i++) {
+    if (strcmp(argv[1], commands[i].name) != 0) continue;
+    adm_opts_t o;
+    int rc = adm_parse(&commands[i], argc - 2, argv + 2, &o);
+    if (rc != 0) return rc;
+    if (o.help) {
+      adm_usage(&commands[i], stdout);
+      return ADM_EXIT_OK;
+    }
+    return commands[i].handler(&commands[i], &o);
+  }
+  fprintf(stderr, "nq-admin: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return ADM_EXIT_USAGE;
+}

@@ -1,0 +1,352 @@
+/* nq-admin: option parsing, the two backends (database / server) and small output helpers. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "admin.h"
+#include "nq/nq.h"
+#include "status.h"
+
+/* ---- options -------------------------------------------------------------------------------- */
+
+enum { OPT_SERVER = 1000, OPT_CA, OPT_TOKEN, OPT_TOKEN_FILE, OPT_HOSTNAME, OPT_DATA, OPT_N,
+       OPT_JSON, OPT_WATCH, OPT_STATE, OPT_LIMIT, OPT_EXTRA, OPT_HELP };
+
+static const struct option long_opts[] = {
+    {"server", required_argument, NULL, OPT_SERVER},
+    {"ca", required_argument, NULL, OPT_CA},
+    {"token", required_argument, NULL, OPT_TOKEN},
+    {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+    {"hostname", required_argument, NULL, OPT_HOSTNAME},
+    {"data", required_argument, NULL, OPT_DATA},
+    {"n", required_argument, NULL, OPT_N},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"watch", required_argument, NULL, OPT_WATCH},
+    {"state", required_argument, NULL, OPT_STATE},
+    {"limit", required_argument, NULL, OPT_LIMIT},
+    {"extra", required_argument, NULL, OPT_EXTRA},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0}};
+
+void adm_usage(const adm_cmd_t *cmd, FILE *f) {
+  fprintf(f, "usage: nq-admin %s %s\n%s\n", cmd->name, cmd->usage, cmd->help);
+  fprintf(f,
+          "backend:\n"
+          "  --data DIR             local mode: open DIR/nq.db (default %s)\n"
+          "  --server HOST:PORT     remote mode, with --ca CA.pem and --token T | --token-file F\n"
+          "                         (or $NQ_ADMIN_TOKEN); --hostname NAME to verify another name\n"
+          "  --json                 machine-readable output (stable keys, docs/operations.md)\n",
+          ADM_DEFAULT_DATA);
+}
+
+static int bad(const adm_cmd_t *cmd, const char *what, const char *arg) {
+  fprintf(stderr, "nq-admin %s: %s%s%s\n", cmd->name, what, arg ? ": " : "", arg ? arg : "");
+  adm_usage(cmd, stderr);
+  return ADM_EXIT_USAGE;
+}
+
+static int parse_long(const char *s, long min, long max, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < min || v > max) return NQ_EINVAL;
+  *out = v;
+  return 0;
+}
+
+int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  /* getopt wants argv[0] to be the program; hand it the command name in that slot. */
+  char **av = calloc((size_t)argc + 2, sizeof *av);
+  if (!av) return ADM_EXIT_FAIL;
+  av[0] = (char *)cmd->name;
+  for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
+  int ac = argc + 1, c, rc = 0;
+  long v;
+  optind = 1;
+  opterr = 0;
+  while (rc == 0 && (c = getopt_long(ac, av, "h", long_opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_SERVER: o->server = optarg; break;
+    case OPT_CA: o->ca = optarg; break;
+    case OPT_TOKEN: o->token = optarg; break;
+    case OPT_TOKEN_FILE: o->token_file = optarg; break;
+    case OPT_HOSTNAME: o->hostname = optarg; break;
+    case OPT_DATA: o->data = optarg; break;
+    case OPT_JSON: o->json = 1; break;
+    case OPT_STATE: o->state = optarg; break;
+    case 'h':
+    case OPT_HELP: o->help = 1; break;
+    case OPT_N:
+      if (parse_long(optarg, 1, 64, &v)) rc = bad(cmd, "--n wants an integer 1..64", optarg);
+      else o->n = (int)v;
+      break;
+    case OPT_LIMIT:
+      if (parse_long(optarg, 1, INT_MAX, &v)) rc = bad(cmd, "--limit wants a positive integer", optarg);
+      else o->limit = (int)v;
+      break;
+    case OPT_EXTRA:
+      if (parse_long(optarg, 1, SRV_RETRY_EXTRA_MAX, &v))
+        rc = bad(cmd, "--extra wants an integer 1..1000", optarg);
+      else o->extra = (int)v;
+      break;
+    case OPT_WATCH: {
+      char *end;
+      o->watch = strtod(optarg, &end);
+      if (end == optarg || *end || !(o->watch >= 0.1 && o->watch <= 86400))
+        rc = bad(cmd, "--watch wants seconds (0.1..86400)", optarg);
+      break;
+    }
+    case ':': rc = bad(cmd, "option needs a value", av[optind - 1]); break;
+    default: rc = bad(cmd, "unknown option", av[optind - 1]); break;
+    }
+  }
+  /* getopt permuted av so the positional arguments come last. */
+  for (int i = optind; rc == 0 && i < ac; i++) {
+    if (o->argc == ADM_MAX_ARGS) rc = bad(cmd, "too many arguments", av[i]);
+    else o->argv[o->argc++] = av[i];
+  }
+  free(av);
+  return rc;
+}
+
+/* ---- backends ------------------------------------------------------------------------------- */
+
+/* The token for remote mode: --token, --token-file, $NQ_ADMIN_TOKEN, or DATA/admin.token. */
+static int load_token(adm_backend_t *b, const adm_opts_t *o) {
+  const char *env = getenv("NQ_ADMIN_TOKEN");
+  char path[1100];
+  const char *file = o->token_file;
+  if (o->token) {
+    snprintf(b->token, sizeof b->token, "%s", o->token);
+    return 0;
+  }
+  if (!file && env && *env) {
+    snprintf(b->token, sizeof b->token, "%s", env);
+    return 0;
+  }
+  if (!file && o->data) {
+    snprintf(path, sizeof path, "%s/admin.token", o->data);
+    file = path;
+  }
+  if (!file) {
+    fprintf(stderr, "nq-admin: remote mode needs the admin token: --token T, --token-file F or "
+                    "$NQ_ADMIN_TOKEN\n");
+    return ADM_EXIT_USAGE;
+  }
+  FILE *f = fopen(file, "r");
+  if (!f || !fgets(b->token, sizeof b->token, f)) {
+    fprintf(stderr, "nq-admin: cannot read the admin token from %s: %s\n", file,
+            f ? "empty file" : strerror(errno));
+    if (f) fclose(f);
+    return ADM_EXIT_FAIL;
+  }
+  fclose(f);
+  b->token[strcspn(b->token, "\r\n \t")] = '\0';
+  return 0;
+}
+
+static int open_remote(adm_backend_t *b, const adm_opts_t *o) {
+  const char *colon = strrchr(o->server, ':');
+  long port;
+  size_t hl = colon ? (size_t)(colon - o->server) : 0;
+  if (!colon || hl == 0 || hl >= sizeof b->host || parse_long(colon + 1, 1, 65535, &port)) {
+    fprintf(stderr, "nq-admin: --server wants HOST:PORT, not '%s'\n", o->server);
+    return ADM_EXIT_USAGE;
+  }
+  memcpy(b->host, o->server, hl);
+  b->host[hl] = '\0';
+  if (b->host[0] == '[' && hl > 2 && b->host[hl - 1] == ']') { /* [v6]:port */
+    memmove(b->host, b->host + 1, hl - 2);
+    b->host[hl - 2] = '\0';
+  }
+  b->port = (int)port;
+  snprintf(b->hostname, sizeof b->hostname, "%s", o->hostname ? o->hostname : b->host);
+  if (o->ca) {
+    snprintf(b->ca, sizeof b->ca, "%s", o->ca);
+  } else if (o->data) {
+    snprintf(b->ca, sizeof b->ca, "%s/ca.pem", o->data);
+  } else {
+    fprintf(stderr, "nq-admin: remote mode needs --ca CA.pem (the server's CA certificate)\n");
+    return ADM_EXIT_USAGE;
+  }
+  struct stat sb;
+  if (stat(b->ca, &sb) != 0) {
+    fprintf(stderr, "nq-admin: cannot read the CA certificate %s: %s\n", b->ca, strerror(errno));
+    return ADM_EXIT_FAIL;
+  }
+  snprintf(b->desc, sizeof b->desc, "server %s", o->server);
+  b->remote = 1;
+  return load_token(b, o);
+}
+
+/* Local mode picks the job for --n, else the newest running job, else the newest job. */
+static int pick_job_cb(const srv_job_t *job, void *arg) {
+  srv_job_t *best = arg;
+  if (best->id == 0 || job->state == SRV_JOB_RUNNING || best->state != SRV_JOB_RUNNING)
+    *best = *job;
+  return 0;
+}
+
+static int open_local(adm_backend_t *b, const adm_opts_t *o, int need_job) {
+  const char *dir = o->data ? o->data : ADM_DEFAULT_DATA;
+  char path[1100], err[256] = "";
+  struct stat sb;
+  snprintf(path, sizeof path, "%s/nq.db", dir);
+  snprintf(b->desc, sizeof b->desc, "database %s", path);
+  /* Never create a database here: opening a missing file would make an empty one. */
+  if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    fprintf(stderr,
+            "nq-admin: no database at %s (%s); point --data at the server's data directory, "
+            "or use --server HOST:PORT for a remote server\n",
+            path, stat(path, &sb) != 0 ? strerror(errno) : "not a regular file");
+    return ADM_EXIT_FAIL;
+  }
+  int rc = srv_store_open(&b->store, path, NULL, err, sizeof err);
+  if (rc != 0) {
+    fprintf(stderr, "nq-admin: cannot open %s: %s\n", path, err[0] ? err : nq_strerror(rc));
+    return ADM_EXIT_FAIL;
+  }
+  if (o->n > 0) {
+    rc = srv_job_find_n(b->store, o->n, &b->job);
+  } else {
+    memset(&b->job, 0, sizeof b->job);
+    rc = srv_job_list(b->store, pick_job_cb, &b->job);
+    if (rc == 0 && b->job.id == 0) rc = NQ_ENOTFOUND;
+  }
+  b->have_job = rc == 0;
+  if (need_job && rc != 0) {
+    if (rc == NQ_ENOTFOUND && o->n > 0)
+      fprintf(stderr, "nq-admin: %s has no job for N=%d\n", path, o->n);
+    else if (rc == NQ_ENOTFOUND)
+      fprintf(stderr, "nq-admin: %s has no job yet (the server creates it at start)\n", path);
+    else
+      fprintf(stderr, "nq-admin: %s: %s\n", path, srv_store_errmsg(b->store));
+    adm_close(b);
+    return ADM_EXIT_FAIL;
+  }
+  return 0;
+}
+
+int adm_open(adm_backend_t *b, const adm_opts_t *o, int need_job) {
+  memset(b, 0, sizeof *b);
+  if (o->server) return open_remote(b, o);
+  if (o->ca || o->token || o->token_file || o->hostname) {
+    fprintf(stderr, "nq-admin: --ca/--token/--token-file/--hostname need --server HOST:PORT\n");
+    return ADM_EXIT_USAGE;
+  }
+  return open_local(b, o, need_job);
+}
+
+void adm_close(adm_backend_t *b) {
+  srv_store_close(b->store);
+  b->store = NULL;
+  memset(b->token, 0, sizeof b->token);
+}
+
+/* ---- requests ------------------------------------------------------------------------------- */
+
+int adm_request(adm_backend_t *b, const char *cmd, json_t *args, json_t **data) {
+  json_t *req = json_pack("{s:s, s:s}", "type", "admin", "cmd", cmd), *reply = NULL;
+  char err[2100] = "";
+  int rc = 0;
+  *data = NULL;
+  if (!req || (args && json_object_update(req, args) != 0)) {
+    json_decref(req);
+    fprintf(stderr, "nq-admin: out of memory\n");
+    return ADM_EXIT_FAIL;
+  }
+  if (b->remote) {
+    rc = adm_remote_call(b, req, &reply, err, sizeof err);
+  } else {
+    reply = srv_admin_reply(b->store, &b->job, req, nq_now_wall());
+    if (!reply) rc = NQ_ENOMEM, snprintf(err, sizeof err, "out of memory");
+  }
+  json_decref(req);
+  if (rc != 0) {
+    fprintf(stderr, "nq-admin: %s\n", err);
+    return ADM_EXIT_FAIL;
+  }
+  const char *type = adm_str(reply, "type");
+  if (!strcmp(type, "admin_reply") && json_is_object(json_object_get(reply, "data"))) {
+    *data = json_incref(json_object_get(reply, "data"));
+  } else if (!strcmp(type, "error")) {
+    fprintf(stderr, "nq-admin: %s refused '%s': %s (%s)\n", b->desc, cmd,
+            adm_str(reply, "message"), adm_str(reply, "code"));
+    rc = ADM_EXIT_FAIL;
+  } else {
+    fprintf(stderr, "nq-admin: unexpected answer from %s (type '%s')\n", b->desc, type);
+    rc = ADM_EXIT_FAIL;
+  }
+  json_decref(reply);
+  return rc;
+}
+
+/* ---- output helpers ------------------------------------------------------------------------- */
+
+void adm_print_json(const json_t *v, int compact) {
+  char *s = json_dumps(v, JSON_PRESERVE_ORDER | (compact ? JSON_COMPACT : JSON_INDENT(2)));
+  if (s) {
+    fputs(s, stdout);
+    fputc('\n', stdout);
+    free(s);
+  }
+  fflush(stdout);
+}
+
+/* Walk "a.b.c" through nested objects. */
+static const json_t *lookup(const json_t *o, const char *path) {
+  char key[64];
+  while (o && *path) {
+    size_t l = strcspn(path, ".");
+    if (l >= sizeof key) return NULL;
+    memcpy(key, path, l);
+    key[l] = '\0';
+    o = json_object_get(o, key);
+    path += l + (path[l] == '.');
+  }
+  return o;
+}
+
+int64_t adm_int(const json_t *o, const char *path) {
+  const json_t *v = lookup(o, path);
+  return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+}
+
+double adm_real(const json_t *o, const char *path) {
+  const json_t *v = lookup(o, path);
+  return json_is_number(v) ? json_number_value(v) : 0.0;
+}
+
+const char *adm_str(const json_t *o, const char *path) {
+  const json_t *v = lookup(o, path);
+  return json_is_string(v) ? json_string_value(v) : "";
+}
+
+char *adm_time(int64_t t, char *buf, size_t len) {
+  struct tm tm;
+  time_t tt = (time_t)t;
+  if (t <= 0 || !gmtime_r(&tt, &tm)) snprintf(buf, len, "never");
+  else strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+char *adm_duration(int64_t s, char *buf, size_t len) {
+  if (s < 0) s = 0;
+  if (s >= 86400)
+    snprintf(buf, len, "%lldd%02lldh%02lldm", (long long)(s / 86400), (long long)(s % 86400 / 3600),
+             (long long)(s % 3600 / 60));
+  else if (s >= 3600)
+    snprintf(buf, len, "%lldh%02lldm%02llds", (long long)(s / 3600), (long long)(s % 3600 / 60),
+             (long long)(s % 60));
+  else if (s >= 60)
+    snprintf(buf, len, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
+  else
+    snprintf(buf, len, "%llds", (long long)s);
+  return buf;
+}

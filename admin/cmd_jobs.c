@@ -1,0 +1,146 @@
+/* nq-admin jobs / units --state S / unit retry UNIT. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admin.h"
+
+int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o) {
+  adm_backend_t b;
+  json_t *d = NULL;
+  int rc;
+  if (o->argc > 0) {
+    fprintf(stderr, "nq-admin jobs: unexpected argument '%s'\n", o->argv[0]);
+    adm_usage(cmd, stderr);
+    return ADM_EXIT_USAGE;
+  }
+  if ((rc = adm_open(&b, o, 0)) != 0) return rc;
+  rc = adm_request(&b, "jobs", NULL, &d);
+  adm_close(&b);
+  if (rc) return rc;
+  if (o->json) {
+    adm_print_json(d, 0);
+  } else {
+    const json_t *list = json_object_get(d, "jobs");
+    char t1[64], t2[64];
+    printf("%-4s %-4s %-5s %-6s %-8s %8s  %-23s  %-23s  %s\n", "ID", "N", "DEPTH", "QUORUM",
+           "STATE", "UNITS", "CREATED", "FINISHED", "TOTAL");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+      const json_t *j = json_array_get(list, i);
+      const char *total = adm_str(j, "final.total");
+      printf("%-4lld %-4lld %-5lld %-6lld %-8s %8lld  %-23s  %-23s  %s\n",
+             (long long)adm_int(j, "id"), (long long)adm_int(j, "n"),
+             (long long)adm_int(j, "depth"), (long long)adm_int(j, "quorum"),
+             adm_str(j, "state"), (long long)adm_int(j, "units"),
+             adm_time(adm_int(j, "created"), t1, sizeof t1),
+             adm_int(j, "finished") ? adm_time(adm_int(j, "finished"), t2, sizeof t2) : "-",
+             total[0] ? total : "-");
+    }
+  }
+  json_decref(d);
+  return 0;
+}
+
+static void print_unit(const json_t *u) {
+  printf("%-8lld %-6lld %-24s %-9s %4lld %7lld", (long long)adm_int(u, "id"),
+         (long long)adm_int(u, "idx"), adm_str(u, "unit"), adm_str(u, "state"),
+         (long long)adm_int(u, "live"), (long long)adm_int(u, "results"));
+  if (!strcmp(adm_str(u, "state"), "verified"))
+    printf("  c2 %lld c4 %lld c8 %lld nodes %lld", (long long)adm_int(u, "c2"),
+           (long long)adm_int(u, "c4"), (long long)adm_int(u, "c8"),
+           (long long)adm_int(u, "nodes"));
+  putchar('\n');
+  const json_t *reps = json_object_get(u, "replicas");
+  for (size_t i = 0; i < json_array_size(reps); i++) {
+    const json_t *r = json_array_get(reps, i);
+    printf("    result from %-20s c2 %lld c4 %lld c8 %lld nodes %lld (%s, %s)\n",
+           adm_str(r, "client"), (long long)adm_int(r, "c2"), (long long)adm_int(r, "c4"),
+           (long long)adm_int(r, "c8"), (long long)adm_int(r, "nodes"), adm_str(r, "solver"),
+           adm_str(r, "state"));
+  }
+}
+
+int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o) {
+  adm_backend_t b;
+  json_t *d = NULL;
+  int rc;
+  if (!o->state || o->argc > 0) {
+    fprintf(stderr, "nq-admin units: %s\n", o->argc > 0 ? "unexpected argument" : "--state is required");
+    adm_usage(cmd, stderr);
+    return ADM_EXIT_USAGE;
+  }
+  static const char *states[] = {"pending", "leased", "awaiting", "verified", "disputed", "all"};
+  int known = 0;
+  for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) known |= !strcmp(o->state, states[i]);
+  if (!known) {
+    fprintf(stderr, "nq-admin units: unknown state '%s'\n", o->state);
+    adm_usage(cmd, stderr);
+    return ADM_EXIT_USAGE;
+  }
+  if ((rc = adm_open(&b, o, 1)) != 0) return rc;
+  json_t *args = o->limit > 0 ? json_pack("{s:s, s:i}", "state", o->state, "limit", o->limit)
+                              : json_pack("{s:s}", "state", o->state);
+  rc = args ? adm_request(&b, "units", args, &d) : ADM_EXIT_FAIL;
+  json_decref(args);
+  adm_close(&b);
+  if (rc) return rc;
+  if (o->json) {
+    adm_print_json(d, 0);
+  } else {
+    const json_t *list = json_object_get(d, "units");
+    printf("%-8s %-6s %-24s %-9s %4s %7s\n", "ID", "IDX", "UNIT", "STATE", "LIVE", "RESULTS");
+    for (size_t i = 0; i < json_array_size(list); i++) print_unit(json_array_get(list, i));
+    printf("%zu unit(s) %s\n", json_array_size(list), o->state);
+    if (!strcmp(o->state, "disputed") && json_array_size(list) > 0)
+      printf("to resolve one: nq-admin unit retry ID [--extra K]   (more replicas; see "
+             "docs/operations.md)\n");
+  }
+  json_decref(d);
+  return 0;
+}
+
+/* unit retry UNIT: UNIT all digits is an id, anything else a unit text ("8:s:3:3,0,5"). */
+int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
+  adm_backend_t b;
+  json_t *d = NULL;
+  int rc;
+  if (o->argc != 2 || strcmp(o->argv[0], "retry") != 0) {
+    if (o->argc >= 1 && strcmp(o->argv[0], "retry") != 0)
+      fprintf(stderr, "nq-admin unit: unknown subcommand '%s' (retry)\n", o->argv[0]);
+    else
+      fprintf(stderr, "nq-admin unit: %s\n", o->argc > 2 ? "too many arguments" : "missing argument");
+    adm_usage(cmd, stderr);
+    return ADM_EXIT_USAGE;
+  }
+  const char *arg = o->argv[1];
+  size_t digits = strspn(arg, "0123456789");
+  json_t *unit = digits > 0 && digits < 19 && arg[digits] == '\0'
+                     ? json_integer((json_int_t)strtoll(arg, NULL, 10))
+                     : json_string(arg);
+  if (!unit) {
+    fprintf(stderr, "nq-admin unit: the unit must be an id or a unit text, not '%s'\n", arg);
+    return ADM_EXIT_USAGE;
+  }
+  if ((rc = adm_open(&b, o, 1)) != 0) {
+    json_decref(unit);
+    return rc;
+  }
+  json_t *args = o->extra > 0 ? json_pack("{s:o, s:i}", "unit", unit, "extra", o->extra)
+                              : json_pack("{s:o}", "unit", unit);
+  rc = args ? adm_request(&b, "unit_retry", args, &d) : ADM_EXIT_FAIL;
+  json_decref(args);
+  adm_close(&b);
+  if (rc) return rc;
+  if (o->json) {
+    adm_print_json(d, 0);
+  } else {
+    printf("unit %lld (%s) re-opened: now %s with %lld result(s); up to %lld more (cap %lld "
+           "results); verified once a quorum agrees\n",
+           (long long)adm_int(d, "id"), adm_str(d, "unit"), adm_str(d, "state"),
+           (long long)adm_int(d, "results"),
+           (long long)(adm_int(d, "max_results") - adm_int(d, "results")),
+           (long long)adm_int(d, "max_results"));
+  }
+  json_decref(d);
+  return 0;
+}

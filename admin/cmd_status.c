@@ -1,0 +1,126 @@
+/* nq-admin status: the job's progress as a table (default) or JSON (--json), once or --watch. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "admin.h"
+
+#define BAR_WIDTH 40
+
+static void bar(double percent, char *buf) {
+  int full = (int)(percent / 100.0 * BAR_WIDTH + 0.5);
+  if (full < 0) full = 0;
+  if (full > BAR_WIDTH) full = BAR_WIDTH;
+  buf[0] = '[';
+  for (int i = 0; i < BAR_WIDTH; i++) buf[1 + i] = i < full ? '#' : '.';
+  buf[BAR_WIDTH + 1] = ']';
+  buf[BAR_WIDTH + 2] = '\0';
+}
+
+/* 1234567 -> "1.23e+06" only when large; keeps small rates readable. */
+static void rate_str(double v, char *buf, size_t len) {
+  if (v >= 1e6) snprintf(buf, len, "%.3g", v);
+  else if (v >= 100) snprintf(buf, len, "%.0f", v);
+  else snprintf(buf, len, "%.2f", v);
+}
+
+static void counts_line(const char *label, const json_t *t) {
+  printf("%-10s TOTAL %s  UNIQUE %s  COUNT2 %s  COUNT4 %s  COUNT8 %s\n", label,
+         adm_str(t, "total"), adm_str(t, "unique"), adm_str(t, "c2"), adm_str(t, "c4"),
+         adm_str(t, "c8"));
+}
+
+/* The human table of one status object. */
+static void print_table(const json_t *st) {
+  char b1[64], b2[64], b3[96], b4[32], pbar[BAR_WIDTH + 3];
+  const json_t *job = json_object_get(st, "job");
+  int done = json_is_true(json_object_get(st, "done"));
+  printf("job %lld: N=%lld  depth %lld  quorum %lld  -- %s  (started %s)\n",
+         (long long)adm_int(job, "id"), (long long)adm_int(job, "n"),
+         (long long)adm_int(job, "depth"), (long long)adm_int(job, "quorum"),
+         done ? "DONE" : "running", adm_time(adm_int(job, "created"), b1, sizeof b1));
+  double pct = adm_real(st, "progress.percent");
+  bar(pct, pbar);
+  const char *method = adm_str(st, "progress.method");
+  printf("progress   %s %6.2f%%  (%s)\n", pbar, pct,
+         !strcmp(method, "nodes") ? "weighted by node counts"
+         : !strcmp(method, "done") ? "complete" : "share of verified units");
+  printf("units      total %lld  pending %lld  leased %lld  awaiting quorum %lld  verified %lld"
+         "  disputed %lld\n",
+         (long long)adm_int(st, "units.total"), (long long)adm_int(st, "units.pending"),
+         (long long)adm_int(st, "units.leased"), (long long)adm_int(st, "units.awaiting"),
+         (long long)adm_int(st, "units.verified"), (long long)adm_int(st, "units.disputed"));
+  if (done) {
+    counts_line("answer", json_object_get(st, "final"));
+    printf("%-10s %s\n", "nodes", adm_str(st, "final.nodes"));
+  } else {
+    counts_line("verified", json_object_get(st, "verified"));
+  }
+  const json_t *known = json_object_get(st, "known");
+  if (json_is_object(known) && done) counts_line("published", known);
+  printf("%-10s %s\n", "check", adm_str(st, "match_text"));
+  rate_str(adm_real(st, "rate.results_per_s"), b1, sizeof b1);
+  rate_str(adm_real(st, "rate.nodes_per_s"), b2, sizeof b2);
+  const json_t *eta = json_object_get(json_object_get(st, "rate"), "eta_s");
+  if (done)
+    snprintf(b3, sizeof b3, "finished in %s",
+             adm_duration(adm_int(st, "rate.elapsed_s"), b4, sizeof b4));
+  else if (json_is_integer(eta))
+    snprintf(b3, sizeof b3, "ETA %s", adm_duration(json_integer_value(eta), b4, sizeof b4));
+  else
+    snprintf(b3, sizeof b3, "ETA unknown (no results yet)");
+  printf("rate       %s results/s  %s nodes/s  (last %llds)  %s\n", b1, b2,
+         (long long)adm_int(st, "rate.window"), b3);
+  printf("clients    active %lld  known %lld  banned %lld\n",
+         (long long)adm_int(st, "clients.active"), (long long)adm_int(st, "clients.known"),
+         (long long)adm_int(st, "clients.banned"));
+  const json_t *disp = json_object_get(st, "disputed");
+  size_t nd = json_array_size(disp);
+  if (nd > 0) {
+    printf("disputed   %zu unit(s) need the operator (nq-admin units --state disputed):\n", nd);
+    for (size_t i = 0; i < nd && i < 20; i++) {
+      const json_t *u = json_array_get(disp, i);
+      printf("  unit %lld  %s  results %lld\n", (long long)adm_int(u, "id"), adm_str(u, "unit"),
+             (long long)adm_int(u, "results"));
+    }
+    if (nd > 20) printf("  ... and %zu more\n", nd - 20);
+  }
+  fflush(stdout);
+}
+
+static void sleep_s(double s) {
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+int adm_cmd_status(const adm_cmd_t *cmd, adm_opts_t *o) {
+  adm_backend_t b;
+  int rc;
+  if (o->argc > 0) {
+    fprintf(stderr, "nq-admin status: unexpected argument '%s'\n", o->argv[0]);
+    adm_usage(cmd, stderr);
+    return ADM_EXIT_USAGE;
+  }
+  if ((rc = adm_open(&b, o, 1)) != 0) return rc;
+  int tty = isatty(STDOUT_FILENO);
+  for (;;) {
+    json_t *st = NULL;
+    if ((rc = adm_request(&b, "status", NULL, &st)) != 0) break;
+    int done = json_is_true(json_object_get(st, "done"));
+    if (o->json) {
+      adm_print_json(st, o->watch > 0);
+    } else {
+      if (o->watch > 0 && tty) fputs("\033[H\033[2J", stdout); /* redraw in place */
+      else if (o->watch > 0) puts("--");
+      print_table(st);
+    }
+    if (done && json_is_false(json_object_get(st, "match"))) rc = ADM_EXIT_MISMATCH;
+    json_decref(st);
+    if (o->watch <= 0 || done) break;
+    sleep_s(o->watch);
+  }
+  adm_close(&b);
+  return rc;
+}

@@ -1,0 +1,558 @@
+/* Admin suite: the status/list JSON (server/status.c) against the database truth of a job driven
+ * through the real store and scheduler with units in every state; the admin request dispatcher
+ * (srv_admin_reply) and its refusals; a finished job checked against the published values; and
+ * the nq-admin binary (NQ_BIN_DIR): local mode output, client add, and its error paths. */
+#include "nq/certs.h"
+#include "nq/nq.h"
+#include "nq/solver.h"
+#include "nq/unit.h"
+#include "sched.h"
+#include "status.h"
+#include "store.h"
+#include "testutil.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SCHEMA NQ_SOURCE_DIR "/schema"
+
+typedef struct fx_s {
+  char *dir;
+  char path[600];
+  srv_store_t *st;
+  srv_job_t job;
+  srv_sched_t sched;
+  int64_t t0;
+} fx_t;
+
+static void fx_open(fx_t *f, const char *tag) {
+  char err[256] = "";
+  memset(f, 0, sizeof *f);
+  f->dir = tu_tmpdir(tag);
+  ck_assert_ptr_nonnull(f->dir);
+  snprintf(f->path, sizeof f->path, "%s/nq.db", f->dir);
+  ck_assert_msg(srv_store_open(&f->st, f->path, SCHEMA, err, sizeof err) == 0, "open: %s", err);
+  f->t0 = nq_now_wall() - 100; /* near the real clock, so nq-admin sees the same picture */
+}
+
+static void fx_job(fx_t *f, int n, int depth, int quorum, int max_results) {
+  int rc = srv_job_ensure(f->st, n, depth, quorum, max_results, f->t0, &f->job);
+  ck_assert_msg(rc == 0, "job: %s", srv_store_errmsg(f->st));
+  ck_assert_int_eq(srv_sched_init(&f->sched, f->st, f->job.id, NULL), 0);
+}
+
+static void fx_done(fx_t *f) {
+  srv_store_close(f->st);
+  tu_rmtree(f->dir);
+  free(f->dir);
+}
+
+static int64_t mk_client(fx_t *f, const char *name) {
+  char hash[80];
+  srv_client_t c;
+  snprintf(hash, sizeof hash, "hash-of-%s", name);
+  ck_assert_int_eq(srv_client_create(f->st, name, hash, f->t0, &c), 0);
+  return c.id;
+}
+
+/* Lease up to `want` units to a client in one transaction; returns how many came back. */
+static int get_work(fx_t *f, int64_t client, int want, int64_t now, srv_work_t *out) {
+  int n = 0;
+  srv_nowork_t why;
+  ck_assert_int_eq(srv_store_begin(f->st), 0);
+  int rc = srv_sched_get_work(&f->sched, client, want, now, out, &n, &why);
+  ck_assert_msg(rc == 0, "get_work: %s", srv_store_errmsg(f->st));
+  ck_assert_int_eq(srv_store_commit(f->st), 0);
+  return n;
+}
+
+static void solve(const char *text, nq_counts_t *c) {
+  nq_unit_t u;
+  char err[128];
+  ck_assert_int_eq(nq_unit_parse(text, &u, err, sizeof err), 0);
+  ck_assert_int_eq(nq_ref_solve_unit(&u, c), 0);
+}
+
+/* Report a result for assignment w; skew != 0 makes it wrong (c8 and nodes moved). */
+static void report(fx_t *f, int64_t client, const srv_work_t *w, int skew, int64_t now) {
+  nq_counts_t c;
+  srv_result_info_t info;
+  solve(w->unit, &c);
+  c.c8 += (uint64_t)skew;
+  c.nodes += (uint64_t)skew;
+  ck_assert_int_eq(srv_store_begin(f->st), 0);
+  int rc = srv_sched_result(&f->sched, client, w->id, w->unit, &c, 0.5, NQ_SOLVER_VERSION, now,
+                            &info);
+  ck_assert_msg(rc == 0, "result: %s (%s)", nq_strerror(rc), srv_store_errmsg(f->st));
+  ck_assert_int_eq(srv_store_commit(f->st), 0);
+}
+
+static const srv_work_t *find_unit(const srv_work_t *w, int n, int64_t unit_id) {
+  for (int i = 0; i < n; i++)
+    if (w[i].unit_id == unit_id) return &w[i];
+  return NULL;
+}
+
+/* Drive an N=8 job (quorum 2, dispute after 3 results) into every unit state:
+ * u0 verified (A, B agree), u1 awaiting (A reported, B still leased), u2 disputed (A, B, C all
+ * differ), u3 leased (A and C hold it), the rest pending. */
+static void build_all_states(fx_t *f) {
+  srv_work_t wa[8], wb[8], wc[8];
+  fx_job(f, 8, 3, 2, 3);
+  int64_t a = mk_client(f, "alpha"), b = mk_client(f, "bravo"), c = mk_client(f, "charlie");
+  int64_t now = f->t0 + 10;
+  ck_assert_int_eq(get_work(f, a, 4, now, wa), 4);
+  ck_assert_int_eq(get_work(f, b, 3, now, wb), 3);
+  /* B got the units A is working on (in progress first): the same three first units. */
+  const srv_work_t *b0 = find_unit(wb, 3, wa[0].unit_id), *b1 = find_unit(wb, 3, wa[1].unit_id),
+                   *b2 = find_unit(wb, 3, wa[2].unit_id);
+  ck_assert_ptr_nonnull(b0);
+  ck_assert_ptr_nonnull(b1);
+  ck_assert_ptr_nonnull(b2);
+  report(f, a, &wa[0], 0, now + 1);
+  report(f, b, b0, 0, now + 1); /* u0 verified */
+  report(f, a, &wa[1], 0, now + 2); /* u1 awaiting */
+  report(f, a, &wa[2], 0, now + 3);
+  report(f, b, b2, 1, now + 3); /* u2: two results that disagree */
+  /* C is offered what still needs replicas: u3 (A alone) and u2 (one more vote). */
+  int nc = get_work(f, c, 2, now + 4, wc);
+  const srv_work_t *c2 = find_unit(wc, nc, wa[2].unit_id);
+  ck_assert_ptr_nonnull(c2);
+  report(f, c, c2, 2, now + 5); /* u2 disputed */
+}
+
+typedef struct {
+  int64_t per_state[SRV_UNIT_NSTATES];
+  nq_totals_t verified;
+  int64_t all;
+} truth_t;
+
+static int truth_cb(const srv_unit_info_t *u, void *arg) {
+  truth_t *t = arg;
+  t->per_state[u->state]++;
+  t->all++;
+  if (u->state == SRV_UNIT_VERIFIED) nq_totals_add(&t->verified, &u->counts);
+  return 0;
+}
+
+static const char *jstr(const json_t *o, const char *k1, const char *k2) {
+  const json_t *v = json_object_get(o, k1);
+  if (k2) v = json_object_get(v, k2);
+  ck_assert_msg(json_is_string(v), "%s.%s is not a string", k1, k2 ? k2 : "");
+  return json_string_value(v);
+}
+
+static int64_t jint(const json_t *o, const char *k1, const char *k2) {
+  const json_t *v = json_object_get(o, k1);
+  if (k2) v = json_object_get(v, k2);
+  ck_assert_msg(json_is_integer(v), "%s.%s is not an integer", k1, k2 ? k2 : "");
+  return (int64_t)json_integer_value(v);
+}
+
+START_TEST(status_matches_database) {
+  fx_t f;
+  fx_open(&f, "admin");
+  build_all_states(&f);
+  truth_t t;
+  memset(&t, 0, sizeof t);
+  ck_assert_int_eq(srv_unit_list(f.st, f.job.id, -1, 0, truth_cb, &t), 0);
+  for (int s = 0; s < SRV_UNIT_NSTATES; s++)
+    ck_assert_msg(t.per_state[s] >= 1, "no unit is %s", srv_unit_state_name((srv_unit_state_t)s));
+
+  json_t *st = srv_status_json(f.st, &f.job, f.t0 + 20);
+  ck_assert_ptr_nonnull(st);
+  /* Round trip through text: the object is valid JSON with the stable keys. */
+  char *text = json_dumps(st, 0);
+  json_error_t jerr;
+  json_t *back = json_loads(text, 0, &jerr);
+  free(text);
+  ck_assert_ptr_nonnull(back);
+  static const char *keys[] = {"now", "done", "job", "units", "results", "progress", "rate",
+                               "verified", "final", "known", "match", "match_text", "clients",
+                               "disputed"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    ck_assert_msg(json_object_get(back, keys[i]) != NULL, "missing key %s", keys[i]);
+
+  ck_assert_int_eq(jint(back, "units", "total"), t.all);
+  ck_assert_int_eq(jint(back, "units", "total"), f.job.units);
+  for (int s = 0; s < SRV_UNIT_NSTATES; s++)
+    ck_assert_int_eq(jint(back, "units", srv_unit_state_name((srv_unit_state_t)s)),
+                     t.per_state[s]);
+  char buf[40];
+  ck_assert_str_eq(jstr(back, "verified", "c2"), nq_u128_str(t.verified.c2, buf));
+  ck_assert_str_eq(jstr(back, "verified", "c4"), nq_u128_str(t.verified.c4, buf));
+  ck_assert_str_eq(jstr(back, "verified", "c8"), nq_u128_str(t.verified.c8, buf));
+  ck_assert_str_eq(jstr(back, "verified", "nodes"), nq_u128_str(t.verified.nodes, buf));
+  ck_assert_str_eq(jstr(back, "verified", "total"), nq_u128_str(nq_totals_total(&t.verified), buf));
+  ck_assert_str_eq(jstr(back, "verified", "unique"),
+                   nq_u128_str(nq_totals_unique(&t.verified), buf));
+  /* Progress weighted by nodes: verified nodes / (verified + average x the rest). */
+  double v = (double)t.verified.nodes, nv = (double)t.per_state[SRV_UNIT_VERIFIED];
+  double expect = 100.0 * v / (v + v / nv * (double)(t.all - t.per_state[SRV_UNIT_VERIFIED]));
+  double pct = json_real_value(json_object_get(json_object_get(back, "progress"), "percent"));
+  ck_assert_double_eq_tol(pct, expect, 1e-6);
+  ck_assert_str_eq(jstr(back, "progress", "method"), "nodes");
+  ck_assert(json_is_false(json_object_get(back, "done")));
+  ck_assert(json_is_null(json_object_get(back, "match")));
+  ck_assert(json_is_null(json_object_get(back, "final")));
+  ck_assert_str_eq(jstr(back, "known", "total"), "92");
+  ck_assert_int_eq(jint(back, "clients", "known"), 3);
+  ck_assert_int_eq(jint(back, "clients", "banned"), 0);
+  ck_assert_int_eq(jint(back, "job", "n"), 8);
+  ck_assert_int_eq(jint(back, "job", "quorum"), 2);
+  /* 6 results in the last 300 s; every one of them counted in the rate. */
+  ck_assert_int_eq(jint(back, "rate", "results"), 6);
+  ck_assert_int_eq(jint(back, "results", NULL), 6);
+  ck_assert(json_is_integer(json_object_get(json_object_get(back, "rate"), "eta_s")));
+  const json_t *disp = json_object_get(back, "disputed");
+  ck_assert_int_eq((int)json_array_size(disp), (int)t.per_state[SRV_UNIT_DISPUTED]);
+  ck_assert_int_eq((int)json_array_size(json_object_get(json_array_get(disp, 0), "replicas")), 3);
+  json_decref(back);
+  json_decref(st);
+  fx_done(&f);
+}
+END_TEST
+
+static json_t *ask(fx_t *f, const char *json) {
+  json_error_t e;
+  json_t *req = json_loads(json, 0, &e);
+  ck_assert_ptr_nonnull(req);
+  json_t *r = srv_admin_reply(f->st, &f->job, req, f->t0 + 30);
+  json_decref(req);
+  ck_assert_ptr_nonnull(r);
+  return r;
+}
+
+static void expect_error(fx_t *f, const char *json, const char *code) {
+  json_t *r = ask(f, json);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "type")), "error");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "code")), code);
+  ck_assert(json_is_false(json_object_get(r, "fatal")));
+  json_decref(r);
+}
+
+START_TEST(admin_requests) {
+  fx_t f;
+  fx_open(&f, "admin");
+  build_all_states(&f);
+  json_t *r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"units\",\"state\":\"disputed\"}");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "type")), "admin_reply");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "cmd")), "units");
+  const json_t *units = json_object_get(json_object_get(r, "data"), "units");
+  ck_assert_int_eq((int)json_array_size(units), 1);
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(units, 0), "state")),
+                   "disputed");
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"units\",\"state\":\"pending\",\"limit\":2}");
+  ck_assert_int_eq((int)json_array_size(json_object_get(json_object_get(r, "data"), "units")), 2);
+  json_decref(r);
+
+  /* client_add: the token is returned once and only its SHA-256 is stored. */
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"client_add\",\"name\":\"delta\"}");
+  const json_t *d = json_object_get(r, "data");
+  const char *token = json_string_value(json_object_get(d, "token"));
+  ck_assert_ptr_nonnull(token);
+  ck_assert_int_eq((int)strlen(token), 64);
+  char hash[65];
+  srv_client_t c;
+  ck_assert_int_eq(nq_sha256_hex(token, hash), 0);
+  ck_assert_int_eq(srv_client_find_token(f.st, hash, &c), 0);
+  ck_assert_str_eq(c.name, "delta");
+  ck_assert_int_eq(srv_client_find_token(f.st, token, &c), NQ_ENOTFOUND);
+  json_decref(r);
+
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"client_ban\",\"name\":\"alpha\"}");
+  ck_assert(json_is_true(json_object_get(json_object_get(r, "data"), "banned")));
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "data"), "released")), 1); /* u3 */
+  json_decref(r);
+  ck_assert_int_eq(srv_client_find_name(f.st, "alpha", &c), 0);
+  ck_assert_int_eq(c.banned, 1);
+
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"clients\"}");
+  const json_t *cl = json_object_get(json_object_get(r, "data"), "clients");
+  ck_assert_int_eq((int)json_array_size(cl), 4);
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"status\"}");
+  ck_assert_int_eq(json_integer_value(json_object_get(
+                       json_object_get(json_object_get(r, "data"), "clients"), "banned")), 1);
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"jobs\"}");
+  ck_assert_int_eq((int)json_array_size(json_object_get(json_object_get(r, "data"), "jobs")), 1);
+  json_decref(r);
+
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"client_add\",\"name\":\"delta\"}", "exists");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"client_add\",\"name\":\"bad name!\"}",
+               "bad_message");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"client_ban\",\"name\":\"nobody\"}", "not_found");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"frobnicate\"}", "bad_message");
+  expect_error(&f, "{\"type\":\"admin\"}", "bad_message");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"units\",\"state\":\"sleepy\"}", "bad_message");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"units\"}", "bad_message");
+  fx_done(&f);
+}
+END_TEST
+
+static int first_unit_cb(const srv_unit_info_t *u, void *arg) {
+  *(srv_unit_info_t *)arg = *u;
+  return 1; /* stop */
+}
+
+/* The first unit of the job in `state`. */
+static srv_unit_info_t first_unit(fx_t *f, srv_unit_state_t state) {
+  srv_unit_info_t u;
+  memset(&u, 0, sizeof u);
+  ck_assert_int_eq(srv_unit_list(f->st, f->job.id, (int)state, 1, first_unit_cb, &u), 1);
+  ck_assert_int_gt(u.id, 0);
+  return u;
+}
+
+/* unit_retry: refusals, then a disputed unit re-opened by its text; the next new client gets it
+ * and its agreeing result verifies the unit. */
+START_TEST(admin_unit_retry) {
+  fx_t f;
+  char req[300];
+  fx_open(&f, "admin");
+  build_all_states(&f);
+  srv_unit_info_t disputed = first_unit(&f, SRV_UNIT_DISPUTED);
+  srv_unit_info_t verified = first_unit(&f, SRV_UNIT_VERIFIED);
+
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"unit_retry\"}", "bad_message");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":true}", "bad_message");
+  snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":%lld,"
+           "\"extra\":0}", (long long)disputed.id);
+  expect_error(&f, req, "bad_message");
+  snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":%lld,"
+           "\"extra\":\"2\"}", (long long)disputed.id);
+  expect_error(&f, req, "bad_message");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":999999}", "not_found");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":\"8:c:9:9\"}",
+               "not_found");
+  snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":%lld}",
+           (long long)verified.id);
+  expect_error(&f, req, "bad_state");
+  ck_assert_int_eq(first_unit(&f, SRV_UNIT_DISPUTED).id, disputed.id); /* nothing changed */
+
+  /* By its text, default extra = the job's quorum (2): cap 3 results + 2. */
+  snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":\"%s\"}",
+           disputed.text);
+  json_t *r = ask(&f, req);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "type")), "admin_reply");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "cmd")), "unit_retry");
+  const json_t *d = json_object_get(r, "data");
+  ck_assert_int_eq(jint(d, "id", NULL), disputed.id);
+  ck_assert_str_eq(jstr(d, "unit", NULL), disputed.text);
+  ck_assert_str_eq(jstr(d, "state", NULL), "awaiting");
+  ck_assert_int_eq(jint(d, "results", NULL), 3);
+  ck_assert_int_eq(jint(d, "added", NULL), 2);
+  ck_assert_int_eq(jint(d, "extra_results", NULL), 2);
+  ck_assert_int_eq(jint(d, "max_results", NULL), 5);
+  json_decref(r);
+  expect_error(&f, req, "bad_state"); /* no longer disputed */
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"status\"}");
+  ck_assert_int_eq(jint(json_object_get(r, "data"), "units", "disputed"), 0);
+  json_decref(r);
+
+  /* A client that never had it gets it first and agrees with alpha: verified. */
+  int64_t d_id = mk_client(&f, "delta");
+  srv_work_t w;
+  ck_assert_int_eq(get_work(&f, d_id, 1, f.t0 + 40, &w), 1);
+  ck_assert_int_eq(w.unit_id, disputed.id);
+  report(&f, d_id, &w, 0, f.t0 + 41);
+  srv_unit_info_t u;
+  ck_assert_int_eq(srv_unit_get(f.st, disputed.id, &u), 0);
+  ck_assert_int_eq(u.state, SRV_UNIT_VERIFIED);
+  fx_done(&f);
+}
+END_TEST
+
+/* A whole small job at quorum 1: done, final totals, and the published-value check. */
+START_TEST(finished_job_matches_published) {
+  fx_t f;
+  fx_open(&f, "admin");
+  fx_job(&f, 10, 3, 1, 2);
+  int64_t a = mk_client(&f, "solo");
+  srv_work_t w[256];
+  for (int round = 0; round < 100; round++) {
+    int n = get_work(&f, a, 16, f.t0 + 10, w);
+    if (n == 0) break;
+    for (int i = 0; i < n; i++) report(&f, a, &w[i], 0, f.t0 + 11);
+  }
+  json_t *st = srv_status_json(f.st, &f.job, f.t0 + 20);
+  ck_assert_ptr_nonnull(st);
+  ck_assert(json_is_true(json_object_get(st, "done")));
+  ck_assert_str_eq(jstr(st, "final", "total"), "724");
+  ck_assert_str_eq(jstr(st, "final", "unique"), "92");
+  ck_assert(json_is_true(json_object_get(st, "match")));
+  ck_assert_int_eq(jint(st, "units", "verified"), f.job.units);
+  ck_assert_double_eq_tol(
+      json_real_value(json_object_get(json_object_get(st, "progress"), "percent")), 100.0, 1e-9);
+  ck_assert(strstr(jstr(st, "match_text", NULL), "MATCH") == jstr(st, "match_text", NULL));
+  json_decref(st);
+  fx_done(&f);
+}
+END_TEST
+
+/* ---- the binary -------------------------------------------------------------------------------- */
+
+/* Run a shell command, capture stdout+stderr into out; returns the exit status. */
+static int run(const char *cmd, char *out, size_t len) {
+  char full[2048];
+  snprintf(full, sizeof full, "%s 2>&1", cmd);
+  FILE *p = popen(full, "r");
+  ck_assert_ptr_nonnull(p);
+  size_t n = fread(out, 1, len - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+START_TEST(binary_errors) {
+  char cmd[1024], out[16384];
+  char *dir = tu_tmpdir("admin-bin");
+  const char *bin = tu_bin_dir();
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' status --data '%s'", bin, dir);
+  int rc = run(cmd, out, sizeof out);
+  ck_assert_int_ne(rc, 0);
+  ck_assert_msg(strstr(out, "no database") != NULL, "missing-db message: %s", out);
+  char db[700];
+  struct stat sb;
+  snprintf(db, sizeof db, "%s/nq.db", dir);
+  ck_assert_msg(stat(db, &sb) != 0, "nq-admin created a database");
+
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' frobnicate", bin);
+  rc = run(cmd, out, sizeof out);
+  ck_assert_int_eq(rc, 2);
+  ck_assert_msg(strstr(out, "usage:") != NULL && strstr(out, "unknown command"), "%s", out);
+
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin'", bin);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 2);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' status --bogus", bin);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 2);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' units --data '%s'", bin, dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 2); /* --state is required */
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' unit retry --data '%s'", bin, dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 2); /* the unit is missing */
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' unit frob 5 --data '%s'", bin, dir);
+  rc = run(cmd, out, sizeof out);
+  ck_assert_int_eq(rc, 2);
+  ck_assert_msg(strstr(out, "unknown subcommand") != NULL, "%s", out);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' unit retry 5 --extra 0 --data '%s'", bin, dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 2);
+  static const char *cmds[] = {"status", "clients", "client", "jobs", "units", "unit"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    snprintf(cmd, sizeof cmd, "'%s/nq-admin' %s --help", bin, cmds[i]);
+    ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "usage: nq-admin") != NULL, "%s --help: %s", cmds[i], out);
+  }
+  /* Remote mode: nobody listens on a fresh port -> a clear error, not a hang. */
+  snprintf(db, sizeof db, "%s/ca.pem", dir);
+  FILE *ca = fopen(db, "w");
+  ck_assert_ptr_nonnull(ca);
+  fclose(ca);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' status --server 127.0.0.1:%d --ca '%s' --token x", bin,
+           tu_free_port(), db);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  ck_assert_msg(strstr(out, "nq-admin:") != NULL, "%s", out);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(binary_local_mode) {
+  fx_t f;
+  char cmd[1024], out[65536];
+  fx_open(&f, "admin-bin");
+  build_all_states(&f);
+  const char *bin = tu_bin_dir();
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' status --json --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  json_error_t e;
+  json_t *st = json_loads(out, 0, &e);
+  ck_assert_msg(st != NULL, "status --json is not JSON: %s", out);
+  ck_assert_int_eq(jint(st, "units", "disputed"), 1);
+  ck_assert_int_eq(jint(st, "units", "total"), f.job.units);
+  json_decref(st);
+
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' status --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  ck_assert_msg(strstr(out, "progress") && strstr(out, "awaiting quorum") && strstr(out, "[#"),
+                "%s", out);
+
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' client add echo --json --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  json_t *r = json_loads(out, 0, &e);
+  ck_assert_ptr_nonnull(r);
+  char hash[65];
+  srv_client_t c;
+  ck_assert_int_eq(nq_sha256_hex(json_string_value(json_object_get(r, "token")), hash), 0);
+  ck_assert_int_eq(srv_client_find_token(f.st, hash, &c), 0);
+  ck_assert_str_eq(c.name, "echo");
+  json_decref(r);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' client add echo --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  ck_assert_msg(strstr(out, "exists") != NULL, "%s", out);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' client ban echo --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' clients --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  ck_assert_msg(strstr(out, "BANNED") && strstr(out, "charlie"), "%s", out);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' units --state disputed --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  ck_assert_msg(strstr(out, "result from") != NULL, "%s", out);
+  ck_assert_msg(strstr(out, "nq-admin unit retry") != NULL, "no hint: %s", out);
+  /* unit retry: a bad unit and a unit that is not disputed are refused (exit 1), then the
+   * disputed one is re-opened by id. */
+  srv_unit_info_t disputed = first_unit(&f, SRV_UNIT_DISPUTED);
+  srv_unit_info_t verified = first_unit(&f, SRV_UNIT_VERIFIED);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' unit retry 999999 --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  ck_assert_msg(strstr(out, "not_found") != NULL, "%s", out);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' unit retry 8:c:9:9 --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  ck_assert_msg(strstr(out, "not_found") != NULL, "%s", out);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' unit retry '%s' --data '%s'", bin, verified.text,
+           f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  ck_assert_msg(strstr(out, "not disputed") && strstr(out, "bad_state"), "%s", out);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' unit retry %lld --extra 3 --data '%s'", bin,
+           (long long)disputed.id, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  ck_assert_msg(strstr(out, "re-opened") && strstr(out, "awaiting"), "%s", out);
+  srv_unit_info_t u;
+  ck_assert_int_eq(srv_unit_get(f.st, disputed.id, &u), 0);
+  ck_assert_int_eq(u.state, SRV_UNIT_AWAITING);
+  ck_assert_int_eq(u.extra_results, 3);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' unit retry %lld --json --data '%s'", bin,
+           (long long)disputed.id, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1); /* no longer disputed */
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' jobs --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' status --data '%s' --n 9", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  fx_done(&f);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("admin");
+  TCase *tc = tcase_create("status");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, status_matches_database);
+  tcase_add_test(tc, admin_requests);
+  tcase_add_test(tc, admin_unit_retry);
+  tcase_add_test(tc, finished_job_matches_published);
+  suite_add_tcase(s, tc);
+  TCase *bin = tcase_create("binary");
+  tcase_set_timeout(bin, 60);
+  tcase_add_test(bin, binary_errors);
+  tcase_add_test(bin, binary_local_mode);
+  suite_add_tcase(s, bin);
+  return s;
+}
+
+int main(void) { return tu_run_suite(suite()); }
