@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# nq-client end to end: real nq-server and nq-client processes on 127.0.0.1, each scenario with
+# its own free port and temporary data/state directories.
+#   1. full job: N=10 depth 3, three clients enrolled with the data dir's enrol.key;
+#   2. client crash: N=12, a client is killed with SIGKILL while the server holds its replies
+#      (so its journal is not empty) and restarted on the same state dir; it must report the
+#      journal first and the job must still come out exact;
+#   3. server restart: N=12 depth 3, the server is stopped (SIGTERM) mid-job and restarted on the
+#      same data dir while two clients run; they reconnect and finish the job.
+# Each job must end "done" with the published TOTAL and UNIQUE (read from the server's final log
+# line). Also checked: the stored token (mode 0600), enrol-once, bad arguments / unreadable CA /
+# wrong token / refused certificate exit codes, and exit 0 on SIGTERM.
+#
+#   bash tests/e2e_client.sh BUILD_DIR
+set -euo pipefail
+
+BIN="$(cd "${1:?usage: e2e_client.sh BUILD_DIR}" && pwd)"
+for p in nq-server nq-client; do
+  [ -x "$BIN/$p" ] || { echo "e2e_client: $BIN/$p missing"; exit 1; }
+done
+
+TAG=e2e_client
+. "$(dirname "$0")/lib_e2e.sh"
+e2e_init client
+
+published() { # N -> "TOTAL UNIQUE" (OEIS A000170, A002562)
+  case $1 in
+    10) echo "724 92" ;;
+    12) echo "14200 1787" ;;
+    *) fail "no published value for N=$1" ;;
+  esac
+}
+
+# start_server DIR PORT N DEPTH: nq-server for the job in the background (SRV = its pid).
+start_server() { e2e_start_server "$1" "$2" --n "$3" --depth "$4" --quorum 2 --exit-when-done; }
+
+# start_client DIR PORT NAME: an enrolling client with state dir DIR/state-NAME; CPID = its pid.
+start_client() {
+  local dir=$1 port=$2 name=$3
+  "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
+    --enrol "$(cat "$dir/data/enrol.key")" --name "$name" --threads 1 \
+    --state "$dir/state-$name" >>"$dir/client-$name.log" 2>&1 &
+  CPID=$!
+  PIDS+=("$CPID")
+}
+
+# wait_server_exit SECONDS: the server (--exit-when-done) must exit 0 in time.
+wait_server_exit() {
+  local limit=$1 i
+  for i in $(seq 1 $((limit * 10))); do
+    kill -0 "$SRV" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$SRV" 2>/dev/null && fail "the job did not finish within $limit s"
+  local rc=0
+  wait "$SRV" || rc=$?
+  SRV=""
+  [ $rc -eq 0 ] || fail "nq-server exited $rc"
+}
+
+# check_done DIR N: the server's final line names the published totals.
+check_done() {
+  local dir=$1 n=$2 line exp total uniq
+  line=$(grep -E "job N=$n done: TOTAL=" "$dir/server.log" | tail -n 1)
+  [ -n "$line" ] || fail "no final job line in $dir/server.log"
+  exp=$(published "$n")
+  total=$(sed -E 's/.*TOTAL=([0-9]+).*/\1/' <<<"$line")
+  uniq=$(sed -E 's/.*UNIQUE=([0-9]+).*/\1/' <<<"$line")
+  [ "$total $uniq" = "$exp" ] || fail "N=$n: got TOTAL=$total UNIQUE=$uniq, published $exp"
+  say "N=$n done: TOTAL=$total UNIQUE=$uniq (published $exp)"
+}
+
+# stop_clients: SIGTERM every client still running; each must exit 0.
+stop_clients() {
+  local p rc
+  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do
+    rc=0
+    wait "$p" || rc=$?
+    [ $rc -eq 0 ] || fail "client $p exited $rc after SIGTERM"
+  done
+  PIDS=()
+}
+
+# ---- 0. refusals: exit codes before any work ----
+D="$TMP/refuse"
+mkdir -p "$D"
+PORT=$(free_port)
+start_server "$D" "$PORT" 10 3
+rc=0; "$BIN/nq-client" --server "127.0.0.1" --ca "$D/data/ca.pem" --token x 2>"$D/err" || rc=$?
+[ $rc -eq 2 ] || fail "bad --server: exit $rc, want 2"
+rc=0; "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/nope.pem" --token x \
+  --state "$D/s0" 2>"$D/err" || rc=$?
+[ $rc -eq 3 ] && grep -q "CA file" "$D/err" || fail "unreadable CA: exit $rc, want 3"
+rc=0; timeout 20 "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
+  --token wrongtoken --state "$D/s1" 2>"$D/err" || rc=$?
+[ $rc -eq 5 ] && grep -q "auth" "$D/err" || fail "wrong token: exit $rc, want 5"
+# A second server with its own CA, on 127.0.0.2 (its certificate names 127.0.0.1 and localhost).
+mkdir -p "$D/other"
+P2=$(free_port)
+"$BIN/nq-server" --n 10 --listen "127.0.0.2:$P2" --data "$D/other" >"$D/other.log" 2>&1 &
+OTHER=$!
+PIDS+=("$OTHER")
+for i in $(seq 1 100); do grep -q "listening on" "$D/other.log" && break; sleep 0.1; done
+# A CA that did not sign the server's certificate: refused, not retried.
+rc=0; timeout 20 "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/other/ca.pem" \
+  --token x --state "$D/s2" 2>"$D/err" || rc=$?
+[ $rc -eq 4 ] && grep -q "certificate verify failed" "$D/err" ||
+  fail "foreign CA: exit $rc, want 4"
+# The right CA but an address the certificate does not name.
+rc=0; timeout 20 "$BIN/nq-client" --server "127.0.0.2:$P2" --ca "$D/other/ca.pem" \
+  --token x --state "$D/s3" 2>"$D/err" || rc=$?
+[ $rc -eq 4 ] && grep -q "certificate verify failed" "$D/err" ||
+  fail "wrong host name: exit $rc, want 4"
+kill -TERM "$OTHER"; wait "$OTHER" || true
+PIDS=()
+# A protocol version mismatch, from a stand-in server speaking TLS with the same certificate.
+if command -v python3 >/dev/null; then
+  cat >"$D/fake.py" <<'PY'
+import json, socket, ssl, struct, sys
+d, port, reply = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(d + "/server.pem", d + "/server.key")
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", port))
+ls.listen(1)
+print("ready", flush=True)
+s = ctx.wrap_socket(ls.accept()[0], server_side=True)
+def rd(n):
+    b = b""
+    while len(b) < n:
+        x = s.recv(n - len(b))
+        if not x:
+            raise SystemExit(0)
+        b += x
+    return b
+json.loads(rd(struct.unpack(">I", rd(4))[0]))  # the hello
+msg = reply.encode()
+s.sendall(struct.pack(">I", len(msg)) + msg)
+try:
+    s.recv(100)
+except Exception:
+    pass
+PY
+  for reply in '{"type":"error","code":"version","message":"server speaks 2","fatal":true}' \
+               '{"type":"welcome","v":2,"job":{"n":10,"depth":3,"state":"running"}}'; do
+    P3=$(free_port)
+    python3 "$D/fake.py" "$D/data" "$P3" "$reply" >"$D/fake.out" 2>&1 &
+    FAKE=$!
+    PIDS+=("$FAKE")
+    for i in $(seq 1 50); do grep -q ready "$D/fake.out" && break; sleep 0.1; done
+    rc=0; timeout 20 "$BIN/nq-client" --server "127.0.0.1:$P3" --ca "$D/data/ca.pem" \
+      --token x --state "$D/s4" 2>"$D/err" || rc=$?
+    [ $rc -eq 6 ] && grep -q "version mismatch" "$D/err" || fail "version mismatch: exit $rc, want 6"
+    kill "$FAKE" 2>/dev/null || true; wait "$FAKE" 2>/dev/null || true
+    PIDS=()
+  done
+fi
+kill -TERM $SRV; wait $SRV || true; SRV=""
+say "refusals: bad args 2, unreadable CA 3, wrong token 5, foreign CA 4, wrong name 4, version 6"
+
+# ---- 1. a full job with three clients ----
+D="$TMP/full"
+mkdir -p "$D"
+PORT=$(free_port)
+start_server "$D" "$PORT" 10 3
+for c in a b c; do start_client "$D" "$PORT" "$c"; done
+wait_server_exit 40
+check_done "$D" 10
+stop_clients
+for c in a b c; do
+  f="$D/state-$c/token"
+  [ -s "$f" ] || fail "client $c stored no token"
+  [ "$(stat -c %a "$f")" = 600 ] || fail "token of $c has mode $(stat -c %a "$f")"
+  grep -q "done:" "$D/client-$c.log" || fail "client $c solved nothing"
+done
+say "full job: 3 clients, tokens stored 0600"
+
+# ---- 2. a client killed with SIGKILL and restarted on its state dir ----
+D="$TMP/crash"
+mkdir -p "$D"
+PORT=$(free_port)
+start_server "$D" "$PORT" 12 3
+start_client "$D" "$PORT" victim
+VICTIM=$CPID
+start_client "$D" "$PORT" other
+for i in $(seq 1 200); do
+  [ "$(grep -c "done:" "$D/client-victim.log" || true)" -ge 3 ] && break
+  sleep 0.05
+done
+# Freeze the server so that what the victim finishes now stays unacknowledged (journal only).
+kill -STOP "$SRV"
+sleep 0.5
+kill -9 "$VICTIM"
+wait "$VICTIM" 2>/dev/null || true
+KEEP=()
+for p in "${PIDS[@]}"; do [ "$p" = "$VICTIM" ] || KEEP+=("$p"); done
+PIDS=("${KEEP[@]}")
+JOURNAL=$(ls "$D/state-victim/journal" | grep -c '^[0-9]*\.json$' || true)
+kill -CONT "$SRV"
+say "victim killed with SIGKILL; $JOURNAL result(s) in its journal"
+start_client "$D" "$PORT" victim   # same state dir; --enrol again must reuse the stored token
+wait_server_exit 40
+check_done "$D" 12
+stop_clients
+grep -q "already enrolled" "$D/client-victim.log" || fail "restarted victim enrolled again"
+if [ "$JOURNAL" -gt 0 ]; then
+  grep -q "reporting $JOURNAL journalled result" "$D/client-victim.log" ||
+    fail "restarted victim did not report its journal first"
+fi
+LEFT=$(ls "$D/state-victim/journal" | grep -c '^[0-9]*\.json$' || true)
+say "client crash: journal re-sent, $LEFT entries left"
+
+# ---- 2b. SIGKILL in the middle of a long unit: the restart resumes it from assigned/ ----
+# N=21 depth 2 units take minutes, so the kill lands mid-unit on any machine; the resumed unit
+# is then cancelled by SIGTERM and must stay remembered for the next run.
+D="$TMP/midunit"
+mkdir -p "$D"
+PORT=$(free_port)
+"$BIN/nq-server" --n 21 --depth 2 --quorum 2 --listen "127.0.0.1:$PORT" \
+  --data "$D/data" >>"$D/server.log" 2>&1 &
+SRV=$!
+for i in $(seq 1 100); do grep -q "listening on" "$D/server.log" && break; sleep 0.1; done
+start_client "$D" "$PORT" long
+for i in $(seq 1 200); do grep -q "started" "$D/client-long.log" && break; sleep 0.05; done
+sleep 0.3
+grep -q "done:" "$D/client-long.log" && fail "the N=21 unit finished too fast for this test"
+FIRST=$(sed -nE 's/.*\(id ([0-9]+)\) started.*/\1/p' "$D/client-long.log" | head -n 1)
+[ -n "$FIRST" ] || fail "the long client started nothing"
+kill -9 "$CPID"
+wait "$CPID" 2>/dev/null || true
+PIDS=()
+[ -f "$D/state-long/assigned/$FIRST.json" ] || fail "assignment $FIRST not remembered on disk"
+start_client "$D" "$PORT" long
+for i in $(seq 1 200); do grep -q "session open" "$D/client-long.log" && break; sleep 0.05; done
+sleep 0.5
+grep -q "resuming 2 assignment(s)" "$D/client-long.log" || fail "no resume after SIGKILL"
+[ "$(grep -c "(id $FIRST) started" "$D/client-long.log")" -eq 2 ] ||
+  fail "assignment $FIRST not resumed (or started twice in one run)"
+# The server re-sent what the client holds; nothing beyond the two held assignments was taken.
+[ "$(ls "$D/state-long/assigned" | grep -c json)" -eq 2 ] || fail "held assignments changed"
+stop_clients
+grep -q "(id $FIRST) cancelled" "$D/client-long.log" || fail "SIGTERM did not cancel the unit"
+[ -f "$D/state-long/assigned/$FIRST.json" ] || fail "cancelled assignment $FIRST forgotten"
+kill -TERM "$SRV"; wait "$SRV" || true; SRV=""
+say "mid-unit SIGKILL: assignment $FIRST resumed from assigned/; SIGTERM cancels it, kept on disk"
+
+# ---- 3. the server stopped and restarted under two running clients ----
+D="$TMP/restart"
+mkdir -p "$D"
+PORT=$(free_port)
+start_server "$D" "$PORT" 12 3
+start_client "$D" "$PORT" x
+start_client "$D" "$PORT" y
+for i in $(seq 1 200); do
+  [ "$(cat "$D"/client-*.log | grep -c "ack " || true)" -ge 40 ] && break
+  sleep 0.05
+done
+kill -TERM "$SRV"
+rc=0; wait "$SRV" || rc=$?
+SRV=""
+[ $rc -eq 0 ] || fail "nq-server exited $rc on SIGTERM"
+grep -q "job N=12 done" "$D/server.log" && fail "the job ended before the restart; test too short"
+sleep 1
+start_server "$D" "$PORT" 12 3
+wait_server_exit 60
+check_done "$D" 12
+for c in x y; do
+  [ "$(grep -c "session open" "$D/client-$c.log")" -ge 2 ] || fail "client $c did not reconnect"
+done
+stop_clients
+say "server restart: both clients reconnected"
+say "PASS"

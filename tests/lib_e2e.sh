@@ -1,0 +1,54 @@
+# Shared harness of the end-to-end scripts (tests/e2e_*.sh source it; it is not a test itself).
+# The sourcing script sets TAG (its log prefix) and BIN (the build directory), then calls
+# e2e_init NAME. Every process it starts goes into PIDS (or SRV for the server), so the EXIT trap
+# can kill them all; on failure the trap prints the tail of every server/client log.
+
+# e2e_init NAME: a fresh temporary directory $TMP, empty pid lists, the cleanup trap.
+e2e_init() {
+  TMP="$(mktemp -d "${TMPDIR:-/tmp}/nq-e2e-$1.XXXXXX")"
+  PIDS=()
+  SRV=""
+  T0=$SECONDS
+  trap e2e_cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+
+e2e_cleanup() {
+  local rc=$?
+  set +e
+  for p in "${PIDS[@]}" $SRV; do kill -9 "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}" $SRV; do wait "$p" 2>/dev/null; done
+  if [ $rc -ne 0 ]; then
+    for f in "$TMP"/*/server.log "$TMP"/*/client-*.log; do
+      [ -f "$f" ] && { echo "---- ${f#$TMP/} (tail)"; tail -n 25 "$f"; }
+    done
+  fi
+  rm -rf "$TMP"
+  exit $rc
+}
+
+fail() { echo "$TAG: FAIL: $*"; exit 1; }
+say() { echo "$TAG: [$((SECONDS - T0)) s] $*"; }
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# e2e_start_server DIR PORT ARGS...: nq-server --listen 127.0.0.1:PORT --data DIR/data ARGS in the
+# background (SRV = its pid, log DIR/server.log); returns once it accepts connections.
+e2e_start_server() {
+  local dir=$1 port=$2
+  shift 2
+  "$BIN/nq-server" --listen "127.0.0.1:$port" --data "$dir/data" "$@" >>"$dir/server.log" 2>&1 &
+  SRV=$!
+  local i
+  for i in $(seq 1 300); do
+    kill -0 "$SRV" 2>/dev/null || fail "nq-server exited at start (see $dir/server.log)"
+    if [ -s "$dir/data/ca.pem" ] && [ -s "$dir/data/enrol.key" ] &&
+       (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  fail "nq-server did not listen on $port within 30 s"
+}
