@@ -56,6 +56,7 @@ typedef struct cli_s {
   int running;
   cli_assign_t cur;        /* the running assignment */
   uint64_t cur_nodes, cur_nodes_sent;
+  int cur_progressed;      /* a progress was sent for cur */
   int64_t *sent;           /* result ids sent on this connection and not answered yet */
   size_t nsent, capsent;
   int getwork_inflight;
@@ -429,7 +430,10 @@ static void handle_work(cli_t *cli, json_t *msg) {
       nq_log(NQ_LOG_WARN, "malformed assignment ignored");
       continue;
     }
+    int64_t lease = -1;
     nq_msg_opt_int(a, "deadline", 0, INT64_MAX, 0, &as.deadline);
+    nq_msg_opt_int(a, "lease", 0, 86400 * 366, -1, &lease);
+    if (lease >= 0) as.deadline = (int64_t)time(NULL) + lease;
     strcpy(as.unit, unit);
     /* The server re-sends what we hold; never run one twice. */
     if ((cli->running && cli->cur.id == as.id) || queue_has(cli, as.id) ||
@@ -516,10 +520,17 @@ static void on_frame(nq_conn_t *c, json_t *msg) {
 
 static void on_progress_timer(uv_timer_t *t) {
   cli_t *cli = t->data;
-  if (cli->state != ST_READY || !cli->running || cli->cur_nodes == cli->cur_nodes_sent) return;
+  /* The first progress of a unit goes out even without new nodes: it turns the lease sized for
+   * the queue into a full one (or revives it if the unit waited in the queue past its deadline). */
+  if (cli->state != ST_READY || !cli->running ||
+      (cli->cur_progressed && cli->cur_nodes == cli->cur_nodes_sent))
+    return;
   json_t *m = json_pack("{s:s, s:I, s:I}", "type", "progress", "id", (json_int_t)cli->cur.id,
                         "nodes", (json_int_t)cli->cur_nodes);
-  if (send_new(cli, m) == 0) cli->cur_nodes_sent = cli->cur_nodes;
+  if (send_new(cli, m) == 0) {
+    cli->cur_nodes_sent = cli->cur_nodes;
+    cli->cur_progressed = 1;
+  }
 }
 
 /* ---- the worker ---- */
@@ -577,6 +588,16 @@ static void on_worker_event(cli_worker_t *w) {
   if (!cli->finishing) cli_pump(cli);
 }
 
+/* When to send a unit's first progress: half way to its lease's end (the server sizes a lease from
+ * the expected solve time, so it may be much shorter than the progress interval), at least 1 s
+ * from now and at most one interval; a unit without a known deadline waits one interval. */
+static uint64_t first_progress_ms(const cli_assign_t *a, uint64_t interval_ms) {
+  if (a->deadline <= 0) return interval_ms;
+  int64_t left = a->deadline - (int64_t)time(NULL);
+  uint64_t ms = left > 2 ? (uint64_t)left * 500 : 1000;
+  return ms < interval_ms ? ms : interval_ms;
+}
+
 /* Start the next queued unit if the worker is free. */
 static void start_next(cli_t *cli) {
   while (!cli->running && cli->qlen > 0 && !cli->stopping && !cli->done) {
@@ -601,10 +622,11 @@ static void start_next(cli_t *cli) {
     cli->running = 1;
     cli->cur = a;
     cli->cur_nodes = cli->cur_nodes_sent = 0;
+    cli->cur_progressed = 0;
     nq_log(NQ_LOG_INFO, "unit %s (id %" PRId64 ") started on %d thread(s)", a.unit, a.id,
            cli->cfg->threads);
     uint64_t ms = (uint64_t)(cli->progress_interval > 0 ? cli->progress_interval : 60) * 1000;
-    uv_timer_start(&cli->progress_timer, on_progress_timer, ms, ms);
+    uv_timer_start(&cli->progress_timer, on_progress_timer, first_progress_ms(&a, ms), ms);
   }
 }
 

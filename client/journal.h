@@ -44,7 +44,8 @@ typedef struct cli_result_s {
 typedef struct cli_assign_s {
   int64_t id;
   char unit[NQ_UNIT_TEXT_MAX];
-  int64_t deadline;
+  int64_t deadline; /* on this machine's clock: receipt time + the server's `lease` (the server's
+                       own `deadline` only when `lease` is absent), so clock skew does not matter */
 } cli_assign_t;
 
 /* Create (mode 0700) the state directory and its subdirectories when missing, remove stale

@@ -13,6 +13,7 @@
 
 void srv_sched_config_default(srv_sched_config_t *cfg) {
   cfg->lease_seconds = 3600;
+  cfg->lease_min = 60;
   cfg->max_outstanding = 16;
   cfg->ban_threshold = 3;
   cfg->retry_after = 30;
@@ -24,7 +25,8 @@ int srv_sched_init(srv_sched_t *s, srv_store_t *st, int64_t job_id,
   s->store = st;
   if (cfg) s->cfg = *cfg;
   else srv_sched_config_default(&s->cfg);
-  if (s->cfg.lease_seconds < 1 || s->cfg.max_outstanding < 1 || s->cfg.ban_threshold < 0)
+  if (s->cfg.lease_seconds < 1 || s->cfg.lease_min < 1 || s->cfg.max_outstanding < 1 ||
+      s->cfg.ban_threshold < 0)
     return srv_store_failf(st, NQ_ERANGE, "scheduler config out of range");
   return srv_job_get(st, job_id, &s->job);
 }
@@ -184,10 +186,46 @@ static const char *const sql_pick_pending =
     "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id "
     "AND a.client_id = ?2) ORDER BY idx LIMIT ?3";
 
-/* Pick up to `room` units with `sql` and lease each to the client. The picks are read completely
- * before any insert, so the SELECT never sees its own writes. */
+int64_t srv_sched_lease_for(const srv_sched_config_t *cfg, double mean, int ahead) {
+  int64_t max = cfg->lease_seconds, min = cfg->lease_min < max ? cfg->lease_min : max;
+  if (mean < 0 || ahead < 0) return max;
+  double x = LEASE_SLACK * mean * (ahead + 1); /* seconds, rounded up below */
+  if (!(x < (double)(max - min))) return max;  /* also catches NaN */
+  int64_t up = (int64_t)x;
+  if ((double)up < x) up++;
+  return min + up;
+}
+
+/* The client's expected seconds per unit in this job: the mean of its last LEASE_HISTORY reported
+ * solve times (newest first through assignments_client_reported), or -1 with fewer than
+ * LEASE_HISTORY_MIN of them. */
+static int expected_seconds(srv_sched_t *s, int64_t client_id, double *mean) {
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(s->store, "SELECT count(*), coalesce(avg(x), 0) FROM ("
+                                    "SELECT max(a.seconds, 0) AS x FROM assignments a "
+                                    "JOIN units u ON u.id = a.unit_id "
+                                    "WHERE a.client_id = ?1 AND a.seconds IS NOT NULL "
+                                    "AND u.job_id = ?2 ORDER BY a.id DESC LIMIT ?3)", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, client_id);
+  sqlite3_bind_int64(q, 2, s->job.id);
+  sqlite3_bind_int(q, 3, LEASE_HISTORY);
+  *mean = -1;
+  if (sqlite3_step(q) == SQLITE_ROW) {
+    if (sqlite3_column_int(q, 0) >= LEASE_HISTORY_MIN) *mean = sqlite3_column_double(q, 1);
+  } else {
+    rc = srv_store_fail(s->store, "expected seconds");
+  }
+  sqlite3_reset(q);
+  return rc;
+}
+
+/* Pick up to `room` units with `sql` and lease each to the client; `ahead` counts the client's
+ * assignments before the first of them (it grows by one per lease), `mean` is its expected seconds
+ * per unit. The picks are read completely before any insert, so the SELECT never sees its own
+ * writes. */
 static int lease_new(srv_sched_t *s, const char *sql, int64_t client_id, int64_t now, int room,
-                     srv_work_t *out, int *n_out) {
+                     int ahead, double mean, srv_work_t *out, int *n_out) {
   sqlite3_stmt *q;
   int first = *n_out;
   int rc = srv_store_stmt(s->store, sql, &q);
@@ -210,7 +248,7 @@ static int lease_new(srv_sched_t *s, const char *sql, int64_t client_id, int64_t
     return rc;
   for (int i = first; i < *n_out && rc == 0; i++) {
     srv_work_t *w = &out[i];
-    w->deadline = now + s->cfg.lease_seconds;
+    w->deadline = now + srv_sched_lease_for(&s->cfg, mean, ahead + (i - first));
     sqlite3_bind_int64(q, 1, w->unit_id);
     sqlite3_bind_int64(q, 2, client_id);
     sqlite3_bind_int64(q, 3, now);
@@ -247,10 +285,14 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   if ((rc = resend_held(s, client_id, want, out, n_out, &held)) != 0) goto out;
   int room = want - *n_out;
   if (room > s->cfg.max_outstanding - held) room = s->cfg.max_outstanding - held;
+  double mean = -1;
+  if (room > 0 && (rc = expected_seconds(s, client_id, &mean)) != 0) goto out;
   int before = *n_out;
-  if (room > 0) rc = lease_new(s, sql_pick_open, client_id, now, room, out, n_out);
-  room -= *n_out - before;
-  if (rc == 0 && room > 0) rc = lease_new(s, sql_pick_pending, client_id, now, room, out, n_out);
+  if (room > 0) rc = lease_new(s, sql_pick_open, client_id, now, room, held, mean, out, n_out);
+  int leased = *n_out - before;
+  room -= leased;
+  if (rc == 0 && room > 0)
+    rc = lease_new(s, sql_pick_pending, client_id, now, room, held + leased, mean, out, n_out);
 out:
   rc = srv_store_release(s->store, rc);
   if (rc) *n_out = 0;

@@ -24,7 +24,9 @@
 #include "store.h"
 
 typedef struct srv_sched_config_s {
-  int lease_seconds;   /* lease length from issue and from each progress; default 3600 */
+  int lease_seconds;   /* longest lease: from issue when the cost is unknown, and from each
+                          progress; default 3600 */
+  int lease_min;       /* shortest lease from issue (capped at lease_seconds); default 60 */
   int max_outstanding; /* per-client cap on leased assignments; default 16 */
   int ban_threshold;   /* auto-ban once invalid >= this and invalid > valid; default 3; 0 = never */
   int retry_after;     /* seconds suggested in no_work; default 30 */
@@ -68,10 +70,23 @@ const char *srv_nowork_reason(srv_nowork_t why); /* "none_pending", "cap", "done
  * assignment for (never two replicas of one unit to one client), units already in progress first
  * (to finish quorums), then by idx. A unit needs min(quorum - best agreeing group, max_results +
  * extra_results - results) - live replicas (extra_results: 0 unless the operator retried it,
- * srv_unit_retry). Each new lease gets deadline = now + lease_seconds.
+ * srv_unit_retry). Each new lease gets deadline = now + lease, sized from the expected cost of the
+ * work (srv_sched_lease_for): lease_seconds while the client has fewer than LEASE_HISTORY_MIN
+ * reported results in this job, else lease_min + LEASE_SLACK * mean * (ahead + 1), capped at
+ * lease_seconds, where mean is the mean `seconds` of its last LEASE_HISTORY results in the job and
+ * ahead is how many of its assignments come before this one (those it holds, then the earlier
+ * ones of this batch): a lease covers the wait in the client's queue as well as the solve.
  * *why says why nothing new was leased (SRV_NOWORK_NONE if something was); the protocol answers
  * `work` when *n_out > 0 and `no_work` with srv_nowork_reason(*why) otherwise. Returns 0, NQ_ESTATE (banned / no transaction),
  * NQ_ENOTFOUND (no such client), NQ_EINVAL (want out of range), NQ_EIO. */
+#define LEASE_HISTORY 16    /* recent results a client's expected solve time is taken from */
+#define LEASE_HISTORY_MIN 3 /* fewer than this: the cost is unknown, the lease is lease_seconds */
+#define LEASE_SLACK 4       /* lease = lease_min + LEASE_SLACK x the expected time, capped */
+
+/* The lease in seconds for a client's assignment with `ahead` of its assignments before it, given
+ * its expected seconds per unit (`mean`, < 0 when unknown). Pure: exposed for the tests. */
+int64_t srv_sched_lease_for(const srv_sched_config_t *cfg, double mean, int ahead);
+
 int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now, srv_work_t *out,
                        int *n_out, srv_nowork_t *why);
 

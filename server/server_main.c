@@ -21,7 +21,10 @@ static void usage(FILE *f) {
           "  --max-results M       results without a quorum before a unit is disputed (default 5)\n"
           "  --listen ADDR:PORT    listen address (default 0.0.0.0:7447; [::]:PORT for IPv6)\n"
           "  --data DIR            data directory (default ./nq-data)\n"
-          "  --lease-seconds S     lease length (default 3600)\n"
+          "  --lease-seconds S     longest lease: from issue while a client's speed is unknown,\n"
+          "                        and from each progress (default 3600)\n"
+          "  --lease-min S         shortest lease from issue; leases are sized from the client's\n"
+          "                        recent solve times, queue included (default 60)\n"
           "  --max-outstanding K   assignments one client may hold (default 16)\n"
           "  --max-conns C         concurrent connections; more are answered `busy` (default 1024)\n"
           "  --idle-timeout S      close connections silent this long, 0 = never (default 300)\n"
@@ -45,8 +48,8 @@ static int int_arg(const char *opt, const char *v, long min, long max) {
 }
 
 static void parse_args(srv_config_t *cfg, int argc, char **argv) {
-  enum { O_N = 256, O_DEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE, O_MAXOUT, O_MAXCONN,
-         O_IDLE, O_HOST, O_BAN, O_EXIT, O_HELP };
+  enum { O_N = 256, O_DEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE, O_LEASEMIN, O_MAXOUT,
+         O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_HELP };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
       {"depth", required_argument, 0, O_DEPTH},
@@ -55,6 +58,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"listen", required_argument, 0, O_LISTEN},
       {"data", required_argument, 0, O_DATA},
       {"lease-seconds", required_argument, 0, O_LEASE},
+      {"lease-min", required_argument, 0, O_LEASEMIN},
       {"max-outstanding", required_argument, 0, O_MAXOUT},
       {"max-conns", required_argument, 0, O_MAXCONN},
       {"idle-timeout", required_argument, 0, O_IDLE},
@@ -78,6 +82,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       break;
     case O_DATA: cfg->data_dir = optarg; break;
     case O_LEASE: cfg->lease_seconds = int_arg("lease-seconds", optarg, 1, 30 * 86400); break;
+    case O_LEASEMIN: cfg->lease_min = int_arg("lease-min", optarg, 1, 30 * 86400); break;
     case O_MAXOUT: cfg->max_outstanding = int_arg("max-outstanding", optarg, 1, 256); break;
     case O_MAXCONN: cfg->max_conns = int_arg("max-conns", optarg, 1, 1000000); break;
     case O_IDLE: cfg->idle_timeout = int_arg("idle-timeout", optarg, 0, 30 * 86400); break;

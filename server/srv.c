@@ -36,6 +36,7 @@ void srv_config_default(srv_config_t *cfg) {
   cfg->listen_port = 7447;
   cfg->data_dir = "./nq-data";
   cfg->lease_seconds = 3600;
+  cfg->lease_min = 60;
   cfg->max_outstanding = 16;
   cfg->max_conns = 1024;
   cfg->idle_timeout = 300;
@@ -440,9 +441,11 @@ static int handles_start(srv_t *s) {
   uv_timer_init(s->loop, &s->sweep_timer);
   s->sweep_timer.data = s;
   s->handles_open |= H_SWEEP;
-  /* Short leases (tests, demos) are swept more often: at least twice per lease, at most 1/s. */
+  /* Short leases (tests, demos) are swept more often: at least twice per shortest lease, at most
+   * once a second. */
   uint64_t sweep = (uint64_t)s->cfg.sweep_ms;
-  if (sweep > (uint64_t)s->cfg.lease_seconds * 500) sweep = (uint64_t)s->cfg.lease_seconds * 500;
+  int shortest = s->cfg.lease_min < s->cfg.lease_seconds ? s->cfg.lease_min : s->cfg.lease_seconds;
+  if (shortest > 0 && sweep > (uint64_t)shortest * 500) sweep = (uint64_t)shortest * 500;
   if (sweep < 1000) sweep = 1000;
   uv_timer_start(&s->sweep_timer, on_sweep, sweep, sweep);
   uv_timer_init(s->loop, &s->conn_timer);
@@ -482,6 +485,7 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
   srv_sched_config_t sc;
   srv_sched_config_default(&sc);
   sc.lease_seconds = s->cfg.lease_seconds;
+  sc.lease_min = s->cfg.lease_min;
   sc.max_outstanding = s->cfg.max_outstanding;
   sc.ban_threshold = s->cfg.ban_threshold;
   sc.retry_after = s->cfg.retry_after;

@@ -33,6 +33,7 @@ typedef struct srv_config_s {
   int listen_port;
   const char *data_dir;
   int lease_seconds, max_outstanding, max_conns, idle_timeout, ban_threshold;
+  int lease_min;        /* shortest lease from issue (the scheduler's lease_min); default 60 */
   const char *hostnames[SRV_MAX_HOSTNAMES + 1]; /* NULL-terminated */
   int exit_when_done;
   int handle_signals;   /* install SIGINT/SIGTERM handlers (the program does; tests may not) */

@@ -231,8 +231,10 @@ static void h_get_work(srv_t *s, srv_req_t *r, int64_t now) {
   } else if (n > 0) {
     json_t *a = json_array();
     for (int i = 0; i < n && a; i++)
-      json_array_append_new(a, json_pack("{s:I, s:s, s:I}", "id", (json_int_t)out[i].id, "unit",
-                                         out[i].unit, "deadline", (json_int_t)out[i].deadline));
+      json_array_append_new(
+          a, json_pack("{s:I, s:s, s:I, s:I}", "id", (json_int_t)out[i].id, "unit", out[i].unit,
+                       "deadline", (json_int_t)out[i].deadline, "lease",
+                       (json_int_t)(out[i].deadline > now ? out[i].deadline - now : 0)));
     r->reply = json_pack("{s:s, s:o}", "type", "work", "assignments", a);
   } else {
     r->reply = json_pack("{s:s, s:i, s:s}", "type", "no_work", "retry_after",

@@ -4,7 +4,8 @@
 #   1. crash: N=13 depth 3, three clients; the server is killed with SIGKILL at random moments
 #      (KILLS times, at random points of its progress: after 30..600 of its 702 results) and restarted on the same data directory each time;
 #   2. client fault: one of three clients is killed with SIGKILL mid-run and never restarted; the
-#      server runs with --lease-seconds 3 so its leases expire and are reissued;
+#      server runs with --lease-seconds 600 --lease-min 2: the dead client's leases were sized from
+#      its own solve times (a few seconds), so they expire and are reissued long before 600 s;
 #   3. liar: one client with NQ_CLIENT_FAULT=lie among two honest ones (quorum 2, ban threshold 3).
 # Each job must finish with the published N=13 values (TOTAL 73712, UNIQUE 9233, COUNT2 4,
 # COUNT4 32, COUNT8 9197), every unit verified exactly once (units total == verified == the
@@ -172,18 +173,19 @@ echo "reliability: crash scenario took $((SECONDS - t0))s"
 D="$TMP/client-kill"
 mkdir -p "$D/data"
 PORT=$(free_port)
-start_server "$D" "$PORT" --lease-seconds 3
+start_server "$D" "$PORT" --lease-seconds 600 --lease-min 2
 t0=$SECONDS
 delay=$(rand_delay 0 0.05)
 start_client "$D" "$PORT" victim
 VICTIM=$CPID
-# The victim works alone first. A random moment (0..0.05 s) after it starts its first unit it is
-# frozen with SIGSTOP, its leases are read while it cannot drain them, and only then is it killed
-# with SIGKILL. A lone client does ~500 of these tiny units a second here, so a fast machine gets
-# through all 351 in well under a second: the short delay and the freeze are what make "it held
-# leases when it died" certain rather than a race.
+# The victim works alone first. A random moment (0..0.05 s) after it has solved 12 units (so the
+# leases it holds were sized from its history: 3 results are needed, and its first ones got the
+# full 600 s) it is frozen with SIGSTOP, its leases are read while it cannot drain them, and only
+# then is it killed with SIGKILL. A lone client does ~500 of these tiny units a second here, so a
+# fast machine gets through all 351 in well under a second: the short delay and the freeze are
+# what make "it held leases when it died" certain rather than a race.
 for i in $(seq 1 1000); do
-  grep -q "started" "$D/client-victim.log" 2>/dev/null && break
+  [ "$(grep -c ') done:' "$D/client-victim.log" 2>/dev/null)" -ge 12 ] && break
   kill -0 "$VICTIM" 2>/dev/null || fail "the victim client exited"
   sleep 0.01
 done
@@ -193,9 +195,19 @@ held=$(clients_json "$D" | python3 -c '
 import json, sys
 c = [x for x in json.load(sys.stdin)["clients"] if x["name"] == "victim"]
 print(c[0]["outstanding"] if c else 0)')
+# How long its leases still run, from the database (read-only).
+lease_left=$(python3 -c '
+import sqlite3, sys, time
+db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True, timeout=10)
+d = db.execute("SELECT max(a.deadline) FROM assignments a JOIN clients c ON c.id = a.client_id "
+               "WHERE c.name = ? AND a.state = ?", ("victim", "leased")).fetchone()[0]
+print(int(d - time.time()) if d else -1)' "$D/data/nq.db")
 kill -9 "$VICTIM"
 wait "$VICTIM" 2>/dev/null || true
 [ "$held" -gt 0 ] || fail "the victim held no lease when it was killed"
+[ "$lease_left" -le 30 ] ||
+  fail "the victim's leases run $lease_left s more: not sized from its solve times (longest lease 600 s)"
+echo "reliability: client SIGKILL: the victim's leases end within $lease_left s (longest lease 600 s)"
 for c in a b; do start_client "$D" "$PORT" "honest-$c"; done
 wait_done "$D"
 check_final "$D" "client SIGKILL"

@@ -74,12 +74,18 @@ static int work(fx_t *f, int64_t client, int want, int64_t now, srv_work_t *out,
   return rc == 0 ? n : rc;
 }
 
-static int report(fx_t *f, int64_t client, int64_t asg, const char *unit, const nq_counts_t *c,
-                  const char *solver, int64_t now, srv_result_info_t *info) {
+static int report_secs(fx_t *f, int64_t client, int64_t asg, const char *unit,
+                       const nq_counts_t *c, double seconds, const char *solver, int64_t now,
+                       srv_result_info_t *info) {
   ck_assert_int_eq(srv_store_begin(f->st), 0);
-  int rc = srv_sched_result(&f->sched, client, asg, unit, c, 0.5, solver, now, info);
+  int rc = srv_sched_result(&f->sched, client, asg, unit, c, seconds, solver, now, info);
   ck_assert_int_eq(srv_store_commit(f->st), 0);
   return rc;
+}
+
+static int report(fx_t *f, int64_t client, int64_t asg, const char *unit, const nq_counts_t *c,
+                  const char *solver, int64_t now, srv_result_info_t *info) {
+  return report_secs(f, client, asg, unit, c, 0.5, solver, now, info);
 }
 
 /* The true counts of a unit, by the fast solver. */
@@ -178,10 +184,10 @@ START_TEST(schema_applied_once) {
   fx_init(&f, 8, 3, 2, 5, NULL);
   int v = 0;
   ck_assert_int_eq(srv_store_schema_version(f.st, &v), 0);
-  ck_assert_int_eq(v, 2);
+  ck_assert_int_eq(v, 3);
   srv_store_close(f.st);
   fx_reopen(&f); /* the second open applies nothing and keeps the data */
-  ck_assert_int_eq(q1(f.path, "SELECT count(*) FROM schema_version"), 2);
+  ck_assert_int_eq(q1(f.path, "SELECT count(*) FROM schema_version"), 3);
   ck_assert_int_eq(q1(f.path, "SELECT count(*) FROM jobs"), 1);
   ck_assert_int_eq(srv_meta_set(f.st, "k", "v1"), 0);
   ck_assert_int_eq(srv_meta_set(f.st, "k", "v2"), 0);
@@ -259,15 +265,15 @@ START_TEST(schema_migrates_from_001) {
   srv_store_close(st);
   ck_assert_int_eq(q1(path, "SELECT count(*) FROM pragma_table_info('units') "
                             "WHERE name = 'extra_results'"), 0);
-  /* The current server opens it: 002 is applied once, the units keep their rows, extra 0. */
+  /* The current server opens it: 002 and 003 are applied once, the units keep their rows, extra 0. */
   ck_assert_msg(srv_store_open(&st, path, SCHEMA, err, sizeof err) == 0, "open: %s", err);
   ck_assert_int_eq(srv_store_schema_version(st, &v), 0);
-  ck_assert_int_eq(v, 2);
+  ck_assert_int_eq(v, 3);
   srv_store_close(st);
   ck_assert_msg(srv_store_open(&st, path, SCHEMA, err, sizeof err) == 0, "reopen: %s", err);
   srv_store_close(st);
-  ck_assert_int_eq(q1(path, "SELECT count(*) FROM schema_version"), 2);
-  ck_assert_int_eq(q1(path, "SELECT max(version) FROM schema_version"), 2);
+  ck_assert_int_eq(q1(path, "SELECT count(*) FROM schema_version"), 3);
+  ck_assert_int_eq(q1(path, "SELECT max(version) FROM schema_version"), 3);
   ck_assert_int_eq(q1(path, "SELECT count(*) FROM units"), job.units);
   ck_assert_int_eq(q1(path, "SELECT count(*) FROM units WHERE extra_results != 0"), 0);
   /* The migrated database works: a unit is leased through the scheduler. */
@@ -881,6 +887,67 @@ START_TEST(per_client_cap) {
 }
 END_TEST
 
+/* Leases follow the expected cost: the longest lease while a client has too few results in the
+ * job, then lease_min + LEASE_SLACK x its mean solve time x its queue position, capped. */
+START_TEST(lease_sized_from_expected_cost) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.lease_seconds = 3600;
+  cfg.lease_min = 60;
+  fx_init(&f, 10, 3, 2, 5, &cfg);
+  int64_t a = mk_client(&f, "a"), b = mk_client(&f, "b");
+  srv_work_t w[8];
+  /* Unknown cost: the full lease, for every assignment of the batch. */
+  ck_assert_int_eq(work(&f, a, 2, T0, w, NULL), 2);
+  ck_assert_int_eq(w[0].deadline, T0 + 3600);
+  ck_assert_int_eq(w[1].deadline, T0 + 3600);
+  /* Three results of 8, 10 and 12 s (mean 10): known from the third on. */
+  nq_counts_t c = solve(w[0].unit);
+  ck_assert_int_eq(report_secs(&f, a, w[0].id, w[0].unit, &c, 8.0, NQ_SOLVER_VERSION, T0 + 8, NULL), 0);
+  c = solve(w[1].unit);
+  ck_assert_int_eq(report_secs(&f, a, w[1].id, w[1].unit, &c, 12.0, NQ_SOLVER_VERSION, T0 + 20, NULL), 0);
+  ck_assert_int_eq(work(&f, a, 1, T0 + 20, w, NULL), 1);
+  ck_assert_int_eq(w[0].deadline, T0 + 20 + 3600); /* two results: still unknown */
+  c = solve(w[0].unit);
+  ck_assert_int_eq(report_secs(&f, a, w[0].id, w[0].unit, &c, 10.0, NQ_SOLVER_VERSION, T0 + 30, NULL), 0);
+  /* Holding nothing, four new ones: 60 + 4 x 10 x (position + 1). */
+  ck_assert_int_eq(work(&f, a, 4, T0 + 30, w, NULL), 4);
+  for (int i = 0; i < 4; i++) {
+    ck_assert_int_eq(w[i].resent, 0);
+    ck_assert_int_eq(w[i].deadline, T0 + 30 + 60 + 40 * (i + 1));
+  }
+  /* Holding those four: they are re-sent unchanged and the two new ones queue behind them. */
+  ck_assert_int_eq(work(&f, a, 6, T0 + 31, w, NULL), 6);
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(w[i].deadline, T0 + 30 + 60 + 40 * (i + 1));
+  ck_assert_int_eq(w[4].deadline, T0 + 31 + 60 + 40 * 5);
+  ck_assert_int_eq(w[5].deadline, T0 + 31 + 60 + 40 * 6);
+  /* Progress turns a short lease into the full one. */
+  int64_t dl = 0;
+  ck_assert_int_eq(srv_store_begin(f.st), 0);
+  ck_assert_int_eq(srv_sched_progress(&f.sched, a, w[0].id, T0 + 40, &dl), 0);
+  ck_assert_int_eq(srv_store_commit(f.st), 0);
+  ck_assert_int_eq(dl, T0 + 40 + 3600);
+  /* A slow client (three 1000 s results) is capped at the longest lease. */
+  for (int i = 0; i < 3; i++) {
+    srv_work_t x;
+    ck_assert_int_eq(work(&f, b, 1, T0 + 100 * i, &x, NULL), 1);
+    c = solve(x.unit);
+    ck_assert_int_eq(report_secs(&f, b, x.id, x.unit, &c, 1000.0, NQ_SOLVER_VERSION, T0 + 100 * i + 50, NULL), 0);
+  }
+  ck_assert_int_eq(work(&f, b, 1, T0 + 400, w, NULL), 1);
+  ck_assert_int_eq(w[0].deadline, T0 + 400 + 3600);
+  /* The rule itself: the minimum never exceeds the longest lease; unknown cost = longest. */
+  ck_assert_int_eq(srv_sched_lease_for(&cfg, -1, 0), 3600);
+  ck_assert_int_eq(srv_sched_lease_for(&cfg, 0, 5), 60);
+  ck_assert_int_eq(srv_sched_lease_for(&cfg, 0.1, 0), 61);
+  cfg.lease_seconds = 3;
+  ck_assert_int_eq(srv_sched_lease_for(&cfg, 0.001, 0), 3);
+  check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
 /* ---- results: validation and ownership ---------------------------------------------------- */
 
 START_TEST(duplicate_counted_once) {
@@ -1241,6 +1308,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, progress_extends_and_revives);
   tcase_add_test(tc, no_two_replicas_and_resend);
   tcase_add_test(tc, per_client_cap);
+  tcase_add_test(tc, lease_sized_from_expected_cost);
   tcase_add_test(tc, duplicate_counted_once);
   tcase_add_test(tc, foreign_and_unknown_refused);
   tcase_add_test(tc, impossible_numbers_refused);
