@@ -176,15 +176,19 @@ static int resend_held(srv_sched_t *s, int64_t client_id, int want, srv_work_t *
 }
 
 /* Units being worked on that still need a replica: leasing them first finishes quorums sooner,
- * which both verifies work earlier and exposes bad clients earlier. */
+ * which both verifies work earlier and exposes bad clients earlier. A unit is never given to a
+ * client that holds or reported an assignment for it; one whose lease merely expired (no result)
+ * may get it again, on the same assignment row (see lease_new): otherwise a job with few clients
+ * stalls for good once every eligible client has let a lease of one unit expire. */
 static const char *const sql_pick_open =
     "SELECT id, text FROM units WHERE job_id = ?1 AND need > 0 "
     "AND state IN ('leased', 'awaiting') AND NOT EXISTS (SELECT 1 FROM assignments a "
-    "WHERE a.unit_id = units.id AND a.client_id = ?2) ORDER BY idx LIMIT ?3";
+    "WHERE a.unit_id = units.id AND a.client_id = ?2 AND a.state != 'expired') "
+    "ORDER BY idx LIMIT ?3";
 static const char *const sql_pick_pending =
     "SELECT id, text FROM units WHERE job_id = ?1 AND state = 'pending' AND need > 0 "
     "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id "
-    "AND a.client_id = ?2) ORDER BY idx LIMIT ?3";
+    "AND a.client_id = ?2 AND a.state != 'expired') ORDER BY idx LIMIT ?3";
 
 int64_t srv_sched_lease_for(const srv_sched_config_t *cfg, double mean, int ahead) {
   int64_t max = cfg->lease_seconds, min = cfg->lease_min < max ? cfg->lease_min : max;
@@ -243,8 +247,14 @@ static int lease_new(srv_sched_t *s, const char *sql, int64_t client_id, int64_t
   }
   sqlite3_reset(q);
   if (sr != SQLITE_DONE && sr != SQLITE_ROW) return srv_store_fail(s->store, "pick units");
+  /* A new row, or the client's own expired one for the unit leased again (same id: still one
+   * assignment, so at most one result, per unit and client). */
   if ((rc = srv_store_stmt(s->store, "INSERT INTO assignments(unit_id, client_id, issued, "
-                                     "deadline) VALUES (?1, ?2, ?3, ?4) RETURNING id", &q)) != 0)
+                                     "deadline) VALUES (?1, ?2, ?3, ?4) "
+                                     "ON CONFLICT(unit_id, client_id) DO UPDATE SET "
+                                     "state = 'leased', issued = excluded.issued, "
+                                     "deadline = excluded.deadline WHERE state = 'expired' "
+                                     "RETURNING id", &q)) != 0)
     return rc;
   for (int i = first; i < *n_out && rc == 0; i++) {
     srv_work_t *w = &out[i];

@@ -43,11 +43,12 @@ start_server() {
 }
 
 # start_client DIR PORT NAME [env...]: an enrolling client with its own state dir; CPID = pid.
+# CLIENT_NICE (default 0) is its nice value.
 start_client() {
   local dir=$1 port=$2 name=$3
   shift 3
   mkdir -p "$dir/state-$name"
-  env "$@" "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
+  nice -n "${CLIENT_NICE:-0}" env "$@" "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
     --enrol "$(cat "$dir/data/enrol.key")" --name "$name" --threads 1 \
     --state "$dir/state-$name" >>"$dir/client-$name.log" 2>&1 &
   CPID=$!
@@ -129,45 +130,53 @@ T_ALL=$SECONDS
 echo "reliability: N=$N depth $DEPTH: $EXP_UNITS units, expected verified nodes $EXP_NODES"
 
 # ---- 1. crash safety: SIGKILL the server at random moments --------------------------------------
-D="$TMP/crash"
-mkdir -p "$D/data"
-PORT=$(free_port)
-start_server "$D" "$PORT" --lease-seconds 5
-for c in a b c; do start_client "$D" "$PORT" "crash-$c"; done
-kills=0
-midrun=0
-t0=$SECONDS
-# Kill moments are random points of the job's progress: a kill comes when the clients' logs show
-# the next of KILLS random numbers (30..600 of the 702 results) of accepted acks, or after 4 s
-# without getting there. Status is read only while the server is down (uncontended, instant).
-TARGETS=$(python3 -c "import random; print(' '.join(map(str, sorted(random.sample(range(30, 600, 10), $KILLS)))))")
-echo "reliability: crash: kills after $TARGETS accepted results"
-acks() { cat "$D"/client-*.log 2>/dev/null | grep -c 'ack [0-9]*: accepted' || true; }
-for target in $TARGETS; do
-  t1=$SECONDS
-  while [ "$(acks)" -lt "$target" ] && [ $((SECONDS - t1)) -lt 4 ]; do sleep 0.03; done
-  kill -9 "$SRV"
-  wait "$SRV" 2>/dev/null || true
-  kills=$((kills + 1))
-  v=$(verified_units "$D")
-  # Every result the server acknowledged before dying must be in the store.
-  stored=$(status "$D" | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"])')
-  acked=$(cat "$D"/client-*.log | grep -o 'ack [0-9]*: accepted' | sort -u | wc -l)
-  [ "$acked" -le "$stored" ] || fail "kill $kills: $acked results acknowledged but only $stored stored"
-  if is_done "$D"; then state="done"; else state="running"; midrun=$((midrun + 1)); fi
-  echo "reliability: crash: kill -9 #$kills at $((SECONDS - t0))s: job $state, $acked results acknowledged, $stored stored (lost 0), $v/$EXP_UNITS units verified"
+# crash_run ATTEMPT: one run of the scenario in $TMP/crash-ATTEMPT; sets kills and midrun.
+crash_run() {
+  D="$TMP/crash-$1"
+  mkdir -p "$D/data"
+  PORT=$(free_port)
   start_server "$D" "$PORT" --lease-seconds 5
+  # The clients run at a lower priority than this script, so that on a loaded machine (ctest -j2
+  # next to the hostile flood) the kills still come while the job runs.
+  for c in a b c; do CLIENT_NICE=10 start_client "$D" "$PORT" "crash-$c"; done
+  kills=0
+  midrun=0
+  t0=$SECONDS
+  # Kill moments are random points of the job's progress: a kill comes when the clients' logs
+  # show the next of KILLS random numbers (30..600 of the 702 results) of accepted acks, or after
+  # 4 s without getting there. Status is read only while the server is down (uncontended).
+  TARGETS=$(python3 -c "import random; print(' '.join(map(str, sorted(random.sample(range(30, 600, 10), $KILLS)))))")
+  echo "reliability: crash: kills after $TARGETS accepted results"
+  local target t1 v stored acked state
+  for target in $TARGETS; do
+    t1=$SECONDS
+    while [ "$(acks)" -lt "$target" ] && [ $((SECONDS - t1)) -lt 4 ]; do sleep 0.03; done
+    kill -9 "$SRV"
+    wait "$SRV" 2>/dev/null || true
+    kills=$((kills + 1))
+    v=$(verified_units "$D")
+    # Every result the server acknowledged before dying must be in the store.
+    stored=$(status "$D" | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"])')
+    acked=$(cat "$D"/client-*.log | grep -o 'ack [0-9]*: accepted' | sort -u | wc -l)
+    [ "$acked" -le "$stored" ] || fail "kill $kills: $acked results acknowledged but only $stored stored"
+    if is_done "$D"; then state="done"; else state="running"; midrun=$((midrun + 1)); fi
+    echo "reliability: crash: kill -9 #$kills at $((SECONDS - t0))s: job $state, $acked results acknowledged, $stored stored (lost 0), $v/$EXP_UNITS units verified"
+    start_server "$D" "$PORT" --lease-seconds 5
+  done
+  wait_done "$D"
+  check_final "$D" "crash ($kills kills, $midrun mid-run)"
+  stop_all
+  echo "reliability: crash scenario took $((SECONDS - t0))s"
+}
+acks() { cat "$D"/client-*.log 2>/dev/null | grep -c 'ack [0-9]*: accepted' || true; }
+# Every run must end exact; a run whose job outran the kills (a starved test script) proves too
+# little about crashes and is repeated, up to three runs.
+for attempt in 1 2 3; do
+  crash_run $attempt
+  [ $midrun -lt 2 ] || break
+  echo "reliability: crash: run $attempt: only $midrun of $kills kills hit a running job (busy machine); again"
 done
-wait_done "$D"
-check_final "$D" "crash ($kills kills, $midrun mid-run)"
-[ $midrun -ge 2 ] || fail "only $midrun of $kills kills hit a running job (the job finished too fast)"
-kill "$SRV" 2>/dev/null || true
-wait "$SRV" 2>/dev/null || true
-SRV=""
-for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-PIDS=()
-echo "reliability: crash scenario took $((SECONDS - t0))s"
+[ $midrun -ge 2 ] || fail "only $midrun of $kills kills hit a running job in 3 runs (the job finished too fast)"
 
 # ---- 2. a client killed with SIGKILL and never restarted ----------------------------------------
 D="$TMP/client-kill"
@@ -218,12 +227,7 @@ v = c["victim"]
 if v["outstanding"] != 0:
     print("reliability: FAIL: the dead client still holds %d leases" % v["outstanding"]); sys.exit(1)
 print("reliability: client SIGKILL: victim held '"$held"' leases when killed, 0 after; its valid results %d" % v["valid"])'
-kill "$SRV" 2>/dev/null || true
-wait "$SRV" 2>/dev/null || true
-SRV=""
-for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-PIDS=()
+stop_all
 echo "reliability: client-kill scenario took $((SECONDS - t0))s"
 
 # ---- 3. a liar among honest clients --------------------------------------------------------------

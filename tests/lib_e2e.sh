@@ -23,7 +23,7 @@ e2e_cleanup() {
       [ -f "$f" ] && { echo "---- ${f#$TMP/} (tail)"; tail -n 25 "$f"; }
     done
   fi
-  rm -rf "$TMP"
+  if [ -n "${NQ_E2E_KEEP:-}" ]; then echo "$TAG: kept $TMP (NQ_E2E_KEEP)"; else rm -rf "$TMP"; fi
   exit $rc
 }
 
@@ -51,4 +51,15 @@ e2e_start_server() {
     sleep 0.1
   done
   fail "nq-server did not listen on $port within 30 s"
+}
+
+# stop_all: SIGTERM the server and every process in PIDS, reap them, and empty both (between the
+# scenarios of one script; exit statuses are not checked here).
+stop_all() {
+  local p
+  [ -n "$SRV" ] && { kill "$SRV" 2>/dev/null || true; wait "$SRV" 2>/dev/null || true; }
+  SRV=""
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  PIDS=()
 }

@@ -752,6 +752,42 @@ START_TEST(expiry_reissue_and_late_results) {
 }
 END_TEST
 
+/* A client whose lease expired (no result) may get the unit again, on the same assignment: with
+ * exactly `quorum` clients the unit would otherwise never be verified. */
+START_TEST(expired_lease_leased_again_to_same_client) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.lease_seconds = 100;
+  fx_init(&f, 8, 3, 2, 5, &cfg);
+  int64_t a = mk_client(&f, "a"), b = mk_client(&f, "b");
+  srv_work_t wa, wb, again;
+  ck_assert_int_eq(work(&f, a, 1, T0, &wa, NULL), 1);
+  ck_assert_int_eq(work(&f, b, 1, T0 + 120, &wb, NULL), 1); /* sweeps a's lease */
+  ck_assert_int_eq(wb.unit_id, wa.unit_id);
+  ck_assert_int_eq(asg_state(&f, wa.id), SRV_ASG_EXPIRED);
+  ck_assert_int_eq(report_true(&f, b, &wb, T0 + 130, NULL), 0);
+  /* Only a can give the second result: it gets the unit back, same id, a fresh deadline. */
+  ck_assert_int_eq(work(&f, a, 1, T0 + 140, &again, NULL), 1);
+  ck_assert_int_eq(again.unit_id, wa.unit_id);
+  ck_assert_int_eq(again.id, wa.id);
+  ck_assert_int_eq(again.deadline, T0 + 140 + 100);
+  ck_assert_int_eq(asg_state(&f, wa.id), SRV_ASG_LEASED);
+  ck_assert_int_eq(unit_of(&f, wa.unit_id).live, 1);
+  srv_result_info_t info;
+  ck_assert_int_eq(report_true(&f, a, &again, T0 + 150, &info), 0);
+  ck_assert_int_eq(info.status, SRV_RESULT_ACCEPTED);
+  ck_assert(info.unit_verified);
+  ck_assert_int_eq(q1(f.path, "SELECT count(*) FROM assignments"), 2);
+  /* A client that reported a unit never gets it again. */
+  srv_work_t w[4];
+  int n = work(&f, b, 4, T0 + 160, w, NULL);
+  for (int i = 0; i < n; i++) ck_assert_int_ne(w[i].unit_id, wa.unit_id);
+  check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
 /* A late wrong result for a verified unit counts against its client. */
 START_TEST(late_wrong_result_is_invalid) {
   fx_t f;
@@ -1308,6 +1344,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, progress_extends_and_revives);
   tcase_add_test(tc, no_two_replicas_and_resend);
   tcase_add_test(tc, per_client_cap);
+  tcase_add_test(tc, expired_lease_leased_again_to_same_client);
   tcase_add_test(tc, lease_sized_from_expected_cost);
   tcase_add_test(tc, duplicate_counted_once);
   tcase_add_test(tc, foreign_and_unknown_refused);
