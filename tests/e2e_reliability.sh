@@ -55,33 +55,25 @@ start_client() {
   PIDS+=("$CPID")
 }
 
-# status DIR: nq-admin status --json (local mode on the data dir), retried while the db is busy.
-# Exit status 3 is nq-admin's "done, but the answer differs from the published value": the JSON
-# is still printed, and check_final reports the difference.
-status() {
-  local i out rc
+# admin_json DIR CMD [ARGS...]: nq-admin CMD --data DIR/data ARGS --json (local mode), retried
+# while the db is busy. For `status`, exit status 3 is nq-admin's "done, but the answer differs
+# from the published value": the JSON is still printed, and check_final reports the difference.
+admin_json() {
+  local dir=$1 cmd=$2 i out rc
+  shift 2
   for i in 1 2 3 4 5 6 7 8 9 10; do
     rc=0
-    out=$("$BIN/nq-admin" status --data "$1/data" --n $N --json 2>/dev/null) || rc=$?
-    if [ $rc -eq 0 ] || [ $rc -eq 3 ]; then
+    out=$("$BIN/nq-admin" "$cmd" --data "$dir/data" "$@" --json 2>/dev/null) || rc=$?
+    if [ $rc -eq 0 ] || { [ "$cmd" = status ] && [ $rc -eq 3 ]; }; then
       printf '%s\n' "$out"
       return 0
     fi
     sleep 0.2
   done
-  "$BIN/nq-admin" status --data "$1/data" --n $N --json
+  "$BIN/nq-admin" "$cmd" --data "$dir/data" "$@" --json
 }
-clients_json() {
-  local i out
-  for i in 1 2 3 4 5 6 7 8 9 10; do
-    if out=$("$BIN/nq-admin" clients --data "$1/data" --json 2>/dev/null); then
-      printf '%s\n' "$out"
-      return 0
-    fi
-    sleep 0.2
-  done
-  "$BIN/nq-admin" clients --data "$1/data" --json
-}
+status() { admin_json "$1" status --n $N; }
+clients_json() { admin_json "$1" clients; }
 is_done() { status "$1" | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["done"] else 1)'; }
 verified_units() { status "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["units"]["verified"])'; }
 
