@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "admin.h"
+#include "nq/addr.h"
+#include "nq/files.h"
 #include "nq/nq.h"
 #include "status.h"
 
@@ -131,7 +133,10 @@ static int load_token(adm_backend_t *b, const adm_opts_t *o) {
     return 0;
   }
   if (!file && o->data) {
-    snprintf(path, sizeof path, "%s/admin.token", o->data);
+    if (nq_path_join(path, sizeof path, o->data, "admin.token") != 0) {
+      fprintf(stderr, "nq-admin: --data path too long\n");
+      return ADM_EXIT_USAGE;
+    }
     file = path;
   }
   if (!file) {
@@ -139,38 +144,31 @@ static int load_token(adm_backend_t *b, const adm_opts_t *o) {
                     "$NQ_ADMIN_TOKEN\n");
     return ADM_EXIT_USAGE;
   }
-  FILE *f = fopen(file, "r");
-  if (!f || !fgets(b->token, sizeof b->token, f)) {
+  int rc = nq_file_read_line(file, b->token, sizeof b->token);
+  if (rc != 0) {
     fprintf(stderr, "nq-admin: cannot read the admin token from %s: %s\n", file,
-            f ? "empty file" : strerror(errno));
-    if (f) fclose(f);
+            rc == NQ_EINVAL     ? "empty file"
+            : rc == NQ_ENOTFOUND ? "no such file"
+            : rc == NQ_EIO       ? strerror(errno)
+                                 : nq_strerror(rc));
     return ADM_EXIT_FAIL;
   }
-  fclose(f);
-  b->token[strcspn(b->token, "\r\n \t")] = '\0';
   return 0;
 }
 
 static int open_remote(adm_backend_t *b, const adm_opts_t *o) {
-  const char *colon = strrchr(o->server, ':');
-  long port;
-  size_t hl = colon ? (size_t)(colon - o->server) : 0;
-  if (!colon || hl == 0 || hl >= sizeof b->host || parse_long(colon + 1, 1, 65535, &port)) {
+  if (nq_hostport_parse(o->server, b->host, sizeof b->host, &b->port, 0) != 0) {
     fprintf(stderr, "nq-admin: --server wants HOST:PORT, not '%s'\n", o->server);
     return ADM_EXIT_USAGE;
   }
-  memcpy(b->host, o->server, hl);
-  b->host[hl] = '\0';
-  if (b->host[0] == '[' && hl > 2 && b->host[hl - 1] == ']') { /* [v6]:port */
-    memmove(b->host, b->host + 1, hl - 2);
-    b->host[hl - 2] = '\0';
-  }
-  b->port = (int)port;
   snprintf(b->hostname, sizeof b->hostname, "%s", o->hostname ? o->hostname : b->host);
   if (o->ca) {
     snprintf(b->ca, sizeof b->ca, "%s", o->ca);
   } else if (o->data) {
-    snprintf(b->ca, sizeof b->ca, "%s/ca.pem", o->data);
+    if (nq_path_join(b->ca, sizeof b->ca, o->data, "ca.pem") != 0) {
+      fprintf(stderr, "nq-admin: --data path too long\n");
+      return ADM_EXIT_USAGE;
+    }
   } else {
     fprintf(stderr, "nq-admin: remote mode needs --ca CA.pem (the server's CA certificate)\n");
     return ADM_EXIT_USAGE;
@@ -197,7 +195,10 @@ static int open_local(adm_backend_t *b, const adm_opts_t *o, int need_job) {
   const char *dir = o->data ? o->data : ADM_DEFAULT_DATA;
   char path[1100], err[256] = "";
   struct stat sb;
-  snprintf(path, sizeof path, "%s/nq.db", dir);
+  if (nq_path_join(path, sizeof path, dir, "nq.db") != 0) {
+    fprintf(stderr, "nq-admin: --data path too long\n");
+    return ADM_EXIT_USAGE;
+  }
   snprintf(b->desc, sizeof b->desc, "database %s", path);
   /* Never create a database here: opening a missing file would make an empty one. */
   if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {

@@ -12,7 +12,9 @@
 #include "journal.h"
 #include "worker.h"
 
+#include "nq/addr.h"
 #include "nq/conn.h"
+#include "nq/files.h"
 #include "nq/frame.h"
 #include "nq/log.h"
 #include "nq/nq.h"
@@ -752,34 +754,13 @@ void cli_config_default(cli_config_t *cfg) {
   cfg->prefetch = 1;
   const char *home = getenv("HOME");
   static char state[4096];
-  snprintf(state, sizeof state, "%s/.nq-client", home && *home ? home : ".");
+  if (nq_path_join(state, sizeof state, home && *home ? home : ".", ".nq-client") != 0)
+    snprintf(state, sizeof state, "./.nq-client"); /* $HOME absurdly long: use the cwd */
   cfg->state = state;
 }
 
 int cli_parse_server(const char *s, cli_config_t *cfg) {
-  const char *colon;
-  const char *host = s;
-  size_t hlen;
-  if (!s || !*s) return NQ_EINVAL;
-  if (s[0] == '[') {
-    const char *rb = strchr(s, ']');
-    if (!rb || rb[1] != ':') return NQ_EINVAL;
-    host = s + 1;
-    hlen = (size_t)(rb - host);
-    colon = rb + 1;
-  } else {
-    colon = strrchr(s, ':');
-    if (!colon || strchr(s, ':') != colon) return NQ_EINVAL;
-    hlen = (size_t)(colon - s);
-  }
-  if (hlen == 0 || hlen >= sizeof cfg->host) return NQ_EINVAL;
-  char *end;
-  long port = strtol(colon + 1, &end, 10);
-  if (!colon[1] || *end || port < 1 || port > 65535) return NQ_EINVAL;
-  memcpy(cfg->host, host, hlen);
-  cfg->host[hlen] = '\0';
-  cfg->port = (int)port;
-  return 0;
+  return nq_hostport_parse(s, cfg->host, sizeof cfg->host, &cfg->port, 0);
 }
 
 /* Pick the credentials: --token, else the stored token, else enrol with --enrol. */

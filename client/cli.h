@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "nq/addr.h"
+
 /* Exit codes of nq-client (docs/client.md). */
 enum {
   CLI_EXIT_OK = 0,    /* stopped by a signal, --once/--max-units reached, or the job is done */
@@ -21,7 +23,7 @@ enum {
 };
 
 typedef struct cli_config_s {
-  char host[256];     /* from --server HOST:PORT; also the name the certificate must match */
+  char host[NQ_HOST_MAX]; /* from --server HOST:PORT; also the name the certificate must match */
   int port;
   const char *ca;     /* --ca: PEM file of the CA that signed the server certificate */
   const char *token;  /* --token, or NULL */

@@ -2,6 +2,7 @@
  * stored token. See journal.h for the layout and the crash-safety argument. */
 #include "journal.h"
 
+#include "nq/files.h"
 #include "nq/frame.h"
 #include "nq/log.h"
 #include "nq/nq.h"
@@ -18,109 +19,15 @@
 
 #define FILE_MAX 8192 /* no journal file is anywhere near this; bigger ones are corrupt */
 
+/* A new malloc'd "a/b" (entries are listed and removed by name). */
 static char *path_join(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  char *p = malloc(la + lb + 2);
-  if (!p) return NULL;
-  memcpy(p, a, la);
-  p[la] = '/';
-  memcpy(p + la + 1, b, lb + 1);
+  size_t n = strlen(a) + strlen(b) + 2;
+  char *p = malloc(n);
+  if (p && nq_path_join(p, n, a, b) != 0) {
+    free(p);
+    p = NULL;
+  }
   return p;
-}
-
-/* mkdir -p with mode 0700 for what we create. */
-static int mkdir_p(const char *path) {
-  char buf[4096];
-  size_t len = strlen(path);
-  if (len == 0 || len >= sizeof buf) return NQ_EINVAL;
-  memcpy(buf, path, len + 1);
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(buf, 0700) != 0 && errno != EEXIST) return NQ_EIO;
-    *p = '/';
-  }
-  if (mkdir(buf, 0700) != 0 && errno != EEXIST) return NQ_EIO;
-  struct stat st;
-  if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) return NQ_EIO;
-  return 0;
-}
-
-static int fsync_dir(const char *dir) {
-  int fd = open(dir, O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return NQ_EIO;
-  int rc = fsync(fd) == 0 ? 0 : NQ_EIO;
-  close(fd);
-  return rc;
-}
-
-/* Write `len` bytes as dir/name through dir/.name.tmp + fsync + rename + fsync(dir). */
-static int write_atomic(const char *dir, const char *name, const char *data, size_t len,
-                        mode_t mode) {
-  char tmp[4096], dst[4096];
-  if (snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name) >= (int)sizeof tmp ||
-      snprintf(dst, sizeof dst, "%s/%s", dir, name) >= (int)sizeof dst)
-    return NQ_EINVAL;
-  int rc = NQ_EIO;
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) goto out;
-  size_t off = 0;
-  while (off < len) {
-    ssize_t w = write(fd, data + off, len - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) goto out_close;
-    off += (size_t)w;
-  }
-  if (fchmod(fd, mode) != 0 || fsync(fd) != 0) goto out_close;
-  if (close(fd) != 0) {
-    fd = -1;
-    goto out_unlink;
-  }
-  fd = -1;
-  if (rename(tmp, dst) != 0) goto out_unlink;
-  rc = fsync_dir(dir);
-  goto out;
-out_close:
-  close(fd);
-out_unlink:
-  unlink(tmp);
-out:
-  if (rc) nq_log(NQ_LOG_ERROR, "cannot write %s: %s", dst, strerror(errno));
-  return rc;
-}
-
-/* Read a whole small file into a new NUL-terminated buffer. NQ_ENOTFOUND if it does not exist,
- * NQ_ETOOBIG above `max` bytes, NQ_EIO. */
-static int read_small(const char *path, size_t max, char **out, size_t *out_len) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? NQ_ENOTFOUND : NQ_EIO;
-  int rc = NQ_EIO;
-  char *buf = malloc(max + 1);
-  size_t len = 0;
-  if (!buf) {
-    rc = NQ_ENOMEM;
-    goto out;
-  }
-  for (;;) {
-    ssize_t r = read(fd, buf + len, max + 1 - len);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) goto out;
-    if (r == 0) break;
-    len += (size_t)r;
-    if (len > max) {
-      rc = NQ_ETOOBIG;
-      goto out;
-    }
-  }
-  buf[len] = '\0';
-  *out = buf;
-  *out_len = len;
-  buf = NULL;
-  rc = 0;
-out:
-  free(buf);
-  close(fd);
-  return rc;
 }
 
 /* Remove dot-files ending in ".tmp" left by a crash between open and rename. */
@@ -151,7 +58,7 @@ int cli_journal_open(const char *state_dir, cli_journal_t *j) {
   }
   const char *dirs[3] = {j->dir, j->results_dir, j->assigned_dir};
   for (int i = 0; i < 3; i++) {
-    if (mkdir_p(dirs[i]) != 0) {
+    if (nq_mkdir_p(dirs[i], 0700) != 0) {
       nq_log(NQ_LOG_ERROR, "cannot create state directory %s: %s", dirs[i], strerror(errno));
       cli_journal_close(j);
       return NQ_EIO;
@@ -185,7 +92,7 @@ static int entry_put(const char *dir, int64_t id, json_t *o) {
   entry_name(id, name, sizeof name);
   size_t len = strlen(s);
   s[len] = '\n'; /* replaces the terminator; the length below includes it */
-  int rc = write_atomic(dir, name, s, len + 1, 0600);
+  int rc = nq_file_replace(dir, name, s, len + 1, 0600);
   free(s);
   return rc;
 }
@@ -246,7 +153,7 @@ static int entry_list(const char *dir, const char *what, size_t elem_size, entry
     char *text = NULL;
     size_t len = 0;
     json_t *o = NULL;
-    int r = read_small(p, FILE_MAX, &text, &len);
+    int r = nq_file_read(p, FILE_MAX, &text, &len);
     if (r == NQ_ENOTFOUND) { /* removed meanwhile */
       free(p);
       continue;
@@ -428,19 +335,9 @@ int cli_assigned_list(cli_journal_t *j, cli_assign_t **out, size_t *n, size_t *c
 int cli_token_load(cli_journal_t *j, char *buf, size_t len) {
   char *p = path_join(j->dir, "token");
   if (!p) return NQ_ENOMEM;
-  char *text = NULL;
-  size_t n = 0;
-  int rc = read_small(p, CLI_TOKEN_MAX, &text, &n);
+  int rc = nq_file_read_line(p, buf, len);
   free(p);
-  if (rc == NQ_ETOOBIG) return NQ_EINVAL;
-  if (rc) return rc;
-  while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' ')) n--;
-  text[n] = '\0';
-  rc = 0;
-  if (n == 0 || n >= len) rc = NQ_EINVAL;
-  else memcpy(buf, text, n + 1);
-  free(text);
-  return rc;
+  return rc == NQ_ETOOBIG ? NQ_EINVAL : rc;
 }
 
 int cli_token_store(cli_journal_t *j, const char *token) {
@@ -450,7 +347,8 @@ int cli_token_store(cli_journal_t *j, const char *token) {
   memcpy(s, token, n);
   s[n] = '\n';
   s[n + 1] = '\0';
-  int rc = write_atomic(j->dir, "token", s, n + 1, 0600);
+  int rc = nq_file_replace(j->dir, "token", s, n + 1, 0600);
+  memset(s, 0, n);
   free(s);
   return rc;
 }

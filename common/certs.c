@@ -1,11 +1,11 @@
 /* nq: private CA + server certificate generation, tokens and hashing (OpenSSL 3 APIs only). */
 #include "nq/certs.h"
+#include "nq/files.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/tls.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Ten years: nq_certs_ensure never renews, and an expired certificate on a long-running
@@ -26,11 +25,6 @@
 #define CERT_DAYS 3650L
 
 /* ---- small helpers ---- */
-
-static int join(char *out, size_t n, const char *dir, const char *name) {
-  int k = snprintf(out, n, "%s/%s", dir, name);
-  return k < 0 || (size_t)k >= n ? NQ_EINVAL : 0;
-}
 
 static int exists(const char *path) {
   return access(path, F_OK) == 0;
@@ -48,73 +42,40 @@ static int gen_key(EVP_PKEY **out) {
   return *out ? 0 : tls_fail("key generation");
 }
 
-static int load_key(const char *path, EVP_PKEY **out) {
+/* Read one PEM object from path: a private key when key is given, else a certificate. */
+static int load_pem(const char *path, EVP_PKEY **key, X509 **cert) {
   FILE *f = fopen(path, "r");
   if (!f) return NQ_EIO;
   ERR_clear_error();
-  *out = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+  int ok = key ? (*key = PEM_read_PrivateKey(f, NULL, NULL, NULL)) != NULL
+               : (*cert = PEM_read_X509(f, NULL, NULL, NULL)) != NULL;
   fclose(f);
-  if (!*out) {
-    tls_fail(path);
-    return NQ_EIO;
-  }
-  return 0;
-}
-
-static int load_cert(const char *path, X509 **out) {
-  FILE *f = fopen(path, "r");
-  if (!f) return NQ_EIO;
-  ERR_clear_error();
-  *out = PEM_read_X509(f, NULL, NULL, NULL);
-  fclose(f);
-  if (!*out) {
-    tls_fail(path);
-    return NQ_EIO;
-  }
-  return 0;
-}
-
-/* Write a PEM object to dir/name without ever exposing a partial file or clobbering an existing
- * one: write a private temp file (O_EXCL, final mode from the start, so a key is never readable
- * by others even briefly), fsync it, then link() it into place, which fails if the name exists. */
-static int write_pem(const char *dir, const char *name, mode_t mode, EVP_PKEY *key, X509 *cert) {
-  char tmp[4096], final[4096];
-  if (join(final, sizeof final, dir, name) < 0) return NQ_EINVAL;
-  int k = snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
-  if (k < 0 || (size_t)k >= sizeof tmp) return NQ_EINVAL;
-
-  int r = NQ_EIO;
-  FILE *f = NULL;
-  unlink(tmp); /* a leftover of a crashed run of this very process id */
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) {
-    nq_log(NQ_LOG_ERROR, "certs: create %s: %s", tmp, strerror(errno));
-    return NQ_EIO;
-  }
-  f = fdopen(fd, "w");
-  if (!f) {
-    close(fd);
-    goto out;
-  }
-  ERR_clear_error();
-  int ok = key ? PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL) : PEM_write_X509(f, cert);
   if (!ok) {
+    tls_fail(path);
+    return NQ_EIO;
+  }
+  return 0;
+}
+
+/* Write a PEM object (key, else cert) to dir/name through the durable create-new writer, which
+ * never exposes a partial file, never clobbers an existing one, and gives the file exactly `mode`
+ * from the start. A key is encoded into OpenSSL's secure-memory BIO, cleansed when freed. */
+static int write_pem(const char *dir, const char *name, mode_t mode, EVP_PKEY *key, X509 *cert) {
+  ERR_clear_error();
+  BIO *b = BIO_new(key ? BIO_s_secmem() : BIO_s_mem());
+  if (!b) return tls_fail(name);
+  int r;
+  int ok = key ? PEM_write_bio_PrivateKey(b, key, NULL, NULL, 0, NULL, NULL) : PEM_write_bio_X509(b, cert);
+  char *data = NULL;
+  long len = ok ? BIO_get_mem_data(b, &data) : 0;
+  if (!ok || len <= 0) {
     r = tls_fail(name);
     goto out;
   }
-  if (fflush(f) != 0 || fsync(fileno(f)) != 0) goto out;
-  int cr = fclose(f);
-  f = NULL;
-  if (cr != 0) goto out;
-  if (link(tmp, final) != 0) {
-    r = errno == EEXIST ? NQ_EEXIST : NQ_EIO;
-    nq_log(NQ_LOG_ERROR, "certs: create %s: %s", final, strerror(errno));
-    goto out;
-  }
-  r = 0;
+  r = nq_file_create(dir, name, data, (size_t)len, mode);
+  if (r == NQ_EEXIST) nq_log(NQ_LOG_ERROR, "certs: create %s/%s: it exists already", dir, name);
 out:
-  if (f) fclose(f);
-  unlink(tmp);
+  BIO_free(b);
   return r;
 }
 
@@ -262,10 +223,10 @@ static int make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issu
 int nq_certs_ensure(const char *dir, const char *const *extra_names) {
   if (!dir || !*dir) return NQ_EINVAL;
   char p_cac[4096], p_cak[4096], p_sc[4096], p_sk[4096];
-  if (join(p_cac, sizeof p_cac, dir, NQ_CERTS_CA_CERT) < 0 ||
-      join(p_cak, sizeof p_cak, dir, NQ_CERTS_CA_KEY) < 0 ||
-      join(p_sc, sizeof p_sc, dir, NQ_CERTS_SERVER_CERT) < 0 ||
-      join(p_sk, sizeof p_sk, dir, NQ_CERTS_SERVER_KEY) < 0)
+  if (nq_path_join(p_cac, sizeof p_cac, dir, NQ_CERTS_CA_CERT) < 0 ||
+      nq_path_join(p_cak, sizeof p_cak, dir, NQ_CERTS_CA_KEY) < 0 ||
+      nq_path_join(p_sc, sizeof p_sc, dir, NQ_CERTS_SERVER_CERT) < 0 ||
+      nq_path_join(p_sk, sizeof p_sk, dir, NQ_CERTS_SERVER_KEY) < 0)
     return NQ_EINVAL;
 
   GENERAL_NAMES *san = NULL;
@@ -290,12 +251,12 @@ int nq_certs_ensure(const char *dir, const char *const *extra_names) {
 
   /* Keys are written before their certificates: a crash in between leaves a key without a
    * certificate, which the next run completes, never a certificate without its key. */
-  if (exists(p_cak)) r = load_key(p_cak, &ca_key);
+  if (exists(p_cak)) r = load_pem(p_cak, &ca_key, NULL);
   else if ((r = gen_key(&ca_key)) == 0) r = write_pem(dir, NQ_CERTS_CA_KEY, 0600, ca_key, NULL);
   if (r < 0) goto out;
 
   if (exists(p_cac)) {
-    if ((r = load_cert(p_cac, &ca_cert)) < 0) goto out;
+    if ((r = load_pem(p_cac, NULL, &ca_cert)) < 0) goto out;
     if (X509_check_private_key(ca_cert, ca_key) != 1) {
       ERR_clear_error();
       nq_log(NQ_LOG_ERROR, "certs: %s does not match %s", p_cak, p_cac);
@@ -307,7 +268,7 @@ int nq_certs_ensure(const char *dir, const char *const *extra_names) {
     if ((r = write_pem(dir, NQ_CERTS_CA_CERT, 0644, NULL, ca_cert)) < 0) goto out;
   }
 
-  if (exists(p_sk)) r = load_key(p_sk, &srv_key);
+  if (exists(p_sk)) r = load_pem(p_sk, &srv_key, NULL);
   else if ((r = gen_key(&srv_key)) == 0)
     r = write_pem(dir, NQ_CERTS_SERVER_KEY, 0600, srv_key, NULL);
   if (r < 0) goto out;

@@ -1,80 +1,47 @@
 /* nq-server: data directory initialisation (see datadir.h). */
 #include "datadir.h"
 
-#include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "nq/certs.h"
+#include "nq/files.h"
 #include "nq/nq.h"
 
 static int join(char *out, const char *dir, const char *name) {
-  int n = snprintf(out, SRV_DATADIR_PATH_MAX, "%s/%s", dir, name);
-  return (n < 0 || n >= SRV_DATADIR_PATH_MAX) ? NQ_EINVAL : 0;
+  return nq_path_join(out, SRV_DATADIR_PATH_MAX, dir, name);
 }
 
-int srv_secret_read(const char *path, char *buf, size_t len) {
-  FILE *f = fopen(path, "r");
-  if (!f) return NQ_EIO;
-  char line[512];
-  int rc = NQ_EIO;
-  if (fgets(line, sizeof line, f)) {
-    char *p = line;
-    while (*p && isspace((unsigned char)*p)) p++;
-    size_t n = strlen(p);
-    while (n > 0 && isspace((unsigned char)p[n - 1])) p[--n] = '\0';
-    if (n == 0) rc = NQ_EIO;
-    else if (n >= len) rc = NQ_ETOOBIG;
-    else {
-      memcpy(buf, p, n + 1);
-      rc = 0;
-    }
-  }
-  fclose(f);
-  return rc;
-}
-
-/* Make the secret file at path unless it exists (O_EXCL: never overwrite), then read it back
- * and hash it. The file is written completely before it is renamed into place, so a crash
- * never leaves an empty secret behind. */
-static int secret_ensure(const char *path, char hash[65], char *errbuf, size_t errlen) {
-  char tok[2 * SRV_SECRET_BYTES + 1];
+/* Make the secret file dir/name unless it exists (create-new: never overwritten; if another
+ * process made it meanwhile, theirs wins), then read it back and hash it. */
+static int secret_ensure(const char *dir, const char *name, const char *path, char hash[65],
+                         char *errbuf, size_t errlen) {
+  char tok[2 * SRV_SECRET_BYTES + 2];
   int rc;
   if (access(path, F_OK) != 0) {
-    char tmp[SRV_DATADIR_PATH_MAX + 16];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if ((rc = nq_random_token(tok, SRV_SECRET_BYTES)) != 0) {
       snprintf(errbuf, errlen, "random token: %s", nq_strerror(rc));
       return rc;
     }
-    unlink(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    if (fd < 0) {
-      snprintf(errbuf, errlen, "create %s: %s", tmp, strerror(errno));
-      return NQ_EIO;
-    }
     size_t n = strlen(tok);
     tok[n] = '\n';
-    int ok = write(fd, tok, n + 1) == (ssize_t)(n + 1) && fsync(fd) == 0;
-    tok[n] = '\0';
-    if (close(fd) != 0) ok = 0;
-    /* link() fails if someone made the file meanwhile: theirs wins, ours is dropped. */
-    if (!ok || (link(tmp, path) != 0 && errno != EEXIST)) {
-      snprintf(errbuf, errlen, "write %s: %s", path, strerror(errno));
-      unlink(tmp);
-      return NQ_EIO;
+    rc = nq_file_create(dir, name, tok, n + 1, 0600);
+    memset(tok, 0, sizeof tok);
+    if (rc != 0 && rc != NQ_EEXIST) {
+      snprintf(errbuf, errlen, "write %s: %s", path, nq_strerror(rc));
+      return rc;
     }
-    unlink(tmp);
   }
-  if ((rc = srv_secret_read(path, tok, sizeof tok)) != 0) {
+  if ((rc = nq_file_read_line(path, tok, sizeof tok)) != 0) {
     snprintf(errbuf, errlen, "read %s: %s", path, rc == NQ_ETOOBIG ? "too long" : "unreadable");
-    return rc;
+    return rc == NQ_ETOOBIG ? rc : NQ_EIO;
   }
-  if ((rc = nq_sha256_hex(tok, hash)) != 0) {
+  rc = nq_sha256_hex(tok, hash);
+  memset(tok, 0, sizeof tok);
+  if (rc != 0) {
     snprintf(errbuf, errlen, "sha256: %s", nq_strerror(rc));
     return rc;
   }
@@ -117,8 +84,10 @@ int srv_datadir_init(srv_datadir_t *dd, const char *dir, const char *const *extr
     snprintf(errbuf, errlen, "certificates in %s: %s", dir, nq_strerror(rc));
     return rc;
   }
-  if ((rc = secret_ensure(dd->enrol_key, dd->enrol_hash, errbuf, errlen)) != 0) return rc;
-  if ((rc = secret_ensure(dd->admin_token, dd->admin_hash, errbuf, errlen)) != 0) return rc;
+  if ((rc = secret_ensure(dir, SRV_ENROL_FILE, dd->enrol_key, dd->enrol_hash, errbuf, errlen)))
+    return rc;
+  if ((rc = secret_ensure(dir, SRV_ADMIN_FILE, dd->admin_token, dd->admin_hash, errbuf, errlen)))
+    return rc;
   return 0;
 }
 

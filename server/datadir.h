@@ -46,8 +46,4 @@ int srv_datadir_init(srv_datadir_t *dd, const char *dir, const char *const *extr
 /* Store the secrets' hashes in the database's meta table. */
 int srv_datadir_store_hashes(const srv_datadir_t *dd, srv_store_t *st);
 
-/* Read a secret file: its first line, surrounding white space removed. NQ_EIO if unreadable or
- * empty, NQ_ETOOBIG if longer than len-1. */
-int srv_secret_read(const char *path, char *buf, size_t len);
-
 #endif

@@ -13,8 +13,9 @@
 #include <string.h>
 #include <uv.h>
 
-#include "datadir.h"
+#include "nq/addr.h"
 #include "nq/conn.h"
+#include "nq/files.h"
 #include "nq/frame.h"
 #include "nq/log.h"
 #include "nq/nq.h"
@@ -183,7 +184,7 @@ int main(int argc, char **argv) {
     case 'a': ca = optarg; break;
     case 'e': lg.enrol = optarg; break;
     case 'f':
-      if (srv_secret_read(optarg, key, sizeof key) != 0) {
+      if (nq_file_read_line(optarg, key, sizeof key) != 0) {
         fprintf(stderr, "nq-loadgen: cannot read %s\n", optarg);
         return 2;
       }
@@ -198,16 +199,13 @@ int main(int argc, char **argv) {
     default: usage(stderr); return 2;
     }
   }
-  const char *colon = server ? strrchr(server, ':') : NULL;
-  if (!colon || !ca || !lg.enrol || lg.nconns < 1 || lg.seconds < 1 || lg.want < 1 ||
-      lg.want > 256) {
+  char host[NQ_HOST_MAX];
+  if (!server || nq_hostport_parse(server, host, sizeof host, &lg.port, 0) != 0 || !ca ||
+      !lg.enrol || lg.nconns < 1 || lg.seconds < 1 || lg.want < 1 || lg.want > 256) {
     usage(stderr);
     return 2;
   }
-  char host[256];
-  snprintf(host, sizeof host, "%.*s", (int)(colon - server), server);
   lg.host = host;
-  lg.port = atoi(colon + 1);
   nq_log_init("nq-loadgen", NQ_LOG_WARN);
   signal(SIGPIPE, SIG_IGN);
   lg.run = (unsigned)uv_hrtime() % 1000000u;

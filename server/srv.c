@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nq/addr.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/solver.h"
@@ -47,25 +48,16 @@ void srv_config_default(srv_config_t *cfg) {
 }
 
 int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
-  const char *colon = strrchr(spec, ':');
-  if (!colon) return NQ_EINVAL;
-  const char *h = spec;
-  size_t hl = (size_t)(colon - spec);
-  if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-    h++;
-    hl -= 2;
-  }
-  if (hl >= sizeof cfg->listen_host) return NQ_EINVAL;
-  char *end;
-  long port = strtol(colon + 1, &end, 10);
-  if (!colon[1] || *end || port < 0 || port > 65535) return NQ_EINVAL;
-  memcpy(cfg->listen_host, h, hl);
-  cfg->listen_host[hl] = '\0';
+  char host[NQ_HOST_MAX];
+  int port;
+  if (nq_hostport_parse(spec, host, sizeof host, &port, NQ_HOSTPORT_LISTEN) != 0 ||
+      strlen(host) >= sizeof cfg->listen_host)
+    return NQ_EINVAL;
   /* Addresses are IP literals (no resolver at start-up); the two common names are mapped. */
-  if (hl == 0) snprintf(cfg->listen_host, sizeof cfg->listen_host, "0.0.0.0");
-  else if (!strcmp(cfg->listen_host, "localhost"))
-    snprintf(cfg->listen_host, sizeof cfg->listen_host, "127.0.0.1");
-  cfg->listen_port = (int)port;
+  if (!host[0]) snprintf(cfg->listen_host, sizeof cfg->listen_host, "0.0.0.0");
+  else if (!strcmp(host, "localhost")) snprintf(cfg->listen_host, sizeof cfg->listen_host, "127.0.0.1");
+  else snprintf(cfg->listen_host, sizeof cfg->listen_host, "%s", host);
+  cfg->listen_port = port;
   return 0;
 }
 

@@ -1,6 +1,8 @@
 /* nq-server: the SQLite store (see store.h for the contracts, docs/store.md for the model). */
 #include "store.h"
 
+#include "nq/files.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <stdarg.h>
@@ -189,34 +191,17 @@ out:
   return rc;
 }
 
-static int read_file(srv_store_t *st, const char *path, char **out) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return srv_store_failf(st, NQ_EIO, "%s: cannot open", path);
-  int rc = 0;
-  char *buf = malloc(SCHEMA_FILE_MAX + 1);
-  if (!buf) { rc = srv_store_failf(st, NQ_ENOMEM, "%s: out of memory", path); goto out; }
-  size_t len = fread(buf, 1, SCHEMA_FILE_MAX + 1, f);
-  if (ferror(f) || len > SCHEMA_FILE_MAX) {
-    rc = srv_store_failf(st, NQ_EIO, "%s: read error or over %d bytes", path, SCHEMA_FILE_MAX);
-    goto out;
-  }
-  buf[len] = '\0';
-  *out = buf;
-  buf = NULL;
-out:
-  free(buf);
-  fclose(f);
-  return rc;
-}
-
 /* Apply one migration in its own transaction, recording it in schema_version. */
 static int mig_apply(srv_store_t *st, const char *dir, const mig_t *m) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, m->name);
   char *sql = NULL, rec[512];
-  int rc = read_file(st, path, &sql);
-  if (rc) return rc;
+  size_t len = 0;
+  if (nq_path_join(path, sizeof path, dir, m->name) != 0)
+    return srv_store_failf(st, NQ_EINVAL, "schema dir %s: path too long", dir);
+  int rc = nq_file_read(path, SCHEMA_FILE_MAX, &sql, &len);
+  if (rc)
+    return srv_store_failf(st, rc == NQ_ENOMEM ? rc : NQ_EIO, "%s: %s", path,
+                           rc == NQ_ETOOBIG ? "over 1 MiB" : "cannot read");
   snprintf(rec, sizeof rec,
            "INSERT INTO schema_version(version, name, applied) VALUES (%d, '%s', %lld)",
            m->version, m->name, (long long)nq_now_wall());

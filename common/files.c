@@ -1,0 +1,184 @@
+/* nq: path joins, directories, durable writes and small reads (see files.h). */
+#include "nq/files.h"
+#include "nq/log.h"
+#include "nq/nq.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PATH_BUF 4096
+#define LINE_FILE_MAX 65536 /* a secret or token file is a line; anything this big is not one */
+
+int nq_path_join(char *out, size_t len, const char *dir, const char *name) {
+  int n = snprintf(out, len, "%s/%s", dir, name);
+  if (n < 0 || (size_t)n >= len) {
+    if (len) out[0] = '\0';
+    return NQ_EINVAL;
+  }
+  return 0;
+}
+
+int nq_mkdir_p(const char *path, mode_t mode) {
+  char buf[PATH_BUF];
+  size_t len = path ? strlen(path) : 0;
+  if (len == 0 || len >= sizeof buf) return NQ_EINVAL;
+  memcpy(buf, path, len + 1);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(buf, mode) != 0 && errno != EEXIST) return NQ_EIO;
+    *p = '/';
+  }
+  if (mkdir(buf, mode) != 0 && errno != EEXIST) return NQ_EIO;
+  struct stat st;
+  if (stat(buf, &st) != 0) return NQ_EIO;
+  if (!S_ISDIR(st.st_mode)) {
+    errno = ENOTDIR;
+    return NQ_EIO;
+  }
+  return 0;
+}
+
+int nq_fsync_dir(const char *dir) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return NQ_EIO;
+  int rc = fsync(fd) == 0 ? 0 : NQ_EIO;
+  close(fd);
+  return rc;
+}
+
+/* Write data into a new file at tmp (O_EXCL) with exactly `mode`, fsync and close it. A leftover
+ * of a crashed run with our pid is removed first. On failure nothing is left at tmp. */
+static int write_tmp(const char *tmp, const void *data, size_t len, mode_t mode) {
+  unlink(tmp);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return NQ_EIO;
+  const char *p = data;
+  size_t off = 0;
+  while (off < len) {
+    ssize_t w = write(fd, p + off, len - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) goto fail;
+    off += (size_t)w;
+  }
+  if (fchmod(fd, mode) != 0 || fsync(fd) != 0) goto fail;
+  if (close(fd) != 0) {
+    fd = -1;
+    goto fail;
+  }
+  return 0;
+fail:
+  {
+    int e = errno;
+    if (fd >= 0) close(fd);
+    unlink(tmp);
+    errno = e;
+  }
+  return NQ_EIO;
+}
+
+/* The temporary and the final path of dir/name. */
+static int paths(const char *dir, const char *name, char *tmp, char *dst) {
+  char tname[PATH_BUF];
+  int n = snprintf(tname, sizeof tname, ".%s.%ld.tmp", name, (long)getpid());
+  if (n < 0 || (size_t)n >= sizeof tname) return NQ_EINVAL;
+  if (nq_path_join(tmp, PATH_BUF, dir, tname) || nq_path_join(dst, PATH_BUF, dir, name))
+    return NQ_EINVAL;
+  return 0;
+}
+
+/* Both writers: a durable temporary file, moved into place by link() (exclusive: create-new) or
+ * rename() (replace), then the directory fsync'ed. */
+static int write_durable(const char *dir, const char *name, const void *data, size_t len,
+                         mode_t mode, int exclusive) {
+  char tmp[PATH_BUF], dst[PATH_BUF];
+  int rc = paths(dir, name, tmp, dst);
+  if (rc) {
+    nq_log(NQ_LOG_ERROR, "cannot write %s/%s: path too long", dir, name);
+    return rc;
+  }
+  if ((rc = write_tmp(tmp, data, len, mode)) != 0) goto fail;
+  /* link() refuses an existing name, which is exactly create-new; rename() replaces it. */
+  if (exclusive ? link(tmp, dst) != 0 : rename(tmp, dst) != 0) {
+    int e = errno;
+    unlink(tmp);
+    errno = e;
+    if (exclusive && e == EEXIST) return NQ_EEXIST;
+    rc = NQ_EIO;
+    goto fail;
+  }
+  if (exclusive) unlink(tmp);
+  if ((rc = nq_fsync_dir(dir)) != 0) goto fail;
+  return 0;
+fail:
+  nq_log(NQ_LOG_ERROR, "cannot write %s: %s", dst, strerror(errno));
+  return rc;
+}
+
+int nq_file_create(const char *dir, const char *name, const void *data, size_t len, mode_t mode) {
+  return write_durable(dir, name, data, len, mode, 1);
+}
+
+int nq_file_replace(const char *dir, const char *name, const void *data, size_t len,
+                    mode_t mode) {
+  return write_durable(dir, name, data, len, mode, 0);
+}
+
+int nq_file_read(const char *path, size_t max, char **out, size_t *out_len) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? NQ_ENOTFOUND : NQ_EIO;
+  int rc = NQ_EIO;
+  size_t len = 0;
+  char *buf = malloc(max + 1);
+  if (!buf) {
+    rc = NQ_ENOMEM;
+    goto out;
+  }
+  for (;;) {
+    ssize_t r = read(fd, buf + len, max + 1 - len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) goto out;
+    if (r == 0) break;
+    len += (size_t)r;
+    if (len > max) {
+      rc = NQ_ETOOBIG;
+      goto out;
+    }
+  }
+  buf[len] = '\0';
+  *out = buf;
+  *out_len = len;
+  buf = NULL;
+  rc = 0;
+out:
+  free(buf);
+  close(fd);
+  return rc;
+}
+
+int nq_file_read_line(const char *path, char *buf, size_t len) {
+  char *text = NULL;
+  size_t n = 0;
+  int rc = nq_file_read(path, LINE_FILE_MAX, &text, &n);
+  if (rc) return rc;
+  char *p = text;
+  while (*p && isspace((unsigned char)*p) && *p != '\n') p++;
+  size_t l = strcspn(p, "\n");
+  while (l > 0 && isspace((unsigned char)p[l - 1])) l--;
+  if (l == 0) rc = NQ_EINVAL;
+  else if (l >= len) rc = NQ_ETOOBIG;
+  else {
+    memcpy(buf, p, l);
+    buf[l] = '\0';
+  }
+  /* The file may be a secret: do not leave a copy in freed memory. */
+  memset(text, 0, n);
+  free(text);
+  return rc;
+}
