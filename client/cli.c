@@ -132,7 +132,7 @@ static int queue_push(cli_t *cli, const cli_assign_t *a) {
 static int send_new(cli_t *cli, json_t *msg) {
   if (!cli->conn || nq_conn_state(cli->conn) != NQ_CONN_OPEN) {
     json_decref(msg);
-    return NQ_ESTATE;
+    return NQ_ENOTOPEN;
   }
   int rc = nq_conn_send_new(cli->conn, msg);
   if (rc) nq_log(NQ_LOG_WARN, "send failed: %s", nq_strerror(rc));
@@ -541,7 +541,7 @@ static void unit_finished(cli_t *cli, const cli_worker_event_t *ev) {
   cli_assign_t a = cli->cur;
   cli->running = 0;
   uv_timer_stop(&cli->progress_timer);
-  if (ev->status == NQ_ESTATE) {
+  if (ev->status == NQ_ECANCELED) {
     nq_log(NQ_LOG_INFO, "unit %s (id %" PRId64 ") cancelled", a.unit, a.id);
     /* Kept in assigned/ for a later run, unless the job is over. */
     if (cli->job_done) cli_assigned_remove(&cli->j, a.id);

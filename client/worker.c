@@ -38,6 +38,8 @@ static void *worker_main(void *arg) {
     memset(&c, 0, sizeof c);
     double t0 = nq_now_mono();
     int rc = nq_solve_unit(&u, &opts, &c); /* splits even at one thread: cancel works mid-unit */
+    /* A solve that stopped because we asked it to is cancelled, whatever code the pool uses. */
+    if (rc != 0 && __atomic_load_n(&w->cancel, __ATOMIC_RELAXED)) rc = NQ_ECANCELED;
     double secs = nq_now_mono() - t0;
 
     pthread_mutex_lock(&w->lock);
@@ -86,7 +88,7 @@ int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads,
 }
 
 int cli_worker_submit(cli_worker_t *w, int64_t id, const nq_unit_t *u) {
-  if (!w->started) return NQ_ESTATE;
+  if (!w->started) return NQ_EINVAL;
   pthread_mutex_lock(&w->lock);
   int busy = w->has_job || w->running || w->done_new;
   if (!busy) {
@@ -99,7 +101,7 @@ int cli_worker_submit(cli_worker_t *w, int64_t id, const nq_unit_t *u) {
     pthread_cond_signal(&w->cond);
   }
   pthread_mutex_unlock(&w->lock);
-  return busy ? NQ_ESTATE : 0;
+  return busy ? NQ_EBUSY : 0;
 }
 
 /* The solver pool polls the flag through a volatile pointer; the store is atomic on our side. */

@@ -25,7 +25,7 @@ typedef struct cli_worker_s cli_worker_t;
 typedef struct cli_worker_event_s {
   int kind;     /* CLI_WEV_NONE, CLI_WEV_PROGRESS or CLI_WEV_DONE */
   int64_t id;   /* assignment id of the unit concerned */
-  int status;   /* DONE: 0, NQ_ESTATE if cancelled, other negative codes if the solve failed */
+  int status;   /* DONE: 0, NQ_ECANCELED if cancelled, other negative codes if the solve failed */
   nq_counts_t counts;   /* DONE with status 0: the result; PROGRESS: counts.nodes so far */
   double seconds;       /* DONE: wall-clock seconds of the solve */
 } cli_worker_event_t;
@@ -59,9 +59,10 @@ struct cli_worker_s {
  * Returns 0, NQ_EIO or NQ_ENOMEM. */
 int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads,
                     void (*on_event)(cli_worker_t *w), void *data);
-/* Hand the worker one unit. NQ_ESTATE if it is busy (one unit at a time). */
+/* Hand the worker one unit. NQ_EBUSY if it is busy (one unit at a time), NQ_EINVAL if it was
+ * never started. */
 int cli_worker_submit(cli_worker_t *w, int64_t id, const nq_unit_t *u);
-/* Ask the running solve (if any) to stop; its DONE event comes with status NQ_ESTATE. */
+/* Ask the running solve (if any) to stop; its DONE event comes with status NQ_ECANCELED. */
 void cli_worker_cancel(cli_worker_t *w);
 /* 1 while a unit is submitted and its DONE event has not been polled yet. */
 int cli_worker_busy(cli_worker_t *w);

@@ -716,7 +716,7 @@ static int conn_send_plain(nq_conn_t *c, const void *data, size_t len) {
 
 int nq_conn_send(nq_conn_t *c, const json_t *msg) {
   if (!c || !msg) return NQ_EINVAL;
-  if (c->state != NQ_CONN_OPEN || c->failed) return NQ_ESTATE;
+  if (c->state != NQ_CONN_OPEN || c->failed) return NQ_ENOTOPEN;
   uint8_t *buf;
   size_t len;
   int r = nq_frame_encode(msg, &buf, &len);
@@ -735,7 +735,7 @@ int nq_conn_send_new(nq_conn_t *c, json_t *msg) {
 
 int nq_conn_send_raw(nq_conn_t *c, const void *data, size_t len) {
   if (!c || (!data && len)) return NQ_EINVAL;
-  if (c->state != NQ_CONN_OPEN || c->failed) return NQ_ESTATE;
+  if (c->state != NQ_CONN_OPEN || c->failed) return NQ_ENOTOPEN;
   if (len == 0) return 0;
   return conn_send_plain(c, data, len);
 }

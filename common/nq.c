@@ -19,6 +19,12 @@ const char *nq_strerror(int err) {
   case NQ_ESTATE: return "invalid state";
   case NQ_ETLS: return "TLS error";
   case NQ_EOVERFLOW: return "arithmetic overflow";
+  case NQ_EBANNED: return "client is banned";
+  case NQ_ECANCELED: return "cancelled";
+  case NQ_ENOTOPEN: return "connection not open";
+  case NQ_ETXN: return "no transaction open, or one already open";
+  case NQ_EBUSY: return "busy";
+  case NQ_ESCHEMA: return "database schema newer than this program";
   default: return "unknown error";
   }
 }

@@ -71,7 +71,7 @@ static int idvec_push(idvec_t *iv, int64_t x) {
 /* The group-commit contract: the caller owns the transaction, so acks follow its commit. */
 static int need_tx(srv_sched_t *s) {
   if (srv_store_in_tx(s->store)) return 0;
-  return srv_store_failf(s->store, NQ_ESTATE, "scheduler call outside a transaction");
+  return srv_store_failf(s->store, NQ_ETXN, "scheduler call outside a transaction");
 }
 
 /* The client must exist and not be banned; its activity is recorded. */
@@ -79,7 +79,7 @@ static int client_ok(srv_sched_t *s, int64_t client_id, int64_t now) {
   srv_client_t c;
   int rc = srv_client_get(s->store, client_id, &c);
   if (rc) return rc;
-  if (c.banned) return srv_store_failf(s->store, NQ_ESTATE, "client %s is banned", c.name);
+  if (c.banned) return srv_store_failf(s->store, NQ_EBANNED, "client %s is banned", c.name);
   return srv_client_touch(s->store, client_id, now);
 }
 

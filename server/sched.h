@@ -3,7 +3,7 @@
  *
  * Transaction contract. Every srv_sched_* function that changes state (get_work, progress, result,
  * expire) must be called inside a transaction the CALLER opened with srv_store_begin(); it returns
- * NQ_ESTATE otherwise and never begins or commits itself. Each call is atomic within that
+ * NQ_ETXN otherwise and never begins or commits itself. Each call is atomic within that
  * transaction (a SAVEPOINT): when it returns an error, nothing it did remains, and the caller may
  * go on with other calls in the same transaction. The caller sends its replies (work, lease, ack)
  * only after srv_store_commit() returned 0; if the commit fails, every reply of the group is void
@@ -11,7 +11,8 @@
  *
  * Error codes, mapped to the protocol's error frames by the network layer:
  *   NQ_ENOTFOUND -> unknown_assignment     NQ_EAUTH -> not_yours     NQ_EINVAL -> bad_result
- *   NQ_ESTATE    -> banned (the client is banned; close it) or no transaction open (a bug)
+ *   NQ_EBANNED   -> banned (the client is banned; close it)
+ *   NQ_ETXN      -> internal (no transaction open: a bug in the caller)
  *   NQ_EIO       -> internal
  */
 #ifndef SRV_SCHED_H
@@ -77,7 +78,7 @@ const char *srv_nowork_reason(srv_nowork_t why); /* "none_pending", "cap", "done
  * ahead is how many of its assignments come before this one (those it holds, then the earlier
  * ones of this batch): a lease covers the wait in the client's queue as well as the solve.
  * *why says why nothing new was leased (SRV_NOWORK_NONE if something was); the protocol answers
- * `work` when *n_out > 0 and `no_work` with srv_nowork_reason(*why) otherwise. Returns 0, NQ_ESTATE (banned / no transaction),
+ * `work` when *n_out > 0 and `no_work` with srv_nowork_reason(*why) otherwise. Returns 0, NQ_EBANNED, NQ_ETXN,
  * NQ_ENOTFOUND (no such client), NQ_EINVAL (want out of range), NQ_EIO. */
 #define LEASE_HISTORY 16    /* recent results a client's expected solve time is taken from */
 #define LEASE_HISTORY_MIN 3 /* fewer than this: the cost is unknown, the lease is lease_seconds */
@@ -94,7 +95,7 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
  * Works on the client's own leased assignment, and on its expired one as long as the unit is
  * still undecided and still needs a replica (it has not been reissued in its place); that lease is
  * revived. NQ_ENOTFOUND for unknown, not this client's, reported, or reissued assignments (the
- * protocol answers all of them with unknown_assignment), NQ_ESTATE if banned. */
+ * protocol answers all of them with unknown_assignment), NQ_EBANNED if banned. */
 int srv_sched_progress(srv_sched_t *s, int64_t client_id, int64_t assignment_id, int64_t now,
                        int64_t *deadline);
 
@@ -116,7 +117,7 @@ typedef struct srv_result_info_s {
 } srv_result_info_t;
 
 /* result. Checks, in order: the assignment exists (NQ_ENOTFOUND), it is this client's (NQ_EAUTH),
- * the client is not banned (NQ_ESTATE), unit_text equals the assignment's unit and the numbers are
+ * the client is not banned (NQ_EBANNED), unit_text equals the assignment's unit and the numbers are
  * possible (NQ_EINVAL: counts and nodes <= INT64_MAX, count1 = 0, nodes >= 1,
  * c2 + c4 + c8 <= nodes, corner unit => c2 = c4 = 0, seconds >= 0, solver 1..64 chars).
  * Then: already reported -> DUPLICATE, nothing changes. Unit verified or disputed -> LATE; against

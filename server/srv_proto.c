@@ -35,7 +35,7 @@ static void reply_error(srv_req_t *r, const char *code, const char *message, int
 
 /* Map a scheduler failure that is fatal for the connection. */
 static void sched_fatal(srv_t *s, srv_req_t *r, int rc, const char *what) {
-  if (rc == NQ_ESTATE && srv_store_in_tx(s->store)) {
+  if (rc == NQ_EBANNED) {
     srv_proto_fatal(r, "banned", "client %s is banned", r->sc->name);
   } else if (rc == NQ_ENOTFOUND) {
     srv_proto_fatal(r, "auth", "client %s no longer exists", r->sc->name);

@@ -119,12 +119,12 @@ int srv_store_release(srv_store_t *st, int rc) {
 int srv_store_in_tx(const srv_store_t *st) { return st && !sqlite3_get_autocommit(st->db); }
 
 int srv_store_begin(srv_store_t *st) {
-  if (srv_store_in_tx(st)) return srv_store_failf(st, NQ_ESTATE, "transaction already open");
+  if (srv_store_in_tx(st)) return srv_store_failf(st, NQ_ETXN, "transaction already open");
   return srv_store_exec(st, "BEGIN IMMEDIATE");
 }
 
 int srv_store_commit(srv_store_t *st) {
-  if (!srv_store_in_tx(st)) return srv_store_failf(st, NQ_ESTATE, "no transaction open");
+  if (!srv_store_in_tx(st)) return srv_store_failf(st, NQ_ETXN, "no transaction open");
   if (srv_store_exec(st, "COMMIT") == 0) return 0;
   /* A failed COMMIT may leave the transaction open; end it so the store stays usable. */
   if (srv_store_in_tx(st)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -132,7 +132,7 @@ int srv_store_commit(srv_store_t *st) {
 }
 
 int srv_store_rollback(srv_store_t *st) {
-  if (!srv_store_in_tx(st)) return srv_store_failf(st, NQ_ESTATE, "no transaction open");
+  if (!srv_store_in_tx(st)) return srv_store_failf(st, NQ_ETXN, "no transaction open");
   return srv_store_exec(st, "ROLLBACK");
 }
 
@@ -235,7 +235,7 @@ static int migrate(srv_store_t *st, const char *dir) {
   if ((rc = srv_store_schema_version(st, &cur)) != 0) goto out;
   if ((rc = mig_scan(st, dir, &migs, &n)) != 0) goto out;
   if (cur > migs[n - 1].version) {
-    rc = srv_store_failf(st, NQ_ESTATE, "database schema version %d is newer than %s (%d)", cur,
+    rc = srv_store_failf(st, NQ_ESCHEMA, "database schema version %d is newer than %s (%d)", cur,
                          dir, migs[n - 1].version);
     goto out;
   }

@@ -39,7 +39,7 @@ struct sqlite3_stmt;
 
 /* Open (creating if needed) the database at `path` and bring its schema up to date.
  * schema_dir: directory of NNN_*.sql files; NULL means $NQ_SCHEMA_DIR if set, else
- * NQ_SOURCE_DIR "/schema". Returns 0, NQ_EIO (cannot open / migration failed), NQ_ESTATE (the
+ * NQ_SOURCE_DIR "/schema". Returns 0, NQ_EIO (cannot open / migration failed), NQ_ESCHEMA (the
  * database has a schema version newer than the files know) or NQ_ENOMEM. On failure *out is NULL
  * and, if errbuf is given, it holds a one-line reason. */
 int srv_store_open(srv_store_t **out, const char *path, const char *schema_dir, char *errbuf,
@@ -53,12 +53,12 @@ void srv_store_close(srv_store_t *st);
 const char *srv_store_errmsg(const srv_store_t *st);
 
 /* BEGIN IMMEDIATE: takes the write lock now, so the commit cannot fail for lock reasons.
- * NQ_ESTATE if a transaction is already open. */
+ * NQ_ETXN if a transaction is already open. */
 int srv_store_begin(srv_store_t *st);
-/* COMMIT; durable when it returns 0. NQ_ESTATE if none is open. On NQ_EIO the transaction has been
+/* COMMIT; durable when it returns 0. NQ_ETXN if none is open. On NQ_EIO the transaction has been
  * rolled back: nothing of the group was stored, so no ack may be sent. */
 int srv_store_commit(srv_store_t *st);
-/* ROLLBACK; NQ_ESTATE if none is open. */
+/* ROLLBACK; NQ_ETXN if none is open. */
 int srv_store_rollback(srv_store_t *st);
 /* 1 if a transaction is open on this store. */
 int srv_store_in_tx(const srv_store_t *st);

@@ -217,7 +217,7 @@ START_TEST(schema_dir_errors) {
   ck_assert_int_eq(srv_store_open(&st, path, SCHEMA, err, sizeof err), 0);
   ck_assert_int_eq(srv_store_exec(st, "INSERT INTO schema_version VALUES (99, 'x', 0)"), 0);
   srv_store_close(st);
-  ck_assert_int_eq(srv_store_open(&st, path, SCHEMA, err, sizeof err), NQ_ESTATE);
+  ck_assert_int_eq(srv_store_open(&st, path, SCHEMA, err, sizeof err), NQ_ESCHEMA);
   ck_assert_ptr_nonnull(strstr(err, "newer"));
   /* $NQ_SCHEMA_DIR is used when no dir is given. */
   char path2[600];
@@ -291,7 +291,7 @@ START_TEST(schema_migrates_from_001) {
   ck_assert_int_eq(n, 1);
   srv_store_close(st);
   /* A server that knows only 001 must not write the newer schema. */
-  ck_assert_int_eq(srv_store_open(&st, path, old_dir, err, sizeof err), NQ_ESTATE);
+  ck_assert_int_eq(srv_store_open(&st, path, old_dir, err, sizeof err), NQ_ESCHEMA);
   ck_assert_ptr_null(st);
   tu_rmtree(dir);
   free(dir);
@@ -1086,11 +1086,11 @@ START_TEST(banned_client_gets_nothing) {
   ck_assert_int_eq(client_of(&f, a).outstanding, 0);
   ck_assert_int_eq(asg_state(&f, w[0].id), SRV_ASG_EXPIRED);
   ck_assert_int_eq(unit_of(&f, w[0].unit_id).state, SRV_UNIT_PENDING);
-  ck_assert_int_eq(work(&f, a, 2, T0 + 2, wb, NULL), NQ_ESTATE);
-  ck_assert_int_eq(report_true(&f, a, &w[0], T0 + 2, NULL), NQ_ESTATE);
+  ck_assert_int_eq(work(&f, a, 2, T0 + 2, wb, NULL), NQ_EBANNED);
+  ck_assert_int_eq(report_true(&f, a, &w[0], T0 + 2, NULL), NQ_EBANNED);
   int64_t dl;
   ck_assert_int_eq(srv_store_begin(f.st), 0);
-  ck_assert_int_eq(srv_sched_progress(&f.sched, a, w[0].id, T0 + 2, &dl), NQ_ESTATE);
+  ck_assert_int_eq(srv_sched_progress(&f.sched, a, w[0].id, T0 + 2, &dl), NQ_EBANNED);
   ck_assert_int_eq(srv_store_commit(f.st), 0);
   /* The released units go to the next client at once. */
   ck_assert_int_eq(work(&f, b, 2, T0 + 3, wb, NULL), 2);
@@ -1139,7 +1139,7 @@ START_TEST(auto_ban_past_threshold) {
   ck_assert_int_eq(client_of(&f, h1).banned, 0);
   ck_assert_int_eq(client_of(&f, h1).valid, 2);
   srv_work_t x;
-  ck_assert_int_eq(work(&f, liar, 1, T0, &x, NULL), NQ_ESTATE);
+  ck_assert_int_eq(work(&f, liar, 1, T0, &x, NULL), NQ_EBANNED);
   srv_stats_t stats;
   ck_assert_int_eq(srv_store_stats(f.st, f.job.id, T0, 60, 60, &stats), 0);
   ck_assert_int_eq(stats.clients_banned, 1);
@@ -1162,7 +1162,7 @@ START_TEST(group_commit_and_rollback) {
   nq_counts_t c0 = solve(w[0].unit), c2 = solve(w[2].unit), bad = solve(w[1].unit);
   bad.nodes = 0;
   ck_assert_int_eq(srv_store_begin(f.st), 0);
-  ck_assert_int_eq(srv_store_begin(f.st), NQ_ESTATE);
+  ck_assert_int_eq(srv_store_begin(f.st), NQ_ETXN);
   ck_assert(srv_store_in_tx(f.st));
   ck_assert_int_eq(srv_sched_result(&f.sched, a, w[0].id, w[0].unit, &c0, 1, "s", T0, NULL), 0);
   ck_assert_int_eq(srv_sched_result(&f.sched, a, w[1].id, w[1].unit, &bad, 1, "s", T0, NULL),
@@ -1179,8 +1179,8 @@ START_TEST(group_commit_and_rollback) {
   ck_assert_int_eq(srv_sched_result(&f.sched, a, w[1].id, w[1].unit, &c1, 1, "s", T0, NULL), 0);
   ck_assert_int_eq(srv_store_rollback(f.st), 0);
   ck_assert_int_eq(asg_state(&f, w[1].id), SRV_ASG_LEASED);
-  ck_assert_int_eq(srv_store_commit(f.st), NQ_ESTATE);
-  ck_assert_int_eq(srv_store_rollback(f.st), NQ_ESTATE);
+  ck_assert_int_eq(srv_store_commit(f.st), NQ_ETXN);
+  ck_assert_int_eq(srv_store_rollback(f.st), NQ_ETXN);
   check_invariants(&f);
   fx_done(&f);
 }
@@ -1196,10 +1196,10 @@ START_TEST(sched_requires_transaction) {
   srv_nowork_t why;
   int64_t dl;
   nq_counts_t c = {0, 0, 1, 0, 1};
-  ck_assert_int_eq(srv_sched_get_work(&f.sched, a, 1, T0, &w, &n, &why), NQ_ESTATE);
-  ck_assert_int_eq(srv_sched_progress(&f.sched, a, 1, T0, &dl), NQ_ESTATE);
-  ck_assert_int_eq(srv_sched_result(&f.sched, a, 1, "x", &c, 1, "s", T0, NULL), NQ_ESTATE);
-  ck_assert_int_eq(srv_sched_expire(&f.sched, T0, NULL), NQ_ESTATE);
+  ck_assert_int_eq(srv_sched_get_work(&f.sched, a, 1, T0, &w, &n, &why), NQ_ETXN);
+  ck_assert_int_eq(srv_sched_progress(&f.sched, a, 1, T0, &dl), NQ_ETXN);
+  ck_assert_int_eq(srv_sched_result(&f.sched, a, 1, "x", &c, 1, "s", T0, NULL), NQ_ETXN);
+  ck_assert_int_eq(srv_sched_expire(&f.sched, T0, NULL), NQ_ETXN);
   ck_assert_int_eq(q1(f.path, "SELECT count(*) FROM assignments"), 0);
   ck_assert_int_eq(work(&f, 4242, 1, T0, &w, NULL), NQ_ENOTFOUND);
   fx_done(&f);

@@ -110,7 +110,7 @@ static void srv_error(nq_conn_t *c, int status) {
   e->s_last_err = status;
   snprintf(e->s_errstr, sizeof e->s_errstr, "%s", nq_conn_errstr(c));
   /* No more frames once failed, but the owner may still choose the error frame. */
-  ck_assert_int_eq(nq_conn_send_new(c, json_pack("{s:s}", "type", "x")), NQ_ESTATE);
+  ck_assert_int_eq(nq_conn_send_new(c, json_pack("{s:s}", "type", "x")), NQ_ENOTOPEN);
   if (e->override_code) nq_conn_close(c, e->override_code, "chosen by the owner");
 }
 
@@ -280,7 +280,7 @@ static void ex_frame(peer_t *p, json_t *msg) {
     json_decref(m);
     ck_assert_int_eq(nq_conn_state(p->conn), NQ_CONN_OPEN);
     nq_conn_close(p->conn, NULL, NULL);
-    ck_assert_int_eq(nq_conn_send_new(p->conn, json_pack("{s:s}", "type", "late")), NQ_ESTATE);
+    ck_assert_int_eq(nq_conn_send_new(p->conn, json_pack("{s:s}", "type", "late")), NQ_ENOTOPEN);
   }
 }
 

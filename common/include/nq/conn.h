@@ -18,7 +18,7 @@
  *     callback returns, so json_incref it to keep it.
  *   - on_error at most once, with a negative NQ_E* status, when the connection fails (connect
  *     failure, TLS error, bad frame, timeout, peer not draining...); nq_conn_errstr() says more.
- *     From on_error on, nq_conn_send returns NQ_ESTATE; calling nq_conn_close inside on_error
+ *     From on_error on, nq_conn_send returns NQ_ENOTOPEN; calling nq_conn_close inside on_error
  *     picks the error frame sent (if the failure allows one), otherwise the layer's default is
  *     used. The connection is closing when it returns. A peer closing cleanly is not an error.
  *   - on_close exactly once, last. After it returns the nq_conn_t is freed; the owner releases
@@ -91,7 +91,7 @@ int nq_conn_connect(uv_loop_t *loop, const char *host, int port, nq_tls_ctx_t *c
                     const char *hostname, const nq_conn_opts_t *opts, nq_conn_t **out);
 
 /* Encode `msg` as a frame, encrypt it and queue it for writing; msg is borrowed. Returns 0;
- * NQ_ESTATE if the connection is not OPEN; NQ_EINVAL/NQ_EPROTO/NQ_ETOOBIG if msg cannot be
+ * NQ_ENOTOPEN if the connection is not OPEN; NQ_EINVAL/NQ_EPROTO/NQ_ETOOBIG if msg cannot be
  * encoded (nothing sent, the connection stays up). Fatal outcomes close the connection and call
  * on_error before returning: NQ_ETOOBIG when queued output passes the hard limit (the peer is
  * not reading), NQ_ETLS or NQ_EIO when encryption or the write fails. */

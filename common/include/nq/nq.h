@@ -22,9 +22,15 @@ enum {
   NQ_EAUTH = -8,     /* bad token or key */
   NQ_ENOTFOUND = -9, /* no such object */
   NQ_EEXIST = -10,   /* already exists / duplicate */
-  NQ_ESTATE = -11,   /* operation not valid in the current state */
+  NQ_ESTATE = -11,   /* the object is in the wrong state for this (a unit that is not disputed) */
   NQ_ETLS = -12,     /* TLS failure */
-  NQ_EOVERFLOW = -13 /* arithmetic overflow */
+  NQ_EOVERFLOW = -13, /* arithmetic overflow */
+  NQ_EBANNED = -14,  /* the client is banned */
+  NQ_ECANCELED = -15, /* the operation was cancelled (a solve asked to stop) */
+  NQ_ENOTOPEN = -16, /* the connection is not open (not yet, or no longer) */
+  NQ_ETXN = -17,     /* transaction misuse: none is open, or one already is */
+  NQ_EBUSY = -18,    /* busy with an earlier request (the solver thread holds a unit) */
+  NQ_ESCHEMA = -19   /* the database's schema is newer than this program knows */
 };
 
 const char *nq_strerror(int err);
