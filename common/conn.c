@@ -8,6 +8,7 @@
 #include "nq/frame.h"
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "nq/proto.h"
 
 #include <arpa/inet.h>
 #include <limits.h>
@@ -212,7 +213,8 @@ void nq_conn_close(nq_conn_t *c, const char *err_code, const char *message) {
   if (!c || c->state >= NQ_CONN_CLOSING) return;
   if (c->state == NQ_CONN_OPEN) {
     if (err_code && !c->ssl_fatal) {
-      json_t *e = nq_msg_error(err_code, message, 1);
+      nq_error_msg_t em = {nq_errcode_parse(err_code), err_code, message, 1, -1};
+      json_t *e = nq_error_pack(&em);
       uint8_t *buf = NULL;
       size_t len = 0;
       /* Best effort: if the frame cannot be built, closing is still right. */
@@ -283,7 +285,7 @@ static void on_timer(uv_timer_t *t) {
     if (c->paused)
       conn_fail(c, NQ_EIO, FAIL_ABORT, NULL, "peer not reading (%zu bytes queued)", c->queued);
     else
-      conn_fail(c, NQ_EIO, FAIL_GRACEFUL, NQ_ERRCODE_TIMEOUT, "idle for %llu ms",
+      conn_fail(c, NQ_EIO, FAIL_GRACEFUL, nq_errcode_name(NQ_ERR_TIMEOUT), "idle for %llu ms",
                 (unsigned long long)since);
     break;
   }
@@ -310,7 +312,7 @@ static void conn_frame_error(nq_conn_t *c, int r) {
     conn_fail(c, r, FAIL_ABORT, NULL, "frame buffer: %s", nq_strerror(r));
   else if (r == NQ_ETOOBIG)
     conn_fail(c, r, FAIL_GRACEFUL, code, "frame longer than %d bytes", NQ_FRAME_MAX);
-  else if (!strcmp(code, NQ_ERRCODE_BAD_FRAME))
+  else if (c->in.errcode == NQ_ERR_BAD_FRAME)
     conn_fail(c, r, FAIL_GRACEFUL, code, "frame of length 0");
   else
     conn_fail(c, r, FAIL_GRACEFUL, code,

@@ -1,4 +1,4 @@
-/* nq: wire framing (length-prefixed JSON objects) and message field helpers. */
+/* nq: wire framing (length-prefixed JSON objects); the messages are proto.c's. */
 #include "nq/frame.h"
 #include "nq/nq.h"
 
@@ -19,10 +19,10 @@ void nq_framebuf_free(nq_framebuf_t *fb) {
 }
 
 const char *nq_framebuf_errcode(const nq_framebuf_t *fb) {
-  return fb->err ? fb->errcode : NULL;
+  return fb->err ? nq_errcode_name(fb->errcode) : NULL;
 }
 
-static int fb_fail(nq_framebuf_t *fb, int err, const char *code) {
+static int fb_fail(nq_framebuf_t *fb, int err, nq_errcode_t code) {
   fb->err = err;
   fb->errcode = code;
   return err;
@@ -36,7 +36,7 @@ int nq_framebuf_append(nq_framebuf_t *fb, const void *data, size_t len) {
   if (fb->err) return fb->err;
   if (len == 0) return 0;
   size_t pending = fb->end - fb->start;
-  if (len > NQ_FRAMEBUF_CAP - pending) return fb_fail(fb, NQ_ETOOBIG, NQ_ERRCODE_FRAME_TOO_BIG);
+  if (len > NQ_FRAMEBUF_CAP - pending) return fb_fail(fb, NQ_ETOOBIG, NQ_ERR_FRAME_TOO_BIG);
 
   if (len > fb->cap - fb->end) {
     /* Slide the unconsumed tail to the front before growing: usually that alone makes room. */
@@ -71,14 +71,14 @@ int nq_framebuf_pop(nq_framebuf_t *fb, json_t **out) {
   uint32_t len = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
   /* Judge the length before waiting for the payload: a bogus length must fail now, not after
    * we have buffered (or worse, allocated) what it claims. */
-  if (len == 0) return fb_fail(fb, NQ_EPROTO, NQ_ERRCODE_BAD_FRAME);
-  if (len > NQ_FRAME_MAX) return fb_fail(fb, NQ_ETOOBIG, NQ_ERRCODE_FRAME_TOO_BIG);
+  if (len == 0) return fb_fail(fb, NQ_EPROTO, NQ_ERR_BAD_FRAME);
+  if (len > NQ_FRAME_MAX) return fb_fail(fb, NQ_ETOOBIG, NQ_ERR_FRAME_TOO_BIG);
   if (avail - NQ_FRAME_HDR < len) return NQ_EAGAIN;
 
   int r = nq_frame_decode(p + NQ_FRAME_HDR, len, out);
   if (r < 0) {
     /* Only running out of memory is not the peer's fault. */
-    return r == NQ_ENOMEM ? r : fb_fail(fb, r, NQ_ERRCODE_BAD_JSON);
+    return r == NQ_ENOMEM ? r : fb_fail(fb, r, NQ_ERR_BAD_JSON);
   }
   fb->start += NQ_FRAME_HDR + len;
   if (fb->start == fb->end) {
@@ -198,101 +198,4 @@ int nq_frame_encode(const json_t *msg, uint8_t **out, size_t *out_len) {
 out:
   free(buf);
   return r;
-}
-
-/* ---- message helpers ---- */
-
-static const json_t *field(const json_t *msg, const char *key) {
-  return json_is_object(msg) ? json_object_get(msg, key) : NULL;
-}
-
-int nq_msg_get_str(const json_t *msg, const char *key, const char **out) {
-  const json_t *v = field(msg, key);
-  if (!json_is_string(v)) return NQ_EPROTO;
-  *out = json_string_value(v);
-  return 0;
-}
-
-int nq_msg_get_int(const json_t *msg, const char *key, int64_t min, int64_t max, int64_t *out) {
-  const json_t *v = field(msg, key);
-  if (!json_is_integer(v)) return NQ_EPROTO;
-  json_int_t x = json_integer_value(v);
-  if (x < min || x > max) return NQ_ERANGE;
-  *out = (int64_t)x;
-  return 0;
-}
-
-int nq_msg_get_u64(const json_t *msg, const char *key, uint64_t *out) {
-  const json_t *v = field(msg, key);
-  if (json_is_integer(v)) {
-    json_int_t x = json_integer_value(v);
-    if (x < 0) return NQ_ERANGE;
-    *out = (uint64_t)x;
-    return 0;
-  }
-  if (!json_is_string(v)) return NQ_EPROTO;
-  /* The string form exists only because JSON integers stop at INT64_MAX in jansson. */
-  const char *s = json_string_value(v);
-  size_t n = json_string_length(v);
-  if (n == 0 || n > 20) return n > 20 ? NQ_ERANGE : NQ_EPROTO;
-  uint64_t x = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] < '0' || s[i] > '9') return NQ_EPROTO;
-    unsigned d = (unsigned)(s[i] - '0');
-    if (x > (UINT64_MAX - d) / 10) return NQ_ERANGE;
-    x = x * 10 + d;
-  }
-  *out = x;
-  return 0;
-}
-
-int nq_msg_get_bool(const json_t *msg, const char *key, int *out) {
-  const json_t *v = field(msg, key);
-  if (!json_is_boolean(v)) return NQ_EPROTO;
-  *out = json_is_true(v);
-  return 0;
-}
-
-int nq_msg_opt_str(const json_t *msg, const char *key, const char *def, const char **out) {
-  const json_t *v = field(msg, key);
-  if (!v || json_is_null(v)) {
-    *out = def;
-    return 0;
-  }
-  return nq_msg_get_str(msg, key, out);
-}
-
-int nq_msg_opt_int(const json_t *msg, const char *key, int64_t min, int64_t max, int64_t def,
-                   int64_t *out) {
-  const json_t *v = field(msg, key);
-  if (!v || json_is_null(v)) {
-    *out = def;
-    return 0;
-  }
-  return nq_msg_get_int(msg, key, min, max, out);
-}
-
-int nq_msg_set_u64(json_t *msg, const char *key, uint64_t v) {
-  json_t *j;
-  if (v <= (uint64_t)INT64_MAX) {
-    j = json_integer((json_int_t)v);
-  } else {
-    char buf[24];
-    int n = 0;
-    char tmp[24];
-    do {
-      tmp[n++] = (char)('0' + v % 10);
-      v /= 10;
-    } while (v);
-    for (int i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
-    buf[n] = '\0';
-    j = json_string(buf);
-  }
-  if (!j) return NQ_ENOMEM;
-  return json_object_set_new(msg, key, j) == 0 ? 0 : NQ_EINVAL;
-}
-
-json_t *nq_msg_error(const char *code, const char *message, int fatal) {
-  return json_pack("{s:s, s:s, s:s, s:b}", "type", "error", "code", code ? code : "error",
-                   "message", message ? message : "", "fatal", fatal ? 1 : 0);
 }

@@ -43,11 +43,34 @@ for t in "${targets[@]}"; do
       printf '%s' "$s" >"$corpus/seed$i"; i=$((i + 1))
     done
   fi
+  # Seeds for the message parsers: one valid message of each kind (see docs/protocol.md).
+  if [ "$t" = fuzz_proto ] && [ -z "$(ls -A "$corpus")" ]; then
+    i=0
+    while IFS= read -r s; do printf '%s' "$s" >"$corpus/seed$i"; i=$((i + 1)); done <<'SEEDS'
+{"type":"hello","v":1,"role":"client","enrol":"k","name":"lab-7","solver":"nq-solver-1","threads":2,"software":"nq-client 0.1.0"}
+{"type":"hello","v":1,"role":"admin","token":"t"}
+{"type":"welcome","v":1,"job":{"n":18,"depth":3,"state":"running"},"max_outstanding":16,"progress_interval":900,"client":"lab-7","token":"x"}
+{"type":"get_work","want":4}
+{"type":"work","assignments":[{"id":123,"unit":"18:c:5:0,5,12","deadline":1763900000,"lease":140},{"id":124,"unit":"18:s:3:3,0,10","deadline":1763900000,"lease":280}]}
+{"type":"no_work","retry_after":10,"reason":"none_pending"}
+{"type":"progress","id":123,"nodes":123456789}
+{"type":"lease","id":123,"deadline":1763900600}
+{"type":"result","id":123,"unit":"18:c:5:0,5,12","c2":0,"c4":0,"c8":12345,"nodes":987654321,"seconds":1.25,"solver":"nq-solver-1"}
+{"type":"ack","id":123,"status":"accepted"}
+{"type":"admin","cmd":"unit_retry","unit":"8:c:2:0,2,4","extra":3}
+{"type":"admin","cmd":"units","state":"disputed","limit":10}
+{"type":"admin_reply","cmd":"clients","data":{"clients":[]}}
+{"type":"error","code":"unknown_assignment","message":"no such assignment","fatal":false,"id":123}
+{"type":"bye"}
+SEEDS
+  fi
   maxlen=4096
   [ "$t" = fuzz_unit ] && maxlen=256   # unit texts are < 128 bytes
+  dict=()
+  [ -f "tests/$t.dict" ] && dict=(-dict="tests/$t.dict")
   echo "== $t: ${SECS}s"
   if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-     "$BUILD/$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len="$maxlen" \
+     "$BUILD/$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len="$maxlen" ${dict[@]+"${dict[@]}"} \
        -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t-" "$corpus" \
        >"$BUILD/$t.log" 2>&1; then
     grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::new_units_added)' "$BUILD/$t.log" || true

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: install deps, build from scratch, run the check suites and the end-to-end
 # tests, then the same suites again under AddressSanitizer + UndefinedBehaviorSanitizer, then
-# every libFuzzer target (frame and unit parsers) for a bounded time.
+# every libFuzzer target (frame, unit and message parsers) for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf build-test build-asan

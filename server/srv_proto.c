@@ -28,9 +28,8 @@ void srv_proto_fatal(srv_req_t *r, const char *code, const char *fmt, ...) {
 
 /* A non-fatal error reply about assignment `id` (id < 0: none). */
 static void reply_error(srv_req_t *r, const char *code, const char *message, int64_t id) {
-  json_t *e = nq_msg_error(code, message, 0);
-  if (e && id >= 0) json_object_set_new(e, "id", json_integer(id));
-  r->reply = e;
+  nq_error_msg_t e = {nq_errcode_parse(code), code, message, 0, id};
+  r->reply = nq_error_pack(&e);
 }
 
 /* Map a scheduler failure that is fatal for the connection. */

@@ -356,18 +356,18 @@ static json_t *store_error(srv_store_t *st, int rc, const char *what) {
   char msg[300];
   if (rc == NQ_EEXIST) {
     snprintf(msg, sizeof msg, "%s already exists", what);
-    return nq_msg_error("exists", msg, 0);
+    return nq_error_new(NQ_ERR_EXISTS, msg, 0);
   }
   if (rc == NQ_ENOTFOUND) {
     snprintf(msg, sizeof msg, "no such %s", what);
-    return nq_msg_error("not_found", msg, 0);
+    return nq_error_new(NQ_ERR_NOT_FOUND, msg, 0);
   }
   if (rc == NQ_EINVAL) {
     snprintf(msg, sizeof msg, "invalid %s", what);
-    return nq_msg_error("bad_message", msg, 0);
+    return nq_error_new(NQ_ERR_BAD_MESSAGE, msg, 0);
   }
   snprintf(msg, sizeof msg, "%s: %s", nq_strerror(rc), srv_store_errmsg(st));
-  return nq_msg_error("internal", msg, 0);
+  return nq_error_new(NQ_ERR_INTERNAL, msg, 0);
 }
 
 json_t *srv_admin_reply(srv_store_t *st, const srv_job_t *job, const json_t *req, int64_t now) {
@@ -375,7 +375,7 @@ json_t *srv_admin_reply(srv_store_t *st, const srv_job_t *job, const json_t *req
   int64_t limit = 0;
   json_t *data = NULL;
   if (nq_msg_get_str(req, "cmd", &cmd) != 0)
-    return nq_msg_error("bad_message", "admin: `cmd` must be a string", 0);
+    return nq_error_new(NQ_ERR_BAD_MESSAGE, "admin: `cmd` must be a string", 0);
   if (!strcmp(cmd, "status")) {
     data = srv_status_json(st, job, now);
   } else if (!strcmp(cmd, "clients")) {
@@ -385,14 +385,14 @@ json_t *srv_admin_reply(srv_store_t *st, const srv_job_t *job, const json_t *req
   } else if (!strcmp(cmd, "units")) {
     if (nq_msg_get_str(req, "state", &state_name) != 0 ||
         nq_msg_opt_int(req, "limit", 0, INT32_MAX, 0, &limit) != 0)
-      return nq_msg_error("bad_message", "units: needs `state` (string), optional `limit`", 0);
+      return nq_error_new(NQ_ERR_BAD_MESSAGE, "units: needs `state` (string), optional `limit`", 0);
     int state = strcmp(state_name, "all") ? srv_unit_state_parse(state_name) : -1;
     if (state == NQ_EINVAL)
-      return nq_msg_error("bad_message", "units: unknown state", 0);
+      return nq_error_new(NQ_ERR_BAD_MESSAGE, "units: unknown state", 0);
     data = srv_units_json(st, job->id, state, (int)limit);
   } else if (!strcmp(cmd, "client_add") || !strcmp(cmd, "client_ban")) {
     if (nq_msg_get_str(req, "name", &name) != 0)
-      return nq_msg_error("bad_message", "needs `name` (string)", 0);
+      return nq_error_new(NQ_ERR_BAD_MESSAGE, "needs `name` (string)", 0);
     int rc = cmd[7] == 'a' ? srv_admin_client_add(st, name, now, &data)
                            : srv_admin_client_ban(st, name, now, &data);
     if (rc != 0) return store_error(st, rc, "client");
@@ -401,14 +401,14 @@ json_t *srv_admin_reply(srv_store_t *st, const srv_job_t *job, const json_t *req
     int64_t extra = 0;
     if (!(json_is_integer(unit) || json_is_string(unit)) ||
         nq_msg_opt_int(req, "extra", 1, SRV_RETRY_EXTRA_MAX, 0, &extra) != 0)
-      return nq_msg_error("bad_message", "unit_retry: needs `unit` (id or unit text), optional "
+      return nq_error_new(NQ_ERR_BAD_MESSAGE, "unit_retry: needs `unit` (id or unit text), optional "
                           "`extra` (1..1000)", 0);
     int rc = srv_admin_unit_retry(st, job, unit, (int)extra, now, &data);
-    if (rc == NQ_ESTATE) return nq_msg_error("bad_state", srv_store_errmsg(st), 0);
-    if (rc == NQ_ENOTFOUND) return nq_msg_error("not_found", srv_store_errmsg(st), 0);
+    if (rc == NQ_ESTATE) return nq_error_new(NQ_ERR_BAD_STATE, srv_store_errmsg(st), 0);
+    if (rc == NQ_ENOTFOUND) return nq_error_new(NQ_ERR_NOT_FOUND, srv_store_errmsg(st), 0);
     if (rc != 0) return store_error(st, rc, "unit");
   } else {
-    return nq_msg_error("bad_message", "admin: unknown cmd", 0);
+    return nq_error_new(NQ_ERR_BAD_MESSAGE, "admin: unknown cmd", 0);
   }
   if (!data) return store_error(st, NQ_EIO, "store");
   return reply(cmd, data);

@@ -568,7 +568,7 @@ START_TEST(idle_timeout) {
   env_run_and_close(&e);
   ck_assert_int_eq(p->opened, 1);
   ck_assert_int_eq(p->error_frames, 1);
-  ck_assert_str_eq(p->last_code, NQ_ERRCODE_TIMEOUT);
+  ck_assert_str_eq(p->last_code, nq_errcode_name(NQ_ERR_TIMEOUT));
   ck_assert_int_eq(p->errors, 0); /* a clean close by the server is not a client error */
   ck_assert_int_eq(p->closed, 1);
   ck_assert_int_eq(e.s_errors, 1);
@@ -629,7 +629,7 @@ START_TEST(oversized_frame_closes_only_offender) {
   ck_assert_int_eq(a->opened, 1);
   ck_assert_int_eq(a->frames, 1);
   ck_assert_int_eq(a->error_frames, 1);
-  ck_assert_str_eq(a->last_code, NQ_ERRCODE_FRAME_TOO_BIG);
+  ck_assert_str_eq(a->last_code, nq_errcode_name(NQ_ERR_FRAME_TOO_BIG));
   ck_assert_int_eq(a->closed, 1);
   ck_assert_int_eq(b->errors, 0);
   ck_assert_int_eq(b->frames, 11);
@@ -663,7 +663,7 @@ START_TEST(bad_json_closes_only_offender) {
   peer_t *a = &e.cl[0];
   ck_assert_int_eq(a->frames, 2); /* the echo of the good frame, then the error */
   ck_assert_int_eq(a->error_frames, 1);
-  ck_assert_str_eq(a->last_code, NQ_ERRCODE_BAD_JSON);
+  ck_assert_str_eq(a->last_code, nq_errcode_name(NQ_ERR_BAD_JSON));
   ck_assert_int_eq(b->frames, 11);
   ck_assert_int_eq(e.s_errors, 1);
   ck_assert_int_eq(e.s_last_err, NQ_EPROTO);

@@ -49,8 +49,8 @@ typedef enum {
   NQ_CONN_CLOSED
 } nq_conn_state_t;
 
-/* Besides the framing errors of frame.h, the error code this layer sends by itself. */
-#define NQ_ERRCODE_TIMEOUT "timeout"
+/* Error frames this layer sends by itself: bad_frame, frame_too_big, bad_json (frame.h) and
+ * timeout (idle), all fatal (proto.h's codes). */
 
 /* Defaults used for a zero field in nq_conn_opts_t. */
 #define NQ_CONN_HANDSHAKE_TIMEOUT_MS 10000
@@ -101,8 +101,8 @@ int nq_conn_send_new(nq_conn_t *c, json_t *msg);
 /* Send raw plaintext through TLS without framing; for tests and diagnostics only. */
 int nq_conn_send_raw(nq_conn_t *c, const void *data, size_t len);
 
-/* Close the connection. If it is OPEN and err_code is not NULL, first send
- * {"type":"error","code":err_code,"message":message,"fatal":true}; then close_notify, then a
+/* Close the connection. If it is OPEN and err_code (a protocol error code's name, nq_errcode_name)
+ * is not NULL, first send that fatal error frame with `message`; then close_notify, then a
  * graceful TCP close. Idempotent; on_close follows asynchronously. No on_error for this. */
 void nq_conn_close(nq_conn_t *c, const char *err_code, const char *message);
 

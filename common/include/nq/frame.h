@@ -1,4 +1,4 @@
-/* nq: wire framing and message field helpers.
+/* nq: wire framing: length-prefixed JSON objects (the messages inside are proto.h's).
  *
  * A frame is a 4-byte big-endian payload length followed by that many bytes of payload, which
  * must be one JSON object in UTF-8. The length must be 1..NQ_FRAME_MAX; anything else is a
@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nq/proto.h"
+
 #define NQ_FRAME_HDR 4
 #define NQ_FRAME_MAX 65536
 /* Deepest nesting of arrays/objects accepted; the top-level object is depth 1. */
@@ -24,10 +26,6 @@
  * Callers pop every complete frame after each append, so this is never reached legitimately. */
 #define NQ_FRAMEBUF_CAP (2 * (NQ_FRAME_HDR + NQ_FRAME_MAX))
 
-/* Error codes (docs/protocol.md) for the error frame that answers a bad frame. */
-#define NQ_ERRCODE_BAD_FRAME "bad_frame"         /* length 0 */
-#define NQ_ERRCODE_FRAME_TOO_BIG "frame_too_big" /* length above NQ_FRAME_MAX */
-#define NQ_ERRCODE_BAD_JSON "bad_json"           /* not a UTF-8 JSON object, dup keys, too deep */
 
 typedef struct nq_framebuf_s {
   uint8_t *data;
@@ -35,7 +33,7 @@ typedef struct nq_framebuf_s {
   size_t end;   /* one past the last buffered byte */
   size_t cap;
   int err;      /* sticky: once the stream is bad every later call returns this */
-  const char *errcode; /* the NQ_ERRCODE_* matching err, NULL while err is 0 */
+  nq_errcode_t errcode; /* the protocol's code for err: bad_frame, frame_too_big or bad_json */
 } nq_framebuf_t;
 
 void nq_framebuf_init(nq_framebuf_t *fb);
@@ -48,7 +46,7 @@ int nq_framebuf_append(nq_framebuf_t *fb, const void *data, size_t len);
  * NQ_EPROTO for length 0 or a payload that is not a valid JSON object (see nq_frame_decode).
  * Errors are sticky: the byte stream cannot be resynchronised, so the connection must close. */
 int nq_framebuf_pop(nq_framebuf_t *fb, json_t **out);
-/* The protocol error code (NQ_ERRCODE_*) for the sticky error, NULL if there is none. */
+/* The protocol error code's name (nq_errcode_name) for the sticky error, NULL if there is none. */
 const char *nq_framebuf_errcode(const nq_framebuf_t *fb);
 /* Bytes buffered but not yet consumed (a partial frame, or frames not popped yet). */
 size_t nq_framebuf_pending(const nq_framebuf_t *fb);
@@ -65,27 +63,5 @@ int nq_frame_encode(const json_t *msg, uint8_t **out, size_t *out_len);
 
 /* Strict UTF-8 check (no overlongs, no surrogates, nothing above U+10FFFF). 1 if valid. */
 int nq_utf8_valid(const void *data, size_t len);
-
-/* Message field helpers. Every one returns NQ_EPROTO when the field is missing or has the wrong
- * type, so a handler can validate each field of a message in one line apiece. */
-
-/* A string field; *out points into msg and lives as long as msg does. */
-int nq_msg_get_str(const json_t *msg, const char *key, const char **out);
-/* An integer field (not a real, not a bool) within [min, max]; NQ_ERANGE outside it. */
-int nq_msg_get_int(const json_t *msg, const char *key, int64_t min, int64_t max, int64_t *out);
-/* An unsigned 64-bit field: a non-negative JSON integer, or a string of decimal digits for values
- * above INT64_MAX (JSON integers in jansson are signed 64-bit). NQ_ERANGE if negative/too big. */
-int nq_msg_get_u64(const json_t *msg, const char *key, uint64_t *out);
-/* A boolean field. */
-int nq_msg_get_bool(const json_t *msg, const char *key, int *out);
-/* Optional variants: absent or null yields the default and 0; a present field of the wrong type
- * is still NQ_EPROTO. */
-int nq_msg_opt_str(const json_t *msg, const char *key, const char *def, const char **out);
-int nq_msg_opt_int(const json_t *msg, const char *key, int64_t min, int64_t max, int64_t def,
-                   int64_t *out);
-/* Store a u64 the way nq_msg_get_u64 reads it: an integer up to INT64_MAX, else a string. */
-int nq_msg_set_u64(json_t *msg, const char *key, uint64_t v);
-/* {"type":"error","code":code,"message":message,"fatal":fatal}; NULL on allocation failure. */
-json_t *nq_msg_error(const char *code, const char *message, int fatal);
 
 #endif

@@ -1,0 +1,322 @@
+/* nq: the wire contract -- every message in both directions, in one place (docs/protocol.md).
+ *
+ * Each message has a plain value struct, one pack function (struct -> JSON object, a new
+ * reference; NULL only when memory runs out or a required string is NULL) and one parse function
+ * (JSON object -> struct) that holds every check the protocol makes on it: presence, JSON types,
+ * ranges. Server, client, nq-admin and nq-loadgen build and read messages only through these, so
+ * both sides of the wire cannot drift apart. Values the parse cannot judge alone (does assignment
+ * 42 belong to this client? is this count possible for this unit?) are the receiver's business.
+ *
+ * Strings. In a parsed struct every `const char *` points into the JSON object and lives as long
+ * as it does (a connection's on_frame message: until the callback returns; take copies to keep
+ * them). In a struct given to a pack function they are the caller's; NULL means "absent" for an
+ * optional field.
+ *
+ * Integers. Counts and node counts (u64) are 0..2^63-1 and go on the wire as JSON integers; both
+ * sides use one codec for them (nq_msg_set_u64 / nq_msg_get_u64), whose decimal-string form is
+ * only ever needed above that range, where a parse refuses the value anyway. Job totals, which
+ * may pass 64 bits, are decimal strings (the admin output code renders them).
+ *
+ * Parse failures. A parse returns 0, or NQ_EPROTO and, when err is not NULL, fills *err with the
+ * error frame the receiver should answer with: its code (bad_message, version, bad_result, ...),
+ * whether it is fatal, the assignment id it concerns (-1 if none) and a one-line message.
+ *
+ * Adding a field: a member in the struct, one line in its pack, the check in its parse, a round
+ * trip and a refusal in tests/test_proto.c, and a row in docs/protocol.md. A change that an older
+ * peer cannot read needs a new protocol version (NQ_PROTO_VERSION_MAX) and hello/welcome to say
+ * which one is spoken.
+ */
+#ifndef NQ_PROTO_H
+#define NQ_PROTO_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "nq/solver.h"
+
+/* Protocol versions this build speaks. A hello (server side) or welcome (client side) whose `v`
+ * lies outside [MIN, MAX] is refused with `version`. Version 1 is the only one so far. */
+#define NQ_PROTO_VERSION_MIN 1
+#define NQ_PROTO_VERSION_MAX 1
+/* The version this build sends in hello and welcome. */
+#define NQ_PROTO_VERSION NQ_PROTO_VERSION_MAX
+
+/* Ranges the parsers enforce (docs/protocol.md). */
+#define NQ_PROTO_NAME_MAX 64          /* client names: 1..64 of [A-Za-z0-9._-] */
+#define NQ_PROTO_SOLVER_MAX 64        /* solver version strings: 1..64 characters */
+#define NQ_PROTO_THREADS_MAX 1024     /* hello.threads: 1..1024 */
+#define NQ_PROTO_WANT_MAX 256         /* get_work.want: 1..256; assignments per work */
+#define NQ_PROTO_OUTSTANDING_MAX 256  /* welcome.max_outstanding: 1..256 */
+#define NQ_PROTO_LEASE_MAX (366 * 86400) /* work assignment `lease`: 0..this many seconds */
+#define NQ_PROTO_RETRY_EXTRA_MAX 1000 /* admin unit_retry `extra`: 1..1000 */
+#define NQ_PROTO_ERRMSG_MAX 200       /* bytes of a parse error's message */
+
+/* ---- message types ---------------------------------------------------------------------------- */
+
+typedef enum {
+  NQ_MSG_NONE = 0, /* not a message we know: `type` missing, not a string, or unknown */
+  NQ_MSG_HELLO,       /* client/admin -> server: first frame */
+  NQ_MSG_WELCOME,     /* server -> client/admin */
+  NQ_MSG_GET_WORK,    /* client -> server */
+  NQ_MSG_WORK,        /* server -> client */
+  NQ_MSG_NO_WORK,     /* server -> client */
+  NQ_MSG_PROGRESS,    /* client -> server */
+  NQ_MSG_LEASE,       /* server -> client: the answer to progress */
+  NQ_MSG_RESULT,      /* client -> server */
+  NQ_MSG_ACK,         /* server -> client: the answer to result */
+  NQ_MSG_ADMIN,       /* admin -> server */
+  NQ_MSG_ADMIN_REPLY, /* server -> admin */
+  NQ_MSG_ERROR,       /* either way */
+  NQ_MSG_BYE,         /* either way */
+  NQ_MSG_COUNT
+} nq_msg_type_t;
+
+/* "hello", "welcome", ...; "" for NQ_MSG_NONE or out of range. */
+const char *nq_msg_type_name(nq_msg_type_t t);
+/* The type of a received message. *name (may be NULL) gets the `type` string as sent, or NULL
+ * when the field is missing or not a string; the result is NQ_MSG_NONE for those and for an
+ * unknown name. */
+nq_msg_type_t nq_msg_type(const json_t *msg, const char **name);
+
+/* ---- error codes ------------------------------------------------------------------------------ */
+
+typedef enum {
+  NQ_ERR_NONE = 0,
+  NQ_ERR_BAD_FRAME,          /* fatal: length 0, truncated by close */
+  NQ_ERR_FRAME_TOO_BIG,      /* fatal: length above NQ_FRAME_MAX */
+  NQ_ERR_BAD_JSON,           /* fatal: not a UTF-8 JSON object, duplicate keys, too deep */
+  NQ_ERR_UNKNOWN_TYPE,       /* fatal: type missing/unknown, or not valid for the role */
+  NQ_ERR_NOT_HELLO,          /* fatal: first frame not hello, or a second hello */
+  NQ_ERR_VERSION,            /* fatal: protocol version mismatch */
+  NQ_ERR_AUTH,               /* fatal: wrong token / key */
+  NQ_ERR_BANNED,             /* fatal: the client is banned */
+  NQ_ERR_BAD_MESSAGE,        /* fatal (not for admin): field missing or of the wrong type/range */
+  NQ_ERR_BUSY,               /* fatal: too many connections */
+  NQ_ERR_TIMEOUT,            /* fatal: handshake/hello or idle timeout */
+  NQ_ERR_SHUTDOWN,           /* fatal: the server is stopping */
+  NQ_ERR_UNKNOWN_ASSIGNMENT, /* no such assignment of this client, or finished */
+  NQ_ERR_NOT_YOURS,          /* the assignment belongs to another client */
+  NQ_ERR_BAD_RESULT,         /* impossible numbers or wrong unit */
+  NQ_ERR_NOT_FOUND,          /* admin: no such object */
+  NQ_ERR_EXISTS,             /* admin: it exists already */
+  NQ_ERR_BAD_STATE,          /* admin: the object is in the wrong state */
+  NQ_ERR_INTERNAL,           /* fatal: store failure; retry later */
+  NQ_ERR_OTHER,              /* a code this build does not know (see nq_error_msg_t.name) */
+  NQ_ERR_COUNT
+} nq_errcode_t;
+
+/* "bad_frame", ...; "" for NQ_ERR_NONE, "other" for NQ_ERR_OTHER. */
+const char *nq_errcode_name(nq_errcode_t c);
+/* The code for a name; NQ_ERR_OTHER for one this build does not know (or NULL). */
+nq_errcode_t nq_errcode_parse(const char *name);
+
+/* Why a parse refused a message: the error frame to answer with. */
+typedef struct nq_proto_err_s {
+  nq_errcode_t code;
+  int fatal;
+  int64_t id; /* the assignment it concerns, or -1 */
+  char message[NQ_PROTO_ERRMSG_MAX];
+} nq_proto_err_t;
+
+/* 1 if name is a valid client name: 1..NQ_PROTO_NAME_MAX of [A-Za-z0-9._-]. */
+int nq_proto_name_valid(const char *name);
+
+/* ---- hello / welcome -------------------------------------------------------------------------- */
+
+typedef enum { NQ_ROLE_CLIENT = 0, NQ_ROLE_ADMIN } nq_role_t;
+
+typedef struct nq_hello_s {
+  int64_t v;            /* the protocol version offered */
+  nq_role_t role;
+  const char *token;    /* the client's token, or the admin token */
+  const char *enrol;    /* role client, instead of token: the enrolment key */
+  const char *name;     /* with enrol: the requested client name */
+  const char *solver;   /* informative, optional */
+  int threads;          /* informative, optional: 0 when absent (parse), omitted when 0 (pack) */
+  const char *software; /* informative, optional */
+} nq_hello_t;
+
+/* Checks: v an integer (bad_message), inside [MIN, MAX] (version); role "client" or "admin";
+ * token, enrol, name, software strings when present; solver 1..64 characters; threads 1..1024;
+ * role admin: token and no enrol; role client: exactly one of token and enrol; enrol: a valid
+ * name. Every refusal is fatal. */
+json_t *nq_hello_pack(const nq_hello_t *h);
+int nq_hello_parse(const json_t *msg, nq_hello_t *out, nq_proto_err_t *err);
+
+typedef enum { NQ_JOB_RUNNING = 0, NQ_JOB_DONE } nq_job_state_t;
+
+typedef struct nq_welcome_s {
+  int64_t v;             /* the server's protocol version */
+  const char *client;    /* the client's name (NULL for admin) */
+  const char *token;     /* only after enrolment: the new token, shown once */
+  int job_n, job_depth;
+  nq_job_state_t job_state;
+  int max_outstanding;   /* 1..NQ_PROTO_OUTSTANDING_MAX */
+  int progress_interval; /* seconds, >= 1 */
+} nq_welcome_t;
+
+/* Checks: v an integer inside [MIN, MAX] (else version: the client speaks another protocol);
+ * job {n 1..32, depth >= 1, state "running"|"done"}; max_outstanding and progress_interval in
+ * range; client and token strings when present. */
+json_t *nq_welcome_pack(const nq_welcome_t *w);
+int nq_welcome_parse(const json_t *msg, nq_welcome_t *out, nq_proto_err_t *err);
+
+/* ---- work ------------------------------------------------------------------------------------- */
+
+typedef struct nq_get_work_s {
+  int want; /* 1..NQ_PROTO_WANT_MAX, counting the assignments already held */
+} nq_get_work_t;
+
+json_t *nq_get_work_pack(const nq_get_work_t *g);
+int nq_get_work_parse(const json_t *msg, nq_get_work_t *out, nq_proto_err_t *err);
+
+typedef struct nq_assignment_s {
+  int64_t id;       /* the assignment (one unit given to one client), >= 0 */
+  const char *unit; /* the unit text, 1..NQ_UNIT_TEXT_MAX-1 bytes (common/include/nq/unit.h) */
+  int64_t deadline; /* lease expiry, Unix seconds on the server's clock */
+  int64_t lease;    /* the same as seconds from now, 0..NQ_PROTO_LEASE_MAX */
+} nq_assignment_t;
+
+typedef struct nq_work_s {
+  int n; /* 1..NQ_PROTO_WANT_MAX */
+  nq_assignment_t a[NQ_PROTO_WANT_MAX];
+} nq_work_t;
+
+json_t *nq_work_pack(const nq_work_t *w);
+int nq_work_parse(const json_t *msg, nq_work_t *out, nq_proto_err_t *err);
+
+typedef enum { NQ_NOWORK_NONE_PENDING = 0, NQ_NOWORK_CAP, NQ_NOWORK_DONE } nq_nowork_reason_t;
+
+typedef struct nq_no_work_s {
+  int64_t retry_after; /* seconds, >= 0 */
+  nq_nowork_reason_t reason;
+} nq_no_work_t;
+
+const char *nq_nowork_reason_name(nq_nowork_reason_t r); /* "none_pending", "cap", "done" */
+json_t *nq_no_work_pack(const nq_no_work_t *n);
+int nq_no_work_parse(const json_t *msg, nq_no_work_t *out, nq_proto_err_t *err);
+
+/* ---- progress / lease ------------------------------------------------------------------------- */
+
+typedef struct nq_progress_s {
+  int64_t id;
+  int has_nodes;  /* nodes is informative and optional */
+  uint64_t nodes; /* counted so far, 0..2^63-1 */
+} nq_progress_t;
+
+json_t *nq_progress_pack(const nq_progress_t *p);
+int nq_progress_parse(const json_t *msg, nq_progress_t *out, nq_proto_err_t *err);
+
+typedef struct nq_lease_s {
+  int64_t id;
+  int64_t deadline; /* the new lease expiry, server clock */
+} nq_lease_t;
+
+json_t *nq_lease_pack(const nq_lease_t *l);
+int nq_lease_parse(const json_t *msg, nq_lease_t *out, nq_proto_err_t *err);
+
+/* ---- result / ack ----------------------------------------------------------------------------- */
+
+typedef struct nq_result_s {
+  int64_t id;
+  const char *unit;
+  nq_counts_t counts; /* c2, c4, c8, nodes (count1 is not sent: units exist for N >= 4 only) */
+  double seconds;
+  const char *solver;
+} nq_result_t;
+
+/* Checks: id a non-negative integer, c2/c4/c8/nodes integers, unit and solver strings, seconds a
+ * number (all fatal bad_message); a count outside 0..2^63-1 or negative seconds is the non-fatal
+ * bad_result with the id. Whether the numbers are possible for the unit is the server's check. */
+json_t *nq_result_pack(const nq_result_t *r);
+int nq_result_parse(const json_t *msg, nq_result_t *out, nq_proto_err_t *err);
+
+typedef enum { NQ_ACK_ACCEPTED = 0, NQ_ACK_DUPLICATE, NQ_ACK_LATE } nq_ack_status_t;
+
+typedef struct nq_ack_s {
+  int64_t id;
+  nq_ack_status_t status;
+} nq_ack_t;
+
+const char *nq_ack_status_name(nq_ack_status_t s); /* "accepted", "duplicate", "late" */
+json_t *nq_ack_pack(const nq_ack_t *a);
+int nq_ack_parse(const json_t *msg, nq_ack_t *out, nq_proto_err_t *err);
+
+/* ---- admin ------------------------------------------------------------------------------------ */
+
+typedef enum {
+  NQ_ADMIN_STATUS = 0,
+  NQ_ADMIN_CLIENTS,
+  NQ_ADMIN_CLIENT_ADD,
+  NQ_ADMIN_CLIENT_BAN,
+  NQ_ADMIN_JOBS,
+  NQ_ADMIN_UNITS,
+  NQ_ADMIN_UNIT_RETRY,
+  NQ_ADMIN_NCMDS
+} nq_admin_cmd_t;
+
+const char *nq_admin_cmd_name(nq_admin_cmd_t c); /* "status", "client_add", ... */
+
+typedef struct nq_admin_req_s {
+  nq_admin_cmd_t cmd;
+  const char *name;      /* client_add, client_ban: the client's name */
+  const char *state;     /* units: a unit state name, or "all" (the store judges the name) */
+  int limit;             /* units: at most this many; 0 = no limit */
+  const char *unit_text; /* unit_retry: the unit by its text, or NULL and then ... */
+  int64_t unit_id;       /* ... by its id */
+  int extra;             /* unit_retry: 1..NQ_PROTO_RETRY_EXTRA_MAX more results; 0 = default */
+} nq_admin_req_t;
+
+/* Refusals are the non-fatal bad_message (an admin session survives a typo). */
+json_t *nq_admin_req_pack(const nq_admin_req_t *r);
+int nq_admin_req_parse(const json_t *msg, nq_admin_req_t *out, nq_proto_err_t *err);
+
+typedef struct nq_admin_reply_s {
+  nq_admin_cmd_t cmd;
+  json_t *data; /* the command's data object (docs/operations.md); borrowed both ways */
+} nq_admin_reply_t;
+
+json_t *nq_admin_reply_pack(const nq_admin_reply_t *r);
+int nq_admin_reply_parse(const json_t *msg, nq_admin_reply_t *out, nq_proto_err_t *err);
+
+/* ---- error / bye ------------------------------------------------------------------------------ */
+
+typedef struct nq_error_msg_s {
+  nq_errcode_t code;   /* NQ_ERR_OTHER: a code this build does not know, named by `name` */
+  const char *name;    /* parse: the code as sent; pack: used only for NQ_ERR_OTHER */
+  const char *message; /* human readable; "" when absent */
+  int fatal;           /* the sender closes the connection after it */
+  int64_t id;          /* the assignment the error answers, or -1 */
+} nq_error_msg_t;
+
+/* Checks: code a string; message a string, fatal a boolean and id a non-negative integer when
+ * present. */
+json_t *nq_error_pack(const nq_error_msg_t *e);
+int nq_error_parse(const json_t *msg, nq_error_msg_t *out, nq_proto_err_t *err);
+/* The common case: an error frame from a code and a message (id -1). */
+json_t *nq_error_new(nq_errcode_t code, const char *message, int fatal);
+
+json_t *nq_bye_pack(void);
+
+/* ---- field helpers (the parsers above, and the admin output code) ------------------------------ */
+
+/* Every one returns NQ_EPROTO when the field is missing or has the wrong type. */
+
+/* A string field; *out points into msg and lives as long as msg does. */
+int nq_msg_get_str(const json_t *msg, const char *key, const char **out);
+/* An integer field (not a real, not a bool) within [min, max]; NQ_ERANGE outside it. */
+int nq_msg_get_int(const json_t *msg, const char *key, int64_t min, int64_t max, int64_t *out);
+/* An unsigned 64-bit field: a non-negative JSON integer, or a string of decimal digits for values
+ * above INT64_MAX (JSON integers in jansson are signed 64-bit). NQ_ERANGE if negative/too big. */
+int nq_msg_get_u64(const json_t *msg, const char *key, uint64_t *out);
+/* A boolean field. */
+int nq_msg_get_bool(const json_t *msg, const char *key, int *out);
+/* Optional variants: absent or null yields the default and 0; a present field of the wrong type
+ * is still NQ_EPROTO. */
+int nq_msg_opt_str(const json_t *msg, const char *key, const char *def, const char **out);
+int nq_msg_opt_int(const json_t *msg, const char *key, int64_t min, int64_t max, int64_t def,
+                   int64_t *out);
+/* Store a u64 the way nq_msg_get_u64 reads it: an integer up to INT64_MAX, else a string. */
+int nq_msg_set_u64(json_t *msg, const char *key, uint64_t v);
+
+#endif

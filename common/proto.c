@@ -1,0 +1,648 @@
+/* nq: the wire contract -- value structs <-> JSON objects for every message (see proto.h and
+ * docs/protocol.md). The checks here are the protocol's; nothing else parses a message. */
+#include "nq/proto.h"
+#include "nq/nq.h"
+#include "nq/unit.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- names ------------------------------------------------------------------------------------ */
+
+static const char *const type_names[NQ_MSG_COUNT] = {
+    [NQ_MSG_NONE] = "",           [NQ_MSG_HELLO] = "hello",     [NQ_MSG_WELCOME] = "welcome",
+    [NQ_MSG_GET_WORK] = "get_work", [NQ_MSG_WORK] = "work",     [NQ_MSG_NO_WORK] = "no_work",
+    [NQ_MSG_PROGRESS] = "progress", [NQ_MSG_LEASE] = "lease",   [NQ_MSG_RESULT] = "result",
+    [NQ_MSG_ACK] = "ack",         [NQ_MSG_ADMIN] = "admin",     [NQ_MSG_ADMIN_REPLY] = "admin_reply",
+    [NQ_MSG_ERROR] = "error",     [NQ_MSG_BYE] = "bye"};
+
+static const char *const err_names[NQ_ERR_COUNT] = {
+    [NQ_ERR_NONE] = "",
+    [NQ_ERR_BAD_FRAME] = "bad_frame",
+    [NQ_ERR_FRAME_TOO_BIG] = "frame_too_big",
+    [NQ_ERR_BAD_JSON] = "bad_json",
+    [NQ_ERR_UNKNOWN_TYPE] = "unknown_type",
+    [NQ_ERR_NOT_HELLO] = "not_hello",
+    [NQ_ERR_VERSION] = "version",
+    [NQ_ERR_AUTH] = "auth",
+    [NQ_ERR_BANNED] = "banned",
+    [NQ_ERR_BAD_MESSAGE] = "bad_message",
+    [NQ_ERR_BUSY] = "busy",
+    [NQ_ERR_TIMEOUT] = "timeout",
+    [NQ_ERR_SHUTDOWN] = "shutdown",
+    [NQ_ERR_UNKNOWN_ASSIGNMENT] = "unknown_assignment",
+    [NQ_ERR_NOT_YOURS] = "not_yours",
+    [NQ_ERR_BAD_RESULT] = "bad_result",
+    [NQ_ERR_NOT_FOUND] = "not_found",
+    [NQ_ERR_EXISTS] = "exists",
+    [NQ_ERR_BAD_STATE] = "bad_state",
+    [NQ_ERR_INTERNAL] = "internal",
+    [NQ_ERR_OTHER] = "other"};
+
+static const char *const nowork_names[] = {"none_pending", "cap", "done"};
+static const char *const ack_names[] = {"accepted", "duplicate", "late"};
+static const char *const admin_names[NQ_ADMIN_NCMDS] = {
+    "status", "clients", "client_add", "client_ban", "jobs", "units", "unit_retry"};
+static const char *const job_state_names[] = {"running", "done"};
+
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* The index of name in a table of n names, or -1. */
+static int lookup(const char *const *names, int n, const char *name) {
+  for (int i = 0; name && i < n; i++)
+    if (names[i] && names[i][0] && strcmp(names[i], name) == 0) return i;
+  return -1;
+}
+
+const char *nq_msg_type_name(nq_msg_type_t t) {
+  return (unsigned)t < NQ_MSG_COUNT ? type_names[t] : "";
+}
+
+nq_msg_type_t nq_msg_type(const json_t *msg, const char **name) {
+  const char *s = NULL;
+  if (nq_msg_get_str(msg, "type", &s) != 0) s = NULL;
+  if (name) *name = s;
+  int i = lookup(type_names, NQ_MSG_COUNT, s);
+  return i < 0 ? NQ_MSG_NONE : (nq_msg_type_t)i;
+}
+
+const char *nq_errcode_name(nq_errcode_t c) {
+  return (unsigned)c < NQ_ERR_COUNT ? err_names[c] : "";
+}
+
+nq_errcode_t nq_errcode_parse(const char *name) {
+  int i = lookup(err_names, NQ_ERR_COUNT, name);
+  return i <= NQ_ERR_NONE ? NQ_ERR_OTHER : (nq_errcode_t)i;
+}
+
+const char *nq_nowork_reason_name(nq_nowork_reason_t r) {
+  return (unsigned)r < (unsigned)NELEM(nowork_names) ? nowork_names[r] : "";
+}
+
+const char *nq_ack_status_name(nq_ack_status_t s) {
+  return (unsigned)s < (unsigned)NELEM(ack_names) ? ack_names[s] : "";
+}
+
+const char *nq_admin_cmd_name(nq_admin_cmd_t c) {
+  return (unsigned)c < NQ_ADMIN_NCMDS ? admin_names[c] : "";
+}
+
+int nq_proto_name_valid(const char *name) {
+  size_t n = name ? strlen(name) : 0;
+  if (n < 1 || n > NQ_PROTO_NAME_MAX) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = name[i];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+          c == '.' || c == '_' || c == '-'))
+      return 0;
+  }
+  return 1;
+}
+
+/* ---- building and refusing -------------------------------------------------------------------- */
+
+/* Set key to a new value, remembering the first failure (allocation) in *ok. */
+static void put(json_t *o, const char *key, json_t *v, int *ok) {
+  if (!v || json_object_set_new(o, key, v) != 0) *ok = 0;
+}
+
+static void put_u64(json_t *o, const char *key, uint64_t v, int *ok) {
+  if (nq_msg_set_u64(o, key, v) != 0) *ok = 0;
+}
+
+/* A new {"type": t} object; *ok is 0 if it could not be made. */
+static json_t *msg_new(nq_msg_type_t t, int *ok) {
+  json_t *o = json_object();
+  *ok = o != NULL;
+  if (o) put(o, "type", json_string(type_names[t]), ok);
+  return o;
+}
+
+/* The object, or NULL (released) if any part of it failed. */
+static json_t *msg_done(json_t *o, int ok) {
+  if (ok) return o;
+  json_decref(o);
+  return NULL;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 5, 6)))
+#endif
+static int refuse(nq_proto_err_t *err, nq_errcode_t code, int fatal, int64_t id, const char *fmt,
+                  ...) {
+  if (err) {
+    err->code = code;
+    err->fatal = fatal;
+    err->id = id;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+  }
+  return NQ_EPROTO;
+}
+
+/* The fatal bad_message most refusals are. */
+#define BAD(...) refuse(err, NQ_ERR_BAD_MESSAGE, 1, -1, __VA_ARGS__)
+
+/* "1" or "1..2": the versions this build speaks, for messages. */
+static const char *versions_text(void) {
+  static char buf[32];
+  if (NQ_PROTO_VERSION_MIN == NQ_PROTO_VERSION_MAX)
+    snprintf(buf, sizeof buf, "%d", NQ_PROTO_VERSION_MAX);
+  else
+    snprintf(buf, sizeof buf, "%d..%d", NQ_PROTO_VERSION_MIN, NQ_PROTO_VERSION_MAX);
+  return buf;
+}
+
+static int version_ok(int64_t v) {
+  return v >= NQ_PROTO_VERSION_MIN && v <= NQ_PROTO_VERSION_MAX;
+}
+
+/* ---- hello / welcome -------------------------------------------------------------------------- */
+
+json_t *nq_hello_pack(const nq_hello_t *h) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_HELLO, &ok);
+  if (!o) return NULL;
+  put(o, "v", json_integer(h->v), &ok);
+  put(o, "role", json_string(h->role == NQ_ROLE_ADMIN ? "admin" : "client"), &ok);
+  if (h->token) put(o, "token", json_string(h->token), &ok);
+  if (h->enrol) put(o, "enrol", json_string(h->enrol), &ok);
+  if (h->name) put(o, "name", json_string(h->name), &ok);
+  if (h->solver) put(o, "solver", json_string(h->solver), &ok);
+  if (h->threads) put(o, "threads", json_integer(h->threads), &ok);
+  if (h->software) put(o, "software", json_string(h->software), &ok);
+  return msg_done(o, ok);
+}
+
+int nq_hello_parse(const json_t *m, nq_hello_t *h, nq_proto_err_t *err) {
+  memset(h, 0, sizeof *h);
+  if (nq_msg_get_int(m, "v", INT64_MIN, INT64_MAX, &h->v) != 0)
+    return BAD("hello: field v must be an integer");
+  if (!version_ok(h->v))
+    return refuse(err, NQ_ERR_VERSION, 1, -1,
+                  "protocol version %lld not supported; this server speaks %s", (long long)h->v,
+                  versions_text());
+  const char *role = NULL, *bad = NULL;
+  int64_t threads = 0;
+  if (nq_msg_get_str(m, "role", &role) || (strcmp(role, "client") && strcmp(role, "admin")))
+    bad = "role must be \"client\" or \"admin\"";
+  else if (nq_msg_opt_str(m, "token", NULL, &h->token))
+    bad = "token must be a string";
+  else if (nq_msg_opt_str(m, "enrol", NULL, &h->enrol))
+    bad = "enrol must be a string";
+  else if (nq_msg_opt_str(m, "name", NULL, &h->name))
+    bad = "name must be a string";
+  else if (nq_msg_opt_str(m, "solver", NULL, &h->solver) ||
+           (h->solver && (!*h->solver || strlen(h->solver) > NQ_PROTO_SOLVER_MAX)))
+    bad = "solver must be a string of 1..64 characters";
+  else if (nq_msg_opt_str(m, "software", NULL, &h->software))
+    bad = "software must be a string";
+  else if (nq_msg_opt_int(m, "threads", 1, NQ_PROTO_THREADS_MAX, 0, &threads))
+    bad = "threads must be an integer 1..1024";
+  if (!bad) {
+    h->role = strcmp(role, "admin") ? NQ_ROLE_CLIENT : NQ_ROLE_ADMIN;
+    h->threads = (int)threads;
+    if (h->role == NQ_ROLE_ADMIN && (h->enrol || !h->token))
+      bad = "role admin needs token (and no enrol)";
+    else if (h->role == NQ_ROLE_CLIENT && (h->token != NULL) == (h->enrol != NULL))
+      bad = "role client needs exactly one of token and enrol";
+    else if (h->enrol && !nq_proto_name_valid(h->name))
+      bad = "enrol needs a name of 1..64 characters [A-Za-z0-9._-]";
+  }
+  if (bad) return BAD("hello: %s", bad);
+  return 0;
+}
+
+json_t *nq_welcome_pack(const nq_welcome_t *w) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_WELCOME, &ok);
+  if (!o) return NULL;
+  json_t *job = json_object();
+  put(o, "v", json_integer(w->v), &ok);
+  put(o, "job", job, &ok);
+  if (job) {
+    put(job, "n", json_integer(w->job_n), &ok);
+    put(job, "depth", json_integer(w->job_depth), &ok);
+    put(job, "state", json_string(job_state_names[w->job_state == NQ_JOB_DONE]), &ok);
+  }
+  put(o, "max_outstanding", json_integer(w->max_outstanding), &ok);
+  put(o, "progress_interval", json_integer(w->progress_interval), &ok);
+  if (w->client) put(o, "client", json_string(w->client), &ok);
+  if (w->token) put(o, "token", json_string(w->token), &ok);
+  return msg_done(o, ok);
+}
+
+int nq_welcome_parse(const json_t *m, nq_welcome_t *w, nq_proto_err_t *err) {
+  memset(w, 0, sizeof *w);
+  if (nq_msg_get_int(m, "v", INT64_MIN, INT64_MAX, &w->v) != 0)
+    return BAD("welcome: field v must be an integer");
+  if (!version_ok(w->v))
+    return refuse(err, NQ_ERR_VERSION, 1, -1,
+                  "the server speaks protocol version %lld; this side speaks %s",
+                  (long long)w->v, versions_text());
+  const json_t *job = json_object_get(m, "job");
+  const char *state = NULL;
+  int64_t n, depth, mo, pi;
+  if (!json_is_object(job) || nq_msg_get_int(job, "n", 1, NQ_MAX_N, &n) ||
+      nq_msg_get_int(job, "depth", 1, NQ_MAX_N, &depth) || nq_msg_get_str(job, "state", &state) ||
+      lookup(job_state_names, NELEM(job_state_names), state) < 0)
+    return BAD("welcome: job must be {n, depth, state \"running\"|\"done\"}");
+  if (nq_msg_get_int(m, "max_outstanding", 1, NQ_PROTO_OUTSTANDING_MAX, &mo) ||
+      nq_msg_get_int(m, "progress_interval", 1, INT32_MAX, &pi))
+    return BAD("welcome: max_outstanding must be 1..256 and progress_interval >= 1");
+  if (nq_msg_opt_str(m, "client", NULL, &w->client) || nq_msg_opt_str(m, "token", NULL, &w->token))
+    return BAD("welcome: client and token must be strings");
+  w->job_n = (int)n;
+  w->job_depth = (int)depth;
+  w->job_state = (nq_job_state_t)lookup(job_state_names, NELEM(job_state_names), state);
+  w->max_outstanding = (int)mo;
+  w->progress_interval = (int)pi;
+  return 0;
+}
+
+/* ---- work ------------------------------------------------------------------------------------- */
+
+json_t *nq_get_work_pack(const nq_get_work_t *g) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_GET_WORK, &ok);
+  if (o) put(o, "want", json_integer(g->want), &ok);
+  return msg_done(o, ok);
+}
+
+int nq_get_work_parse(const json_t *m, nq_get_work_t *g, nq_proto_err_t *err) {
+  int64_t want;
+  if (nq_msg_get_int(m, "want", 1, NQ_PROTO_WANT_MAX, &want) != 0)
+    return BAD("get_work: want must be an integer 1..256");
+  g->want = (int)want;
+  return 0;
+}
+
+json_t *nq_work_pack(const nq_work_t *w) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_WORK, &ok);
+  if (!o) return NULL;
+  json_t *arr = json_array();
+  put(o, "assignments", arr, &ok);
+  for (int i = 0; ok && i < w->n; i++) {
+    const nq_assignment_t *a = &w->a[i];
+    json_t *e = json_object();
+    if (!e || json_array_append_new(arr, e) != 0) {
+      ok = 0;
+      break;
+    }
+    put(e, "id", json_integer(a->id), &ok);
+    put(e, "unit", a->unit ? json_string(a->unit) : NULL, &ok);
+    put(e, "deadline", json_integer(a->deadline), &ok);
+    put(e, "lease", json_integer(a->lease), &ok);
+  }
+  return msg_done(o, ok);
+}
+
+int nq_work_parse(const json_t *m, nq_work_t *w, nq_proto_err_t *err) {
+  const json_t *arr = json_object_get(m, "assignments");
+  size_t n = json_array_size(arr);
+  w->n = 0;
+  if (!json_is_array(arr) || n < 1 || n > NQ_PROTO_WANT_MAX)
+    return BAD("work: assignments must be an array of 1..256");
+  for (size_t i = 0; i < n; i++) {
+    const json_t *e = json_array_get(arr, i);
+    nq_assignment_t *a = &w->a[i];
+    if (!json_is_object(e) || nq_msg_get_int(e, "id", 0, INT64_MAX, &a->id) ||
+        nq_msg_get_str(e, "unit", &a->unit) || !a->unit[0] ||
+        strlen(a->unit) >= NQ_UNIT_TEXT_MAX ||
+        nq_msg_get_int(e, "deadline", 0, INT64_MAX, &a->deadline) ||
+        nq_msg_get_int(e, "lease", 0, NQ_PROTO_LEASE_MAX, &a->lease))
+      return BAD("work: assignment %zu must be {id, unit, deadline, lease 0..%d}", i,
+                 NQ_PROTO_LEASE_MAX);
+  }
+  w->n = (int)n;
+  return 0;
+}
+
+json_t *nq_no_work_pack(const nq_no_work_t *nw) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_NO_WORK, &ok);
+  if (!o) return NULL;
+  put(o, "retry_after", json_integer(nw->retry_after), &ok);
+  put(o, "reason", json_string(nq_nowork_reason_name(nw->reason)), &ok);
+  return msg_done(o, ok);
+}
+
+int nq_no_work_parse(const json_t *m, nq_no_work_t *nw, nq_proto_err_t *err) {
+  const char *reason = NULL;
+  int r = -1;
+  if (nq_msg_get_int(m, "retry_after", 0, INT64_MAX, &nw->retry_after) ||
+      nq_msg_get_str(m, "reason", &reason) ||
+      (r = lookup(nowork_names, NELEM(nowork_names), reason)) < 0)
+    return BAD("no_work: needs retry_after >= 0 and reason none_pending|cap|done");
+  nw->reason = (nq_nowork_reason_t)r;
+  return 0;
+}
+
+/* ---- progress / lease ------------------------------------------------------------------------- */
+
+json_t *nq_progress_pack(const nq_progress_t *p) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_PROGRESS, &ok);
+  if (!o) return NULL;
+  put(o, "id", json_integer(p->id), &ok);
+  if (p->has_nodes) put_u64(o, "nodes", p->nodes, &ok);
+  return msg_done(o, ok);
+}
+
+int nq_progress_parse(const json_t *m, nq_progress_t *p, nq_proto_err_t *err) {
+  memset(p, 0, sizeof *p);
+  if (nq_msg_get_int(m, "id", 0, INT64_MAX, &p->id) != 0)
+    return BAD("progress: id must be a non-negative integer");
+  /* nodes is informative, but when present it must be a count. */
+  if (json_object_get(m, "nodes")) {
+    if (nq_msg_get_u64(m, "nodes", &p->nodes) != 0 || p->nodes > (uint64_t)INT64_MAX)
+      return BAD("progress: nodes must be a non-negative integer");
+    p->has_nodes = 1;
+  }
+  return 0;
+}
+
+json_t *nq_lease_pack(const nq_lease_t *l) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_LEASE, &ok);
+  if (!o) return NULL;
+  put(o, "id", json_integer(l->id), &ok);
+  put(o, "deadline", json_integer(l->deadline), &ok);
+  return msg_done(o, ok);
+}
+
+int nq_lease_parse(const json_t *m, nq_lease_t *l, nq_proto_err_t *err) {
+  if (nq_msg_get_int(m, "id", 0, INT64_MAX, &l->id) ||
+      nq_msg_get_int(m, "deadline", 0, INT64_MAX, &l->deadline))
+    return BAD("lease: needs id and deadline, non-negative integers");
+  return 0;
+}
+
+/* ---- result / ack ----------------------------------------------------------------------------- */
+
+json_t *nq_result_pack(const nq_result_t *r) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_RESULT, &ok);
+  if (!o) return NULL;
+  put(o, "id", json_integer(r->id), &ok);
+  put(o, "unit", r->unit ? json_string(r->unit) : NULL, &ok);
+  put_u64(o, "c2", r->counts.c2, &ok);
+  put_u64(o, "c4", r->counts.c4, &ok);
+  put_u64(o, "c8", r->counts.c8, &ok);
+  put_u64(o, "nodes", r->counts.nodes, &ok);
+  put(o, "seconds", json_real(r->seconds), &ok);
+  put(o, "solver", r->solver ? json_string(r->solver) : NULL, &ok);
+  return msg_done(o, ok);
+}
+
+int nq_result_parse(const json_t *m, nq_result_t *r, nq_proto_err_t *err) {
+  memset(r, 0, sizeof *r);
+  if (nq_msg_get_int(m, "id", 0, INT64_MAX, &r->id) != 0)
+    return BAD("result: id must be a non-negative integer");
+  static const char *const keys[4] = {"c2", "c4", "c8", "nodes"};
+  uint64_t *dst[4] = {&r->counts.c2, &r->counts.c4, &r->counts.c8, &r->counts.nodes};
+  int range = 0;
+  for (int i = 0; i < 4; i++) {
+    int rc = nq_msg_get_u64(m, keys[i], dst[i]);
+    if (rc == NQ_ERANGE || (rc == 0 && *dst[i] > (uint64_t)INT64_MAX)) range = 1;
+    else if (rc != 0) return BAD("result: %s must be an integer", keys[i]);
+  }
+  const json_t *sec = json_object_get(m, "seconds");
+  if (nq_msg_get_str(m, "unit", &r->unit) || nq_msg_get_str(m, "solver", &r->solver) ||
+      !json_is_number(sec))
+    return BAD("result: unit and solver must be strings, seconds a number");
+  r->seconds = json_number_value(sec);
+  /* Wrong types are a broken client; impossible values may be a bug in one result only. */
+  if (range || r->seconds < 0)
+    return refuse(err, NQ_ERR_BAD_RESULT, 0, r->id, "impossible numbers");
+  return 0;
+}
+
+json_t *nq_ack_pack(const nq_ack_t *a) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_ACK, &ok);
+  if (!o) return NULL;
+  put(o, "id", json_integer(a->id), &ok);
+  put(o, "status", json_string(nq_ack_status_name(a->status)), &ok);
+  return msg_done(o, ok);
+}
+
+int nq_ack_parse(const json_t *m, nq_ack_t *a, nq_proto_err_t *err) {
+  const char *status = NULL;
+  int s = -1;
+  if (nq_msg_get_int(m, "id", 0, INT64_MAX, &a->id) || nq_msg_get_str(m, "status", &status) ||
+      (s = lookup(ack_names, NELEM(ack_names), status)) < 0)
+    return BAD("ack: needs id and status accepted|duplicate|late");
+  a->status = (nq_ack_status_t)s;
+  return 0;
+}
+
+/* ---- admin ------------------------------------------------------------------------------------ */
+
+json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_ADMIN, &ok);
+  if (!o) return NULL;
+  put(o, "cmd", json_string(nq_admin_cmd_name(r->cmd)), &ok);
+  switch (r->cmd) {
+  case NQ_ADMIN_CLIENT_ADD:
+  case NQ_ADMIN_CLIENT_BAN:
+    put(o, "name", r->name ? json_string(r->name) : NULL, &ok);
+    break;
+  case NQ_ADMIN_UNITS:
+    put(o, "state", r->state ? json_string(r->state) : NULL, &ok);
+    if (r->limit > 0) put(o, "limit", json_integer(r->limit), &ok);
+    break;
+  case NQ_ADMIN_UNIT_RETRY:
+    put(o, "unit", r->unit_text ? json_string(r->unit_text) : json_integer(r->unit_id), &ok);
+    if (r->extra > 0) put(o, "extra", json_integer(r->extra), &ok);
+    break;
+  default:
+    break;
+  }
+  return msg_done(o, ok);
+}
+
+/* Admin refusals keep the session: non-fatal. */
+#define ADMIN_BAD(...) refuse(err, NQ_ERR_BAD_MESSAGE, 0, -1, __VA_ARGS__)
+
+int nq_admin_req_parse(const json_t *m, nq_admin_req_t *r, nq_proto_err_t *err) {
+  memset(r, 0, sizeof *r);
+  const char *cmd = NULL;
+  int64_t v = 0;
+  if (nq_msg_get_str(m, "cmd", &cmd) != 0) return ADMIN_BAD("admin: `cmd` must be a string");
+  int c = lookup(admin_names, NQ_ADMIN_NCMDS, cmd);
+  if (c < 0) return ADMIN_BAD("admin: unknown cmd");
+  r->cmd = (nq_admin_cmd_t)c;
+  switch (r->cmd) {
+  case NQ_ADMIN_UNITS:
+    if (nq_msg_get_str(m, "state", &r->state) || nq_msg_opt_int(m, "limit", 0, INT32_MAX, 0, &v))
+      return ADMIN_BAD("units: needs `state` (string), optional `limit`");
+    r->limit = (int)v;
+    break;
+  case NQ_ADMIN_CLIENT_ADD:
+  case NQ_ADMIN_CLIENT_BAN:
+    if (nq_msg_get_str(m, "name", &r->name)) return ADMIN_BAD("needs `name` (string)");
+    break;
+  case NQ_ADMIN_UNIT_RETRY: {
+    const json_t *unit = json_object_get(m, "unit");
+    if (json_is_integer(unit)) r->unit_id = (int64_t)json_integer_value(unit);
+    else if (json_is_string(unit)) r->unit_text = json_string_value(unit);
+    if ((!json_is_integer(unit) && !json_is_string(unit)) ||
+        nq_msg_opt_int(m, "extra", 1, NQ_PROTO_RETRY_EXTRA_MAX, 0, &v))
+      return ADMIN_BAD("unit_retry: needs `unit` (id or unit text), optional `extra` (1..1000)");
+    r->extra = (int)v;
+    break;
+  }
+  default:
+    break;
+  }
+  return 0;
+}
+
+json_t *nq_admin_reply_pack(const nq_admin_reply_t *r) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_ADMIN_REPLY, &ok);
+  if (!o) return NULL;
+  put(o, "cmd", json_string(nq_admin_cmd_name(r->cmd)), &ok);
+  put(o, "data", r->data ? json_incref(r->data) : NULL, &ok);
+  return msg_done(o, ok);
+}
+
+int nq_admin_reply_parse(const json_t *m, nq_admin_reply_t *r, nq_proto_err_t *err) {
+  const char *cmd = NULL;
+  int c = -1;
+  json_t *data = json_object_get(m, "data");
+  if (nq_msg_get_str(m, "cmd", &cmd) || (c = lookup(admin_names, NQ_ADMIN_NCMDS, cmd)) < 0 ||
+      !json_is_object(data))
+    return BAD("admin_reply: needs a known cmd and a data object");
+  r->cmd = (nq_admin_cmd_t)c;
+  r->data = data;
+  return 0;
+}
+
+/* ---- error / bye ------------------------------------------------------------------------------ */
+
+json_t *nq_error_pack(const nq_error_msg_t *e) {
+  const char *code = e->code == NQ_ERR_OTHER && e->name ? e->name : nq_errcode_name(e->code);
+  int ok;
+  json_t *o = msg_new(NQ_MSG_ERROR, &ok);
+  if (!o) return NULL;
+  put(o, "code", json_string(code[0] ? code : "error"), &ok);
+  put(o, "message", json_string(e->message ? e->message : ""), &ok);
+  put(o, "fatal", json_boolean(e->fatal), &ok);
+  if (e->id >= 0) put(o, "id", json_integer(e->id), &ok);
+  return msg_done(o, ok);
+}
+
+json_t *nq_error_new(nq_errcode_t code, const char *message, int fatal) {
+  nq_error_msg_t e = {code, NULL, message, fatal, -1};
+  return nq_error_pack(&e);
+}
+
+int nq_error_parse(const json_t *m, nq_error_msg_t *e, nq_proto_err_t *err) {
+  memset(e, 0, sizeof *e);
+  const json_t *fatal = json_object_get(m, "fatal");
+  if (nq_msg_get_str(m, "code", &e->name) || nq_msg_opt_str(m, "message", "", &e->message) ||
+      (fatal && !json_is_null(fatal) && !json_is_boolean(fatal)) ||
+      nq_msg_opt_int(m, "id", 0, INT64_MAX, -1, &e->id))
+    return BAD("error: needs code (string); message, fatal (boolean) and id when present");
+  e->code = nq_errcode_parse(e->name);
+  e->fatal = json_is_true(fatal);
+  return 0;
+}
+
+json_t *nq_bye_pack(void) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_BYE, &ok);
+  return msg_done(o, ok);
+}
+
+/* ---- field helpers ---------------------------------------------------------------------------- */
+
+static const json_t *field(const json_t *msg, const char *key) {
+  return json_is_object(msg) ? json_object_get(msg, key) : NULL;
+}
+
+int nq_msg_get_str(const json_t *msg, const char *key, const char **out) {
+  const json_t *v = field(msg, key);
+  if (!json_is_string(v)) return NQ_EPROTO;
+  *out = json_string_value(v);
+  return 0;
+}
+
+int nq_msg_get_int(const json_t *msg, const char *key, int64_t min, int64_t max, int64_t *out) {
+  const json_t *v = field(msg, key);
+  if (!json_is_integer(v)) return NQ_EPROTO;
+  json_int_t x = json_integer_value(v);
+  if (x < min || x > max) return NQ_ERANGE;
+  *out = (int64_t)x;
+  return 0;
+}
+
+int nq_msg_get_u64(const json_t *msg, const char *key, uint64_t *out) {
+  const json_t *v = field(msg, key);
+  if (json_is_integer(v)) {
+    json_int_t x = json_integer_value(v);
+    if (x < 0) return NQ_ERANGE;
+    *out = (uint64_t)x;
+    return 0;
+  }
+  if (!json_is_string(v)) return NQ_EPROTO;
+  /* The string form exists only because JSON integers stop at INT64_MAX in jansson. */
+  const char *s = json_string_value(v);
+  size_t n = json_string_length(v);
+  if (n == 0 || n > 20) return n > 20 ? NQ_ERANGE : NQ_EPROTO;
+  uint64_t x = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9') return NQ_EPROTO;
+    unsigned d = (unsigned)(s[i] - '0');
+    if (x > (UINT64_MAX - d) / 10) return NQ_ERANGE;
+    x = x * 10 + d;
+  }
+  *out = x;
+  return 0;
+}
+
+int nq_msg_get_bool(const json_t *msg, const char *key, int *out) {
+  const json_t *v = field(msg, key);
+  if (!json_is_boolean(v)) return NQ_EPROTO;
+  *out = json_is_true(v);
+  return 0;
+}
+
+int nq_msg_opt_str(const json_t *msg, const char *key, const char *def, const char **out) {
+  const json_t *v = field(msg, key);
+  if (!v || json_is_null(v)) {
+    *out = def;
+    return 0;
+  }
+  return nq_msg_get_str(msg, key, out);
+}
+
+int nq_msg_opt_int(const json_t *msg, const char *key, int64_t min, int64_t max, int64_t def,
+                   int64_t *out) {
+  const json_t *v = field(msg, key);
+  if (!v || json_is_null(v)) {
+    *out = def;
+    return 0;
+  }
+  return nq_msg_get_int(msg, key, min, max, out);
+}
+
+int nq_msg_set_u64(json_t *msg, const char *key, uint64_t v) {
+  json_t *j;
+  if (v <= (uint64_t)INT64_MAX) {
+    j = json_integer((json_int_t)v);
+  } else {
+    char buf[24];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    j = json_string(buf);
+  }
+  if (!j) return NQ_ENOMEM;
+  return json_object_set_new(msg, key, j) == 0 ? 0 : NQ_EINVAL;
+}
