@@ -2,8 +2,8 @@
  *
  * Every command talks to a backend: either the database directly (local mode, --data DIR, the
  * default ./nq-data) or a running server over TLS with the admin token (remote mode, --server).
- * Both answer the same `admin` requests with the same JSON (server/status.h builds it), so a
- * command's code does not care which one it has.
+ * Both answer the same `admin` requests (nq/proto.h) with the same JSON (the server library's admin
+ * API builds it, nq/admin_db.h), so a command's code does not care which one it has.
  */
 #ifndef ADM_ADMIN_H
 #define ADM_ADMIN_H
@@ -12,7 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "store.h"
+#include "nq/addr.h"
+#include "nq/admin_db.h"
+#include "nq/proto.h"
 
 /* Exit statuses of nq-admin. */
 enum { ADM_EXIT_OK = 0, ADM_EXIT_FAIL = 1, ADM_EXIT_USAGE = 2, ADM_EXIT_MISMATCH = 3 };
@@ -57,13 +59,11 @@ void adm_usage(const adm_cmd_t *cmd, FILE *f);
 typedef struct adm_backend_s {
   int remote;
   /* local */
-  srv_store_t *store;
-  srv_job_t job;
-  int have_job;
+  nq_admin_db_t *db;
   /* remote */
-  char host[256];
+  char host[NQ_HOST_MAX];
   int port;
-  char hostname[256];
+  char hostname[NQ_HOST_MAX];
   char ca[1024];
   char token[256];
   char desc[1200]; /* "database ./nq-data/nq.db" or "server 10.0.0.1:7543", for messages */
@@ -74,22 +74,24 @@ typedef struct adm_backend_s {
 int adm_open(adm_backend_t *b, const adm_opts_t *o, int need_job);
 void adm_close(adm_backend_t *b);
 
-/* Run one admin request {"type":"admin","cmd":cmd, ...args} (args may be NULL; it is borrowed)
- * and return its `data` object (new reference) in *data. On a refusal or failure prints
- * "nq-admin: ..." to stderr and returns non-zero (ADM_EXIT_FAIL). */
-int adm_request(adm_backend_t *b, const char *cmd, json_t *args, json_t **data);
+/* Run one admin request and return its `data` object (new reference) in *data. On a refusal or
+ * failure prints "nq-admin: ..." to stderr and returns non-zero (ADM_EXIT_FAIL). */
+int adm_request(adm_backend_t *b, const nq_admin_req_t *req, json_t **data);
 
-/* Remote mode: one TLS session (hello as admin, one request, bye). On success returns 0 and the
- * reply frame (admin_reply or error) in *reply. On failure returns a negative NQ_E* code and a
- * one-line reason in err: NQ_EIO (cannot connect), NQ_ETLS (handshake / certificate), NQ_EAUTH
- * (the server refused the token), NQ_EPROTO (unexpected answer). */
-int adm_remote_call(const adm_backend_t *b, const json_t *req, json_t **reply, char *err,
-                    size_t errlen);
+/* Remote mode: one TLS session (hello as admin, one request, bye). Returns 0 with either *data
+ * (the admin_reply's data, new reference) or, when the server refused the request, *data NULL and
+ * *refusal. On failure returns a negative NQ_E* code and a one-line reason in err: NQ_EIO (cannot
+ * connect), NQ_ETLS (handshake / certificate), NQ_EAUTH (the server refused the token),
+ * NQ_EPROTO (unexpected answer). */
+int adm_remote_call(const adm_backend_t *b, const nq_admin_req_t *req, json_t **data,
+                    nq_proto_err_t *refusal, char *err, size_t errlen);
 
 /* Print a JSON value to stdout: indented (compact when compact is set), then a newline. */
 void adm_print_json(const json_t *v, int compact);
 
-/* Small readers of reply objects: missing keys read as 0 / "". */
+/* Small readers of reply objects (the admin output code; nothing else in nq-admin reads JSON):
+ * adm_get walks "a.b.c" (NULL if missing); missing keys read as 0 / "". */
+const json_t *adm_get(const json_t *o, const char *path);
 int64_t adm_int(const json_t *o, const char *path);
 double adm_real(const json_t *o, const char *path);
 const char *adm_str(const json_t *o, const char *path);

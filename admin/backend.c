@@ -12,7 +12,6 @@
 #include "nq/addr.h"
 #include "nq/files.h"
 #include "nq/nq.h"
-#include "status.h"
 
 /* ---- options -------------------------------------------------------------------------------- */
 
@@ -93,7 +92,7 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
       else o->limit = (int)v;
       break;
     case OPT_EXTRA:
-      if (parse_long(optarg, 1, SRV_RETRY_EXTRA_MAX, &v))
+      if (parse_long(optarg, 1, NQ_PROTO_RETRY_EXTRA_MAX, &v))
         rc = bad(cmd, "--extra wants an integer 1..1000", optarg);
       else o->extra = (int)v;
       break;
@@ -183,17 +182,9 @@ static int open_remote(adm_backend_t *b, const adm_opts_t *o) {
   return load_token(b, o);
 }
 
-/* Local mode picks the job for --n, else the newest running job, else the newest job. */
-static int pick_job_cb(const srv_job_t *job, void *arg) {
-  srv_job_t *best = arg;
-  if (best->id == 0 || job->state == SRV_JOB_RUNNING || best->state != SRV_JOB_RUNNING)
-    *best = *job;
-  return 0;
-}
-
 static int open_local(adm_backend_t *b, const adm_opts_t *o, int need_job) {
   const char *dir = o->data ? o->data : ADM_DEFAULT_DATA;
-  char path[1100], err[256] = "";
+  char path[1100], err[1400] = "";
   struct stat sb;
   if (nq_path_join(path, sizeof path, dir, "nq.db") != 0) {
     fprintf(stderr, "nq-admin: --data path too long\n");
@@ -208,27 +199,8 @@ static int open_local(adm_backend_t *b, const adm_opts_t *o, int need_job) {
             path, stat(path, &sb) != 0 ? strerror(errno) : "not a regular file");
     return ADM_EXIT_FAIL;
   }
-  int rc = srv_store_open(&b->store, path, NULL, err, sizeof err);
-  if (rc != 0) {
-    fprintf(stderr, "nq-admin: cannot open %s: %s\n", path, err[0] ? err : nq_strerror(rc));
-    return ADM_EXIT_FAIL;
-  }
-  if (o->n > 0) {
-    rc = srv_job_find_n(b->store, o->n, &b->job);
-  } else {
-    memset(&b->job, 0, sizeof b->job);
-    rc = srv_job_list(b->store, pick_job_cb, &b->job);
-    if (rc == 0 && b->job.id == 0) rc = NQ_ENOTFOUND;
-  }
-  b->have_job = rc == 0;
-  if (need_job && rc != 0) {
-    if (rc == NQ_ENOTFOUND && o->n > 0)
-      fprintf(stderr, "nq-admin: %s has no job for N=%d\n", path, o->n);
-    else if (rc == NQ_ENOTFOUND)
-      fprintf(stderr, "nq-admin: %s has no job yet (the server creates it at start)\n", path);
-    else
-      fprintf(stderr, "nq-admin: %s: %s\n", path, srv_store_errmsg(b->store));
-    adm_close(b);
+  if (nq_admin_db_open(path, o->n, need_job, &b->db, err, sizeof err) != 0) {
+    fprintf(stderr, "nq-admin: %s\n", err);
     return ADM_EXIT_FAIL;
   }
   return 0;
@@ -245,47 +217,34 @@ int adm_open(adm_backend_t *b, const adm_opts_t *o, int need_job) {
 }
 
 void adm_close(adm_backend_t *b) {
-  srv_store_close(b->store);
-  b->store = NULL;
+  nq_admin_db_close(b->db);
+  b->db = NULL;
   memset(b->token, 0, sizeof b->token);
 }
 
 /* ---- requests ------------------------------------------------------------------------------- */
 
-int adm_request(adm_backend_t *b, const char *cmd, json_t *args, json_t **data) {
-  json_t *req = json_pack("{s:s, s:s}", "type", "admin", "cmd", cmd), *reply = NULL;
+int adm_request(adm_backend_t *b, const nq_admin_req_t *req, json_t **data) {
   char err[2100] = "";
-  int rc = 0;
+  nq_proto_err_t refusal;
+  int rc;
   *data = NULL;
-  if (!req || (args && json_object_update(req, args) != 0)) {
-    json_decref(req);
-    fprintf(stderr, "nq-admin: out of memory\n");
-    return ADM_EXIT_FAIL;
-  }
+  memset(&refusal, 0, sizeof refusal);
   if (b->remote) {
-    rc = adm_remote_call(b, req, &reply, err, sizeof err);
+    rc = adm_remote_call(b, req, data, &refusal, err, sizeof err);
+    if (rc != 0) {
+      fprintf(stderr, "nq-admin: %s\n", err);
+      return ADM_EXIT_FAIL;
+    }
   } else {
-    reply = srv_admin_reply(b->store, &b->job, req, nq_now_wall());
-    if (!reply) rc = NQ_ENOMEM, snprintf(err, sizeof err, "out of memory");
+    nq_admin_db_call(b->db, req, nq_now_wall(), data, &refusal);
   }
-  json_decref(req);
-  if (rc != 0) {
-    fprintf(stderr, "nq-admin: %s\n", err);
+  if (!*data) {
+    fprintf(stderr, "nq-admin: %s refused '%s': %s (%s)\n", b->desc, nq_admin_cmd_name(req->cmd),
+            refusal.message, nq_errcode_name(refusal.code));
     return ADM_EXIT_FAIL;
   }
-  const char *type = adm_str(reply, "type");
-  if (!strcmp(type, "admin_reply") && json_is_object(json_object_get(reply, "data"))) {
-    *data = json_incref(json_object_get(reply, "data"));
-  } else if (!strcmp(type, "error")) {
-    fprintf(stderr, "nq-admin: %s refused '%s': %s (%s)\n", b->desc, cmd,
-            adm_str(reply, "message"), adm_str(reply, "code"));
-    rc = ADM_EXIT_FAIL;
-  } else {
-    fprintf(stderr, "nq-admin: unexpected answer from %s (type '%s')\n", b->desc, type);
-    rc = ADM_EXIT_FAIL;
-  }
-  json_decref(reply);
-  return rc;
+  return 0;
 }
 
 /* ---- output helpers ------------------------------------------------------------------------- */
@@ -301,7 +260,7 @@ void adm_print_json(const json_t *v, int compact) {
 }
 
 /* Walk "a.b.c" through nested objects. */
-static const json_t *lookup(const json_t *o, const char *path) {
+const json_t *adm_get(const json_t *o, const char *path) {
   char key[64];
   while (o && *path) {
     size_t l = strcspn(path, ".");
@@ -315,17 +274,17 @@ static const json_t *lookup(const json_t *o, const char *path) {
 }
 
 int64_t adm_int(const json_t *o, const char *path) {
-  const json_t *v = lookup(o, path);
+  const json_t *v = adm_get(o, path);
   return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
 }
 
 double adm_real(const json_t *o, const char *path) {
-  const json_t *v = lookup(o, path);
+  const json_t *v = adm_get(o, path);
   return json_is_number(v) ? json_number_value(v) : 0.0;
 }
 
 const char *adm_str(const json_t *o, const char *path) {
-  const json_t *v = lookup(o, path);
+  const json_t *v = adm_get(o, path);
   return json_is_string(v) ? json_string_value(v) : "";
 }
 

@@ -17,21 +17,22 @@ int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
   json_t *d = NULL;
   int rc = no_args(cmd, o, 0);
   if (rc || (rc = adm_open(&b, o, 0)) != 0) return rc;
-  rc = adm_request(&b, "clients", NULL, &d);
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_CLIENTS};
+  rc = adm_request(&b, &req, &d);
   adm_close(&b);
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
-    const json_t *list = json_object_get(d, "clients");
+    const json_t *list = adm_get(d, "clients");
     char seen[64];
     printf("%-24s %-7s %-8s %8s %8s %5s  %s\n", "NAME", "ACTIVE", "BANNED", "VALID", "INVALID",
            "HELD", "LAST SEEN");
     for (size_t i = 0; i < json_array_size(list); i++) {
       const json_t *c = json_array_get(list, i);
       printf("%-24s %-7s %-8s %8lld %8lld %5lld  %s\n", adm_str(c, "name"),
-             json_is_true(json_object_get(c, "active")) ? "yes" : "no",
-             json_is_true(json_object_get(c, "banned")) ? "BANNED" : "-",
+             json_is_true(adm_get(c, "active")) ? "yes" : "no",
+             json_is_true(adm_get(c, "banned")) ? "BANNED" : "-",
              (long long)adm_int(c, "valid"), (long long)adm_int(c, "invalid"),
              (long long)adm_int(c, "outstanding"), adm_time(adm_int(c, "last_seen"), seen,
                                                             sizeof seen));
@@ -56,9 +57,8 @@ int adm_cmd_client(const adm_cmd_t *cmd, adm_opts_t *o) {
     return ADM_EXIT_USAGE;
   }
   if ((rc = adm_open(&b, o, 0)) != 0) return rc;
-  json_t *args = json_pack("{s:s}", "name", name);
-  rc = args ? adm_request(&b, add ? "client_add" : "client_ban", args, &d) : ADM_EXIT_FAIL;
-  json_decref(args);
+  nq_admin_req_t req = {.cmd = add ? NQ_ADMIN_CLIENT_ADD : NQ_ADMIN_CLIENT_BAN, .name = name};
+  rc = adm_request(&b, &req, &d);
   adm_close(&b);
   if (rc) return rc;
   if (o->json) {

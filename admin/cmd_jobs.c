@@ -15,13 +15,14 @@ int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o) {
     return ADM_EXIT_USAGE;
   }
   if ((rc = adm_open(&b, o, 0)) != 0) return rc;
-  rc = adm_request(&b, "jobs", NULL, &d);
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOBS};
+  rc = adm_request(&b, &req, &d);
   adm_close(&b);
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
-    const json_t *list = json_object_get(d, "jobs");
+    const json_t *list = adm_get(d, "jobs");
     char t1[64], t2[64];
     printf("%-4s %-4s %-5s %-6s %-8s %8s  %-23s  %-23s  %s\n", "ID", "N", "DEPTH", "QUORUM",
            "STATE", "UNITS", "CREATED", "FINISHED", "TOTAL");
@@ -50,7 +51,7 @@ static void print_unit(const json_t *u) {
            (long long)adm_int(u, "c4"), (long long)adm_int(u, "c8"),
            (long long)adm_int(u, "nodes"));
   putchar('\n');
-  const json_t *reps = json_object_get(u, "replicas");
+  const json_t *reps = adm_get(u, "replicas");
   for (size_t i = 0; i < json_array_size(reps); i++) {
     const json_t *r = json_array_get(reps, i);
     printf("    result from %-20s c2 %lld c4 %lld c8 %lld nodes %lld (%s, %s)\n",
@@ -78,16 +79,14 @@ int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o) {
     return ADM_EXIT_USAGE;
   }
   if ((rc = adm_open(&b, o, 1)) != 0) return rc;
-  json_t *args = o->limit > 0 ? json_pack("{s:s, s:i}", "state", o->state, "limit", o->limit)
-                              : json_pack("{s:s}", "state", o->state);
-  rc = args ? adm_request(&b, "units", args, &d) : ADM_EXIT_FAIL;
-  json_decref(args);
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_UNITS, .state = o->state, .limit = o->limit};
+  rc = adm_request(&b, &req, &d);
   adm_close(&b);
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
-    const json_t *list = json_object_get(d, "units");
+    const json_t *list = adm_get(d, "units");
     printf("%-8s %-6s %-24s %-9s %4s %7s\n", "ID", "IDX", "UNIT", "STATE", "LIVE", "RESULTS");
     for (size_t i = 0; i < json_array_size(list); i++) print_unit(json_array_get(list, i));
     printf("%zu unit(s) %s\n", json_array_size(list), o->state);
@@ -114,21 +113,11 @@ int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
   }
   const char *arg = o->argv[1];
   size_t digits = strspn(arg, "0123456789");
-  json_t *unit = digits > 0 && digits < 19 && arg[digits] == '\0'
-                     ? json_integer((json_int_t)strtoll(arg, NULL, 10))
-                     : json_string(arg);
-  if (!unit) {
-    fprintf(stderr, "nq-admin unit: the unit must be an id or a unit text, not '%s'\n", arg);
-    return ADM_EXIT_USAGE;
-  }
-  if ((rc = adm_open(&b, o, 1)) != 0) {
-    json_decref(unit);
-    return rc;
-  }
-  json_t *args = o->extra > 0 ? json_pack("{s:o, s:i}", "unit", unit, "extra", o->extra)
-                              : json_pack("{s:o}", "unit", unit);
-  rc = args ? adm_request(&b, "unit_retry", args, &d) : ADM_EXIT_FAIL;
-  json_decref(args);
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_UNIT_RETRY, .extra = o->extra};
+  if (digits > 0 && digits < 19 && arg[digits] == '\0') req.unit_id = strtoll(arg, NULL, 10);
+  else req.unit_text = arg;
+  if ((rc = adm_open(&b, o, 1)) != 0) return rc;
+  rc = adm_request(&b, &req, &d);
   adm_close(&b);
   if (rc) return rc;
   if (o->json) {

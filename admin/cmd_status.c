@@ -34,8 +34,8 @@ static void counts_line(const char *label, const json_t *t) {
 /* The human table of one status object. */
 static void print_table(const json_t *st) {
   char b1[64], b2[64], b3[96], b4[32], pbar[BAR_WIDTH + 3];
-  const json_t *job = json_object_get(st, "job");
-  int done = json_is_true(json_object_get(st, "done"));
+  const json_t *job = adm_get(st, "job");
+  int done = json_is_true(adm_get(st, "done"));
   printf("job %lld: N=%lld  depth %lld  quorum %lld  -- %s  (started %s)\n",
          (long long)adm_int(job, "id"), (long long)adm_int(job, "n"),
          (long long)adm_int(job, "depth"), (long long)adm_int(job, "quorum"),
@@ -52,17 +52,17 @@ static void print_table(const json_t *st) {
          (long long)adm_int(st, "units.leased"), (long long)adm_int(st, "units.awaiting"),
          (long long)adm_int(st, "units.verified"), (long long)adm_int(st, "units.disputed"));
   if (done) {
-    counts_line("answer", json_object_get(st, "final"));
+    counts_line("answer", adm_get(st, "final"));
     printf("%-10s %s\n", "nodes", adm_str(st, "final.nodes"));
   } else {
-    counts_line("verified", json_object_get(st, "verified"));
+    counts_line("verified", adm_get(st, "verified"));
   }
-  const json_t *known = json_object_get(st, "known");
+  const json_t *known = adm_get(st, "known");
   if (json_is_object(known) && done) counts_line("published", known);
   printf("%-10s %s\n", "check", adm_str(st, "match_text"));
   rate_str(adm_real(st, "rate.results_per_s"), b1, sizeof b1);
   rate_str(adm_real(st, "rate.nodes_per_s"), b2, sizeof b2);
-  const json_t *eta = json_object_get(json_object_get(st, "rate"), "eta_s");
+  const json_t *eta = adm_get(adm_get(st, "rate"), "eta_s");
   if (done)
     snprintf(b3, sizeof b3, "finished in %s",
              adm_duration(adm_int(st, "rate.elapsed_s"), b4, sizeof b4));
@@ -75,7 +75,7 @@ static void print_table(const json_t *st) {
   printf("clients    active %lld  known %lld  banned %lld\n",
          (long long)adm_int(st, "clients.active"), (long long)adm_int(st, "clients.known"),
          (long long)adm_int(st, "clients.banned"));
-  const json_t *disp = json_object_get(st, "disputed");
+  const json_t *disp = adm_get(st, "disputed");
   size_t nd = json_array_size(disp);
   if (nd > 0) {
     printf("disputed   %zu unit(s) need the operator (nq-admin units --state disputed):\n", nd);
@@ -107,8 +107,9 @@ int adm_cmd_status(const adm_cmd_t *cmd, adm_opts_t *o) {
   int tty = isatty(STDOUT_FILENO);
   for (;;) {
     json_t *st = NULL;
-    if ((rc = adm_request(&b, "status", NULL, &st)) != 0) break;
-    int done = json_is_true(json_object_get(st, "done"));
+    nq_admin_req_t req = {.cmd = NQ_ADMIN_STATUS};
+    if ((rc = adm_request(&b, &req, &st)) != 0) break;
+    int done = json_is_true(adm_get(st, "done"));
     if (o->json) {
       adm_print_json(st, o->watch > 0);
     } else {
@@ -116,7 +117,7 @@ int adm_cmd_status(const adm_cmd_t *cmd, adm_opts_t *o) {
       else if (o->watch > 0) puts("--");
       print_table(st);
     }
-    if (done && json_is_false(json_object_get(st, "match"))) rc = ADM_EXIT_MISMATCH;
+    if (done && json_is_false(adm_get(st, "match"))) rc = ADM_EXIT_MISMATCH;
     json_decref(st);
     if (o->watch <= 0 || done) break;
     sleep_s(o->watch);

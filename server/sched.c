@@ -2,6 +2,7 @@
  * docs/store.md). All state lives in the store; this file holds the rules and the SQL they need. */
 #include "sched.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,21 +32,20 @@ int srv_sched_init(srv_sched_t *s, srv_store_t *st, int64_t job_id,
   return srv_job_get(st, job_id, &s->job);
 }
 
-const char *srv_nowork_reason(srv_nowork_t why) {
+nq_nowork_reason_t srv_nowork_code(srv_nowork_t why) {
+  assert(why != SRV_NOWORK_NONE); /* something was leased: the answer is work, not no_work */
   switch (why) {
-  case SRV_NOWORK_PENDING: return "none_pending";
-  case SRV_NOWORK_CAP: return "cap";
-  case SRV_NOWORK_DONE: return "done";
-  default: return "";
+  case SRV_NOWORK_CAP: return NQ_NOWORK_CAP;
+  case SRV_NOWORK_DONE: return NQ_NOWORK_DONE;
+  default: return NQ_NOWORK_NONE_PENDING;
   }
 }
 
-const char *srv_result_status_name(srv_result_status_t st) {
+nq_ack_status_t srv_result_ack(srv_result_status_t st) {
   switch (st) {
-  case SRV_RESULT_ACCEPTED: return "accepted";
-  case SRV_RESULT_DUPLICATE: return "duplicate";
-  case SRV_RESULT_LATE: return "late";
-  default: return "?";
+  case SRV_RESULT_DUPLICATE: return NQ_ACK_DUPLICATE;
+  case SRV_RESULT_LATE: return NQ_ACK_LATE;
+  default: return NQ_ACK_ACCEPTED;
   }
 }
 

@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 
+#include "nq/proto.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
 #include "store.h"
@@ -62,7 +63,8 @@ typedef enum {
   SRV_NOWORK_DONE          /* "done": the job is finished */
 } srv_nowork_t;
 
-const char *srv_nowork_reason(srv_nowork_t why); /* "none_pending", "cap", "done", "" */
+/* The no_work reason for why (not SRV_NOWORK_NONE): none_pending, cap or done. */
+nq_nowork_reason_t srv_nowork_code(srv_nowork_t why);
 
 /* get_work. `out` has room for `want` entries (1..256). First sweeps expired leases
  * (srv_sched_expire), then fills `out` with the client's still-leased unexpired assignments
@@ -78,7 +80,7 @@ const char *srv_nowork_reason(srv_nowork_t why); /* "none_pending", "cap", "done
  * ahead is how many of its assignments come before this one (those it holds, then the earlier
  * ones of this batch): a lease covers the wait in the client's queue as well as the solve.
  * *why says why nothing new was leased (SRV_NOWORK_NONE if something was); the protocol answers
- * `work` when *n_out > 0 and `no_work` with srv_nowork_reason(*why) otherwise. Returns 0, NQ_EBANNED, NQ_ETXN,
+ * `work` when *n_out > 0 and `no_work` with srv_nowork_code(*why) otherwise. Returns 0, NQ_EBANNED, NQ_ETXN,
  * NQ_ENOTFOUND (no such client), NQ_EINVAL (want out of range), NQ_EIO. */
 #define LEASE_HISTORY 16    /* recent results a client's expected solve time is taken from */
 #define LEASE_HISTORY_MIN 3 /* fewer than this: the cost is unknown, the lease is lease_seconds */
@@ -105,7 +107,8 @@ typedef enum {
   SRV_RESULT_LATE          /* stored for the record; the unit was already verified/disputed */
 } srv_result_status_t;
 
-const char *srv_result_status_name(srv_result_status_t st); /* "accepted", "duplicate", "late" */
+/* The ack status of a result: accepted, duplicate or late. */
+nq_ack_status_t srv_result_ack(srv_result_status_t st);
 
 /* What a result caused, for logs and for the network layer. */
 typedef struct srv_result_info_s {

@@ -3,6 +3,7 @@
 #include "srv.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
 /* ---- connections ---- */
 
 static void conn_unlink(srv_t *s, srv_conn_t *sc) {
+  assert(s->nconns > 0);
   if (sc->prev) sc->prev->next = sc->next;
   else s->conns = sc->next;
   if (sc->next) sc->next->prev = sc->prev;
@@ -71,7 +73,10 @@ static void conn_unlink(srv_t *s, srv_conn_t *sc) {
   s->nconns--;
 }
 
+/* A srv_conn_t is freed when both its transport has closed (conn == NULL) and no queued request
+ * refers to it (refs == 0), whichever comes last. */
 static void conn_unref(srv_conn_t *sc) {
+  assert(sc->refs > 0);
   if (--sc->refs == 0 && !sc->conn) free(sc);
 }
 
@@ -80,13 +85,14 @@ static void on_conn_open(nq_conn_t *c) {
   sc->last_frame_ms = uv_now(sc->srv->loop);
   if (sc->busy) {
     sc->state = SRV_CONN_DEAD;
-    nq_conn_close(c, "busy", "too many connections; try again later");
+    nq_conn_close(c, nq_errcode_name(NQ_ERR_BUSY), "too many connections; try again later");
   }
 }
 
 static void on_conn_frame(nq_conn_t *c, json_t *msg) {
   srv_conn_t *sc = nq_conn_data(c);
   srv_t *s = sc->srv;
+  assert(sc->conn == c);
   if (sc->state == SRV_CONN_DEAD || s->stopping) return;
   sc->last_frame_ms = uv_now(s->loop);
   if (s->nbatch == s->capbatch) {
@@ -94,7 +100,7 @@ static void on_conn_frame(nq_conn_t *c, json_t *msg) {
     srv_req_t *b = realloc(s->batch, cap * sizeof *b);
     if (!b) {
       sc->state = SRV_CONN_DEAD;
-      nq_conn_close(c, "internal", "out of memory");
+      nq_conn_close(c, nq_errcode_name(NQ_ERR_INTERNAL), "out of memory");
       return;
     }
     s->batch = b;
@@ -121,6 +127,7 @@ static void on_conn_close(nq_conn_t *c) {
   srv_conn_t *sc = nq_conn_data(c);
   srv_t *s = sc->srv;
   nq_log(NQ_LOG_DEBUG, "connection %s closed", nq_conn_peer(c));
+  assert(sc->conn == c); /* on_close comes once, last */
   sc->conn = NULL;
   sc->state = SRV_CONN_DEAD;
   conn_unlink(s, sc);
@@ -204,12 +211,12 @@ static void on_conn_timer(uv_timer_t *t) {
       if (now - sc->opened_ms >= SRV_HELLO_TIMEOUT_MS &&
           nq_conn_state(sc->conn) == NQ_CONN_OPEN) {
         sc->state = SRV_CONN_DEAD;
-        nq_conn_close(sc->conn, "timeout", "no hello within 10 s");
+        nq_conn_close(sc->conn, nq_errcode_name(NQ_ERR_TIMEOUT), "no hello within 10 s");
       }
     } else if (idle_ms && now - sc->last_frame_ms >= idle_ms) {
       nq_log(NQ_LOG_INFO, "connection %s %s: idle timeout", nq_conn_peer(sc->conn), sc->name);
       sc->state = SRV_CONN_DEAD;
-      nq_conn_close(sc->conn, "timeout", "idle timeout");
+      nq_conn_close(sc->conn, nq_errcode_name(NQ_ERR_TIMEOUT), "idle timeout");
     }
   }
 }
@@ -224,7 +231,7 @@ static void close_banned(srv_t *s) {
     if (srv_client_get(s->store, sc->client_id, &cl) != 0 || !cl.banned) continue;
     nq_log(NQ_LOG_INFO, "closing the connection of banned client %s", sc->name);
     sc->state = SRV_CONN_DEAD;
-    nq_conn_close(sc->conn, "banned", "this client has been banned");
+    nq_conn_close(sc->conn, nq_errcode_name(NQ_ERR_BANNED), "this client has been banned");
   }
 }
 
@@ -232,6 +239,9 @@ static void close_banned(srv_t *s) {
  * failed, `internal` errors). */
 static void batch_run(srv_t *s) {
   if (s->nbatch == 0) return;
+  assert(s->nbatch <= s->capbatch);
+  /* The batch owns the transaction: the sweep never leaves one open between loop iterations. */
+  assert(!srv_store_in_tx(s->store));
   int64_t now = nq_now_wall();
   int rc = srv_store_begin(s->store);
   if (rc == 0) {
@@ -240,6 +250,7 @@ static void batch_run(srv_t *s) {
       if (!r->sc->conn || r->sc->state == SRV_CONN_DEAD) continue;
       r->handled = 1;
       srv_proto_handle(s, r, now);
+      assert(r->reply || r->close || nq_msg_type(r->msg, NULL) == NQ_MSG_ERROR);
     }
     rc = srv_store_commit(s->store);
     if (rc != 0 && srv_store_in_tx(s->store)) srv_store_rollback(s->store);
@@ -255,8 +266,8 @@ static void batch_run(srv_t *s) {
       if (!r->handled && r->sc->state == SRV_CONN_DEAD) continue;
       json_decref(r->reply);
       r->reply = NULL;
-      if (!r->err_code || strcmp(r->err_code, "internal") != 0)
-        srv_proto_fatal(r, "internal", "store failure; retry later");
+      if (!r->close || r->err_code != NQ_ERR_INTERNAL)
+        srv_proto_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
     }
   }
   s->batches++;
@@ -265,7 +276,8 @@ static void batch_run(srv_t *s) {
     srv_req_t *r = &s->batch[i];
     srv_conn_t *sc = r->sc;
     if (sc->conn && nq_conn_state(sc->conn) == NQ_CONN_OPEN) {
-      if (r->err_code) nq_conn_close(sc->conn, r->err_code[0] ? r->err_code : NULL, r->err_msg);
+      if (r->close)
+        nq_conn_close(sc->conn, r->err_code ? nq_errcode_name(r->err_code) : NULL, r->err_msg);
       else if (r->reply) nq_conn_send(sc->conn, r->reply); /* failures reach on_conn_error */
     }
     json_decref(r->reply);
@@ -342,7 +354,7 @@ void srv_stop(srv_t *s, int exit_code) {
   for (srv_conn_t *sc = s->conns; sc; sc = sc->next) {
     if (!sc->conn) continue;
     sc->state = SRV_CONN_DEAD;
-    nq_conn_close(sc->conn, "shutdown", "server stopping");
+    nq_conn_close(sc->conn, nq_errcode_name(NQ_ERR_SHUTDOWN), "server stopping");
     n++;
   }
   close_all_handles(s);

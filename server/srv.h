@@ -20,6 +20,7 @@
 
 #include "datadir.h"
 #include "nq/conn.h"
+#include "nq/proto.h"
 #include "nq/tls.h"
 #include "sched.h"
 #include "store.h"
@@ -75,7 +76,8 @@ typedef struct srv_req_s {
   srv_conn_t *sc;
   json_t *msg;          /* the request (owned reference) */
   json_t *reply;        /* the reply to send after commit, or NULL */
-  const char *err_code; /* a fatal error instead of a reply: close with this code */
+  int close;            /* instead of a reply: close the connection ... */
+  nq_errcode_t err_code; /* ... after this fatal error frame (NQ_ERR_NONE: without one) */
   char err_msg[160];
   int handled;          /* srv_proto_handle ran for it (its reply depends on the commit) */
 } srv_req_t;
@@ -127,11 +129,13 @@ void srv_job_finished(srv_t *s);
 
 /* ---- srv_proto.c ---- */
 
-/* Handle one request inside the open batch transaction: sets r->reply or r->err_code (fatal),
- * possibly changes r->sc->state. Never sends anything itself. */
+/* Handle one request inside the open batch transaction: sets r->reply, or r->close (with
+ * r->err_code, fatal), possibly changes r->sc->state. Never sends anything itself. Every request
+ * but a peer's non-fatal error frame ends with one of the two. */
 void srv_proto_handle(srv_t *s, srv_req_t *r, int64_t now);
-/* Mark r as a fatal error (code, printf-style message) and the connection as dead. */
-void srv_proto_fatal(srv_req_t *r, const char *code, const char *fmt, ...)
+/* Mark r as closing the connection after a fatal error `code` (NQ_ERR_NONE: close without an
+ * error frame) with a printf-style message, and the connection as dead. */
+void srv_proto_fatal(srv_req_t *r, nq_errcode_t code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -1,111 +1,56 @@
 /* nq-server: the message handlers (docs/protocol.md). Each runs inside the batch transaction opened
- * by srv.c and only prepares its reply; srv.c sends it after the commit. */
+ * by srv.c and only prepares its reply; srv.c sends it after the commit. Messages are read and
+ * built only through common/proto.h; dispatch is the table at the end. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin_api.h"
 #include "nq/certs.h"
-#include "nq/frame.h"
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "nq/proto.h"
 #include "srv.h"
-#include "status.h"
 
-/* err_code meaning "close without an error frame" (bye, or a peer's own fatal error). */
-static const char CLOSE_QUIET[] = "";
-
-void srv_proto_fatal(srv_req_t *r, const char *code, const char *fmt, ...) {
+void srv_proto_fatal(srv_req_t *r, nq_errcode_t code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(r->err_msg, sizeof r->err_msg, fmt, ap);
   va_end(ap);
   json_decref(r->reply);
   r->reply = NULL;
+  r->close = 1;
   r->err_code = code;
   r->sc->state = SRV_CONN_DEAD;
 }
 
 /* A non-fatal error reply about assignment `id` (id < 0: none). */
-static void reply_error(srv_req_t *r, const char *code, const char *message, int64_t id) {
-  nq_error_msg_t e = {nq_errcode_parse(code), code, message, 0, id};
+static void reply_error(srv_req_t *r, nq_errcode_t code, const char *message, int64_t id) {
+  nq_error_msg_t e = {code, NULL, message, 0, id};
   r->reply = nq_error_pack(&e);
+}
+
+/* The answer to a message its parser refused: the error frame the parser chose. */
+static void refuse(srv_req_t *r, const nq_proto_err_t *err) {
+  if (err->fatal) srv_proto_fatal(r, err->code, "%s", err->message);
+  else reply_error(r, err->code, err->message, err->id);
 }
 
 /* Map a scheduler failure that is fatal for the connection. */
 static void sched_fatal(srv_t *s, srv_req_t *r, int rc, const char *what) {
   if (rc == NQ_EBANNED) {
-    srv_proto_fatal(r, "banned", "client %s is banned", r->sc->name);
+    srv_proto_fatal(r, NQ_ERR_BANNED, "client %s is banned", r->sc->name);
   } else if (rc == NQ_ENOTFOUND) {
-    srv_proto_fatal(r, "auth", "client %s no longer exists", r->sc->name);
+    srv_proto_fatal(r, NQ_ERR_AUTH, "client %s no longer exists", r->sc->name);
   } else {
     nq_log(NQ_LOG_ERROR, "%s for %s: %s", what, r->sc->name, srv_store_errmsg(s->store));
-    srv_proto_fatal(r, "internal", "store failure; retry later");
+    srv_proto_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
   }
-}
-
-static int name_valid(const char *name) {
-  size_t n = strlen(name);
-  if (n < 1 || n > SRV_NAME_MAX) return 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = name[i];
-    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-          c == '.' || c == '_' || c == '-'))
-      return 0;
-  }
-  return 1;
 }
 
 /* ---- hello ---- */
-
-typedef struct hello_s {
-  const char *role, *token, *enrol, *name, *solver, *software;
-  int64_t threads;
-} hello_t;
-
-/* Type-check every field of a hello. Returns 0, or sets the fatal error and returns -1. */
-static int hello_parse(srv_req_t *r, hello_t *h) {
-  const json_t *m = r->msg;
-  int64_t v;
-  int rc = nq_msg_get_int(m, "v", INT64_MIN, INT64_MAX, &v);
-  if (rc) {
-    srv_proto_fatal(r, "bad_message", "hello: field v must be an integer");
-    return -1;
-  }
-  if (v != NQ_PROTOCOL_VERSION) {
-    srv_proto_fatal(r, "version", "protocol version %lld not supported; this server speaks %d",
-                    (long long)v, NQ_PROTOCOL_VERSION);
-    return -1;
-  }
-  const char *bad = NULL;
-  if (nq_msg_get_str(m, "role", &h->role) ||
-      (strcmp(h->role, "client") != 0 && strcmp(h->role, "admin") != 0))
-    bad = "role must be \"client\" or \"admin\"";
-  else if (nq_msg_opt_str(m, "token", NULL, &h->token))
-    bad = "token must be a string";
-  else if (nq_msg_opt_str(m, "enrol", NULL, &h->enrol))
-    bad = "enrol must be a string";
-  else if (nq_msg_opt_str(m, "name", NULL, &h->name))
-    bad = "name must be a string";
-  else if (nq_msg_opt_str(m, "solver", NULL, &h->solver) ||
-           (h->solver && (!*h->solver || strlen(h->solver) > SRV_SOLVER_MAX)))
-    bad = "solver must be a string of 1..64 characters";
-  else if (nq_msg_opt_str(m, "software", NULL, &h->software))
-    bad = "software must be a string";
-  else if (nq_msg_opt_int(m, "threads", 1, 1024, 1, &h->threads))
-    bad = "threads must be an integer 1..1024";
-  else if (!strcmp(h->role, "admin") && (h->enrol || !h->token))
-    bad = "role admin needs token (and no enrol)";
-  else if (!strcmp(h->role, "client") && (h->token != NULL) == (h->enrol != NULL))
-    bad = "role client needs exactly one of token and enrol";
-  else if (h->enrol && (!h->name || !name_valid(h->name)))
-    bad = "enrol needs a name of 1..64 characters [A-Za-z0-9._-]";
-  if (bad) {
-    srv_proto_fatal(r, "bad_message", "hello: %s", bad);
-    return -1;
-  }
-  return 0;
-}
 
 /* Compare the SHA-256 of `secret` with the hash stored under meta key `key`. */
 static int secret_matches(srv_t *s, const char *key, const char *secret) {
@@ -118,36 +63,32 @@ static int secret_matches(srv_t *s, const char *key, const char *secret) {
 static json_t *welcome_new(srv_t *s, const char *client, const char *token) {
   const srv_job_t *j = &s->sched.job;
   int interval = s->cfg.lease_seconds / 4;
-  if (interval < 1) interval = 1;
-  json_t *w = json_pack("{s:s, s:i, s:{s:i, s:i, s:s}, s:i, s:i}", "type", "welcome", "v",
-                        NQ_PROTOCOL_VERSION, "job", "n", j->n, "depth", j->depth, "state",
-                        s->job_done ? "done" : "running", "max_outstanding",
-                        s->cfg.max_outstanding, "progress_interval", interval);
-  if (w && client) json_object_set_new(w, "client", json_string(client));
-  if (w && token) json_object_set_new(w, "token", json_string(token));
-  return w;
+  nq_welcome_t w = {NQ_PROTO_VERSION, client, token, j->n, j->depth,
+                    s->job_done ? NQ_JOB_DONE : NQ_JOB_RUNNING, s->cfg.max_outstanding,
+                    interval < 1 ? 1 : interval};
+  return nq_welcome_pack(&w);
 }
 
 /* Enrolment: a new client with a fresh token, returned once in the welcome. */
-static int hello_enrol(srv_t *s, srv_req_t *r, const hello_t *h, int64_t now, char *token) {
+static int hello_enrol(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now, char *token) {
   char hash[65];
   srv_client_t cl;
   if (!secret_matches(s, SRV_META_ENROL_HASH, h->enrol)) {
-    srv_proto_fatal(r, "auth", "wrong enrolment key");
+    srv_proto_fatal(r, NQ_ERR_AUTH, "wrong enrolment key");
     return -1;
   }
   if (nq_random_token(token, SRV_SECRET_BYTES) != 0 || nq_sha256_hex(token, hash) != 0) {
-    srv_proto_fatal(r, "internal", "cannot make a token");
+    srv_proto_fatal(r, NQ_ERR_INTERNAL, "cannot make a token");
     return -1;
   }
   int rc = srv_client_enrol(s->store, h->name, hash, now, &cl);
   if (rc == NQ_EINVAL) {
-    srv_proto_fatal(r, "bad_message", "hello: bad client name");
+    srv_proto_fatal(r, NQ_ERR_BAD_MESSAGE, "hello: bad client name");
     return -1;
   }
   if (rc != 0) {
     nq_log(NQ_LOG_ERROR, "enrol %s: %s", h->name, srv_store_errmsg(s->store));
-    srv_proto_fatal(r, "internal", "enrolment failed; retry later");
+    srv_proto_fatal(r, NQ_ERR_INTERNAL, "enrolment failed; retry later");
     return -1;
   }
   r->sc->client_id = cl.id;
@@ -156,25 +97,25 @@ static int hello_enrol(srv_t *s, srv_req_t *r, const hello_t *h, int64_t now, ch
   return 0;
 }
 
-static int hello_token(srv_t *s, srv_req_t *r, const hello_t *h, int64_t now) {
+static int hello_token(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now) {
   char hash[65];
   srv_client_t cl;
   if (nq_sha256_hex(h->token, hash) != 0) {
-    srv_proto_fatal(r, "internal", "cannot hash the token");
+    srv_proto_fatal(r, NQ_ERR_INTERNAL, "cannot hash the token");
     return -1;
   }
   int rc = srv_client_find_token(s->store, hash, &cl);
   if (rc == NQ_ENOTFOUND) {
-    srv_proto_fatal(r, "auth", "unknown token");
+    srv_proto_fatal(r, NQ_ERR_AUTH, "unknown token");
     return -1;
   }
   if (rc != 0) {
     nq_log(NQ_LOG_ERROR, "token lookup: %s", srv_store_errmsg(s->store));
-    srv_proto_fatal(r, "internal", "store failure; retry later");
+    srv_proto_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
     return -1;
   }
   if (cl.banned) {
-    srv_proto_fatal(r, "banned", "client %s is banned", cl.name);
+    srv_proto_fatal(r, NQ_ERR_BANNED, "client %s is banned", cl.name);
     return -1;
   }
   srv_client_touch(s->store, cl.id, now); /* informative; a failure here is not worth a refusal */
@@ -184,13 +125,16 @@ static int hello_token(srv_t *s, srv_req_t *r, const hello_t *h, int64_t now) {
 }
 
 static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
-  hello_t h;
-  memset(&h, 0, sizeof h);
-  if (hello_parse(r, &h) != 0) return;
+  nq_hello_t h;
+  nq_proto_err_t err;
+  if (nq_hello_parse(r->msg, &h, &err) != 0) {
+    refuse(r, &err);
+    return;
+  }
   srv_conn_t *sc = r->sc;
-  if (!strcmp(h.role, "admin")) {
+  if (h.role == NQ_ROLE_ADMIN) {
     if (!secret_matches(s, SRV_META_ADMIN_HASH, h.token)) {
-      srv_proto_fatal(r, "auth", "wrong admin token");
+      srv_proto_fatal(r, NQ_ERR_AUTH, "wrong admin token");
       return;
     }
     sc->state = SRV_CONN_ADMIN;
@@ -203,8 +147,8 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
   int enrolled = h.enrol != NULL;
   if ((enrolled ? hello_enrol(s, r, &h, now, token) : hello_token(s, r, &h, now)) != 0) return;
   sc->state = SRV_CONN_CLIENT;
-  nq_log(NQ_LOG_INFO, "client %s connected from %s (%s, %lld threads, %s)", sc->name,
-         nq_conn_peer(sc->conn), h.solver ? h.solver : "?", (long long)h.threads,
+  nq_log(NQ_LOG_INFO, "client %s connected from %s (%s, %d threads, %s)", sc->name,
+         nq_conn_peer(sc->conn), h.solver ? h.solver : "?", h.threads ? h.threads : 1,
          h.software ? h.software : "?");
   r->reply = welcome_new(s, sc->name, enrolled ? token : NULL);
 }
@@ -212,124 +156,89 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
 /* ---- client requests ---- */
 
 static void h_get_work(srv_t *s, srv_req_t *r, int64_t now) {
-  int64_t want;
-  if (nq_msg_get_int(r->msg, "want", 1, 256, &want) != 0) {
-    srv_proto_fatal(r, "bad_message", "get_work: want must be an integer 1..256");
+  nq_get_work_t g;
+  nq_proto_err_t err;
+  if (nq_get_work_parse(r->msg, &g, &err) != 0) {
+    refuse(r, &err);
     return;
   }
-  srv_work_t *out = malloc((size_t)want * sizeof *out);
-  if (!out) {
-    srv_proto_fatal(r, "internal", "out of memory");
-    return;
+  /* One reply's worth of assignments (NQ_PROTO_WANT_MAX): kept off the stack of the loop. */
+  srv_work_t *out = malloc((size_t)g.want * sizeof *out);
+  nq_work_t *w = malloc(sizeof *w);
+  if (!out || !w) {
+    srv_proto_fatal(r, NQ_ERR_INTERNAL, "out of memory");
+    goto out;
   }
   int n = 0;
   srv_nowork_t why = SRV_NOWORK_NONE;
-  int rc = srv_sched_get_work(&s->sched, r->sc->client_id, (int)want, now, out, &n, &why);
+  int rc = srv_sched_get_work(&s->sched, r->sc->client_id, g.want, now, out, &n, &why);
   if (rc != 0) {
     sched_fatal(s, r, rc, "get_work");
   } else if (n > 0) {
-    json_t *a = json_array();
-    for (int i = 0; i < n && a; i++)
-      json_array_append_new(
-          a, json_pack("{s:I, s:s, s:I, s:I}", "id", (json_int_t)out[i].id, "unit", out[i].unit,
-                       "deadline", (json_int_t)out[i].deadline, "lease",
-                       (json_int_t)(out[i].deadline > now ? out[i].deadline - now : 0)));
-    r->reply = json_pack("{s:s, s:o}", "type", "work", "assignments", a);
+    assert(n <= g.want);
+    w->n = n;
+    for (int i = 0; i < n; i++)
+      w->a[i] = (nq_assignment_t){out[i].id, out[i].unit, out[i].deadline,
+                                  out[i].deadline > now ? out[i].deadline - now : 0};
+    r->reply = nq_work_pack(w);
   } else {
-    r->reply = json_pack("{s:s, s:i, s:s}", "type", "no_work", "retry_after",
-                         s->cfg.retry_after, "reason", srv_nowork_reason(why));
+    nq_no_work_t nw = {s->cfg.retry_after, srv_nowork_code(why)};
+    r->reply = nq_no_work_pack(&nw);
   }
+out:
+  free(w);
   free(out);
 }
 
 static void h_progress(srv_t *s, srv_req_t *r, int64_t now) {
-  int64_t id;
-  uint64_t nodes;
-  if (nq_msg_get_int(r->msg, "id", 0, INT64_MAX, &id) != 0) {
-    srv_proto_fatal(r, "bad_message", "progress: id must be a non-negative integer");
+  nq_progress_t p;
+  nq_proto_err_t err;
+  if (nq_progress_parse(r->msg, &p, &err) != 0) {
+    refuse(r, &err);
     return;
   }
-  /* nodes is informative, but when present it must be a count. */
-  if (json_object_get(r->msg, "nodes") && nq_msg_get_u64(r->msg, "nodes", &nodes) != 0) {
-    srv_proto_fatal(r, "bad_message", "progress: nodes must be a non-negative integer");
-    return;
-  }
-  int64_t deadline = 0;
-  int rc = srv_sched_progress(&s->sched, r->sc->client_id, id, now, &deadline);
+  nq_lease_t l = {p.id, 0};
+  int rc = srv_sched_progress(&s->sched, r->sc->client_id, p.id, now, &l.deadline);
   if (rc == 0)
-    r->reply = json_pack("{s:s, s:I, s:I}", "type", "lease", "id", (json_int_t)id, "deadline",
-                         (json_int_t)deadline);
+    r->reply = nq_lease_pack(&l);
   else if (rc == NQ_ENOTFOUND)
-    reply_error(r, "unknown_assignment", "no such running assignment of this client", id);
+    reply_error(r, NQ_ERR_UNKNOWN_ASSIGNMENT, "no such running assignment of this client", p.id);
   else
     sched_fatal(s, r, rc, "progress");
 }
 
-/* Read the result fields: wrong types are fatal bad_message, impossible values (negative) are
- * the non-fatal bad_result. Returns 0, or -1 with r's reply/error set. */
-static int result_parse(srv_req_t *r, int64_t *id, const char **unit, nq_counts_t *c,
-                        double *seconds, const char **solver) {
-  const json_t *m = r->msg;
-  if (nq_msg_get_int(m, "id", 0, INT64_MAX, id) != 0) {
-    srv_proto_fatal(r, "bad_message", "result: id must be a non-negative integer");
-    return -1;
-  }
-  static const char *const keys[4] = {"c2", "c4", "c8", "nodes"};
-  uint64_t *dst[4] = {&c->c2, &c->c4, &c->c8, &c->nodes};
-  memset(c, 0, sizeof *c);
-  int range = 0;
-  for (int i = 0; i < 4; i++) {
-    int rc = nq_msg_get_u64(m, keys[i], dst[i]);
-    if (rc == NQ_ERANGE) {
-      range = 1;
-    } else if (rc != 0) {
-      srv_proto_fatal(r, "bad_message", "result: %s must be an integer", keys[i]);
-      return -1;
-    }
-  }
-  const json_t *sec = json_object_get(m, "seconds");
-  if (nq_msg_get_str(m, "unit", unit) != 0 || nq_msg_get_str(m, "solver", solver) != 0 ||
-      !json_is_number(sec)) {
-    srv_proto_fatal(r, "bad_message", "result: unit and solver must be strings, seconds a number");
-    return -1;
-  }
-  *seconds = json_number_value(sec);
-  if (range || *seconds < 0) {
-    reply_error(r, "bad_result", "impossible numbers", *id);
-    return -1;
-  }
-  return 0;
-}
-
 static void h_result(srv_t *s, srv_req_t *r, int64_t now) {
-  int64_t id;
-  const char *unit, *solver;
-  nq_counts_t c;
-  double seconds;
-  if (result_parse(r, &id, &unit, &c, &seconds, &solver) != 0) return;
+  nq_result_t res;
+  nq_proto_err_t err;
+  if (nq_result_parse(r->msg, &res, &err) != 0) {
+    refuse(r, &err);
+    return;
+  }
   srv_result_info_t info;
   memset(&info, 0, sizeof info);
-  int rc = srv_sched_result(&s->sched, r->sc->client_id, id, unit, &c, seconds, solver, now, &info);
+  int rc = srv_sched_result(&s->sched, r->sc->client_id, res.id, res.unit, &res.counts,
+                            res.seconds, res.solver, now, &info);
   switch (rc) {
-  case 0:
-    r->reply = json_pack("{s:s, s:I, s:s}", "type", "ack", "id", (json_int_t)id, "status",
-                         srv_result_status_name(info.status));
+  case 0: {
+    nq_ack_t a = {res.id, srv_result_ack(info.status)};
+    r->reply = nq_ack_pack(&a);
     if (info.unit_disputed)
-      nq_log(NQ_LOG_WARN, "unit of assignment %lld is disputed", (long long)id);
+      nq_log(NQ_LOG_WARN, "unit of assignment %lld is disputed", (long long)res.id);
     if (info.banned) {
       nq_log(NQ_LOG_WARN, "%d client(s) auto-banned", info.banned);
       s->ban_pending = 1;
     }
     if (info.job_done) s->done_pending = 1;
     break;
+  }
   case NQ_ENOTFOUND:
-    reply_error(r, "unknown_assignment", "no such assignment", id);
+    reply_error(r, NQ_ERR_UNKNOWN_ASSIGNMENT, "no such assignment", res.id);
     break;
   case NQ_EAUTH:
-    reply_error(r, "not_yours", "the assignment belongs to another client", id);
+    reply_error(r, NQ_ERR_NOT_YOURS, "the assignment belongs to another client", res.id);
     break;
   case NQ_EINVAL:
-    reply_error(r, "bad_result", srv_store_errmsg(s->store), id);
+    reply_error(r, NQ_ERR_BAD_RESULT, srv_store_errmsg(s->store), res.id);
     break;
   default:
     sched_fatal(s, r, rc, "result");
@@ -339,94 +248,98 @@ static void h_result(srv_t *s, srv_req_t *r, int64_t now) {
 /* ---- admin, bye, error ---- */
 
 static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
-  json_t *rep = srv_admin_reply(s->store, &s->sched.job, r->msg, now);
-  if (!rep) {
-    srv_proto_fatal(r, "internal", "out of memory");
+  nq_admin_req_t req;
+  nq_proto_err_t err;
+  if (nq_admin_req_parse(r->msg, &req, &err) != 0) {
+    refuse(r, &err);
     return;
   }
-  const char *code = json_string_value(json_object_get(rep, "code"));
-  if (code && !strcmp(code, "internal")) {
-    nq_log(NQ_LOG_ERROR, "admin command: %s", srv_store_errmsg(s->store));
-    json_decref(rep);
-    srv_proto_fatal(r, "internal", "store failure; retry later");
+  json_t *data = NULL;
+  srv_admin_effects_t fx;
+  if (srv_admin_call(s->store, &s->sched.job, &req, now, &data, &fx, &err) != 0) {
+    if (err.code == NQ_ERR_INTERNAL) {
+      nq_log(NQ_LOG_ERROR, "admin command %s: %s", nq_admin_cmd_name(req.cmd), err.message);
+      srv_proto_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
+    } else {
+      refuse(r, &err);
+    }
     return;
   }
   /* A ban takes effect on the client's open connection too, once the batch has committed. */
-  const char *cmd = json_string_value(json_object_get(r->msg, "cmd"));
-  const char *type = json_string_value(json_object_get(rep, "type"));
-  if (cmd && type && !strcmp(cmd, "client_ban") && !strcmp(type, "admin_reply"))
-    s->ban_pending = 1;
-  if (cmd && type && !strcmp(cmd, "unit_retry") && !strcmp(type, "admin_reply")) {
-    const json_t *d = json_object_get(rep, "data");
-    const char *unit = json_string_value(json_object_get(d, "unit"));
-    nq_log(NQ_LOG_INFO, "admin: disputed unit %s re-opened for %lld more result(s)",
-           unit ? unit : "?", (long long)json_integer_value(json_object_get(d, "added")));
-  }
-  r->reply = rep;
+  if (fx.banned) s->ban_pending = 1;
+  if (fx.reopened)
+    nq_log(NQ_LOG_INFO, "admin: disputed unit %s re-opened for %lld more result(s)", fx.unit,
+           (long long)fx.added);
+  nq_admin_reply_t rep = {req.cmd, data};
+  r->reply = nq_admin_reply_pack(&rep);
+  json_decref(data);
 }
 
 static void h_bye(srv_t *s, srv_req_t *r, int64_t now) {
   (void)s;
   (void)now;
-  srv_proto_fatal(r, CLOSE_QUIET, "bye");
+  srv_proto_fatal(r, NQ_ERR_NONE, "bye");
 }
 
 static void h_error(srv_t *s, srv_req_t *r, int64_t now) {
   (void)s;
   (void)now;
-  const char *code = json_string_value(json_object_get(r->msg, "code"));
-  const char *msg = json_string_value(json_object_get(r->msg, "message"));
-  int fatal = json_is_true(json_object_get(r->msg, "fatal"));
-  nq_log(NQ_LOG_INFO, "%s sent error %s: %s", r->sc->name, code ? code : "?", msg ? msg : "");
-  if (fatal) srv_proto_fatal(r, CLOSE_QUIET, "peer error");
+  nq_error_msg_t e;
+  nq_proto_err_t err;
+  if (nq_error_parse(r->msg, &e, &err) != 0) {
+    refuse(r, &err);
+    return;
+  }
+  nq_log(NQ_LOG_INFO, "%s sent error %s: %s", r->sc->name, e.name, e.message);
+  if (e.fatal) srv_proto_fatal(r, NQ_ERR_NONE, "peer error");
 }
 
 /* ---- dispatch ---- */
 
 enum { R_HELLO = 1, R_CLIENT = 2, R_ADMIN = 4 };
 
+/* What a peer may send, by message type: the states in which it is valid and its handler. Types
+ * the server only sends (welcome, work, ...) have no handler and are unknown here. */
 static const struct {
-  const char *type;
-  int roles; /* states in which the message is valid */
+  int roles;
   void (*fn)(srv_t *s, srv_req_t *r, int64_t now);
-} handlers[] = {
-    {"hello", R_HELLO, h_hello},
-    {"get_work", R_CLIENT, h_get_work},
-    {"progress", R_CLIENT, h_progress},
-    {"result", R_CLIENT, h_result},
-    {"admin", R_ADMIN, h_admin},
-    {"bye", R_CLIENT | R_ADMIN, h_bye},
-    {"error", R_CLIENT | R_ADMIN, h_error},
+} handlers[NQ_MSG_COUNT] = {
+    [NQ_MSG_HELLO] = {R_HELLO, h_hello},
+    [NQ_MSG_GET_WORK] = {R_CLIENT, h_get_work},
+    [NQ_MSG_PROGRESS] = {R_CLIENT, h_progress},
+    [NQ_MSG_RESULT] = {R_CLIENT, h_result},
+    [NQ_MSG_ADMIN] = {R_ADMIN, h_admin},
+    [NQ_MSG_BYE] = {R_CLIENT | R_ADMIN, h_bye},
+    [NQ_MSG_ERROR] = {R_CLIENT | R_ADMIN, h_error},
 };
 
 void srv_proto_handle(srv_t *s, srv_req_t *r, int64_t now) {
-  const char *type;
-  if (nq_msg_get_str(r->msg, "type", &type) != 0) {
-    srv_proto_fatal(r, "unknown_type", "the message has no string field type");
+  const char *name;
+  nq_msg_type_t t = nq_msg_type(r->msg, &name);
+  if (!name) {
+    srv_proto_fatal(r, NQ_ERR_UNKNOWN_TYPE, "the message has no string field type");
     return;
   }
-  size_t i, n = sizeof handlers / sizeof handlers[0];
-  for (i = 0; i < n; i++)
-    if (!strcmp(handlers[i].type, type)) break;
-  if (i == n) {
-    srv_proto_fatal(r, "unknown_type", "unknown message type \"%.40s\"", type);
+  if (!handlers[t].fn) {
+    srv_proto_fatal(r, NQ_ERR_UNKNOWN_TYPE, "unknown message type \"%.40s\"", name);
     return;
   }
   srv_conn_state_t st = r->sc->state;
+  assert(st != SRV_CONN_DEAD); /* batch_run skips the requests of dead connections */
   int role = st == SRV_CONN_AWAIT_HELLO ? R_HELLO : st == SRV_CONN_CLIENT ? R_CLIENT : R_ADMIN;
-  if (!(handlers[i].roles & role)) {
+  if (!(handlers[t].roles & role)) {
     if (role == R_HELLO)
-      srv_proto_fatal(r, "not_hello", "the first message must be hello, not %s", type);
-    else if (!strcmp(type, "hello"))
-      srv_proto_fatal(r, "not_hello", "hello was already received");
+      srv_proto_fatal(r, NQ_ERR_NOT_HELLO, "the first message must be hello, not %s", name);
+    else if (t == NQ_MSG_HELLO)
+      srv_proto_fatal(r, NQ_ERR_NOT_HELLO, "hello was already received");
     else
-      srv_proto_fatal(r, "unknown_type", "%s is not valid for role %s", type,
+      srv_proto_fatal(r, NQ_ERR_UNKNOWN_TYPE, "%s is not valid for role %s", name,
                       role == R_CLIENT ? "client" : "admin");
     return;
   }
-  handlers[i].fn(s, r, now);
+  handlers[t].fn(s, r, now);
   /* Every request but a peer's error frame is answered; a reply that could not be built (out of
    * memory) must not leave a pipelining client waiting forever. */
-  if (!r->reply && !r->err_code && strcmp(type, "error") != 0)
-    srv_proto_fatal(r, "internal", "out of memory");
+  if (!r->reply && !r->close && t != NQ_MSG_ERROR)
+    srv_proto_fatal(r, NQ_ERR_INTERNAL, "out of memory");
 }

@@ -1,13 +1,14 @@
-/* Admin suite: the status/list JSON (server/status.c) against the database truth of a job driven
- * through the real store and scheduler with units in every state; the admin request dispatcher
- * (srv_admin_reply) and its refusals; a finished job checked against the published values; and
+/* Admin suite: the status/list JSON (server/admin_api.c) against the database truth of a job
+ * driven through the real store and scheduler with units in every state; the admin API
+ * (srv_admin_call, behind the protocol's admin request and reply) and its refusals; a finished job checked against the published values; and
  * the nq-admin binary (NQ_BIN_DIR): local mode output, client add, and its error paths. */
 #include "nq/certs.h"
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
 #include "sched.h"
-#include "status.h"
+#include "admin_api.h"
+#include "nq/proto.h"
 #include "store.h"
 #include "testutil.h"
 
@@ -218,11 +219,23 @@ START_TEST(status_matches_database) {
 }
 END_TEST
 
+/* One admin request as the server answers it: parsed by the protocol, run by the admin API,
+ * answered with an admin_reply or the refusal's error frame. */
 static json_t *ask(fx_t *f, const char *json) {
   json_error_t e;
-  json_t *req = json_loads(json, 0, &e);
+  json_t *req = json_loads(json, 0, &e), *r, *data = NULL;
   ck_assert_ptr_nonnull(req);
-  json_t *r = srv_admin_reply(f->st, &f->job, req, f->t0 + 30);
+  nq_admin_req_t q;
+  nq_proto_err_t err;
+  srv_admin_effects_t fx;
+  if (nq_admin_req_parse(req, &q, &err) != 0 ||
+      srv_admin_call(f->st, &f->job, &q, f->t0 + 30, &data, &fx, &err) != 0) {
+    r = nq_error_new(err.code, err.message, err.fatal);
+  } else {
+    nq_admin_reply_t rep = {q.cmd, data};
+    r = nq_admin_reply_pack(&rep);
+    json_decref(data);
+  }
   json_decref(req);
   ck_assert_ptr_nonnull(r);
   return r;

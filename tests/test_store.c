@@ -406,7 +406,7 @@ START_TEST(full_job_n8_three_clients) {
   srv_nowork_t why;
   ck_assert_int_eq(work(&f, cl[0], 4, now, w, &why), 0);
   ck_assert_int_eq(why, SRV_NOWORK_DONE);
-  ck_assert_str_eq(srv_nowork_reason(why), "done");
+  ck_assert_str_eq(nq_nowork_reason_name(srv_nowork_code(why)), "done");
   check_invariants(&f);
   fx_done(&f);
 }
@@ -891,7 +891,7 @@ START_TEST(no_two_replicas_and_resend) {
   for (int i = 0; i < n; i++) ck_assert_int_eq(report_true(&f, a, &w[i], T0 + 2, NULL), 0);
   ck_assert_int_eq(work(&f, a, 256, T0 + 3, again, &why), 0);
   ck_assert_int_eq(why, SRV_NOWORK_PENDING);
-  ck_assert_str_eq(srv_nowork_reason(why), "none_pending");
+  ck_assert_str_eq(nq_nowork_reason_name(srv_nowork_code(why)), "none_pending");
   ck_assert_int_eq(q1(f.path, "SELECT count(*) FROM assignments"), n);
   check_invariants(&f);
   fx_done(&f);
@@ -997,7 +997,7 @@ START_TEST(duplicate_counted_once) {
   ck_assert_int_eq(info.status, SRV_RESULT_ACCEPTED);
   ck_assert_int_eq(report_true(&f, a, &w, T0 + 2, &info), 0);
   ck_assert_int_eq(info.status, SRV_RESULT_DUPLICATE);
-  ck_assert_str_eq(srv_result_status_name(info.status), "duplicate");
+  ck_assert_str_eq(nq_ack_status_name(srv_result_ack(info.status)), "duplicate");
   /* Even with other numbers: the first report stands. */
   nq_counts_t bad = lie(w.unit);
   ck_assert_int_eq(report(&f, a, w.id, w.unit, &bad, NQ_SOLVER_VERSION, T0 + 3, &info), 0);

@@ -1,11 +1,12 @@
-/* nq-server: JSON views of the store for operators (see status.h). */
-#include "status.h"
+/* nq-server: the admin API -- the operators' commands and the JSON views of the store they answer
+ * with (see admin_api.h). */
+#include "admin_api.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "nq/certs.h"
-#include "nq/frame.h"
 #include "nq/nq.h"
 #include "nq/solver.h"
 
@@ -277,24 +278,84 @@ json_t *srv_units_json(srv_store_t *st, int64_t job_id, int state, int limit) {
   return wrap("units", l.arr, rc);
 }
 
-int srv_admin_unit_retry(srv_store_t *st, const srv_job_t *job, const json_t *unit, int extra,
-                         int64_t now, json_t **out) {
-  srv_unit_info_t u;
-  *out = NULL;
-  int rc;
-  if (json_is_integer(unit)) {
-    rc = srv_unit_get(st, (int64_t)json_integer_value(unit), &u);
-    if (rc == 0 && u.job_id != job->id)
-      rc = srv_store_failf(st, NQ_ENOTFOUND, "unit %lld is not in the job for N=%d",
-                           (long long)u.id, job->n);
-  } else if (json_is_string(unit)) {
-    rc = srv_unit_find_text(st, job->id, json_string_value(unit), &u);
-  } else {
-    return srv_store_failf(st, NQ_EINVAL, "`unit` must be an id (integer) or a unit text");
+/* ---- the commands ----------------------------------------------------------------------------- */
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int refuse(nq_proto_err_t *err, nq_errcode_t code, const char *fmt, ...) {
+  err->code = code;
+  err->fatal = 0; /* the server turns `internal` into a fatal error itself */
+  err->id = -1;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  va_end(ap);
+  return code == NQ_ERR_INTERNAL ? NQ_EIO : NQ_EINVAL;
+}
+
+/* The refusal for a failed store call: the protocol's code for the expected outcomes, `internal`
+ * (with the store's reason) for everything else. */
+static int store_refuse(srv_store_t *st, int rc, const char *what, nq_proto_err_t *err) {
+  switch (rc) {
+  case NQ_EEXIST: return refuse(err, NQ_ERR_EXISTS, "%s already exists", what);
+  case NQ_ENOTFOUND: return refuse(err, NQ_ERR_NOT_FOUND, "no such %s", what);
+  case NQ_EINVAL: return refuse(err, NQ_ERR_BAD_MESSAGE, "invalid %s", what);
+  default:
+    return refuse(err, NQ_ERR_INTERNAL, "%s: %s", nq_strerror(rc), srv_store_errmsg(st));
   }
-  if (rc) return rc;
-  if (extra <= 0) extra = job->quorum;
-  if ((rc = srv_unit_retry(st, u.id, extra, now, &u)) != 0) return rc;
+}
+
+/* client_add: a client NAME with a fresh random token, which only this reply shows (the store
+ * keeps its SHA-256 hex). */
+static int cmd_client_add(srv_store_t *st, const char *name, int64_t now, json_t **out,
+                          nq_proto_err_t *err) {
+  char token[65], hash[65];
+  srv_client_t c;
+  int rc = nq_random_token(token, 32);
+  if (rc == 0) rc = nq_sha256_hex(token, hash);
+  if (rc == 0) rc = srv_client_create(st, name, hash, now, &c);
+  if (rc == 0 && !(*out = json_pack("{s:s, s:s}", "name", c.name, "token", token))) rc = NQ_ENOMEM;
+  memset(token, 0, sizeof token);
+  return rc ? store_refuse(st, rc, "client", err) : 0;
+}
+
+/* client_ban (idempotent): {"name", "banned": true, "released": leases given back}. */
+static int cmd_client_ban(srv_store_t *st, const char *name, int64_t now, json_t **out,
+                          srv_admin_effects_t *fx, nq_proto_err_t *err) {
+  srv_client_t c;
+  int rc = srv_client_find_name(st, name, &c);
+  if (rc == 0) rc = srv_client_ban(st, c.id, now);
+  if (rc == 0) fx->banned = 1;
+  if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:I}", "name", c.name, "banned", 1, "released",
+                                    (json_int_t)(c.banned ? 0 : c.outstanding))))
+    rc = NQ_ENOMEM;
+  return rc ? store_refuse(st, rc, "client", err) : 0;
+}
+
+/* unit_retry: the unit as in `units`, plus "extra_results", "max_results" (its cap now) and
+ * "added". */
+static int cmd_unit_retry(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t *req,
+                          int64_t now, json_t **out, srv_admin_effects_t *fx,
+                          nq_proto_err_t *err) {
+  srv_unit_info_t u;
+  int rc;
+  if (req->unit_text) {
+    rc = srv_unit_find_text(st, job->id, req->unit_text, &u);
+  } else {
+    rc = srv_unit_get(st, req->unit_id, &u);
+    if (rc == 0 && u.job_id != job->id)
+      return refuse(err, NQ_ERR_NOT_FOUND, "unit %lld is not in the job for N=%d",
+                    (long long)u.id, job->n);
+  }
+  int extra = req->extra > 0 ? req->extra : job->quorum;
+  if (rc == 0) rc = srv_unit_retry(st, u.id, extra, now, &u);
+  if (rc == NQ_ESTATE) return refuse(err, NQ_ERR_BAD_STATE, "%s", srv_store_errmsg(st));
+  if (rc == NQ_ENOTFOUND) return refuse(err, NQ_ERR_NOT_FOUND, "%s", srv_store_errmsg(st));
+  if (rc) return store_refuse(st, rc, "unit", err);
+  fx->reopened = 1;
+  fx->added = extra;
+  snprintf(fx->unit, sizeof fx->unit, "%s", u.text);
   list_ctx_t l = {json_array(), now, st};
   rc = l.arr ? unit_cb(&u, &l) : NQ_ENOMEM;
   json_t *o = rc == 0 ? json_incref(json_array_get(l.arr, 0)) : NULL;
@@ -307,109 +368,30 @@ int srv_admin_unit_retry(srv_store_t *st, const srv_job_t *job, const json_t *un
   }
   if (!ok) {
     json_decref(o);
-    return NQ_ENOMEM;
+    return store_refuse(st, NQ_ENOMEM, "unit", err);
   }
   *out = o;
   return 0;
 }
 
-/* ---- client management ------------------------------------------------------------------------ */
-
-int srv_admin_client_add(srv_store_t *st, const char *name, int64_t now, json_t **out) {
-  char token[65], hash[65];
-  srv_client_t c;
-  *out = NULL;
-  int rc = nq_random_token(token, 32);
-  if (rc == 0) rc = nq_sha256_hex(token, hash);
-  if (rc == 0) rc = srv_client_create(st, name, hash, now, &c);
-  if (rc == 0) {
-    *out = json_pack("{s:s, s:s}", "name", c.name, "token", token);
-    if (!*out) rc = NQ_ENOMEM;
+int srv_admin_call(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t *req, int64_t now,
+                   json_t **data, srv_admin_effects_t *fx, nq_proto_err_t *err) {
+  *data = NULL;
+  memset(fx, 0, sizeof *fx);
+  int state;
+  switch (req->cmd) {
+  case NQ_ADMIN_STATUS: *data = srv_status_json(st, job, now); break;
+  case NQ_ADMIN_CLIENTS: *data = srv_clients_json(st, now); break;
+  case NQ_ADMIN_JOBS: *data = srv_jobs_json(st); break;
+  case NQ_ADMIN_UNITS:
+    state = strcmp(req->state, "all") ? srv_unit_state_parse(req->state) : -1;
+    if (state == NQ_EINVAL) return refuse(err, NQ_ERR_BAD_MESSAGE, "units: unknown state");
+    *data = srv_units_json(st, job->id, state, req->limit);
+    break;
+  case NQ_ADMIN_CLIENT_ADD: return cmd_client_add(st, req->name, now, data, err);
+  case NQ_ADMIN_CLIENT_BAN: return cmd_client_ban(st, req->name, now, data, fx, err);
+  case NQ_ADMIN_UNIT_RETRY: return cmd_unit_retry(st, job, req, now, data, fx, err);
+  default: return refuse(err, NQ_ERR_BAD_MESSAGE, "admin: unknown cmd");
   }
-  memset(token, 0, sizeof token);
-  return rc;
-}
-
-int srv_admin_client_ban(srv_store_t *st, const char *name, int64_t now, json_t **out) {
-  srv_client_t c;
-  *out = NULL;
-  int rc = srv_client_find_name(st, name, &c);
-  if (rc == 0) rc = srv_client_ban(st, c.id, now);
-  if (rc == 0) {
-    *out = json_pack("{s:s, s:b, s:I}", "name", c.name, "banned", 1, "released",
-                     (json_int_t)(c.banned ? 0 : c.outstanding));
-    if (!*out) rc = NQ_ENOMEM;
-  }
-  return rc;
-}
-
-/* ---- the admin request ------------------------------------------------------------------------ */
-
-static json_t *reply(const char *cmd, json_t *data) {
-  if (!data) return NULL;
-  return json_pack("{s:s, s:s, s:o}", "type", "admin_reply", "cmd", cmd, "data", data);
-}
-
-/* The error frame for a failed store call: the protocol's code for the expected refusals,
- * `internal` (with the store's message) for everything else. */
-static json_t *store_error(srv_store_t *st, int rc, const char *what) {
-  char msg[300];
-  if (rc == NQ_EEXIST) {
-    snprintf(msg, sizeof msg, "%s already exists", what);
-    return nq_error_new(NQ_ERR_EXISTS, msg, 0);
-  }
-  if (rc == NQ_ENOTFOUND) {
-    snprintf(msg, sizeof msg, "no such %s", what);
-    return nq_error_new(NQ_ERR_NOT_FOUND, msg, 0);
-  }
-  if (rc == NQ_EINVAL) {
-    snprintf(msg, sizeof msg, "invalid %s", what);
-    return nq_error_new(NQ_ERR_BAD_MESSAGE, msg, 0);
-  }
-  snprintf(msg, sizeof msg, "%s: %s", nq_strerror(rc), srv_store_errmsg(st));
-  return nq_error_new(NQ_ERR_INTERNAL, msg, 0);
-}
-
-json_t *srv_admin_reply(srv_store_t *st, const srv_job_t *job, const json_t *req, int64_t now) {
-  const char *cmd = NULL, *name = NULL, *state_name = NULL;
-  int64_t limit = 0;
-  json_t *data = NULL;
-  if (nq_msg_get_str(req, "cmd", &cmd) != 0)
-    return nq_error_new(NQ_ERR_BAD_MESSAGE, "admin: `cmd` must be a string", 0);
-  if (!strcmp(cmd, "status")) {
-    data = srv_status_json(st, job, now);
-  } else if (!strcmp(cmd, "clients")) {
-    data = srv_clients_json(st, now);
-  } else if (!strcmp(cmd, "jobs")) {
-    data = srv_jobs_json(st);
-  } else if (!strcmp(cmd, "units")) {
-    if (nq_msg_get_str(req, "state", &state_name) != 0 ||
-        nq_msg_opt_int(req, "limit", 0, INT32_MAX, 0, &limit) != 0)
-      return nq_error_new(NQ_ERR_BAD_MESSAGE, "units: needs `state` (string), optional `limit`", 0);
-    int state = strcmp(state_name, "all") ? srv_unit_state_parse(state_name) : -1;
-    if (state == NQ_EINVAL)
-      return nq_error_new(NQ_ERR_BAD_MESSAGE, "units: unknown state", 0);
-    data = srv_units_json(st, job->id, state, (int)limit);
-  } else if (!strcmp(cmd, "client_add") || !strcmp(cmd, "client_ban")) {
-    if (nq_msg_get_str(req, "name", &name) != 0)
-      return nq_error_new(NQ_ERR_BAD_MESSAGE, "needs `name` (string)", 0);
-    int rc = cmd[7] == 'a' ? srv_admin_client_add(st, name, now, &data)
-                           : srv_admin_client_ban(st, name, now, &data);
-    if (rc != 0) return store_error(st, rc, "client");
-  } else if (!strcmp(cmd, "unit_retry")) {
-    const json_t *unit = json_object_get(req, "unit");
-    int64_t extra = 0;
-    if (!(json_is_integer(unit) || json_is_string(unit)) ||
-        nq_msg_opt_int(req, "extra", 1, SRV_RETRY_EXTRA_MAX, 0, &extra) != 0)
-      return nq_error_new(NQ_ERR_BAD_MESSAGE, "unit_retry: needs `unit` (id or unit text), optional "
-                          "`extra` (1..1000)", 0);
-    int rc = srv_admin_unit_retry(st, job, unit, (int)extra, now, &data);
-    if (rc == NQ_ESTATE) return nq_error_new(NQ_ERR_BAD_STATE, srv_store_errmsg(st), 0);
-    if (rc == NQ_ENOTFOUND) return nq_error_new(NQ_ERR_NOT_FOUND, srv_store_errmsg(st), 0);
-    if (rc != 0) return store_error(st, rc, "unit");
-  } else {
-    return nq_error_new(NQ_ERR_BAD_MESSAGE, "admin: unknown cmd", 0);
-  }
-  if (!data) return store_error(st, NQ_EIO, "store");
-  return reply(cmd, data);
+  return *data ? 0 : store_refuse(st, NQ_EIO, "store", err);
 }

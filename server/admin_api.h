@@ -1,0 +1,67 @@
+/* nq-server: the admin API -- the operators' commands (the protocol's `admin` requests,
+ * docs/protocol.md) over the store, and the JSON views of the store they answer with (the `data`
+ * objects of `admin_reply`). One implementation serves the server's admin sessions and nq-admin's
+ * local mode (through the public nq/admin_db.h), so both print the same thing.
+ *
+ * Key names are a stable interface for scripts (docs/operations.md lists them): add keys, never
+ * rename or drop one. Values above 64 bits (job totals) are decimal strings; per-unit counts are
+ * JSON integers.
+ *
+ * Every builder returns a new reference the caller json_decref()s, or NULL on failure; then
+ * srv_store_errmsg(st) says why (or the allocation failed). Nothing here changes the store except
+ * srv_admin_call for client_add, client_ban and unit_retry.
+ */
+#ifndef SRV_ADMIN_API_H
+#define SRV_ADMIN_API_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "nq/proto.h"
+#include "nq/unit.h"
+#include "store.h"
+
+/* A client counts as active when seen within this many seconds; rates use this window. */
+#define SRV_STATUS_ACTIVE_WINDOW 600
+#define SRV_STATUS_RATE_WINDOW 300
+/* Disputed units listed inside the status object (the `units` command lists all of them). */
+#define SRV_STATUS_DISPUTED_MAX 100
+
+/* The status object of one job at time `now`: job, unit counts per state, progress (percent
+ * weighted by node counts, see docs/operations.md), verified partial counts, the final answer and
+ * its check against the published table when done, rates and ETA, clients, disputed units. */
+json_t *srv_status_json(srv_store_t *st, const srv_job_t *job, int64_t now);
+
+/* {"clients": [...]}: every client by name with its trust counters and activity. */
+json_t *srv_clients_json(srv_store_t *st, int64_t now);
+
+/* {"jobs": [...]}: every job, oldest first, with final totals once done. */
+json_t *srv_jobs_json(srv_store_t *st);
+
+/* {"units": [...]}: units of a job in idx order; state < 0 means every state; limit <= 0 means no
+ * limit. Disputed units carry their results ("replicas") so the operator can see the vote. */
+json_t *srv_units_json(srv_store_t *st, int64_t job_id, int state, int limit);
+
+/* One job as an object (used by jobs and status). */
+json_t *srv_job_json(const srv_job_t *job);
+
+/* What a command did besides its reply, for the server to act on once the batch has committed
+ * (and to log). */
+typedef struct srv_admin_effects_s {
+  int banned;                  /* client_ban: close the banned client's open connections */
+  int reopened;                /* unit_retry re-opened a disputed unit ... */
+  int64_t added;               /* ... for this many more results ... */
+  char unit[NQ_UNIT_TEXT_MAX]; /* ... this one */
+} srv_admin_effects_t;
+
+/* Run one admin request for the server's job `job` at time `now`. On success returns 0 with *data
+ * (a new reference: the `data` object of the admin_reply) and *fx. Otherwise returns a negative
+ * code, *data is NULL and *err is the error frame to answer with, non-fatal: bad_message (units of
+ * an unknown state, a bad client name), not_found, exists, bad_state (unit_retry of a unit that is
+ * not disputed), or internal (the store failed; its reason is in the message). client_add
+ * returns the new token in *data, the only place it is ever shown. Mutations are atomic on their
+ * own (they join an open transaction, or commit by themselves). */
+int srv_admin_call(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t *req, int64_t now,
+                   json_t **data, srv_admin_effects_t *fx, nq_proto_err_t *err);
+
+#endif

@@ -1,0 +1,72 @@
+/* nq-server library: the public admin interface over a database file (see nq/admin_db.h). */
+#include "nq/admin_db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admin_api.h"
+#include "nq/nq.h"
+#include "store.h"
+
+struct nq_admin_db_s {
+  srv_store_t *st;
+  srv_job_t job; /* zero when there is none */
+};
+
+/* Local mode picks the job for --n, else the newest running job, else the newest job. */
+static int pick_job_cb(const srv_job_t *job, void *arg) {
+  srv_job_t *best = arg;
+  if (best->id == 0 || job->state == SRV_JOB_RUNNING || best->state != SRV_JOB_RUNNING)
+    *best = *job;
+  return 0;
+}
+
+int nq_admin_db_open(const char *path, int n, int need_job, nq_admin_db_t **out, char *errbuf,
+                     size_t errlen) {
+  char err[256] = "";
+  *out = NULL;
+  nq_admin_db_t *db = calloc(1, sizeof *db);
+  if (!db) {
+    snprintf(errbuf, errlen, "out of memory");
+    return NQ_ENOMEM;
+  }
+  int rc = srv_store_open(&db->st, path, NULL, err, sizeof err);
+  if (rc != 0) {
+    snprintf(errbuf, errlen, "cannot open %s: %s", path, err[0] ? err : nq_strerror(rc));
+    goto fail;
+  }
+  if (n > 0) {
+    rc = srv_job_find_n(db->st, n, &db->job);
+  } else {
+    rc = srv_job_list(db->st, pick_job_cb, &db->job);
+    if (rc == 0 && db->job.id == 0) rc = NQ_ENOTFOUND;
+  }
+  if (rc != 0) memset(&db->job, 0, sizeof db->job);
+  if (rc != 0 && need_job) {
+    if (rc == NQ_ENOTFOUND && n > 0)
+      snprintf(errbuf, errlen, "%s has no job for N=%d", path, n);
+    else if (rc == NQ_ENOTFOUND)
+      snprintf(errbuf, errlen, "%s has no job yet (the server creates it at start)", path);
+    else
+      snprintf(errbuf, errlen, "%s: %s", path, srv_store_errmsg(db->st));
+    goto fail;
+  }
+  *out = db;
+  return 0;
+fail:
+  nq_admin_db_close(db);
+  return rc;
+}
+
+void nq_admin_db_close(nq_admin_db_t *db) {
+  if (!db) return;
+  srv_store_close(db->st);
+  free(db);
+}
+
+int nq_admin_db_call(nq_admin_db_t *db, const nq_admin_req_t *req, int64_t now, json_t **data,
+                     nq_proto_err_t *err) {
+  srv_admin_effects_t fx; /* nothing to act on here: no connections to close */
+  return srv_admin_call(db->st, &db->job, req, now, data, &fx, err);
+}

@@ -1,0 +1,36 @@
+/* nq: the server library's public interface for nq-admin's local mode -- the server's database
+ * opened directly (beside a running server, or without one) and the admin API over it.
+ *
+ * This is the only header of server/ that code outside server/ includes (nq-admin links the
+ * server library for it); the store, the scheduler and the admin API behind it stay private.
+ * Requests and refusals are the protocol's (nq/proto.h), so a command reads the same whether it
+ * runs here or through a server's admin session.
+ */
+#ifndef NQ_ADMIN_DB_H
+#define NQ_ADMIN_DB_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nq/proto.h"
+
+typedef struct nq_admin_db_s nq_admin_db_t;
+
+/* Open the database file at `path` (it must exist: nothing is created) with its schema brought up
+ * to date, and pick the job requests refer to: the job for N when n > 0, else the newest running
+ * job, else the newest job. Returns 0 and *out; or NQ_EIO / NQ_ESCHEMA / NQ_ENOMEM (cannot open),
+ * or NQ_ENOTFOUND when need_job is set and there is no such job. errbuf gets a one-line reason
+ * that names the path. Close with nq_admin_db_close. */
+int nq_admin_db_open(const char *path, int n, int need_job, nq_admin_db_t **out, char *errbuf,
+                     size_t errlen);
+void nq_admin_db_close(nq_admin_db_t *db);
+
+/* Run one admin request at time `now` (as the server's admin session would): 0 and *data (a new
+ * reference, the `data` object of the reply), or a negative code and *err, the refusal the server
+ * would send (bad_message, not_found, exists, bad_state, internal). Without a job (need_job 0 and
+ * none found) only the commands that need none make sense: clients, client_add/ban, jobs. */
+int nq_admin_db_call(nq_admin_db_t *db, const nq_admin_req_t *req, int64_t now, json_t **data,
+                     nq_proto_err_t *err);
+
+#endif
