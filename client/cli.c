@@ -1,12 +1,18 @@
 /* nq-client: the daemon context and the connection loop (see cli.h, docs/client.md).
  *
- * Connection states (cli_t.state):
+ * Connection states (cli_t.state, cli_state_t):
  *   IDLE        not connected; the retry timer runs the next attempt (jittered backoff)
  *   CONNECTING  TCP + TLS handshake in progress
  *   HELLO       hello sent, waiting for welcome
  *   READY       welcome received: journal sent first, then get_work / progress / result
+ *   DONE        left for good (cli_t.reason says why)
+ * Leaving (cli_t.reason, cli_reason_t) is one value, not a set of flags: NONE while running; a
+ * draining reason (LIMIT, JOB_DONE, STOPPED) takes no new work and finishes reporting; any other
+ * closes at once. cli_t.life says how far the leaving has got (closing, released).
  * Work never waits on the connection: the worker keeps solving while we are disconnected, and a
  * finished result goes to the journal first and to the server when there is one.
+ * Messages are built and read only through nq/proto.h; what the server sends is dispatched by the
+ * table of on_frame.
  */
 #include "cli.h"
 #include "journal.h"
@@ -15,13 +21,14 @@
 #include "nq/addr.h"
 #include "nq/conn.h"
 #include "nq/files.h"
-#include "nq/frame.h"
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "nq/proto.h"
 #include "nq/solver.h"
 #include "nq/tls.h"
 #include "nq/unit.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,25 +36,34 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { ST_IDLE = 0, ST_CONNECTING, ST_HELLO, ST_READY };
-
 #define STOP_GRACE_MS 10000 /* most time spent waiting for acks after a stop request */
 #define DEFAULT_RETRY_S 10
 #define SHORT_UNIT_S 0.25 /* units faster than this get a deeper prefetch */
 #define SHORT_PREFETCH 4
+#define PROGRESS_INTERVAL_MAX 86400 /* a longer one from the server is clamped to a day */
 
-typedef struct cli_s {
+/* How far leaving has got, once a reason is set. */
+typedef enum {
+  LIFE_RUNNING = 0, /* working, or draining (reason set, finishing the reports) */
+  LIFE_CLOSING,     /* cli_finish ran: the connection closes, then the handles */
+  LIFE_RELEASED     /* every handle is closing; the state is DONE */
+} cli_life_t;
+
+struct cli_s {
   const cli_config_t *cfg;
-  uv_loop_t loop;
+  uv_loop_t *loop;
   nq_tls_ctx_t *tls;
   cli_journal_t j;
   cli_worker_t worker;
   uv_timer_t retry_timer, progress_timer, stop_timer;
   uv_signal_t sigint, sigterm;
   nq_conn_t *conn;
-  int state;
+  cli_state_t state;
+  cli_reason_t reason;
+  cli_life_t life;
   char token[CLI_TOKEN_MAX];
-  int enrolling;
+  int enrolling;           /* hello carries the enrolment key (no token yet) */
+  int token_stored;        /* cli->token came from STATE/token */
   unsigned rng;
   int attempt;             /* reconnect attempts since the last welcome */
   int progress_interval;   /* seconds, from welcome */
@@ -55,7 +71,7 @@ typedef struct cli_s {
   /* Work. */
   cli_assign_t *queue;     /* received, not started, in arrival order */
   size_t qlen, qcap;
-  int running;
+  int running;             /* the worker holds cur */
   cli_assign_t cur;        /* the running assignment */
   uint64_t cur_nodes, cur_nodes_sent;
   int cur_progressed;      /* a progress was sent for cur */
@@ -65,19 +81,61 @@ typedef struct cli_s {
   int nowork_wait;         /* after no_work (or nothing new): wait for the retry timer */
   long units_done;         /* units solved by this process */
   double last_seconds;     /* solve time of the last unit; -1 before the first */
-  /* Ending. */
-  int stopping;            /* signal: no new work, finish reporting, bye */
-  int done;                /* the limit was reached or the job is done */
-  int job_done;            /* the server says the job is finished */
-  int token_stored;        /* cli->token came from STATE/token */
-  int fatal;               /* exit code of a fatal condition, 0 if none */
-  int finishing, released;
-  int exit_code;
-} cli_t;
+};
 
 static void cli_pump(cli_t *cli);
 static void on_progress_timer(uv_timer_t *t);
-static void cli_finish(cli_t *cli, int code);
+static void cli_finish(cli_t *cli);
+
+/* ---- names ---- */
+
+const char *cli_state_name(cli_state_t s) {
+  static const char *const names[] = {"idle", "connecting", "hello", "ready", "done"};
+  return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+const char *cli_reason_name(cli_reason_t r) {
+  static const char *const names[] = {"none",    "limit", "job_done", "stopped",
+                                      "protocol", "version", "auth",   "banned",
+                                      "cert",    "setup", "failure"};
+  return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
+}
+
+int cli_reason_exit(cli_reason_t r) {
+  switch (r) {
+  case CLI_REASON_PROTOCOL:
+  case CLI_REASON_VERSION: return CLI_EXIT_PROTO;
+  case CLI_REASON_AUTH:
+  case CLI_REASON_BANNED: return CLI_EXIT_AUTH;
+  case CLI_REASON_CERT: return CLI_EXIT_TLS;
+  case CLI_REASON_SETUP: return CLI_EXIT_SETUP;
+  case CLI_REASON_FAILURE: return CLI_EXIT_FAIL;
+  default: return CLI_EXIT_OK;
+  }
+}
+
+cli_state_t cli_state(const cli_t *cli) {
+  return cli->state;
+}
+
+cli_reason_t cli_reason(const cli_t *cli) {
+  return cli->reason;
+}
+
+/* ---- state ---- */
+
+static void set_state(cli_t *cli, cli_state_t to) {
+  cli_state_t from = cli->state;
+  if (from == to) return;
+  assert(from != CLI_STATE_DONE); /* DONE is final */
+  cli->state = to;
+  if (cli->cfg->on_state) cli->cfg->on_state(cli->cfg->observer, from, to);
+}
+
+/* A reason to leave: kept if it is stronger than the one we have (cli.h). */
+static void leave(cli_t *cli, cli_reason_t why) {
+  if (why > cli->reason) cli->reason = why;
+}
 
 /* ---- small helpers ---- */
 
@@ -129,6 +187,7 @@ static int queue_push(cli_t *cli, const cli_assign_t *a) {
   return 0;
 }
 
+/* Send a packed message (consumed; NULL means packing failed). */
 static int send_new(cli_t *cli, json_t *msg) {
   if (!cli->conn || nq_conn_state(cli->conn) != NQ_CONN_OPEN) {
     json_decref(msg);
@@ -142,7 +201,7 @@ static int send_new(cli_t *cli, json_t *msg) {
 /* ---- reporting ---- */
 
 static int send_result(cli_t *cli, const cli_result_t *r) {
-  int rc = send_new(cli, cli_result_to_json(r));
+  int rc = send_new(cli, cli_result_pack(r));
   if (rc == 0) rc = sent_add(cli, r->id);
   return rc;
 }
@@ -153,7 +212,7 @@ static void send_journal(cli_t *cli) {
   size_t n = 0, bad = 0;
   if (cli_journal_list(&cli->j, &v, &n, &bad) != 0) return;
   if (n) nq_log(NQ_LOG_INFO, "reporting %zu journalled result(s)", n);
-  for (size_t i = 0; i < n && cli->state == ST_READY; i++) send_result(cli, &v[i]);
+  for (size_t i = 0; i < n && cli->state == CLI_STATE_READY; i++) send_result(cli, &v[i]);
   free(v);
 }
 
@@ -167,7 +226,7 @@ static void result_answered(cli_t *cli, int64_t id) {
 
 /* The job is finished: what we hold will never be needed, here or in a later run. */
 static void job_finished(cli_t *cli) {
-  cli->done = cli->job_done = 1;
+  leave(cli, CLI_REASON_JOB_DONE);
   for (size_t i = 0; i < cli->qlen; i++) cli_assigned_remove(&cli->j, cli->queue[i].id);
   cli->qlen = 0;
   cli_worker_cancel(&cli->worker);
@@ -177,42 +236,37 @@ static void job_finished(cli_t *cli) {
 
 static void schedule_reconnect(cli_t *cli);
 
+/* The enrolment name: --name, else the host name made valid ([A-Za-z0-9._-], 64 at most). */
+static const char *enrol_name(const cli_config_t *cfg, char name[NQ_PROTO_NAME_MAX + 1]) {
+  if (cfg->name) return cfg->name;
+  char host[256];
+  if (gethostname(host, sizeof host) != 0) strcpy(host, "client");
+  host[sizeof host - 1] = '\0';
+  size_t k = 0;
+  for (const char *p = host; *p && k < NQ_PROTO_NAME_MAX; p++) {
+    char one[2] = {*p, '\0'};
+    name[k++] = nq_proto_name_valid(one) ? *p : '-';
+  }
+  name[k] = '\0';
+  return k ? name : "client";
+}
+
 static void on_open(nq_conn_t *c) {
   cli_t *cli = nq_conn_data(c);
   const cli_config_t *cfg = cli->cfg;
-  json_t *h = json_pack("{s:s, s:i, s:s, s:s, s:i, s:s}", "type", "hello", "v",
-                        NQ_PROTOCOL_VERSION, "role", "client", "solver", NQ_SOLVER_VERSION,
-                        "threads", cfg->threads, "software", "nq-client " NQ_VERSION_STRING);
-  if (!h) {
-    nq_conn_close(c, NULL, NULL);
-    return;
-  }
+  char name[NQ_PROTO_NAME_MAX + 1];
+  nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, NULL, NULL, NQ_SOLVER_VERSION,
+                  cfg->threads, "nq-client " NQ_VERSION_STRING};
   if (cli->enrolling) {
-    char name[65];
-    const char *nm = cfg->name;
-    if (!nm) {
-      char host[256];
-      if (gethostname(host, sizeof host) != 0) strcpy(host, "client");
-      host[sizeof host - 1] = '\0';
-      size_t k = 0;
-      for (const char *p = host; *p && k < 64; p++) {
-        char ch = *p;
-        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                 ch == '.' || ch == '_' || ch == '-';
-        name[k++] = ok ? ch : '-';
-      }
-      name[k] = '\0';
-      nm = k ? name : "client";
-    }
-    json_object_set_new(h, "enrol", json_string(cfg->enrol));
-    json_object_set_new(h, "name", json_string(nm));
+    h.enrol = cfg->enrol;
+    h.name = enrol_name(cfg, name);
   } else {
-    json_object_set_new(h, "token", json_string(cli->token));
+    h.token = cli->token;
   }
-  cli->state = ST_HELLO;
+  set_state(cli, CLI_STATE_HELLO);
   nq_log(NQ_LOG_DEBUG, "connected to %s (%s), hello sent", nq_conn_peer(c),
          nq_conn_tls_version(c));
-  send_new(cli, h);
+  if (send_new(cli, nq_hello_pack(&h)) != 0) nq_conn_close(c, NULL, NULL);
 }
 
 static void on_error(nq_conn_t *c, int status) {
@@ -221,56 +275,44 @@ static void on_error(nq_conn_t *c, int status) {
   if (strstr(e, "certificate verify failed")) {
     nq_log(NQ_LOG_ERROR, "refusing server %s:%d: %s (CA %s)", cli->cfg->host, cli->cfg->port, e,
            cli->cfg->ca);
-    if (!cli->fatal) cli->fatal = CLI_EXIT_TLS;
+    leave(cli, CLI_REASON_CERT);
     return;
   }
-  nq_log(cli->state == ST_READY ? NQ_LOG_WARN : NQ_LOG_INFO, "connection to %s:%d: %s",
+  nq_log(cli->state == CLI_STATE_READY ? NQ_LOG_WARN : NQ_LOG_INFO, "connection to %s:%d: %s",
          cli->cfg->host, cli->cfg->port, e[0] ? e : nq_strerror(status));
 }
 
 static void on_close(nq_conn_t *c) {
   cli_t *cli = nq_conn_data(c);
   if (cli->conn == c) cli->conn = NULL;
-  int was_ready = cli->state == ST_READY;
-  cli->state = ST_IDLE;
+  int was_ready = cli->state == CLI_STATE_READY;
+  set_state(cli, CLI_STATE_IDLE);
   cli->nsent = 0; /* unanswered results stay in the journal and go out again */
   cli->getwork_inflight = 0;
   cli->nowork_wait = 0;
   uv_timer_stop(&cli->progress_timer);
-  if (cli->finishing) {
-    cli_finish(cli, cli->exit_code);
-    return;
-  }
-  if (cli->fatal) {
-    cli_finish(cli, cli->fatal);
+  /* Closing, a reason that closes at once, a stop or the end of the job: leave now (the journal
+   * keeps what was not acknowledged). Only a reached limit reconnects, to deliver its results. */
+  if (cli->life == LIFE_CLOSING || (cli->reason != CLI_REASON_NONE && cli->reason != CLI_REASON_LIMIT)) {
+    cli_finish(cli);
     return;
   }
   if (was_ready) nq_log(NQ_LOG_WARN, "disconnected from %s:%d", cli->cfg->host, cli->cfg->port);
-  if (cli->stopping || cli->job_done) {
-    cli_finish(cli, CLI_EXIT_OK); /* the journal keeps what was not acknowledged */
-    return;
-  }
   schedule_reconnect(cli);
 }
 
 static void on_frame(nq_conn_t *c, json_t *msg);
 
 static void cli_connect(cli_t *cli) {
-  nq_conn_opts_t o;
-  memset(&o, 0, sizeof o);
-  o.on_open = on_open;
-  o.on_frame = on_frame;
-  o.on_error = on_error;
-  o.on_close = on_close;
-  o.data = cli;
-  o.tag = "cli";
-  cli->state = ST_CONNECTING;
+  nq_conn_opts_t o = {.on_open = on_open, .on_frame = on_frame, .on_error = on_error,
+                      .on_close = on_close, .data = cli, .tag = "cli"};
+  set_state(cli, CLI_STATE_CONNECTING);
   nq_log(NQ_LOG_DEBUG, "connecting to %s:%d", cli->cfg->host, cli->cfg->port);
-  int rc = nq_conn_connect(&cli->loop, cli->cfg->host, cli->cfg->port, cli->tls, cli->cfg->host,
+  int rc = nq_conn_connect(cli->loop, cli->cfg->host, cli->cfg->port, cli->tls, cli->cfg->host,
                            &o, &cli->conn);
   if (rc) {
     cli->conn = NULL;
-    cli->state = ST_IDLE;
+    set_state(cli, CLI_STATE_IDLE);
     nq_log(NQ_LOG_WARN, "cannot connect to %s:%d: %s", cli->cfg->host, cli->cfg->port,
            nq_strerror(rc));
     schedule_reconnect(cli);
@@ -279,8 +321,8 @@ static void cli_connect(cli_t *cli) {
 
 static void on_retry_timer(uv_timer_t *t) {
   cli_t *cli = t->data;
-  if (cli->finishing) return;
-  if (cli->state == ST_IDLE && !cli->conn) {
+  if (cli->life != LIFE_RUNNING) return;
+  if (cli->state == CLI_STATE_IDLE && !cli->conn) {
     cli_connect(cli);
   } else {
     cli->nowork_wait = 0;
@@ -301,105 +343,113 @@ static void schedule_reconnect(cli_t *cli) {
   uv_timer_start(&cli->retry_timer, on_retry_timer, (uint64_t)(d * 1000), 0);
 }
 
-/* ---- messages from the server ---- */
-
-static int fatal_code_exit(const char *code) {
-  if (!strcmp(code, "auth") || !strcmp(code, "banned")) return CLI_EXIT_AUTH;
-  if (!strcmp(code, "version") || !strcmp(code, "bad_message") || !strcmp(code, "not_hello") ||
-      !strcmp(code, "unknown_type") || !strcmp(code, "bad_json") || !strcmp(code, "bad_frame") ||
-      !strcmp(code, "frame_too_big"))
-    return CLI_EXIT_PROTO;
-  return 0; /* shutdown, timeout, busy, internal, ...: try again later */
+/* A message from the server that its parser refused: the server speaks another protocol version
+ * or broke this one. Either way waiting and reconnecting would not help. */
+static void server_broke_protocol(cli_t *cli, const char *what, const nq_proto_err_t *err) {
+  if (err->code == NQ_ERR_VERSION)
+    nq_log(NQ_LOG_ERROR, "protocol version mismatch: %s", err->message);
+  else
+    nq_log(NQ_LOG_ERROR, "protocol error: the server sent a malformed %s: %s", what,
+           err->message);
+  leave(cli, err->code == NQ_ERR_VERSION ? CLI_REASON_VERSION : CLI_REASON_PROTOCOL);
+  nq_conn_close(cli->conn, nq_errcode_name(err->code), err->message);
 }
 
-static void handle_error(cli_t *cli, json_t *msg) {
-  const char *code = "?", *message = "";
-  int fatal = 0;
-  int64_t id = 0;
-  nq_msg_opt_str(msg, "code", "?", &code);
-  nq_msg_opt_str(msg, "message", "", &message);
-  json_t *f = json_object_get(msg, "fatal");
-  fatal = json_is_true(f);
-  int has_id = nq_msg_opt_int(msg, "id", 0, INT64_MAX, 0, &id) == 0 && id > 0;
-  if (fatal) {
-    int ex = fatal_code_exit(code);
-    if (ex) {
-      const char *what = ex == CLI_EXIT_AUTH ? (cli->enrolling ? "enrolment refused"
-                                                               : "authentication refused")
-                                             : "protocol error";
-      if (!strcmp(code, "banned")) what = "this client is banned";
-      if (!strcmp(code, "version")) what = "protocol version mismatch";
-      nq_log(NQ_LOG_ERROR, "%s: server says %s: %s", what, code, message);
-      if (!strcmp(code, "auth") && cli->token_stored)
+/* ---- messages from the server ---- */
+
+/* The reason a fatal error from the server gives us to leave; NONE: try again later (shutdown,
+ * timeout, busy, internal, or a code we do not know). */
+static cli_reason_t fatal_code_reason(nq_errcode_t code) {
+  switch (code) {
+  case NQ_ERR_AUTH: return CLI_REASON_AUTH;
+  case NQ_ERR_BANNED: return CLI_REASON_BANNED;
+  case NQ_ERR_VERSION: return CLI_REASON_VERSION;
+  case NQ_ERR_BAD_MESSAGE:
+  case NQ_ERR_NOT_HELLO:
+  case NQ_ERR_UNKNOWN_TYPE:
+  case NQ_ERR_BAD_JSON:
+  case NQ_ERR_BAD_FRAME:
+  case NQ_ERR_FRAME_TOO_BIG: return CLI_REASON_PROTOCOL;
+  default: return CLI_REASON_NONE;
+  }
+}
+
+static void handle_error(cli_t *cli, const json_t *msg) {
+  nq_error_msg_t e;
+  nq_proto_err_t err;
+  if (nq_error_parse(msg, &e, &err) != 0) {
+    server_broke_protocol(cli, "error", &err);
+    return;
+  }
+  if (e.fatal) {
+    cli_reason_t why = fatal_code_reason(e.code);
+    if (why != CLI_REASON_NONE) {
+      const char *what = why == CLI_REASON_AUTH    ? (cli->enrolling ? "enrolment refused"
+                                                                     : "authentication refused")
+                         : why == CLI_REASON_BANNED  ? "this client is banned"
+                         : why == CLI_REASON_VERSION ? "protocol version mismatch"
+                                                     : "protocol error";
+      nq_log(NQ_LOG_ERROR, "%s: server says %s: %s", what, e.name, e.message);
+      if (e.code == NQ_ERR_AUTH && cli->token_stored)
         nq_log(NQ_LOG_ERROR, "the token stored in %s/token was refused; remove that file to "
                "enrol again with --enrol", cli->j.dir);
-      cli->fatal = ex;
+      leave(cli, why);
     } else {
-      nq_log(NQ_LOG_WARN, "server closed the session: %s: %s", code, message);
+      nq_log(NQ_LOG_WARN, "server closed the session: %s: %s", e.name, e.message);
     }
     nq_conn_close(cli->conn, NULL, NULL);
     return;
   }
-  if (has_id && sent_find(cli, id)) {
+  if (e.id > 0 && sent_find(cli, e.id)) {
     /* A refused result will never be accepted: keeping it would only re-send it forever. */
-    nq_log(NQ_LOG_WARN, "result %" PRId64 " refused: %s (%s); dropped from the journal", id, code,
-           message);
-    result_answered(cli, id);
+    nq_log(NQ_LOG_WARN, "result %" PRId64 " refused: %s (%s); dropped from the journal", e.id,
+           e.name, e.message);
+    result_answered(cli, e.id);
     cli_pump(cli);
     return;
   }
-  if (has_id && cli->running && cli->cur.id == id) {
-    nq_log(NQ_LOG_WARN, "lease of assignment %" PRId64 " not extended: %s (%s)", id, code,
-           message);
+  if (e.id > 0 && cli->running && cli->cur.id == e.id) {
+    nq_log(NQ_LOG_WARN, "lease of assignment %" PRId64 " not extended: %s (%s)", e.id, e.name,
+           e.message);
     return;
   }
-  nq_log(NQ_LOG_WARN, "server error %s: %s", code, message);
+  nq_log(NQ_LOG_WARN, "server error %s: %s", e.name, e.message);
 }
 
-static void handle_welcome(cli_t *cli, json_t *msg) {
-  int64_t v = 0, pi = 60, mo = 16;
-  const char *client = "?", *state = "running";
-  json_t *job = json_object_get(msg, "job");
-  int64_t jn = 0;
-  if (nq_msg_get_int(msg, "v", 0, INT32_MAX, &v) || v != NQ_PROTOCOL_VERSION) {
-    nq_log(NQ_LOG_ERROR, "protocol version mismatch: server speaks %" PRId64 ", we speak %d", v,
-           NQ_PROTOCOL_VERSION);
-    cli->fatal = CLI_EXIT_PROTO;
-    nq_conn_close(cli->conn, NULL, NULL);
+static void handle_welcome(cli_t *cli, const json_t *msg) {
+  nq_welcome_t w;
+  nq_proto_err_t err;
+  if (nq_welcome_parse(msg, &w, &err) != 0) {
+    server_broke_protocol(cli, "welcome", &err);
     return;
   }
-  nq_msg_opt_int(msg, "progress_interval", 1, 86400, 60, &pi);
-  nq_msg_opt_int(msg, "max_outstanding", 1, 256, 16, &mo);
-  nq_msg_opt_str(msg, "client", "?", &client);
-  if (json_is_object(job)) {
-    nq_msg_opt_int(job, "n", 0, 64, 0, &jn);
-    nq_msg_opt_str(job, "state", "running", &state);
-  }
+  const char *client = w.client ? w.client : "?";
   if (cli->enrolling) {
-    const char *tok = NULL;
-    if (nq_msg_get_str(msg, "token", &tok) || !*tok || strlen(tok) >= sizeof cli->token) {
+    if (!w.token || !*w.token || strlen(w.token) >= sizeof cli->token) {
       nq_log(NQ_LOG_ERROR, "enrolment: the server sent no usable token");
-      cli->fatal = CLI_EXIT_PROTO;
+      leave(cli, CLI_REASON_PROTOCOL);
       nq_conn_close(cli->conn, NULL, NULL);
       return;
     }
-    strcpy(cli->token, tok);
-    if (cli_token_store(&cli->j, tok) != 0) {
+    strcpy(cli->token, w.token);
+    if (cli_token_store(&cli->j, w.token) != 0) {
       nq_log(NQ_LOG_ERROR, "enrolled as %s but cannot store the token in %s", client,
              cli->j.dir);
-      cli->fatal = CLI_EXIT_SETUP;
+      leave(cli, CLI_REASON_SETUP);
       nq_conn_close(cli->conn, NULL, NULL);
       return;
     }
     cli->enrolling = 0;
     nq_log(NQ_LOG_INFO, "enrolled as %s; token stored in %s/token", client, cli->j.dir);
   }
-  cli->state = ST_READY;
+  int pi = w.progress_interval > PROGRESS_INTERVAL_MAX ? PROGRESS_INTERVAL_MAX
+                                                       : w.progress_interval;
+  set_state(cli, CLI_STATE_READY);
   cli->attempt = 0;
-  cli->progress_interval = (int)pi;
-  cli->max_outstanding = (int)mo;
-  nq_log(NQ_LOG_INFO, "session open as %s: job N=%" PRId64 " %s, progress every %d s", client,
-         jn, state, cli->progress_interval);
+  cli->progress_interval = pi;
+  cli->max_outstanding = w.max_outstanding;
+  nq_log(NQ_LOG_INFO, "session open as %s: job N=%d %s, progress every %d s", client, w.job_n,
+         w.job_state == NQ_JOB_DONE ? "done" : "running", pi);
   uint64_t idle = (uint64_t)(pi * 3 > 180 ? pi * 3 : 180) * 1000;
   nq_conn_set_idle_timeout(cli->conn, idle);
   if (cli->running) { /* a unit that ran on while we were away: report at the new pace */
@@ -407,41 +457,35 @@ static void handle_welcome(cli_t *cli, json_t *msg) {
     uv_timer_start(&cli->progress_timer, on_progress_timer, ms, ms);
   }
   send_journal(cli);
-  if (!strcmp(state, "done")) {
+  if (w.job_state == NQ_JOB_DONE) {
     nq_log(NQ_LOG_INFO, "the job is done; nothing to do");
     job_finished(cli);
   }
   cli_pump(cli);
 }
 
-static void handle_work(cli_t *cli, json_t *msg) {
-  cli->getwork_inflight = 0;
-  json_t *arr = json_object_get(msg, "assignments");
-  if (!json_is_array(arr)) {
-    nq_log(NQ_LOG_WARN, "work without assignments");
+static void handle_work(cli_t *cli, const json_t *msg) {
+  nq_work_t w;
+  nq_proto_err_t err;
+  if (nq_work_parse(msg, &w, &err) != 0) {
+    server_broke_protocol(cli, "work", &err);
     return;
   }
-  size_t i, fresh = 0;
-  json_t *a;
-  json_array_foreach(arr, i, a) {
+  cli->getwork_inflight = 0;
+  size_t fresh = 0;
+  int64_t now = (int64_t)time(NULL);
+  for (int i = 0; i < w.n; i++) {
     cli_assign_t as;
     memset(&as, 0, sizeof as);
-    const char *unit;
-    if (nq_msg_get_int(a, "id", 1, INT64_MAX, &as.id) || nq_msg_get_str(a, "unit", &unit) ||
-        strlen(unit) >= sizeof as.unit) {
-      nq_log(NQ_LOG_WARN, "malformed assignment ignored");
-      continue;
-    }
-    int64_t lease = -1;
-    nq_msg_opt_int(a, "deadline", 0, INT64_MAX, 0, &as.deadline);
-    nq_msg_opt_int(a, "lease", 0, 86400 * 366, -1, &lease);
-    if (lease >= 0) as.deadline = (int64_t)time(NULL) + lease;
-    strcpy(as.unit, unit);
+    as.id = w.a[i].id;
+    snprintf(as.unit, sizeof as.unit, "%s", w.a[i].unit);
+    /* On our clock: the lease counts from receipt, so clock skew does not matter. */
+    as.deadline = now + w.a[i].lease;
     /* The server re-sends what we hold; never run one twice. */
     if ((cli->running && cli->cur.id == as.id) || queue_has(cli, as.id) ||
         sent_find(cli, as.id) || cli_journal_has(&cli->j, as.id))
       continue;
-    if (cli->stopping || cli->done) continue;
+    if (cli->reason != CLI_REASON_NONE) continue;
     if (cli_assigned_put(&cli->j, &as) != 0)
       nq_log(NQ_LOG_WARN, "cannot record assignment %" PRId64 " on disk", as.id);
     if (queue_push(cli, &as) != 0) continue;
@@ -456,65 +500,85 @@ static void handle_work(cli_t *cli, json_t *msg) {
   cli_pump(cli);
 }
 
-static void handle_no_work(cli_t *cli, json_t *msg) {
+static void handle_no_work(cli_t *cli, const json_t *msg) {
+  nq_no_work_t nw;
+  nq_proto_err_t err;
+  if (nq_no_work_parse(msg, &nw, &err) != 0) {
+    server_broke_protocol(cli, "no_work", &err);
+    return;
+  }
   cli->getwork_inflight = 0;
-  const char *reason = "?";
-  int64_t after = DEFAULT_RETRY_S;
-  nq_msg_opt_str(msg, "reason", "?", &reason);
-  nq_msg_opt_int(msg, "retry_after", 0, 86400, DEFAULT_RETRY_S, &after);
-  if (!strcmp(reason, "done")) {
+  if (nw.reason == NQ_NOWORK_DONE) {
     nq_log(NQ_LOG_INFO, "the job is done (%ld unit(s) solved here)", cli->units_done);
     job_finished(cli);
     cli_pump(cli);
     return;
   }
-  if (after < 1) after = 1;
-  if (after > 60) after = 60;
-  nq_log(NQ_LOG_DEBUG, "no work (%s), asking again in %" PRId64 " s", reason, after);
+  int64_t after = nw.retry_after < 1 ? 1 : nw.retry_after > 60 ? 60 : nw.retry_after;
+  nq_log(NQ_LOG_DEBUG, "no work (%s), asking again in %" PRId64 " s",
+         nq_nowork_reason_name(nw.reason), after);
   cli->nowork_wait = 1;
   uv_timer_start(&cli->retry_timer, on_retry_timer, (uint64_t)after * 1000, 0);
   cli_pump(cli);
 }
 
-static void handle_ack(cli_t *cli, json_t *msg) {
-  int64_t id;
-  const char *status = "?";
-  if (nq_msg_get_int(msg, "id", 1, INT64_MAX, &id)) {
-    nq_log(NQ_LOG_WARN, "ack without id");
+static void handle_ack(cli_t *cli, const json_t *msg) {
+  nq_ack_t a;
+  nq_proto_err_t err;
+  if (nq_ack_parse(msg, &a, &err) != 0) {
+    server_broke_protocol(cli, "ack", &err);
     return;
   }
-  nq_msg_opt_str(msg, "status", "?", &status);
-  nq_log(NQ_LOG_INFO, "ack %" PRId64 ": %s", id, status);
-  result_answered(cli, id);
+  nq_log(NQ_LOG_INFO, "ack %" PRId64 ": %s", a.id, nq_ack_status_name(a.status));
+  result_answered(cli, a.id);
   cli_pump(cli);
 }
 
+static void handle_lease(cli_t *cli, const json_t *msg) {
+  nq_lease_t l;
+  nq_proto_err_t err;
+  if (nq_lease_parse(msg, &l, &err) != 0) {
+    server_broke_protocol(cli, "lease", &err);
+    return;
+  }
+  nq_log(NQ_LOG_DEBUG, "lease of %" PRId64 " extended", l.id);
+}
+
+static void handle_bye(cli_t *cli, const json_t *msg) {
+  (void)msg;
+  nq_log(NQ_LOG_INFO, "server said bye");
+  nq_conn_close(cli->conn, NULL, NULL);
+}
+
+/* What the server may send a client session, and in which state: before welcome (HELLO) only
+ * welcome or an error; then (READY) the answers to our requests, bye and errors. */
+enum { IN_HELLO = 1, IN_READY = 2 };
+static const struct {
+  int when;
+  void (*fn)(cli_t *cli, const json_t *msg);
+} handlers[NQ_MSG_COUNT] = {
+    [NQ_MSG_ERROR] = {IN_HELLO | IN_READY, handle_error},
+    [NQ_MSG_WELCOME] = {IN_HELLO, handle_welcome},
+    [NQ_MSG_WORK] = {IN_READY, handle_work},
+    [NQ_MSG_NO_WORK] = {IN_READY, handle_no_work},
+    [NQ_MSG_ACK] = {IN_READY, handle_ack},
+    [NQ_MSG_LEASE] = {IN_READY, handle_lease},
+    [NQ_MSG_BYE] = {IN_READY, handle_bye},
+};
+
 static void on_frame(nq_conn_t *c, json_t *msg) {
   cli_t *cli = nq_conn_data(c);
-  const char *type = "";
-  nq_msg_get_str(msg, "type", &type);
-  if (!strcmp(type, "error")) {
-    handle_error(cli, msg);
-  } else if (cli->state == ST_HELLO) {
-    if (!strcmp(type, "welcome")) {
-      handle_welcome(cli, msg);
-    } else {
-      nq_log(NQ_LOG_WARN, "unexpected %s before welcome", type);
-      nq_conn_close(c, "unknown_type", "expected welcome");
-    }
-  } else if (!strcmp(type, "work")) {
-    handle_work(cli, msg);
-  } else if (!strcmp(type, "no_work")) {
-    handle_no_work(cli, msg);
-  } else if (!strcmp(type, "ack")) {
-    handle_ack(cli, msg);
-  } else if (!strcmp(type, "lease")) {
-    nq_log(NQ_LOG_DEBUG, "lease extended");
-  } else if (!strcmp(type, "bye")) {
-    nq_log(NQ_LOG_INFO, "server said bye");
-    nq_conn_close(c, NULL, NULL);
+  const char *name;
+  nq_msg_type_t t = nq_msg_type(msg, &name);
+  int when = cli->state == CLI_STATE_HELLO ? IN_HELLO : IN_READY;
+  if (handlers[t].fn && (handlers[t].when & when)) {
+    handlers[t].fn(cli, msg);
+  } else if (when == IN_HELLO) {
+    nq_log(NQ_LOG_WARN, "unexpected %s before welcome", name ? name : "message");
+    nq_conn_close(c, nq_errcode_name(NQ_ERR_UNKNOWN_TYPE), "expected welcome");
   } else {
-    nq_log(NQ_LOG_WARN, "unexpected message type '%s'", type);
+    /* Ignored: a newer server may send something informative we do not know yet. */
+    nq_log(NQ_LOG_WARN, "unexpected message type '%s'", name ? name : "");
   }
 }
 
@@ -524,12 +588,11 @@ static void on_progress_timer(uv_timer_t *t) {
   cli_t *cli = t->data;
   /* The first progress of a unit goes out even without new nodes: it turns the lease sized for
    * the queue into a full one (or revives it if the unit waited in the queue past its deadline). */
-  if (cli->state != ST_READY || !cli->running ||
+  if (cli->state != CLI_STATE_READY || !cli->running ||
       (cli->cur_progressed && cli->cur_nodes == cli->cur_nodes_sent))
     return;
-  json_t *m = json_pack("{s:s, s:I, s:I}", "type", "progress", "id", (json_int_t)cli->cur.id,
-                        "nodes", (json_int_t)cli->cur_nodes);
-  if (send_new(cli, m) == 0) {
+  nq_progress_t p = {cli->cur.id, 1, cli->cur_nodes};
+  if (send_new(cli, nq_progress_pack(&p)) == 0) {
     cli->cur_nodes_sent = cli->cur_nodes;
     cli->cur_progressed = 1;
   }
@@ -544,7 +607,7 @@ static void unit_finished(cli_t *cli, const cli_worker_event_t *ev) {
   if (ev->status == NQ_ECANCELED) {
     nq_log(NQ_LOG_INFO, "unit %s (id %" PRId64 ") cancelled", a.unit, a.id);
     /* Kept in assigned/ for a later run, unless the job is over. */
-    if (cli->job_done) cli_assigned_remove(&cli->j, a.id);
+    if (cli->reason == CLI_REASON_JOB_DONE) cli_assigned_remove(&cli->j, a.id);
     return;
   }
   if (ev->status != 0) {
@@ -574,7 +637,7 @@ static void unit_finished(cli_t *cli, const cli_worker_event_t *ev) {
   cli->units_done++;
   cli->last_seconds = ev->seconds;
   cli->nowork_wait = 0; /* a free worker is worth one immediate get_work */
-  if (cli->state == ST_READY) send_result(cli, &r);
+  if (cli->state == CLI_STATE_READY) send_result(cli, &r);
 }
 
 static void on_worker_event(cli_worker_t *w) {
@@ -587,7 +650,7 @@ static void on_worker_event(cli_worker_t *w) {
       unit_finished(cli, &ev);
     }
   }
-  if (!cli->finishing) cli_pump(cli);
+  if (cli->life == LIFE_RUNNING) cli_pump(cli);
 }
 
 /* When to send a unit's first progress: half way to its lease's end (the server sizes a lease from
@@ -602,7 +665,7 @@ static uint64_t first_progress_ms(const cli_assign_t *a, uint64_t interval_ms) {
 
 /* Start the next queued unit if the worker is free. */
 static void start_next(cli_t *cli) {
-  while (!cli->running && cli->qlen > 0 && !cli->stopping && !cli->done) {
+  while (!cli->running && cli->qlen > 0 && cli->reason == CLI_REASON_NONE) {
     cli_assign_t a = cli->queue[0];
     memmove(cli->queue, cli->queue + 1, (cli->qlen - 1) * sizeof *cli->queue);
     cli->qlen--;
@@ -634,35 +697,38 @@ static void start_next(cli_t *cli) {
 
 /* ---- the scheduler of this client: what to do next ---- */
 
+/* Draining (a reason that finishes the reports): leave once every result of ours has an answer,
+ * or at once without a connection when stopped (the journal keeps the rest). After a reached
+ * limit or the end of the job we wait for the server to take what the journal holds,
+ * reconnecting if need be. */
+static void drain(cli_t *cli) {
+  if (cli->running) return;
+  if (cli->state == CLI_STATE_READY) {
+    if (cli->nsent == 0) cli_finish(cli);
+  } else if (cli->reason == CLI_REASON_STOPPED) {
+    cli_finish(cli);
+  } else {
+    size_t n = 0;
+    cli_result_t *v = NULL;
+    if (cli_journal_list(&cli->j, &v, &n, NULL) == 0 && n == 0) cli_finish(cli);
+    free(v);
+  }
+}
+
 static void cli_pump(cli_t *cli) {
-  if (cli->finishing) return;
+  if (cli->life != LIFE_RUNNING) return;
   const cli_config_t *cfg = cli->cfg;
   long limit = cfg->max_units;
-  if (limit > 0 && cli->units_done >= limit && !cli->done) {
+  if (limit > 0 && cli->units_done >= limit && cli->reason == CLI_REASON_NONE) {
     nq_log(NQ_LOG_INFO, "%ld unit(s) solved: limit reached", cli->units_done);
-    cli->done = 1;
+    leave(cli, CLI_REASON_LIMIT);
   }
   start_next(cli);
-
-  if (cli->stopping || cli->done) {
-    /* Leave once every result of ours has an answer, or at once without a connection when
-     * stopping (the journal keeps the rest). After --max-units we wait for the server to take
-     * what the journal holds, reconnecting if need be. */
-    if (cli->running) return;
-    if (cli->state == ST_READY) {
-      if (cli->nsent == 0) cli_finish(cli, CLI_EXIT_OK);
-    } else if (cli->stopping) {
-      cli_finish(cli, CLI_EXIT_OK);
-    } else {
-      size_t n = 0;
-      cli_result_t *v = NULL;
-      if (cli_journal_list(&cli->j, &v, &n, NULL) == 0 && n == 0) cli_finish(cli, CLI_EXIT_OK);
-      free(v);
-    }
+  if (cli->reason != CLI_REASON_NONE) {
+    drain(cli);
     return;
   }
-
-  if (cli->state != ST_READY || cli->getwork_inflight || cli->nowork_wait) return;
+  if (cli->state != CLI_STATE_READY || cli->getwork_inflight || cli->nowork_wait) return;
   long held = (long)cli->qlen + cli->running;
   /* Prefetch one unit; when units take less than a round trip plus the server's commit, the
    * solver would idle between them, so hold a few more. */
@@ -674,43 +740,42 @@ static void cli_pump(cli_t *cli) {
   if (limit > 0 && target > limit - cli->units_done) target = limit - cli->units_done;
   if (held >= target) return;
   /* want counts what we hold: the server re-sends held assignments first (docs/protocol.md). */
-  json_t *m = json_pack("{s:s, s:i}", "type", "get_work", "want", (int)target);
-  if (send_new(cli, m) == 0) cli->getwork_inflight = 1;
+  nq_get_work_t g = {(int)target};
+  if (send_new(cli, nq_get_work_pack(&g)) == 0) cli->getwork_inflight = 1;
 }
 
 /* ---- stopping ---- */
 
-static void on_close_noop(uv_handle_t *h) {
-  (void)h;
-}
-
-/* Close every handle we own (the loop then runs dry and cli_run returns). */
+/* Close every handle we own; the loop then runs dry (cli_run) and the state is DONE. */
 static void cli_release(cli_t *cli) {
-  if (cli->released) return;
-  cli->released = 1;
+  if (cli->life == LIFE_RELEASED) return;
+  assert(!cli->conn); /* the connection closes first: its on_close brings us here */
+  cli->life = LIFE_RELEASED;
   uv_timer_stop(&cli->retry_timer);
   uv_timer_stop(&cli->progress_timer);
   uv_timer_stop(&cli->stop_timer);
-  uv_close((uv_handle_t *)&cli->retry_timer, on_close_noop);
-  uv_close((uv_handle_t *)&cli->progress_timer, on_close_noop);
-  uv_close((uv_handle_t *)&cli->stop_timer, on_close_noop);
-  uv_close((uv_handle_t *)&cli->sigint, on_close_noop);
-  uv_close((uv_handle_t *)&cli->sigterm, on_close_noop);
+  uv_close((uv_handle_t *)&cli->retry_timer, NULL);
+  uv_close((uv_handle_t *)&cli->progress_timer, NULL);
+  uv_close((uv_handle_t *)&cli->stop_timer, NULL);
+  if (cli->cfg->handle_signals) {
+    uv_close((uv_handle_t *)&cli->sigint, NULL);
+    uv_close((uv_handle_t *)&cli->sigterm, NULL);
+  }
   cli_worker_stop(&cli->worker);
+  set_state(cli, CLI_STATE_DONE);
 }
 
-/* End the session with `code`: bye if we are in one, close, then release. Re-entered from
+/* End the session for cli->reason: bye if we are in one, close, then release. Re-entered from
  * on_close once the connection is gone. */
-static void cli_finish(cli_t *cli, int code) {
-  if (!cli->finishing) {
-    cli->finishing = 1;
-    cli->exit_code = code;
+static void cli_finish(cli_t *cli) {
+  if (cli->life == LIFE_RUNNING) {
+    cli->life = LIFE_CLOSING;
     cli_worker_cancel(&cli->worker);
     uv_timer_stop(&cli->retry_timer);
     uv_timer_stop(&cli->progress_timer);
   }
   if (cli->conn) {
-    if (cli->state == ST_READY) send_new(cli, json_pack("{s:s}", "type", "bye"));
+    if (cli->state == CLI_STATE_READY) send_new(cli, nq_bye_pack());
     nq_conn_close(cli->conn, NULL, NULL);
     return; /* on_close comes back here */
   }
@@ -723,24 +788,30 @@ static void on_stop_timer(uv_timer_t *t) {
     nq_log(NQ_LOG_WARN, "the running unit did not stop in time");
   else
     nq_log(NQ_LOG_WARN, "no answer for %zu result(s); they stay in the journal", cli->nsent);
-  cli_finish(cli, CLI_EXIT_OK);
+  cli_finish(cli);
 }
 
-static void on_signal(uv_signal_t *s, int signum) {
-  cli_t *cli = s->data;
-  if (cli->stopping || cli->finishing) {
-    nq_log(NQ_LOG_WARN, "second signal: leaving now");
+void cli_stop(cli_t *cli) {
+  if (cli->life == LIFE_RELEASED) return;
+  if (cli->reason == CLI_REASON_STOPPED || cli->life == LIFE_CLOSING) {
+    nq_log(NQ_LOG_WARN, "second stop request: leaving now");
     if (cli->conn) nq_conn_abort(cli->conn);
-    cli_finish(cli, cli->finishing ? cli->exit_code : CLI_EXIT_OK);
+    cli_finish(cli);
     return;
   }
-  nq_log(NQ_LOG_INFO, "%s: stopping (finishing reports, then bye)",
-         signum == SIGINT ? "SIGINT" : "SIGTERM");
-  cli->stopping = 1;
+  leave(cli, CLI_REASON_STOPPED);
   cli_worker_cancel(&cli->worker);
   uv_timer_stop(&cli->retry_timer);
   uv_timer_start(&cli->stop_timer, on_stop_timer, STOP_GRACE_MS, 0);
   cli_pump(cli);
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+  cli_t *cli = s->data;
+  if (cli->reason != CLI_REASON_STOPPED && cli->life == LIFE_RUNNING)
+    nq_log(NQ_LOG_INFO, "%s: stopping (finishing reports, then bye)",
+           signum == SIGINT ? "SIGINT" : "SIGTERM");
+  cli_stop(cli);
 }
 
 /* ---- setup ---- */
@@ -752,6 +823,7 @@ void cli_config_default(cli_config_t *cfg) {
   cfg->backoff_min = 0.5;
   cfg->backoff_max = 60;
   cfg->prefetch = 1;
+  cfg->handle_signals = 1;
   const char *home = getenv("HOME");
   static char state[4096];
   if (nq_path_join(state, sizeof state, home && *home ? home : ".", ".nq-client") != 0)
@@ -806,48 +878,55 @@ static void load_assigned(cli_t *cli) {
   free(v);
 }
 
-int cli_run(const cli_config_t *cfg) {
+static void cli_release_memory(cli_t *cli) {
+  cli_journal_close(&cli->j);
+  nq_tls_ctx_free(cli->tls);
+  free(cli->queue);
+  free(cli->sent);
+  free(cli);
+}
+
+int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
+  *out = NULL;
   cli_t *cli = calloc(1, sizeof *cli);
   if (!cli) return CLI_EXIT_FAIL;
   cli->cfg = cfg;
+  cli->loop = loop;
   cli->rng = (unsigned)time(NULL) ^ ((unsigned)getpid() << 8);
   cli->progress_interval = 60;
   cli->max_outstanding = 16;
   cli->last_seconds = -1;
-  int code = CLI_EXIT_SETUP, loop_ok = 0, journal_ok = 0;
   int rc = nq_tls_ctx_client_new(cfg->ca, &cli->tls);
   if (rc) {
     char e[200];
     nq_tls_errors(e, sizeof e);
     nq_log(NQ_LOG_ERROR, "cannot load CA file %s: %s%s%s", cfg->ca, nq_strerror(rc),
            e[0] ? ": " : "", e);
-    goto out;
+    free(cli);
+    return CLI_EXIT_SETUP;
   }
-  if (cli_journal_open(cfg->state, &cli->j) != 0) goto out;
-  journal_ok = 1;
-  if (pick_credentials(cli) != 0) goto out;
-  code = CLI_EXIT_FAIL;
-  if (uv_loop_init(&cli->loop) != 0) goto out;
-  loop_ok = 1;
-  uv_timer_init(&cli->loop, &cli->retry_timer);
-  uv_timer_init(&cli->loop, &cli->progress_timer);
-  uv_timer_init(&cli->loop, &cli->stop_timer);
+  if (cli_journal_open(cfg->state, &cli->j) != 0 || pick_credentials(cli) != 0) {
+    cli_release_memory(cli);
+    return CLI_EXIT_SETUP;
+  }
+  /* From here on the handles exist: a failure ends the daemon through the normal release. */
+  uv_timer_init(loop, &cli->retry_timer);
+  uv_timer_init(loop, &cli->progress_timer);
+  uv_timer_init(loop, &cli->stop_timer);
   cli->retry_timer.data = cli->progress_timer.data = cli->stop_timer.data = cli;
-  uv_signal_init(&cli->loop, &cli->sigint);
-  uv_signal_init(&cli->loop, &cli->sigterm);
-  cli->sigint.data = cli->sigterm.data = cli;
-  uv_signal_start(&cli->sigint, on_signal, SIGINT);
-  uv_signal_start(&cli->sigterm, on_signal, SIGTERM);
-  if (cli_worker_init(&cli->worker, &cli->loop, cfg->threads, on_worker_event, cli) != 0) {
+  if (cfg->handle_signals) {
+    uv_signal_init(loop, &cli->sigint);
+    uv_signal_init(loop, &cli->sigterm);
+    cli->sigint.data = cli->sigterm.data = cli;
+    uv_signal_start(&cli->sigint, on_signal, SIGINT);
+    uv_signal_start(&cli->sigterm, on_signal, SIGTERM);
+  }
+  *out = cli;
+  if (cli_worker_init(&cli->worker, loop, cfg->threads, on_worker_event, cli) != 0) {
     nq_log(NQ_LOG_ERROR, "cannot start the solver thread");
-    cli->released = 1;
-    uv_close((uv_handle_t *)&cli->retry_timer, NULL);
-    uv_close((uv_handle_t *)&cli->progress_timer, NULL);
-    uv_close((uv_handle_t *)&cli->stop_timer, NULL);
-    uv_close((uv_handle_t *)&cli->sigint, NULL);
-    uv_close((uv_handle_t *)&cli->sigterm, NULL);
-    uv_run(&cli->loop, UV_RUN_DEFAULT);
-    goto out;
+    leave(cli, CLI_REASON_FAILURE);
+    cli_finish(cli);
+    return 0;
   }
   nq_log(NQ_LOG_INFO, "nq-client %s: server %s:%d, %d thread(s), state %s%s", NQ_VERSION_STRING,
          cfg->host, cfg->port, cfg->threads, cfg->state,
@@ -855,16 +934,25 @@ int cli_run(const cli_config_t *cfg) {
   load_assigned(cli);
   start_next(cli); /* resumed units run while we connect */
   cli_connect(cli);
-  uv_run(&cli->loop, UV_RUN_DEFAULT);
-  code = cli->exit_code;
-out:
-  if (loop_ok && uv_loop_close(&cli->loop) != 0) {
-    nq_log(NQ_LOG_WARN, "loop closed with handles open");
+  return 0;
+}
+
+void cli_free(cli_t *cli) {
+  if (!cli) return;
+  assert(cli->state == CLI_STATE_DONE);
+  cli_release_memory(cli);
+}
+
+int cli_run(const cli_config_t *cfg) {
+  uv_loop_t loop;
+  if (uv_loop_init(&loop) != 0) return CLI_EXIT_FAIL;
+  cli_t *cli = NULL;
+  int code = cli_start(cfg, &loop, &cli);
+  if (cli) {
+    uv_run(&loop, UV_RUN_DEFAULT);
+    code = cli_reason_exit(cli_reason(cli));
+    cli_free(cli);
   }
-  if (journal_ok) cli_journal_close(&cli->j);
-  nq_tls_ctx_free(cli->tls);
-  free(cli->queue);
-  free(cli->sent);
-  free(cli);
+  if (uv_loop_close(&loop) != 0) nq_log(NQ_LOG_WARN, "loop closed with handles open");
   return code;
 }

@@ -1,13 +1,23 @@
 /* nq-client: the volunteer daemon -- configuration, context and connection loop.
  *
- * One libuv loop on the main thread owns the TLS connection (conn.h), the timers, the signal
- * handlers and the journal; the solver runs on the worker thread (worker.h). docs/client.md
- * describes the states, the journal, the backoff, the signals and the exit codes.
+ * One libuv loop owns the TLS connection (conn.h), the timers, the signal handlers and the journal;
+ * the solver runs on the worker thread (worker.h). docs/client.md describes the states, the
+ * journal, the backoff, the signals and the exit codes.
+ *
+ * The daemon is a state machine on a loop it is given (cli_start), so it can run beside other
+ * things on one loop -- an in-process server, in tests/test_cli.c -- or alone (cli_run):
+ *
+ *   connection (cli_state_t)   IDLE -> CONNECTING -> HELLO -> READY -> IDLE (dropped) ... -> DONE
+ *   leaving    (cli_reason_t)  NONE while it runs; the first reason to leave is kept, except
+ *                              that a stronger one overrides a weaker (the order of the enum):
+ *                              LIMIT / JOB_DONE / STOPPED drain first (finish reporting), the
+ *                              others close at once. The reason decides the exit code.
  */
 #ifndef CLI_CLI_H
 #define CLI_CLI_H
 
 #include <stddef.h>
+#include <uv.h>
 
 #include "nq/addr.h"
 
@@ -21,6 +31,35 @@ enum {
   CLI_EXIT_AUTH = 5,  /* unknown token, wrong enrolment key, or banned */
   CLI_EXIT_PROTO = 6  /* protocol version mismatch or another protocol error from the server */
 };
+
+/* The connection state machine. */
+typedef enum {
+  CLI_STATE_IDLE = 0,   /* not connected; the retry timer runs the next attempt */
+  CLI_STATE_CONNECTING, /* TCP connect and TLS handshake */
+  CLI_STATE_HELLO,      /* hello sent, waiting for welcome */
+  CLI_STATE_READY,      /* welcome received: journal sent first, then get_work/progress/result */
+  CLI_STATE_DONE        /* left for good: every handle is closing; the exit reason is final */
+} cli_state_t;
+
+/* Why the daemon leaves, weakest first (see above). */
+typedef enum {
+  CLI_REASON_NONE = 0, /* still running */
+  CLI_REASON_LIMIT,    /* --once / --max-units reached (drains: waits for every ack) */
+  CLI_REASON_JOB_DONE, /* the server says the job is finished (drains) */
+  CLI_REASON_STOPPED,  /* a stop request: SIGINT/SIGTERM or cli_stop (drains while connected) */
+  CLI_REASON_PROTOCOL, /* the server broke the protocol or refused ours (bad_message, ...) */
+  CLI_REASON_VERSION,  /* protocol version mismatch */
+  CLI_REASON_AUTH,     /* unknown token or wrong enrolment key */
+  CLI_REASON_BANNED,   /* this client is banned */
+  CLI_REASON_CERT,     /* the server certificate was refused (CA or host name) */
+  CLI_REASON_SETUP,    /* the new token cannot be stored */
+  CLI_REASON_FAILURE   /* an unexpected local failure (the solver thread cannot start) */
+} cli_reason_t;
+
+const char *cli_state_name(cli_state_t s);   /* "idle", "connecting", ... */
+const char *cli_reason_name(cli_reason_t r); /* "none", "limit", "job_done", ... */
+/* The process exit code for a reason (CLI_EXIT_*). */
+int cli_reason_exit(cli_reason_t r);
 
 typedef struct cli_config_s {
   char host[NQ_HOST_MAX]; /* from --server HOST:PORT; also the name the certificate must match */
@@ -36,16 +75,36 @@ typedef struct cli_config_s {
   double backoff_min; /* seconds; first reconnect delay (0.5) */
   double backoff_max; /* seconds; the cap (60) */
   int prefetch;       /* assignments held beyond the running one (1) */
+  int handle_signals; /* SIGINT/SIGTERM stop the daemon (the program sets it; tests may not) */
+  /* Observer (optional): called on the loop thread after every change of state, DONE last. */
+  void (*on_state)(void *arg, cli_state_t from, cli_state_t to);
+  void *observer;
 } cli_config_t;
 
 /* Fill defaults: threads = online CPUs, state = $HOME/.nq-client, backoff 0.5 .. 60 s,
- * prefetch 1. */
+ * prefetch 1, signals handled. */
 void cli_config_default(cli_config_t *cfg);
 
 /* Split "HOST:PORT" or "[IPv6]:PORT" into cfg->host / cfg->port. Returns 0 or NQ_EINVAL. */
 int cli_parse_server(const char *s, cli_config_t *cfg);
 
-/* Run the daemon until it stops; returns the process exit code (CLI_EXIT_*). */
+typedef struct cli_s cli_t;
+
+/* Set up on `loop` (cfg is borrowed and must outlive the daemon): the CA, the state directory and
+ * journal, the credentials, the timers, the solver thread; then resume journalled assignments
+ * and start connecting. Returns 0 and *out; or, when nothing was started, a process exit code
+ * (CLI_EXIT_SETUP, CLI_EXIT_FAIL) with *out NULL. A later failure ends the daemon with a reason
+ * instead. Run the loop until the state is DONE and its handles have closed, then cli_free. */
+int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out);
+/* Ask the daemon to leave as SIGTERM does: no new work, finish reporting, bye. A second call
+ * leaves at once. */
+void cli_stop(cli_t *cli);
+cli_state_t cli_state(const cli_t *cli);
+cli_reason_t cli_reason(const cli_t *cli);
+/* Release the daemon once the loop has run its close callbacks (uv_run returned). */
+void cli_free(cli_t *cli);
+
+/* The whole daemon on its own loop until it stops; returns the process exit code (CLI_EXIT_*). */
 int cli_run(const cli_config_t *cfg);
 
 #endif

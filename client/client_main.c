@@ -7,6 +7,7 @@
 
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "nq/proto.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -126,12 +127,7 @@ int main(int argc, char **argv) {
     return CLI_EXIT_USAGE;
   }
   if (cfg.name) {
-    size_t l = strlen(cfg.name);
-    int ok = l >= 1 && l <= 64;
-    for (const char *p = cfg.name; ok && *p; p++)
-      ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-           *p == '.' || *p == '_' || *p == '-';
-    if (!ok) {
+    if (!nq_proto_name_valid(cfg.name)) {
       fprintf(stderr, "nq-client: --name wants 1..64 of [A-Za-z0-9._-]\n");
       return CLI_EXIT_USAGE;
     }

@@ -4,6 +4,7 @@
 
 #include "nq/files.h"
 #include "nq/frame.h"
+#include "nq/proto.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FILE_MAX 8192 /* no journal file is anywhere near this; bigger ones are corrupt */
@@ -85,7 +87,7 @@ static void entry_name(int64_t id, char *buf, size_t len) {
 
 static int entry_put(const char *dir, int64_t id, json_t *o) {
   if (!o) return NQ_ENOMEM;
-  char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+  char *s = json_dumps(o, JSON_COMPACT);
   json_decref(o);
   if (!s) return NQ_ENOMEM;
   char name[64];
@@ -227,51 +229,32 @@ static int entry_list(const char *dir, const char *what, size_t elem_size, entry
 
 /* ---- results ---- */
 
-json_t *cli_result_to_json(const cli_result_t *r) {
-  return json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:f, s:s}", "type", "result", "id",
-                   (json_int_t)r->id, "unit", r->unit, "c2", (json_int_t)r->counts.c2, "c4",
-                   (json_int_t)r->counts.c4, "c8", (json_int_t)r->counts.c8, "nodes",
-                   (json_int_t)r->counts.nodes, "seconds", r->seconds, "solver", r->solver);
+json_t *cli_result_pack(const cli_result_t *r) {
+  nq_result_t m = {r->id, r->unit, r->counts, r->seconds, r->solver};
+  return nq_result_pack(&m);
 }
 
-int cli_result_from_json(const json_t *o, cli_result_t *r) {
-  memset(r, 0, sizeof *r);
-  const char *unit, *solver;
-  int64_t id, c2, c4, c8, nodes;
-  int rc;
-  if ((rc = nq_msg_get_int(o, "id", 1, INT64_MAX, &id)) ||
-      (rc = nq_msg_get_str(o, "unit", &unit)) ||
-      (rc = nq_msg_get_int(o, "c2", 0, INT64_MAX, &c2)) ||
-      (rc = nq_msg_get_int(o, "c4", 0, INT64_MAX, &c4)) ||
-      (rc = nq_msg_get_int(o, "c8", 0, INT64_MAX, &c8)) ||
-      (rc = nq_msg_get_int(o, "nodes", 0, INT64_MAX, &nodes)) ||
-      (rc = nq_msg_get_str(o, "solver", &solver)))
-    return rc;
-  json_t *sec = json_object_get(o, "seconds");
-  if (!json_is_number(sec) || json_number_value(sec) < 0) return NQ_EPROTO;
-  if (strlen(unit) >= sizeof r->unit || strlen(solver) >= sizeof r->solver || !*unit ||
-      !*solver)
-    return NQ_ERANGE;
-  r->id = id;
-  strcpy(r->unit, unit);
-  strcpy(r->solver, solver);
-  r->counts.c2 = (uint64_t)c2;
-  r->counts.c4 = (uint64_t)c4;
-  r->counts.c8 = (uint64_t)c8;
-  r->counts.nodes = (uint64_t)nodes;
-  r->seconds = json_number_value(sec);
-  return 0;
-}
-
+/* A journal entry is the result message as it is sent (nq_result_pack); it is read back with the
+ * protocol's parser, plus what the client needs of its own entries. */
 static int result_parse(const json_t *o, int64_t id, void *slot) {
   cli_result_t *r = slot;
-  int rc = cli_result_from_json(o, r);
-  if (rc) return rc;
+  nq_result_t m;
+  memset(r, 0, sizeof *r);
+  if (nq_msg_type(o, NULL) != NQ_MSG_RESULT || nq_result_parse(o, &m, NULL) != 0)
+    return NQ_EPROTO;
+  if (m.id < 1 || !m.unit[0] || strlen(m.unit) >= sizeof r->unit || !m.solver[0] ||
+      strlen(m.solver) >= sizeof r->solver)
+    return NQ_ERANGE;
+  r->id = m.id;
+  strcpy(r->unit, m.unit);
+  strcpy(r->solver, m.solver);
+  r->counts = m.counts;
+  r->seconds = m.seconds;
   return r->id == id ? 0 : NQ_EPROTO; /* the name must agree with the content */
 }
 
 int cli_journal_put(cli_journal_t *j, const cli_result_t *r) {
-  return entry_put(j->results_dir, r->id, cli_result_to_json(r));
+  return entry_put(j->results_dir, r->id, cli_result_pack(r));
 }
 
 int cli_journal_remove(cli_journal_t *j, int64_t id) {
@@ -298,24 +281,30 @@ int cli_journal_list(cli_journal_t *j, cli_result_t **out, size_t *n, size_t *co
 
 /* ---- assignments ---- */
 
+/* An assignment entry is a `work` message holding that one assignment, its deadline on this
+ * machine's clock (see cli_assign_t) and its lease what was left of it when it was written. */
 static int assign_parse(const json_t *o, int64_t id, void *slot) {
   cli_assign_t *a = slot;
+  nq_work_t w;
   memset(a, 0, sizeof *a);
-  const char *unit;
-  int rc;
-  if ((rc = nq_msg_get_int(o, "id", 1, INT64_MAX, &a->id)) ||
-      (rc = nq_msg_get_str(o, "unit", &unit)) ||
-      (rc = nq_msg_opt_int(o, "deadline", 0, INT64_MAX, 0, &a->deadline)))
-    return rc;
-  if (!*unit || strlen(unit) >= sizeof a->unit) return NQ_ERANGE;
-  strcpy(a->unit, unit);
+  if (nq_msg_type(o, NULL) != NQ_MSG_WORK || nq_work_parse(o, &w, NULL) != 0 || w.n != 1)
+    return NQ_EPROTO;
+  if (w.a[0].id < 1) return NQ_ERANGE;
+  a->id = w.a[0].id;
+  snprintf(a->unit, sizeof a->unit, "%s", w.a[0].unit);
+  a->deadline = w.a[0].deadline;
   return a->id == id ? 0 : NQ_EPROTO;
 }
 
 int cli_assigned_put(cli_journal_t *j, const cli_assign_t *a) {
-  return entry_put(j->assigned_dir, a->id,
-                   json_pack("{s:I, s:s, s:I}", "id", (json_int_t)a->id, "unit", a->unit,
-                             "deadline", (json_int_t)a->deadline));
+  nq_work_t w;
+  int64_t left = a->deadline - (int64_t)time(NULL);
+  w.n = 1;
+  w.a[0] = (nq_assignment_t){a->id, a->unit, a->deadline,
+                             a->deadline <= 0 || left < 0 ? 0
+                             : left > NQ_PROTO_LEASE_MAX ? NQ_PROTO_LEASE_MAX
+                                                         : left};
+  return entry_put(j->assigned_dir, a->id, nq_work_pack(&w));
 }
 
 int cli_assigned_remove(cli_journal_t *j, int64_t id) {

@@ -1,14 +1,17 @@
 /* nq-client: the on-disk state of a client (docs/client.md).
  *
  *   STATE/token               the client token, mode 0600, one line
- *   STATE/journal/<id>.json   a finished result for assignment <id>, written BEFORE it is sent and
+ *   STATE/journal/<id>.json   a finished result for assignment <id>: the `result` message exactly
+ *                             as it is sent (nq_result_pack), written BEFORE it is sent and
  *                             removed once the server answered it (ack or a non-fatal refusal)
- *   STATE/assigned/<id>.json  an assignment received but not finished yet
+ *   STATE/assigned/<id>.json  an assignment received but not finished yet: a `work` message
+ *                             holding it, its deadline on this machine's clock
  *
- * Every file is written as a temporary file (".<name>.tmp"), fsync'd, renamed into place and the
- * directory fsync'd, so a crash leaves either the old state or the new one, never half a file.
- * Leftover temporary files are ignored by the listings (and removed by cli_journal_open). A file
- * that does not parse is reported (log WARN), renamed to "<name>.bad" and skipped.
+ * Every file is written by nq_file_replace (nq/files.h): a temporary dot-file, fsync'd, renamed
+ * into place and the directory fsync'd, so a crash leaves either the old state or the new one,
+ * never half a file. Leftover temporary files are ignored by the listings (and removed by
+ * cli_journal_open). A file that does not parse (with the protocol's parsers) is reported (log
+ * WARN), renamed to "<name>.bad" and skipped.
  *
  * All functions run on the caller's thread and do blocking file I/O on small files.
  */
@@ -19,10 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nq/proto.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
 
-#define CLI_SOLVER_MAX 64
+#define CLI_SOLVER_MAX (NQ_PROTO_SOLVER_MAX + 1) /* a solver version and its terminator */
 #define CLI_TOKEN_MAX 256
 
 typedef struct cli_journal_s {
@@ -74,9 +78,8 @@ int cli_token_load(cli_journal_t *j, char *buf, size_t len);
 /* Store the token atomically with mode 0600. Returns 0 or NQ_EIO. */
 int cli_token_store(cli_journal_t *j, const char *token);
 
-/* A result as a protocol `result` message (new reference, NULL on allocation failure), and back:
- * 0 or NQ_EPROTO/NQ_ERANGE when a field is missing or out of range. */
-json_t *cli_result_to_json(const cli_result_t *r);
-int cli_result_from_json(const json_t *o, cli_result_t *r);
+/* The protocol `result` message for r (nq_result_pack; new reference, NULL on allocation
+ * failure): what is sent, and what a journal entry holds. */
+json_t *cli_result_pack(const cli_result_t *r);
 
 #endif
