@@ -5,7 +5,7 @@
 #   scripts/bench-server.sh [BUILD_DIR] [CONNS] [SECONDS]     (defaults: build 200 10)
 #
 # The server runs N=18 at depth 4 (12936 units) with quorum 1 on a private port and data dir under
-# $TMPDIR; nq-loadgen (server/loadgen_main.c) drives it. Results are fake (c2=c4=c8=0, nodes=1), so
+# $TMPDIR; nq-loadgen (tools/loadgen_main.c) drives it. Results are fake (c2=c4=c8=0, nodes=1), so
 # the final totals are wrong on purpose: this measures the server, not the solver.
 set -euo pipefail
 

@@ -1,4 +1,6 @@
 /* nq-loadgen: many concurrent TLS clients against an nq-server, for benchmarks (scripts/bench-server.sh).
+ * It lives in tools/ because it is no part of the server: it is a client of it, built from the
+ * common library alone, speaking the protocol through nq/proto.h like every other peer.
  *
  * Each connection enrols (name lg-<run>-<i>), then loops: get_work, report every assignment at once
  * (pipelined), wait for the acks, repeat. Results are fake but possible (c2 = c4 = c8 = 0,
@@ -16,9 +18,9 @@
 #include "nq/addr.h"
 #include "nq/conn.h"
 #include "nq/files.h"
-#include "nq/frame.h"
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "nq/proto.h"
 #include "nq/solver.h"
 #include "nq/tls.h"
 #include "nq/unit.h"
@@ -49,7 +51,8 @@ struct lg_s {
 };
 
 static void lg_get_work(lg_conn_t *lc) {
-  nq_conn_send_new(lc->c, json_pack("{s:s, s:i}", "type", "get_work", "want", lc->lg->want));
+  nq_get_work_t g = {lc->lg->want};
+  nq_conn_send_new(lc->c, nq_get_work_pack(&g));
 }
 
 static void on_retry(uv_timer_t *t) {
@@ -57,22 +60,16 @@ static void on_retry(uv_timer_t *t) {
   if (lc->c && !lc->lg->stopping) lg_get_work(lc);
 }
 
-static void lg_send_result(lg_conn_t *lc, const json_t *asg) {
-  const char *text = json_string_value(json_object_get(asg, "unit"));
-  json_int_t id = json_integer_value(json_object_get(asg, "id"));
-  nq_counts_t c = {0, 0, 0, 0, 1};
+static void lg_send_result(lg_conn_t *lc, const nq_assignment_t *a) {
+  nq_result_t r = {a->id, a->unit, {0, 0, 0, 0, 1}, 0.0, NQ_SOLVER_VERSION};
   if (lc->lg->solve) {
     nq_unit_t u;
-    if (!text || nq_unit_parse(text, &u, NULL, 0) != 0 || nq_fast_solve_unit(&u, &c) != 0) {
+    if (nq_unit_parse(a->unit, &u, NULL, 0) != 0 || nq_fast_solve_unit(&u, &r.counts) != 0) {
       lc->lg->errors++;
       return;
     }
   }
-  json_t *m = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:f, s:s}", "type", "result", "id",
-                        id, "unit", text ? text : "", "c2", (json_int_t)c.c2, "c4",
-                        (json_int_t)c.c4, "c8", (json_int_t)c.c8, "nodes", (json_int_t)c.nodes,
-                        "seconds", 0.0, "solver", NQ_SOLVER_VERSION);
-  if (nq_conn_send_new(lc->c, m) == 0) lc->awaiting++;
+  if (nq_conn_send_new(lc->c, nq_result_pack(&r)) == 0) lc->awaiting++;
 }
 
 static void on_open(nq_conn_t *c) {
@@ -80,48 +77,92 @@ static void on_open(nq_conn_t *c) {
   char name[64];
   snprintf(name, sizeof name, "lg-%u-%d", lc->lg->run, lc->idx);
   lc->lg->open++;
-  nq_conn_send_new(c, json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s}", "type", "hello", "v",
-                                NQ_PROTOCOL_VERSION, "role", "client", "enrol", lc->lg->enrol,
-                                "name", name, "solver", NQ_SOLVER_VERSION, "software",
-                                "nq-loadgen " NQ_VERSION_STRING));
+  nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, lc->lg->enrol, name,
+                  NQ_SOLVER_VERSION, 0, "nq-loadgen " NQ_VERSION_STRING};
+  nq_conn_send_new(c, nq_hello_pack(&h));
 }
+
+/* A message the parser refused, or one we did not expect: counted, and the first few logged. */
+static void lg_error(lg_conn_t *lc, const char *what, const char *code, const char *message) {
+  if (++lc->lg->errors <= 5)
+    nq_log(NQ_LOG_WARN, "conn %d: %s %s: %s", lc->idx, what, code, message);
+}
+
+static void on_welcome(lg_conn_t *lc, const json_t *m) {
+  lg_t *lg = lc->lg;
+  nq_welcome_t w;
+  nq_proto_err_t err;
+  if (nq_welcome_parse(m, &w, &err) != 0) {
+    lg_error(lc, "welcome", nq_errcode_name(err.code), err.message);
+    nq_conn_close(lc->c, NULL, NULL);
+    return;
+  }
+  lc->welcomed = 1;
+  if (++lg->welcomed == lg->nconns) lg->t_all_welcomed = nq_now_mono();
+  if (!lg->idle) lg_get_work(lc);
+}
+
+static void on_work(lg_conn_t *lc, const json_t *m) {
+  nq_work_t w;
+  nq_proto_err_t err;
+  lc->lg->work_msgs++;
+  if (nq_work_parse(m, &w, &err) != 0) {
+    lg_error(lc, "work", nq_errcode_name(err.code), err.message);
+    w.n = 0;
+  }
+  for (int i = 0; i < w.n; i++) lg_send_result(lc, &w.a[i]);
+  if (lc->awaiting == 0) uv_timer_start(&lc->retry, on_retry, 100, 0);
+}
+
+static void on_ack(lg_conn_t *lc, const json_t *m) {
+  nq_ack_t a;
+  nq_proto_err_t err;
+  lg_t *lg = lc->lg;
+  if (nq_ack_parse(m, &a, &err) != 0) lg_error(lc, "ack", nq_errcode_name(err.code), err.message);
+  else lg->acks++;
+  if (--lc->awaiting == 0 && !lg->stopping) lg_get_work(lc);
+}
+
+static void on_no_work(lg_conn_t *lc, const json_t *m) {
+  nq_no_work_t nw;
+  nq_proto_err_t err;
+  lc->lg->nowork++;
+  if (nq_no_work_parse(m, &nw, &err) != 0) {
+    lg_error(lc, "no_work", nq_errcode_name(err.code), err.message);
+    nw.reason = NQ_NOWORK_NONE_PENDING;
+  }
+  if (nw.reason == NQ_NOWORK_DONE) {
+    lc->done = 1;
+    nq_conn_close(lc->c, NULL, NULL);
+  } else {
+    uv_timer_start(&lc->retry, on_retry, 200, 0);
+  }
+}
+
+static void on_error_msg(lg_conn_t *lc, const json_t *m) {
+  nq_error_msg_t e;
+  nq_proto_err_t err;
+  lg_t *lg = lc->lg;
+  if (nq_error_parse(m, &e, &err) != 0) {
+    lg_error(lc, "error", nq_errcode_name(err.code), err.message);
+    return;
+  }
+  lg_error(lc, "error", e.name, e.message);
+  if (lc->awaiting > 0 && !e.fatal && --lc->awaiting == 0 && !lg->stopping) lg_get_work(lc);
+}
+
+/* What the server may send a load-generating client. */
+static void (*const handlers[NQ_MSG_COUNT])(lg_conn_t *lc, const json_t *m) = {
+    [NQ_MSG_WELCOME] = on_welcome, [NQ_MSG_WORK] = on_work,     [NQ_MSG_ACK] = on_ack,
+    [NQ_MSG_NO_WORK] = on_no_work, [NQ_MSG_ERROR] = on_error_msg,
+};
 
 static void on_frame(nq_conn_t *c, json_t *m) {
   lg_conn_t *lc = nq_conn_data(c);
-  lg_t *lg = lc->lg;
-  const char *type = json_string_value(json_object_get(m, "type"));
-  if (!type) type = "";
-  if (!strcmp(type, "welcome")) {
-    lc->welcomed = 1;
-    if (++lg->welcomed == lg->nconns) lg->t_all_welcomed = nq_now_mono();
-    if (!lg->idle) lg_get_work(lc);
-  } else if (!strcmp(type, "work")) {
-    lg->work_msgs++;
-    json_t *a = json_object_get(m, "assignments");
-    for (size_t i = 0; i < json_array_size(a); i++) lg_send_result(lc, json_array_get(a, i));
-    if (lc->awaiting == 0) uv_timer_start(&lc->retry, on_retry, 100, 0);
-  } else if (!strcmp(type, "ack")) {
-    lg->acks++;
-    if (--lc->awaiting == 0 && !lg->stopping) lg_get_work(lc);
-  } else if (!strcmp(type, "no_work")) {
-    lg->nowork++;
-    const char *why = json_string_value(json_object_get(m, "reason"));
-    if (why && !strcmp(why, "done")) {
-      lc->done = 1;
-      nq_conn_close(c, NULL, NULL);
-    } else {
-      uv_timer_start(&lc->retry, on_retry, 200, 0);
-    }
-  } else {
-    lg->errors++;
-    if (lg->errors <= 5)
-      nq_log(NQ_LOG_WARN, "conn %d: %s %s: %s", lc->idx, type,
-             json_string_value(json_object_get(m, "code")),
-             json_string_value(json_object_get(m, "message")));
-    if (!strcmp(type, "error") && lc->awaiting > 0 &&
-        !json_is_true(json_object_get(m, "fatal")) && --lc->awaiting == 0 && !lg->stopping)
-      lg_get_work(lc);
-  }
+  const char *name;
+  nq_msg_type_t t = nq_msg_type(m, &name);
+  if (handlers[t]) handlers[t](lc, m);
+  else lg_error(lc, name ? name : "?", "unexpected", "message");
 }
 
 static void on_error(nq_conn_t *c, int status) {
