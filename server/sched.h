@@ -1,5 +1,7 @@
 /* nq-server: the scheduler -- leases, reissue, quorum, trust. No network, no clock: the caller
- * passes `now` (Unix seconds). See docs/store.md for the states and rules.
+ * passes `now` (Unix seconds). See docs/store.md for the states and rules. It holds the rules
+ * only: what it reads and writes goes through the store's typed functions (store.h), which own
+ * the SQL. (srv_work_t, one `work` entry, is defined there too.)
  *
  * Transaction contract. Every srv_sched_* function that changes state (get_work, progress, result,
  * expire) must be called inside a transaction the CALLER opened with srv_store_begin(); it returns
@@ -45,15 +47,6 @@ typedef struct srv_sched_s {
 
 /* Bind to a store and a job (from srv_job_ensure). cfg NULL = defaults. Reads only. */
 int srv_sched_init(srv_sched_t *s, srv_store_t *st, int64_t job_id, const srv_sched_config_t *cfg);
-
-/* One assignment handed to a client (the protocol's `work` entry). */
-typedef struct srv_work_s {
-  int64_t id;                  /* assignment id */
-  int64_t unit_id;
-  char unit[NQ_UNIT_TEXT_MAX]; /* unit text */
-  int64_t deadline;
-  int resent;                  /* 1: the client already held it; 0: newly leased */
-} srv_work_t;
 
 /* Why get_work leased nothing NEW (resent assignments may still be in `out`). */
 typedef enum {

@@ -1,5 +1,5 @@
 /* nq-server: the SQLite store (see store.h for the contracts, docs/store.md for the model). */
-#include "store.h"
+#include "store_int.h"
 
 #include "nq/files.h"
 
@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sqlite3.h>
 
 #ifndef NQ_SOURCE_DIR
 #define NQ_SOURCE_DIR "."
@@ -19,18 +18,6 @@
 #define BUSY_TIMEOUT_MS 5000
 #define SCHEMA_FILE_MAX (1 << 20)
 #define SCHEMA_FILES_MAX 999
-
-typedef struct stmt_slot_s {
-  const char *sql;
-  sqlite3_stmt *stmt;
-} stmt_slot_t;
-
-struct srv_store_s {
-  sqlite3 *db;
-  stmt_slot_t *stmts; /* prepared-statement cache, keyed by the SQL pointer */
-  size_t nstmts, capstmts;
-  char err[512];
-};
 
 /* ---- errors, statements, savepoints ------------------------------------------------------- */
 
@@ -84,8 +71,7 @@ int srv_store_exec(srv_store_t *st, const char *sql) {
   return 0;
 }
 
-/* Step a statement that returns no rows, and reset it so it holds no locks or read snapshot. */
-static int step_done(srv_store_t *st, sqlite3_stmt *s, const char *what) {
+int srv_store_step(srv_store_t *st, sqlite3_stmt *s, const char *what) {
   int rc = sqlite3_step(s);
   int err = 0;
   if (rc == SQLITE_CONSTRAINT)
@@ -326,17 +312,10 @@ int srv_meta_set(srv_store_t *st, const char *key, const char *value) {
   if (rc) return rc;
   sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
   sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
-  return step_done(st, s, "meta set");
+  return srv_store_step(st, s, "meta set");
 }
 
 /* ---- small helpers ------------------------------------------------------------------------ */
-
-static int64_t col_i64(sqlite3_stmt *s, int i) { return sqlite3_column_int64(s, i); }
-
-static void col_str(sqlite3_stmt *s, int i, char *buf, size_t len) {
-  const char *v = (const char *)sqlite3_column_text(s, i);
-  snprintf(buf, len, "%s", v ? v : "");
-}
 
 /* A 128-bit decimal column (NULL reads as 0). */
 static nq_u128 col_u128(sqlite3_stmt *s, int i) {
@@ -344,12 +323,6 @@ static nq_u128 col_u128(sqlite3_stmt *s, int i) {
   const char *t = (const char *)sqlite3_column_text(s, i);
   if (t && nq_u128_parse(t, &v) != 0) v = 0;
   return v;
-}
-
-/* Unit counts are stored as INTEGER and are never negative (the scheduler refuses them). */
-static uint64_t col_u64(sqlite3_stmt *s, int i) {
-  int64_t v = sqlite3_column_int64(s, i);
-  return v < 0 ? 0 : (uint64_t)v;
 }
 
 /* ---- jobs --------------------------------------------------------------------------------- */
@@ -432,7 +405,7 @@ static int unit_insert_cb(const nq_unit_t *u, void *arg) {
   sqlite3_bind_text(c->ins, 4, u->part == NQ_PART_CORNER ? "c" : "s", 1, SQLITE_STATIC);
   sqlite3_bind_int(c->ins, 5, u->bound1);
   sqlite3_bind_int(c->ins, 6, c->need);
-  return step_done(c->st, c->ins, "unit insert");
+  return srv_store_step(c->st, c->ins, "unit insert");
 }
 
 /* Insert the job row and all its units; runs inside the caller's savepoint. */
@@ -447,7 +420,7 @@ static int job_create(srv_store_t *st, int n, int depth, int quorum, int max_res
   sqlite3_bind_int(s, 3, quorum);
   sqlite3_bind_int(s, 4, max_results);
   sqlite3_bind_int64(s, 5, now);
-  if ((rc = step_done(st, s, "job insert")) != 0) return rc;
+  if ((rc = srv_store_step(st, s, "job insert")) != 0) return rc;
   unit_ins_t c = {st, NULL, sqlite3_last_insert_rowid(st->db), 0, quorum};
   rc = srv_store_stmt(st, "INSERT INTO units(job_id, idx, text, part, bound1, need) "
                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &c.ins);
@@ -460,7 +433,7 @@ static int job_create(srv_store_t *st, int n, int depth, int quorum, int max_res
   if ((rc = srv_store_stmt(st, "UPDATE jobs SET units = ?2 WHERE id = ?1", &s)) != 0) return rc;
   sqlite3_bind_int64(s, 1, c.job_id);
   sqlite3_bind_int64(s, 2, c.idx);
-  if ((rc = step_done(st, s, "job units")) != 0) return rc;
+  if ((rc = srv_store_step(st, s, "job units")) != 0) return rc;
   *job_id = c.job_id;
   return 0;
 }
@@ -486,223 +459,34 @@ int srv_job_ensure(srv_store_t *st, int n, int depth, int quorum, int max_result
   return srv_job_get(st, id, job);
 }
 
-/* ---- units -------------------------------------------------------------------------------- */
-
-static const char *const unit_state_names[SRV_UNIT_NSTATES] = {"pending", "leased", "awaiting",
-                                                                "verified", "disputed"};
-
-const char *srv_unit_state_name(srv_unit_state_t s) {
-  return (unsigned)s < SRV_UNIT_NSTATES ? unit_state_names[s] : "?";
-}
-
-int srv_unit_state_parse(const char *name) {
-  for (int i = 0; name && i < SRV_UNIT_NSTATES; i++)
-    if (strcmp(name, unit_state_names[i]) == 0) return i;
-  return NQ_EINVAL;
-}
-
-#define UNIT_COLS "id, job_id, idx, text, state, live, results, c2, c4, c8, nodes, verified_at, " \
-                  "extra_results"
-
-static void unit_row(sqlite3_stmt *s, srv_unit_info_t *u) {
-  char state[16];
-  memset(u, 0, sizeof *u);
-  u->id = col_i64(s, 0);
-  u->job_id = col_i64(s, 1);
-  u->idx = col_i64(s, 2);
-  col_str(s, 3, u->text, sizeof u->text);
-  col_str(s, 4, state, sizeof state);
-  int st = srv_unit_state_parse(state);
-  u->state = st < 0 ? SRV_UNIT_PENDING : (srv_unit_state_t)st;
-  u->live = sqlite3_column_int(s, 5);
-  u->results = sqlite3_column_int(s, 6);
-  u->counts.c2 = col_u64(s, 7);
-  u->counts.c4 = col_u64(s, 8);
-  u->counts.c8 = col_u64(s, 9);
-  u->counts.nodes = col_u64(s, 10);
-  u->verified_at = col_i64(s, 11);
-  u->extra_results = sqlite3_column_int(s, 12);
-}
-
-int srv_unit_get(srv_store_t *st, int64_t unit_id, srv_unit_info_t *out) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE id = ?1", &s);
+int srv_job_finish_if_complete(srv_store_t *st, int64_t job_id, int64_t now, int *done) {
+  sqlite3_stmt *q;
+  *done = 0;
+  int rc = srv_store_stmt(st, "SELECT 1 FROM units WHERE job_id = ?1 AND state IN "
+                              "('pending', 'leased', 'awaiting', 'disputed') LIMIT 1", &q);
   if (rc) return rc;
-  sqlite3_bind_int64(s, 1, unit_id);
-  int sr = sqlite3_step(s);
-  if (sr == SQLITE_ROW) unit_row(s, out);
-  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no unit %lld", (long long)unit_id);
-  else rc = srv_store_fail(st, "unit get");
-  sqlite3_reset(s);
-  return rc;
-}
-
-int srv_unit_find_text(srv_store_t *st, int64_t job_id, const char *text, srv_unit_info_t *out) {
-  if (!text) return srv_store_failf(st, NQ_EINVAL, "no unit text");
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 AND text = ?2",
-                          &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, job_id);
-  sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
-  int sr = sqlite3_step(s);
-  if (sr == SQLITE_ROW) unit_row(s, out);
-  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no unit %s", text);
-  else rc = srv_store_fail(st, "unit find");
-  sqlite3_reset(s);
-  return rc;
-}
-
-int srv_unit_list(srv_store_t *st, int64_t job_id, int state, int limit, srv_unit_cb cb,
-                  void *arg) {
-  sqlite3_stmt *s;
-  /* Two statements: with a state, the (job_id, state) index finds the few disputed units of a
-   * big job without walking all of it ("+idx" keeps the planner from preferring the idx order). */
-  int rc = state >= 0 ? srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 "
-                                           "AND state = ?2 ORDER BY +idx LIMIT ?3", &s)
-                      : srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 "
-                                           "ORDER BY idx LIMIT ?3", &s);
-  if (rc) return rc;
-  if (state >= SRV_UNIT_NSTATES) return srv_store_failf(st, NQ_EINVAL, "bad unit state");
-  sqlite3_bind_int64(s, 1, job_id);
-  if (state >= 0)
-    sqlite3_bind_text(s, 2, srv_unit_state_name((srv_unit_state_t)state), -1, SQLITE_STATIC);
-  sqlite3_bind_int(s, 3, limit > 0 ? limit : -1);
-  int sr = SQLITE_DONE;
-  while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
-    srv_unit_info_t u;
-    unit_row(s, &u);
-    rc = cb(&u, arg);
-  }
-  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "unit list");
-  sqlite3_reset(s);
-  return rc;
-}
-
-/* Recount live leases and results from the assignments (no counter drift), then derive the open
- * unit's state and need. Verified and disputed units keep their state and need 0. */
-int srv_store_unit_refresh(srv_store_t *st, int64_t unit_id) {
-  static const char *count_sql =
-      "UPDATE units SET "
-      "live = (SELECT count(*) FROM assignments a WHERE a.unit_id = units.id AND a.state = 'leased'), "
-      "results = (SELECT count(*) FROM assignments a WHERE a.unit_id = units.id "
-      "           AND a.reported_at IS NOT NULL) "
-      "WHERE id = ?1";
-  static const char *derive_sql =
-      "UPDATE units SET "
-      "state = CASE WHEN state IN ('verified', 'disputed') THEN state "
-      "             WHEN results > 0 THEN 'awaiting' WHEN live > 0 THEN 'leased' "
-      "             ELSE 'pending' END, "
-      "need = CASE WHEN state IN ('verified', 'disputed') THEN 0 ELSE "
-      "  max(0, min((SELECT quorum FROM jobs j WHERE j.id = units.job_id) - best, "
-      "             (SELECT max_results FROM jobs j WHERE j.id = units.job_id) + extra_results "
-      "             - results) "
-      "         - live) END "
-      "WHERE id = ?1";
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, count_sql, &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, unit_id);
-  if ((rc = step_done(st, s, "unit recount")) != 0) return rc;
-  if ((rc = srv_store_stmt(st, derive_sql, &s)) != 0) return rc;
-  sqlite3_bind_int64(s, 1, unit_id);
-  return step_done(st, s, "unit state");
-}
-
-/* Re-open a disputed unit: allow `extra` results beyond those it has, back to awaiting, and let
- * the refresh derive its need (quorum - best, capped by the new allowance). */
-static int unit_retry_locked(srv_store_t *st, int64_t unit_id, int extra) {
-  srv_unit_info_t u;
-  int rc = srv_unit_get(st, unit_id, &u);
-  if (rc) return rc;
-  if (u.state != SRV_UNIT_DISPUTED)
-    return srv_store_failf(st, NQ_ESTATE, "unit %lld (%s) is %s, not disputed", (long long)u.id,
-                           u.text, srv_unit_state_name(u.state));
-  /* Recount first: the allowance is relative to every result the unit has, late ones included. */
-  if ((rc = srv_store_unit_refresh(st, unit_id)) != 0) return rc;
-  sqlite3_stmt *s;
-  rc = srv_store_stmt(st, "UPDATE units SET state = 'awaiting', extra_results = "
-                          "max(0, results - (SELECT max_results FROM jobs j WHERE j.id = "
-                          "units.job_id)) + ?2 WHERE id = ?1 AND state = 'disputed'", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, unit_id);
-  sqlite3_bind_int(s, 2, extra);
-  if ((rc = step_done(st, s, "unit retry")) != 0) return rc;
-  return srv_store_unit_refresh(st, unit_id);
-}
-
-int srv_unit_retry(srv_store_t *st, int64_t unit_id, int extra, int64_t now,
-                   srv_unit_info_t *out) {
-  (void)now;
-  if (extra < 1 || extra > SRV_RETRY_EXTRA_MAX)
-    return srv_store_failf(st, NQ_EINVAL, "extra %d outside 1..%d", extra, SRV_RETRY_EXTRA_MAX);
-  int rc = srv_store_savepoint(st);
-  if (rc) return rc;
-  rc = srv_store_release(st, unit_retry_locked(st, unit_id, extra));
-  srv_unit_info_t tmp;
-  if (rc == 0) rc = srv_unit_get(st, unit_id, out ? out : &tmp);
-  return rc;
-}
-
-/* ---- assignments -------------------------------------------------------------------------- */
-
-static const char *const asg_state_names[SRV_ASG_NSTATES] = {"leased", "expired", "reported",
-                                                              "valid", "invalid", "late"};
-
-const char *srv_asg_state_name(srv_asg_state_t s) {
-  return (unsigned)s < SRV_ASG_NSTATES ? asg_state_names[s] : "?";
-}
-
-#define ASG_COLS "id, unit_id, client_id, state, issued, deadline, reported_at, late, " \
-                 "c2, c4, c8, nodes, seconds, solver"
-
-static void asg_row(sqlite3_stmt *s, srv_asg_info_t *a) {
-  char state[16];
-  memset(a, 0, sizeof *a);
-  a->id = col_i64(s, 0);
-  a->unit_id = col_i64(s, 1);
-  a->client_id = col_i64(s, 2);
-  col_str(s, 3, state, sizeof state);
-  for (int i = 0; i < SRV_ASG_NSTATES; i++)
-    if (strcmp(state, asg_state_names[i]) == 0) a->state = (srv_asg_state_t)i;
-  a->issued = col_i64(s, 4);
-  a->deadline = col_i64(s, 5);
-  a->reported_at = col_i64(s, 6);
-  a->late = sqlite3_column_int(s, 7);
-  a->counts.c2 = col_u64(s, 8);
-  a->counts.c4 = col_u64(s, 9);
-  a->counts.c8 = col_u64(s, 10);
-  a->counts.nodes = col_u64(s, 11);
-  a->seconds = sqlite3_column_double(s, 12);
-  col_str(s, 13, a->solver, sizeof a->solver);
-}
-
-int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT " ASG_COLS " FROM assignments WHERE id = ?1", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, asg_id);
-  int sr = sqlite3_step(s);
-  if (sr == SQLITE_ROW) asg_row(s, out);
-  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no assignment %lld", (long long)asg_id);
-  else rc = srv_store_fail(st, "assignment get");
-  sqlite3_reset(s);
-  return rc;
-}
-
-int srv_asg_list_unit(srv_store_t *st, int64_t unit_id, srv_asg_cb cb, void *arg) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT " ASG_COLS " FROM assignments WHERE unit_id = ?1 ORDER BY id", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, unit_id);
-  int sr = SQLITE_DONE;
-  while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
-    srv_asg_info_t a;
-    asg_row(s, &a);
-    rc = cb(&a, arg);
-  }
-  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "assignment list");
-  sqlite3_reset(s);
+  sqlite3_bind_int64(q, 1, job_id);
+  int sr = sqlite3_step(q);
+  sqlite3_reset(q);
+  if (sr == SQLITE_ROW) return 0;
+  if (sr != SQLITE_DONE) return srv_store_fail(st, "job open units");
+  srv_stats_t stats;
+  if ((rc = srv_store_stats(st, job_id, now, 0, 0, &stats)) != 0) return rc;
+  const nq_totals_t *t = &stats.verified;
+  char c2[40], c4[40], c8[40], nodes[40], total[40], uniq[40];
+  if ((rc = srv_store_stmt(st, "UPDATE jobs SET state = 'done', finished = ?2, c2 = ?3, "
+                               "c4 = ?4, c8 = ?5, nodes = ?6, total = ?7, uniq = ?8 WHERE id = ?1",
+                           &q)) != 0)
+    return rc;
+  sqlite3_bind_int64(q, 1, job_id);
+  sqlite3_bind_int64(q, 2, now);
+  sqlite3_bind_text(q, 3, nq_u128_str(t->c2, c2), -1, SQLITE_STATIC);
+  sqlite3_bind_text(q, 4, nq_u128_str(t->c4, c4), -1, SQLITE_STATIC);
+  sqlite3_bind_text(q, 5, nq_u128_str(t->c8, c8), -1, SQLITE_STATIC);
+  sqlite3_bind_text(q, 6, nq_u128_str(t->nodes, nodes), -1, SQLITE_STATIC);
+  sqlite3_bind_text(q, 7, nq_u128_str(nq_totals_total(t), total), -1, SQLITE_STATIC);
+  sqlite3_bind_text(q, 8, nq_u128_str(nq_totals_unique(t), uniq), -1, SQLITE_STATIC);
+  if ((rc = srv_store_step(st, q, "job done")) == 0) *done = 1;
   return rc;
 }
 
@@ -721,14 +505,6 @@ static void client_row(sqlite3_stmt *s, srv_client_t *c) {
   c->invalid = col_i64(s, 5);
   c->banned = sqlite3_column_int(s, 6);
   c->outstanding = col_i64(s, 7);
-}
-
-static int name_ok(const char *name) {
-  size_t len = name ? strlen(name) : 0;
-  if (len < 1 || len > SRV_NAME_MAX) return 0;
-  for (size_t i = 0; i < len; i++)
-    if (!isalnum((unsigned char)name[i]) && !strchr("._-", name[i])) return 0;
-  return 1;
 }
 
 static int client_query(srv_store_t *st, const char *sql, const char *text, int64_t num,
@@ -764,7 +540,7 @@ int srv_client_get(srv_store_t *st, int64_t client_id, srv_client_t *out) {
 
 int srv_client_create(srv_store_t *st, const char *name, const char *token_hash, int64_t now,
                       srv_client_t *out) {
-  if (!name_ok(name)) return srv_store_failf(st, NQ_EINVAL, "bad client name");
+  if (!nq_proto_name_valid(name)) return srv_store_failf(st, NQ_EINVAL, "bad client name");
   if (!token_hash || !*token_hash || strlen(token_hash) > SRV_HASH_MAX)
     return srv_store_failf(st, NQ_EINVAL, "bad token hash");
   sqlite3_stmt *s;
@@ -774,14 +550,14 @@ int srv_client_create(srv_store_t *st, const char *name, const char *token_hash,
   sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
   sqlite3_bind_text(s, 2, token_hash, -1, SQLITE_STATIC);
   sqlite3_bind_int64(s, 3, now);
-  if ((rc = step_done(st, s, "client insert")) != 0) return rc;
+  if ((rc = srv_store_step(st, s, "client insert")) != 0) return rc;
   srv_client_t tmp;
   return srv_client_get(st, sqlite3_last_insert_rowid(st->db), out ? out : &tmp);
 }
 
 int srv_client_enrol(srv_store_t *st, const char *name, const char *token_hash, int64_t now,
                      srv_client_t *out) {
-  if (!name_ok(name)) return srv_store_failf(st, NQ_EINVAL, "bad client name");
+  if (!nq_proto_name_valid(name)) return srv_store_failf(st, NQ_EINVAL, "bad client name");
   srv_client_t other;
   int rc = srv_client_find_token(st, token_hash, &other);
   if (rc == 0) return srv_store_failf(st, NQ_EEXIST, "token hash already enrolled");
@@ -808,7 +584,7 @@ int srv_client_touch(srv_store_t *st, int64_t client_id, int64_t now) {
   if (rc) return rc;
   sqlite3_bind_int64(s, 1, client_id);
   sqlite3_bind_int64(s, 2, now);
-  if ((rc = step_done(st, s, "client touch")) != 0) return rc;
+  if ((rc = srv_store_step(st, s, "client touch")) != 0) return rc;
   return sqlite3_changes(st->db) ? 0 : srv_store_failf(st, NQ_ENOTFOUND, "no such client");
 }
 
@@ -835,7 +611,7 @@ int srv_store_release_client(srv_store_t *st, int64_t client_id, int64_t *n) {
   if ((rc = srv_store_stmt(st, "UPDATE assignments SET state = 'expired' "
                                "WHERE client_id = ?1 AND state = 'leased'", &s)) != 0) goto out;
   sqlite3_bind_int64(s, 1, client_id);
-  if ((rc = step_done(st, s, "release")) != 0) goto out;
+  if ((rc = srv_store_step(st, s, "release")) != 0) goto out;
   for (size_t i = 0; i < count && rc == 0; i++) rc = srv_store_unit_refresh(st, units[i]);
   if (n) *n = (int64_t)count;
 out:
@@ -850,7 +626,7 @@ int srv_client_ban(srv_store_t *st, int64_t client_id, int64_t now) {
   if (rc) return rc;
   if ((rc = srv_store_stmt(st, "UPDATE clients SET banned = 1 WHERE id = ?1", &s)) != 0) goto out;
   sqlite3_bind_int64(s, 1, client_id);
-  if ((rc = step_done(st, s, "ban")) != 0) goto out;
+  if ((rc = srv_store_step(st, s, "ban")) != 0) goto out;
   if (sqlite3_changes(st->db) == 0) {
     rc = srv_store_failf(st, NQ_ENOTFOUND, "no such client");
     goto out;

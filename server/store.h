@@ -5,13 +5,18 @@
  * The schema is the numbered files schema/NNN_*.sql, applied in order at open, each in its own
  * transaction, and recorded in the table `schema_version`.
  *
+ * The store owns the schema: every SQL statement of the server is in store.c and store_work.c
+ * (store_int.h is their shared inside), and every other module asks through the typed functions
+ * here -- the scheduler's rules (sched.c) included, through the "scheduler's queries" below.
+ *
  * Transactions and group commit. The network layer may group the work of several requests into ONE
  * transaction: srv_store_begin(), any number of srv_sched_*()/srv_* mutations, srv_store_commit(),
  * and only then send the acks. Every mutating function in this header and in sched.h is atomic on
- * its own: it runs inside a SAVEPOINT, so a call that fails leaves nothing behind and the group can
- * go on with the next request. Functions here that mutate work both inside and outside an open
- * transaction (outside, they commit themselves). The srv_sched_* mutations require an open
- * transaction (see sched.h).
+ * its own -- it runs inside a SAVEPOINT, so a call that fails leaves nothing behind and the group
+ * can go on with the next request -- except the scheduler's queries, which are the building blocks
+ * of the srv_sched_* calls and run inside their savepoint. Functions here that mutate work both
+ * inside and outside an open transaction (outside, they commit themselves). The srv_sched_*
+ * mutations require an open transaction (see sched.h).
  *
  * Times are Unix seconds passed in by the caller (`now`), so tests can drive the clock.
  * List callbacks (srv_*_list) may call the lookup functions, but not the same list function again
@@ -25,14 +30,14 @@
 #include <stdint.h>
 
 #include "nq/nq.h"
+#include "nq/proto.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
 
 typedef struct srv_store_s srv_store_t;
-struct sqlite3_stmt;
 
-#define SRV_NAME_MAX 64      /* client names: 1..64 of [A-Za-z0-9._-] (docs/protocol.md) */
-#define SRV_SOLVER_MAX 64    /* solver version strings */
+#define SRV_NAME_MAX NQ_PROTO_NAME_MAX     /* client names (nq_proto_name_valid) */
+#define SRV_SOLVER_MAX NQ_PROTO_SOLVER_MAX /* solver version strings */
 #define SRV_HASH_MAX 128     /* token hashes (hex text) */
 
 /* ---- open / close / transactions ---------------------------------------------------------- */
@@ -129,6 +134,7 @@ typedef struct srv_unit_info_s {
   nq_counts_t counts; /* the verified counts (zero unless verified) */
   int64_t verified_at;
   int extra_results; /* results allowed on top of the job's max_results (srv_unit_retry) */
+  char part;         /* 'c' corner or 's' side part */
 } srv_unit_info_t;
 
 /* Units of a job in idx order; state < 0 means every state; limit <= 0 means no limit. */
@@ -139,8 +145,8 @@ int srv_unit_get(srv_store_t *st, int64_t unit_id, srv_unit_info_t *out);
 /* The unit of job_id whose text is `text` (e.g. "8:s:3:3,0,5"); NQ_ENOTFOUND if none. */
 int srv_unit_find_text(srv_store_t *st, int64_t job_id, const char *text, srv_unit_info_t *out);
 
-/* Most results one srv_unit_retry call may add. */
-#define SRV_RETRY_EXTRA_MAX 1000
+/* Most results one srv_unit_retry call may add (the protocol's unit_retry `extra`). */
+#define SRV_RETRY_EXTRA_MAX NQ_PROTO_RETRY_EXTRA_MAX
 
 /* Re-open a disputed unit (the operator's answer to a dispute, docs/store.md): the unit may get
  * `extra` (1..SRV_RETRY_EXTRA_MAX) results more than it has now -- its extra_results becomes
@@ -156,7 +162,7 @@ int srv_unit_find_text(srv_store_t *st, int64_t job_id, const char *text, srv_un
 int srv_unit_retry(srv_store_t *st, int64_t unit_id, int extra, int64_t now,
                    srv_unit_info_t *out);
 
-/* ---- assignments (read side; the scheduler writes them) ----------------------------------- */
+/* ---- assignments (the scheduler's queries below write them) -------------------------------- */
 
 typedef enum {
   SRV_ASG_LEASED = 0, /* handed out, deadline in the future (or not yet swept) */
@@ -234,28 +240,80 @@ typedef struct srv_stats_s {
 int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_window,
                     int rate_window, srv_stats_t *out);
 
-/* ---- for server/sched.c and store.c only --------------------------------------------------- */
+/* ---- the scheduler's queries (server/sched.c holds the rules; the SQL is here) ---------------- */
 
-/* A cached prepared statement for `sql`, reset and with bindings cleared. The cache is keyed by
- * the pointer `sql`, so pass string literals / static constants. The statement belongs to the
- * store; do not finalize it. */
-int srv_store_stmt(srv_store_t *st, const char *sql, struct sqlite3_stmt **out);
-/* Execute SQL without results (several statements allowed). */
-int srv_store_exec(srv_store_t *st, const char *sql);
-/* Record the SQLite error of the connection as the store's error; returns NQ_EIO. */
-int srv_store_fail(srv_store_t *st, const char *what);
+/* One assignment handed to a client (the protocol's `work` entry). */
+typedef struct srv_work_s {
+  int64_t id;                  /* assignment id */
+  int64_t unit_id;
+  char unit[NQ_UNIT_TEXT_MAX]; /* unit text */
+  int64_t deadline;
+  int resent;                  /* 1: the client already held it; 0: newly leased */
+} srv_work_t;
+
+/* SAVEPOINT-based atomic section: savepoint() opens one; release(st, rc) releases it when rc is 0
+ * and rolls it back otherwise, and returns rc (or NQ_EIO if the release itself failed). Outside a
+ * transaction the pair behaves as BEGIN/COMMIT. The scheduler wraps each of its calls in one. */
+int srv_store_savepoint(srv_store_t *st);
+int srv_store_release(srv_store_t *st, int rc);
 /* Set the store's error message (printf-style); returns `err`. */
 int srv_store_failf(srv_store_t *st, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* SAVEPOINT-based atomic section: savepoint() opens one; release(st, rc) releases it when rc is 0
- * and rolls it back otherwise, and returns rc (or NQ_EIO if the release itself failed). Outside a
- * transaction the pair behaves as BEGIN/COMMIT. */
-int srv_store_savepoint(srv_store_t *st);
-int srv_store_release(srv_store_t *st, int rc);
-/* Release the leased assignments of a client (ban) and refresh their units; `n` gets the count. */
-int srv_store_release_client(srv_store_t *st, int64_t client_id, int64_t *n);
-/* Recompute units.state / need from live, results, best and extra_results (never touches
- * verified/disputed). */
+
+/* Recompute units.live / results from the assignments (no counter drift), then the open unit's
+ * state and need (docs/store.md). Verified and disputed units keep their state and need 0. */
 int srv_store_unit_refresh(srv_store_t *st, int64_t unit_id);
+
+/* Leases with deadline <= now become expired and their units are refreshed (they need a replica
+ * again). *n_expired (may be NULL) gets how many. */
+int srv_asg_expire_due(srv_store_t *st, int64_t now, int64_t *n_expired);
+/* Earliest deadline of a leased assignment, 0 if there is none. */
+int srv_asg_next_deadline(srv_store_t *st, int64_t *deadline);
+/* The client's leased assignments, oldest first: appended to out (resent = 1) while *n < max;
+ * *held gets how many it holds in all. */
+int srv_asg_held(srv_store_t *st, int64_t client_id, srv_work_t *out, int max, int *n,
+                 int *held);
+/* Up to `room` units of job_id that need a replica (need > 0) and that this client holds no live
+ * or reported assignment for, by idx, appended to out (unit_id and unit; id and deadline 0):
+ * in_progress units (leased or awaiting) when in_progress is set, else pending ones. */
+int srv_unit_pick(srv_store_t *st, int64_t job_id, int64_t client_id, int in_progress, int room,
+                  srv_work_t *out, int *n);
+/* The client's last `history` reported solve times in job_id, newest first: *count of them and
+ * their mean (negative times count as 0). */
+int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id, int history,
+                              int *count, double *mean);
+/* Lease unit_id to client_id until deadline: a new assignment, or the client's own expired one
+ * for the unit leased again (same id). *asg_id gets the id; the unit is refreshed. */
+int srv_asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
+                  int64_t deadline, int64_t *asg_id);
+/* Move a leased assignment's deadline. */
+int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline);
+/* Lease an expired assignment of unit_id again until deadline, if the unit is undecided and still
+ * needs a replica (nobody was given it in its place); else NQ_ENOTFOUND. */
+int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t deadline);
+/* The assignment and its unit, in one read. NQ_ENOTFOUND if there is no such assignment. */
+int srv_asg_get_unit(srv_store_t *st, int64_t asg_id, srv_asg_info_t *a, srv_unit_info_t *u);
+/* Store a result on the assignment (counts, seconds, solver, reported_at = now) with `state` and
+ * `late`. The caller has validated it. */
+int srv_asg_set_result(srv_store_t *st, int64_t asg_id, const nq_counts_t *c, double seconds,
+                       const char *solver, srv_asg_state_t state, int late, int64_t now);
+/* Judge a result: the assignment becomes valid or invalid, and its client's counter of that
+ * kind grows by one. */
+int srv_asg_judge(srv_store_t *st, int64_t asg_id, int64_t client_id, int valid);
+/* The undecided (reported) results of a unit, oldest first. */
+int srv_asg_list_reported(srv_store_t *st, int64_t unit_id, srv_asg_cb cb, void *arg);
+/* The size of the unit's largest agreeing group of undecided results; the unit is refreshed. */
+int srv_unit_set_best(srv_store_t *st, int64_t unit_id, int best);
+/* The unit is verified with counts c at now; its leases still out are released. */
+int srv_unit_verify(srv_store_t *st, int64_t unit_id, const nq_counts_t *c, int64_t now);
+/* The unit is disputed; its leases still out are released. */
+int srv_unit_dispute(srv_store_t *st, int64_t unit_id);
+/* *agrees: a result with counts c from `solver` agrees with the verified unit: the same counts,
+ * and the same nodes as every valid result of the same solver version. */
+int srv_unit_agrees(srv_store_t *st, int64_t unit_id, const nq_counts_t *c, const char *solver,
+                    int *agrees);
+/* When no unit of the job is open or disputed: the job becomes done, finished = now, with the
+ * final totals (the 128-bit sums of the verified units), and *done = 1; else nothing, *done = 0. */
+int srv_job_finish_if_complete(srv_store_t *st, int64_t job_id, int64_t now, int *done);
 
 #endif

@@ -8,6 +8,7 @@
 #include "nq/unit.h"
 #include "sched.h"
 #include "admin_api.h"
+#include "fx_store.h"
 #include "nq/proto.h"
 #include "store.h"
 #include "testutil.h"
@@ -20,45 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SCHEMA NQ_SOURCE_DIR "/schema"
-
-typedef struct fx_s {
-  char *dir;
-  char path[600];
-  srv_store_t *st;
-  srv_job_t job;
-  srv_sched_t sched;
-  int64_t t0;
-} fx_t;
-
-static void fx_open(fx_t *f, const char *tag) {
-  char err[256] = "";
-  memset(f, 0, sizeof *f);
-  f->dir = tu_tmpdir(tag);
-  ck_assert_ptr_nonnull(f->dir);
-  snprintf(f->path, sizeof f->path, "%s/nq.db", f->dir);
-  ck_assert_msg(srv_store_open(&f->st, f->path, SCHEMA, err, sizeof err) == 0, "open: %s", err);
-  f->t0 = nq_now_wall() - 100; /* near the real clock, so nq-admin sees the same picture */
-}
-
-static void fx_job(fx_t *f, int n, int depth, int quorum, int max_results) {
-  int rc = srv_job_ensure(f->st, n, depth, quorum, max_results, f->t0, &f->job);
-  ck_assert_msg(rc == 0, "job: %s", srv_store_errmsg(f->st));
-  ck_assert_int_eq(srv_sched_init(&f->sched, f->st, f->job.id, NULL), 0);
-}
-
-static void fx_done(fx_t *f) {
-  srv_store_close(f->st);
-  tu_rmtree(f->dir);
-  free(f->dir);
-}
-
-static int64_t mk_client(fx_t *f, const char *name) {
-  char hash[80];
-  srv_client_t c;
-  snprintf(hash, sizeof hash, "hash-of-%s", name);
-  ck_assert_int_eq(srv_client_create(f->st, name, hash, f->t0, &c), 0);
-  return c.id;
+/* A fresh store whose clock is near the real one, so nq-admin (which reads the real clock) sees
+ * the same picture. */
+static void admin_fx(fx_t *f, const char *tag) {
+  fx_open(f, tag, nq_now_wall() - 100);
 }
 
 /* Lease up to `want` units to a client in one transaction; returns how many came back. */
@@ -104,8 +70,8 @@ static const srv_work_t *find_unit(const srv_work_t *w, int n, int64_t unit_id) 
  * differ), u3 leased (A and C hold it), the rest pending. */
 static void build_all_states(fx_t *f) {
   srv_work_t wa[8], wb[8], wc[8];
-  fx_job(f, 8, 3, 2, 3);
-  int64_t a = mk_client(f, "alpha"), b = mk_client(f, "bravo"), c = mk_client(f, "charlie");
+  fx_job(f, 8, 3, 2, 3, NULL);
+  int64_t a = fx_client(f, "alpha"), b = fx_client(f, "bravo"), c = fx_client(f, "charlie");
   int64_t now = f->t0 + 10;
   ck_assert_int_eq(get_work(f, a, 4, now, wa), 4);
   ck_assert_int_eq(get_work(f, b, 3, now, wb), 3);
@@ -157,7 +123,7 @@ static int64_t jint(const json_t *o, const char *k1, const char *k2) {
 
 START_TEST(status_matches_database) {
   fx_t f;
-  fx_open(&f, "admin");
+  admin_fx(&f, "admin");
   build_all_states(&f);
   truth_t t;
   memset(&t, 0, sizeof t);
@@ -251,7 +217,7 @@ static void expect_error(fx_t *f, const char *json, const char *code) {
 
 START_TEST(admin_requests) {
   fx_t f;
-  fx_open(&f, "admin");
+  admin_fx(&f, "admin");
   build_all_states(&f);
   json_t *r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"units\",\"state\":\"disputed\"}");
   ck_assert_str_eq(json_string_value(json_object_get(r, "type")), "admin_reply");
@@ -329,7 +295,7 @@ static srv_unit_info_t first_unit(fx_t *f, srv_unit_state_t state) {
 START_TEST(admin_unit_retry) {
   fx_t f;
   char req[300];
-  fx_open(&f, "admin");
+  admin_fx(&f, "admin");
   build_all_states(&f);
   srv_unit_info_t disputed = first_unit(&f, SRV_UNIT_DISPUTED);
   srv_unit_info_t verified = first_unit(&f, SRV_UNIT_VERIFIED);
@@ -371,7 +337,7 @@ START_TEST(admin_unit_retry) {
   json_decref(r);
 
   /* A client that never had it gets it first and agrees with alpha: verified. */
-  int64_t d_id = mk_client(&f, "delta");
+  int64_t d_id = fx_client(&f, "delta");
   srv_work_t w;
   ck_assert_int_eq(get_work(&f, d_id, 1, f.t0 + 40, &w), 1);
   ck_assert_int_eq(w.unit_id, disputed.id);
@@ -386,9 +352,9 @@ END_TEST
 /* A whole small job at quorum 1: done, final totals, and the published-value check. */
 START_TEST(finished_job_matches_published) {
   fx_t f;
-  fx_open(&f, "admin");
-  fx_job(&f, 10, 3, 1, 2);
-  int64_t a = mk_client(&f, "solo");
+  admin_fx(&f, "admin");
+  fx_job(&f, 10, 3, 1, 2, NULL);
+  int64_t a = fx_client(&f, "solo");
   srv_work_t w[256];
   for (int round = 0; round < 100; round++) {
     int n = get_work(&f, a, 16, f.t0 + 10, w);
@@ -479,7 +445,7 @@ END_TEST
 START_TEST(binary_local_mode) {
   fx_t f;
   char cmd[1024], out[65536];
-  fx_open(&f, "admin-bin");
+  admin_fx(&f, "admin-bin");
   build_all_states(&f);
   const char *bin = tu_bin_dir();
   snprintf(cmd, sizeof cmd, "'%s/nq-admin' status --json --data '%s'", bin, f.dir);

@@ -1,0 +1,56 @@
+/* nq-server: the store's insides, shared by its files only (store.c: the connection,
+ * transactions, schema, meta, jobs, clients, status; store_work.c: units, assignments and the
+ * scheduler's queries). Nothing outside server/store*.c includes this: every other module asks
+ * the store through store.h's typed functions, so all SQL lives in these files (docs/store.md,
+ * "Who owns the tables"). Tests may include it to reach the raw connection.
+ */
+#ifndef SRV_STORE_INT_H
+#define SRV_STORE_INT_H
+
+#include <sqlite3.h>
+#include <stdio.h>
+
+#include "store.h"
+
+typedef struct stmt_slot_s {
+  const char *sql;
+  sqlite3_stmt *stmt;
+} stmt_slot_t;
+
+struct srv_store_s {
+  sqlite3 *db;
+  stmt_slot_t *stmts; /* prepared-statement cache, keyed by the SQL pointer */
+  size_t nstmts, capstmts;
+  char err[512];
+};
+
+/* A cached prepared statement for `sql`, reset and with bindings cleared. The cache is keyed by
+ * the pointer `sql`, so pass string literals / static constants. The statement belongs to the
+ * store; do not finalize it. */
+int srv_store_stmt(srv_store_t *st, const char *sql, sqlite3_stmt **out);
+/* Execute SQL without results (several statements allowed). */
+int srv_store_exec(srv_store_t *st, const char *sql);
+/* Record the SQLite error of the connection as the store's error; returns NQ_EIO. */
+int srv_store_fail(srv_store_t *st, const char *what);
+/* Step a statement that returns no rows (a first row is ignored), and reset it so it holds no
+ * locks or read snapshot. A constraint violation is NQ_EEXIST. */
+int srv_store_step(srv_store_t *st, sqlite3_stmt *s, const char *what);
+
+/* Column readers. */
+static inline int64_t col_i64(sqlite3_stmt *s, int i) { return sqlite3_column_int64(s, i); }
+
+static inline void col_str(sqlite3_stmt *s, int i, char *buf, size_t len) {
+  const char *v = (const char *)sqlite3_column_text(s, i);
+  snprintf(buf, len, "%s", v ? v : "");
+}
+
+/* Unit counts are stored as INTEGER and are never negative (the scheduler refuses them). */
+static inline uint64_t col_u64(sqlite3_stmt *s, int i) {
+  int64_t v = sqlite3_column_int64(s, i);
+  return v < 0 ? 0 : (uint64_t)v;
+}
+
+/* Release the leased assignments of a client (ban) and refresh their units; `n` gets the count. */
+int srv_store_release_client(srv_store_t *st, int64_t client_id, int64_t *n);
+
+#endif

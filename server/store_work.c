@@ -1,0 +1,553 @@
+/* nq-server: the store's units and assignments -- what the scheduler reads and changes -- and the
+ * scheduler's queries as typed functions (see store.h; docs/store.md for the model). */
+#include "store_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- units -------------------------------------------------------------------------------- */
+
+static const char *const unit_state_names[SRV_UNIT_NSTATES] = {"pending", "leased", "awaiting",
+                                                                "verified", "disputed"};
+
+const char *srv_unit_state_name(srv_unit_state_t s) {
+  return (unsigned)s < SRV_UNIT_NSTATES ? unit_state_names[s] : "?";
+}
+
+int srv_unit_state_parse(const char *name) {
+  for (int i = 0; name && i < SRV_UNIT_NSTATES; i++)
+    if (strcmp(name, unit_state_names[i]) == 0) return i;
+  return NQ_EINVAL;
+}
+
+#define UNIT_COLS "id, job_id, idx, text, state, live, results, c2, c4, c8, nodes, verified_at, " \
+                  "extra_results, part"
+#define UNIT_COLS_U "u.id, u.job_id, u.idx, u.text, u.state, u.live, u.results, u.c2, u.c4, " \
+                    "u.c8, u.nodes, u.verified_at, u.extra_results, u.part"
+
+/* A unit from columns k.. of s (UNIT_COLS). */
+static void unit_row(sqlite3_stmt *s, int k, srv_unit_info_t *u) {
+  char state[16], part[4];
+  memset(u, 0, sizeof *u);
+  u->id = col_i64(s, k + 0);
+  u->job_id = col_i64(s, k + 1);
+  u->idx = col_i64(s, k + 2);
+  col_str(s, k + 3, u->text, sizeof u->text);
+  col_str(s, k + 4, state, sizeof state);
+  int st = srv_unit_state_parse(state);
+  u->state = st < 0 ? SRV_UNIT_PENDING : (srv_unit_state_t)st;
+  u->live = sqlite3_column_int(s, k + 5);
+  u->results = sqlite3_column_int(s, k + 6);
+  u->counts.c2 = col_u64(s, k + 7);
+  u->counts.c4 = col_u64(s, k + 8);
+  u->counts.c8 = col_u64(s, k + 9);
+  u->counts.nodes = col_u64(s, k + 10);
+  u->verified_at = col_i64(s, k + 11);
+  u->extra_results = sqlite3_column_int(s, k + 12);
+  col_str(s, k + 13, part, sizeof part);
+  u->part = part[0] ? part[0] : '?';
+}
+
+int srv_unit_get(srv_store_t *st, int64_t unit_id, srv_unit_info_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, unit_id);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) unit_row(s, 0, out);
+  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no unit %lld", (long long)unit_id);
+  else rc = srv_store_fail(st, "unit get");
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_unit_find_text(srv_store_t *st, int64_t job_id, const char *text, srv_unit_info_t *out) {
+  if (!text) return srv_store_failf(st, NQ_EINVAL, "no unit text");
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 AND text = ?2",
+                          &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, job_id);
+  sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) unit_row(s, 0, out);
+  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no unit %s", text);
+  else rc = srv_store_fail(st, "unit find");
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_unit_list(srv_store_t *st, int64_t job_id, int state, int limit, srv_unit_cb cb,
+                  void *arg) {
+  sqlite3_stmt *s;
+  /* Two statements: with a state, the (job_id, state) index finds the few disputed units of a
+   * big job without walking all of it ("+idx" keeps the planner from preferring the idx order). */
+  int rc = state >= 0 ? srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 "
+                                           "AND state = ?2 ORDER BY +idx LIMIT ?3", &s)
+                      : srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 "
+                                           "ORDER BY idx LIMIT ?3", &s);
+  if (rc) return rc;
+  if (state >= SRV_UNIT_NSTATES) return srv_store_failf(st, NQ_EINVAL, "bad unit state");
+  sqlite3_bind_int64(s, 1, job_id);
+  if (state >= 0)
+    sqlite3_bind_text(s, 2, srv_unit_state_name((srv_unit_state_t)state), -1, SQLITE_STATIC);
+  sqlite3_bind_int(s, 3, limit > 0 ? limit : -1);
+  int sr = SQLITE_DONE;
+  while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
+    srv_unit_info_t u;
+    unit_row(s, 0, &u);
+    rc = cb(&u, arg);
+  }
+  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "unit list");
+  sqlite3_reset(s);
+  return rc;
+}
+
+/* Recount live leases and results from the assignments (no counter drift), then derive the open
+ * unit's state and need. Verified and disputed units keep their state and need 0. */
+int srv_store_unit_refresh(srv_store_t *st, int64_t unit_id) {
+  static const char *count_sql =
+      "UPDATE units SET "
+      "live = (SELECT count(*) FROM assignments a WHERE a.unit_id = units.id AND a.state = 'leased'), "
+      "results = (SELECT count(*) FROM assignments a WHERE a.unit_id = units.id "
+      "           AND a.reported_at IS NOT NULL) "
+      "WHERE id = ?1";
+  static const char *derive_sql =
+      "UPDATE units SET "
+      "state = CASE WHEN state IN ('verified', 'disputed') THEN state "
+      "             WHEN results > 0 THEN 'awaiting' WHEN live > 0 THEN 'leased' "
+      "             ELSE 'pending' END, "
+      "need = CASE WHEN state IN ('verified', 'disputed') THEN 0 ELSE "
+      "  max(0, min((SELECT quorum FROM jobs j WHERE j.id = units.job_id) - best, "
+      "             (SELECT max_results FROM jobs j WHERE j.id = units.job_id) + extra_results "
+      "             - results) "
+      "         - live) END "
+      "WHERE id = ?1";
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, count_sql, &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, unit_id);
+  if ((rc = srv_store_step(st, s, "unit recount")) != 0) return rc;
+  if ((rc = srv_store_stmt(st, derive_sql, &s)) != 0) return rc;
+  sqlite3_bind_int64(s, 1, unit_id);
+  return srv_store_step(st, s, "unit state");
+}
+
+/* Re-open a disputed unit: allow `extra` results beyond those it has, back to awaiting, and let
+ * the refresh derive its need (quorum - best, capped by the new allowance). */
+static int unit_retry_locked(srv_store_t *st, int64_t unit_id, int extra) {
+  srv_unit_info_t u;
+  int rc = srv_unit_get(st, unit_id, &u);
+  if (rc) return rc;
+  if (u.state != SRV_UNIT_DISPUTED)
+    return srv_store_failf(st, NQ_ESTATE, "unit %lld (%s) is %s, not disputed", (long long)u.id,
+                           u.text, srv_unit_state_name(u.state));
+  /* Recount first: the allowance is relative to every result the unit has, late ones included. */
+  if ((rc = srv_store_unit_refresh(st, unit_id)) != 0) return rc;
+  sqlite3_stmt *s;
+  rc = srv_store_stmt(st, "UPDATE units SET state = 'awaiting', extra_results = "
+                          "max(0, results - (SELECT max_results FROM jobs j WHERE j.id = "
+                          "units.job_id)) + ?2 WHERE id = ?1 AND state = 'disputed'", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, unit_id);
+  sqlite3_bind_int(s, 2, extra);
+  if ((rc = srv_store_step(st, s, "unit retry")) != 0) return rc;
+  return srv_store_unit_refresh(st, unit_id);
+}
+
+int srv_unit_retry(srv_store_t *st, int64_t unit_id, int extra, int64_t now,
+                   srv_unit_info_t *out) {
+  (void)now;
+  if (extra < 1 || extra > SRV_RETRY_EXTRA_MAX)
+    return srv_store_failf(st, NQ_EINVAL, "extra %d outside 1..%d", extra, SRV_RETRY_EXTRA_MAX);
+  int rc = srv_store_savepoint(st);
+  if (rc) return rc;
+  rc = srv_store_release(st, unit_retry_locked(st, unit_id, extra));
+  srv_unit_info_t tmp;
+  if (rc == 0) rc = srv_unit_get(st, unit_id, out ? out : &tmp);
+  return rc;
+}
+
+/* ---- assignments -------------------------------------------------------------------------- */
+
+static const char *const asg_state_names[SRV_ASG_NSTATES] = {"leased", "expired", "reported",
+                                                              "valid", "invalid", "late"};
+
+const char *srv_asg_state_name(srv_asg_state_t s) {
+  return (unsigned)s < SRV_ASG_NSTATES ? asg_state_names[s] : "?";
+}
+
+#define ASG_COLS "id, unit_id, client_id, state, issued, deadline, reported_at, late, " \
+                 "c2, c4, c8, nodes, seconds, solver"
+#define ASG_COLS_A "a.id, a.unit_id, a.client_id, a.state, a.issued, a.deadline, a.reported_at, " \
+                   "a.late, a.c2, a.c4, a.c8, a.nodes, a.seconds, a.solver"
+#define ASG_NCOLS 14
+
+static srv_asg_state_t asg_state_parse(const char *name) {
+  for (int i = 0; i < SRV_ASG_NSTATES; i++)
+    if (strcmp(name, asg_state_names[i]) == 0) return (srv_asg_state_t)i;
+  return SRV_ASG_LEASED;
+}
+
+/* An assignment from columns 0.. of s (ASG_COLS). */
+static void asg_row(sqlite3_stmt *s, srv_asg_info_t *a) {
+  char state[16];
+  memset(a, 0, sizeof *a);
+  a->id = col_i64(s, 0);
+  a->unit_id = col_i64(s, 1);
+  a->client_id = col_i64(s, 2);
+  col_str(s, 3, state, sizeof state);
+  a->state = asg_state_parse(state);
+  a->issued = col_i64(s, 4);
+  a->deadline = col_i64(s, 5);
+  a->reported_at = col_i64(s, 6);
+  a->late = sqlite3_column_int(s, 7);
+  a->counts.c2 = col_u64(s, 8);
+  a->counts.c4 = col_u64(s, 9);
+  a->counts.c8 = col_u64(s, 10);
+  a->counts.nodes = col_u64(s, 11);
+  a->seconds = sqlite3_column_double(s, 12);
+  col_str(s, 13, a->solver, sizeof a->solver);
+}
+
+int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT " ASG_COLS " FROM assignments WHERE id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, asg_id);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) asg_row(s, out);
+  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no assignment %lld", (long long)asg_id);
+  else rc = srv_store_fail(st, "assignment get");
+  sqlite3_reset(s);
+  return rc;
+}
+
+/* Walk the assignments of one unit that `sql` (ASG_COLS, ?1 = unit id) selects. */
+static int asg_list(srv_store_t *st, const char *sql, int64_t unit_id, srv_asg_cb cb, void *arg,
+                    const char *what) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, sql, &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, unit_id);
+  int sr = SQLITE_DONE;
+  while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
+    srv_asg_info_t a;
+    asg_row(s, &a);
+    rc = cb(&a, arg);
+  }
+  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, what);
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_asg_list_unit(srv_store_t *st, int64_t unit_id, srv_asg_cb cb, void *arg) {
+  return asg_list(st, "SELECT " ASG_COLS " FROM assignments WHERE unit_id = ?1 ORDER BY id",
+                  unit_id, cb, arg, "assignment list");
+}
+
+int srv_asg_list_reported(srv_store_t *st, int64_t unit_id, srv_asg_cb cb, void *arg) {
+  return asg_list(st, "SELECT " ASG_COLS " FROM assignments WHERE unit_id = ?1 "
+                      "AND state = 'reported' ORDER BY id", unit_id, cb, arg, "results load");
+}
+
+int srv_asg_get_unit(srv_store_t *st, int64_t asg_id, srv_asg_info_t *a, srv_unit_info_t *u) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT " ASG_COLS_A ", " UNIT_COLS_U " FROM assignments a "
+                              "JOIN units u ON u.id = a.unit_id WHERE a.id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, asg_id);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) {
+    asg_row(s, a);
+    unit_row(s, ASG_NCOLS, u);
+  } else if (sr == SQLITE_DONE) {
+    rc = srv_store_failf(st, NQ_ENOTFOUND, "no assignment %lld", (long long)asg_id);
+  } else {
+    rc = srv_store_fail(st, "assignment load");
+  }
+  sqlite3_reset(s);
+  return rc;
+}
+
+/* ---- the scheduler's queries (sched.c) --------------------------------------------------- */
+
+/* Run one statement with up to three integer parameters (as many as it has). */
+static int exec3(srv_store_t *st, const char *sql, int64_t a, int64_t b, int64_t c,
+                 const char *what) {
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, sql, &q);
+  if (rc) return rc;
+  int np = sqlite3_bind_parameter_count(q);
+  if (np >= 1) sqlite3_bind_int64(q, 1, a);
+  if (np >= 2) sqlite3_bind_int64(q, 2, b);
+  if (np >= 3) sqlite3_bind_int64(q, 3, c);
+  return srv_store_step(st, q, what);
+}
+
+int srv_asg_expire_due(srv_store_t *st, int64_t now, int64_t *n_expired) {
+  int64_t *units = NULL;
+  size_t n = 0, cap = 0;
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "SELECT unit_id FROM assignments "
+                              "WHERE state = 'leased' AND deadline <= ?1", &q);
+  if (rc) goto out;
+  sqlite3_bind_int64(q, 1, now);
+  int sr;
+  while ((sr = sqlite3_step(q)) == SQLITE_ROW) {
+    if (n == cap) {
+      cap = cap ? cap * 2 : 16;
+      int64_t *p = realloc(units, cap * sizeof *p);
+      if (!p) {
+        rc = srv_store_failf(st, NQ_ENOMEM, "expire: out of memory");
+        break;
+      }
+      units = p;
+    }
+    units[n++] = sqlite3_column_int64(q, 0);
+  }
+  sqlite3_reset(q);
+  if (rc) goto out;
+  if (sr != SQLITE_ROW && sr != SQLITE_DONE) {
+    rc = srv_store_fail(st, "expire scan");
+    goto out;
+  }
+  if (n == 0) goto out;
+  rc = exec3(st, "UPDATE assignments SET state = 'expired' "
+                 "WHERE state = 'leased' AND deadline <= ?1", now, 0, 0, "expire");
+  /* A unit with several expired leases is refreshed once per lease: harmless, refresh recounts. */
+  for (size_t i = 0; i < n && rc == 0; i++) rc = srv_store_unit_refresh(st, units[i]);
+out:
+  if (n_expired) *n_expired = rc ? 0 : (int64_t)n;
+  free(units);
+  return rc;
+}
+
+int srv_asg_next_deadline(srv_store_t *st, int64_t *deadline) {
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "SELECT coalesce(min(deadline), 0) FROM assignments "
+                              "WHERE state = 'leased'", &q);
+  if (rc) return rc;
+  if (sqlite3_step(q) == SQLITE_ROW) *deadline = sqlite3_column_int64(q, 0);
+  else rc = srv_store_fail(st, "next deadline");
+  sqlite3_reset(q);
+  return rc;
+}
+
+int srv_asg_held(srv_store_t *st, int64_t client_id, srv_work_t *out, int max, int *n,
+                 int *held) {
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "SELECT a.id, a.unit_id, u.text, a.deadline "
+                              "FROM assignments a JOIN units u ON u.id = a.unit_id "
+                              "WHERE a.client_id = ?1 AND a.state = 'leased' ORDER BY a.id", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, client_id);
+  int sr;
+  *held = 0;
+  while ((sr = sqlite3_step(q)) == SQLITE_ROW) {
+    (*held)++;
+    if (*n >= max) continue;
+    srv_work_t *w = &out[(*n)++];
+    memset(w, 0, sizeof *w);
+    w->id = sqlite3_column_int64(q, 0);
+    w->unit_id = sqlite3_column_int64(q, 1);
+    col_str(q, 2, w->unit, sizeof w->unit);
+    w->deadline = sqlite3_column_int64(q, 3);
+    w->resent = 1;
+  }
+  if (sr != SQLITE_DONE) rc = srv_store_fail(st, "resend");
+  sqlite3_reset(q);
+  return rc;
+}
+
+/* Units being worked on that still need a replica, and untouched ones. A unit is never given to a
+ * client that holds or reported an assignment for it; one whose lease merely expired (no result)
+ * may get it again, on the same assignment row (srv_asg_lease). */
+static const char *const sql_pick_open =
+    "SELECT id, text FROM units WHERE job_id = ?1 AND need > 0 "
+    "AND state IN ('leased', 'awaiting') AND NOT EXISTS (SELECT 1 FROM assignments a "
+    "WHERE a.unit_id = units.id AND a.client_id = ?2 AND a.state != 'expired') "
+    "ORDER BY idx LIMIT ?3";
+static const char *const sql_pick_pending =
+    "SELECT id, text FROM units WHERE job_id = ?1 AND state = 'pending' AND need > 0 "
+    "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id "
+    "AND a.client_id = ?2 AND a.state != 'expired') ORDER BY idx LIMIT ?3";
+
+int srv_unit_pick(srv_store_t *st, int64_t job_id, int64_t client_id, int in_progress, int room,
+                  srv_work_t *out, int *n) {
+  sqlite3_stmt *q;
+  int first = *n;
+  int rc = srv_store_stmt(st, in_progress ? sql_pick_open : sql_pick_pending, &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, job_id);
+  sqlite3_bind_int64(q, 2, client_id);
+  sqlite3_bind_int(q, 3, room);
+  int sr;
+  while ((sr = sqlite3_step(q)) == SQLITE_ROW && *n - first < room) {
+    srv_work_t *w = &out[(*n)++];
+    memset(w, 0, sizeof *w);
+    w->unit_id = sqlite3_column_int64(q, 0);
+    col_str(q, 1, w->unit, sizeof w->unit);
+  }
+  sqlite3_reset(q);
+  return sr == SQLITE_DONE || sr == SQLITE_ROW ? 0 : srv_store_fail(st, "pick units");
+}
+
+int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id, int history,
+                              int *count, double *mean) {
+  sqlite3_stmt *q;
+  /* Newest first through the partial index assignments_client_reported (schema 003). */
+  int rc = srv_store_stmt(st, "SELECT count(*), coalesce(avg(x), 0) FROM ("
+                              "SELECT max(a.seconds, 0) AS x FROM assignments a "
+                              "JOIN units u ON u.id = a.unit_id "
+                              "WHERE a.client_id = ?1 AND a.seconds IS NOT NULL "
+                              "AND u.job_id = ?2 ORDER BY a.id DESC LIMIT ?3)", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, client_id);
+  sqlite3_bind_int64(q, 2, job_id);
+  sqlite3_bind_int(q, 3, history);
+  if (sqlite3_step(q) == SQLITE_ROW) {
+    *count = sqlite3_column_int(q, 0);
+    *mean = sqlite3_column_double(q, 1);
+  } else {
+    rc = srv_store_fail(st, "expected seconds");
+  }
+  sqlite3_reset(q);
+  return rc;
+}
+
+int srv_asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
+                  int64_t deadline, int64_t *asg_id) {
+  sqlite3_stmt *q;
+  /* A new row, or the client's own expired one for the unit leased again (same id: still one
+   * assignment, so at most one result, per unit and client). */
+  int rc = srv_store_stmt(st, "INSERT INTO assignments(unit_id, client_id, issued, deadline) "
+                              "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(unit_id, client_id) DO UPDATE "
+                              "SET state = 'leased', issued = excluded.issued, "
+                              "deadline = excluded.deadline WHERE state = 'expired' "
+                              "RETURNING id", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, unit_id);
+  sqlite3_bind_int64(q, 2, client_id);
+  sqlite3_bind_int64(q, 3, now);
+  sqlite3_bind_int64(q, 4, deadline);
+  if (sqlite3_step(q) != SQLITE_ROW) {
+    rc = srv_store_fail(st, "lease");
+    sqlite3_reset(q);
+    return rc;
+  }
+  *asg_id = sqlite3_column_int64(q, 0);
+  sqlite3_reset(q);
+  return srv_store_unit_refresh(st, unit_id);
+}
+
+int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline) {
+  return exec3(st, "UPDATE assignments SET deadline = ?2 WHERE id = ?1", asg_id, deadline, 0,
+               "extend lease");
+}
+
+int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t deadline) {
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "SELECT need FROM units WHERE id = ?1 "
+                              "AND state NOT IN ('verified', 'disputed')", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, unit_id);
+  int sr = sqlite3_step(q);
+  int need = sr == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
+  sqlite3_reset(q);
+  if (sr != SQLITE_ROW && sr != SQLITE_DONE) return srv_store_fail(st, "revive");
+  if (need <= 0)
+    return srv_store_failf(st, NQ_ENOTFOUND, "assignment %lld expired and was reissued",
+                           (long long)asg_id);
+  rc = exec3(st, "UPDATE assignments SET state = 'leased', deadline = ?2 WHERE id = ?1", asg_id,
+             deadline, 0, "revive");
+  if (rc == 0) rc = srv_store_unit_refresh(st, unit_id);
+  return rc;
+}
+
+int srv_asg_set_result(srv_store_t *st, int64_t asg_id, const nq_counts_t *c, double seconds,
+                       const char *solver, srv_asg_state_t state, int late, int64_t now) {
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "UPDATE assignments SET state = ?2, late = ?3, c2 = ?4, c4 = ?5, "
+                              "c8 = ?6, nodes = ?7, seconds = ?8, solver = ?9, reported_at = ?10 "
+                              "WHERE id = ?1", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, asg_id);
+  sqlite3_bind_text(q, 2, srv_asg_state_name(state), -1, SQLITE_STATIC);
+  sqlite3_bind_int(q, 3, late);
+  sqlite3_bind_int64(q, 4, (int64_t)c->c2);
+  sqlite3_bind_int64(q, 5, (int64_t)c->c4);
+  sqlite3_bind_int64(q, 6, (int64_t)c->c8);
+  sqlite3_bind_int64(q, 7, (int64_t)c->nodes);
+  sqlite3_bind_double(q, 8, seconds);
+  sqlite3_bind_text(q, 9, solver, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(q, 10, now);
+  return srv_store_step(st, q, "store result");
+}
+
+int srv_asg_judge(srv_store_t *st, int64_t asg_id, int64_t client_id, int valid) {
+  int rc = exec3(st, valid ? "UPDATE assignments SET state = 'valid' WHERE id = ?1"
+                           : "UPDATE assignments SET state = 'invalid' WHERE id = ?1",
+                 asg_id, 0, 0, "judge");
+  if (rc == 0)
+    rc = exec3(st, valid ? "UPDATE clients SET valid = valid + 1 WHERE id = ?1"
+                         : "UPDATE clients SET invalid = invalid + 1 WHERE id = ?1",
+               client_id, 0, 0, "trust count");
+  return rc;
+}
+
+int srv_unit_set_best(srv_store_t *st, int64_t unit_id, int best) {
+  int rc = exec3(st, "UPDATE units SET best = ?2 WHERE id = ?1", unit_id, best, 0, "best");
+  return rc ? rc : srv_store_unit_refresh(st, unit_id);
+}
+
+/* A decided unit takes no more replicas: the leases still out are released, so their holders
+ * learn from `progress` that the work is no longer needed. */
+static int unit_close(srv_store_t *st, int64_t unit_id) {
+  int rc = exec3(st, "UPDATE assignments SET state = 'expired' WHERE unit_id = ?1 "
+                     "AND state = 'leased'", unit_id, 0, 0, "release leases");
+  return rc ? rc : srv_store_unit_refresh(st, unit_id);
+}
+
+int srv_unit_verify(srv_store_t *st, int64_t unit_id, const nq_counts_t *c, int64_t now) {
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "UPDATE units SET state = 'verified', c2 = ?2, c4 = ?3, c8 = ?4, "
+                              "nodes = ?5, verified_at = ?6, need = 0 WHERE id = ?1", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, unit_id);
+  sqlite3_bind_int64(q, 2, (int64_t)c->c2);
+  sqlite3_bind_int64(q, 3, (int64_t)c->c4);
+  sqlite3_bind_int64(q, 4, (int64_t)c->c8);
+  sqlite3_bind_int64(q, 5, (int64_t)c->nodes);
+  sqlite3_bind_int64(q, 6, now);
+  if ((rc = srv_store_step(st, q, "verify")) != 0) return rc;
+  return unit_close(st, unit_id);
+}
+
+int srv_unit_dispute(srv_store_t *st, int64_t unit_id) {
+  int rc = exec3(st, "UPDATE units SET state = 'disputed', need = 0 WHERE id = ?1", unit_id, 0,
+                 0, "dispute");
+  return rc ? rc : unit_close(st, unit_id);
+}
+
+int srv_unit_agrees(srv_store_t *st, int64_t unit_id, const nq_counts_t *c, const char *solver,
+                    int *agrees) {
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "SELECT u.c2 = ?2 AND u.c4 = ?3 AND u.c8 = ?4 AND NOT EXISTS "
+                              "(SELECT 1 FROM assignments v WHERE v.unit_id = u.id AND "
+                              "v.state = 'valid' AND v.solver = ?5 AND v.nodes != ?6) "
+                              "FROM units u WHERE u.id = ?1", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, unit_id);
+  sqlite3_bind_int64(q, 2, (int64_t)c->c2);
+  sqlite3_bind_int64(q, 3, (int64_t)c->c4);
+  sqlite3_bind_int64(q, 4, (int64_t)c->c8);
+  sqlite3_bind_text(q, 5, solver, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(q, 6, (int64_t)c->nodes);
+  int sr = sqlite3_step(q);
+  *agrees = sr == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
+  sqlite3_reset(q);
+  return sr == SQLITE_ROW ? 0 : srv_store_fail(st, "late judge");
+}
