@@ -168,18 +168,14 @@ static void on_connection(uv_stream_t *server, int status) {
   sc->state = SRV_CONN_AWAIT_HELLO;
   sc->opened_ms = uv_now(s->loop);
   sc->last_frame_ms = sc->opened_ms;
-  nq_conn_opts_t o;
-  memset(&o, 0, sizeof o);
-  o.on_open = on_conn_open;
-  o.on_frame = on_conn_frame;
-  o.on_error = on_conn_error;
-  o.on_close = on_conn_close;
-  o.data = sc;
-  o.handshake_timeout_ms = SRV_HELLO_TIMEOUT_MS;
   /* Our own timer enforces the protocol's hello and idle timeouts with the `timeout` code; the
    * layer's idle timeout is only a backstop (it also catches peers that stop reading). */
-  o.idle_timeout_ms = s->cfg.idle_timeout > 0 ? (uint64_t)(s->cfg.idle_timeout + 30) * 1000 : 0;
-  o.tag = "srv";
+  nq_conn_opts_t o = {
+      .on_open = on_conn_open, .on_frame = on_conn_frame, .on_error = on_conn_error,
+      .on_close = on_conn_close, .data = sc, .handshake_timeout_ms = SRV_HELLO_TIMEOUT_MS,
+      .idle_timeout_ms =
+          s->cfg.idle_timeout > 0 ? (uint64_t)(s->cfg.idle_timeout + 30) * 1000 : 0,
+      .tag = "srv"};
   int r = nq_conn_accept(s->loop, server, s->tls, &o, &sc->conn);
   if (r < 0) {
     nq_log(NQ_LOG_WARN, "accept: %s", nq_strerror(r));

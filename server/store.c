@@ -589,35 +589,11 @@ int srv_client_touch(srv_store_t *st, int64_t client_id, int64_t now) {
 }
 
 int srv_store_release_client(srv_store_t *st, int64_t client_id, int64_t *n) {
-  int64_t *units = NULL;
-  size_t count = 0, cap = 0;
-  sqlite3_stmt *s = NULL;
-  int rc = srv_store_stmt(st, "SELECT unit_id FROM assignments WHERE client_id = ?1 "
-                              "AND state = 'leased'", &s);
-  if (rc) goto out;
-  sqlite3_bind_int64(s, 1, client_id);
-  int sr;
-  while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
-    if (count == cap) {
-      cap = cap ? cap * 2 : 16;
-      int64_t *p = realloc(units, cap * sizeof *p);
-      if (!p) { rc = srv_store_failf(st, NQ_ENOMEM, "release: out of memory"); goto out; }
-      units = p;
-    }
-    units[count++] = col_i64(s, 0);
-  }
-  if (sr != SQLITE_DONE) { rc = srv_store_fail(st, "release scan"); goto out; }
-  sqlite3_reset(s);
-  if ((rc = srv_store_stmt(st, "UPDATE assignments SET state = 'expired' "
-                               "WHERE client_id = ?1 AND state = 'leased'", &s)) != 0) goto out;
-  sqlite3_bind_int64(s, 1, client_id);
-  if ((rc = srv_store_step(st, s, "release")) != 0) goto out;
-  for (size_t i = 0; i < count && rc == 0; i++) rc = srv_store_unit_refresh(st, units[i]);
-  if (n) *n = (int64_t)count;
-out:
-  if (s) sqlite3_reset(s);
-  free(units);
-  return rc;
+  return srv_store_expire_leases(st, "SELECT unit_id FROM assignments WHERE client_id = ?1 "
+                                     "AND state = 'leased'",
+                                 "UPDATE assignments SET state = 'expired' "
+                                 "WHERE client_id = ?1 AND state = 'leased'",
+                                 client_id, n);
 }
 
 int srv_client_ban(srv_store_t *st, int64_t client_id, int64_t now) {

@@ -50,6 +50,10 @@ static inline uint64_t col_u64(sqlite3_stmt *s, int i) {
   return v < 0 ? 0 : (uint64_t)v;
 }
 
+/* Expire the leases that select_sql names (it selects their unit_id; ?1 = arg) with update_sql
+ * (?1 = arg), and refresh their units; *n (may be NULL) gets how many. The sweep and the ban. */
+int srv_store_expire_leases(srv_store_t *st, const char *select_sql, const char *update_sql,
+                            int64_t arg, int64_t *n);
 /* Release the leased assignments of a client (ban) and refresh their units; `n` gets the count. */
 int srv_store_release_client(srv_store_t *st, int64_t client_id, int64_t *n);
 

@@ -287,14 +287,14 @@ static int exec3(srv_store_t *st, const char *sql, int64_t a, int64_t b, int64_t
   return srv_store_step(st, q, what);
 }
 
-int srv_asg_expire_due(srv_store_t *st, int64_t now, int64_t *n_expired) {
+int srv_store_expire_leases(srv_store_t *st, const char *select_sql, const char *update_sql,
+                            int64_t arg, int64_t *n_expired) {
   int64_t *units = NULL;
   size_t n = 0, cap = 0;
   sqlite3_stmt *q;
-  int rc = srv_store_stmt(st, "SELECT unit_id FROM assignments "
-                              "WHERE state = 'leased' AND deadline <= ?1", &q);
+  int rc = srv_store_stmt(st, select_sql, &q);
   if (rc) goto out;
-  sqlite3_bind_int64(q, 1, now);
+  sqlite3_bind_int64(q, 1, arg);
   int sr;
   while ((sr = sqlite3_step(q)) == SQLITE_ROW) {
     if (n == cap) {
@@ -315,14 +315,21 @@ int srv_asg_expire_due(srv_store_t *st, int64_t now, int64_t *n_expired) {
     goto out;
   }
   if (n == 0) goto out;
-  rc = exec3(st, "UPDATE assignments SET state = 'expired' "
-                 "WHERE state = 'leased' AND deadline <= ?1", now, 0, 0, "expire");
+  rc = exec3(st, update_sql, arg, 0, 0, "expire");
   /* A unit with several expired leases is refreshed once per lease: harmless, refresh recounts. */
   for (size_t i = 0; i < n && rc == 0; i++) rc = srv_store_unit_refresh(st, units[i]);
 out:
   if (n_expired) *n_expired = rc ? 0 : (int64_t)n;
   free(units);
   return rc;
+}
+
+int srv_asg_expire_due(srv_store_t *st, int64_t now, int64_t *n_expired) {
+  return srv_store_expire_leases(st, "SELECT unit_id FROM assignments "
+                                     "WHERE state = 'leased' AND deadline <= ?1",
+                                 "UPDATE assignments SET state = 'expired' "
+                                 "WHERE state = 'leased' AND deadline <= ?1",
+                                 now, n_expired);
 }
 
 int srv_asg_next_deadline(srv_store_t *st, int64_t *deadline) {

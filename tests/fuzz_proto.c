@@ -19,6 +19,8 @@
 #include "nq/nq.h"
 #include "nq/proto.h"
 
+#include "fx_proto.h"
+
 #define FUZZ_ASSERT(cond)                                                                 \
   do {                                                                                    \
     if (!(cond)) {                                                                        \
@@ -27,55 +29,21 @@
     }                                                                                     \
   } while (0)
 
-/* One parsed value of any message (nq_work_t makes this ~8 KiB: static, not on the stack). */
-typedef union {
-  nq_hello_t hello;
-  nq_welcome_t welcome;
-  nq_get_work_t get_work;
-  nq_work_t work;
-  nq_no_work_t no_work;
-  nq_progress_t progress;
-  nq_lease_t lease;
-  nq_result_t result;
-  nq_ack_t ack;
-  nq_admin_req_t admin_req;
-  nq_admin_reply_t admin_reply;
-  nq_error_msg_t error;
-} any_t;
-
 typedef struct {
-  int (*parse)(const json_t *m, any_t *o, nq_proto_err_t *e);
-  json_t *(*pack)(const any_t *o);
+  fx_parse_fn parse;
+  fx_pack_fn pack;
 } codec_t;
 
-#define CODEC(name)                                                                              \
-  static int parse_##name(const json_t *m, any_t *o, nq_proto_err_t *e) {                        \
-    return nq_##name##_parse(m, &o->name, e);                                                    \
-  }                                                                                              \
-  static json_t *pack_##name(const any_t *o) { return nq_##name##_pack(&o->name); }
-CODEC(hello)
-CODEC(welcome)
-CODEC(get_work)
-CODEC(work)
-CODEC(no_work)
-CODEC(progress)
-CODEC(lease)
-CODEC(result)
-CODEC(ack)
-CODEC(admin_req)
-CODEC(admin_reply)
-CODEC(error)
-
 static const codec_t codecs[] = {
-    {parse_hello, pack_hello},       {parse_welcome, pack_welcome},
-    {parse_get_work, pack_get_work}, {parse_work, pack_work},
-    {parse_no_work, pack_no_work},   {parse_progress, pack_progress},
-    {parse_lease, pack_lease},       {parse_result, pack_result},
-    {parse_ack, pack_ack},           {parse_admin_req, pack_admin_req},
-    {parse_admin_reply, pack_admin_reply}, {parse_error, pack_error},
+    {fx_parse_hello, fx_pack_hello},       {fx_parse_welcome, fx_pack_welcome},
+    {fx_parse_get_work, fx_pack_get_work}, {fx_parse_work, fx_pack_work},
+    {fx_parse_no_work, fx_pack_no_work},   {fx_parse_progress, fx_pack_progress},
+    {fx_parse_lease, fx_pack_lease},       {fx_parse_result, fx_pack_result},
+    {fx_parse_ack, fx_pack_ack},           {fx_parse_admin_req, fx_pack_admin_req},
+    {fx_parse_admin_reply, fx_pack_admin_reply}, {fx_parse_error, fx_pack_error},
 };
 
-static any_t v1, v2;
+static fx_msg_t v1, v2;
 
 static void check(const codec_t *c, const json_t *msg) {
   nq_proto_err_t err;

@@ -7,6 +7,7 @@
 #include "nq/proto.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
+#include "fx_proto.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -367,53 +368,19 @@ END_TEST
 
 /* ---- refusals --------------------------------------------------------------------------------- */
 
-typedef union {
-  nq_hello_t hello;
-  nq_welcome_t welcome;
-  nq_get_work_t get_work;
-  nq_work_t work;
-  nq_no_work_t no_work;
-  nq_progress_t progress;
-  nq_lease_t lease;
-  nq_result_t result;
-  nq_ack_t ack;
-  nq_admin_req_t admin;
-  nq_admin_reply_t admin_reply;
-  nq_error_msg_t error;
-} any_t;
-
-typedef int (*parse_fn)(const json_t *m, any_t *o, nq_proto_err_t *e);
-#define WRAP(name)                                                                                 \
-  static int p_##name(const json_t *m, any_t *o, nq_proto_err_t *e) {                             \
-    return nq_##name##_parse(m, &o->name, e);                                                      \
-  }
-WRAP(hello)
-WRAP(welcome)
-WRAP(get_work)
-WRAP(work)
-WRAP(no_work)
-WRAP(progress)
-WRAP(lease)
-WRAP(result)
-WRAP(ack)
-WRAP(admin_reply)
-WRAP(error)
-static int p_admin(const json_t *m, any_t *o, nq_proto_err_t *e) {
-  return nq_admin_req_parse(m, &o->admin, e);
-}
 
 typedef struct {
-  parse_fn parse;
+  fx_parse_fn parse;
   const char *json;
   nq_errcode_t code; /* NQ_ERR_NONE: must be accepted */
   int fatal;
   int64_t id;
 } case_t;
 
-#define OK_(fn, j) {p_##fn, j, NQ_ERR_NONE, 0, -1}
-#define BADM(fn, j) {p_##fn, j, NQ_ERR_BAD_MESSAGE, 1, -1}
-#define VERS(fn, j) {p_##fn, j, NQ_ERR_VERSION, 1, -1}
-#define ADMB(j) {p_admin, j, NQ_ERR_BAD_MESSAGE, 0, -1}
+#define OK_(fn, j) {fx_parse_##fn, j, NQ_ERR_NONE, 0, -1}
+#define BADM(fn, j) {fx_parse_##fn, j, NQ_ERR_BAD_MESSAGE, 1, -1}
+#define VERS(fn, j) {fx_parse_##fn, j, NQ_ERR_VERSION, 1, -1}
+#define ADMB(j) {fx_parse_admin_req, j, NQ_ERR_BAD_MESSAGE, 0, -1}
 
 #define H "{\"type\":\"hello\","
 #define T "\"token\":\"t\""
@@ -553,14 +520,14 @@ static const case_t cases[] = {
     BADM(result, "{\"type\":\"result\",\"id\":7,\"unit\":5," RC RS),
     BADM(result, R RC ",\"seconds\":0.5}"),
     BADM(result, R RC ",\"seconds\":\"1\",\"solver\":\"s\"}"),
-    {p_result, R "\"c2\":0,\"c4\":0,\"c8\":-1,\"nodes\":9" RS, NQ_ERR_BAD_RESULT, 0, 7},
-    {p_result, R "\"c2\":-5,\"c4\":0,\"c8\":1,\"nodes\":9" RS, NQ_ERR_BAD_RESULT, 0, 7},
-    {p_result, R "\"c2\":0,\"c4\":0,\"c8\":1,\"nodes\":-1" RS, NQ_ERR_BAD_RESULT, 0, 7},
-    {p_result, R "\"c2\":0,\"c4\":0,\"c8\":1,\"nodes\":\"9223372036854775808\"" RS,
+    {fx_parse_result, R "\"c2\":0,\"c4\":0,\"c8\":-1,\"nodes\":9" RS, NQ_ERR_BAD_RESULT, 0, 7},
+    {fx_parse_result, R "\"c2\":-5,\"c4\":0,\"c8\":1,\"nodes\":9" RS, NQ_ERR_BAD_RESULT, 0, 7},
+    {fx_parse_result, R "\"c2\":0,\"c4\":0,\"c8\":1,\"nodes\":-1" RS, NQ_ERR_BAD_RESULT, 0, 7},
+    {fx_parse_result, R "\"c2\":0,\"c4\":0,\"c8\":1,\"nodes\":\"9223372036854775808\"" RS,
      NQ_ERR_BAD_RESULT, 0, 7},
-    {p_result, R "\"c2\":0,\"c4\":0,\"c8\":1,\"nodes\":\"18446744073709551616\"" RS,
+    {fx_parse_result, R "\"c2\":0,\"c4\":0,\"c8\":1,\"nodes\":\"18446744073709551616\"" RS,
      NQ_ERR_BAD_RESULT, 0, 7},
-    {p_result, R RC ",\"seconds\":-0.5,\"solver\":\"s\"}", NQ_ERR_BAD_RESULT, 0, 7},
+    {fx_parse_result, R RC ",\"seconds\":-0.5,\"solver\":\"s\"}", NQ_ERR_BAD_RESULT, 0, 7},
     /* ack */
     OK_(ack, "{\"type\":\"ack\",\"id\":3,\"status\":\"duplicate\"}"),
     BADM(ack, "{\"type\":\"ack\",\"status\":\"accepted\"}"),
@@ -568,8 +535,8 @@ static const case_t cases[] = {
     BADM(ack, "{\"type\":\"ack\",\"id\":3,\"status\":\"maybe\"}"),
     BADM(ack, "{\"type\":\"ack\",\"id\":-3,\"status\":\"accepted\"}"),
     /* admin: refusals keep the session */
-    OK_(admin, "{\"type\":\"admin\",\"cmd\":\"units\",\"state\":\"sleepy\"}"), /* store judges */
-    OK_(admin, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":-4}"),     /* not found */
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"units\",\"state\":\"sleepy\"}"), /* store judges */
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":-4}"),     /* not found */
     ADMB("{\"type\":\"admin\"}"),
     ADMB("{\"type\":\"admin\",\"cmd\":5}"),
     ADMB("{\"type\":\"admin\",\"cmd\":\"frobnicate\"}"),
@@ -600,7 +567,7 @@ static const case_t cases[] = {
 };
 
 START_TEST(malformed_refused) {
-  static any_t out; /* nq_work_t is large */
+  static fx_msg_t out; /* nq_work_t is large */
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const case_t *c = &cases[i];
     json_t *m = load(c->json);

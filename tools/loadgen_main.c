@@ -267,14 +267,8 @@ int main(int argc, char **argv) {
     lc->idx = i;
     uv_timer_init(&loop, &lc->retry);
     lc->retry.data = lc;
-    nq_conn_opts_t co;
-    memset(&co, 0, sizeof co);
-    co.on_open = on_open;
-    co.on_frame = on_frame;
-    co.on_error = on_error;
-    co.on_close = on_close;
-    co.data = lc;
-    co.handshake_timeout_ms = 30000;
+    nq_conn_opts_t co = {.on_open = on_open, .on_frame = on_frame, .on_error = on_error,
+                         .on_close = on_close, .data = lc, .handshake_timeout_ms = 30000};
     if (nq_conn_connect(&loop, host, lg.port, lg.tls, host, &co, &lc->c) != 0) {
       lg.errors++;
       lg.closed++;
