@@ -293,7 +293,8 @@ static void on_close(nq_conn_t *c) {
   uv_timer_stop(&cli->progress_timer);
   /* Closing, a reason that closes at once, a stop or the end of the job: leave now (the journal
    * keeps what was not acknowledged). Only a reached limit reconnects, to deliver its results. */
-  if (cli->life == LIFE_CLOSING || (cli->reason != CLI_REASON_NONE && cli->reason != CLI_REASON_LIMIT)) {
+  if (cli->life == LIFE_CLOSING ||
+      (cli->reason != CLI_REASON_NONE && cli->reason != CLI_REASON_LIMIT)) {
     cli_finish(cli);
     return;
   }

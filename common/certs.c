@@ -65,7 +65,8 @@ static int write_pem(const char *dir, const char *name, mode_t mode, EVP_PKEY *k
   BIO *b = BIO_new(key ? BIO_s_secmem() : BIO_s_mem());
   if (!b) return tls_fail(name);
   int r;
-  int ok = key ? PEM_write_bio_PrivateKey(b, key, NULL, NULL, 0, NULL, NULL) : PEM_write_bio_X509(b, cert);
+  int ok = key ? PEM_write_bio_PrivateKey(b, key, NULL, NULL, 0, NULL, NULL)
+               : PEM_write_bio_X509(b, cert);
   char *data = NULL;
   long len = ok ? BIO_get_mem_data(b, &data) : 0;
   if (!ok || len <= 0) {

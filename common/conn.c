@@ -11,6 +11,7 @@
 #include "nq/proto.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <limits.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -77,8 +78,11 @@ static void conn_log(const nq_conn_t *c, int level, const char *fmt, ...) {
 
 /* ---- teardown ---- */
 
+/* The memory goes only when every handle's close callback has run and no request is pending:
+ * libuv may still hold pointers into the struct until then. */
 static void conn_maybe_free(nq_conn_t *c) {
   if (c->open_handles > 0 || c->gai_pending) return;
+  assert(c->state == NQ_CONN_CLOSED); /* handles are closed only by conn_close_handles */
   if (c->notify && c->opts.on_close) c->opts.on_close(c);
   SSL_free(c->ssl);
   nq_framebuf_free(&c->in);
@@ -87,6 +91,7 @@ static void conn_maybe_free(nq_conn_t *c) {
 
 static void on_handle_closed(uv_handle_t *h) {
   nq_conn_t *c = h->data;
+  assert(c->open_handles > 0);
   if (--c->open_handles == 0) conn_maybe_free(c);
 }
 
@@ -134,6 +139,7 @@ static void conn_fail(nq_conn_t *c, int status, int how, const char *frame_code,
 static void on_write(uv_write_t *req, int status) {
   conn_wreq_t *w = req->data;
   nq_conn_t *c = w->conn;
+  assert(c->queued >= w->len);
   c->queued -= w->len;
   free(w);
   if (c->state == NQ_CONN_CLOSED) return;

@@ -8,14 +8,23 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---- names ------------------------------------------------------------------------------------ */
+/* ---- names ----------------------------------------------------------------------------------- */
 
 static const char *const type_names[NQ_MSG_COUNT] = {
-    [NQ_MSG_NONE] = "",           [NQ_MSG_HELLO] = "hello",     [NQ_MSG_WELCOME] = "welcome",
-    [NQ_MSG_GET_WORK] = "get_work", [NQ_MSG_WORK] = "work",     [NQ_MSG_NO_WORK] = "no_work",
-    [NQ_MSG_PROGRESS] = "progress", [NQ_MSG_LEASE] = "lease",   [NQ_MSG_RESULT] = "result",
-    [NQ_MSG_ACK] = "ack",         [NQ_MSG_ADMIN] = "admin",     [NQ_MSG_ADMIN_REPLY] = "admin_reply",
-    [NQ_MSG_ERROR] = "error",     [NQ_MSG_BYE] = "bye"};
+    [NQ_MSG_NONE] = "",
+    [NQ_MSG_HELLO] = "hello",
+    [NQ_MSG_WELCOME] = "welcome",
+    [NQ_MSG_GET_WORK] = "get_work",
+    [NQ_MSG_WORK] = "work",
+    [NQ_MSG_NO_WORK] = "no_work",
+    [NQ_MSG_PROGRESS] = "progress",
+    [NQ_MSG_LEASE] = "lease",
+    [NQ_MSG_RESULT] = "result",
+    [NQ_MSG_ACK] = "ack",
+    [NQ_MSG_ADMIN] = "admin",
+    [NQ_MSG_ADMIN_REPLY] = "admin_reply",
+    [NQ_MSG_ERROR] = "error",
+    [NQ_MSG_BYE] = "bye"};
 
 static const char *const err_names[NQ_ERR_COUNT] = {
     [NQ_ERR_NONE] = "",
@@ -100,7 +109,7 @@ int nq_proto_name_valid(const char *name) {
   return 1;
 }
 
-/* ---- building and refusing -------------------------------------------------------------------- */
+/* ---- building and refusing ------------------------------------------------------------------- */
 
 /* Set key to a new value, remembering the first failure (allocation) in *ok. */
 static void put(json_t *o, const char *key, json_t *v, int *ok) {
@@ -160,7 +169,7 @@ static int version_ok(int64_t v) {
   return v >= NQ_PROTO_VERSION_MIN && v <= NQ_PROTO_VERSION_MAX;
 }
 
-/* ---- hello / welcome -------------------------------------------------------------------------- */
+/* ---- hello / welcome ------------------------------------------------------------------------- */
 
 json_t *nq_hello_pack(const nq_hello_t *h) {
   int ok;
@@ -263,7 +272,7 @@ int nq_welcome_parse(const json_t *m, nq_welcome_t *w, nq_proto_err_t *err) {
   return 0;
 }
 
-/* ---- work ------------------------------------------------------------------------------------- */
+/* ---- work ------------------------------------------------------------------------------------ */
 
 json_t *nq_get_work_pack(const nq_get_work_t *g) {
   int ok;
@@ -342,7 +351,7 @@ int nq_no_work_parse(const json_t *m, nq_no_work_t *nw, nq_proto_err_t *err) {
   return 0;
 }
 
-/* ---- progress / lease ------------------------------------------------------------------------- */
+/* ---- progress / lease ------------------------------------------------------------------------ */
 
 json_t *nq_progress_pack(const nq_progress_t *p) {
   int ok;
@@ -382,7 +391,7 @@ int nq_lease_parse(const json_t *m, nq_lease_t *l, nq_proto_err_t *err) {
   return 0;
 }
 
-/* ---- result / ack ----------------------------------------------------------------------------- */
+/* ---- result / ack ---------------------------------------------------------------------------- */
 
 json_t *nq_result_pack(const nq_result_t *r) {
   int ok;
@@ -441,7 +450,7 @@ int nq_ack_parse(const json_t *m, nq_ack_t *a, nq_proto_err_t *err) {
   return 0;
 }
 
-/* ---- admin ------------------------------------------------------------------------------------ */
+/* ---- admin ----------------------------------------------------------------------------------- */
 
 json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
   int ok;
@@ -525,7 +534,7 @@ int nq_admin_reply_parse(const json_t *m, nq_admin_reply_t *r, nq_proto_err_t *e
   return 0;
 }
 
-/* ---- error / bye ------------------------------------------------------------------------------ */
+/* ---- error / bye ----------------------------------------------------------------------------- */
 
 json_t *nq_error_pack(const nq_error_msg_t *e) {
   const char *code = e->code == NQ_ERR_OTHER && e->name ? e->name : nq_errcode_name(e->code);
@@ -562,7 +571,7 @@ json_t *nq_bye_pack(void) {
   return msg_done(o, ok);
 }
 
-/* ---- field helpers ---------------------------------------------------------------------------- */
+/* ---- field helpers --------------------------------------------------------------------------- */
 
 static const json_t *field(const json_t *msg, const char *key) {
   return json_is_object(msg) ? json_object_get(msg, key) : NULL;

@@ -278,7 +278,7 @@ json_t *srv_units_json(srv_store_t *st, int64_t job_id, int state, int limit) {
   return wrap("units", l.arr, rc);
 }
 
-/* ---- the commands ----------------------------------------------------------------------------- */
+/* ---- the commands ---------------------------------------------------------------------------- */
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))

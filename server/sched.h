@@ -73,8 +73,8 @@ nq_nowork_reason_t srv_nowork_code(srv_nowork_t why);
  * ahead is how many of its assignments come before this one (those it holds, then the earlier
  * ones of this batch): a lease covers the wait in the client's queue as well as the solve.
  * *why says why nothing new was leased (SRV_NOWORK_NONE if something was); the protocol answers
- * `work` when *n_out > 0 and `no_work` with srv_nowork_code(*why) otherwise. Returns 0, NQ_EBANNED, NQ_ETXN,
- * NQ_ENOTFOUND (no such client), NQ_EINVAL (want out of range), NQ_EIO. */
+ * `work` when *n_out > 0 and `no_work` with srv_nowork_code(*why) otherwise. Returns 0,
+ * NQ_EBANNED, NQ_ETXN, NQ_ENOTFOUND (no such client), NQ_EINVAL (want out of range), NQ_EIO. */
 #define LEASE_HISTORY 16    /* recent results a client's expected solve time is taken from */
 #define LEASE_HISTORY_MIN 3 /* fewer than this: the cost is unknown, the lease is lease_seconds */
 #define LEASE_SLACK 4       /* lease = lease_min + LEASE_SLACK x the expected time, capped */

@@ -56,7 +56,8 @@ int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
     return NQ_EINVAL;
   /* Addresses are IP literals (no resolver at start-up); the two common names are mapped. */
   if (!host[0]) snprintf(cfg->listen_host, sizeof cfg->listen_host, "0.0.0.0");
-  else if (!strcmp(host, "localhost")) snprintf(cfg->listen_host, sizeof cfg->listen_host, "127.0.0.1");
+  else if (!strcmp(host, "localhost"))
+    snprintf(cfg->listen_host, sizeof cfg->listen_host, "127.0.0.1");
   else snprintf(cfg->listen_host, sizeof cfg->listen_host, "%s", host);
   cfg->listen_port = port;
   return 0;

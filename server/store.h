@@ -71,7 +71,7 @@ int srv_store_in_tx(const srv_store_t *st);
 /* The highest applied schema version. */
 int srv_store_schema_version(srv_store_t *st, int *version);
 
-/* ---- meta: small key/value settings (e.g. "admin_token_hash", "enrol_key_hash") ---------------- */
+/* ---- meta: small key/value settings (e.g. "admin_token_hash", "enrol_key_hash") -------------- */
 
 /* Copy the value into buf (truncated to len-1). NQ_ENOTFOUND if the key is absent. */
 int srv_meta_get(srv_store_t *st, const char *key, char *buf, size_t len);
@@ -240,7 +240,7 @@ typedef struct srv_stats_s {
 int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_window,
                     int rate_window, srv_stats_t *out);
 
-/* ---- the scheduler's queries (server/sched.c holds the rules; the SQL is here) ---------------- */
+/* ---- the scheduler's queries (server/sched.c holds the rules; the SQL is here) --------------- */
 
 /* One assignment handed to a client (the protocol's `work` entry). */
 typedef struct srv_work_s {

@@ -376,7 +376,7 @@ START_TEST(finished_job_matches_published) {
 }
 END_TEST
 
-/* ---- the binary -------------------------------------------------------------------------------- */
+/* ---- the binary ------------------------------------------------------------------------------ */
 
 /* Run a shell command, capture stdout+stderr into out; returns the exit status. */
 static int run(const char *cmd, char *out, size_t len) {

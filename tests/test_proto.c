@@ -54,7 +54,7 @@ static json_t *load(const char *text) {
   return m;
 }
 
-/* ---- tables ----------------------------------------------------------------------------------- */
+/* ---- tables ---------------------------------------------------------------------------------- */
 
 START_TEST(type_and_code_tables) {
   for (int t = NQ_MSG_HELLO; t < NQ_MSG_COUNT; t++) {
@@ -123,7 +123,7 @@ START_TEST(client_names) {
 }
 END_TEST
 
-/* ---- round trips ------------------------------------------------------------------------------ */
+/* ---- round trips ----------------------------------------------------------------------------- */
 
 START_TEST(round_trip_hello_welcome) {
   nq_proto_err_t err;
@@ -366,7 +366,7 @@ START_TEST(version1_wire_bytes) {
 }
 END_TEST
 
-/* ---- refusals --------------------------------------------------------------------------------- */
+/* ---- refusals -------------------------------------------------------------------------------- */
 
 
 typedef struct {
@@ -629,7 +629,7 @@ START_TEST(pack_refuses_missing_strings) {
 }
 END_TEST
 
-/* ---- field helpers (moved here from test_frame.c with the helpers) ----------------------------- */
+/* ---- field helpers (moved here from test_frame.c with the helpers) --------------------------- */
 
 START_TEST(helpers_str_int) {
   json_t *m = json_pack("{s:s, s:i, s:f, s:b, s:n, s:I}", "type", "hello", "n", 18, "real", 1.0,

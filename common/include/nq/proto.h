@@ -51,7 +51,7 @@
 #define NQ_PROTO_RETRY_EXTRA_MAX 1000 /* admin unit_retry `extra`: 1..1000 */
 #define NQ_PROTO_ERRMSG_MAX 200       /* bytes of a parse error's message */
 
-/* ---- message types ---------------------------------------------------------------------------- */
+/* ---- message types --------------------------------------------------------------------------- */
 
 typedef enum {
   NQ_MSG_NONE = 0, /* not a message we know: `type` missing, not a string, or unknown */
@@ -78,7 +78,7 @@ const char *nq_msg_type_name(nq_msg_type_t t);
  * unknown name. */
 nq_msg_type_t nq_msg_type(const json_t *msg, const char **name);
 
-/* ---- error codes ------------------------------------------------------------------------------ */
+/* ---- error codes ----------------------------------------------------------------------------- */
 
 typedef enum {
   NQ_ERR_NONE = 0,
@@ -121,7 +121,7 @@ typedef struct nq_proto_err_s {
 /* 1 if name is a valid client name: 1..NQ_PROTO_NAME_MAX of [A-Za-z0-9._-]. */
 int nq_proto_name_valid(const char *name);
 
-/* ---- hello / welcome -------------------------------------------------------------------------- */
+/* ---- hello / welcome ------------------------------------------------------------------------- */
 
 typedef enum { NQ_ROLE_CLIENT = 0, NQ_ROLE_ADMIN } nq_role_t;
 
@@ -161,7 +161,7 @@ typedef struct nq_welcome_s {
 json_t *nq_welcome_pack(const nq_welcome_t *w);
 int nq_welcome_parse(const json_t *msg, nq_welcome_t *out, nq_proto_err_t *err);
 
-/* ---- work ------------------------------------------------------------------------------------- */
+/* ---- work ------------------------------------------------------------------------------------ */
 
 typedef struct nq_get_work_s {
   int want; /* 1..NQ_PROTO_WANT_MAX, counting the assignments already held */
@@ -196,7 +196,7 @@ const char *nq_nowork_reason_name(nq_nowork_reason_t r); /* "none_pending", "cap
 json_t *nq_no_work_pack(const nq_no_work_t *n);
 int nq_no_work_parse(const json_t *msg, nq_no_work_t *out, nq_proto_err_t *err);
 
-/* ---- progress / lease ------------------------------------------------------------------------- */
+/* ---- progress / lease ------------------------------------------------------------------------ */
 
 typedef struct nq_progress_s {
   int64_t id;
@@ -215,7 +215,7 @@ typedef struct nq_lease_s {
 json_t *nq_lease_pack(const nq_lease_t *l);
 int nq_lease_parse(const json_t *msg, nq_lease_t *out, nq_proto_err_t *err);
 
-/* ---- result / ack ----------------------------------------------------------------------------- */
+/* ---- result / ack ---------------------------------------------------------------------------- */
 
 typedef struct nq_result_s {
   int64_t id;
@@ -242,7 +242,7 @@ const char *nq_ack_status_name(nq_ack_status_t s); /* "accepted", "duplicate", "
 json_t *nq_ack_pack(const nq_ack_t *a);
 int nq_ack_parse(const json_t *msg, nq_ack_t *out, nq_proto_err_t *err);
 
-/* ---- admin ------------------------------------------------------------------------------------ */
+/* ---- admin ----------------------------------------------------------------------------------- */
 
 typedef enum {
   NQ_ADMIN_STATUS = 0,
@@ -279,7 +279,7 @@ typedef struct nq_admin_reply_s {
 json_t *nq_admin_reply_pack(const nq_admin_reply_t *r);
 int nq_admin_reply_parse(const json_t *msg, nq_admin_reply_t *out, nq_proto_err_t *err);
 
-/* ---- error / bye ------------------------------------------------------------------------------ */
+/* ---- error / bye ----------------------------------------------------------------------------- */
 
 typedef struct nq_error_msg_s {
   nq_errcode_t code;   /* NQ_ERR_OTHER: a code this build does not know, named by `name` */
@@ -298,7 +298,7 @@ json_t *nq_error_new(nq_errcode_t code, const char *message, int fatal);
 
 json_t *nq_bye_pack(void);
 
-/* ---- field helpers (the parsers above, and the admin output code) ------------------------------ */
+/* ---- field helpers (the parsers above, and the admin output code) ---------------------------- */
 
 /* Every one returns NQ_EPROTO when the field is missing or has the wrong type. */
 
