@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark nq-server: results/s with many concurrent TLS clients reporting tiny (fake) results, and
-# resident memory per idle authenticated connection.
+# Benchmark nq-server: results/s with many concurrent TLS clients reporting tiny (fake) results,
+# the server's CPU time per 1000 results, and resident memory per idle authenticated connection.
 #
 #   scripts/bench-server.sh [BUILD_DIR] [CONNS] [SECONDS]     (defaults: build 200 10)
 #
@@ -58,7 +58,16 @@ HELD=$(rss_kb "$SRV")
 wait "$LGP" || true
 
 # Throughput: CONNS clients fetching up to 16 units at a time and reporting them all at once.
+# The server's own CPU time over that run (utime + stime) is the figure least moved by other
+# processes on a shared machine: wall-clock results/s is at the mercy of the load.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+C0=$(cpu_ticks "$SRV")
 "${LG[@]}" --want 16 --seconds "$SECS" | tee "$DIR/run.out"
+C1=$(cpu_ticks "$SRV")
+ACKS=$(grep -o 'acks=[0-9]*' "$DIR/run.out" | cut -d= -f2)
+awk -v t=$((C1 - C0)) -v hz="$(getconf CLK_TCK)" -v n="${ACKS:-0}" 'BEGIN {
+  printf "server CPU: %.2f s for %d results, %.1f ms per 1000 results\n", t / hz, n,
+         (n > 0 ? 1e6 * t / hz / n : 0) }'
 
 echo "server RSS: idle ${BASE} KiB, with ${CONNS} idle connections ${HELD} KiB," \
   "per connection $(( (HELD - BASE) / CONNS )) KiB"
