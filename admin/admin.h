@@ -73,6 +73,8 @@ typedef struct adm_backend_s {
  * On failure prints a one-line reason to stderr and returns ADM_EXIT_FAIL / ADM_EXIT_USAGE. */
 int adm_open(adm_backend_t *b, const adm_opts_t *o, int need_job);
 void adm_close(adm_backend_t *b);
+/* One request on a backend opened for it and closed after: adm_open + adm_request + adm_close. */
+int adm_call(const adm_opts_t *o, int need_job, const nq_admin_req_t *req, json_t **data);
 
 /* Run one admin request and return its `data` object (new reference) in *data. On a refusal or
  * failure prints "nq-admin: ..." to stderr and returns non-zero (ADM_EXIT_FAIL). */

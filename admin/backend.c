@@ -224,6 +224,16 @@ void adm_close(adm_backend_t *b) {
 
 /* ---- requests ------------------------------------------------------------------------------- */
 
+int adm_call(const adm_opts_t *o, int need_job, const nq_admin_req_t *req, json_t **data) {
+  adm_backend_t b;
+  *data = NULL;
+  int rc = adm_open(&b, o, need_job);
+  if (rc) return rc;
+  rc = adm_request(&b, req, data);
+  adm_close(&b);
+  return rc;
+}
+
 int adm_request(adm_backend_t *b, const nq_admin_req_t *req, json_t **data) {
   char err[2100] = "";
   nq_proto_err_t refusal;

@@ -13,14 +13,10 @@ static int no_args(const adm_cmd_t *cmd, const adm_opts_t *o, int want) {
 }
 
 int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
-  adm_backend_t b;
   json_t *d = NULL;
-  int rc = no_args(cmd, o, 0);
-  if (rc || (rc = adm_open(&b, o, 0)) != 0) return rc;
   nq_admin_req_t req = {.cmd = NQ_ADMIN_CLIENTS};
-  rc = adm_request(&b, &req, &d);
-  adm_close(&b);
-  if (rc) return rc;
+  int rc = no_args(cmd, o, 0);
+  if (rc || (rc = adm_call(o, 0, &req, &d)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
@@ -45,7 +41,6 @@ int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
 
 /* client add NAME | client ban NAME */
 int adm_cmd_client(const adm_cmd_t *cmd, adm_opts_t *o) {
-  adm_backend_t b;
   json_t *d = NULL;
   int rc = no_args(cmd, o, 2);
   if (rc) return rc;
@@ -56,11 +51,8 @@ int adm_cmd_client(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_usage(cmd, stderr);
     return ADM_EXIT_USAGE;
   }
-  if ((rc = adm_open(&b, o, 0)) != 0) return rc;
   nq_admin_req_t req = {.cmd = add ? NQ_ADMIN_CLIENT_ADD : NQ_ADMIN_CLIENT_BAN, .name = name};
-  rc = adm_request(&b, &req, &d);
-  adm_close(&b);
-  if (rc) return rc;
+  if ((rc = adm_call(o, 0, &req, &d)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else if (add) {

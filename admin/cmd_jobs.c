@@ -6,7 +6,6 @@
 #include "admin.h"
 
 int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o) {
-  adm_backend_t b;
   json_t *d = NULL;
   int rc;
   if (o->argc > 0) {
@@ -14,11 +13,8 @@ int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_usage(cmd, stderr);
     return ADM_EXIT_USAGE;
   }
-  if ((rc = adm_open(&b, o, 0)) != 0) return rc;
   nq_admin_req_t req = {.cmd = NQ_ADMIN_JOBS};
-  rc = adm_request(&b, &req, &d);
-  adm_close(&b);
-  if (rc) return rc;
+  if ((rc = adm_call(o, 0, &req, &d)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
@@ -62,7 +58,6 @@ static void print_unit(const json_t *u) {
 }
 
 int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o) {
-  adm_backend_t b;
   json_t *d = NULL;
   int rc;
   if (!o->state || o->argc > 0) {
@@ -78,11 +73,8 @@ int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_usage(cmd, stderr);
     return ADM_EXIT_USAGE;
   }
-  if ((rc = adm_open(&b, o, 1)) != 0) return rc;
   nq_admin_req_t req = {.cmd = NQ_ADMIN_UNITS, .state = o->state, .limit = o->limit};
-  rc = adm_request(&b, &req, &d);
-  adm_close(&b);
-  if (rc) return rc;
+  if ((rc = adm_call(o, 1, &req, &d)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
@@ -100,7 +92,6 @@ int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o) {
 
 /* unit retry UNIT: UNIT all digits is an id, anything else a unit text ("8:s:3:3,0,5"). */
 int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
-  adm_backend_t b;
   json_t *d = NULL;
   int rc;
   if (o->argc != 2 || strcmp(o->argv[0], "retry") != 0) {
@@ -116,10 +107,7 @@ int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
   nq_admin_req_t req = {.cmd = NQ_ADMIN_UNIT_RETRY, .extra = o->extra};
   if (digits > 0 && digits < 19 && arg[digits] == '\0') req.unit_id = strtoll(arg, NULL, 10);
   else req.unit_text = arg;
-  if ((rc = adm_open(&b, o, 1)) != 0) return rc;
-  rc = adm_request(&b, &req, &d);
-  adm_close(&b);
-  if (rc) return rc;
+  if ((rc = adm_call(o, 1, &req, &d)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
