@@ -1,7 +1,7 @@
 /* nq: the work-unit model -- settings, rule replay, generator, text form.
  *
  * The rules here are the seed's (Takahashi's) pruning rules, applied row by row. The generator and
- * the validator both go through unit_row_allowed(), so a prefix is accepted exactly when the
+ * the validator both go through nq_unit_row_allowed(), so a prefix is accepted exactly when the
  * generator could have emitted it, and the units of (N, d) partition the search exactly.
  */
 #include "nq/unit.h"
@@ -23,6 +23,17 @@ static int fail(char *errbuf, size_t errlen, int code, const char *fmt, ...) {
   return code;
 }
 
+int nq_unit_depth_check(int n, int depth, char *errbuf, size_t errlen) {
+  if (n < NQ_UNIT_MIN_N || n > NQ_MAX_N)
+    return fail(errbuf, errlen, NQ_ERANGE, "N=%d has no units: units exist for N=%d..%d", n,
+                NQ_UNIT_MIN_N, NQ_MAX_N);
+  if (depth < 2 || depth > n - 1)
+    return fail(errbuf, errlen, NQ_ERANGE,
+                "depth %d is out of range for N=%d: the depth (rows in a unit's prefix) must be "
+                "2..%d", depth, n, n - 1);
+  return 0;
+}
+
 int nq_unit_effective_depth(int n, int depth) {
   if (depth > n - 1) depth = n - 1;
   return depth < 2 ? 2 : depth;
@@ -42,29 +53,6 @@ static void unit_settings(int n, nq_part_t part, int bound1, nq_unit_state_t *st
     for (int i = 1; i < bound1; i++) last |= (last >> 1) | (last << 1);
     st->lastmask = last & st->mask;
   }
-}
-
-/* The columns the search may try at row y (0 < y < N-1) given the attack masks, or 0 with
- * *pruned set when the BOUND2 rule cuts the whole node. Rows 0 (and row 1 of the corner part)
- * are fixed by part and BOUND1 and are handled by the callers. */
-static uint32_t unit_row_allowed(const nq_unit_state_t *st, nq_part_t part, int y, uint32_t l,
-                                 uint32_t d, uint32_t r, int *pruned) {
-  uint32_t bm = st->mask & ~(l | d | r);
-  *pruned = 0;
-  if (part == NQ_PART_CORNER) {
-    if (y < st->bound1) bm &= ~2u;
-    return bm;
-  }
-  if (y < st->bound1) {
-    bm &= ~st->sidemask;
-  } else if (y == st->bound2) {
-    if (!(d & st->sidemask)) {
-      *pruned = 1;
-      return 0;
-    }
-    if ((d & st->sidemask) != st->sidemask) bm &= st->sidemask;
-  }
-  return bm;
 }
 
 static void place(nq_unit_state_t *st, int row, uint32_t bit) {
@@ -121,7 +109,7 @@ static int replay(const nq_unit_t *u, nq_unit_state_t *st, char *errbuf, size_t 
   }
   for (int y = first; y < u->depth; y++) {
     int pruned;
-    uint32_t ok = unit_row_allowed(st, u->part, y, st->left, st->down, st->right, &pruned);
+    uint32_t ok = nq_unit_row_allowed(st, u->part, y, st->left, st->down, st->right, &pruned);
     uint32_t bit = 1u << u->prefix[y];
     if (pruned)
       return fail(errbuf, errlen, NQ_EINVAL, "row %d = BOUND2: no corner queen yet, search cut here", y);
@@ -220,7 +208,8 @@ typedef struct gen_s {
 static int gen_walk(gen_t *g, int y) {
   if (y == g->target) return g->cb(&g->u, g->arg);
   int pruned;
-  uint32_t bm = unit_row_allowed(&g->st, g->u.part, y, g->st.left, g->st.down, g->st.right, &pruned);
+  uint32_t bm =
+      nq_unit_row_allowed(&g->st, g->u.part, y, g->st.left, g->st.down, g->st.right, &pruned);
   nq_unit_state_t saved = g->st;
   while (bm) {
     uint32_t bit = bm & (0u - bm);
