@@ -4,7 +4,7 @@
  * A plan walks the search tree from its depth-2 nodes. A node above start_depth is always split
  * into its children (nq_unit_children); a node at or below start_depth is estimated
  * (nq_estimate_unit) and split when its estimate is above the target and it is above max_depth,
- * else it becomes a unit. So the units cover the tree exactly once: each is a node none of whose
+ * else it becomes a unit, with an estimate from fresh probes (unbiased; see plan.c). So the units cover the tree exactly once: each is a node none of whose
  * ancestors is a unit (every ancestor was split), and every root-to-leaf path of the tree either
  * meets exactly one unit or ends in a dead end above the units. The nodes of the split
  * ("internal") nodes are counted, so that, exactly,
@@ -31,8 +31,8 @@
 #include "nq/solver.h"
 #include "nq/unit.h"
 
-#define NQ_PLAN_DEFAULT_UNIT_SECONDS 1200.0 /* 20 minutes of the reference core */
-#define NQ_PLAN_DEFAULT_PROBES 16           /* per estimated node */
+#define NQ_PLAN_DEFAULT_UNIT_SECONDS 3600.0 /* 1 hour of the reference core: a median unit of ~20 min */
+#define NQ_PLAN_DEFAULT_PROBES 8            /* per estimated node */
 #define NQ_PLAN_LIMIT INT64_MAX             /* 2^63 - 1: the most a count may reach */
 #define NQ_PLAN_MARGIN 1000.0               /* estimate * margin must stay below the limit */
 #define NQ_PLAN_GUARD_PROBES 4096           /* a second look at a unit the margin refuses */
@@ -52,7 +52,9 @@ typedef struct nq_plan_opts_s {
 typedef struct nq_plan_unit_s {
   nq_unit_t unit;
   uint64_t index;      /* 0, 1, 2, ... in plan order */
-  double est_nodes;    /* its estimate (nq_estimate_unit with the plan's seed and probes) */
+  double est_nodes;    /* its estimate: nq_estimate_unit with the plan's probes, from the
+                        * stream of seed ^ 0x756e6974, independent of the probes that decided
+                        * not to split it (see plan.c) */
   double est_se;       /* the estimate's standard error */
 } nq_plan_unit_t;
 
@@ -63,9 +65,11 @@ typedef struct nq_plan_summary_s {
   uint64_t units;
   uint64_t internal;         /* split nodes (see above): exact */
   uint64_t by_depth[NQ_MAX_N + 1]; /* units per depth */
-  uint64_t estimated;        /* nodes estimated (units and split nodes at >= start_depth) */
+  uint64_t estimated;        /* nodes estimated (units and split nodes at >= start_depth):
+                              * a unit above max_depth twice (decision, then its estimate) */
   uint64_t probes;           /* probes spent */
-  uint64_t over_target;      /* units above the target because max_depth stopped the split */
+  uint64_t over_target;      /* units at max_depth whose estimate is above the target: the
+                              * depth cap, not the target, made them units */
   double est_nodes, est_se;  /* whole N: internal + the sum of the unit estimates, and its SE */
   nq_est_spread_t unit;      /* the spread of the units' estimates */
   char unit_max_text[NQ_UNIT_TEXT_MAX]; /* the unit with the largest estimate */
@@ -79,8 +83,9 @@ int nq_plan_seconds_to_nodes(double seconds, double *nodes, char *errbuf, size_t
 /* Run a plan: call cb for every unit in order, fill *summary (may be NULL). Every unit passes
  * nq_plan_check_unit first. Returns 0; NQ_ERANGE with a message in errbuf for options out of
  * range, more than max_units units, or a unit the guard refuses (the message names a depth or a
- * target that would do); cb's non-zero return; NQ_EINVAL/NQ_ENOMEM. Cost: about
- * (units + split nodes) * probes * 5-15 ns per row a probe walks (docs/planning.md). */
+ * target that would do); cb's non-zero return; NQ_EINVAL/NQ_ENOMEM. Cost: probes * (2 * units
+ * + split nodes) probes (units at max_depth: 1x) of 5-15 ns per row they walk; about 2.5 us a
+ * unit at N=27-28 with the default 8 probes (docs/planning.md). */
 int nq_plan_run(const nq_plan_opts_t *opts, nq_plan_cb cb, void *arg, nq_plan_summary_t *summary,
                 char *errbuf, size_t errlen);
 
