@@ -49,31 +49,86 @@ static inline uint32_t select_bit(uint32_t bm, uint32_t k) {
   return bm & (0u - bm);
 }
 
-/* One probe from a unit's node at row y0 with attack masks l, d, r: the value 1 + b0 + b0*b1 +
- * ... of a random path (see estimate.h). The node on row N-1 is a leaf, as in the solver. The
- * body is a macro so that it can be compiled twice, once with BMI2's pdep as the bit select. */
+/* One probe from a unit's node at row y0 with attack masks l, d, r: the value 1 + sum over rows
+ * of W * b, where b is the number of children of the path's node on that row and W the inverse
+ * of the chance of having reached that node (see estimate.h). The node on row N-1 is a leaf, as
+ * in the solver.
+ *
+ * Mostly the path takes a child uniformly (W grows by b, Knuth's estimator). The exception is the
+ * side part's bottleneck: a node on row BOUND2 whose rows hold no queen in column 0 or N-1 is
+ * cut, so in rows BOUND1..BOUND2-1 most of the subtree lies below the few children that take
+ * column 0 or N-1. Uniform probes of a big side unit mostly miss them and die at BOUND2; a
+ * handful of probes then says "small" of a unit of months (measured: a depth-2 unit of N=27
+ * estimated at 2 hours, 1.6e16 nodes with more probes). So on those rows, while no such queen is
+ * placed and both kinds of children exist, the path takes a column-0/N-1 child with chance 1/2
+ * and another with chance 1/2 (uniform within each), and W grows by the inverse; and on row
+ * BOUND2-1 the path takes only children whose row-BOUND2 node has a child of its own (the
+ * others are single nodes, counted exactly in W * b), W growing by the share of such children.
+ * Both keep the estimate unbiased; at N=27, depth 5, they cut the share of 8-probe estimates
+ * below a tenth of the truth from 12% to 7% (side units: from 45% to 11%; docs/planning.md).
+ *
+ * The body is a macro so that it can be compiled twice, once with BMI2's pdep as the bit select
+ * (SELECT picks the k-th set bit of `pool`). One random draw a row: its high half picks the
+ * child, its low bit the group. */
 #define PROBE_BODY(SELECT)                                                                    \
   double x = 1.0, w = 1.0;                                                                    \
+  const int side = part == NQ_PART_SIDE;                                                      \
   for (int y = y0; y <= n - 2; y++) {                                                         \
     int pruned;                                                                               \
     uint32_t bm = nq_unit_row_allowed(st, part, y, l, d, r, &pruned);                        \
     uint32_t b = (uint32_t)__builtin_popcount(bm);                                            \
     if (!b) break;                                                                            \
-    w *= (double)b;                                                                           \
-    x += w;                                                                                   \
-    uint32_t k = rng_below(rng, b), bit = SELECT;                                             \
+    uint64_t rnd = rng_next(rng);                                                             \
+    uint32_t pool = bm, nb = b;                                                               \
+    double f = (double)b;                                                                     \
+    if (side && y >= st->bound1 && y < st->bound2) {                                          \
+      uint32_t edge = bm & st->sidemask;                                                      \
+      if (!(d & st->sidemask) && edge && edge != bm) {                                        \
+        pool = (rnd & 1) ? edge : bm & ~edge;                                                 \
+        nb = (uint32_t)__builtin_popcount(pool);                                              \
+        f = 2.0 * nb;                                                                         \
+      }                                                                                       \
+      if (y == st->bound2 - 1) {                                                              \
+        uint32_t alive = alive_at_bound2(st, part, pool, l, d, r);                            \
+        if (!alive) {                                                                         \
+          x += w * (double)b;                                                                 \
+          break;                                                                              \
+        }                                                                                     \
+        f = f / nb * (double)__builtin_popcount(alive);                                       \
+        pool = alive;                                                                         \
+        nb = (uint32_t)__builtin_popcount(alive);                                             \
+      }                                                                                       \
+    }                                                                                         \
+    x += w * (double)b;                                                                       \
+    w *= f;                                                                                   \
+    uint32_t k = (uint32_t)(((rnd >> 32) * (uint64_t)nb) >> 32), bit = SELECT;                \
     l = (l | bit) << 1;                                                                       \
     d |= bit;                                                                                 \
     r = (r | bit) >> 1;                                                                       \
   }                                                                                           \
   return x
 
+/* The columns of pool (children of a side-part node on row BOUND2-1) whose node on row BOUND2
+ * has a child: the others are dead ends the BOUND2 rule makes (one node each, no subtree). */
+static inline uint32_t alive_at_bound2(const nq_unit_state_t *st, nq_part_t part, uint32_t pool,
+                                       uint32_t l, uint32_t d, uint32_t r) {
+  uint32_t alive = 0;
+  for (uint32_t t = pool; t; t &= t - 1) {
+    uint32_t bit = t & (0u - t);
+    int pruned;
+    if (nq_unit_row_allowed(st, part, st->bound2, (l | bit) << 1, d | bit, (r | bit) >> 1,
+                            &pruned))
+      alive |= bit;
+  }
+  return alive;
+}
+
 typedef double (*probe_fn)(const nq_unit_state_t *st, nq_part_t part, int n, int y0,
                            uint32_t l, uint32_t d, uint32_t r, rng_t *rng);
 
 static double probe_plain(const nq_unit_state_t *st, nq_part_t part, int n, int y0, uint32_t l,
                           uint32_t d, uint32_t r, rng_t *rng) {
-  PROBE_BODY(select_bit(bm, k));
+  PROBE_BODY(select_bit(pool, k));
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(NQ_NO_SIMD)
@@ -84,12 +139,14 @@ __attribute__((target("bmi2,popcnt"))) static double probe_pdep(const nq_unit_st
                                                                 nq_part_t part, int n, int y0,
                                                                 uint32_t l, uint32_t d,
                                                                 uint32_t r, rng_t *rng) {
-  PROBE_BODY(_pdep_u32(1u << k, bm));
+  PROBE_BODY(_pdep_u32(1u << k, pool));
 }
 
 /* pdep where the CPU has BMI2 and runs it in hardware: AMD's families 15h and 17h (up to Zen 2)
  * run it in microcode, slower than the plain loop. */
 static probe_fn probe_pick(void) {
+  const char *env = getenv("NQ_EST_PROBE"); /* "plain": benchmarks compare the two */
+  if (env && !strcmp(env, "plain")) return probe_plain;
   __builtin_cpu_init();
   if (__builtin_cpu_supports("bmi2") && !__builtin_cpu_is("amdfam15h") &&
       !__builtin_cpu_is("amdfam17h"))

@@ -134,7 +134,9 @@ int nq_plan_check_result(const nq_unit_t *u, const nq_counts_t *c, char *errbuf,
 
 typedef struct planrun_s {
   const nq_plan_opts_t *o;
-  unsigned probes;
+  int start;         /* o->start_depth, or the automatic one */
+  unsigned probes;      /* for a split decision */
+  unsigned unit_probes; /* for a unit's own estimate */
   nq_plan_cb cb;
   void *arg;
   nq_plan_summary_t *sum;
@@ -177,8 +179,9 @@ static int plan_emit(planrun_t *p, const nq_unit_t *u, const nq_est_t *e) {
 }
 
 /* Estimate u for the plan, from the stream of `seed`. */
-static int plan_estimate(planrun_t *p, const nq_unit_t *u, uint64_t seed, nq_est_t *e) {
-  int rc = nq_estimate_unit(u, seed, p->probes, e);
+static int plan_estimate(planrun_t *p, const nq_unit_t *u, uint64_t seed, unsigned probes,
+                         nq_est_t *e) {
+  int rc = nq_estimate_unit(u, seed, probes, e);
   if (rc) return rc;
   p->sum->probes += e->probes;
   return 0;
@@ -194,31 +197,67 @@ static int plan_estimate(planrun_t *p, const nq_unit_t *u, uint64_t seed, nq_est
  * 5.6e18 (docs/planning.md). A node at max_depth cannot be split: one estimate does. */
 static int plan_node(const nq_unit_t *u, void *arg) {
   planrun_t *p = arg;
-  if (u->depth < p->o->start_depth) return plan_split(p, u);
+  if (u->depth < p->start) return plan_split(p, u);
   nq_est_t e;
   int rc;
   p->sum->estimated++;
   if (u->depth < p->o->max_depth) {
-    if ((rc = plan_estimate(p, u, p->o->seed, &e)) != 0) return rc;
+    if ((rc = plan_estimate(p, u, p->o->seed, p->probes, &e)) != 0) return rc;
     if (e.nodes > p->o->target_nodes) return plan_split(p, u);
   }
-  if ((rc = plan_estimate(p, u, p->o->seed ^ 0x756e6974ull /* "unit" */, &e)) != 0) return rc;
+  if ((rc = plan_estimate(p, u, p->o->seed ^ 0x756e6974ull /* "unit" */, p->unit_probes, &e)))
+    return rc;
   return plan_emit(p, u, &e);
 }
 
-static int plan_opts_check(const nq_plan_opts_t *o, char *errbuf, size_t errlen) {
-  int rc = nq_unit_depth_check(o->n, o->start_depth, errbuf, errlen);
+static int count_cb(const nq_unit_t *u, void *arg) {
+  (void)u;
+  (*(uint64_t *)arg)++;
+  return 0;
+}
+
+#define AUTO_START_RATIO 16.0    /* see auto_start */
+#define AUTO_START_MAX_COUNT 5e7 /* nodes a depth may have for auto_start to count them */
+
+/* The automatic start depth: the shallowest depth (up to max_depth) whose nodes are on average
+ * at most AUTO_START_RATIO times the target, by a whole-N estimate (NQ_EST_DEFAULT_BUDGET probes)
+ * and the exact number of nodes at each depth. Above it every node is split without an estimate.
+ * Why: the nodes far above the target are the ones a few probes can misjudge worst (a depth-2
+ * unit of N=27 was once kept as 2 hours and is about 180 days: docs/planning.md), and there are
+ * few of them, so splitting them all costs almost nothing. */
+static int auto_start(const nq_plan_opts_t *o, int *start) {
+  *start = o->max_depth;
+  if (o->target_nodes <= 0) return 0;
+  nq_est_opts_t eo = {o->n, 2, o->seed, 0, 0, 0};
+  nq_est_report_t r;
+  int rc = nq_estimate_n(&eo, &r);
   if (rc) return rc;
-  if (o->max_depth < o->start_depth || o->max_depth > o->n - 1)
+  for (int d = 2; d < o->max_depth; d++) {
+    uint64_t count = 0;
+    if ((rc = nq_units_generate(o->n, d, count_cb, &count)) != 0) return rc;
+    if ((double)count > AUTO_START_MAX_COUNT ||
+        (count && r.nodes / (double)count <= AUTO_START_RATIO * o->target_nodes)) {
+      *start = d;
+      break;
+    }
+  }
+  return 0;
+}
+
+static int plan_opts_check(const nq_plan_opts_t *o, char *errbuf, size_t errlen) {
+  int rc = nq_unit_depth_check(o->n, o->start_depth ? o->start_depth : 2, errbuf, errlen);
+  if (rc) return rc;
+  int lo = o->start_depth ? o->start_depth : 2;
+  if (o->max_depth < lo || o->max_depth > o->n - 1)
     return fail(errbuf, errlen, NQ_ERANGE,
                 "max depth %d is out of range for N=%d and start depth %d: must be %d..%d",
-                o->max_depth, o->n, o->start_depth, o->start_depth, o->n - 1);
+                o->max_depth, o->n, lo, lo, o->n - 1);
   if (!(o->target_nodes >= 0 && o->target_nodes < INFINITY))
     return fail(errbuf, errlen, NQ_ERANGE, "target %g nodes: must be a finite number >= 0",
                 o->target_nodes);
-  if (o->probes > NQ_EST_MAX_PROBES)
-    return fail(errbuf, errlen, NQ_ERANGE, "%u probes per estimate: at most %u", o->probes,
-                NQ_EST_MAX_PROBES);
+  if (o->probes > NQ_EST_MAX_PROBES || o->unit_probes > NQ_EST_MAX_PROBES)
+    return fail(errbuf, errlen, NQ_ERANGE, "%u probes per estimate: at most %u",
+                o->probes > o->unit_probes ? o->probes : o->unit_probes, NQ_EST_MAX_PROBES);
   return 0;
 }
 
@@ -230,11 +269,14 @@ int nq_plan_run(const nq_plan_opts_t *o, nq_plan_cb cb, void *arg, nq_plan_summa
   if (errbuf && errlen) errbuf[0] = '\0';
   int rc = plan_opts_check(o, errbuf, errlen);
   if (rc) return rc;
-  planrun_t p = {o, o->probes ? o->probes : NQ_PLAN_DEFAULT_PROBES, cb, arg, s,
+  planrun_t p = {o, o->start_depth, o->probes ? o->probes : NQ_PLAN_DEFAULT_PROBES,
+                 o->unit_probes ? o->unit_probes : NQ_PLAN_DEFAULT_UNIT_PROBES, cb, arg, s,
                  nq_est_dist_new(0), 0.0, 0.0, errbuf, errlen};
   if (!p.dist) return NQ_ENOMEM;
   double t0 = nq_now_mono();
-  rc = nq_units_generate(o->n, 2, plan_node, &p);
+  if (!p.start) rc = auto_start(o, &p.start);
+  s->start_depth = p.start;
+  if (!rc) rc = nq_units_generate(o->n, 2, plan_node, &p);
   nq_est_dist_spread(p.dist, &s->unit);
   s->est_nodes = (double)s->internal + s->unit.sum;
   s->est_se = sqrt(p.var);

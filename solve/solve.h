@@ -14,11 +14,13 @@ typedef struct solve_cfg_s {
   const char *unit_text;
   nq_unit_t unit;      /* parsed unit_text */
   uint64_t seed;
-  unsigned effort;     /* probes per unit; 0 = the mode's default */
+  unsigned effort;     /* probes per unit (a plan: per split decision); 0 = the default */
+  unsigned unit_effort; /* a plan: probes of a unit's own estimate; 0 = the default */
   double calib_seconds;
   double unit_seconds; /* > 0: size units to this many reference core-seconds */
   double unit_nodes;   /* >= 0: size units to this many nodes (< 0: not given) */
   uint64_t max_units;
+  unsigned audit;      /* --audit K: re-estimate every K-th unit of a plan (0: no) */
 } solve_cfg_t;
 
 /* --estimate: the estimated cost of N and of its units at --depth. Returns the exit status. */

@@ -30,13 +30,15 @@ static void usage(FILE *f) {
           "  --threads T       worker threads (default: online CPUs)\n"
           "  --depth D         unit depth, 2..N-1: of --list-units (default 2), of the units\n"
           "                    --estimate reports on (default 2), the start depth of a plan\n"
-          "                    (default 2); for a solve, how deep tasks are split (default 2)\n"
+          "                    (default: automatic, the first depth whose nodes average at\n"
+          "                    most 16x the target); for a solve, how deep tasks are split\n"
           "  --list-units      print the units of N at --depth (or of the plan), one a line\n"
           "  --reference       use the plain reference solver (single thread)\n"
           "  --estimate        estimate the node count and core-seconds of N and of its units\n"
           "  --seed S          seed of the estimates (default %d); same seed, same estimates\n"
           "  --effort P        probes per estimated unit (default: --estimate %d / units, at\n"
-          "                    least %d; a plan %d)\n"
+          "                    least %d); of a plan, per split decision (default %d)\n"
+          "  --unit-effort P   probes of each plan unit's own estimate (default %d)\n"
           "  --calibrate SECS  time the fast kernel on sampled sub-units for core-seconds on\n"
           "                    this machine (default 0.005; 0: skip)\n"
           "  --unit-seconds S  plan units of about S core-seconds of the reference core\n"
@@ -47,10 +49,12 @@ static void usage(FILE *f) {
           "  --plan            print the plan's summary (units per depth, estimated sizes)\n"
           "  --verify          also solve every unit of the plan and N whole: the units and\n"
           "                    the split nodes must give nq-solve N's counts and nodes exactly\n"
+          "  --audit K         estimate every K-th unit of the plan again with 4096 probes\n"
+          "                    and compare (for N too big to --verify)\n"
           "  --json            print JSON (for --list-units of a plan: one object a line)\n"
           "  --help            this text\n",
           NQ_MAX_N, NQ_EST_DEFAULT_SEED, NQ_EST_DEFAULT_BUDGET, NQ_EST_MIN_PROBES,
-          NQ_PLAN_DEFAULT_PROBES, NQ_REF_NODES_PER_SEC);
+          NQ_PLAN_DEFAULT_PROBES, NQ_PLAN_DEFAULT_UNIT_PROBES, NQ_REF_NODES_PER_SEC);
 }
 
 typedef struct progress_s {
@@ -205,7 +209,7 @@ static int arg_double(const char *opt, const char *s, double lo, double hi, doub
 
 enum {
   O_ESTIMATE = 256, O_SEED, O_EFFORT, O_CALIB, O_USECS, O_UNODES, O_MAXD, O_MAXU, O_PLAN,
-  O_VERIFY
+  O_VERIFY, O_AUDIT, O_UEFFORT
 };
 
 /* Parse argv into cfg and the mode's name; returns 0, or an exit status (help: -1). */
@@ -222,6 +226,8 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
       {"max-depth", required_argument, 0, O_MAXD},
       {"max-units", required_argument, 0, O_MAXU}, {"plan", no_argument, 0, O_PLAN},
       {"verify", no_argument, 0, O_VERIFY},
+      {"audit", required_argument, 0, O_AUDIT},
+      {"unit-effort", required_argument, 0, O_UEFFORT},
       {0, 0, 0, 0}};
   int c, rc = 0, estimate = 0, plan = 0;
   long v;
@@ -248,6 +254,13 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
     case O_MAXU: rc = arg_u64("max-units", optarg, &cfg->max_units); break;
     case O_PLAN: plan = 1; break;
     case O_VERIFY: cfg->verify = 1; break;
+    case O_UEFFORT:
+      if (!(rc = arg_long("unit-effort", optarg, 1, NQ_EST_MAX_PROBES, &v)))
+        cfg->unit_effort = (unsigned)v;
+      break;
+    case O_AUDIT:
+      if (!(rc = arg_long("audit", optarg, 1, 1000000000, &v))) cfg->audit = (unsigned)v;
+      break;
     default: usage(stderr); return 2;
     }
   }
@@ -258,8 +271,13 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
                     "--list-units\n");
     return 2;
   }
-  if ((plan || cfg->verify) && !sized) {
-    fprintf(stderr, "nq-solve: --plan and --verify need --unit-seconds S or --unit-nodes X\n");
+  if ((plan || cfg->verify || cfg->audit) && !sized) {
+    fprintf(stderr, "nq-solve: --plan, --verify and --audit need --unit-seconds S or "
+                    "--unit-nodes X\n");
+    return 2;
+  }
+  if (cfg->verify && cfg->audit) {
+    fprintf(stderr, "nq-solve: --verify (exact) or --audit (estimates), not both\n");
     return 2;
   }
   if (cfg->unit_seconds > 0 && cfg->unit_nodes >= 0) {

@@ -111,7 +111,25 @@ typedef struct planout_s {
   nq_est_dist_t *size;      /* --verify: exact nodes / target, per unit */
   double target;
   uint64_t refused;         /* --verify: results nq_plan_check_result refused (must be 0) */
+  uint64_t over[3];         /* --audit: audited units above 2x, 4x, 8x the target */
 } planout_t;
+
+#define AUDIT_PROBES 4096
+
+/* --audit K: every K-th unit estimated again, with AUDIT_PROBES probes from another stream: a
+ * far steadier figure to hold the unit's size and its plan estimate to, for N too big to solve. */
+static int plan_audit_unit(planout_t *po, const nq_plan_unit_t *pu) {
+  nq_est_t e;
+  int rc = nq_estimate_unit(&pu->unit, po->cfg->seed ^ 0x6175646974ull /* "audit" */,
+                            AUDIT_PROBES, &e);
+  if (rc) return rc;
+  nq_est_dist_add(po->ratio, e.nodes / pu->est_nodes);
+  if (po->target > 0) {
+    nq_est_dist_add(po->size, e.nodes / po->target);
+    for (int i = 0; i < 3; i++) po->over[i] += e.nodes > po->target * (double)(2 << i);
+  }
+  return 0;
+}
 
 static int plan_unit_cb(const nq_plan_unit_t *pu, void *arg) {
   planout_t *po = arg;
@@ -124,6 +142,7 @@ static int plan_unit_cb(const nq_plan_unit_t *pu, void *arg) {
     else
       printf("%s\t%.6g\n", text, pu->est_nodes);
   }
+  if (po->cfg->audit && pu->index % po->cfg->audit == 0) return plan_audit_unit(po, pu);
   if (!po->cfg->verify) return 0;
   nq_solve_opts_t so = {po->cfg->threads, NULL, NULL, NULL};
   nq_counts_t c;
@@ -184,10 +203,13 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s, int 
       if (s->by_depth[i]) json_object_set_new(d, k, json_integer((json_int_t)s->by_depth[i]));
     }
     json_print(json_pack(
-        "{s:i, s:f, s:i, s:i, s:I, s:i, s:I, s:o, s:I, s:f, s:f, s:o, s:s, s:I, s:I, s:I, s:f}",
-        "n", o->n, "target_nodes", o->target_nodes, "start_depth", o->start_depth, "max_depth",
-        o->max_depth, "seed", (json_int_t)o->seed, "probes_per_unit",
-        (int)(o->probes ? o->probes : NQ_PLAN_DEFAULT_PROBES), "units", (json_int_t)s->units,
+        "{s:i, s:f, s:i, s:i, s:I, s:i, s:i, s:I, s:o, s:I, s:f, s:f, s:o, s:s, s:I, s:I, s:I,"
+        " s:f}",
+        "n", o->n, "target_nodes", o->target_nodes, "start_depth", s->start_depth, "max_depth",
+        o->max_depth, "seed", (json_int_t)o->seed, "decision_probes",
+        (int)(o->probes ? o->probes : NQ_PLAN_DEFAULT_PROBES), "unit_probes",
+        (int)(o->unit_probes ? o->unit_probes : NQ_PLAN_DEFAULT_UNIT_PROBES), "units",
+        (json_int_t)s->units,
         "units_by_depth", d, "internal_nodes", (json_int_t)s->internal, "est_nodes",
         s->est_nodes, "est_se", s->est_se, "unit", spread_json(&s->unit), "unit_max_text",
         s->unit_max_text, "over_target", (json_int_t)s->over_target, "estimated",
@@ -197,7 +219,7 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s, int 
   char a[64];
   printf("N            %d (plan, seed %llu)\n", o->n, (unsigned long long)o->seed);
   printf("target       %s per unit, depths %d..%d\n", nodes_str(o->target_nodes, a, sizeof a),
-         o->start_depth, o->max_depth);
+         s->start_depth, o->max_depth);
   printf("units        %llu:", (unsigned long long)s->units);
   for (int i = 2; i <= o->n - 1; i++)
     if (s->by_depth[i]) printf(" %llu at depth %d,", (unsigned long long)s->by_depth[i], i);
@@ -214,11 +236,34 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s, int 
          s->units ? 1e6 * s->seconds / (double)s->units : 0.0);
 }
 
+/* --audit: the audited units against their plan estimates and the target. */
+static int plan_audit(const solve_cfg_t *cfg, const planout_t *po) {
+  nq_est_spread_t r, z;
+  nq_est_dist_spread(po->ratio, &r);
+  nq_est_dist_spread(po->size, &z);
+  if (cfg->json) {
+    json_print(json_pack("{s:I, s:I, s:o, s:o, s:I, s:I, s:I}", "audited", (json_int_t)r.count,
+                         "audit_probes", (json_int_t)AUDIT_PROBES, "audit_over_estimate",
+                         spread_json(&r), "audit_over_target", spread_json(&z), "over_2x",
+                         (json_int_t)po->over[0], "over_4x", (json_int_t)po->over[1], "over_8x",
+                         (json_int_t)po->over[2]));
+    return 0;
+  }
+  printf("audit        %llu units (every %u-th) estimated again with %d probes\n",
+         (unsigned long long)r.count, cfg->audit, AUDIT_PROBES);
+  printf("audit/est    p10 %.3g, median %.3g, p90 %.3g, min %.3g, max %.3g\n", r.p10, r.median,
+         r.p90, r.min, r.max);
+  printf("audit/target p10 %.3g, median %.3g, p90 %.3g, max %.3g; above 2x %llu, 4x %llu, "
+         "8x %llu\n", z.p10, z.median, z.p90, z.max, (unsigned long long)po->over[0],
+         (unsigned long long)po->over[1], (unsigned long long)po->over[2]);
+  return 0;
+}
+
 int solve_plan(const solve_cfg_t *cfg) {
   char err[400];
-  nq_plan_opts_t o = {cfg->n, cfg->unit_nodes > 0 ? cfg->unit_nodes : 0, cfg->depth ? cfg->depth : 2,
+  nq_plan_opts_t o = {cfg->n, cfg->unit_nodes > 0 ? cfg->unit_nodes : 0, cfg->depth,
                       cfg->max_depth ? cfg->max_depth : cfg->n - 1, cfg->seed, cfg->effort,
-                      cfg->max_units};
+                      cfg->max_units, cfg->unit_effort};
   if (cfg->unit_seconds > 0 &&
       nq_plan_seconds_to_nodes(cfg->unit_seconds, &o.target_nodes, err, sizeof err)) {
     fprintf(stderr, "nq-solve: %s\n", err);
@@ -233,8 +278,8 @@ int solve_plan(const solve_cfg_t *cfg) {
   nq_plan_summary_t s;
   int rc = 1;
   if (!po.ratio || !po.size) goto out;
-  int prc = nq_plan_run(&o, cfg->list || cfg->verify ? plan_unit_cb : NULL, &po, &s, err,
-                        sizeof err);
+  nq_plan_cb cb = cfg->list || cfg->verify || cfg->audit ? plan_unit_cb : NULL;
+  int prc = nq_plan_run(&o, cb, &po, &s, err, sizeof err);
   if (prc) {
     fprintf(stderr, "nq-solve: %s\n", err);
     rc = prc == NQ_ERANGE || prc == NQ_EOVERFLOW ? 2 : 1;
@@ -244,7 +289,7 @@ int solve_plan(const solve_cfg_t *cfg) {
     fprintf(stderr, "%llu units\n", (unsigned long long)s.units);
   else
     plan_print(&o, &s, cfg->json);
-  rc = cfg->verify ? plan_verify(cfg, &s, &po) : 0;
+  rc = cfg->verify ? plan_verify(cfg, &s, &po) : cfg->audit ? plan_audit(cfg, &po) : 0;
 out:
   nq_est_dist_free(po.size);
   nq_est_dist_free(po.ratio);

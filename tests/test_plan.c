@@ -63,7 +63,7 @@ static int is_prefix(const nq_unit_t *a, const nq_unit_t *b) {
 /* Plan N at target, solve every unit, and hold the plan to the whole. Returns the number of
  * distinct unit depths. */
 static int check_cover(int n, double target, int start, int max_depth, const nq_counts_t *whole) {
-  nq_plan_opts_t o = {n, target, start, max_depth, 11, 0, 0};
+  nq_plan_opts_t o = {n, target, start, max_depth, 11, 0, 0, 0};
   cover_t c;
   memset(&c, 0, sizeof c);
   nq_plan_summary_t s;
@@ -90,13 +90,20 @@ static int check_cover(int n, double target, int start, int max_depth, const nq_
   uint64_t total = 0;
   for (int d = 0; d <= NQ_MAX_N; d++) {
     ck_assert_uint_eq(s.by_depth[d], c.by_depth[d]);
-    ck_assert(c.by_depth[d] == 0 || (d >= start && d <= max_depth));
+    ck_assert(c.by_depth[d] == 0 || (d >= s.start_depth && d <= max_depth));
     depths += c.by_depth[d] != 0;
     total += c.by_depth[d];
   }
   ck_assert_uint_eq(total, s.units);
+  ck_assert(start ? s.start_depth == start : s.start_depth >= 2 && s.start_depth <= max_depth);
   ck_assert(fabs(s.est_nodes - (c.est_sum + (double)s.internal)) <= 1e-9 * s.est_nodes);
   ck_assert(fabs(s.unit.sum - c.est_sum) <= 1e-9 * c.est_sum);
+  /* The plan's estimate of the whole is unbiased: within 5 standard errors of the exact count
+   * (the units' estimates come from probes independent of the split decisions). */
+  double exact = (double)whole->nodes;
+  ck_assert_msg(fabs(s.est_nodes - exact) <= 5 * s.est_se + 1e-9 * exact,
+                "N=%d target %g: plan estimate %.0f, exact %.0f, se %.0f", n, target, s.est_nodes,
+                exact, s.est_se);
   free(c.units);
   return depths;
 }
@@ -111,6 +118,8 @@ START_TEST(mixed_depths_cover_exactly) {
   for (double f = 0.1; f >= 0.99e-4 && f * (double)whole.nodes >= 1; f /= 10)
     mixed += check_cover(n, f * (double)whole.nodes, 2, n - 1, &whole) > 1;
   ck_assert_int_gt(mixed, 0);
+  /* The automatic start depth. */
+  check_cover(n, 1e-3 * (double)whole.nodes, 0, n - 1, &whole);
   /* A start depth and a depth cap; and target 0: every unit at the cap. */
   if (n >= 7) check_cover(n, 1e-3 * (double)whole.nodes, 3, n - 3, &whole);
   ck_assert_int_eq(check_cover(n, 0, 2, n > 6 ? 5 : n - 1, &whole), 1);
@@ -141,13 +150,13 @@ static int flat_cb(const nq_plan_unit_t *pu, void *arg) {
 START_TEST(flat_plan_is_generator) {
   flat_t f = {NULL, 0, 0};
   ck_assert_int_eq(nq_units_generate(13, 4, flat_collect, &f), 0);
-  nq_plan_opts_t o = {13, 1e30, 4, 4, 1, 2, 0};
+  nq_plan_opts_t o = {13, 1e30, 4, 4, 1, 2, 0, 3}; /* no decisions: 3 probes a unit */
   nq_plan_summary_t s;
   ck_assert_int_eq(nq_plan_run(&o, flat_cb, &f, &s, NULL, 0), 0);
   ck_assert_uint_eq(f.at, f.len);
   ck_assert_uint_eq(s.units, f.len);
   ck_assert_uint_eq(s.estimated, f.len);
-  ck_assert_uint_eq(s.probes, 2 * f.len);
+  ck_assert_uint_eq(s.probes, 3 * f.len);
   free(f.v);
 }
 END_TEST
@@ -172,7 +181,7 @@ static int digest_cb(const nq_plan_unit_t *pu, void *arg) {
 }
 
 static digest_t plan_digest(uint64_t seed) {
-  nq_plan_opts_t o = {15, 2e5, 2, 14, seed, 0, 0};
+  nq_plan_opts_t o = {15, 2e5, 2, 14, seed, 0, 0, 0};
   digest_t d = {0xcbf29ce484222325ull, 0};
   ck_assert_int_eq(nq_plan_run(&o, digest_cb, &d, NULL, NULL, 0), 0);
   ck_assert_uint_gt(d.units, 100);
@@ -196,7 +205,7 @@ static int stop_cb(const nq_plan_unit_t *pu, void *arg) {
 
 START_TEST(plan_options_checked) {
   char err[400];
-  nq_plan_opts_t o = {14, 1e5, 2, 13, 1, 0, 0};
+  nq_plan_opts_t o = {14, 1e5, 2, 13, 1, 0, 0, 0};
   nq_plan_opts_t bad = o;
   bad.start_depth = 14;
   ck_assert_int_eq(nq_plan_run(&bad, NULL, NULL, NULL, err, sizeof err), NQ_ERANGE);
@@ -259,7 +268,7 @@ END_TEST
  * accepts for the unit's largest part. */
 START_TEST(overflowing_n32_refused) {
   char err[400];
-  nq_plan_opts_t o = {32, 0, 2, 2, 1, 0, 0};
+  nq_plan_opts_t o = {32, 0, 2, 2, 1, 0, 0, 0};
   nq_plan_summary_t s;
   ck_assert_int_eq(nq_plan_run(&o, NULL, NULL, &s, err, sizeof err), NQ_EOVERFLOW);
   ck_assert_uint_eq(s.units, 0);
@@ -272,7 +281,7 @@ START_TEST(overflowing_n32_refused) {
   /* A unit-seconds target with too shallow a cap: the same refusal. */
   double nodes;
   ck_assert_int_eq(nq_plan_seconds_to_nodes(NQ_PLAN_DEFAULT_UNIT_SECONDS, &nodes, NULL, 0), 0);
-  nq_plan_opts_t sized = {32, nodes, 2, 3, 1, 0, 0};
+  nq_plan_opts_t sized = {32, nodes, 2, 3, 1, 0, 0, 0};
   ck_assert_int_eq(nq_plan_run(&sized, NULL, NULL, NULL, err, sizeof err), NQ_EOVERFLOW);
   /* A single unit too. */
   nq_unit_t u;
@@ -300,7 +309,7 @@ START_TEST(record_depths_accepted) {
   ck_assert_int_eq(nq_units_generate(27, 5, accept_cb, &left), 1);
   /* A whole plan of N=27 at depth 5 through the planner, cut short by max_units. */
   char err[400];
-  nq_plan_opts_t o = {27, 0, 5, 5, 1, 0, 5000};
+  nq_plan_opts_t o = {27, 0, 5, 5, 1, 0, 5000, 0};
   ck_assert_int_eq(nq_plan_run(&o, NULL, NULL, NULL, err, sizeof err), NQ_ERANGE);
   ck_assert_msg(strstr(err, "more than 5000 units") != NULL, "%s", err);
   /* Small N is provably safe whatever the estimate says. */

@@ -32,7 +32,8 @@
 #include "nq/unit.h"
 
 #define NQ_PLAN_DEFAULT_UNIT_SECONDS 3600.0 /* 1 hour of the reference core: a median unit of ~20 min */
-#define NQ_PLAN_DEFAULT_PROBES 8            /* per estimated node */
+#define NQ_PLAN_DEFAULT_PROBES 16           /* per split decision */
+#define NQ_PLAN_DEFAULT_UNIT_PROBES 8       /* per unit's own estimate */
 #define NQ_PLAN_LIMIT INT64_MAX             /* 2^63 - 1: the most a count may reach */
 #define NQ_PLAN_MARGIN 1000.0               /* estimate * margin must stay below the limit */
 #define NQ_PLAN_GUARD_PROBES 4096           /* a second look at a unit the margin refuses */
@@ -40,19 +41,22 @@
 typedef struct nq_plan_opts_s {
   int n;               /* NQ_UNIT_MIN_N..NQ_MAX_N */
   double target_nodes; /* split a node whose estimate is above this; >= 0 (0: down to max_depth) */
-  int start_depth;     /* 2..N-1: no unit is shallower */
-  int max_depth;       /* start_depth..N-1: no unit is deeper (a node there is a unit whatever
-                        * its estimate) */
+  int start_depth;     /* 2..N-1: no unit is shallower; 0 = automatic: the shallowest depth
+                        * whose nodes average at most 16x the target (plan.c, auto_start) */
+  int max_depth;       /* start_depth (2 if automatic)..N-1: no unit is deeper (a node there is
+                        * a unit whatever its estimate) */
   uint64_t seed;
-  unsigned probes;     /* per estimated node, 1..NQ_EST_MAX_PROBES; 0 = NQ_PLAN_DEFAULT_PROBES */
+  unsigned probes;     /* per split decision, 1..NQ_EST_MAX_PROBES; 0 = NQ_PLAN_DEFAULT_PROBES */
   uint64_t max_units;  /* more units than this is an error (NQ_ERANGE); 0 = no limit */
+  unsigned unit_probes; /* per unit's own estimate, 1..NQ_EST_MAX_PROBES; 0 =
+                         * NQ_PLAN_DEFAULT_UNIT_PROBES */
 } nq_plan_opts_t;
 
 /* One unit of a plan, as the callback sees it. */
 typedef struct nq_plan_unit_s {
   nq_unit_t unit;
   uint64_t index;      /* 0, 1, 2, ... in plan order */
-  double est_nodes;    /* its estimate: nq_estimate_unit with the plan's probes, from the
+  double est_nodes;    /* its estimate: nq_estimate_unit with unit_probes probes, from the
                         * stream of seed ^ 0x756e6974, independent of the probes that decided
                         * not to split it (see plan.c) */
   double est_se;       /* the estimate's standard error */
@@ -63,6 +67,7 @@ typedef int (*nq_plan_cb)(const nq_plan_unit_t *pu, void *arg);
 
 typedef struct nq_plan_summary_s {
   uint64_t units;
+  int start_depth;           /* the start depth used (the automatic one if asked) */
   uint64_t internal;         /* split nodes (see above): exact */
   uint64_t by_depth[NQ_MAX_N + 1]; /* units per depth */
   uint64_t estimated;        /* nodes estimated (units and split nodes at >= start_depth):
