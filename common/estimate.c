@@ -54,22 +54,21 @@ static inline uint32_t select_bit(uint32_t bm, uint32_t k) {
  * of the chance of having reached that node (see estimate.h). The node on row N-1 is a leaf, as
  * in the solver.
  *
- * Mostly the path takes a child uniformly (W grows by b, Knuth's estimator). The exception is the
- * side part's bottleneck: a node on row BOUND2 whose rows hold no queen in column 0 or N-1 is
- * cut, so in rows BOUND1..BOUND2-1 most of the subtree lies below the few children that take
- * column 0 or N-1. Uniform probes of a big side unit mostly miss them and die at BOUND2; a
- * handful of probes then says "small" of a unit of months (measured: a depth-2 unit of N=27
- * estimated at 2 hours, 1.6e16 nodes with more probes). So on those rows, while no such queen is
- * placed and both kinds of children exist, the path takes a column-0/N-1 child with chance 1/2
- * and another with chance 1/2 (uniform within each), and W grows by the inverse; and on row
- * BOUND2-1 the path takes only children whose row-BOUND2 node has a child of its own (the
- * others are single nodes, counted exactly in W * b), W growing by the share of such children.
- * Both keep the estimate unbiased; at N=27, depth 5, they cut the share of 8-probe estimates
- * below a tenth of the truth from 12% to 7% (side units: from 45% to 11%; docs/planning.md).
+ * The path takes a child uniformly (W grows by b: Knuth's estimator), except on the side part's
+ * row BOUND2-1. A node on row BOUND2 whose rows hold no queen in column 0 or N-1 is cut (and with
+ * one of them, only the other may follow), so most children of a row-BOUND2-1 node are single
+ * dead nodes and the subtree lies below the few others: uniform probes of a big side unit mostly
+ * die there, and a handful of them can call a unit of months "small" (measured: a depth-2 unit
+ * of N=27 kept as 2 hours, 1.3e15 nodes by a million probes). On that row the path takes only
+ * children whose row-BOUND2 node has a child (W grows by their number); the others are counted
+ * exactly in W * b. Still unbiased, and no noisier in any measurement: at N=18, depth 3, the
+ * share of 8-probe side-unit estimates below a tenth of the exact count falls from 4.5% to 0.75%
+ * (N=20, depth 4: from 23% to 5.5%). (Sending
+ * half the probes to columns 0 and N-1 on rows BOUND1..BOUND2-1 as well cut such misses further
+ * at N=27, but made whole-N estimates 2-5x noisier: dropped. docs/planning.md.)
  *
  * The body is a macro so that it can be compiled twice, once with BMI2's pdep as the bit select
- * (SELECT picks the k-th set bit of `pool`). One random draw a row: its high half picks the
- * child, its low bit the group. */
+ * (SELECT picks the k-th set bit of `pool`). */
 #define PROBE_BODY(SELECT)                                                                    \
   double x = 1.0, w = 1.0;                                                                    \
   const int side = part == NQ_PART_SIDE;                                                      \
@@ -81,23 +80,14 @@ static inline uint32_t select_bit(uint32_t bm, uint32_t k) {
     uint64_t rnd = rng_next(rng);                                                             \
     uint32_t pool = bm, nb = b;                                                               \
     double f = (double)b;                                                                     \
-    if (side && y >= st->bound1 && y < st->bound2) {                                          \
-      uint32_t edge = bm & st->sidemask;                                                      \
-      if (!(d & st->sidemask) && edge && edge != bm) {                                        \
-        pool = (rnd & 1) ? edge : bm & ~edge;                                                 \
-        nb = (uint32_t)__builtin_popcount(pool);                                              \
-        f = 2.0 * nb;                                                                         \
+    if (side && y == st->bound2 - 1) {                                                        \
+      pool = alive_at_bound2(st, part, bm, l, d, r);                                          \
+      if (!pool) {                                                                            \
+        x += w * (double)b;                                                                   \
+        break;                                                                                \
       }                                                                                       \
-      if (y == st->bound2 - 1) {                                                              \
-        uint32_t alive = alive_at_bound2(st, part, pool, l, d, r);                            \
-        if (!alive) {                                                                         \
-          x += w * (double)b;                                                                 \
-          break;                                                                              \
-        }                                                                                     \
-        f = f / nb * (double)__builtin_popcount(alive);                                       \
-        pool = alive;                                                                         \
-        nb = (uint32_t)__builtin_popcount(alive);                                             \
-      }                                                                                       \
+      nb = (uint32_t)__builtin_popcount(pool);                                                \
+      f = (double)nb;                                                                         \
     }                                                                                         \
     x += w * (double)b;                                                                       \
     w *= f;                                                                                   \
@@ -109,7 +99,7 @@ static inline uint32_t select_bit(uint32_t bm, uint32_t k) {
   return x
 
 /* The columns of pool (children of a side-part node on row BOUND2-1) whose node on row BOUND2
- * has a child: the others are dead ends the BOUND2 rule makes (one node each, no subtree). */
+ * has a child: the others are dead ends (one node each, no subtree). */
 static inline uint32_t alive_at_bound2(const nq_unit_state_t *st, nq_part_t part, uint32_t pool,
                                        uint32_t l, uint32_t d, uint32_t r) {
   uint32_t alive = 0;

@@ -396,7 +396,8 @@ START_TEST(solve_refuses_bad_depths) {
                   bad[i], out);
   }
   ck_assert_int_eq(run_solve("14 --depth 1", out, sizeof out), 2);
-  ck_assert_int_eq(run_solve("32 --depth 2 --max-depth 2 --unit-nodes 0 --plan", out, sizeof out), 2);
+  ck_assert_int_eq(run_solve("32 --depth 2 --max-depth 2 --unit-nodes 0 --plan", out, sizeof out),
+                   2);
   ck_assert_msg(strstr(out, "use a depth of at least") != NULL, "%s", out);
   ck_assert_int_eq(run_solve("14 --depth 13 --list-units", out, sizeof out), 0);
   ck_assert_int_eq(run_solve("12 --unit-seconds 0.00001 --plan --verify --json", out, sizeof out),

@@ -4,10 +4,11 @@
  * A plan walks the search tree from its depth-2 nodes. A node above start_depth is always split
  * into its children (nq_unit_children); a node at or below start_depth is estimated
  * (nq_estimate_unit) and split when its estimate is above the target and it is above max_depth,
- * else it becomes a unit, with an estimate from fresh probes (unbiased; see plan.c). So the units cover the tree exactly once: each is a node none of whose
- * ancestors is a unit (every ancestor was split), and every root-to-leaf path of the tree either
- * meets exactly one unit or ends in a dead end above the units. The nodes of the split
- * ("internal") nodes are counted, so that, exactly,
+ * else it becomes a unit, with an estimate from fresh probes (unbiased; see plan.c). So the
+ * units cover the tree exactly once: each is a node none of whose ancestors is a unit (every
+ * ancestor was split), and every path down from a depth-2 node either meets exactly one unit or
+ * ends at a split node without children. The split ("internal") nodes are counted, so that,
+ * exactly,
  *
  *     sum over units of nodes(unit) + internal == the node count of nq-solve N
  *
@@ -31,7 +32,7 @@
 #include "nq/solver.h"
 #include "nq/unit.h"
 
-#define NQ_PLAN_DEFAULT_UNIT_SECONDS 3600.0 /* 1 hour of the reference core: a median unit of ~20 min */
+#define NQ_PLAN_DEFAULT_UNIT_SECONDS 7200.0 /* 2 hours of the reference core (planning.md) */
 #define NQ_PLAN_DEFAULT_PROBES 16           /* per split decision */
 #define NQ_PLAN_DEFAULT_UNIT_PROBES 8       /* per unit's own estimate */
 #define NQ_PLAN_LIMIT INT64_MAX             /* 2^63 - 1: the most a count may reach */
