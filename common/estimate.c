@@ -227,7 +227,8 @@ static int roots_push(const nq_unit_t *u, void *arg) {
   return 0;
 }
 
-#define CALIB_SUBUNIT_NODES 1e6  /* big enough that a call's fixed cost is noise */
+#define CALIB_SUBUNIT_NODES 4e6  /* big enough that a call's fixed cost is noise (~3 ms) */
+#define CALIB_MIN_SUBUNITS 8     /* fewer sub-units make the rate noisy (measured: 0.3-1.4e9/s) */
 #define CALIB_MAX_SUBUNITS 100000
 
 /* A random sub-unit of about CALIB_SUBUNIT_NODES nodes or fewer: from a random root, take a
@@ -280,7 +281,10 @@ int nq_calibrate(int n, uint64_t seed, double seconds, nq_calib_t *out) {
     out->seconds += thread_cpu() - t0;
     out->nodes += c.nodes;
     out->subunits++;
-  } while (nq_now_mono() - start < seconds && out->subunits < CALIB_MAX_SUBUNITS);
+    /* Until the kernel has run for `seconds` and on enough sub-units; the wall clock (descents
+     * included) bounds it at 20 times the budget whatever happens. */
+  } while ((out->seconds < seconds || out->subunits < CALIB_MIN_SUBUNITS) &&
+           nq_now_mono() - start < 20 * seconds + 0.1 && out->subunits < CALIB_MAX_SUBUNITS);
   /* A clock too coarse to see the work would give an infinite rate: report none instead. */
   out->rate = out->seconds > 0 ? (double)out->nodes / out->seconds : 0.0;
 out:

@@ -40,7 +40,8 @@ static void usage(FILE *f) {
           "                    least %d); of a plan, per split decision (default %d)\n"
           "  --unit-effort P   probes of each plan unit's own estimate (default %d)\n"
           "  --calibrate SECS  time the fast kernel on sampled sub-units for core-seconds on\n"
-          "                    this machine (default 0.005; 0: skip)\n"
+          "                    this machine (default: 0.5%% of N's estimated time, 2-20 ms;\n"
+          "                    0: skip)\n"
           "  --unit-seconds S  plan units of about S core-seconds of the reference core\n"
           "                    (%.0f nodes/s); a unit whose estimate is above is split\n"
           "  --unit-nodes X    the same target in nodes\n"
@@ -329,7 +330,7 @@ int main(int argc, char **argv) {
   cfg.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (cfg.threads < 1) cfg.threads = 1;
   cfg.seed = NQ_EST_DEFAULT_SEED;
-  cfg.calib_seconds = 0.005;
+  cfg.calib_seconds = -1; /* automatic (solve_estimate) */
   cfg.max_units = 100000000;
   cfg.unit_nodes = -1; /* not given */
   const char *name = NULL;

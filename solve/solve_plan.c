@@ -71,7 +71,15 @@ int solve_estimate(const solve_cfg_t *cfg) {
   nq_est_opts_t o = {cfg->n, cfg->depth ? cfg->depth : 2, cfg->seed, cfg->effort, 0,
                      cfg->calib_seconds};
   nq_est_report_t r;
+  if (cfg->calib_seconds < 0) o.calib_seconds = 0; /* automatic: after the estimate */
   int rc = nq_estimate_n(&o, &r);
+  if (!rc && cfg->calib_seconds < 0) {
+    /* 0.5% of what counting N would take at the reference rate, within 2..20 ms: the whole
+     * command stays near 1% of the exact count's time, and big N get the steadier figure. */
+    double secs = 0.005 * r.nodes / NQ_REF_NODES_PER_SEC;
+    secs = secs < 0.002 ? 0.002 : secs > 0.02 ? 0.02 : secs;
+    rc = nq_calibrate(o.n, o.seed, secs, &r.calib);
+  }
   if (rc) {
     fprintf(stderr, "nq-solve: estimate: %s\n", nq_strerror(rc));
     return 1;
@@ -204,7 +212,7 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s, int 
     }
     json_print(json_pack(
         "{s:i, s:f, s:i, s:i, s:I, s:i, s:i, s:I, s:o, s:I, s:f, s:f, s:o, s:s, s:I, s:I, s:I,"
-        " s:f}",
+        " s:f, s:I}",
         "n", o->n, "target_nodes", o->target_nodes, "start_depth", s->start_depth, "max_depth",
         o->max_depth, "seed", (json_int_t)o->seed, "decision_probes",
         (int)(o->probes ? o->probes : NQ_PLAN_DEFAULT_PROBES), "unit_probes",
@@ -213,7 +221,8 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s, int 
         "units_by_depth", d, "internal_nodes", (json_int_t)s->internal, "est_nodes",
         s->est_nodes, "est_se", s->est_se, "unit", spread_json(&s->unit), "unit_max_text",
         s->unit_max_text, "over_target", (json_int_t)s->over_target, "estimated",
-        (json_int_t)s->estimated, "probes", (json_int_t)s->probes, "seconds", s->seconds));
+        (json_int_t)s->estimated, "probes", (json_int_t)s->probes, "seconds", s->seconds,
+        "guard_looks", (json_int_t)s->guard_looks));
     return;
   }
   char a[64];
@@ -228,6 +237,9 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s, int 
          300 * s->est_se / s->est_nodes);
   print_spread("units       ", &s->unit);
   printf("largest      %s\n", s->unit_max_text);
+  if (s->guard_looks)
+    printf("guard        %llu units above 9.2e13 nodes estimated again (%d probes): all fit\n",
+           (unsigned long long)s->guard_looks, NQ_PLAN_GUARD_PROBES);
   if (s->over_target)
     printf("over target  %llu units at --max-depth %d are above the target\n",
            (unsigned long long)s->over_target, o->max_depth);

@@ -291,10 +291,12 @@ START_TEST(overflowing_n32_refused) {
 }
 END_TEST
 
-/* N=27 at depth 4, every unit, and the first units of depth 5: accepted (by estimate; the
- * provable bound is far too loose there), so a record job at a realistic depth passes. */
+/* N=27 at depth 4 and 5 (every seventh unit): accepted (by estimate; the provable bound is far
+ * too loose there), so a record job at a realistic depth passes. */
 static int accept_cb(const nq_unit_t *u, void *arg) {
   uint64_t *left = arg;
+  static uint64_t seen;
+  if (seen++ % 7) return 0; /* a seventh of them: the guard's own look costs 256 probes */
   nq_est_t e;
   char err[400];
   ck_assert_int_eq(nq_estimate_unit(u, 1, NQ_PLAN_DEFAULT_PROBES, &e), 0);

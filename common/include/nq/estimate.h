@@ -66,9 +66,10 @@ typedef struct nq_calib_s {
 } nq_calib_t;
 
 /* Solve random sub-units of N (each found by a random descent from a random depth-2 unit to a
- * node whose estimate is at most about 1e6 nodes) with nq_fast_solve_unit for about `seconds`
- * (at least one sub-unit), and report the rate. N in NQ_UNIT_MIN_N..NQ_MAX_N; 0 or a negative
- * NQ_E* code. Deterministic in which sub-units it picks for a seed, not in its timing. */
+ * node whose estimate is at most about 4e6 nodes) with nq_fast_solve_unit until the kernel has
+ * run `seconds` of this thread's CPU time on at least 8 of them (wall time at most 20 * seconds
+ * + 0.1 s), and report the rate. N in NQ_UNIT_MIN_N..NQ_MAX_N; 0 or a negative NQ_E* code.
+ * Deterministic in which sub-units it picks for a seed, not in its timing. */
 int nq_calibrate(int n, uint64_t seed, double seconds, nq_calib_t *out);
 
 /* Whole-N estimate, stratified by the units at `depth`. */

@@ -19,8 +19,8 @@
  *
  * Guards. A unit's counts are 64-bit, and the store keeps them as SQLite integers, so every
  * count and node count must stay at or below NQ_PLAN_LIMIT = 2^63 - 1. No unit of a plan may be
- * able to pass it: nq_plan_check_unit accepts a unit when a provable bound says so, or when its
- * estimate times NQ_PLAN_MARGIN is below the limit (docs/planning.md explains the margin), and
+ * able to pass it: nq_plan_check_unit accepts a unit when a provable bound says so, or when an
+ * estimate times a wide margin is below the limit (docs/planning.md explains the margins), and
  * nq_plan_check_result holds every reported result to the provable bound.
  */
 #ifndef NQ_PLAN_H
@@ -36,8 +36,9 @@
 #define NQ_PLAN_DEFAULT_PROBES 16           /* per split decision */
 #define NQ_PLAN_DEFAULT_UNIT_PROBES 8       /* per unit's own estimate */
 #define NQ_PLAN_LIMIT INT64_MAX             /* 2^63 - 1: the most a count may reach */
-#define NQ_PLAN_MARGIN 1000.0               /* estimate * margin must stay below the limit */
-#define NQ_PLAN_GUARD_PROBES 4096           /* a second look at a unit the margin refuses */
+#define NQ_PLAN_MARGIN 1000.0               /* the guard's estimate * margin <= the limit */
+#define NQ_PLAN_MARGIN_FAST 1e5             /* a caller's (few-probe) estimate * this <= limit */
+#define NQ_PLAN_GUARD_PROBES 256            /* the guard's own estimate */
 
 typedef struct nq_plan_opts_s {
   int n;               /* NQ_UNIT_MIN_N..NQ_MAX_N */
@@ -74,6 +75,7 @@ typedef struct nq_plan_summary_s {
   uint64_t estimated;        /* nodes estimated (units and split nodes at >= start_depth):
                               * a unit above max_depth twice (decision, then its estimate) */
   uint64_t probes;           /* probes spent */
+  uint64_t guard_looks;      /* units the guard estimated itself (estimate above 9.2e13) */
   uint64_t over_target;      /* units at max_depth whose estimate is above the target: the
                               * depth cap, not the target, made them units */
   double est_nodes, est_se;  /* whole N: internal + the sum of the unit estimates, and its SE */
@@ -101,12 +103,15 @@ int nq_plan_run(const nq_plan_opts_t *opts, nq_plan_cb cb, void *arg, nq_plan_su
  * prove small N safe and to catch impossible results; far too loose (1e5 and more) to plan by. */
 uint64_t nq_plan_node_bound(const nq_unit_t *u);
 
-/* The creation guard for one unit with estimate est_nodes: 0 when nq_plan_node_bound(u) <=
- * NQ_PLAN_LIMIT (provably safe), or when est_nodes * NQ_PLAN_MARGIN <= NQ_PLAN_LIMIT, or when a
- * second estimate with NQ_PLAN_GUARD_PROBES probes (seeded from `seed`) is; else NQ_EOVERFLOW
- * with a message naming the unit, its estimate and the depth at which the largest sub-unit below
- * it would pass (errbuf may be NULL). The server calls it for each unit it creates when the unit
- * does not come from nq_plan_run (which already calls it). */
+/* The creation guard for one unit with a caller's estimate est_nodes: 0 when
+ * nq_plan_node_bound(u) <= NQ_PLAN_LIMIT (provably safe), or est_nodes * NQ_PLAN_MARGIN_FAST <=
+ * NQ_PLAN_LIMIT (at most 9.2e13 nodes, about 26 reference hours: still 70 times inside the
+ * limit if a few-probe estimate is as low as the worst seen, 1,400 times below the truth), or
+ * the guard's own estimate with NQ_PLAN_GUARD_PROBES
+ * probes (from `seed`) times NQ_PLAN_MARGIN is; else NQ_EOVERFLOW with a message naming the
+ * unit, its estimate and a depth at which the largest sub-unit below it passes (errbuf may be
+ * NULL). Cost: about 2N operations, plus 256 probes for a unit estimated above 9.2e13 nodes.
+ * nq_plan_run calls it for every unit; the server need not call it again for those. */
 int nq_plan_check_unit(const nq_unit_t *u, double est_nodes, uint64_t seed, char *errbuf,
                        size_t errlen);
 
