@@ -209,20 +209,17 @@ static int kids_push(const nq_unit_t *u, void *arg) {
   return 0;
 }
 
+/* The depth-2 units of N: at most N-3 corner and (N-3)(N-3)/2 side ones. */
+#define ROOTS_MAX (NQ_MAX_N * NQ_MAX_N)
+
 typedef struct roots_s {
   nq_unit_t *v;
-  size_t len, cap;
+  size_t len;
 } roots_t;
 
 static int roots_push(const nq_unit_t *u, void *arg) {
   roots_t *r = arg;
-  if (r->len == r->cap) {
-    size_t cap = r->cap ? r->cap * 2 : 256;
-    nq_unit_t *v = realloc(r->v, cap * sizeof *v);
-    if (!v) return NQ_ENOMEM;
-    r->v = v;
-    r->cap = cap;
-  }
+  if (r->len == ROOTS_MAX) return NQ_ERANGE;
   r->v[r->len++] = *u;
   return 0;
 }
@@ -264,8 +261,8 @@ static double thread_cpu(void) {
 int nq_calibrate(int n, uint64_t seed, double seconds, nq_calib_t *out) {
   memset(out, 0, sizeof *out);
   if (n < NQ_UNIT_MIN_N || n > NQ_MAX_N) return NQ_ERANGE;
-  roots_t roots = {NULL, 0, 0};
-  int rc = nq_units_generate(n, 2, roots_push, &roots);
+  roots_t roots = {malloc(ROOTS_MAX * sizeof(nq_unit_t)), 0};
+  int rc = roots.v ? nq_units_generate(n, 2, roots_push, &roots) : NQ_ENOMEM;
   if (rc) goto out;
   rng_t rng = {mix64(seed ^ 0x63616c6962ull)}; /* "calib" */
   nq_counts_t c;
@@ -362,12 +359,6 @@ typedef struct estrun_s {
   nq_est_dist_t *nodes_d, *relse_d;
 } estrun_t;
 
-static int count_cb(const nq_unit_t *u, void *arg) {
-  (void)u;
-  (*(uint64_t *)arg)++;
-  return 0;
-}
-
 static int est_cb(const nq_unit_t *u, void *arg) {
   estrun_t *r = arg;
   nq_est_report_t *rep = r->rep;
@@ -390,8 +381,10 @@ static int est_cb(const nq_unit_t *u, void *arg) {
 static int internal_nodes(int n, int depth, uint64_t *out) {
   *out = 0;
   for (int y = 2; y < depth; y++) {
-    int rc = nq_units_generate(n, y, count_cb, out);
+    uint64_t c;
+    int rc = nq_units_count(n, y, &c);
     if (rc) return rc;
+    *out += c;
   }
   return 0;
 }
@@ -410,9 +403,9 @@ int nq_estimate_n(const nq_est_opts_t *o, nq_est_report_t *rep) {
   rep->depth = o->depth;
   rep->seed = o->seed;
   double t0 = nq_now_mono();
-  uint64_t units = 0;
+  uint64_t units;
   if ((rc = internal_nodes(o->n, o->depth, &rep->internal)) != 0) goto out;
-  if ((rc = nq_units_generate(o->n, o->depth, count_cb, &units)) != 0) goto out;
+  if ((rc = nq_units_count(o->n, o->depth, &units)) != 0) goto out;
   rep->probes = o->probes;
   if (!rep->probes) {
     uint64_t budget = o->budget ? o->budget : NQ_EST_DEFAULT_BUDGET;

@@ -3,24 +3,12 @@
 #include "nq/nq.h"
 
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
-
-static int fail(char *errbuf, size_t errlen, int code, const char *fmt, ...) {
-  if (errbuf && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
 
 int nq_plan_seconds_to_nodes(double seconds, double *nodes, char *errbuf, size_t errlen) {
   if (!(seconds > 0 && seconds <= 1e9)) /* also refuses NaN */
-    return fail(errbuf, errlen, NQ_ERANGE,
-                "unit seconds %g out of range: must be > 0 and at most 1e9", seconds);
+    return nq_errorf(errbuf, errlen, NQ_ERANGE,
+                     "unit seconds %g out of range: must be > 0 and at most 1e9", seconds);
   *nodes = seconds * NQ_REF_NODES_PER_SEC;
   return 0;
 }
@@ -106,12 +94,13 @@ static int check_unit(const nq_unit_t *u, double est_nodes, uint64_t seed, char 
   if (margin_ok(e.nodes)) return 0;
   int depth = safe_depth(u, e.nodes, seed);
   nq_unit_format(u, text, sizeof text);
-  return fail(errbuf, errlen, NQ_EOVERFLOW,
-              "unit %s is too big for 64-bit counts: about %.3g nodes, and the guard needs "
-              "estimate x %.0f <= 2^63-1; its largest part fits from depth %d: use a depth of at "
-              "least %d (or --unit-seconds at most %.0f with --max-depth at least %d)",
-              text, e.nodes, NQ_PLAN_MARGIN, depth, depth,
-              floor((double)NQ_PLAN_LIMIT / NQ_PLAN_MARGIN / NQ_REF_NODES_PER_SEC), depth);
+  return nq_errorf(
+      errbuf, errlen, NQ_EOVERFLOW,
+      "unit %s is too big for 64-bit counts: about %.3g nodes, and the guard needs "
+      "estimate x %.0f <= 2^63-1; its largest part fits from depth %d: use a depth of at "
+      "least %d (or --unit-seconds at most %.0f with --max-depth at least %d)",
+      text, e.nodes, NQ_PLAN_MARGIN, depth, depth,
+      floor((double)NQ_PLAN_LIMIT / NQ_PLAN_MARGIN / NQ_REF_NODES_PER_SEC), depth);
 }
 
 int nq_plan_check_unit(const nq_unit_t *u, double est_nodes, uint64_t seed, char *errbuf,
@@ -129,16 +118,18 @@ int nq_plan_check_result(const nq_unit_t *u, const nq_counts_t *c, char *errbuf,
   uint64_t bound = nq_plan_node_bound(u);
   if (bound > (uint64_t)NQ_PLAN_LIMIT) bound = (uint64_t)NQ_PLAN_LIMIT;
   if (c->nodes < 1 || c->nodes > bound)
-    return fail(errbuf, errlen, NQ_ERANGE, "result for unit %s: %llu nodes, outside 1..%llu", text,
-                (unsigned long long)c->nodes, (unsigned long long)bound);
+    return nq_errorf(errbuf, errlen, NQ_ERANGE, "result for unit %s: %llu nodes, outside 1..%llu",
+                     text, (unsigned long long)c->nodes, (unsigned long long)bound);
   unsigned __int128 sols = (unsigned __int128)c->c2 + c->c4 + c->c8;
   if (sols > c->nodes)
-    return fail(errbuf, errlen, NQ_ERANGE, "result for unit %s: more solutions than nodes", text);
+    return nq_errorf(errbuf, errlen, NQ_ERANGE, "result for unit %s: more solutions than nodes",
+                     text);
   if (u->part == NQ_PART_CORNER && (c->c2 || c->c4))
-    return fail(errbuf, errlen, NQ_ERANGE,
-                "result for unit %s: the corner part only counts COUNT8, not COUNT2/COUNT4", text);
+    return nq_errorf(errbuf, errlen, NQ_ERANGE,
+                     "result for unit %s: the corner part only counts COUNT8, not COUNT2/COUNT4",
+                     text);
   if (c->count1)
-    return fail(errbuf, errlen, NQ_ERANGE, "result for unit %s: COUNT1 is only for N=1", text);
+    return nq_errorf(errbuf, errlen, NQ_ERANGE, "result for unit %s: COUNT1 is only for N=1", text);
   return 0;
 }
 
@@ -172,9 +163,10 @@ static int plan_emit(planrun_t *p, const nq_unit_t *u, const nq_est_t *e) {
   s->guard_looks += (uint64_t)looked;
   if (rc) return rc;
   if (p->o->max_units && s->units >= p->o->max_units)
-    return fail(p->errbuf, p->errlen, NQ_ERANGE,
-                "the plan has more than %llu units: use a larger unit size or a smaller "
-                "max depth", (unsigned long long)p->o->max_units);
+    return nq_errorf(p->errbuf, p->errlen, NQ_ERANGE,
+                     "the plan has more than %llu units: use a larger unit size or a smaller "
+                     "max depth",
+                     (unsigned long long)p->o->max_units);
   if (p->o->target_nodes > 0 && u->depth == p->o->max_depth && e->nodes > p->o->target_nodes)
     s->over_target++;
   if (!s->units || e->nodes > s->unit.max) {
@@ -224,12 +216,6 @@ static int plan_node(const nq_unit_t *u, void *arg) {
   return plan_emit(p, u, &e);
 }
 
-static int count_cb(const nq_unit_t *u, void *arg) {
-  (void)u;
-  (*(uint64_t *)arg)++;
-  return 0;
-}
-
 #define AUTO_START_RATIO 16.0    /* see auto_start */
 #define AUTO_START_MAX_COUNT 5e7 /* nodes a depth may have for auto_start to count them */
 
@@ -247,8 +233,8 @@ static int auto_start(const nq_plan_opts_t *o, int *start) {
   int rc = nq_estimate_n(&eo, &r);
   if (rc) return rc;
   for (int d = 2; d < o->max_depth; d++) {
-    uint64_t count = 0;
-    if ((rc = nq_units_generate(o->n, d, count_cb, &count)) != 0) return rc;
+    uint64_t count;
+    if ((rc = nq_units_count(o->n, d, &count)) != 0) return rc;
     if ((double)count > AUTO_START_MAX_COUNT ||
         (count && r.nodes / (double)count <= AUTO_START_RATIO * o->target_nodes)) {
       *start = d;
@@ -263,15 +249,15 @@ static int plan_opts_check(const nq_plan_opts_t *o, char *errbuf, size_t errlen)
   if (rc) return rc;
   int lo = o->start_depth ? o->start_depth : 2;
   if (o->max_depth < lo || o->max_depth > o->n - 1)
-    return fail(errbuf, errlen, NQ_ERANGE,
-                "max depth %d is out of range for N=%d and start depth %d: must be %d..%d",
-                o->max_depth, o->n, lo, lo, o->n - 1);
+    return nq_errorf(errbuf, errlen, NQ_ERANGE,
+                     "max depth %d is out of range for N=%d and start depth %d: must be %d..%d",
+                     o->max_depth, o->n, lo, lo, o->n - 1);
   if (!(o->target_nodes >= 0 && o->target_nodes < INFINITY))
-    return fail(errbuf, errlen, NQ_ERANGE, "target %g nodes: must be a finite number >= 0",
-                o->target_nodes);
+    return nq_errorf(errbuf, errlen, NQ_ERANGE, "target %g nodes: must be a finite number >= 0",
+                     o->target_nodes);
   if (o->probes > NQ_EST_MAX_PROBES || o->unit_probes > NQ_EST_MAX_PROBES)
-    return fail(errbuf, errlen, NQ_ERANGE, "%u probes per estimate: at most %u",
-                o->probes > o->unit_probes ? o->probes : o->unit_probes, NQ_EST_MAX_PROBES);
+    return nq_errorf(errbuf, errlen, NQ_ERANGE, "%u probes per estimate: at most %u",
+                     o->probes > o->unit_probes ? o->probes : o->unit_probes, NQ_EST_MAX_PROBES);
   return 0;
 }
 
@@ -296,6 +282,7 @@ int nq_plan_run(const nq_plan_opts_t *o, nq_plan_cb cb, void *arg, nq_plan_summa
   s->est_se = sqrt(p.var);
   s->seconds = nq_now_mono() - t0 - p.cb_seconds;
   nq_est_dist_free(p.dist);
-  if (rc && errbuf && errlen && !errbuf[0]) fail(errbuf, errlen, rc, "plan: %s", nq_strerror(rc));
+  if (rc && errbuf && errlen && !errbuf[0])
+    nq_errorf(errbuf, errlen, rc, "plan: %s", nq_strerror(rc));
   return rc;
 }

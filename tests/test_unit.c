@@ -73,6 +73,22 @@ START_TEST(depth_out_of_range_refused) {
 }
 END_TEST
 
+/* nq_units_count agrees with the generator, and with the figures for record N. */
+START_TEST(units_counted) {
+  uint64_t c;
+  long count = 0;
+  ck_assert_int_eq(nq_units_generate(13, 3, roundtrip_cb, &count), 0);
+  ck_assert_int_eq(nq_units_count(13, 3, &c), 0);
+  ck_assert_uint_eq(c, (uint64_t)count);
+  ck_assert_uint_eq(c, 351);
+  ck_assert_int_eq(nq_units_count(27, 4, &c), 0);
+  ck_assert_uint_eq(c, 101593);
+  ck_assert_int_eq(nq_units_count(28, 5, &c), 0);
+  ck_assert_uint_eq(c, 2098921);
+  ck_assert_int_eq(nq_units_count(3, 2, &c), NQ_ERANGE);
+}
+END_TEST
+
 START_TEST(valid_examples) {
   nq_unit_t u;
   char err[160];
@@ -177,6 +193,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, every_generated_unit_round_trips);
   tcase_add_test(tc, depth_is_capped_and_checked);
   tcase_add_test(tc, depth_out_of_range_refused);
+  tcase_add_test(tc, units_counted);
   tcase_add_test(tc, valid_examples);
   tcase_add_loop_test(tc, malformed_units_rejected, 0, (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, overlong_and_null_rejected);

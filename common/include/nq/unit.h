@@ -93,6 +93,10 @@ int nq_unit_effective_depth(int n, int depth);
 typedef int (*nq_unit_cb)(const nq_unit_t *u, void *arg);
 int nq_units_generate(int n, int depth, nq_unit_cb cb, void *arg);
 
+/* The number of units nq_units_generate(n, depth) emits (= the nodes on row depth), in *count.
+ * About 30 ns a unit. Same return values. */
+int nq_units_count(int n, int depth, uint64_t *count);
+
 /* Generate the children of unit u one row deeper (u->depth + 1 must be <= N-1): exactly the units
  * the generator emits at depth u->depth + 1 below u's prefix (possibly none). */
 int nq_unit_children(const nq_unit_t *u, nq_unit_cb cb, void *arg);
