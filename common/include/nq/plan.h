@@ -91,9 +91,10 @@ int nq_plan_seconds_to_nodes(double seconds, double *nodes, char *errbuf, size_t
 /* Run a plan: call cb for every unit in order, fill *summary (may be NULL). Every unit passes
  * nq_plan_check_unit first. Returns 0; NQ_ERANGE with a message in errbuf for options out of
  * range, more than max_units units, or a unit the guard refuses (the message names a depth or a
- * target that would do); cb's non-zero return; NQ_EINVAL/NQ_ENOMEM. Cost: probes * (2 * units
- * + split nodes) probes (units at max_depth: 1x) of 5-15 ns per row they walk; about 2.5 us a
- * unit at N=27-28 with the default 8 probes (docs/planning.md). */
+ * target that would do); cb's non-zero return; NQ_EINVAL/NQ_ENOMEM. Cost: `probes` probes for
+ * each split decision (every estimated node above max_depth) and `unit_probes` for each unit, of
+ * 5-15 ns a row they walk: 3-4 us a unit at N=27-28 with the defaults, 0.5 us a unit of a flat
+ * job with 4 unit probes (docs/planning.md). One thread; memory bounded by N. */
 int nq_plan_run(const nq_plan_opts_t *opts, nq_plan_cb cb, void *arg, nq_plan_summary_t *summary,
                 char *errbuf, size_t errlen);
 
