@@ -24,17 +24,25 @@ static json_t *spread_json(const nq_est_spread_t *s) {
                    "mean", s->mean);
 }
 
-/* "1.23e+09 (1.2 s)": nodes and their reference-core seconds. */
-static const char *nodes_str(double nodes, char *buf, size_t len) {
-  double s = nodes / NQ_REF_NODES_PER_SEC;
+/* "1.2 s", "3.5 min", "2 h", "12 days", "178 years": a duration for people. */
+static const char *dur_str(double s, char *buf, size_t len) {
   if (s < 120)
-    snprintf(buf, len, "%.3g (%.3g s)", nodes, s);
+    snprintf(buf, len, "%.3g s", s);
   else if (s < 2 * 3600)
-    snprintf(buf, len, "%.3g (%.3g min)", nodes, s / 60);
+    snprintf(buf, len, "%.3g min", s / 60);
   else if (s < 3 * 86400)
-    snprintf(buf, len, "%.3g (%.3g h)", nodes, s / 3600);
+    snprintf(buf, len, "%.3g h", s / 3600);
+  else if (s < 2 * 31557600)
+    snprintf(buf, len, "%.3g days", s / 86400);
   else
-    snprintf(buf, len, "%.3g (%.3g days)", nodes, s / 86400);
+    snprintf(buf, len, "%.3g years", s / 31557600);
+  return buf;
+}
+
+/* "1.23e+09 (1.23 s)": nodes and their time on the reference core. */
+static const char *nodes_str(double nodes, char *buf, size_t len) {
+  char d[32];
+  snprintf(buf, len, "%.3g (%s)", nodes, dur_str(nodes / NQ_REF_NODES_PER_SEC, d, sizeof d));
   return buf;
 }
 
@@ -92,12 +100,12 @@ int solve_estimate(const solve_cfg_t *cfg) {
   printf("N            %d (estimate, seed %llu)\n", r.n, (unsigned long long)r.seed);
   printf("nodes        %.4g +- %.2g (standard error %.2f%%; bound +-%.2f%% = 3 SE)\n", r.nodes,
          r.se, 100 * r.se / r.nodes, 300 * r.se / r.nodes);
-  printf("ref-core     %.4g s (%.0f nodes/s)\n", r.nodes / NQ_REF_NODES_PER_SEC,
-         NQ_REF_NODES_PER_SEC);
+  printf("ref-core     %s of one reference core (%.0f nodes/s)\n",
+         dur_str(r.nodes / NQ_REF_NODES_PER_SEC, a, sizeof a), NQ_REF_NODES_PER_SEC);
   if (r.calib.rate > 0)
-    printf("this machine %.4g core-seconds (%s kernel, %.3g nodes/s over %u sub-units, %.3f s)\n",
-           r.nodes / r.calib.rate, nq_fast_kernel_in_use(), r.calib.rate, r.calib.subunits,
-           r.calib.seconds);
+    printf("this machine %.4g core-seconds = %s (%s kernel, %.3g nodes/s over %u sub-units, "
+           "%.3f s)\n", r.nodes / r.calib.rate, dur_str(r.nodes / r.calib.rate, a, sizeof a),
+           nq_fast_kernel_in_use(), r.calib.rate, r.calib.subunits, r.calib.seconds);
   printf("effort       %u probes per unit, %llu probes, %.4f s\n", r.probes,
          (unsigned long long)r.total_probes, r.seconds);
   printf("depth %-6d %llu units, %llu nodes above them (exact)\n", r.depth,

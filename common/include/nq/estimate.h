@@ -6,7 +6,9 @@
  * until a node with no child or row N-1; with w = the product of the b's so far, the probe's value
  * 1 + b0 + b0*b1 + ... is an unbiased estimate of the unit's node count as solver.h defines it
  * (the unit's own node and every node below, down to row N-1). The rules at each row are the
- * generator's own (nq_unit_row_allowed), so the estimator walks exactly the solver's tree.
+ * generator's own (nq_unit_row_allowed), so the estimator walks exactly the solver's tree. One
+ * refinement, still unbiased: on the side part's row BOUND2-1 a probe only takes children that
+ * survive the BOUND2 rule and counts the others exactly (estimate.c, probe).
  *
  * A unit's estimate is the mean of P independent probes; its standard error is the sample
  * standard deviation over sqrt(P). A whole N is stratified by its units at a depth D: the nodes
@@ -26,7 +28,8 @@
 
 /* The reference core: nodes per second of one core of the fast kernel on which "core-seconds"
  * (e.g. --unit-seconds) are defined. 1e9 nodes/s, i.e. 1 ns a node: an AVX2 x86-64 core of
- * 2020-2024 (this project's measurements: 0.6-1.2 ns a node; see docs/planning.md). */
+ * 2020-2024 (this project's kernel: 0.62-0.67 ns a node with AVX-512, 1.08 ns with AVX2;
+ * docs/performance.md, docs/planning.md). */
 #define NQ_REF_NODES_PER_SEC 1e9
 
 #define NQ_EST_DEFAULT_SEED 1           /* the seed when none is given */
