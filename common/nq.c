@@ -1,6 +1,8 @@
 /* nq: error strings and clocks shared by every program. */
 #include "nq/nq.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <time.h>
 
 const char *nq_strerror(int err) {
@@ -27,6 +29,16 @@ const char *nq_strerror(int err) {
   case NQ_ESCHEMA: return "database schema newer than this program";
   default: return "unknown error";
   }
+}
+
+int nq_errorf(char *errbuf, size_t errlen, int code, const char *fmt, ...) {
+  if (errbuf && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errbuf, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return code;
 }
 
 double nq_now_mono(void) {

@@ -1,26 +1,26 @@
 /* nq: the work-unit model -- settings, rule replay, generator, text form.
  *
  * The rules here are the seed's (Takahashi's) pruning rules, applied row by row. The generator and
- * the validator both go through unit_row_allowed(), so a prefix is accepted exactly when the
+ * the validator both go through nq_unit_row_allowed(), so a prefix is accepted exactly when the
  * generator could have emitted it, and the units of (N, d) partition the search exactly.
  */
 #include "nq/unit.h"
 #include "nq/nq.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *errbuf, size_t errlen, int code, const char *fmt, ...) {
-  if (errbuf && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return code;
+int nq_unit_depth_check(int n, int depth, char *errbuf, size_t errlen) {
+  if (n < NQ_UNIT_MIN_N || n > NQ_MAX_N)
+    return nq_errorf(errbuf, errlen, NQ_ERANGE, "N=%d has no units: units exist for N=%d..%d", n,
+                     NQ_UNIT_MIN_N, NQ_MAX_N);
+  if (depth < 2 || depth > n - 1)
+    return nq_errorf(errbuf, errlen, NQ_ERANGE,
+                     "depth %d is out of range for N=%d: the depth (rows in a unit's prefix) "
+                     "must be 2..%d", depth, n, n - 1);
+  return 0;
 }
 
 int nq_unit_effective_depth(int n, int depth) {
@@ -44,29 +44,6 @@ static void unit_settings(int n, nq_part_t part, int bound1, nq_unit_state_t *st
   }
 }
 
-/* The columns the search may try at row y (0 < y < N-1) given the attack masks, or 0 with
- * *pruned set when the BOUND2 rule cuts the whole node. Rows 0 (and row 1 of the corner part)
- * are fixed by part and BOUND1 and are handled by the callers. */
-static uint32_t unit_row_allowed(const nq_unit_state_t *st, nq_part_t part, int y, uint32_t l,
-                                 uint32_t d, uint32_t r, int *pruned) {
-  uint32_t bm = st->mask & ~(l | d | r);
-  *pruned = 0;
-  if (part == NQ_PART_CORNER) {
-    if (y < st->bound1) bm &= ~2u;
-    return bm;
-  }
-  if (y < st->bound1) {
-    bm &= ~st->sidemask;
-  } else if (y == st->bound2) {
-    if (!(d & st->sidemask)) {
-      *pruned = 1;
-      return 0;
-    }
-    if ((d & st->sidemask) != st->sidemask) bm &= st->sidemask;
-  }
-  return bm;
-}
-
 static void place(nq_unit_state_t *st, int row, uint32_t bit) {
   st->board[row] = bit;
   st->left = (st->left | bit) << 1;
@@ -77,19 +54,20 @@ static void place(nq_unit_state_t *st, int row, uint32_t bit) {
 static int check_header(int n, nq_part_t part, int bound1, int depth, char *errbuf,
                         size_t errlen) {
   if (n < NQ_UNIT_MIN_N || n > NQ_MAX_N)
-    return fail(errbuf, errlen, NQ_ERANGE, "N=%d out of range %d..%d", n, NQ_UNIT_MIN_N,
-                NQ_MAX_N);
+    return nq_errorf(errbuf, errlen, NQ_ERANGE, "N=%d out of range %d..%d", n, NQ_UNIT_MIN_N,
+                     NQ_MAX_N);
   if (depth < 2 || depth > n - 1)
-    return fail(errbuf, errlen, NQ_ERANGE, "prefix length %d out of range 2..%d", depth, n - 1);
+    return nq_errorf(errbuf, errlen, NQ_ERANGE, "prefix length %d out of range 2..%d", depth,
+                     n - 1);
   if (part == NQ_PART_CORNER) {
     if (bound1 < 2 || bound1 > n - 2)
-      return fail(errbuf, errlen, NQ_EINVAL, "corner BOUND1=%d outside 2..%d", bound1, n - 2);
+      return nq_errorf(errbuf, errlen, NQ_EINVAL, "corner BOUND1=%d outside 2..%d", bound1, n - 2);
   } else if (part == NQ_PART_SIDE) {
     if (bound1 < 1 || bound1 >= n - 1 - bound1)
-      return fail(errbuf, errlen, NQ_EINVAL, "side BOUND1=%d must satisfy 1 <= BOUND1 < N-1-BOUND1",
-                  bound1);
+      return nq_errorf(errbuf, errlen, NQ_EINVAL,
+                       "side BOUND1=%d must satisfy 1 <= BOUND1 < N-1-BOUND1", bound1);
   } else {
-    return fail(errbuf, errlen, NQ_EINVAL, "unknown part %d", (int)part);
+    return nq_errorf(errbuf, errlen, NQ_EINVAL, "unknown part %d", (int)part);
   }
   return 0;
 }
@@ -101,35 +79,38 @@ static int replay(const nq_unit_t *u, nq_unit_state_t *st, char *errbuf, size_t 
   unit_settings(u->n, u->part, u->bound1, st);
   for (int y = 0; y < u->depth; y++) {
     if (u->prefix[y] >= u->n)
-      return fail(errbuf, errlen, NQ_EINVAL, "row %d: column %d outside the board", y,
-                  u->prefix[y]);
+      return nq_errorf(errbuf, errlen, NQ_EINVAL, "row %d: column %d outside the board", y,
+                       u->prefix[y]);
   }
   int first = 1;
   if (u->part == NQ_PART_CORNER) {
-    if (u->prefix[0] != 0) return fail(errbuf, errlen, NQ_EINVAL, "corner part: row 0 must be column 0");
+    if (u->prefix[0] != 0)
+      return nq_errorf(errbuf, errlen, NQ_EINVAL, "corner part: row 0 must be column 0");
     if (u->prefix[1] != u->bound1)
-      return fail(errbuf, errlen, NQ_EINVAL, "corner part: row 1 is column %d but BOUND1 is %d",
-                  u->prefix[1], u->bound1);
+      return nq_errorf(errbuf, errlen, NQ_EINVAL,
+                       "corner part: row 1 is column %d but BOUND1 is %d", u->prefix[1], u->bound1);
     place(st, 0, 1u);
     place(st, 1, 1u << u->bound1);
     first = 2;
   } else {
     if (u->prefix[0] != u->bound1)
-      return fail(errbuf, errlen, NQ_EINVAL, "side part: row 0 is column %d but BOUND1 is %d",
-                  u->prefix[0], u->bound1);
+      return nq_errorf(errbuf, errlen, NQ_EINVAL, "side part: row 0 is column %d but BOUND1 is %d",
+                       u->prefix[0], u->bound1);
     place(st, 0, 1u << u->bound1);
   }
   for (int y = first; y < u->depth; y++) {
     int pruned;
-    uint32_t ok = unit_row_allowed(st, u->part, y, st->left, st->down, st->right, &pruned);
+    uint32_t ok = nq_unit_row_allowed(st, u->part, y, st->left, st->down, st->right, &pruned);
     uint32_t bit = 1u << u->prefix[y];
     if (pruned)
-      return fail(errbuf, errlen, NQ_EINVAL, "row %d = BOUND2: no corner queen yet, search cut here", y);
+      return nq_errorf(errbuf, errlen, NQ_EINVAL,
+                       "row %d = BOUND2: no corner queen yet, search cut here", y);
     if (!(ok & bit)) {
       if ((st->left | st->down | st->right) & bit)
-        return fail(errbuf, errlen, NQ_EINVAL, "row %d: column %d is attacked", y, u->prefix[y]);
-      return fail(errbuf, errlen, NQ_EINVAL, "row %d: column %d breaks the BOUND rules", y,
-                  u->prefix[y]);
+        return nq_errorf(errbuf, errlen, NQ_EINVAL, "row %d: column %d is attacked", y,
+                         u->prefix[y]);
+      return nq_errorf(errbuf, errlen, NQ_EINVAL, "row %d: column %d breaks the BOUND rules", y,
+                       u->prefix[y]);
     }
     place(st, y, bit);
   }
@@ -175,30 +156,33 @@ static int parse_small(const char **p, int *out) {
 int nq_unit_parse(const char *text, nq_unit_t *out, char *errbuf, size_t errlen) {
   nq_unit_t u;
   memset(&u, 0, sizeof u);
-  if (!text) return fail(errbuf, errlen, NQ_EINVAL, "no unit text");
+  if (!text) return nq_errorf(errbuf, errlen, NQ_EINVAL, "no unit text");
   size_t tl = strnlen(text, NQ_UNIT_TEXT_MAX);
   if (tl == 0 || tl >= NQ_UNIT_TEXT_MAX)
-    return fail(errbuf, errlen, NQ_EINVAL, "unit text empty or longer than %d", NQ_UNIT_TEXT_MAX - 1);
+    return nq_errorf(errbuf, errlen, NQ_EINVAL, "unit text empty or longer than %d",
+                     NQ_UNIT_TEXT_MAX - 1);
   const char *p = text;
   if (parse_small(&p, &u.n) || *p++ != ':')
-    return fail(errbuf, errlen, NQ_EINVAL, "expected N:part:BOUND1:columns, bad N");
+    return nq_errorf(errbuf, errlen, NQ_EINVAL, "expected N:part:BOUND1:columns, bad N");
   if (u.n < NQ_UNIT_MIN_N || u.n > NQ_MAX_N)
-    return fail(errbuf, errlen, NQ_ERANGE, "N=%d out of range %d..%d", u.n, NQ_UNIT_MIN_N, NQ_MAX_N);
+    return nq_errorf(errbuf, errlen, NQ_ERANGE, "N=%d out of range %d..%d", u.n, NQ_UNIT_MIN_N,
+                     NQ_MAX_N);
   if ((*p != 'c' && *p != 's') || p[1] != ':')
-    return fail(errbuf, errlen, NQ_EINVAL, "part must be 'c' (corner) or 's' (side)");
+    return nq_errorf(errbuf, errlen, NQ_EINVAL, "part must be 'c' (corner) or 's' (side)");
   u.part = *p == 's' ? NQ_PART_SIDE : NQ_PART_CORNER;
   p += 2;
   if (parse_small(&p, &u.bound1) || *p++ != ':')
-    return fail(errbuf, errlen, NQ_EINVAL, "bad BOUND1");
+    return nq_errorf(errbuf, errlen, NQ_EINVAL, "bad BOUND1");
   for (;;) {
     int col;
     if (u.depth >= NQ_MAX_N || parse_small(&p, &col))
-      return fail(errbuf, errlen, NQ_EINVAL, "bad column list at offset %d", (int)(p - text));
-    if (col >= u.n) return fail(errbuf, errlen, NQ_EINVAL, "column %d outside the board", col);
+      return nq_errorf(errbuf, errlen, NQ_EINVAL, "bad column list at offset %d", (int)(p - text));
+    if (col >= u.n) return nq_errorf(errbuf, errlen, NQ_EINVAL, "column %d outside the board", col);
     u.prefix[u.depth++] = (uint8_t)col;
     if (*p == '\0') break;
-    if (*p++ != ',') return fail(errbuf, errlen, NQ_EINVAL, "unexpected character at offset %d",
-                                 (int)(p - 1 - text));
+    if (*p++ != ',')
+      return nq_errorf(errbuf, errlen, NQ_EINVAL, "unexpected character at offset %d",
+                       (int)(p - 1 - text));
   }
   int rc = nq_unit_validate(&u, errbuf, errlen);
   if (rc) return rc;
@@ -220,7 +204,8 @@ typedef struct gen_s {
 static int gen_walk(gen_t *g, int y) {
   if (y == g->target) return g->cb(&g->u, g->arg);
   int pruned;
-  uint32_t bm = unit_row_allowed(&g->st, g->u.part, y, g->st.left, g->st.down, g->st.right, &pruned);
+  uint32_t bm =
+      nq_unit_row_allowed(&g->st, g->u.part, y, g->st.left, g->st.down, g->st.right, &pruned);
   nq_unit_state_t saved = g->st;
   while (bm) {
     uint32_t bit = bm & (0u - bm);
@@ -264,6 +249,17 @@ int nq_units_generate(int n, int depth, nq_unit_cb cb, void *arg) {
     if (rc) return rc;
   }
   return 0;
+}
+
+static int count_cb(const nq_unit_t *u, void *arg) {
+  (void)u;
+  (*(uint64_t *)arg)++;
+  return 0;
+}
+
+int nq_units_count(int n, int depth, uint64_t *count) {
+  *count = 0;
+  return nq_units_generate(n, depth, count_cb, count);
 }
 
 int nq_unit_children(const nq_unit_t *u, nq_unit_cb cb, void *arg) {

@@ -1,12 +1,20 @@
-/* nq-solve: the solver alone on one machine.
- *   nq-solve N [--threads T] [--depth d] [--unit TEXT] [--list-units] [--json] [--reference]
+/* nq-solve: the solver alone on one machine, and the planning tools (estimates, sized units).
+ *   nq-solve N [--threads T] [--depth d] [--json] [--reference]     count N
+ *   nq-solve --unit TEXT [...]                                       count one unit
+ *   nq-solve N --depth d --list-units                                the units of N at depth d
+ *   nq-solve N [--depth d] --estimate [...]                          estimated cost (solve_plan.c)
+ *   nq-solve N --unit-seconds S [--max-depth D] --plan|--list-units  units sized to S
  */
 #include "nq/nq.h"
+#include "nq/plan.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
+#include "solve.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +24,38 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: nq-solve N [options]        count all solutions of N queens (1 <= N <= %d)\n"
           "       nq-solve --unit TEXT [options]  count one work unit (N:part:BOUND1:columns)\n"
+          "       nq-solve N --estimate [--depth D] [--seed S] [--effort P] [--calibrate SECS]\n"
+          "       nq-solve N --unit-seconds S [--depth D] [--max-depth D] --plan|--list-units\n"
           "options:\n"
-          "  --threads T     worker threads (default: online CPUs)\n"
-          "  --depth d       unit prefix depth for --list-units and task splitting (default 2)\n"
-          "  --list-units    print the units of N at --depth, one per line, and exit\n"
-          "  --reference     use the plain reference solver (single thread)\n"
-          "  --json          print one JSON object instead of the table\n"
-          "  --help          this text\n",
-          NQ_MAX_N);
+          "  --threads T       worker threads (default: online CPUs)\n"
+          "  --depth D         unit depth, 2..N-1: of --list-units (default 2), of the units\n"
+          "                    --estimate reports on (default 2), the start depth of a plan\n"
+          "                    (default: automatic, the first depth whose nodes average at\n"
+          "                    most 16x the target); for a solve, how deep tasks are split\n"
+          "  --list-units      print the units of N at --depth (or of the plan), one a line\n"
+          "  --reference       use the plain reference solver (single thread)\n"
+          "  --estimate        estimate the node count and core-seconds of N and of its units\n"
+          "  --seed S          seed of the estimates (default %d); same seed, same estimates\n"
+          "  --effort P        probes per estimated unit (default: --estimate %d / units, at\n"
+          "                    least %d); of a plan, per split decision (default %d)\n"
+          "  --unit-effort P   probes of each plan unit's own estimate (default %d)\n"
+          "  --calibrate SECS  time the fast kernel on sampled sub-units for core-seconds on\n"
+          "                    this machine (default: 0.5%% of N's estimated time, 2-20 ms;\n"
+          "                    0: skip)\n"
+          "  --unit-seconds S  plan units of about S core-seconds of the reference core\n"
+          "                    (%.0f nodes/s); a unit whose estimate is above is split\n"
+          "  --unit-nodes X    the same target in nodes\n"
+          "  --max-depth D     a plan splits no unit below depth D (default N-1)\n"
+          "  --max-units M     a plan of more units is an error (default 100000000)\n"
+          "  --plan            print the plan's summary (units per depth, estimated sizes)\n"
+          "  --verify          also solve every unit of the plan and N whole: the units and\n"
+          "                    the split nodes must give nq-solve N's counts and nodes exactly\n"
+          "  --audit K         estimate every K-th unit of the plan again with 4096 probes\n"
+          "                    and compare (for N too big to --verify)\n"
+          "  --json            print JSON (for --list-units of a plan: one object a line)\n"
+          "  --help            this text\n",
+          NQ_MAX_N, NQ_EST_DEFAULT_SEED, NQ_EST_DEFAULT_BUDGET, NQ_EST_MIN_PROBES,
+          NQ_PLAN_DEFAULT_PROBES, NQ_PLAN_DEFAULT_UNIT_PROBES, NQ_REF_NODES_PER_SEC);
 }
 
 typedef struct progress_s {
@@ -47,8 +79,9 @@ static int list_cb(const nq_unit_t *u, void *arg) {
   return 0;
 }
 
-static void print_result(int n, const char *unit, const nq_counts_t *c, double secs, int threads,
-                         int ref, int json) {
+static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double secs, int threads) {
+  const char *unit = cfg->unit_text;
+  int n = cfg->n, ref = cfg->reference;
   nq_totals_t t;
   memset(&t, 0, sizeof t);
   nq_totals_add(&t, c);
@@ -57,7 +90,7 @@ static void print_result(int n, const char *unit, const nq_counts_t *c, double s
   nq_u128_str(nq_totals_unique(&t), uniq);
   const nq_known_t *k = unit ? NULL : nq_known(n);
   int match = k && !strcmp(k->total, total) && !strcmp(k->unique, uniq);
-  if (json) {
+  if (cfg->json) {
     json_t *o = json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:i, s:s}", "n", n, "total",
                           total, "unique", uniq, "c2", (json_int_t)c->c2, "c4", (json_int_t)c->c4,
                           "c8", (json_int_t)c->c8, "nodes", (json_int_t)c->nodes, "seconds", secs,
@@ -83,81 +116,18 @@ static void print_result(int n, const char *unit, const nq_counts_t *c, double s
   if (k) printf("published %s (OEIS A000170/A002562)\n", match ? "MATCH" : "MISMATCH");
 }
 
-int main(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"threads", required_argument, 0, 't'}, {"depth", required_argument, 0, 'd'},
-      {"unit", required_argument, 0, 'u'},    {"list-units", no_argument, 0, 'l'},
-      {"json", no_argument, 0, 'j'},          {"reference", no_argument, 0, 'r'},
-      {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-  int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), depth = 2, list = 0, json = 0, ref = 0;
-  const char *unit_text = NULL;
-  int c;
-  char *end;
-  while ((c = getopt_long(argc, argv, "t:d:u:ljrh", opts, NULL)) != -1) {
-    switch (c) {
-    case 't':
-      threads = (int)strtol(optarg, &end, 10);
-      if (*end || threads < 1 || threads > 256) {
-        fprintf(stderr, "nq-solve: --threads must be 1..256\n");
-        return 2;
-      }
-      break;
-    case 'd':
-      depth = (int)strtol(optarg, &end, 10);
-      if (*end || depth < 2 || depth > NQ_MAX_N) {
-        fprintf(stderr, "nq-solve: --depth must be 2..%d\n", NQ_MAX_N);
-        return 2;
-      }
-      break;
-    case 'u': unit_text = optarg; break;
-    case 'l': list = 1; break;
-    case 'j': json = 1; break;
-    case 'r': ref = 1; break;
-    case 'h': usage(stdout); return 0;
-    default: usage(stderr); return 2;
-    }
-  }
-  if (threads < 1) threads = 1;
-  nq_unit_t unit;
-  int n = 0;
-  if (unit_text) {
-    char err[160];
-    if (nq_unit_parse(unit_text, &unit, err, sizeof err)) {
-      fprintf(stderr, "nq-solve: bad unit '%s': %s\n", unit_text, err);
-      return 2;
-    }
-    n = unit.n;
-  } else {
-    if (optind != argc - 1) {
-      usage(stderr);
-      return 2;
-    }
-    n = (int)strtol(argv[optind], &end, 10);
-    if (*end || n < NQ_MIN_N || n > NQ_MAX_N) {
-      fprintf(stderr, "nq-solve: N must be an integer in %d..%d (got '%s')\n", NQ_MIN_N,
-              NQ_MAX_N, argv[optind]);
-      return 2;
-    }
-  }
-  if (list) {
-    long count = 0;
-    if (n < NQ_UNIT_MIN_N) {
-      fprintf(stderr, "nq-solve: N=%d has no units (answered directly)\n", n);
-      return 2;
-    }
-    nq_units_generate(n, depth, list_cb, &count);
-    fprintf(stderr, "%ld units\n", count);
-    return 0;
-  }
+/* Count N or one unit. */
+static int run_solve(const solve_cfg_t *cfg) {
   progress_t pr = {nq_now_mono(), 0};
-  nq_solve_opts_t so = {threads, on_progress, &pr, NULL};
+  nq_solve_opts_t so = {cfg->threads, on_progress, &pr, NULL};
   nq_counts_t res;
-  int rc;
-  if (ref) {
+  int rc, threads = cfg->threads;
+  if (cfg->reference) {
     threads = 1;
-    rc = unit_text ? nq_ref_solve_unit(&unit, &res) : nq_ref_solve_n(n, &res);
+    rc = cfg->unit_text ? nq_ref_solve_unit(&cfg->unit, &res) : nq_ref_solve_n(cfg->n, &res);
   } else {
-    rc = unit_text ? nq_solve_unit(&unit, &so, &res) : nq_solve_n(n, depth, &so, &res);
+    rc = cfg->unit_text ? nq_solve_unit(&cfg->unit, &so, &res)
+                        : nq_solve_n(cfg->n, cfg->depth ? cfg->depth : 2, &so, &res);
   }
   double secs = nq_now_mono() - pr.start;
   if (pr.shown) fputc('\n', stderr);
@@ -165,6 +135,208 @@ int main(int argc, char **argv) {
     fprintf(stderr, "nq-solve: %s\n", nq_strerror(rc));
     return 1;
   }
-  print_result(n, unit_text, &res, secs, threads, ref, json);
+  print_result(cfg, &res, secs, threads);
   return 0;
+}
+
+/* The units of N at --depth. */
+static int run_list(const solve_cfg_t *cfg) {
+  long count = 0;
+  int rc = nq_units_generate(cfg->n, cfg->depth ? cfg->depth : 2, list_cb, &count);
+  if (rc) {
+    fprintf(stderr, "nq-solve: %s\n", nq_strerror(rc));
+    return 1;
+  }
+  fprintf(stderr, "%ld units\n", count);
+  return 0;
+}
+
+/* The modes, chosen by the flags (see pick_mode). */
+typedef struct mode_s {
+  const char *name;
+  int needs_units; /* works on N's units (N >= NQ_UNIT_MIN_N) */
+  int (*run)(const solve_cfg_t *cfg);
+} solve_mode_t;
+
+static const solve_mode_t modes[] = {
+    {"solve", 0, run_solve},
+    {"list-units", 1, run_list},
+    {"estimate", 1, solve_estimate},
+    {"plan", 1, solve_plan},
+};
+
+static const solve_mode_t *mode_named(const char *name) {
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+    if (!strcmp(modes[i].name, name)) return &modes[i];
+  return NULL;
+}
+
+/* Strict numbers: the whole argument, in range, else a message and exit status 2. */
+static int arg_long(const char *opt, const char *s, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) {
+    fprintf(stderr, "nq-solve: --%s must be an integer in %ld..%ld (got '%s')\n", opt, lo, hi, s);
+    return 2;
+  }
+  *out = v;
+  return 0;
+}
+
+static int arg_u64(const char *opt, const char *s, uint64_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s || *end || s[0] == '-') {
+    fprintf(stderr, "nq-solve: --%s must be an unsigned integer (got '%s')\n", opt, s);
+    return 2;
+  }
+  *out = v;
+  return 0;
+}
+
+static int arg_double(const char *opt, const char *s, double lo, double hi, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+    fprintf(stderr, "nq-solve: --%s must be a number in %g..%g (got '%s')\n", opt, lo, hi, s);
+    return 2;
+  }
+  *out = v;
+  return 0;
+}
+
+enum {
+  O_ESTIMATE = 256, O_SEED, O_EFFORT, O_CALIB, O_USECS, O_UNODES, O_MAXD, O_MAXU, O_PLAN,
+  O_VERIFY, O_AUDIT, O_UEFFORT
+};
+
+/* Parse argv into cfg and the mode's name; returns 0, or an exit status (help: -1). */
+static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
+  static const struct option opts[] = {
+      {"threads", required_argument, 0, 't'},   {"depth", required_argument, 0, 'd'},
+      {"unit", required_argument, 0, 'u'},      {"list-units", no_argument, 0, 'l'},
+      {"json", no_argument, 0, 'j'},            {"reference", no_argument, 0, 'r'},
+      {"help", no_argument, 0, 'h'},            {"estimate", no_argument, 0, O_ESTIMATE},
+      {"seed", required_argument, 0, O_SEED},   {"effort", required_argument, 0, O_EFFORT},
+      {"calibrate", required_argument, 0, O_CALIB},
+      {"unit-seconds", required_argument, 0, O_USECS},
+      {"unit-nodes", required_argument, 0, O_UNODES},
+      {"max-depth", required_argument, 0, O_MAXD},
+      {"max-units", required_argument, 0, O_MAXU}, {"plan", no_argument, 0, O_PLAN},
+      {"verify", no_argument, 0, O_VERIFY},
+      {"audit", required_argument, 0, O_AUDIT},
+      {"unit-effort", required_argument, 0, O_UEFFORT},
+      {0, 0, 0, 0}};
+  int c, rc = 0, estimate = 0, plan = 0;
+  long v;
+  while (!rc && (c = getopt_long(argc, argv, "t:d:u:ljrh", opts, NULL)) != -1) {
+    switch (c) {
+    case 't': if (!(rc = arg_long("threads", optarg, 1, 256, &v))) cfg->threads = (int)v; break;
+    case 'd': if (!(rc = arg_long("depth", optarg, 2, NQ_MAX_N, &v))) cfg->depth = (int)v; break;
+    case 'u': cfg->unit_text = optarg; break;
+    case 'l': cfg->list = 1; break;
+    case 'j': cfg->json = 1; break;
+    case 'r': cfg->reference = 1; break;
+    case 'h': usage(stdout); return -1;
+    case O_ESTIMATE: estimate = 1; break;
+    case O_SEED: rc = arg_u64("seed", optarg, &cfg->seed); break;
+    case O_EFFORT:
+      if (!(rc = arg_long("effort", optarg, 1, NQ_EST_MAX_PROBES, &v))) cfg->effort = (unsigned)v;
+      break;
+    case O_CALIB: rc = arg_double("calibrate", optarg, 0, 60, &cfg->calib_seconds); break;
+    case O_USECS: rc = arg_double("unit-seconds", optarg, 1e-9, 1e9, &cfg->unit_seconds); break;
+    case O_UNODES: rc = arg_double("unit-nodes", optarg, 0, 1e30, &cfg->unit_nodes); break;
+    case O_MAXD:
+      if (!(rc = arg_long("max-depth", optarg, 2, NQ_MAX_N, &v))) cfg->max_depth = (int)v;
+      break;
+    case O_MAXU: rc = arg_u64("max-units", optarg, &cfg->max_units); break;
+    case O_PLAN: plan = 1; break;
+    case O_VERIFY: cfg->verify = 1; break;
+    case O_UEFFORT:
+      if (!(rc = arg_long("unit-effort", optarg, 1, NQ_EST_MAX_PROBES, &v)))
+        cfg->unit_effort = (unsigned)v;
+      break;
+    case O_AUDIT:
+      if (!(rc = arg_long("audit", optarg, 1, 1000000000, &v))) cfg->audit = (unsigned)v;
+      break;
+    default: usage(stderr); return 2;
+    }
+  }
+  if (rc) return rc;
+  int sized = cfg->unit_seconds > 0 || cfg->unit_nodes >= 0;
+  if (estimate && (plan || sized || cfg->list)) {
+    fprintf(stderr, "nq-solve: --estimate does not go with --plan, --unit-seconds or "
+                    "--list-units\n");
+    return 2;
+  }
+  if ((plan || cfg->verify || cfg->audit) && !sized) {
+    fprintf(stderr, "nq-solve: --plan, --verify and --audit need --unit-seconds S or "
+                    "--unit-nodes X\n");
+    return 2;
+  }
+  if (cfg->verify && cfg->audit) {
+    fprintf(stderr, "nq-solve: --verify (exact) or --audit (estimates), not both\n");
+    return 2;
+  }
+  if (cfg->unit_seconds > 0 && cfg->unit_nodes >= 0) {
+    fprintf(stderr, "nq-solve: give --unit-seconds or --unit-nodes, not both\n");
+    return 2;
+  }
+  *mode = estimate ? "estimate" : sized ? "plan" : cfg->list ? "list-units" : "solve";
+  return 0;
+}
+
+/* N (or the unit) from the operands, and the depths checked against it. */
+static int parse_target(int argc, char **argv, solve_cfg_t *cfg, const solve_mode_t *m) {
+  char err[200];
+  if (cfg->unit_text) {
+    if (m->needs_units || optind != argc) {
+      fprintf(stderr, "nq-solve: --unit TEXT only counts the unit (no N, no --%s)\n",
+              m->needs_units ? m->name : "N");
+      return 2;
+    }
+    if (nq_unit_parse(cfg->unit_text, &cfg->unit, err, sizeof err)) {
+      fprintf(stderr, "nq-solve: bad unit '%s': %s\n", cfg->unit_text, err);
+      return 2;
+    }
+    cfg->n = cfg->unit.n;
+    return 0;
+  }
+  if (optind != argc - 1) {
+    usage(stderr);
+    return 2;
+  }
+  long n;
+  if (arg_long("N", argv[optind], NQ_MIN_N, NQ_MAX_N, &n)) return 2;
+  cfg->n = (int)n;
+  if (!m->needs_units && cfg->n < NQ_UNIT_MIN_N) return 0; /* N = 1..3: answered directly */
+  const int depths[2] = {cfg->depth, cfg->max_depth};
+  for (int i = 0; i < 2; i++) {
+    if ((depths[i] || m->needs_units) &&
+        nq_unit_depth_check(cfg->n, depths[i] ? depths[i] : 2, err, sizeof err)) {
+      fprintf(stderr, "nq-solve: %s%s\n", i ? "--max-depth: " : "", err);
+      return 2;
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  solve_cfg_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (cfg.threads < 1) cfg.threads = 1;
+  cfg.seed = NQ_EST_DEFAULT_SEED;
+  cfg.calib_seconds = -1; /* automatic (solve_estimate) */
+  cfg.max_units = 100000000;
+  cfg.unit_nodes = -1; /* not given */
+  const char *name = NULL;
+  int rc = parse(argc, argv, &cfg, &name);
+  if (rc) return rc < 0 ? 0 : rc;
+  const solve_mode_t *m = mode_named(name);
+  if ((rc = parse_target(argc, argv, &cfg, m)) != 0) return rc;
+  return m->run(&cfg);
 }

@@ -4,6 +4,7 @@
 #include "nq/unit.h"
 #include "testutil.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static int roundtrip_cb(const nq_unit_t *u, void *arg) {
@@ -39,6 +40,52 @@ START_TEST(depth_is_capped_and_checked) {
   ck_assert_int_eq(nq_units_generate(3, 2, roundtrip_cb, NULL), NQ_ERANGE);
   ck_assert_int_eq(nq_units_generate(33, 2, roundtrip_cb, NULL), NQ_ERANGE);
   ck_assert_int_eq(nq_units_generate(8, 1, roundtrip_cb, NULL), NQ_ERANGE);
+}
+END_TEST
+
+/* Every depth outside 2..N-1 is refused with a message naming the valid range; every depth
+ * inside is accepted; N without units is refused whatever the depth. */
+START_TEST(depth_out_of_range_refused) {
+  const int odd[] = {-5, -1, 0, 1, 33, 100, 1000};
+  char err[200], want[40];
+  for (int n = NQ_UNIT_MIN_N; n <= NQ_MAX_N; n++) {
+    snprintf(want, sizeof want, "must be 2..%d", n - 1);
+    for (int d = 2; d <= n - 1; d++) ck_assert_int_eq(nq_unit_depth_check(n, d, err, sizeof err), 0);
+    for (int d = n; d <= n + 2; d++) {
+      err[0] = '\0';
+      ck_assert_int_eq(nq_unit_depth_check(n, d, err, sizeof err), NQ_ERANGE);
+      ck_assert_msg(strstr(err, "out of range") && strstr(err, want), "N=%d d=%d: %s", n, d, err);
+    }
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+      if (odd[i] >= 2 && odd[i] <= n - 1) continue;
+      err[0] = '\0';
+      ck_assert_int_eq(nq_unit_depth_check(n, odd[i], err, sizeof err), NQ_ERANGE);
+      ck_assert_msg(strstr(err, want), "N=%d d=%d: %s", n, odd[i], err);
+    }
+  }
+  ck_assert_int_eq(nq_unit_depth_check(3, 2, err, sizeof err), NQ_ERANGE);
+  ck_assert_ptr_nonnull(strstr(err, "no units"));
+  ck_assert_int_eq(nq_unit_depth_check(33, 5, NULL, 0), NQ_ERANGE);
+  /* The example: N=14 at depth 20 was silently depth 13. */
+  ck_assert_int_eq(nq_unit_depth_check(14, 20, err, sizeof err), NQ_ERANGE);
+  ck_assert_str_eq(err, "depth 20 is out of range for N=14: the depth (rows in a unit's prefix) "
+                        "must be 2..13");
+}
+END_TEST
+
+/* nq_units_count agrees with the generator, and with the figures for record N. */
+START_TEST(units_counted) {
+  uint64_t c;
+  long count = 0;
+  ck_assert_int_eq(nq_units_generate(13, 3, roundtrip_cb, &count), 0);
+  ck_assert_int_eq(nq_units_count(13, 3, &c), 0);
+  ck_assert_uint_eq(c, (uint64_t)count);
+  ck_assert_uint_eq(c, 351);
+  ck_assert_int_eq(nq_units_count(27, 4, &c), 0);
+  ck_assert_uint_eq(c, 101593);
+  ck_assert_int_eq(nq_units_count(28, 5, &c), 0);
+  ck_assert_uint_eq(c, 2098921);
+  ck_assert_int_eq(nq_units_count(3, 2, &c), NQ_ERANGE);
 }
 END_TEST
 
@@ -145,6 +192,8 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, every_generated_unit_round_trips);
   tcase_add_test(tc, depth_is_capped_and_checked);
+  tcase_add_test(tc, depth_out_of_range_refused);
+  tcase_add_test(tc, units_counted);
   tcase_add_test(tc, valid_examples);
   tcase_add_loop_test(tc, malformed_units_rejected, 0, (int)(sizeof bad / sizeof bad[0]));
   tcase_add_test(tc, overlong_and_null_rejected);

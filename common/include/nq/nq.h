@@ -35,6 +35,11 @@ enum {
 
 const char *nq_strerror(int err);
 
+/* Write a one-line reason (printf-style) into errbuf when errbuf and errlen are given, and
+ * return code: `return nq_errorf(errbuf, errlen, NQ_ERANGE, "...", ...)`. */
+int nq_errorf(char *errbuf, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Monotonic clock in seconds (for rates and timings) and wall clock in seconds since the epoch. */
 double nq_now_mono(void);
 int64_t nq_now_wall(void);

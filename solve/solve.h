@@ -1,0 +1,31 @@
+/* nq-solve: the options every mode reads, and the modes that live outside solve_main.c. */
+#ifndef NQ_SOLVE_H
+#define NQ_SOLVE_H
+
+#include <stdint.h>
+#include "nq/unit.h"
+
+typedef struct solve_cfg_s {
+  int n;
+  int threads;
+  int depth;           /* 0 = not given (each mode has its own default) */
+  int max_depth;       /* 0 = not given */
+  int json, list, reference, verify;
+  const char *unit_text;
+  nq_unit_t unit;      /* parsed unit_text */
+  uint64_t seed;
+  unsigned effort;     /* probes per unit (a plan: per split decision); 0 = the default */
+  unsigned unit_effort; /* a plan: probes of a unit's own estimate; 0 = the default */
+  double calib_seconds;
+  double unit_seconds; /* > 0: size units to this many reference core-seconds */
+  double unit_nodes;   /* >= 0: size units to this many nodes (< 0: not given) */
+  uint64_t max_units;
+  unsigned audit;      /* --audit K: re-estimate every K-th unit of a plan (0: no) */
+} solve_cfg_t;
+
+/* --estimate: the estimated cost of N and of its units at --depth. Returns the exit status. */
+int solve_estimate(const solve_cfg_t *cfg);
+/* --plan / --unit-seconds: units sized to a target, as a summary or (--list-units) a list. */
+int solve_plan(const solve_cfg_t *cfg);
+
+#endif
