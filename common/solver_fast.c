@@ -617,10 +617,10 @@ static T512 void lvl512_side(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 1);
 /* AVX2 has no compress/expand: lane permutations come from two 256-entry tables of byte indices
  * (2 KB each, indexed by an 8-bit lane mask) rather than from BMI2 pdep/pext, which AMD CPUs
  * before Zen 3 run in microcode (tens to hundreds of cycles each, and the kernel needed three per
- * step); on CPUs with fast pdep the two are even. As in lvl512_body, a stored node's free columns
- * are recomputed at refill, not stored. perm_expand's entry moves source lanes 0, 1, ... to
- * the mask's lanes and sets the sign bit of exactly those lanes, so the same vector is the
- * blendv mask (vpermd reads only the low three bits of an index). */
+ * step); on CPUs with fast pdep the two are even. Unlike lvl512_body, a node's free columns are
+ * stored: recomputing them lengthened the refill chain (measured 0.93x). perm_expand's entry
+ * moves source lanes 0, 1, ... to the mask's lanes and sets the sign bit of exactly those lanes,
+ * so the same vector is the blendv mask (vpermd reads only the low three bits of an index). */
 static uint64_t lut_compress[256], lut_expand[256];
 static pthread_once_t lut_once = PTHREAD_ONCE_INIT;
 
@@ -653,9 +653,9 @@ static inline unsigned low_bits(unsigned m, int keep) {
 }
 /* Lanes of w where px (a perm_expand vector) has its sign bit take v's lanes px selects. */
 static inline T256 __m256i fill256(__m256i w, __m256i v, __m256i px) {
-  return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(w),
-                                              _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(v, px)),
-                                              _mm256_castsi256_ps(px)));
+  __m256 moved = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(v, px));
+  return _mm256_castps_si256(
+      _mm256_blendv_ps(_mm256_castsi256_ps(w), moved, _mm256_castsi256_ps(px)));
 }
 /* Lanes (8-bit mask) where v is non-zero. */
 static inline T256 unsigned nz8(__m256i v) {
@@ -672,7 +672,7 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
                                                                     const int SIDE) {
   kctx_t *k = &c->k;
   const int yc = y + 1;
-  const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iP = c->P[y];
+  const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iB = c->B[y], *iP = c->P[y];
   const __m256i zero = _mm256_setzero_si256();
   const __m256i pflags = _mm256_set1_epi32((int)PF_FLAGS);
   const __m256i one = _mm256_set1_epi32(1);
@@ -682,9 +682,6 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
   const __m256i rowm = _mm256_set1_epi32((int)k->rowmask[yc]);
   const __m256i sidem = _mm256_set1_epi32((int)k->sidemask);
   const int b2row = SIDE && yc == k->bound2;
-  /* this row's rules, to recompute a parent's free columns (see lvl512_body) */
-  const __m256i rowy = _mm256_set1_epi32((int)k->rowmask[y]);
-  const int b2here = SIDE && y == k->bound2;
   __m256i wl[NS256], wd[NS256], wr[NS256], wb[NS256], wp[NS256];
   int cur[NS256], end[NS256];
   uint64_t nodes = 0;
@@ -709,19 +706,7 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
       wl[s] = fill256(wl[s], _mm256_loadu_si256((const __m256i *)(iL + at)), px);            \
       wd[s] = fill256(wd[s], _mm256_loadu_si256((const __m256i *)(iD + at)), px);            \
       wr[s] = fill256(wr[s], _mm256_loadu_si256((const __m256i *)(iR + at)), px);            \
-      {                                                                                      \
-        /* a stored node's free columns are recomputed, not stored */                        \
-        __m256i nb = _mm256_andnot_si256(_mm256_or_si256(_mm256_or_si256(wl[s], wd[s]), wr[s]), \
-                                         rowy);                                              \
-        if (b2here) {                                                                        \
-          __m256i sd = _mm256_and_si256(wd[s], sidem);                                       \
-          __m256i full = _mm256_cmpeq_epi32(sd, sidem);                                      \
-          nb = _mm256_blendv_epi8(_mm256_and_si256(nb, sidem), nb, full);                    \
-        }                                                                                    \
-        wb[s] = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(wb[s]),             \
-                                                     _mm256_castsi256_ps(nb),                \
-                                                     _mm256_castsi256_ps(px)));              \
-      }                                                                                      \
+      wb[s] = fill256(wb[s], _mm256_loadu_si256((const __m256i *)(iB + at)), px);            \
       if (SIDE)                                                                              \
         wp[s] = fill256(wp[s],                                                               \
                         _mm256_or_si256(_mm256_add_epi32(iota, _mm256_set1_epi32(at)),       \
@@ -822,7 +807,7 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
     return;
   }
 
-  uint32_t *oL = c->L[yc], *oD = c->D[yc], *oR = c->R[yc], *oP = c->P[yc];
+  uint32_t *oL = c->L[yc], *oD = c->D[yc], *oR = c->R[yc], *oB = c->B[yc], *oP = c->P[yc];
   int m = 0;
   for (;;) {
     REFILL256()
@@ -833,6 +818,7 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
       _mm256_storeu_si256((__m256i *)(oL + m), _mm256_permutevar8x32_epi32(cl, px));
       _mm256_storeu_si256((__m256i *)(oD + m), _mm256_permutevar8x32_epi32(cd, px));
       _mm256_storeu_si256((__m256i *)(oR + m), _mm256_permutevar8x32_epi32(cr, px));
+      _mm256_storeu_si256((__m256i *)(oB + m), _mm256_permutevar8x32_epi32(cb, px));
       if (SIDE) _mm256_storeu_si256((__m256i *)(oP + m), _mm256_permutevar8x32_epi32(cp, px));
       m += __builtin_popcount(keep);
     }

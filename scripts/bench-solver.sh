@@ -15,12 +15,12 @@
 #
 # Table 2 (with NQ_PEER_KLUEV): for each N, nq-solve (one thread, PEER_KERNEL) and the peer counter
 # alternate PEER_REPEAT times; printed are both medians and the ratios peer/nq (> 1: nq-solve is
-# faster): of wall seconds as each program times its own count (nq-solve's "seconds", the peer's
-# "Elapsed time"), and of the user+sys seconds of the whole process. The peer is Kluev's quadrant counter (github
-# EvgenyKluev/N-Queens-Count-Sol), whose board size is fixed when it is compiled, so
-# NQ_PEER_KLUEV is a printf pattern with one %d for N (e.g. /opt/kluev/nqueens-%d); each binary
-# is run as `BIN 1` (one thread) and must print "Result: TOTAL" and "Elapsed time: SECONDS s". This script builds and fetches
-# nothing for it; N without a binary are skipped.
+# faster): of wall seconds as each program times its own count (nq-solve's "seconds", the
+# peer's "Elapsed time"), and of the user+sys seconds of the whole process. The peer is Kluev's
+# quadrant counter (github EvgenyKluev/N-Queens-Count-Sol), whose board size is fixed when it is
+# compiled, so NQ_PEER_KLUEV is a printf pattern with one %d for N (e.g. /opt/kluev/nqueens-%d);
+# each binary is run as `BIN 1` (one thread) and must print "Result: TOTAL" and "Elapsed time:
+# SECONDS s". This script builds and fetches nothing for it; N without a binary are skipped.
 #
 # usage: scripts/bench-solver.sh [N ...]            (default: 15 16 17)
 # env:   BUILD=build     build directory (configured and built if nq-solve is missing)
@@ -84,7 +84,7 @@ timed() {
 }
 cpu_of() { awk 'END { printf "%.3f", $1 + $2 }' "$TF"; }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
 jfield() { sed -n "s/.*\"$1\":\"\{0,1\}\([0-9a-z.e+-]*\).*/\1/p" <<<"$2"; }
 
 # one SOLVE VARIANT N THREADS -> "nodes seconds cpu_s published total" for one run
