@@ -1,12 +1,15 @@
 /* nq-solve: the solver alone on one machine.
  *   nq-solve N [--threads T] [--depth d] [--unit TEXT] [--list-units] [--json] [--reference]
+ *            [--checkpoint FILE [--checkpoint-seconds S]]
  */
 #include "nq/nq.h"
 #include "nq/solver.h"
+#include "nq/solver_pool.h"
 #include "nq/unit.h"
 
 #include <getopt.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,9 @@ static void usage(FILE *f) {
           "  --list-units    print the units of N at --depth, one per line, and exit\n"
           "  --reference     use the plain reference solver (single thread)\n"
           "  --json          print one JSON object instead of the table\n"
+          "  --checkpoint FILE  save what is finished in FILE every --checkpoint-seconds and on\n"
+          "                  SIGINT/SIGTERM; resume from FILE when it holds this count\n"
+          "  --checkpoint-seconds S  seconds between two saves (default 60)\n"
           "  --help          this text\n",
           NQ_MAX_N);
 }
@@ -37,6 +43,13 @@ static void on_progress(uint64_t nodes, void *arg) {
   if (dt < 1.0) return;
   fprintf(stderr, "\r%.1f s, %.3g nodes, %.3g nodes/s   ", dt, (double)nodes, (double)nodes / dt);
   p->shown = 1;
+}
+
+/* SIGINT/SIGTERM during a checkpointed solve: stop taking tasks; the checkpoint is saved. */
+static volatile int stop_flag;
+static void on_stop_signal(int sig) {
+  (void)sig;
+  stop_flag = 1;
 }
 
 static int list_cb(const nq_unit_t *u, void *arg) {
@@ -88,12 +101,14 @@ int main(int argc, char **argv) {
       {"threads", required_argument, 0, 't'}, {"depth", required_argument, 0, 'd'},
       {"unit", required_argument, 0, 'u'},    {"list-units", no_argument, 0, 'l'},
       {"json", no_argument, 0, 'j'},          {"reference", no_argument, 0, 'r'},
-      {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+      {"help", no_argument, 0, 'h'},          {"checkpoint", required_argument, 0, 'c'},
+      {"checkpoint-seconds", required_argument, 0, 's'},  {0, 0, 0, 0}};
   int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), depth = 2, list = 0, json = 0, ref = 0;
-  const char *unit_text = NULL;
+  const char *unit_text = NULL, *ckpt = NULL;
+  double ckpt_secs = 60;
   int c;
   char *end;
-  while ((c = getopt_long(argc, argv, "t:d:u:ljrh", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "t:d:u:ljrhc:s:", opts, NULL)) != -1) {
     switch (c) {
     case 't':
       threads = (int)strtol(optarg, &end, 10);
@@ -114,6 +129,14 @@ int main(int argc, char **argv) {
     case 'j': json = 1; break;
     case 'r': ref = 1; break;
     case 'h': usage(stdout); return 0;
+    case 'c': ckpt = optarg; break;
+    case 's':
+      ckpt_secs = strtod(optarg, &end);
+      if (*end || !(ckpt_secs >= 0.01 && ckpt_secs <= 1e6)) {
+        fprintf(stderr, "nq-solve: --checkpoint-seconds must be a number 0.01..1e6\n");
+        return 2;
+      }
+      break;
     default: usage(stderr); return 2;
     }
   }
@@ -149,11 +172,23 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%ld units\n", count);
     return 0;
   }
+  if (ckpt && (ref || !*ckpt)) {
+    fprintf(stderr, "nq-solve: --checkpoint needs a file name and the fast solver\n");
+    return 2;
+  }
   progress_t pr = {nq_now_mono(), 0};
   nq_solve_opts_t so = {threads, on_progress, &pr, NULL};
   nq_counts_t res;
   int rc;
-  if (ref) {
+  nq_subject_t subj;
+  if (ckpt && (unit_text ? nq_subject_unit(&subj, &unit) : nq_subject_whole(&subj, n, depth)) == 0) {
+    signal(SIGINT, on_stop_signal);
+    signal(SIGTERM, on_stop_signal);
+    so.cancel = &stop_flag;
+    double spent;
+    rc = nq_solve_checkpointed(&subj, &so, ckpt, ckpt_secs, &res, &spent);
+    if (rc == NQ_ESTATE) fprintf(stderr, "\nnq-solve: stopped; %s holds what is finished\n", ckpt);
+  } else if (ref) {
     threads = 1;
     rc = unit_text ? nq_ref_solve_unit(&unit, &res) : nq_ref_solve_n(n, &res);
   } else {
