@@ -592,7 +592,7 @@ static void on_progress_timer(uv_timer_t *t) {
   if (cli->state != CLI_STATE_READY || !cli->running ||
       (cli->cur_progressed && cli->cur_nodes == cli->cur_nodes_sent))
     return;
-  nq_progress_t p = {cli->cur.id, 1, cli->cur_nodes};
+  nq_progress_t p = {.id = cli->cur.id, .has_nodes = 1, .nodes = cli->cur_nodes};
   if (send_new(cli, nq_progress_pack(&p)) == 0) {
     cli->cur_nodes_sent = cli->cur_nodes;
     cli->cur_progressed = 1;
