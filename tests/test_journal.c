@@ -107,7 +107,8 @@ START_TEST(assignments_round_trip) {
   char *dir = tu_tmpdir("journal");
   cli_journal_t j;
   ck_assert_int_eq(cli_journal_open(dir, &j), 0);
-  cli_assign_t a = {5, "10:s:1:1,3,0", 1763900000}, b = {3, "10:c:2:0,2,4", 0};
+  cli_assign_t a = {.id = 5, .unit = "10:s:1:1,3,0", .deadline = 1763900000};
+  cli_assign_t b = {.id = 3, .unit = "10:c:2:0,2,4", .deadline = 0};
   ck_assert_int_eq(cli_assigned_put(&j, &a), 0);
   ck_assert_int_eq(cli_assigned_put(&j, &b), 0);
   cli_assign_t *v = NULL;
@@ -228,6 +229,62 @@ START_TEST(token_store) {
 }
 END_TEST
 
+/* Checkpoint files: durable put, get, list in id order, remove; a damaged one is refused with a
+ * reason and set aside; a leftover temporary file is swept at open. */
+START_TEST(checkpoints_round_trip) {
+  char *dir = tu_tmpdir("journal");
+  cli_journal_t j;
+  ck_assert_int_eq(cli_journal_open(dir, &j), 0);
+  nq_unit_t u;
+  nq_subject_t s;
+  ck_assert_int_eq(nq_unit_parse("12:s:1:1,3", &u, NULL, 0), 0);
+  ck_assert_int_eq(nq_subject_unit(&s, &u), 0);
+  uint8_t hash[NQ_CKPT_HASH_LEN] = {1, 2, 3};
+  nq_ckpt_t c, d;
+  ck_assert_int_eq(nq_ckpt_init(&c, &s, 5, 20, hash), 0);
+  c.done[0] = 0x05;
+  c.ndone = 2;
+  c.sum = (nq_counts_t){0, 1, 2, 0, 50};
+  c.seconds = 3.5;
+  ck_assert_int_eq(cli_ckpt_put(&j, 30, &c), 0);
+  ck_assert_int_eq(cli_ckpt_put(&j, 4, &c), 0);
+  char err[NQ_CKPT_ERR_MAX];
+  ck_assert_int_eq(cli_ckpt_get(&j, 30, &d, err, sizeof err), 0);
+  ck_assert_uint_eq(d.ndone, 2);
+  ck_assert(nq_ckpt_task_done(&d, 2) && !nq_ckpt_task_done(&d, 1));
+  ck_assert_uint_eq(d.sum.c8, 2);
+  ck_assert(d.seconds == 3.5);
+  nq_ckpt_free(&d);
+  ck_assert_int_eq(cli_ckpt_get(&j, 5, &d, err, sizeof err), NQ_ENOTFOUND);
+  write_file(dir, "checkpoint", "7.ckpt", "{\"format\":\"nq-checkpoint-1\"}\nsha256 00\n");
+  write_file(dir, "checkpoint", ".7.ckpt.123.tmp", "torn");
+  write_file(dir, "checkpoint", "notes.txt", "not a checkpoint");
+  int64_t *ids = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(cli_ckpt_list(&j, &ids, &n), 0);
+  ck_assert_uint_eq(n, 3);
+  ck_assert(ids[0] == 4 && ids[1] == 7 && ids[2] == 30);
+  free(ids);
+  err[0] = '\0';
+  ck_assert_int_eq(cli_ckpt_get(&j, 7, &d, err, sizeof err), NQ_EINVAL);
+  ck_assert(err[0] != '\0');
+  cli_ckpt_set_aside(&j, 7);
+  ck_assert(file_exists(dir, "checkpoint", "7.ckpt.bad"));
+  ck_assert_int_eq(cli_ckpt_remove(&j, 4), 0);
+  ck_assert_int_eq(cli_ckpt_remove(&j, 4), NQ_ENOTFOUND);
+  ck_assert_int_eq(cli_ckpt_list(&j, &ids, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  free(ids);
+  cli_journal_close(&j);
+  ck_assert_int_eq(cli_journal_open(dir, &j), 0); /* the torn temporary file is swept */
+  ck_assert(!file_exists(dir, "checkpoint", ".7.ckpt.123.tmp"));
+  cli_journal_close(&j);
+  nq_ckpt_free(&c);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
 /* The pool as the worker runs it (progress and cancel set, so it splits even at one thread)
  * must equal the fast solver exactly, nodes included. */
 static void count_progress(uint64_t nodes, void *arg) {
@@ -292,6 +349,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, torn_tmp_ignored);
   tcase_add_test(tc, corrupt_skipped);
   tcase_add_test(tc, token_store);
+  tcase_add_test(tc, checkpoints_round_trip);
   suite_add_tcase(s, tc);
   TCase *tw = tcase_create("worker");
   tcase_add_test(tw, worker_solve_exact);
