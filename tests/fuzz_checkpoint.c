@@ -21,6 +21,7 @@
 
 #include "nq/certs.h"
 #include "nq/checkpoint.h"
+#include "nq/nq.h"
 #include "nq/solver_pool.h"
 
 #define FUZZ_ASSERT(cond)                                                                  \

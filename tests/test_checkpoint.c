@@ -347,28 +347,23 @@ START_TEST(damaged_files_refused) {
   ck_assert_int_eq(nq_ckpt_decode(buf, len, &d, err, sizeof err), 0);
   nq_ckpt_free(&d);
   /* Well-formed files with a valid checksum that are still not ours to use. */
-  char *b;
-  b = edit(buf, "\"solver\":\"" NQ_SOLVER_VERSION "\"", "\"solver\":\"nq-solver-0\"");
-  expect_refused(b, "another solver version");
-  free(b);
-  b = edit(buf, NQ_CKPT_FORMAT, "nq-checkpoint-2");
-  expect_refused(b, "another format");
-  free(b);
-  b = edit(buf, "\"tasks\":3,", "\"tasks\":4,");
-  expect_refused(b, "done.tasks disagrees with the bitmap");
-  free(b);
-  b = edit(buf, "\"c2\":", "\"c2\":99999999999999,\"x\":");
-  expect_refused(b, "an unknown field");
-  free(b);
-  b = edit(buf, "\"seconds\":", "\"seconds\":-1");
-  expect_refused(b, "negative seconds");
-  free(b);
-  b = edit(buf, "12:s:2:2,4,6", "12:s:2:2,4,5");
-  expect_refused(b, "a unit the generator never emits");
-  free(b);
-  b = edit(buf, "\"cut\":{\"depth\":6", "\"cut\":{\"depth\":2");
-  expect_refused(b, "a cut above the unit");
-  free(b);
+  static const struct {
+    const char *from, *to, *why;
+  } edits[] = {
+      {"\"solver\":\"" NQ_SOLVER_VERSION "\"", "\"solver\":\"nq-solver-0\"",
+       "another solver version"},
+      {NQ_CKPT_FORMAT, "nq-checkpoint-2", "another format"},
+      {"\"tasks\":3,", "\"tasks\":4,", "done.tasks disagrees with the bitmap"},
+      {"\"c2\":", "\"c2\":99999999999999,\"x\":", "an unknown field"},
+      {"\"seconds\":", "\"seconds\":-1", "negative seconds"},
+      {"12:s:2:2,4,6", "12:s:2:2,4,5", "a unit the generator never emits"},
+      {"\"cut\":{\"depth\":6", "\"cut\":{\"depth\":2", "a cut above the unit"},
+  };
+  for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+    char *b = edit(buf, edits[i].from, edits[i].to);
+    expect_refused(b, edits[i].why);
+    free(b);
+  }
   expect_refused("[]", "not an object");
   expect_refused("{\"format\":\"nq-checkpoint-1\",\"format\":\"nq-checkpoint-1\"}",
                  "duplicate keys");

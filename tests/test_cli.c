@@ -491,9 +491,11 @@ static void stop_at_checkpoint_script(env_t *e) {
 }
 
 /* Run 1 of a checkpoint test: a job of N at depth 2 (units of a good fraction of a second and
- * more), stopped as soon as the running unit has a checkpoint. Returns the assignment id and
- * fills *c with its checkpoint; the directories stay for run 2 (*tmp). */
-static int64_t run_to_checkpoint(const char *tag, int n, char **tmp, nq_ckpt_t *c) {
+ * more), stopped as soon as the running unit has a valid checkpoint with some of its tasks done.
+ * Returns the assignment id; the directories stay for run 2 (*tmp), and *st (when given) is the
+ * job's store, open between the runs, with *a the assignment. */
+static int64_t run_to_checkpoint(const char *tag, int n, char **tmp, srv_store_t **st,
+                                 srv_asg_info_t *a) {
   env_t e;
   env_init(&e, tag);
   e.depth = 2;
@@ -506,13 +508,20 @@ static int64_t run_to_checkpoint(const char *tag, int n, char **tmp, nq_ckpt_t *
   int64_t id = 0;
   ck_assert_uint_eq(ckpt_ids(&e, &id, 1), 1);
   ck_assert(state_file_exists(&e, "assigned", id, ".json")); /* the assignment is kept */
-  char p[800], err[NQ_CKPT_ERR_MAX];
+  char p[800], err[NQ_CKPT_ERR_MAX] = "";
+  nq_ckpt_t c;
   snprintf(p, sizeof p, "%s/checkpoint/%lld.ckpt", e.state, (long long)id);
-  ck_assert_msg(nq_ckpt_load(p, c, err, sizeof err) == 0, "checkpoint: %s", err);
-  ck_assert_uint_gt(c->ndone, 0);
-  ck_assert_uint_lt(c->ndone, c->ntasks);
+  ck_assert_msg(nq_ckpt_load(p, &c, err, sizeof err) == 0, "checkpoint: %s", err);
+  ck_assert_uint_gt(c.ndone, 0);
+  ck_assert_uint_lt(c.ndone, c.ntasks);
+  nq_ckpt_free(&c);
   *tmp = e.tmp;
   env_free(&e);
+  if (st) {
+    snprintf(p, sizeof p, "%s/data/nq.db", *tmp);
+    ck_assert_msg(srv_store_open(st, p, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(srv_asg_get(*st, id, a), 0);
+  }
   return id;
 }
 
@@ -570,9 +579,7 @@ static void expect_exact_result(env_t *e, int64_t id) {
  * us) and its result is exact. */
 START_TEST(stop_checkpoints_and_resume_is_exact) {
   char *tmp;
-  nq_ckpt_t c;
-  watch.id = run_to_checkpoint("cli-ckpt", 19, &tmp, &c);
-  nq_ckpt_free(&c);
+  watch.id = run_to_checkpoint("cli-ckpt", 19, &tmp, NULL, NULL);
   env_t e;
   run_again(&e, "cli-ckpt", tmp, 19, stop_when_reported_script);
   ck_assert_int_ge(cli_units_resumed(e.cli), 1);
@@ -585,15 +592,10 @@ END_TEST
 /* The unit of a checkpoint was verified by someone else meanwhile: the server says
  * unknown_assignment and the client drops the unit and its checkpoint instead of finishing it. */
 START_TEST(checkpoint_of_decided_unit_dropped) {
-  char *tmp, db[700], err[256] = "";
-  nq_ckpt_t c;
-  watch.id = run_to_checkpoint("cli-ckpt-drop", 21, &tmp, &c);
-  nq_ckpt_free(&c);
-  snprintf(db, sizeof db, "%s/data/nq.db", tmp);
+  char *tmp;
   srv_store_t *st;
-  ck_assert_msg(srv_store_open(&st, db, NULL, err, sizeof err) == 0, "%s", err);
   srv_asg_info_t a;
-  ck_assert_int_eq(srv_asg_get(st, watch.id, &a), 0);
+  watch.id = run_to_checkpoint("cli-ckpt-drop", 21, &tmp, &st, &a);
   nq_counts_t any = {0, 0, 1, 0, 10};
   ck_assert_int_eq(srv_unit_verify(st, a.unit_id, &any, nq_now_wall()), 0);
   srv_store_close(st);
@@ -610,17 +612,12 @@ END_TEST
  * decided: the server says lease_expired, the client finishes the unit from its checkpoint and
  * its result is taken (it verifies the unit, quorum 1). */
 START_TEST(checkpoint_of_reissued_unit_finished) {
-  char *tmp, db[700], err[256] = "";
-  nq_ckpt_t c;
-  watch.id = run_to_checkpoint("cli-ckpt-late", 19, &tmp, &c);
-  nq_ckpt_free(&c);
-  snprintf(db, sizeof db, "%s/data/nq.db", tmp);
+  char *tmp;
   srv_store_t *st;
-  ck_assert_msg(srv_store_open(&st, db, NULL, err, sizeof err) == 0, "%s", err);
-  int64_t now = nq_now_wall(), other_asg;
   srv_asg_info_t a;
+  watch.id = run_to_checkpoint("cli-ckpt-late", 19, &tmp, &st, &a);
+  int64_t now = nq_now_wall(), other_asg;
   srv_client_t other;
-  ck_assert_int_eq(srv_asg_get(st, watch.id, &a), 0);
   ck_assert_int_eq(srv_asg_expire_due(st, now + 100000, NULL), 0);
   ck_assert_int_eq(srv_client_create(st, "other", "0123456789abcdef", now, &other), 0);
   ck_assert_int_eq(srv_asg_lease(st, a.unit_id, other.id, now, now + 3600, &other_asg), 0);

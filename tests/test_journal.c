@@ -5,6 +5,7 @@
 
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "nq/solver_pool.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -341,6 +342,55 @@ START_TEST(worker_solve_cancel) {
 }
 END_TEST
 
+/* The worker thread: a unit's DONE comes back with the counts, and a stop joins an idle thread;
+ * a stop while the thread is inside a long task returns without waiting for it (the thread finishes
+ * the task alone and frees what it shares; the process would be exiting). */
+static void no_event(cli_worker_t *w) {
+  (void)w;
+}
+
+START_TEST(worker_stop_does_not_wait_for_a_task) {
+  uv_loop_t loop;
+  ck_assert_int_eq(uv_loop_init(&loop), 0);
+  cli_worker_t w;
+  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, no_event, NULL), 0);
+  nq_unit_t u;
+  ck_assert_int_eq(nq_unit_parse("12:c:3:0,3,5", &u, NULL, 0), 0);
+  ck_assert_int_eq(cli_worker_submit(&w, 3, &u, NULL), 0);
+  cli_worker_event_t ev;
+  double t0 = nq_now_mono();
+  while (cli_worker_poll(&w, &ev) != CLI_WEV_DONE && nq_now_mono() - t0 < 30) usleep(1000);
+  ck_assert_int_eq(ev.kind, CLI_WEV_DONE);
+  ck_assert_int_eq(ev.status, 0);
+  nq_counts_t ref;
+  ck_assert_int_eq(nq_fast_solve_unit(&u, &ref), 0);
+  ck_assert_uint_eq(ev.counts.nodes, ref.nodes);
+  ck_assert_int_eq(cli_worker_stop(&w, 1000), 1); /* idle: joined */
+  uv_run(&loop, UV_RUN_DEFAULT);
+
+  /* One task of seconds: the unit resumed from an empty checkpoint whose cut is the unit itself. */
+  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, no_event, NULL), 0);
+  ck_assert_int_eq(nq_unit_parse("20:c:4:0,4", &u, NULL, 0), 0);
+  nq_subject_t s;
+  nq_cut_t cut;
+  ck_assert_int_eq(nq_subject_unit(&s, &u), 0);
+  ck_assert_int_eq(nq_cut_make(&s, u.depth, &cut), 0);
+  ck_assert_uint_eq(cut.ntasks, 1);
+  nq_ckpt_t *one = malloc(sizeof *one);
+  ck_assert_int_eq(nq_ckpt_init(one, &s, cut.depth, cut.ntasks, cut.hash), 0);
+  nq_cut_free(&cut);
+  ck_assert_int_eq(cli_worker_submit(&w, 4, &u, one), 0);
+  nq_ckpt_t snap;
+  t0 = nq_now_mono();
+  while (cli_worker_snapshot(&w, 4, &snap) != 0 && nq_now_mono() - t0 < 30) usleep(1000);
+  ck_assert_uint_eq(snap.ntasks, 1);
+  nq_ckpt_free(&snap);
+  ck_assert_int_eq(cli_worker_stop(&w, 50), 0); /* left inside its task */
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("journal");
   TCase *tc = tcase_create("journal");
@@ -354,6 +404,7 @@ static Suite *suite(void) {
   TCase *tw = tcase_create("worker");
   tcase_add_test(tw, worker_solve_exact);
   tcase_add_test(tw, worker_solve_cancel);
+  tcase_add_test(tw, worker_stop_does_not_wait_for_a_task);
   tcase_set_timeout(tw, 120);
   suite_add_tcase(s, tw);
   return s;
