@@ -187,7 +187,10 @@ int main(int argc, char **argv) {
     so.cancel = &stop_flag;
     double spent;
     rc = nq_solve_checkpointed(&subj, &so, ckpt, ckpt_secs, &res, &spent);
-    if (rc == NQ_ESTATE) fprintf(stderr, "\nnq-solve: stopped; %s holds what is finished\n", ckpt);
+    if (rc == NQ_ESTATE) {
+      fprintf(stderr, "\nnq-solve: stopped; %s holds what is finished\n", ckpt);
+      return 1;
+    }
   } else if (ref) {
     threads = 1;
     rc = unit_text ? nq_ref_solve_unit(&unit, &res) : nq_ref_solve_n(n, &res);
