@@ -63,8 +63,7 @@ static void on_progress(uint64_t nodes, void *arg) {
 }
 
 /* Set up the run of one unit; a refused checkpoint is reported and the unit starts from zero. */
-static int make_run(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, nq_ckpt_t *resume,
-                    nq_run_t **run) {
+static int make_run(int64_t id, const nq_unit_t *u, nq_ckpt_t *resume, nq_run_t **run) {
   nq_subject_t s;
   char why[NQ_CKPT_ERR_MAX], text[NQ_UNIT_TEXT_MAX];
   int rc = nq_subject_unit(&s, u);
@@ -79,7 +78,6 @@ static int make_run(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, nq_
     nq_log(NQ_LOG_INFO, "unit %s (id %lld) resumed from its checkpoint: %u of %u tasks done, "
            "%.1f s spent before", text, (long long)id, st.ndone, st.ntasks, st.seconds);
   }
-  (void)sh;
   return rc;
 }
 
@@ -87,7 +85,7 @@ static int make_run(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, nq_
 static void solve_one(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, nq_ckpt_t *resume,
                       cli_worker_event_t *done) {
   nq_run_t *run = NULL;
-  int rc = make_run(sh, id, u, resume, &run);
+  int rc = make_run(id, u, resume, &run);
   if (resume) {
     nq_ckpt_free(resume);
     free(resume);

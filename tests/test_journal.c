@@ -286,8 +286,8 @@ START_TEST(checkpoints_round_trip) {
 }
 END_TEST
 
-/* The pool as the worker runs it (progress and cancel set, so it splits even at one thread)
- * must equal the fast solver exactly, nodes included. */
+/* The pool as the worker runs it (progress and cancel set; the cut is the same with or without
+ * them) must equal the fast solver exactly, nodes included. */
 static void count_progress(uint64_t nodes, void *arg) {
   *(uint64_t *)arg = nodes;
 }
