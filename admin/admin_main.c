@@ -23,7 +23,9 @@ static const adm_cmd_t commands[] = {
      adm_cmd_client},
     {"jobs", "[--json]", "List jobs, with final totals once done.", adm_cmd_jobs},
     {"units", "--state pending|leased|awaiting|verified|disputed|all [--limit K] [--json] [--n N]",
-     "List units of the job in one state (disputed units show every result they got).",
+     "List units of the job in one state (disputed units show every result they got; units\n"
+     "being solved show each client running them, its percent done, rate and ETA from its\n"
+     "last progress report).",
      adm_cmd_units},
     {"unit", "retry UNIT [--extra K] [--json] [--n N]",
      "retry: re-open a disputed unit (UNIT: its id or its text, as `units --state disputed`\n"

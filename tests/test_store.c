@@ -33,10 +33,10 @@ START_TEST(schema_applied_once) {
   fx_init(&f, 8, 3, 2, 5, NULL);
   int v = 0;
   ck_assert_int_eq(srv_store_schema_version(f.st, &v), 0);
-  ck_assert_int_eq(v, 3);
+  ck_assert_int_eq(v, 4);
   srv_store_close(f.st);
   fx_reopen(&f); /* the second open applies nothing and keeps the data */
-  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM schema_version"), 3);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM schema_version"), 4);
   ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM jobs"), 1);
   ck_assert_int_eq(srv_meta_set(f.st, "k", "v1"), 0);
   ck_assert_int_eq(srv_meta_set(f.st, "k", "v2"), 0);
@@ -114,15 +114,18 @@ START_TEST(schema_migrates_from_001) {
   srv_store_close(st);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM pragma_table_info('units') "
                             "WHERE name = 'extra_results'"), 0);
-  /* The current server opens it: 002 and 003 are applied once, the units keep their rows, extra 0. */
+  /* The current server opens it: 002..004 are applied once, the units keep their rows, extra 0,
+   * the assignments get their (empty) progress columns. */
   ck_assert_msg(srv_store_open(&st, path, SCHEMA, err, sizeof err) == 0, "open: %s", err);
   ck_assert_int_eq(srv_store_schema_version(st, &v), 0);
-  ck_assert_int_eq(v, 3);
+  ck_assert_int_eq(v, 4);
   srv_store_close(st);
   ck_assert_msg(srv_store_open(&st, path, SCHEMA, err, sizeof err) == 0, "reopen: %s", err);
   srv_store_close(st);
-  ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM schema_version"), 3);
-  ck_assert_int_eq(fx_q1(path, "SELECT max(version) FROM schema_version"), 3);
+  ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM schema_version"), 4);
+  ck_assert_int_eq(fx_q1(path, "SELECT max(version) FROM schema_version"), 4);
+  ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM pragma_table_info('assignments') "
+                            "WHERE name LIKE 'progress%'"), 4);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM units"), job.units);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM units WHERE extra_results != 0"), 0);
   /* The migrated database works: a unit is leased through the scheduler. */
