@@ -8,7 +8,6 @@
 
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,18 +146,8 @@ int nq_ckpt_encode(const nq_ckpt_t *c, char **out, size_t *len) {
   return rc;
 }
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int refuse(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return NQ_EINVAL;
-}
+/* A refusal: the reason in err, NQ_EINVAL returned. */
+#define refuse(err, errlen, ...) nq_errorf((err), (errlen), NQ_EINVAL, __VA_ARGS__)
 
 /* The two lines: the body (returned, NUL-terminated copy) if the second line is the body's
  * checksum. */
