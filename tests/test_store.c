@@ -11,6 +11,7 @@
 #include "store_int.h"
 #include "testutil.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -28,15 +29,34 @@ static int count_units_cb(const nq_unit_t *u, void *arg) {
 
 /* ---- schema / jobs ------------------------------------------------------------------------ */
 
+/* The migration files of the source tree: how many, and the highest version (versions may have
+ * gaps: each branch reserves its own numbers). */
+static void schema_files(int *count, int *latest) {
+  DIR *d = opendir(SCHEMA);
+  ck_assert_ptr_nonnull(d);
+  struct dirent *e;
+  *count = *latest = 0;
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len < 9 || strcmp(e->d_name + len - 4, ".sql") != 0 || e->d_name[3] != '_') continue;
+    int v = atoi(e->d_name);
+    (*count)++;
+    if (v > *latest) *latest = v;
+  }
+  closedir(d);
+}
+
 START_TEST(schema_applied_once) {
   fx_t f;
   fx_init(&f, 8, 3, 2, 5, NULL);
-  int v = 0;
+  int v = 0, files = 0, latest = 0;
+  schema_files(&files, &latest);
+  ck_assert_int_ge(latest, 5);
   ck_assert_int_eq(srv_store_schema_version(f.st, &v), 0);
-  ck_assert_int_eq(v, 3);
+  ck_assert_int_eq(v, latest);
   srv_store_close(f.st);
   fx_reopen(&f); /* the second open applies nothing and keeps the data */
-  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM schema_version"), 3);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM schema_version"), files);
   ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM jobs"), 1);
   ck_assert_int_eq(srv_meta_set(f.st, "k", "v1"), 0);
   ck_assert_int_eq(srv_meta_set(f.st, "k", "v2"), 0);
@@ -93,6 +113,22 @@ static void copy_file(const char *from, const char *to) {
   ck_assert_int_eq(fclose(out), 0);
 }
 
+typedef struct old_ins_s {
+  srv_store_t *st;
+  int64_t idx;
+} old_ins_t;
+
+/* Insert a unit the way the server of schema 001 did (job 1, need = quorum 2). */
+static int old_insert_cb(const nq_unit_t *u, void *arg) {
+  old_ins_t *o = arg;
+  char text[NQ_UNIT_TEXT_MAX], sql[512];
+  ck_assert_int_gt(nq_unit_format(u, text, sizeof text), 0);
+  snprintf(sql, sizeof sql, "INSERT INTO units(job_id, idx, text, part, bound1, need) "
+           "VALUES (1, %lld, '%s', '%c', %d, 2)", (long long)o->idx++, text,
+           u->part == NQ_PART_CORNER ? 'c' : 's', u->bound1);
+  return srv_store_exec(o->st, sql);
+}
+
 /* A database made by a server that knew only 001 is brought to the current schema at open, in
  * place, with its data; an old server then refuses the newer database. */
 START_TEST(schema_migrates_from_001) {
@@ -106,25 +142,42 @@ START_TEST(schema_migrates_from_001) {
   copy_file(SCHEMA "/001_init.sql", to);
   srv_store_t *st = NULL;
   ck_assert_msg(srv_store_open(&st, path, old_dir, err, sizeof err) == 0, "open: %s", err);
+  /* The job as a server of schema 001 made it: its row and its units in generator order. */
   srv_job_t job;
-  ck_assert_int_eq(srv_job_ensure(st, 8, 3, 2, 3, T0, &job), 0);
+  memset(&job, 0, sizeof job);
+  job.id = 1;
+  ck_assert_int_eq(srv_store_exec(st, "INSERT INTO jobs(id, n, depth, quorum, max_results, "
+                                      "created) VALUES (1, 8, 3, 2, 3, 1700000000)"), 0);
+  old_ins_t oi = {st, 0};
+  ck_assert_int_eq(nq_units_generate(8, 3, old_insert_cb, &oi), 0);
+  job.units = oi.idx;
   int v = 0;
   ck_assert_int_eq(srv_store_schema_version(st, &v), 0);
   ck_assert_int_eq(v, 1);
   srv_store_close(st);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM pragma_table_info('units') "
                             "WHERE name = 'extra_results'"), 0);
-  /* The current server opens it: 002 and 003 are applied once, the units keep their rows, extra 0. */
+  /* The current server opens it: every later file is applied once (005 rebuilds the jobs and
+   * units tables), the units keep their rows, extra 0. */
+  int files = 0, latest = 0;
+  schema_files(&files, &latest);
   ck_assert_msg(srv_store_open(&st, path, SCHEMA, err, sizeof err) == 0, "open: %s", err);
   ck_assert_int_eq(srv_store_schema_version(st, &v), 0);
-  ck_assert_int_eq(v, 3);
+  ck_assert_int_eq(v, latest);
   srv_store_close(st);
   ck_assert_msg(srv_store_open(&st, path, SCHEMA, err, sizeof err) == 0, "reopen: %s", err);
   srv_store_close(st);
-  ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM schema_version"), 3);
-  ck_assert_int_eq(fx_q1(path, "SELECT max(version) FROM schema_version"), 3);
+  ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM schema_version"), files);
+  ck_assert_int_eq(fx_q1(path, "SELECT max(version) FROM schema_version"), latest);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM units"), job.units);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM units WHERE extra_results != 0"), 0);
+  /* 005 gave the old job its counters, its id range and (at the open) its split nodes: the 5
+   * depth-2 corner and side nodes of N=8 above depth 3. */
+  ck_assert_int_eq(fx_q1(path, "SELECT pending FROM job_stats WHERE job_id = 1"), job.units);
+  ck_assert_int_eq(fx_q1(path, "SELECT first_unit FROM jobs WHERE id = 1"), 1);
+  uint64_t d2 = 0;
+  ck_assert_int_eq(nq_units_count(8, 2, &d2), 0);
+  ck_assert_int_eq(fx_q1(path, "SELECT internal FROM jobs WHERE id = 1"), (int64_t)d2);
   /* The migrated database works: a unit is leased through the scheduler. */
   ck_assert_int_eq(srv_store_open(&st, path, SCHEMA, err, sizeof err), 0);
   srv_sched_t sch;
