@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -181,4 +182,35 @@ int nq_file_read_line(const char *path, char *buf, size_t len) {
   memset(text, 0, n);
   free(text);
   return rc;
+}
+
+int nq_dir_lock(const char *dir, const char *name, int *fd_out, long *holder) {
+  char path[PATH_BUF];
+  *fd_out = -1;
+  if (holder) *holder = 0;
+  if (nq_path_join(path, sizeof path, dir, name) != 0) return NQ_EINVAL;
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    nq_log(NQ_LOG_ERROR, "open %s: %s", path, strerror(errno));
+    return NQ_EIO;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int busy = errno == EWOULDBLOCK;
+    if (!busy) nq_log(NQ_LOG_ERROR, "lock %s: %s", path, strerror(errno));
+    char buf[32] = "";
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (holder && n > 0) {
+      buf[n] = '\0';
+      *holder = strtol(buf, NULL, 10);
+    }
+    close(fd);
+    return busy ? NQ_EBUSY : NQ_EIO;
+  }
+  /* Ours now: say who holds it, for the next one's message. */
+  char buf[32];
+  int len = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len)
+    nq_log(NQ_LOG_WARN, "lock %s: cannot record the pid: %s", path, strerror(errno));
+  *fd_out = fd;
+  return 0;
 }

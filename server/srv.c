@@ -517,6 +517,7 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
     errlen = sizeof dummy;
   }
   memset(s, 0, sizeof *s);
+  s->dd.lock_fd = -1;
   s->loop = loop;
   s->cfg = *cfg;
   int64_t now = nq_now_wall();
@@ -559,4 +560,5 @@ void srv_free(srv_t *s) {
   s->store = NULL;
   nq_tls_ctx_free(s->tls);
   s->tls = NULL;
+  srv_datadir_close(&s->dd); /* last: the directory is ours until the database is closed */
 }

@@ -11,6 +11,7 @@
 #include "fx_store.h"
 #include "nq/proto.h"
 #include "store.h"
+#include "store_int.h"
 #include "testutil.h"
 
 #include <jansson.h>
@@ -97,13 +98,19 @@ typedef struct {
   int64_t per_state[SRV_UNIT_NSTATES];
   nq_totals_t verified;
   int64_t all;
+  double est_all, est_verified; /* the units' estimates (schema 005) */
 } truth_t;
 
 static int truth_cb(const srv_unit_info_t *u, void *arg) {
   truth_t *t = arg;
   t->per_state[u->state]++;
   t->all++;
-  if (u->state == SRV_UNIT_VERIFIED) nq_totals_add(&t->verified, &u->counts);
+  ck_assert_int_ge(u->est_nodes, 1);
+  t->est_all += (double)u->est_nodes;
+  if (u->state == SRV_UNIT_VERIFIED) {
+    nq_totals_add(&t->verified, &u->counts);
+    t->est_verified += (double)u->est_nodes;
+  }
   return 0;
 }
 
@@ -158,12 +165,17 @@ START_TEST(status_matches_database) {
   ck_assert_str_eq(jstr(back, "verified", "total"), nq_u128_str(nq_totals_total(&t.verified), buf));
   ck_assert_str_eq(jstr(back, "verified", "unique"),
                    nq_u128_str(nq_totals_unique(&t.verified), buf));
-  /* Progress weighted by nodes: verified nodes / (verified + average x the rest). */
+  /* Progress by the plan's estimates: the verified units' share of the estimated work; the
+   * work left is scaled by how the verified units came out against their estimates. */
   double v = (double)t.verified.nodes, nv = (double)t.per_state[SRV_UNIT_VERIFIED];
-  double expect = 100.0 * v / (v + v / nv * (double)(t.all - t.per_state[SRV_UNIT_VERIFIED]));
   double pct = json_real_value(json_object_get(json_object_get(back, "progress"), "percent"));
-  ck_assert_double_eq_tol(pct, expect, 1e-6);
-  ck_assert_str_eq(jstr(back, "progress", "method"), "nodes");
+  ck_assert_double_eq_tol(pct, 100.0 * t.est_verified / t.est_all, 1e-6);
+  ck_assert_str_eq(jstr(back, "progress", "method"), "estimate");
+  double calib = json_real_value(json_object_get(json_object_get(back, "progress"),
+                                                 "calibration"));
+  ck_assert_double_eq_tol(calib, v / t.est_verified, 1e-9);
+  double est_nodes = atof(jstr(back, "progress", "estimated_nodes"));
+  ck_assert_double_eq_tol(est_nodes, v + (t.est_all - t.est_verified) * calib, 1.0);
   ck_assert(json_is_false(json_object_get(back, "done")));
   ck_assert(json_is_null(json_object_get(back, "match")));
   ck_assert(json_is_null(json_object_get(back, "final")));
@@ -181,13 +193,28 @@ START_TEST(status_matches_database) {
   ck_assert_int_eq((int)json_array_size(json_object_get(json_array_get(disp, 0), "replicas")), 3);
   json_decref(back);
   json_decref(st);
+  /* A job made before schema 5 has no estimates: progress weighted by nodes, verified nodes /
+   * (verified + average x the rest). */
+  ck_assert_int_eq(srv_store_exec(f.st, "UPDATE units SET est_nodes = NULL; UPDATE job_stats SET "
+                                        "est_units = 0, est_hi = 0, est_lo = 0, vest_hi = 0, "
+                                        "vest_lo = 0"), 0);
+  fx_check_counters(&f);
+  st = srv_status_json(f.st, &f.job, f.t0 + 20);
+  ck_assert_ptr_nonnull(st);
+  double expect = 100.0 * v / (v + v / nv * (double)(t.all - t.per_state[SRV_UNIT_VERIFIED]));
+  pct = json_real_value(json_object_get(json_object_get(st, "progress"), "percent"));
+  ck_assert_double_eq_tol(pct, expect, 1e-6);
+  ck_assert_str_eq(jstr(st, "progress", "method"), "nodes");
+  ck_assert(json_is_null(json_object_get(json_object_get(st, "progress"), "calibration")));
+  json_decref(st);
   fx_done(&f);
 }
 END_TEST
 
-/* One admin request as the server answers it: parsed by the protocol, run by the admin API,
- * answered with an admin_reply or the refusal's error frame. */
-static json_t *ask(fx_t *f, const char *json) {
+/* One admin request as the server serving job `serving` answers it (0: as nq-admin's local mode
+ * does): parsed by the protocol, run by the admin API, answered with an admin_reply or the
+ * refusal's error frame. */
+static json_t *ask_as(fx_t *f, int64_t serving, const char *json) {
   json_error_t e;
   json_t *req = json_loads(json, 0, &e), *r, *data = NULL;
   ck_assert_ptr_nonnull(req);
@@ -195,7 +222,7 @@ static json_t *ask(fx_t *f, const char *json) {
   nq_proto_err_t err;
   srv_admin_effects_t fx;
   if (nq_admin_req_parse(req, &q, &err) != 0 ||
-      srv_admin_call(f->st, &f->job, &q, f->t0 + 30, &data, &fx, &err) != 0) {
+      srv_admin_call(f->st, &f->job, serving, &q, f->t0 + 30, &data, &fx, &err) != 0) {
     r = nq_error_new(err.code, err.message, err.fatal);
   } else {
     nq_admin_reply_t rep = {q.cmd, data};
@@ -206,6 +233,8 @@ static json_t *ask(fx_t *f, const char *json) {
   ck_assert_ptr_nonnull(r);
   return r;
 }
+
+static json_t *ask(fx_t *f, const char *json) { return ask_as(f, f->job.id, json); }
 
 static void expect_error(fx_t *f, const char *json, const char *code) {
   json_t *r = ask(f, json);

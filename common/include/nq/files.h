@@ -47,4 +47,13 @@ int nq_file_read(const char *path, size_t max, char **out, size_t *len);
  * fit in len bytes), NQ_EIO, NQ_ENOMEM. */
 int nq_file_read_line(const char *path, char *buf, size_t len);
 
+/* Take an exclusive advisory lock (flock) on dir/name, creating the file (mode 0644) when
+ * missing, and write this process's pid into it: one process at a time may own a directory
+ * (a server's data directory, a client's state directory). Returns 0 and *fd, which holds the
+ * lock until it is closed (or the process ends; it is not inherited across exec);
+ * NQ_EBUSY when another process holds it (*holder gets its pid, 0 if unknown; holder may be
+ * NULL); NQ_EINVAL (path too long), NQ_EIO. The lock is the kernel's: it goes away with its
+ * holder, so a crash never leaves a stale one. */
+int nq_dir_lock(const char *dir, const char *name, int *fd, long *holder);
+
 #endif
