@@ -8,9 +8,12 @@
 --   N is free again). N is unique among the jobs that are not archived.
 -- units: compact for 30 million rows: no UNIQUE(job_id, text) or (job_id, idx) index (units are
 --   inserted in plan order with ids first_unit + idx, so the id is the order and a unit is found
---   by its text with a binary search over the job's id range); partial indexes keyed by job_id
---   alone (the rowid orders them); est_nodes, the unit's estimated node count (NULL for units
---   made before this version).
+--   by its text with a binary search over the job's id range); est_nodes, the unit's estimated
+--   node count (NULL for units made before this version); touched, 1 once the unit was first
+--   leased. No index holds the untouched units, so creating a job writes nothing but the table:
+--   the scheduler takes them in id order from job_stats.fresh, the lowest id that may still be
+--   untouched (every unit below it was leased at least once; a trigger moves it). The partial
+--   indexes, keyed by job_id alone (the rowid orders them), hold only units that were touched.
 -- job_stats: the status counters, maintained by triggers with every change of a unit's state,
 --   results or verified counts, so that status never scans units. Sums that may pass 63 bits
 --   are kept as two integers split at 2^32 (hi = sum of v >> 32, lo = sum of v & 0xffffffff),
@@ -18,6 +21,10 @@
 -- job_rate: results and their nodes per job and minute (for rates and the ETA).
 -- The tables are rebuilt (copy, drop, rename); the store runs every migration with foreign keys
 -- off and checks them (PRAGMA foreign_key_check) before it commits.
+-- Lists of values are written as OR chains, never as IN (...): SQLite evaluates a CHECK or a
+-- partial index's WHERE for every row it writes, and an IN list of three or more constants builds
+-- a temporary b-tree each time (measured: an insert into units cost 3x as much). A query meets a
+-- partial index only through the same terms, so the scheduler's queries spell them the same way.
 
 CREATE TABLE jobs_new (
   id           INTEGER PRIMARY KEY,
@@ -26,7 +33,8 @@ CREATE TABLE jobs_new (
   quorum       INTEGER NOT NULL CHECK (quorum >= 1),
   max_results  INTEGER NOT NULL CHECK (max_results >= quorum),
   state        TEXT NOT NULL DEFAULT 'running'
-               CHECK (state IN ('creating', 'running', 'done', 'archived')),
+               CHECK (state = 'creating' OR state = 'running' OR state = 'done'
+                      OR state = 'archived'),
   created      INTEGER NOT NULL,
   finished     INTEGER NOT NULL DEFAULT 0,
   units        INTEGER NOT NULL DEFAULT 0,
@@ -56,10 +64,11 @@ CREATE TABLE units_new (
   job_id        INTEGER NOT NULL REFERENCES jobs(id),
   idx           INTEGER NOT NULL,
   text          TEXT NOT NULL,
-  part          TEXT NOT NULL CHECK (part IN ('c', 's')),
+  part          TEXT NOT NULL CHECK (part = 'c' OR part = 's'),
   bound1        INTEGER NOT NULL,
   state         TEXT NOT NULL DEFAULT 'pending'
-                CHECK (state IN ('pending', 'leased', 'awaiting', 'verified', 'disputed')),
+                CHECK (state = 'pending' OR state = 'leased' OR state = 'awaiting'
+                       OR state = 'verified' OR state = 'disputed'),
   live          INTEGER NOT NULL DEFAULT 0,
   results       INTEGER NOT NULL DEFAULT 0,
   best          INTEGER NOT NULL DEFAULT 0,
@@ -70,12 +79,14 @@ CREATE TABLE units_new (
   nodes         INTEGER,
   verified_at   INTEGER,
   extra_results INTEGER NOT NULL DEFAULT 0 CHECK (extra_results >= 0),
-  est_nodes     INTEGER
+  est_nodes     INTEGER,
+  touched       INTEGER NOT NULL DEFAULT 0 CHECK (touched = 0 OR touched = 1)
 );
 INSERT INTO units_new (id, job_id, idx, text, part, bound1, state, live, results, best, need, c2,
-                       c4, c8, nodes, verified_at, extra_results)
+                       c4, c8, nodes, verified_at, extra_results, touched)
   SELECT id, job_id, idx, text, part, bound1, state, live, results, best, need, c2, c4, c8, nodes,
-         verified_at, extra_results
+         verified_at, extra_results,
+         EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id)
   FROM units ORDER BY id;
 
 DROP TABLE units;
@@ -85,10 +96,14 @@ ALTER TABLE units_new RENAME TO units;
 
 CREATE UNIQUE INDEX jobs_n ON jobs(n) WHERE state != 'archived';
 -- Scheduler: units being worked on that need another replica, then untouched units, by id.
-CREATE INDEX units_open ON units(job_id) WHERE need > 0 AND state IN ('leased', 'awaiting');
-CREATE INDEX units_pending ON units(job_id) WHERE state = 'pending';
+CREATE INDEX units_open ON units(job_id)
+  WHERE need > 0 AND (state = 'leased' OR state = 'awaiting');
+-- Units back to pending after their leases expired (they were touched); untouched ones are taken
+-- from job_stats.fresh on.
+CREATE INDEX units_returned ON units(job_id) WHERE state = 'pending' AND touched = 1;
 -- Listing the few units in flight or in dispute (nq-admin units --state leased|awaiting|disputed).
-CREATE INDEX units_active ON units(job_id, state) WHERE state IN ('leased', 'awaiting', 'disputed');
+CREATE INDEX units_active ON units(job_id, state)
+  WHERE state = 'leased' OR state = 'awaiting' OR state = 'disputed';
 
 CREATE TABLE job_stats (
   job_id    INTEGER PRIMARY KEY REFERENCES jobs(id),
@@ -105,10 +120,13 @@ CREATE TABLE job_stats (
   nodes_hi INTEGER NOT NULL DEFAULT 0, nodes_lo INTEGER NOT NULL DEFAULT 0,
   vest_hi INTEGER NOT NULL DEFAULT 0, vest_lo INTEGER NOT NULL DEFAULT 0,
   est_hi INTEGER NOT NULL DEFAULT 0, est_lo INTEGER NOT NULL DEFAULT 0,
-  est_units INTEGER NOT NULL DEFAULT 0
+  est_units INTEGER NOT NULL DEFAULT 0,
+  fresh     INTEGER NOT NULL DEFAULT 0 -- every unit of the job with a lower id was touched
 );
-INSERT INTO job_stats (job_id, pending, leased, awaiting, verified, disputed, results)
+INSERT INTO job_stats (job_id, fresh, pending, leased, awaiting, verified, disputed, results)
   SELECT j.id,
+    coalesce((SELECT min(u.id) FROM units u WHERE u.job_id = j.id AND u.touched = 0),
+             j.first_unit + j.units),
     (SELECT count(*) FROM units u WHERE u.job_id = j.id AND u.state = 'pending'),
     (SELECT count(*) FROM units u WHERE u.job_id = j.id AND u.state = 'leased'),
     (SELECT count(*) FROM units u WHERE u.job_id = j.id AND u.state = 'awaiting'),
@@ -169,6 +187,14 @@ BEGIN
     vest_lo = vest_lo + (new.state = 'verified') * (coalesce(new.est_nodes, 0) & 4294967295)
                       - (old.state = 'verified') * (coalesce(old.est_nodes, 0) & 4294967295)
   WHERE job_id = new.job_id;
+END;
+
+-- The scheduler leases untouched units in id order, so the first lease of a unit moves the
+-- job's fresh cursor past it.
+CREATE TRIGGER units_touched AFTER UPDATE OF touched ON units
+WHEN old.touched = 0 AND new.touched = 1
+BEGIN
+  UPDATE job_stats SET fresh = max(fresh, new.id + 1) WHERE job_id = new.job_id;
 END;
 
 CREATE TABLE job_rate (

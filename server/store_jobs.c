@@ -6,6 +6,7 @@
 #include "nq/plan.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,8 +257,10 @@ static int creator_begin(creator_t *c, int64_t now, uint64_t seed) {
   sqlite3_bind_int64(s, 8, c->first);
   if ((rc = srv_store_step(st, s, "job insert")) != 0) goto out;
   c->job_id = sqlite3_last_insert_rowid(st->db);
-  if ((rc = srv_store_stmt(st, "INSERT INTO job_stats(job_id) VALUES (?1)", &s)) != 0) goto out;
+  rc = srv_store_stmt(st, "INSERT INTO job_stats(job_id, fresh) VALUES (?1, ?2)", &s);
+  if (rc) goto out;
   sqlite3_bind_int64(s, 1, c->job_id);
+  sqlite3_bind_int64(s, 2, c->first);
   rc = srv_store_step(st, s, "job counters");
 out:
   if (rc) {
@@ -292,6 +295,130 @@ static int creator_end(creator_t *c, const nq_plan_summary_t *sum) {
 
 static int job_drop(srv_store_t *st, const srv_job_t *job, int batch);
 
+/* ---- the plan's thread: planning and inserting run side by side ---------------------------- */
+
+/* The plan (probes, about half of a unit's cost) runs on its own thread and hands its units over
+ * in chunks through a small ring; the store's thread inserts them. Memory: PIPE_SLOTS chunks. */
+#define PIPE_CHUNK 4096
+#define PIPE_SLOTS 8
+
+typedef struct pipe_s {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  nq_plan_unit_t *slot[PIPE_SLOTS];
+  int count[PIPE_SLOTS];
+  unsigned head, tail; /* chunks handed over / taken back; head - tail <= PIPE_SLOTS */
+  int stop;            /* the inserting side failed: the plan stops at its next unit */
+  int done;            /* the plan has ended (rc, err, sum say how) */
+  int rc;
+  char err[400];
+  nq_plan_summary_t sum;
+  const nq_plan_opts_t *o;
+  pthread_t thread;
+} pipe_t;
+
+/* The plan's callback: fill the chunk at head; hand it over when full, waiting for room. */
+static int pipe_unit(const nq_plan_unit_t *pu, void *arg) {
+  pipe_t *p = arg;
+  unsigned k = p->head % PIPE_SLOTS; /* the producer owns slot head (head - tail < PIPE_SLOTS) */
+  p->slot[k][p->count[k]++] = *pu;
+  if (p->count[k] < PIPE_CHUNK) return 0;
+  pthread_mutex_lock(&p->lock);
+  p->head++;
+  pthread_cond_broadcast(&p->cond);
+  while (p->head - p->tail == PIPE_SLOTS && !p->stop) pthread_cond_wait(&p->cond, &p->lock);
+  int stop = p->stop;
+  if (!stop) p->count[p->head % PIPE_SLOTS] = 0;
+  pthread_mutex_unlock(&p->lock);
+  return stop ? NQ_ECANCELED : 0;
+}
+
+static void *pipe_main(void *arg) {
+  pipe_t *p = arg;
+  int rc = nq_plan_run(p->o, pipe_unit, p, &p->sum, p->err, sizeof p->err);
+  pthread_mutex_lock(&p->lock);
+  if (rc == 0 && p->count[p->head % PIPE_SLOTS] > 0) p->head++; /* the last, partial chunk */
+  p->rc = rc;
+  p->done = 1;
+  pthread_cond_broadcast(&p->cond);
+  pthread_mutex_unlock(&p->lock);
+  return NULL;
+}
+
+static int pipe_start(pipe_t *p, const nq_plan_opts_t *o) {
+  memset(p, 0, sizeof *p);
+  p->o = o;
+  for (int i = 0; i < PIPE_SLOTS; i++)
+    if (!(p->slot[i] = malloc(PIPE_CHUNK * sizeof *p->slot[i]))) goto fail;
+  if (pthread_mutex_init(&p->lock, NULL) != 0) goto fail;
+  if (pthread_cond_init(&p->cond, NULL) != 0) {
+    pthread_mutex_destroy(&p->lock);
+    goto fail;
+  }
+  if (pthread_create(&p->thread, NULL, pipe_main, p) == 0) return 0;
+  pthread_cond_destroy(&p->cond);
+  pthread_mutex_destroy(&p->lock);
+fail:
+  for (int i = 0; i < PIPE_SLOTS; i++) free(p->slot[i]);
+  return NQ_ENOMEM;
+}
+
+/* The next full chunk (*n units), or NULL once the plan has ended and every chunk was taken. */
+static const nq_plan_unit_t *pipe_next(pipe_t *p, int *n) {
+  pthread_mutex_lock(&p->lock);
+  while (p->tail == p->head && !p->done) pthread_cond_wait(&p->cond, &p->lock);
+  const nq_plan_unit_t *c = NULL;
+  if (p->tail != p->head) {
+    c = p->slot[p->tail % PIPE_SLOTS];
+    *n = p->count[p->tail % PIPE_SLOTS];
+  }
+  pthread_mutex_unlock(&p->lock);
+  return c;
+}
+
+/* Give the chunk pipe_next returned back to the plan. */
+static void pipe_release(pipe_t *p) {
+  pthread_mutex_lock(&p->lock);
+  p->tail++;
+  pthread_cond_broadcast(&p->cond);
+  pthread_mutex_unlock(&p->lock);
+}
+
+/* Stop (after a failure of the inserting side: stop set), join, free. Returns the plan's code. */
+static int pipe_end(pipe_t *p, int stop) {
+  pthread_mutex_lock(&p->lock);
+  if (stop) p->stop = 1;
+  pthread_cond_broadcast(&p->cond);
+  pthread_mutex_unlock(&p->lock);
+  pthread_join(p->thread, NULL);
+  pthread_cond_destroy(&p->cond);
+  pthread_mutex_destroy(&p->lock);
+  for (int i = 0; i < PIPE_SLOTS; i++) free(p->slot[i]);
+  return p->rc;
+}
+
+/* Run the plan on its thread and insert what it hands over; *sum as nq_plan_run's. */
+static int plan_insert(creator_t *c, const nq_plan_opts_t *o, nq_plan_summary_t *sum, char *err,
+                       size_t errlen) {
+  pipe_t p;
+  int rc = pipe_start(&p, o);
+  if (rc) return srv_store_failf(c->st, rc, "cannot start the plan's thread");
+  const nq_plan_unit_t *chunk;
+  int n = 0;
+  while (rc == 0 && (chunk = pipe_next(&p, &n)) != NULL) {
+    for (int i = 0; i < n && rc == 0; i++) rc = creator_unit(&chunk[i], c);
+    pipe_release(&p);
+  }
+  int prc = pipe_end(&p, rc != 0);
+  if (rc) return rc;
+  if (prc) {
+    snprintf(err, errlen, "%s", p.err[0] ? p.err : nq_strerror(prc));
+    return srv_store_failf(c->st, prc, "%s", err);
+  }
+  *sum = p.sum;
+  return 0;
+}
+
 static int job_create(srv_store_t *st, const srv_job_spec_t *sp, int64_t now, int64_t *job_id) {
   nq_plan_opts_t o;
   char err[400] = "";
@@ -305,7 +432,7 @@ static int job_create(srv_store_t *st, const srv_job_spec_t *sp, int64_t now, in
   c.t0 = nq_now_mono();
   if (sp->progress) {
     /* A quick whole-N estimate (about a millisecond) turns the units' estimates into a share. */
-    nq_est_opts_t eo = {sp->n, 2, o.seed, 0, 2048, 0};
+    nq_est_opts_t eo = {sp->n, 2, o.seed, 0, 0, 0};
     nq_est_report_t rep;
     if (nq_estimate_n(&eo, &rep) == 0) c.whole = rep.nodes;
   }
@@ -313,15 +440,17 @@ static int job_create(srv_store_t *st, const srv_job_spec_t *sp, int64_t now, in
   *job_id = c.job_id;
   rc = srv_store_stmt(st, "INSERT INTO units(id, job_id, idx, text, part, bound1, need, "
                           "est_nodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &c.ins);
+  /* The units' one foreign key (job_id) is this job's, by construction; checking it for every
+   * insert makes SQLite open a statement journal per row, a third of the insert's cost. */
+  if (rc == 0) rc = srv_store_exec(st, "PRAGMA foreign_keys=OFF");
   if (rc == 0) rc = srv_store_begin(st);
   nq_plan_summary_t sum;
-  st->err[0] = '\0';
-  if (rc == 0) {
-    rc = nq_plan_run(&o, creator_unit, &c, &sum, err, sizeof err);
-    /* The plan's own refusals (guard, max_units) carry their message in err. */
-    if (rc && !st->err[0]) srv_store_failf(st, rc, "%s", err[0] ? err : nq_strerror(rc));
-  }
+  memset(&sum, 0, sizeof sum);
+  /* The plan's own refusals (guard, max_units) carry their message in err. */
+  if (rc == 0) rc = plan_insert(&c, &o, &sum, err, sizeof err);
   if (rc == 0) rc = creator_end(&c, &sum);
+  if (srv_store_in_tx(st)) srv_store_rollback(st);
+  if (srv_store_exec(st, "PRAGMA foreign_keys=ON") != 0 && rc == 0) rc = NQ_EIO;
   if (rc == 0) return 0;
   /* Leave nothing behind: the committed batches go again, in batches. */
   char keep[sizeof st->err];

@@ -151,10 +151,10 @@ int srv_store_unit_refresh(srv_store_t *st, int64_t unit_id) {
       "WHERE id = ?1";
   static const char *derive_sql =
       "UPDATE units SET "
-      "state = CASE WHEN state IN ('verified', 'disputed') THEN state "
+      "state = CASE WHEN state = 'verified' OR state = 'disputed' THEN state "
       "             WHEN results > 0 THEN 'awaiting' WHEN live > 0 THEN 'leased' "
       "             ELSE 'pending' END, "
-      "need = CASE WHEN state IN ('verified', 'disputed') THEN 0 ELSE "
+      "need = CASE WHEN state = 'verified' OR state = 'disputed' THEN 0 ELSE "
       "  max(0, min((SELECT quorum FROM jobs j WHERE j.id = units.job_id) - best, "
       "             (SELECT max_results FROM jobs j WHERE j.id = units.job_id) + extra_results "
       "             - results) "
@@ -404,37 +404,55 @@ int srv_asg_held(srv_store_t *st, int64_t client_id, srv_work_t *out, int max, i
   return rc;
 }
 
-/* Units being worked on that still need a replica, and untouched ones. A unit is never given to a
- * client that holds or reported an assignment for it; one whose lease merely expired (no result)
- * may get it again, on the same assignment row (srv_asg_lease). */
+/* Units being worked on that still need a replica; units back to pending after their leases
+ * expired; untouched units, from the job's fresh cursor on (schema 005: no index holds them, and
+ * every unit below the cursor was touched). A unit is never given to a client that holds or
+ * reported an assignment for it; one whose lease merely expired (no result) may get it again, on
+ * the same assignment row (srv_asg_lease). An untouched unit has no assignment at all. */
 static const char *const sql_pick_open =
     "SELECT id, text FROM units WHERE job_id = ?1 AND need > 0 "
-    "AND state IN ('leased', 'awaiting') AND NOT EXISTS (SELECT 1 FROM assignments a "
+    "AND (state = 'leased' OR state = 'awaiting') AND NOT EXISTS (SELECT 1 FROM assignments a "
     "WHERE a.unit_id = units.id AND a.client_id = ?2 AND a.state != 'expired') "
     "ORDER BY id LIMIT ?3";
-static const char *const sql_pick_pending =
-    "SELECT id, text FROM units WHERE job_id = ?1 AND state = 'pending' AND need > 0 "
-    "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id "
+static const char *const sql_pick_returned =
+    "SELECT id, text FROM units WHERE job_id = ?1 AND state = 'pending' AND touched = 1 "
+    "AND need > 0 AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id "
     "AND a.client_id = ?2 AND a.state != 'expired') ORDER BY id LIMIT ?3";
+static const char *const sql_pick_fresh =
+    "SELECT id, text FROM units WHERE id BETWEEN (SELECT fresh FROM job_stats WHERE job_id = ?1) "
+    "AND (SELECT first_unit + units - 1 FROM jobs WHERE id = ?1) AND job_id = ?1 "
+    "AND touched = 0 AND state = 'pending' ORDER BY id LIMIT ?3";
 
-int srv_unit_pick(srv_store_t *st, int64_t job_id, int64_t client_id, int in_progress, int room,
-                  srv_work_t *out, int *n) {
+/* Append up to `room` picks of `sql` to out. */
+static int pick(srv_store_t *st, const char *sql, int64_t job_id, int64_t client_id, int room,
+                srv_work_t *out, int *n) {
   sqlite3_stmt *q;
   int first = *n;
-  int rc = srv_store_stmt(st, in_progress ? sql_pick_open : sql_pick_pending, &q);
+  int rc = srv_store_stmt(st, sql, &q);
   if (rc) return rc;
   sqlite3_bind_int64(q, 1, job_id);
-  sqlite3_bind_int64(q, 2, client_id);
+  if (sqlite3_bind_parameter_count(q) >= 2) sqlite3_bind_int64(q, 2, client_id);
   sqlite3_bind_int(q, 3, room);
   int sr;
-  while ((sr = sqlite3_step(q)) == SQLITE_ROW && *n - first < room) {
+  while (*n - first < room && (sr = sqlite3_step(q)) == SQLITE_ROW) {
     srv_work_t *w = &out[(*n)++];
     memset(w, 0, sizeof *w);
     w->unit_id = sqlite3_column_int64(q, 0);
     col_str(q, 1, w->unit, sizeof w->unit);
   }
+  if (*n - first >= room) sr = SQLITE_DONE;
   sqlite3_reset(q);
-  return sr == SQLITE_DONE || sr == SQLITE_ROW ? 0 : srv_store_fail(st, "pick units");
+  return sr == SQLITE_DONE ? 0 : srv_store_fail(st, "pick units");
+}
+
+int srv_unit_pick(srv_store_t *st, int64_t job_id, int64_t client_id, int in_progress, int room,
+                  srv_work_t *out, int *n) {
+  if (in_progress) return pick(st, sql_pick_open, job_id, client_id, room, out, n);
+  int first = *n;
+  int rc = pick(st, sql_pick_returned, job_id, client_id, room, out, n);
+  if (rc == 0 && *n - first < room)
+    rc = pick(st, sql_pick_fresh, job_id, client_id, room - (*n - first), out, n);
+  return rc;
 }
 
 int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id, int history,
@@ -482,7 +500,11 @@ int srv_asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t n
   }
   *asg_id = sqlite3_column_int64(q, 0);
   sqlite3_reset(q);
-  return srv_store_unit_refresh(st, unit_id);
+  /* Its first lease: from now on the unit is in the partial indexes (and, by trigger, behind the
+   * job's fresh cursor). */
+  rc = exec3(st, "UPDATE units SET touched = 1 WHERE id = ?1 AND touched = 0", unit_id, 0, 0,
+             "touch");
+  return rc ? rc : srv_store_unit_refresh(st, unit_id);
 }
 
 int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline) {
@@ -493,7 +515,7 @@ int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline) {
 int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t deadline) {
   sqlite3_stmt *q;
   int rc = srv_store_stmt(st, "SELECT need FROM units WHERE id = ?1 "
-                              "AND state NOT IN ('verified', 'disputed')", &q);
+                              "AND state != 'verified' AND state != 'disputed'", &q);
   if (rc) return rc;
   sqlite3_bind_int64(q, 1, unit_id);
   int sr = sqlite3_step(q);

@@ -195,6 +195,11 @@ void fx_check_counters(fx_t *f) {
                "est_lo != " SCAN("coalesce(u.est_nodes, 0) & 4294967295", "") " OR "
                "est_units != " SCAN("u.est_nodes IS NOT NULL", "")),
       0);
+  /* A unit is touched once it has an assignment; every unit below its job's fresh cursor is. */
+  ck_assert_int_eq(fx_q1(p, "SELECT count(*) FROM units u WHERE touched != EXISTS (SELECT 1 "
+                            "FROM assignments a WHERE a.unit_id = u.id)"), 0);
+  ck_assert_int_eq(fx_q1(p, "SELECT count(*) FROM units u JOIN job_stats s ON s.job_id = "
+                            "u.job_id WHERE u.touched = 0 AND u.id < s.fresh"), 0);
   /* The per-minute rate buckets equal a count of the reported results. */
   static const char *const scan_rate =
       "SELECT u.job_id AS job, a.reported_at / 60 AS minute, count(*) AS n, "

@@ -151,6 +151,9 @@ START_TEST(schema_migrates_from_001) {
   old_ins_t oi = {st, 0};
   ck_assert_int_eq(nq_units_generate(8, 3, old_insert_cb, &oi), 0);
   job.units = oi.idx;
+  char sql[128];
+  snprintf(sql, sizeof sql, "UPDATE jobs SET units = %lld WHERE id = 1", (long long)job.units);
+  ck_assert_int_eq(srv_store_exec(st, sql), 0);
   int v = 0;
   ck_assert_int_eq(srv_store_schema_version(st, &v), 0);
   ck_assert_int_eq(v, 1);
