@@ -32,7 +32,9 @@ static const adm_cmd_t commands[] = {
      "directory (its lock is taken); remotely, the job the server serves is refused.",
      adm_cmd_job},
     {"units", "--state pending|leased|awaiting|verified|disputed|all [--limit K] [--json] [--n N]",
-     "List units of the job in one state (disputed units show every result they got).",
+     "List units of the job in one state (disputed units show every result they got; units\n"
+     "being solved show each client running them, its percent done, rate and ETA from its\n"
+     "last progress report).",
      adm_cmd_units},
     {"unit", "retry UNIT [--extra K] [--json] [--n N]",
      "retry: re-open a disputed unit (UNIT: its id or its text, as `units --state disputed`\n"

@@ -43,6 +43,28 @@ int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o) {
   return 0;
 }
 
+/* A number, or "-" when the server has none (null). */
+static const char *num_or_dash(const json_t *v, const char *fmt, char *buf, size_t len) {
+  if (!json_is_number(v)) return "-";
+  snprintf(buf, len, fmt, json_number_value(v));
+  return buf;
+}
+
+/* The live leases of a unit: who runs it, how far it is, its rate and ETA (last progress). */
+static void print_running(const json_t *u) {
+  const json_t *run = adm_get(u, "running");
+  for (size_t i = 0; i < json_array_size(run); i++) {
+    const json_t *r = json_array_get(run, i);
+    char pct[32], rate[32], eta[32];
+    const json_t *e = adm_get(r, "eta_s");
+    printf("    running on %-20s %7s done  %10s nodes/s  ETA %s\n", adm_str(r, "client"),
+           num_or_dash(adm_get(r, "percent"), "%.1f%%", pct, sizeof pct),
+           num_or_dash(adm_get(r, "nodes_per_s"), "%.3g", rate, sizeof rate),
+           json_is_integer(e) ? adm_duration(json_integer_value(e), eta, sizeof eta)
+                              : "unknown (no progress yet)");
+  }
+}
+
 static void print_unit(const json_t *u) {
   printf("%-8lld %-6lld %-24s %-9s %4lld %7lld", (long long)adm_int(u, "id"),
          (long long)adm_int(u, "idx"), adm_str(u, "unit"), adm_str(u, "state"),
@@ -60,6 +82,7 @@ static void print_unit(const json_t *u) {
            (long long)adm_int(r, "c8"), (long long)adm_int(r, "nodes"), adm_str(r, "solver"),
            adm_str(r, "state"));
   }
+  print_running(u);
 }
 
 int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o) {

@@ -59,6 +59,10 @@ static void print_table(const json_t *st) {
          (long long)adm_int(st, "units.total"), (long long)adm_int(st, "units.pending"),
          (long long)adm_int(st, "units.leased"), (long long)adm_int(st, "units.awaiting"),
          (long long)adm_int(st, "units.verified"), (long long)adm_int(st, "units.disputed"));
+  if (adm_int(st, "progress.leased") > 0)
+    printf("running    %lld lease(s), %.2f unit(s) of work done by their last progress "
+           "(nq-admin units --state leased)\n",
+           (long long)adm_int(st, "progress.leased"), adm_real(st, "progress.leased_done"));
   if (done) {
     counts_line("answer", adm_get(st, "final"));
     if (adm_get(st, "final.solve_nodes"))

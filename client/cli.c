@@ -36,7 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define STOP_GRACE_MS 10000 /* most time spent waiting for acks after a stop request */
+#define STOP_GRACE_MS 1500 /* most time a stop waits for the solver and the acks: exit in 2 s */
+#define STOP_JOIN_MS 250   /* then the solver thread gets this long before it is left alone */
 #define DEFAULT_RETRY_S 10
 #define SHORT_UNIT_S 0.25 /* units faster than this get a deeper prefetch */
 #define SHORT_PREFETCH 4
@@ -55,7 +56,7 @@ struct cli_s {
   nq_tls_ctx_t *tls;
   cli_journal_t j;
   cli_worker_t worker;
-  uv_timer_t retry_timer, progress_timer, stop_timer;
+  uv_timer_t retry_timer, progress_timer, stop_timer, ckpt_timer;
   uv_signal_t sigint, sigterm;
   nq_conn_t *conn;
   cli_state_t state;
@@ -74,17 +75,22 @@ struct cli_s {
   int running;             /* the worker holds cur */
   cli_assign_t cur;        /* the running assignment */
   uint64_t cur_nodes, cur_nodes_sent;
+  double cur_fraction, cur_seconds; /* from the worker: share done, solve time (all runs) */
   int cur_progressed;      /* a progress was sent for cur */
+  int cur_drop;            /* the server no longer needs cur: stop it and forget it */
+  uint32_t cur_saved;      /* finished tasks in cur's last checkpoint file */
   int64_t *sent;           /* result ids sent on this connection and not answered yet */
   size_t nsent, capsent;
   int getwork_inflight;
   int nowork_wait;         /* after no_work (or nothing new): wait for the retry timer */
   long units_done;         /* units solved by this process */
+  long units_resumed;      /* ... of which resumed from a checkpoint */
   double last_seconds;     /* solve time of the last unit; -1 before the first */
 };
 
 static void cli_pump(cli_t *cli);
 static void on_progress_timer(uv_timer_t *t);
+static void send_progress(cli_t *cli);
 static void cli_finish(cli_t *cli);
 
 /* ---- names ---- */
@@ -116,6 +122,10 @@ int cli_reason_exit(cli_reason_t r) {
 
 cli_state_t cli_state(const cli_t *cli) {
   return cli->state;
+}
+
+long cli_units_resumed(const cli_t *cli) {
+  return cli->units_resumed;
 }
 
 cli_reason_t cli_reason(const cli_t *cli) {
@@ -169,10 +179,17 @@ static int sent_take(cli_t *cli, int64_t id) {
   return 1;
 }
 
-static int queue_has(cli_t *cli, int64_t id) {
+static cli_assign_t *queue_find(cli_t *cli, int64_t id) {
   for (size_t i = 0; i < cli->qlen; i++)
-    if (cli->queue[i].id == id) return 1;
-  return 0;
+    if (cli->queue[i].id == id) return &cli->queue[i];
+  return NULL;
+}
+
+/* 1 if assignment id is queued; the server re-sent it, so it is confirmed as still ours. */
+static int queue_confirm(cli_t *cli, int64_t id) {
+  cli_assign_t *a = queue_find(cli, id);
+  if (a) a->unconfirmed = 0;
+  return a != NULL;
 }
 
 static int queue_push(cli_t *cli, const cli_assign_t *a) {
@@ -222,6 +239,7 @@ static void result_answered(cli_t *cli, int64_t id) {
   int rc = cli_journal_remove(&cli->j, id);
   if (rc && rc != NQ_ENOTFOUND)
     nq_log(NQ_LOG_WARN, "cannot remove journal entry %" PRId64 ": %s", id, nq_strerror(rc));
+  cli_ckpt_remove(&cli->j, id); /* normally gone when the result was journalled */
 }
 
 /* The job is finished: what we hold will never be needed, here or in a later run. */
@@ -229,6 +247,12 @@ static void job_finished(cli_t *cli) {
   leave(cli, CLI_REASON_JOB_DONE);
   for (size_t i = 0; i < cli->qlen; i++) cli_assigned_remove(&cli->j, cli->queue[i].id);
   cli->qlen = 0;
+  int64_t *ids = NULL;
+  size_t n = 0;
+  if (cli_ckpt_list(&cli->j, &ids, &n) == 0)
+    for (size_t i = 0; i < n; i++)
+      if (!cli->running || ids[i] != cli->cur.id) cli_ckpt_remove(&cli->j, ids[i]);
+  free(ids);
   cli_worker_cancel(&cli->worker);
 }
 
@@ -410,8 +434,19 @@ static void handle_error(cli_t *cli, const json_t *msg) {
     return;
   }
   if (e.id > 0 && cli->running && cli->cur.id == e.id) {
-    nq_log(NQ_LOG_WARN, "lease of assignment %" PRId64 " not extended: %s (%s)", e.id, e.name,
-           e.message);
+    if (e.code == NQ_ERR_UNKNOWN_ASSIGNMENT) {
+      /* Decided, or not ours any more: its result could only be late. Stop and forget it. */
+      nq_log(NQ_LOG_WARN, "assignment %" PRId64 " is no longer needed (%s: %s): unit %s dropped",
+             e.id, e.name, e.message, cli->cur.unit);
+      cli->cur_drop = 1;
+      cli_worker_cancel(&cli->worker);
+    } else {
+      /* lease_expired: another client has the unit too, but ours is still taken until it is
+       * decided, so it is worth finishing (a resumed unit is often most of the way). */
+      nq_log(NQ_LOG_INFO, "lease of assignment %" PRId64 " not extended (%s: %s); finishing "
+             "unit %s anyway", e.id, e.name, e.message, cli->cur.unit);
+      cli->cur.unconfirmed = 0;
+    }
     return;
   }
   nq_log(NQ_LOG_WARN, "server error %s: %s", e.name, e.message);
@@ -458,6 +493,7 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
     uv_timer_start(&cli->progress_timer, on_progress_timer, ms, ms);
   }
   send_journal(cli);
+  if (cli->running && cli->cur.unconfirmed) send_progress(cli); /* do we still hold it? */
   if (w.job_state == NQ_JOB_DONE) {
     nq_log(NQ_LOG_INFO, "the job is done; nothing to do");
     job_finished(cli);
@@ -482,8 +518,9 @@ static void handle_work(cli_t *cli, const json_t *msg) {
     snprintf(as.unit, sizeof as.unit, "%s", w.a[i].unit);
     /* On our clock: the lease counts from receipt, so clock skew does not matter. */
     as.deadline = now + w.a[i].lease;
-    /* The server re-sends what we hold; never run one twice. */
-    if ((cli->running && cli->cur.id == as.id) || queue_has(cli, as.id) ||
+    /* The server re-sends what we hold (so we still hold it); never run one twice. */
+    if (cli->running && cli->cur.id == as.id) cli->cur.unconfirmed = 0;
+    if ((cli->running && cli->cur.id == as.id) || queue_confirm(cli, as.id) ||
         sent_find(cli, as.id) || cli_journal_has(&cli->j, as.id))
       continue;
     if (cli->reason != CLI_REASON_NONE) continue;
@@ -585,36 +622,98 @@ static void on_frame(nq_conn_t *c, json_t *msg) {
 
 /* ---- progress ---- */
 
-static void on_progress_timer(uv_timer_t *t) {
-  cli_t *cli = t->data;
-  /* The first progress of a unit goes out even without new nodes: it turns the lease sized for
-   * the queue into a full one (or revives it if the unit waited in the queue past its deadline). */
-  if (cli->state != CLI_STATE_READY || !cli->running ||
-      (cli->cur_progressed && cli->cur_nodes == cli->cur_nodes_sent))
-    return;
-  nq_progress_t p = {cli->cur.id, 1, cli->cur_nodes};
+/* progress {id, nodes, fraction, seconds} for the running unit, now. */
+static void send_progress(cli_t *cli) {
+  if (cli->state != CLI_STATE_READY || !cli->running) return;
+  nq_progress_t p = {.id = cli->cur.id, .has_nodes = 1, .nodes = cli->cur_nodes,
+                     .has_fraction = 1, .fraction = cli->cur_fraction, .has_seconds = 1,
+                     .seconds = cli->cur_seconds};
   if (send_new(cli, nq_progress_pack(&p)) == 0) {
     cli->cur_nodes_sent = cli->cur_nodes;
     cli->cur_progressed = 1;
   }
 }
 
+static void on_progress_timer(uv_timer_t *t) {
+  cli_t *cli = t->data;
+  /* The first progress of a unit goes out even without new nodes: it turns the lease sized for
+   * the queue into a full one (or revives it if the unit waited in the queue past its deadline). */
+  if (!cli->cur_progressed || cli->cur_nodes != cli->cur_nodes_sent) send_progress(cli);
+}
+
+/* ---- checkpoints ---- */
+
+/* Save what is finished of the running unit, if anything new is (STATE/checkpoint/<id>.ckpt). */
+static void save_checkpoint(cli_t *cli) {
+  nq_ckpt_t c;
+  if (!cli->running || cli_worker_snapshot(&cli->worker, cli->cur.id, &c) != 0) return;
+  if (c.ndone > 0 && c.ndone != cli->cur_saved) {
+    int rc = cli_ckpt_put(&cli->j, cli->cur.id, &c);
+    if (rc == 0) cli->cur_saved = c.ndone;
+    nq_log(rc ? NQ_LOG_WARN : NQ_LOG_DEBUG, "checkpoint of %s (id %" PRId64 "): %u of %u tasks%s",
+           cli->cur.unit, cli->cur.id, c.ndone, c.ntasks, rc ? ": cannot be written" : "");
+  }
+  nq_ckpt_free(&c);
+}
+
+static void on_ckpt_timer(uv_timer_t *t) {
+  save_checkpoint(t->data);
+}
+
+/* The checkpoint to resume assignment a from, or NULL: a file that is not a valid checkpoint is
+ * reported and set aside (the unit then starts from zero). */
+static nq_ckpt_t *load_checkpoint(cli_t *cli, const cli_assign_t *a) {
+  nq_ckpt_t *c = malloc(sizeof *c);
+  char err[NQ_CKPT_ERR_MAX] = "";
+  int rc = c ? cli_ckpt_get(&cli->j, a->id, c, err, sizeof err) : NQ_ENOMEM;
+  if (rc == 0) return c;
+  if (rc != NQ_ENOTFOUND) {
+    nq_log(NQ_LOG_WARN, "checkpoint of assignment %" PRId64 " refused (%s): unit %s restarts "
+           "from zero", a->id, err[0] ? err : nq_strerror(rc), a->unit);
+    cli_ckpt_set_aside(&cli->j, a->id);
+  }
+  free(c);
+  return NULL;
+}
+
 /* ---- the worker ---- */
 
-static void unit_finished(cli_t *cli, const cli_worker_event_t *ev) {
+/* A unit the worker stopped (a stop request, the end of the job, or the server no longer needs
+ * it): what it finished is checkpointed for a later run, unless nobody needs it any more. */
+static void unit_stopped(cli_t *cli, const cli_assign_t *a, const cli_worker_event_t *ev) {
+  if (cli->cur_drop || cli->reason == CLI_REASON_JOB_DONE) {
+    cli_assigned_remove(&cli->j, a->id);
+    cli_ckpt_remove(&cli->j, a->id);
+    nq_log(NQ_LOG_INFO, "unit %s (id %" PRId64 ") stopped and forgotten", a->unit, a->id);
+    return;
+  }
+  int rc = 0;
+  if (ev->has_ckpt && ev->ckpt.ndone > 0 && ev->ckpt.ndone != cli->cur_saved)
+    rc = cli_ckpt_put(&cli->j, a->id, &ev->ckpt);
+  nq_log(rc ? NQ_LOG_WARN : NQ_LOG_INFO,
+         "unit %s (id %" PRId64 ") stopped at %.1f%% (%u of %u tasks)%s; assignment kept in %s",
+         a->unit, a->id, 100.0 * ev->fraction, ev->has_ckpt ? ev->ckpt.ndone : 0,
+         ev->has_ckpt ? ev->ckpt.ntasks : 0,
+         rc ? ", checkpoint NOT written" : ev->has_ckpt && ev->ckpt.ndone ? ", checkpointed" : "",
+         cli->j.dir);
+}
+
+static void unit_finished(cli_t *cli, cli_worker_event_t *ev) {
   cli_assign_t a = cli->cur;
   cli->running = 0;
   uv_timer_stop(&cli->progress_timer);
+  uv_timer_stop(&cli->ckpt_timer);
   if (ev->status == NQ_ECANCELED) {
-    nq_log(NQ_LOG_INFO, "unit %s (id %" PRId64 ") cancelled", a.unit, a.id);
-    /* Kept in assigned/ for a later run, unless the job is over. */
-    if (cli->reason == CLI_REASON_JOB_DONE) cli_assigned_remove(&cli->j, a.id);
+    unit_stopped(cli, &a, ev);
+    if (ev->has_ckpt) nq_ckpt_free(&ev->ckpt);
     return;
   }
+  if (ev->has_ckpt) nq_ckpt_free(&ev->ckpt);
   if (ev->status != 0) {
     nq_log(NQ_LOG_ERROR, "unit %s (id %" PRId64 ") failed: %s", a.unit, a.id,
            nq_strerror(ev->status));
     cli_assigned_remove(&cli->j, a.id);
+    cli_ckpt_remove(&cli->j, a.id);
     return;
   }
   cli_result_t r;
@@ -626,15 +725,21 @@ static void unit_finished(cli_t *cli, const cli_worker_event_t *ev) {
   snprintf(r.solver, sizeof r.solver, "%s", NQ_SOLVER_VERSION);
   if (cli->cfg->fault_lie) r.counts.c8 += 1; /* test-only fault injection */
   double rate = ev->seconds > 0 ? (double)ev->counts.nodes / ev->seconds : 0;
+  char resumed[64] = "";
+  if (ev->resumed > 0) {
+    snprintf(resumed, sizeof resumed, " (resumed at %u of %u tasks)", ev->resumed, ev->ntasks);
+    cli->units_resumed++;
+  }
   nq_log(NQ_LOG_INFO,
          "unit %s (id %" PRId64 ") done: c2=%" PRIu64 " c4=%" PRIu64 " c8=%" PRIu64
-         " nodes=%" PRIu64 " in %.2f s (%.3g nodes/s)%s",
+         " nodes=%" PRIu64 " in %.2f s (%.3g nodes/s)%s%s",
          r.unit, r.id, r.counts.c2, r.counts.c4, r.counts.c8, r.counts.nodes, r.seconds, rate,
-         cli->cfg->fault_lie ? " [FAULT lie]" : "");
+         resumed, cli->cfg->fault_lie ? " [FAULT lie]" : "");
   /* Journal first: once it is on disk, neither a crash nor a lost connection can lose it. */
   if (cli_journal_put(&cli->j, &r) != 0)
     nq_log(NQ_LOG_ERROR, "journal write failed for id %" PRId64 "; sending anyway", r.id);
   cli_assigned_remove(&cli->j, a.id);
+  cli_ckpt_remove(&cli->j, a.id); /* the journal holds the whole answer now */
   cli->units_done++;
   cli->last_seconds = ev->seconds;
   cli->nowork_wait = 0; /* a free worker is worth one immediate get_work */
@@ -646,9 +751,15 @@ static void on_worker_event(cli_worker_t *w) {
   cli_worker_event_t ev;
   while (cli_worker_poll(w, &ev) != CLI_WEV_NONE) {
     if (ev.kind == CLI_WEV_PROGRESS) {
-      if (cli->running && ev.id == cli->cur.id) cli->cur_nodes = ev.counts.nodes;
+      if (cli->running && ev.id == cli->cur.id) {
+        cli->cur_nodes = ev.counts.nodes;
+        cli->cur_fraction = ev.fraction;
+        cli->cur_seconds = ev.seconds;
+      }
     } else if (cli->running && ev.id == cli->cur.id) {
       unit_finished(cli, &ev);
+    } else if (ev.has_ckpt) {
+      nq_ckpt_free(&ev.ckpt);
     }
   }
   if (cli->life == LIFE_RUNNING) cli_pump(cli);
@@ -678,21 +789,38 @@ static void start_next(cli_t *cli) {
       cli_assigned_remove(&cli->j, a.id);
       continue;
     }
-    if (cli_worker_submit(&cli->worker, a.id, &u) != 0) {
+    if (cli_worker_busy(&cli->worker)) {
       /* The previous unit's DONE is still in flight: put it back and wait for it. */
       memmove(cli->queue + 1, cli->queue, cli->qlen * sizeof *cli->queue);
       cli->queue[0] = a;
       cli->qlen++;
       return;
     }
+    nq_ckpt_t *resume = load_checkpoint(cli, &a);
+    uint32_t resumed = resume ? resume->ndone : 0; /* the worker owns resume once submitted */
+    if (cli_worker_submit(&cli->worker, a.id, &u, resume) != 0) { /* not busy: not started */
+      nq_log(NQ_LOG_ERROR, "the solver thread is gone; assignment %" PRId64 " kept", a.id);
+      if (resume) nq_ckpt_free(resume);
+      free(resume);
+      leave(cli, CLI_REASON_FAILURE);
+      return;
+    }
     cli->running = 1;
     cli->cur = a;
     cli->cur_nodes = cli->cur_nodes_sent = 0;
-    cli->cur_progressed = 0;
+    cli->cur_fraction = cli->cur_seconds = 0;
+    cli->cur_progressed = cli->cur_drop = 0;
+    cli->cur_saved = resumed;
     nq_log(NQ_LOG_INFO, "unit %s (id %" PRId64 ") started on %d thread(s)", a.unit, a.id,
            cli->cfg->threads);
     uint64_t ms = (uint64_t)(cli->progress_interval > 0 ? cli->progress_interval : 60) * 1000;
-    uv_timer_start(&cli->progress_timer, on_progress_timer, first_progress_ms(&a, ms), ms);
+    /* A unit from an earlier run may have been decided or reissued meanwhile: ask at once. */
+    uv_timer_start(&cli->progress_timer, on_progress_timer,
+                   a.unconfirmed && cli->state == CLI_STATE_READY ? 0 : first_progress_ms(&a, ms),
+                   ms);
+    uint64_t cms = (uint64_t)(cli->cfg->checkpoint_seconds * 1000);
+    if (cms < 10) cms = 10;
+    uv_timer_start(&cli->ckpt_timer, on_ckpt_timer, cms, cms);
   }
 }
 
@@ -755,14 +883,20 @@ static void cli_release(cli_t *cli) {
   uv_timer_stop(&cli->retry_timer);
   uv_timer_stop(&cli->progress_timer);
   uv_timer_stop(&cli->stop_timer);
+  uv_timer_stop(&cli->ckpt_timer);
   uv_close((uv_handle_t *)&cli->retry_timer, NULL);
   uv_close((uv_handle_t *)&cli->progress_timer, NULL);
   uv_close((uv_handle_t *)&cli->stop_timer, NULL);
+  uv_close((uv_handle_t *)&cli->ckpt_timer, NULL);
   if (cli->cfg->handle_signals) {
     uv_close((uv_handle_t *)&cli->sigint, NULL);
     uv_close((uv_handle_t *)&cli->sigterm, NULL);
   }
-  cli_worker_stop(&cli->worker);
+  /* A task of a big unit may run for a while yet: it is not waited for (the stop request already
+   * checkpointed what was finished); the thread finishes it alone while the process exits. */
+  if (!cli_worker_stop(&cli->worker, STOP_JOIN_MS))
+    nq_log(NQ_LOG_WARN, "the solver was still in a task; leaving without it (the checkpoint "
+           "has what was finished)");
   set_state(cli, CLI_STATE_DONE);
 }
 
@@ -786,7 +920,8 @@ static void cli_finish(cli_t *cli) {
 static void on_stop_timer(uv_timer_t *t) {
   cli_t *cli = t->data;
   if (cli->running)
-    nq_log(NQ_LOG_WARN, "the running unit did not stop in time");
+    nq_log(NQ_LOG_WARN, "the running unit did not stop in time; its checkpoint has what was "
+           "finished at the stop request");
   else
     nq_log(NQ_LOG_WARN, "no answer for %zu result(s); they stay in the journal", cli->nsent);
   cli_finish(cli);
@@ -801,8 +936,13 @@ void cli_stop(cli_t *cli) {
     return;
   }
   leave(cli, CLI_REASON_STOPPED);
+  /* Checkpoint first: whatever happens next (a slow task, a SIGKILL), this much is kept. Then
+   * the server hears how far the unit got, and the solver stops taking tasks. */
+  save_checkpoint(cli);
+  send_progress(cli);
   cli_worker_cancel(&cli->worker);
   uv_timer_stop(&cli->retry_timer);
+  uv_timer_stop(&cli->ckpt_timer);
   uv_timer_start(&cli->stop_timer, on_stop_timer, STOP_GRACE_MS, 0);
   cli_pump(cli);
 }
@@ -810,7 +950,7 @@ void cli_stop(cli_t *cli) {
 static void on_signal(uv_signal_t *s, int signum) {
   cli_t *cli = s->data;
   if (cli->reason != CLI_REASON_STOPPED && cli->life == LIFE_RUNNING)
-    nq_log(NQ_LOG_INFO, "%s: stopping (finishing reports, then bye)",
+    nq_log(NQ_LOG_INFO, "%s: stopping (checkpoint, finishing reports, then bye)",
            signum == SIGINT ? "SIGINT" : "SIGTERM");
   cli_stop(cli);
 }
@@ -824,6 +964,7 @@ void cli_config_default(cli_config_t *cfg) {
   cfg->backoff_min = 0.5;
   cfg->backoff_max = 60;
   cfg->prefetch = 1;
+  cfg->checkpoint_seconds = 60;
   cfg->handle_signals = 1;
   const char *home = getenv("HOME");
   static char state[4096];
@@ -863,20 +1004,54 @@ static int pick_credentials(cli_t *cli) {
   return 0;
 }
 
-/* Assignments received by an earlier run and not finished go to the front of the queue. */
+/* A checkpoint without its assigned/ entry (set aside as corrupt, say) still names its unit: the
+ * assignment is rebuilt from it (its lease unknown) rather than its work thrown away. */
+static void adopt_checkpoint(cli_t *cli, int64_t id) {
+  nq_ckpt_t c;
+  char err[NQ_CKPT_ERR_MAX] = "";
+  int rc = cli_ckpt_get(&cli->j, id, &c, err, sizeof err);
+  if (rc == 0 && c.subject.whole) rc = NQ_EINVAL, snprintf(err, sizeof err, "not a unit");
+  if (rc != 0) {
+    nq_log(NQ_LOG_WARN, "checkpoint of assignment %" PRId64 " refused (%s); set aside", id,
+           err[0] ? err : nq_strerror(rc));
+    cli_ckpt_set_aside(&cli->j, id);
+    if (rc == 0) nq_ckpt_free(&c);
+    return;
+  }
+  cli_assign_t a = {.id = id, .deadline = 0, .unconfirmed = 1};
+  nq_subject_str(&c.subject, a.unit, sizeof a.unit);
+  nq_ckpt_free(&c);
+  if (cli_assigned_put(&cli->j, &a) == 0 && queue_push(cli, &a) == 0)
+    nq_log(NQ_LOG_INFO, "assignment %" PRId64 " (%s) rebuilt from its checkpoint", id, a.unit);
+}
+
+/* Assignments received by an earlier run and not finished go to the front of the queue, with
+ * their checkpoints; checkpoints of finished units are removed. */
 static void load_assigned(cli_t *cli) {
   cli_assign_t *v = NULL;
-  size_t n = 0;
-  if (cli_assigned_list(&cli->j, &v, &n, NULL) != 0) return;
-  for (size_t i = 0; i < n; i++) {
-    if (cli_journal_has(&cli->j, v[i].id)) { /* finished, the removal did not happen */
-      cli_assigned_remove(&cli->j, v[i].id);
-      continue;
+  int64_t *ids = NULL;
+  size_t n = 0, nc = 0;
+  if (cli_assigned_list(&cli->j, &v, &n, NULL) == 0) {
+    for (size_t i = 0; i < n; i++) {
+      if (cli_journal_has(&cli->j, v[i].id)) { /* finished, the removal did not happen */
+        cli_assigned_remove(&cli->j, v[i].id);
+        continue;
+      }
+      v[i].unconfirmed = 1;
+      queue_push(cli, &v[i]);
     }
-    queue_push(cli, &v[i]);
   }
-  if (cli->qlen) nq_log(NQ_LOG_INFO, "resuming %zu assignment(s) from %s", cli->qlen, cli->j.dir);
+  if (cli_ckpt_list(&cli->j, &ids, &nc) == 0) {
+    for (size_t i = 0; i < nc; i++) {
+      if (cli_journal_has(&cli->j, ids[i])) cli_ckpt_remove(&cli->j, ids[i]);
+      else if (!queue_find(cli, ids[i])) adopt_checkpoint(cli, ids[i]);
+    }
+  }
+  if (cli->qlen)
+    nq_log(NQ_LOG_INFO, "resuming %zu assignment(s) from %s (%zu checkpoint(s))", cli->qlen,
+           cli->j.dir, nc);
   free(v);
+  free(ids);
 }
 
 static void cli_release_memory(cli_t *cli) {
@@ -914,7 +1089,9 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
   uv_timer_init(loop, &cli->retry_timer);
   uv_timer_init(loop, &cli->progress_timer);
   uv_timer_init(loop, &cli->stop_timer);
+  uv_timer_init(loop, &cli->ckpt_timer);
   cli->retry_timer.data = cli->progress_timer.data = cli->stop_timer.data = cli;
+  cli->ckpt_timer.data = cli;
   if (cfg->handle_signals) {
     uv_signal_init(loop, &cli->sigint);
     uv_signal_init(loop, &cli->sigterm);

@@ -71,6 +71,7 @@ typedef struct cli_config_s {
   int threads;        /* --threads, >= 1 */
   const char *state;  /* --state directory */
   long max_units;     /* --max-units (--once is 1); 0 = no limit */
+  double checkpoint_seconds; /* --checkpoint-seconds: the running unit is saved this often (60) */
   int fault_lie;      /* NQ_CLIENT_FAULT=lie: test-only, report c8 + 1 */
   double backoff_min; /* seconds; first reconnect delay (0.5) */
   double backoff_max; /* seconds; the cap (60) */
@@ -82,7 +83,7 @@ typedef struct cli_config_s {
 } cli_config_t;
 
 /* Fill defaults: threads = online CPUs, state = $HOME/.nq-client, backoff 0.5 .. 60 s,
- * prefetch 1, signals handled. */
+ * prefetch 1, checkpoints every 60 s, signals handled. */
 void cli_config_default(cli_config_t *cfg);
 
 /* Split "HOST:PORT" or "[IPv6]:PORT" into cfg->host / cfg->port. Returns 0 or NQ_EINVAL. */
@@ -96,10 +97,13 @@ typedef struct cli_s cli_t;
  * (CLI_EXIT_SETUP, CLI_EXIT_FAIL) with *out NULL. A later failure ends the daemon with a reason
  * instead. Run the loop until the state is DONE and its handles have closed, then cli_free. */
 int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out);
-/* Ask the daemon to leave as SIGTERM does: no new work, finish reporting, bye. A second call
- * leaves at once. */
+/* Ask the daemon to leave as SIGTERM does: the running unit is checkpointed at once and stops
+ * taking tasks (what it finishes before it stops is checkpointed again); no new work; the results
+ * already sent get up to 1.5 s for their answers; bye. A second call leaves at once. */
 void cli_stop(cli_t *cli);
 cli_state_t cli_state(const cli_t *cli);
+/* Units this process solved that it resumed from a checkpoint (only their unfinished tasks). */
+long cli_units_resumed(const cli_t *cli);
 cli_reason_t cli_reason(const cli_t *cli);
 /* Release the daemon once the loop has run its close callbacks (uv_run returned). */
 void cli_free(cli_t *cli);

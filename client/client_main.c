@@ -1,6 +1,7 @@
 /* nq-client: the volunteer daemon.
  *   nq-client --server HOST:PORT --ca CA.pem (--token T | --enrol KEY [--name NAME])
- *             [--threads T] [--state DIR] [--once] [--max-units K] [--help]
+ *             [--threads T] [--state DIR] [--once] [--max-units K] [--checkpoint-seconds S]
+ *             [--help]
  * docs/client.md has the details.
  */
 #include "cli.h"
@@ -19,6 +20,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: nq-client --server HOST:PORT --ca CA.pem (--token T | --enrol KEY [--name NAME])\n"
           "                 [--threads T] [--state DIR] [--once] [--max-units K]\n"
+          "                 [--checkpoint-seconds S]\n"
           "Fetch N-Queens work units from nq-server, solve them, report the counts.\n"
           "  --server HOST:PORT  the server; HOST is also the name its certificate must match\n"
           "  --ca FILE           PEM file of the CA that signed the server certificate\n"
@@ -27,9 +29,13 @@ static void usage(FILE *f) {
           "                      stored in the state dir and used by later runs\n"
           "  --name NAME         client name asked for at enrolment (default: host name)\n"
           "  --threads T         solver threads (default: online CPUs)\n"
-          "  --state DIR         state directory: token, journal (default: $HOME/.nq-client)\n"
+          "  --state DIR         state directory: token, journal, checkpoints\n"
+          "                      (default: $HOME/.nq-client)\n"
           "  --once              solve one unit, report it and exit\n"
           "  --max-units K       solve K units, report them and exit\n"
+          "  --checkpoint-seconds S  save the running unit's finished tasks every S seconds\n"
+          "                      (default 60; also on SIGTERM/SIGINT, which stop the client in\n"
+          "                      about 2 s; the next start resumes the unit from there)\n"
           "  --help              this text\n"
           "Exit status: 0 done/stopped, 2 bad arguments, 3 setup (CA file, state dir,\n"
           "credentials), 4 server certificate refused, 5 authentication refused or banned,\n"
@@ -49,13 +55,15 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   cli_config_t cfg;
   cli_config_default(&cfg);
-  enum { O_SERVER = 1, O_CA, O_TOKEN, O_ENROL, O_NAME, O_THREADS, O_STATE, O_ONCE, O_MAX, O_HELP };
+  enum { O_SERVER = 1, O_CA, O_TOKEN, O_ENROL, O_NAME, O_THREADS, O_STATE, O_ONCE, O_MAX, O_CKPT,
+         O_HELP };
   static const struct option opts[] = {
       {"server", required_argument, NULL, O_SERVER}, {"ca", required_argument, NULL, O_CA},
       {"token", required_argument, NULL, O_TOKEN},   {"enrol", required_argument, NULL, O_ENROL},
       {"name", required_argument, NULL, O_NAME},     {"threads", required_argument, NULL, O_THREADS},
       {"state", required_argument, NULL, O_STATE},   {"once", no_argument, NULL, O_ONCE},
       {"max-units", required_argument, NULL, O_MAX}, {"help", no_argument, NULL, O_HELP},
+      {"checkpoint-seconds", required_argument, NULL, O_CKPT},
       {NULL, 0, NULL, 0}};
   const char *server = NULL;
   int once = 0;
@@ -86,6 +94,17 @@ int main(int argc, char **argv) {
       }
       cfg.max_units = v;
       break;
+    case O_CKPT: {
+      char *end;
+      double d = strtod(optarg, &end);
+      if (!*optarg || *end || !(d >= 0.01 && d <= 86400)) {
+        fprintf(stderr, "nq-client: --checkpoint-seconds wants a number 0.01..86400, not '%s'\n",
+                optarg);
+        return CLI_EXIT_USAGE;
+      }
+      cfg.checkpoint_seconds = d;
+      break;
+    }
     case O_HELP: usage(stdout); return CLI_EXIT_OK;
     default:
       fprintf(stderr, "nq-client: unknown or incomplete option '%s'\n", argv[optind - 1]);

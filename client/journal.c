@@ -54,12 +54,13 @@ int cli_journal_open(const char *state_dir, cli_journal_t *j) {
   j->dir = strdup(state_dir);
   j->results_dir = path_join(state_dir, "journal");
   j->assigned_dir = path_join(state_dir, "assigned");
-  if (!j->dir || !j->results_dir || !j->assigned_dir) {
+  j->ckpt_dir = path_join(state_dir, "checkpoint");
+  if (!j->dir || !j->results_dir || !j->assigned_dir || !j->ckpt_dir) {
     cli_journal_close(j);
     return NQ_ENOMEM;
   }
-  const char *dirs[3] = {j->dir, j->results_dir, j->assigned_dir};
-  for (int i = 0; i < 3; i++) {
+  const char *dirs[4] = {j->dir, j->results_dir, j->assigned_dir, j->ckpt_dir};
+  for (int i = 0; i < 4; i++) {
     if (nq_mkdir_p(dirs[i], 0700) != 0) {
       nq_log(NQ_LOG_ERROR, "cannot create state directory %s: %s", dirs[i], strerror(errno));
       cli_journal_close(j);
@@ -68,6 +69,7 @@ int cli_journal_open(const char *state_dir, cli_journal_t *j) {
   }
   sweep_tmp(j->results_dir);
   sweep_tmp(j->assigned_dir);
+  sweep_tmp(j->ckpt_dir);
   sweep_tmp(j->dir);
   return 0;
 }
@@ -76,6 +78,7 @@ void cli_journal_close(cli_journal_t *j) {
   free(j->dir);
   free(j->results_dir);
   free(j->assigned_dir);
+  free(j->ckpt_dir);
   memset(j, 0, sizeof *j);
 }
 
@@ -83,6 +86,10 @@ void cli_journal_close(cli_journal_t *j) {
 
 static void entry_name(int64_t id, char *buf, size_t len) {
   snprintf(buf, len, "%" PRId64 ".json", id);
+}
+
+static void ckpt_name(int64_t id, char *buf, size_t len) {
+  snprintf(buf, len, "%" PRId64 ".ckpt", id);
 }
 
 static int entry_put(const char *dir, int64_t id, json_t *o) {
@@ -99,9 +106,8 @@ static int entry_put(const char *dir, int64_t id, json_t *o) {
   return rc;
 }
 
-static int entry_remove(const char *dir, int64_t id) {
-  char name[64];
-  entry_name(id, name, sizeof name);
+/* Remove dir/name; NQ_ENOTFOUND if it is not there. */
+static int file_remove(const char *dir, const char *name) {
   char *p = path_join(dir, name);
   if (!p) return NQ_ENOMEM;
   int rc = 0;
@@ -112,12 +118,18 @@ static int entry_remove(const char *dir, int64_t id) {
   return rc;
 }
 
-/* Parse "<digits>.json" into an id; 0 for names that are not entries. */
-static int entry_id(const char *name, int64_t *id) {
-  size_t l = strlen(name);
-  if (l < 6 || l > 25 || strcmp(name + l - 5, ".json") != 0) return 0;
+static int entry_remove(const char *dir, int64_t id) {
+  char name[64];
+  entry_name(id, name, sizeof name);
+  return file_remove(dir, name);
+}
+
+/* Parse "<digits><ext>" (ext ".json" or ".ckpt") into an id; 0 for names that are not that. */
+static int name_id(const char *name, const char *ext, int64_t *id) {
+  size_t l = strlen(name), e = strlen(ext);
+  if (l < e + 1 || l > e + 20 || strcmp(name + l - e, ext) != 0) return 0;
   int64_t v = 0;
-  for (size_t i = 0; i < l - 5; i++) {
+  for (size_t i = 0; i < l - e; i++) {
     if (name[i] < '0' || name[i] > '9') return 0;
     if (v > (INT64_MAX - 9) / 10) return 0;
     v = v * 10 + (name[i] - '0');
@@ -146,7 +158,7 @@ static int entry_list(const char *dir, const char *what, size_t elem_size, entry
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     int64_t id;
-    if (!entry_id(e->d_name, &id)) continue;
+    if (!name_id(e->d_name, ".json", &id)) continue;
     char *p = path_join(dir, e->d_name);
     if (!p) {
       rc = NQ_ENOMEM;
@@ -317,6 +329,82 @@ int cli_assigned_list(cli_journal_t *j, cli_assign_t **out, size_t *n, size_t *c
                       corrupt);
   *out = v;
   return rc;
+}
+
+/* ---- checkpoints ---- */
+
+int cli_ckpt_put(cli_journal_t *j, int64_t id, const nq_ckpt_t *c) {
+  char name[64];
+  ckpt_name(id, name, sizeof name);
+  return nq_ckpt_save(j->ckpt_dir, name, c);
+}
+
+int cli_ckpt_get(cli_journal_t *j, int64_t id, nq_ckpt_t *c, char *err, size_t errlen) {
+  char name[64];
+  ckpt_name(id, name, sizeof name);
+  char *p = path_join(j->ckpt_dir, name);
+  if (!p) return NQ_ENOMEM;
+  int rc = nq_ckpt_load(p, c, err, errlen);
+  free(p);
+  return rc;
+}
+
+int cli_ckpt_remove(cli_journal_t *j, int64_t id) {
+  char name[64];
+  ckpt_name(id, name, sizeof name);
+  return file_remove(j->ckpt_dir, name);
+}
+
+void cli_ckpt_set_aside(cli_journal_t *j, int64_t id) {
+  char name[64];
+  ckpt_name(id, name, sizeof name);
+  char *p = path_join(j->ckpt_dir, name);
+  if (!p) return;
+  char bad[4200];
+  snprintf(bad, sizeof bad, "%s.bad", p);
+  if (rename(p, bad) != 0) unlink(p);
+  free(p);
+}
+
+static int cmp_id(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int cli_ckpt_list(cli_journal_t *j, int64_t **out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  DIR *d = opendir(j->ckpt_dir);
+  if (!d) {
+    nq_log(NQ_LOG_ERROR, "cannot read %s: %s", j->ckpt_dir, strerror(errno));
+    return NQ_EIO;
+  }
+  int rc = 0;
+  size_t cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int64_t id;
+    if (!name_id(e->d_name, ".ckpt", &id)) continue;
+    if (*n == cap) {
+      cap = cap ? cap * 2 : 8;
+      int64_t *v = realloc(*out, cap * sizeof *v);
+      if (!v) {
+        rc = NQ_ENOMEM;
+        break;
+      }
+      *out = v;
+    }
+    (*out)[(*n)++] = id;
+  }
+  closedir(d);
+  if (rc) {
+    free(*out);
+    *out = NULL;
+    *n = 0;
+    return rc;
+  }
+  if (*n > 1) qsort(*out, *n, sizeof **out, cmp_id);
+  return 0;
 }
 
 /* ---- token ---- */

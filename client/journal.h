@@ -6,6 +6,9 @@
  *                             removed once the server answered it (ack or a non-fatal refusal)
  *   STATE/assigned/<id>.json  an assignment received but not finished yet: a `work` message
  *                             holding it, its deadline on this machine's clock
+ *   STATE/checkpoint/<id>.ckpt  what is finished of assignment <id>'s unit (nq/checkpoint.h),
+ *                             written while it runs and when it stops, removed once its result
+ *                             is journalled (or the server no longer needs the unit)
  *
  * Every file is written by nq_file_replace (nq/files.h): a temporary dot-file, fsync'd, renamed
  * into place and the directory fsync'd, so a crash leaves either the old state or the new one,
@@ -22,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nq/checkpoint.h"
 #include "nq/proto.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
@@ -33,6 +37,7 @@ typedef struct cli_journal_s {
   char *dir;          /* the state directory */
   char *results_dir;  /* dir/journal */
   char *assigned_dir; /* dir/assigned */
+  char *ckpt_dir;     /* dir/checkpoint */
 } cli_journal_t;
 
 /* One finished result: exactly the fields of the protocol's `result` message. */
@@ -50,6 +55,8 @@ typedef struct cli_assign_s {
   char unit[NQ_UNIT_TEXT_MAX];
   int64_t deadline; /* on this machine's clock: receipt time + the server's `lease` (the server's
                        own `deadline` only when `lease` is absent), so clock skew does not matter */
+  int unconfirmed;  /* not in the file: loaded from the state directory at start, and the server
+                       has not said yet in this run that it still holds it for us */
 } cli_assign_t;
 
 /* Create (mode 0700) the state directory and its subdirectories when missing, remove stale
@@ -71,6 +78,17 @@ int cli_journal_list(cli_journal_t *j, cli_result_t **out, size_t *n, size_t *co
 int cli_assigned_put(cli_journal_t *j, const cli_assign_t *a);
 int cli_assigned_remove(cli_journal_t *j, int64_t id);
 int cli_assigned_list(cli_journal_t *j, cli_assign_t **out, size_t *n, size_t *corrupt);
+
+/* Checkpoints of running units. put: atomically write (nq_ckpt_save: fsync'd, renamed, directory
+ * fsync'd). get: 0; NQ_ENOTFOUND when there is none; NQ_EINVAL with the reason in err when the
+ * file is no valid checkpoint (the caller sets it aside with cli_ckpt_set_aside). remove:
+ * NQ_ENOTFOUND when there is none. list: the ids that have a checkpoint file, in increasing order,
+ * into a new array (*out, caller frees; NULL when *n is 0). */
+int cli_ckpt_put(cli_journal_t *j, int64_t id, const nq_ckpt_t *c);
+int cli_ckpt_get(cli_journal_t *j, int64_t id, nq_ckpt_t *c, char *err, size_t errlen);
+int cli_ckpt_remove(cli_journal_t *j, int64_t id);
+void cli_ckpt_set_aside(cli_journal_t *j, int64_t id);
+int cli_ckpt_list(cli_journal_t *j, int64_t **out, size_t *n);
 
 /* The stored token: read into buf (trailing newline stripped). Returns 0, NQ_ENOTFOUND when there
  * is no token file, NQ_EINVAL if it is empty or too long, NQ_EIO. */

@@ -1,13 +1,21 @@
 /* nq-client: the solver thread.
  *
- * One pthread runs one unit at a time with nq_solve_unit (a pool of `threads` threads, the worker
- * being one of them). It never touches loop handles: what it has to say (a finished unit, the
- * nodes counted so far) goes into fields guarded by a mutex, followed by uv_async_send on the
- * async handle the worker owns; the loop thread then calls cli_worker_poll from `on_event`.
+ * One pthread runs one unit at a time as a run of the solver pool (nq/solver_pool.h: the unit's
+ * deterministic cut, a pool of `threads` threads, the worker being one of them), from zero or from
+ * a checkpoint. It never touches loop handles: what it has to say (a finished or stopped unit, how
+ * far the running one is) goes into a state guarded by a mutex, followed by uv_async_send on the
+ * async handle the worker owns; the loop thread then calls cli_worker_poll from `on_event`. The
+ * loop thread takes a checkpoint of the running unit whenever it wants (cli_worker_snapshot): the
+ * tasks finished so far, without stopping anything.
+ *
+ * That shared state lives on the heap, apart from the cli_worker_t the loop owns, so that a stop
+ * never has to wait for a long task: cli_worker_stop waits a bounded time for the thread and
+ * otherwise leaves it to finish its task alone (it frees the shared state itself, never touches
+ * the handle again, and the process is about to exit anyway).
  *
  * Life cycle, loop thread only: cli_worker_init -> cli_worker_submit / cli_worker_cancel /
- * cli_worker_poll ... -> cli_worker_stop (cancels, joins the thread, closes the async handle;
- * the handle is closed once the loop runs its close callbacks).
+ * cli_worker_snapshot / cli_worker_poll ... -> cli_worker_stop (the handle is closed once the loop
+ * runs its close callbacks).
  */
 #ifndef CLI_WORKER_H
 #define CLI_WORKER_H
@@ -16,39 +24,33 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "nq/checkpoint.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
 
 typedef struct cli_worker_s cli_worker_t;
+typedef struct cli_worker_shared_s cli_worker_shared_t; /* worker.c: the thread's side */
 
 /* What cli_worker_poll hands back. */
 typedef struct cli_worker_event_s {
   int kind;     /* CLI_WEV_NONE, CLI_WEV_PROGRESS or CLI_WEV_DONE */
   int64_t id;   /* assignment id of the unit concerned */
-  int status;   /* DONE: 0, NQ_ECANCELED if cancelled, other negative codes if the solve failed */
+  int status;   /* DONE: 0, NQ_ECANCELED if stopped, other negative codes if the solve failed */
   nq_counts_t counts;   /* DONE with status 0: the result; PROGRESS: counts.nodes so far */
-  double seconds;       /* DONE: wall-clock seconds of the solve */
+  double fraction;      /* the share of the unit done (PROGRESS, DONE) */
+  double seconds;       /* solve time of the unit so far, every run of a resumed unit together */
+  uint32_t resumed;     /* DONE: tasks that were finished in the checkpoint it resumed from */
+  uint32_t ntasks;      /* DONE: tasks of its cut */
+  int has_ckpt;         /* DONE with NQ_ECANCELED: ckpt holds what was finished (poller frees) */
+  nq_ckpt_t ckpt;
 } cli_worker_event_t;
 
 enum { CLI_WEV_NONE = 0, CLI_WEV_PROGRESS, CLI_WEV_DONE };
 
 struct cli_worker_s {
-  uv_async_t async;   /* owned; on_event runs on the loop thread */
+  uv_async_t async;         /* owned; on_event runs on the loop thread */
   pthread_t thread;
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  int threads;
-  volatile int cancel; /* handed to nq_solve_opts_t.cancel */
-  /* Guarded by lock. */
-  int quit;
-  int has_job, running;
-  int64_t job_id;
-  nq_unit_t job_unit;
-  int progress_new;
-  uint64_t progress_nodes;
-  int done_new;
-  cli_worker_event_t done;
-  /* Loop thread only. */
+  cli_worker_shared_t *sh;  /* shared with the thread (worker.c) */
   int started;
   void (*on_event)(cli_worker_t *w);
   void *data;
@@ -59,16 +61,25 @@ struct cli_worker_s {
  * Returns 0, NQ_EIO or NQ_ENOMEM. */
 int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads,
                     void (*on_event)(cli_worker_t *w), void *data);
-/* Hand the worker one unit. NQ_EBUSY if it is busy (one unit at a time), NQ_EINVAL if it was
- * never started. */
-int cli_worker_submit(cli_worker_t *w, int64_t id, const nq_unit_t *u);
-/* Ask the running solve (if any) to stop; its DONE event comes with status NQ_ECANCELED. */
+/* Hand the worker one unit, to resume from `resume` when it is not NULL (the worker takes it
+ * over, and frees it, whether it can use it or not: a checkpoint that is not this unit's or whose
+ * cut this solver does not make is refused with a log line and the unit starts from zero).
+ * NQ_EBUSY if it is busy (one unit at a time; resume is then still the caller's), NQ_EINVAL if it
+ * was never started. */
+int cli_worker_submit(cli_worker_t *w, int64_t id, const nq_unit_t *u, nq_ckpt_t *resume);
+/* Ask the running solve (if any) to stop taking tasks; its DONE event comes with status
+ * NQ_ECANCELED and a checkpoint of what it finished. */
 void cli_worker_cancel(cli_worker_t *w);
+/* A checkpoint of unit `id` as it stands (caller frees): 0, NQ_ENOTFOUND when that unit is not
+ * the one running (or its run is not set up yet), NQ_ENOMEM. */
+int cli_worker_snapshot(cli_worker_t *w, int64_t id, nq_ckpt_t *out);
 /* 1 while a unit is submitted and its DONE event has not been polled yet. */
 int cli_worker_busy(cli_worker_t *w);
 /* Take the next event: a DONE first, then the latest PROGRESS. Returns ev->kind. */
 int cli_worker_poll(cli_worker_t *w, cli_worker_event_t *ev);
-/* Cancel, join and close the async handle (uv_close; the loop must run once more). */
-void cli_worker_stop(cli_worker_t *w);
+/* Stop: cancel, wait up to wait_ms for the thread, close the async handle (uv_close; the loop must
+ * run once more). Returns 1 when the thread was joined, 0 when it was still in a task and was left
+ * to finish it alone (it then frees what it shares and exits). */
+int cli_worker_stop(cli_worker_t *w, int wait_ms);
 
 #endif

@@ -43,6 +43,7 @@ static const char *const err_names[NQ_ERR_COUNT] = {
     [NQ_ERR_UNKNOWN_ASSIGNMENT] = "unknown_assignment",
     [NQ_ERR_NOT_YOURS] = "not_yours",
     [NQ_ERR_BAD_RESULT] = "bad_result",
+    [NQ_ERR_LEASE_EXPIRED] = "lease_expired",
     [NQ_ERR_NOT_FOUND] = "not_found",
     [NQ_ERR_EXISTS] = "exists",
     [NQ_ERR_BAD_STATE] = "bad_state",
@@ -360,6 +361,8 @@ json_t *nq_progress_pack(const nq_progress_t *p) {
   if (!o) return NULL;
   put(o, "id", json_integer(p->id), &ok);
   if (p->has_nodes) put_u64(o, "nodes", p->nodes, &ok);
+  if (p->has_fraction) put(o, "fraction", json_real(p->fraction), &ok);
+  if (p->has_seconds) put(o, "seconds", json_real(p->seconds), &ok);
   return msg_done(o, ok);
 }
 
@@ -372,6 +375,19 @@ int nq_progress_parse(const json_t *m, nq_progress_t *p, nq_proto_err_t *err) {
     if (nq_msg_get_u64(m, "nodes", &p->nodes) != 0 || p->nodes > (uint64_t)INT64_MAX)
       return BAD("progress: nodes must be a non-negative integer");
     p->has_nodes = 1;
+  }
+  const json_t *f = json_object_get(m, "fraction"), *sec = json_object_get(m, "seconds");
+  if (f) {
+    p->fraction = json_is_number(f) ? json_number_value(f) : -1;
+    if (!(p->fraction >= 0 && p->fraction <= 1)) /* NaN fails too */
+      return BAD("progress: fraction must be a number 0..1");
+    p->has_fraction = 1;
+  }
+  if (sec) {
+    p->seconds = json_is_number(sec) ? json_number_value(sec) : -1;
+    if (!(p->seconds >= 0 && p->seconds < 1e15))
+      return BAD("progress: seconds must be a number >= 0");
+    p->has_seconds = 1;
   }
   return 0;
 }

@@ -17,7 +17,7 @@
  * once, the rest (about 3/N) rebuild their board by walking up the parent indices.
  *
  * Variants (common/solver_simd.h): avx512 (16 lanes, two independent lane groups), avx2 (8 lanes,
- * lane permutations from pdep/pext), scalar (portable C, any CPU). The variant is chosen at run
+ * lane permutations from lookup tables), scalar (portable C, any CPU). The variant is chosen at run
  * time (__builtin_cpu_supports; NQ_KERNEL in the environment may ask for another); SIMD code is
  * compiled with function-level target attributes, so the rest of the build needs no -m flags.
  */
@@ -127,7 +127,7 @@ static inline void row_n2(kctx_t *k, uint32_t l, uint32_t d, uint32_t r, uint32_
   uint32_t f = k->mask & ~d, f1 = f & (0u - f), f2 = f ^ f1;
   int ok1 = (bm & f1) && !(f2 & (((l | f1) << 1) | ((r | f1) >> 1)));
   int ok2 = (bm & f2) && !(f1 & (((l | f2) << 1) | ((r | f2) >> 1)));
-  k->nodes += (uint64_t)__builtin_popcount(bm);
+  k->nodes += (uint64_t)((bm != 0) + ((bm & (bm - 1)) != 0)); /* at most two bits */
   if (!k->side) {
     k->c8 += (uint64_t)(ok1 + ok2);
     return;
@@ -297,13 +297,13 @@ static void lvls_side(bctx_t *c, int y, int n);
  * the last one is taken the loads simply read the next index, so the only branches left are the
  * loop's own, the chunk flush and (rarely) a side-part solution that needs the rotation check. */
 static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, int n,
-                                                            const int SIDE) {
+                                                            const int SIDE, const int RULES) {
   kctx_t *k = &c->k;
   const int yc = y + 1;
   const uint32_t *in = c->L[y];
   const uint32_t rowm = k->rowmask[yc], sidem = k->sidemask, topbit = k->topbit;
-  const int b2row = SIDE && yc == k->bound2;
-  const int f90row = SIDE && y == k->bound2, f270row = SIDE && y == k->bound1;
+  const int b2row = RULES && yc == k->bound2;
+  const int f90row = RULES && y == k->bound2, f270row = RULES && y == k->bound1;
   uint64_t nodes = 0, sols = 0;
   int cur = 0;
   uint32_t l = in[AL], d = in[AD], r = in[AR], b = in[AB], p = SIDE ? (in[AP] & PF_FLAGS) : 0;
@@ -338,11 +338,12 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
   if (yc == k->n - 2) {
     /* Children on row N-2: done in place (see row_n2). */
     const uint32_t mask = k->mask, lastmask = k->lastmask, endbit = k->endbit;
-    const int b2last = k->bound2 == k->n - 2;
+    const int b2last = RULES && k->bound2 == k->n - 2;
     do {
       SCHILD();
       uint32_t f = mask & ~cd, f1 = f & (0u - f), f2 = f ^ f1;
-      nodes += (uint64_t)__builtin_popcount(cb);
+      /* cb has at most two bits (two free columns): no popcount instruction needed */
+      nodes += (uint64_t)((cb != 0) + ((cb & (cb - 1)) != 0));
       uint32_t ok1 = ((cb & f1) != 0) & ((f2 & (((cl | f1) << 1) | ((cr | f1) >> 1))) == 0);
       uint32_t ok2 = ((cb & f2) != 0) & ((f1 & (((cl | f2) << 1) | ((cr | f2) >> 1))) == 0);
       if (!SIDE) {
@@ -397,8 +398,16 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
 #undef SNEXT
 }
 
-static void lvls_corner(bctx_t *c, int y, int n) { lvls_body(c, y, n, 0); }
-static void lvls_side(bctx_t *c, int y, int n) { lvls_body(c, y, n, 1); }
+static void lvls_corner(bctx_t *c, int y, int n) { lvls_body(c, y, n, 0, 0); }
+/* The side part's rows with a rule of their own (BOUND2's cut, the flags of rows BOUND1 and
+ * BOUND2) get their own copy of the loop, so the other rows pay nothing for them. */
+static void lvls_side(bctx_t *c, int y, int n) {
+  const kctx_t *k = &c->k;
+  if (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2)
+    lvls_body(c, y, n, 1, 1);
+  else
+    lvls_body(c, y, n, 1, 0);
+}
 
 /* ---- batched search, x86-64 SIMD ---- */
 
@@ -414,13 +423,19 @@ static T512 void lvl512_side(bctx_t *c, int y, int n);
  * groups' dependency chains (test -> refill -> lowest bit) overlap instead of queueing. */
 #define NS512 2
 
-/* One chunk of row y (n > 0 nodes, all with free columns, B[y][n..n+15] = 0): search it and,
- * through recursion, everything below it. SIDE is a compile-time constant after inlining. */
+/* One chunk of row y (n > 0 nodes, all with free columns): search it and, through recursion,
+ * everything below it. SIDE is a compile-time constant after inlining.
+ *
+ * The refill is the loop's critical path (a lane's last column taken -> the lane is refilled ->
+ * its next column), so it stays in the mask registers (knot/kor, no round trip through a
+ * general register) and does not load the nodes' free columns: they are recomputed from l, d, r
+ * (one ternlog), which also saves storing them. Measured against the previous kernel: 1.09x
+ * (AVX-512, N = 17, docs/performance.md). */
 static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, int y, int n,
                                                                     const int SIDE) {
   kctx_t *k = &c->k;
   const int yc = y + 1;
-  const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iB = c->B[y], *iP = c->P[y];
+  const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iP = c->P[y];
   const __m512i zero = _mm512_setzero_si512();
   const __m512i pflags = _mm512_set1_epi32((int)PF_FLAGS);
   const __m512i one = _mm512_set1_epi32(1);
@@ -430,6 +445,10 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
   const __m512i rowm = _mm512_set1_epi32((int)k->rowmask[yc]);
   const __m512i sidem = _mm512_set1_epi32((int)k->sidemask);
   const int b2row = SIDE && yc == k->bound2;
+  /* this row's rules, to recompute a parent's free columns (a stored node has some, so the
+   * BOUND2 row's "none of the side columns" case cannot occur) */
+  const __m512i rowy = _mm512_set1_epi32((int)k->rowmask[y]);
+  const int b2here = SIDE && y == k->bound2;
   __m512i wl[NS512], wd[NS512], wr[NS512], wb[NS512], wp[NS512];
   int cur[NS512], end[NS512];
   uint64_t nodes = 0;
@@ -442,29 +461,39 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
   /* Refill the empty lanes of every group from its slice; act[s] = lanes with a parent. */
 #define REFILL512()                                                                          \
   __mmask16 act[NS512];                                                                      \
-  unsigned live = 0;                                                                         \
+  __mmask16 live = 0;                                                                        \
   _Pragma("GCC unroll 4") for (int s = 0; s < NS512; s++) {                                  \
     act[s] = _mm512_test_epi32_mask(wb[s], wb[s]);                                           \
-    if (act[s] != 0xffff && cur[s] < end[s]) {                                               \
-      unsigned em = ~(unsigned)act[s] & 0xffffu;                                             \
+    if (cur[s] < end[s]) {                                                                   \
+      __mmask16 em = _knot_mask16(act[s]);                                                   \
       int avail = end[s] - cur[s];                                                           \
-      if (avail < 16) em = _pdep_u32((1u << avail) - 1, em);                                 \
+      if (__builtin_expect(avail < 16, 0))                                                   \
+        em = (__mmask16)_pdep_u32((1u << avail) - 1, _cvtmask16_u32(em));                   \
       const int at = cur[s];                                                                 \
       wl[s] = _mm512_mask_expand_epi32(wl[s], (__mmask16)em, _mm512_loadu_si512(iL + at));   \
       wd[s] = _mm512_mask_expand_epi32(wd[s], (__mmask16)em, _mm512_loadu_si512(iD + at));   \
       wr[s] = _mm512_mask_expand_epi32(wr[s], (__mmask16)em, _mm512_loadu_si512(iR + at));   \
-      wb[s] = _mm512_mask_expand_epi32(wb[s], (__mmask16)em, _mm512_loadu_si512(iB + at));   \
+      {                                                                                      \
+        /* a stored node's free columns are recomputed, not stored */                        \
+        __m512i nb = _mm512_ternarylogic_epi32(rowy, _mm512_or_si512(wl[s], wd[s]), wr[s], 0x10); \
+        if (b2here) {                                                                        \
+          __m512i sd = _mm512_and_si512(wd[s], sidem);                                       \
+          __mmask16 part = _mm512_cmpneq_epi32_mask(sd, sidem);                              \
+          nb = _mm512_mask_and_epi32(nb, part, nb, sidem);                                   \
+        }                                                                                    \
+        wb[s] = _mm512_mask_mov_epi32(wb[s], (__mmask16)em, nb);                             \
+      }                                                                                      \
       if (SIDE)                                                                              \
         wp[s] = _mm512_mask_expand_epi32(                                                    \
             wp[s], (__mmask16)em,                                                            \
             _mm512_ternarylogic_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(at)),          \
                                       _mm512_loadu_si512(iP + at), pflags, 0xf8));           \
-      cur[s] = at + __builtin_popcount(em);                                                  \
-      act[s] = _mm512_test_epi32_mask(wb[s], wb[s]);                                         \
+      cur[s] = at + __builtin_popcount(_cvtmask16_u32(em));                                  \
+      act[s] = _kor_mask16(act[s], em);                                                      \
     }                                                                                        \
-    live |= act[s];                                                                          \
+    live = _kor_mask16(live, act[s]);                                                        \
   }                                                                                          \
-  if (!live) break;
+  if (_kortestz_mask16_u8(live, live)) break;
 
   /* Each lane's parent takes its lowest free column: the child's masks and allowed columns. */
 #define CHILD512(s)                                                                          \
@@ -556,7 +585,7 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
     return;
   }
 
-  uint32_t *oL = c->L[yc], *oD = c->D[yc], *oR = c->R[yc], *oB = c->B[yc], *oP = c->P[yc];
+  uint32_t *oL = c->L[yc], *oD = c->D[yc], *oR = c->R[yc], *oP = c->P[yc];
   int m = 0;
   for (;;) {
     REFILL512()
@@ -566,18 +595,15 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
       _mm512_storeu_si512(oL + m, _mm512_maskz_compress_epi32(keep, cl));
       _mm512_storeu_si512(oD + m, _mm512_maskz_compress_epi32(keep, cd));
       _mm512_storeu_si512(oR + m, _mm512_maskz_compress_epi32(keep, cr));
-      _mm512_storeu_si512(oB + m, _mm512_maskz_compress_epi32(keep, cb));
       if (SIDE) _mm512_storeu_si512(oP + m, _mm512_maskz_compress_epi32(keep, cp));
       m += __builtin_popcount(keep);
     }
     if (m > LV_CAP - 16 * NS512) {
-      _mm512_storeu_si512(oB + m, zero);
       if (SIDE) lvl512_side(c, yc, m); else lvl512_corner(c, yc, m);
       m = 0;
     }
   }
   if (m) {
-    _mm512_storeu_si512(oB + m, zero);
     if (SIDE) lvl512_side(c, yc, m); else lvl512_corner(c, yc, m);
   }
   k->nodes += nodes;
@@ -588,14 +614,48 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
 static T512 void lvl512_corner(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 0); }
 static T512 void lvl512_side(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 1); }
 
-/* AVX2 has no compress/expand: lane permutations come from BMI2 (pext/pdep on byte indices). */
+/* AVX2 has no compress/expand: lane permutations come from two 256-entry tables of byte indices
+ * (2 KB each, indexed by an 8-bit lane mask) rather than from BMI2 pdep/pext, which AMD CPUs
+ * before Zen 3 run in microcode (tens to hundreds of cycles each, and the kernel needed three per
+ * step); on CPUs with fast pdep the two are even. Unlike lvl512_body, a node's free columns are
+ * stored: recomputing them lengthened the refill chain (measured 0.93x). perm_expand's entry
+ * moves source lanes 0, 1, ... to the mask's lanes and sets the sign bit of exactly those lanes,
+ * so the same vector is the blendv mask (vpermd reads only the low three bits of an index). */
+static uint64_t lut_compress[256], lut_expand[256];
+static pthread_once_t lut_once = PTHREAD_ONCE_INIT;
+
+static void lut_init(void) {
+  for (unsigned m = 0; m < 256; m++) {
+    uint64_t cmp = 0, exp = 0;
+    unsigned k = 0;
+    for (unsigned j = 0; j < 8; j++) {
+      if (!(m & (1u << j))) continue;
+      cmp |= (uint64_t)j << (8 * k);
+      exp |= (uint64_t)(0x80u | k) << (8 * j);
+      k++;
+    }
+    lut_compress[m] = cmp;
+    lut_expand[m] = exp;
+  }
+}
+
 static inline T256 __m256i perm_compress(unsigned m) {
-  uint64_t bytes = _pdep_u64(m, 0x0101010101010101ull) * 0xffu;
-  return _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)_pext_u64(0x0706050403020100ull, bytes)));
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&lut_compress[m]));
 }
 static inline T256 __m256i perm_expand(unsigned m) {
-  uint64_t bytes = _pdep_u64(m, 0x0101010101010101ull) * 0xffu;
-  return _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)_pdep_u64(0x0706050403020100ull, bytes)));
+  return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)&lut_expand[m]));
+}
+/* The lowest `keep` set bits of m (a chunk's last refill). Not pdep: that is microcoded and
+ * slow on AMD before Zen 3, which run this kernel. */
+static inline unsigned low_bits(unsigned m, int keep) {
+  while (__builtin_popcount(m) > keep) m &= ~(1u << (31 - __builtin_clz(m)));
+  return m;
+}
+/* Lanes of w where px (a perm_expand vector) has its sign bit take v's lanes px selects. */
+static inline T256 __m256i fill256(__m256i w, __m256i v, __m256i px) {
+  __m256 moved = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(v, px));
+  return _mm256_castps_si256(
+      _mm256_blendv_ps(_mm256_castsi256_ps(w), moved, _mm256_castsi256_ps(px)));
 }
 /* Lanes (8-bit mask) where v is non-zero. */
 static inline T256 unsigned nz8(__m256i v) {
@@ -617,7 +677,6 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
   const __m256i pflags = _mm256_set1_epi32((int)PF_FLAGS);
   const __m256i one = _mm256_set1_epi32(1);
   const __m256i topv = _mm256_set1_epi32((int)k->topbit);
-  const __m256i lanebit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
   const int f90row = SIDE && y == k->bound2, f270row = SIDE && y == k->bound1;
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i rowm = _mm256_set1_epi32((int)k->rowmask[yc]);
@@ -638,33 +697,25 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
   unsigned live = 0;                                                                         \
   _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {                                  \
     act[s] = nz8(wb[s]);                                                                     \
-    if (act[s] != 0xffu && cur[s] < end[s]) {                                                \
+    if (cur[s] < end[s]) {                                                                   \
       unsigned em = ~act[s] & 0xffu;                                                         \
       int avail = end[s] - cur[s];                                                           \
-      if (avail < 8) em = _pdep_u32((1u << avail) - 1, em);                                  \
+      if (__builtin_expect(avail < 8, 0)) em = low_bits(em, avail);                          \
       const int at = cur[s];                                                                 \
       __m256i px = perm_expand(em);                                                          \
-      __m256i emv = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)em), lanebit), \
-                                       lanebit);                                             \
-      wl[s] = _mm256_blendv_epi8(wl[s], _mm256_permutevar8x32_epi32(                         \
-                  _mm256_loadu_si256((const __m256i *)(iL + at)), px), emv);                 \
-      wd[s] = _mm256_blendv_epi8(wd[s], _mm256_permutevar8x32_epi32(                         \
-                  _mm256_loadu_si256((const __m256i *)(iD + at)), px), emv);                 \
-      wr[s] = _mm256_blendv_epi8(wr[s], _mm256_permutevar8x32_epi32(                         \
-                  _mm256_loadu_si256((const __m256i *)(iR + at)), px), emv);                 \
-      wb[s] = _mm256_blendv_epi8(wb[s], _mm256_permutevar8x32_epi32(                         \
-                  _mm256_loadu_si256((const __m256i *)(iB + at)), px), emv);                 \
+      wl[s] = fill256(wl[s], _mm256_loadu_si256((const __m256i *)(iL + at)), px);            \
+      wd[s] = fill256(wd[s], _mm256_loadu_si256((const __m256i *)(iD + at)), px);            \
+      wr[s] = fill256(wr[s], _mm256_loadu_si256((const __m256i *)(iR + at)), px);            \
+      wb[s] = fill256(wb[s], _mm256_loadu_si256((const __m256i *)(iB + at)), px);            \
       if (SIDE)                                                                              \
-        wp[s] = _mm256_blendv_epi8(                                                          \
-            wp[s],                                                                           \
-            _mm256_permutevar8x32_epi32(                                                     \
-                _mm256_or_si256(_mm256_add_epi32(iota, _mm256_set1_epi32(at)),               \
-                                _mm256_and_si256(                                            \
-                                    _mm256_loadu_si256((const __m256i *)(iP + at)), pflags)), \
-                px),                                                                         \
-            emv);                                                                            \
+        wp[s] = fill256(wp[s],                                                               \
+                        _mm256_or_si256(_mm256_add_epi32(iota, _mm256_set1_epi32(at)),       \
+                                        _mm256_and_si256(                                    \
+                                            _mm256_loadu_si256((const __m256i *)(iP + at)),  \
+                                            pflags)),                                        \
+                        px);                                                                 \
       cur[s] = at + __builtin_popcount(em);                                                  \
-      act[s] = nz8(wb[s]);                                                                   \
+      act[s] |= em;                                                                          \
     }                                                                                        \
     live |= act[s];                                                                          \
   }                                                                                          \
@@ -772,13 +823,11 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
       m += __builtin_popcount(keep);
     }
     if (m > LV_CAP - 8 * NS256) {
-      _mm256_storeu_si256((__m256i *)(oB + m), zero);
       if (SIDE) lvl256_side(c, yc, m); else lvl256_corner(c, yc, m);
       m = 0;
     }
   }
   if (m) {
-    _mm256_storeu_si256((__m256i *)(oB + m), zero);
     if (SIDE) lvl256_side(c, yc, m); else lvl256_corner(c, yc, m);
   }
   k->nodes += nodes;
@@ -833,6 +882,7 @@ static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern)
       if (k->side) lvl512_side(c, y0, 1); else lvl512_corner(c, y0, 1);
       break;
     case NQ_KERNEL_AVX2:
+      pthread_once(&lut_once, lut_init);
       if (k->side) lvl256_side(c, y0, 1); else lvl256_corner(c, y0, 1);
       break;
 #endif

@@ -1,21 +1,29 @@
-/* nq: parallel solving. A unit (or every unit of N) is expanded a few rows deeper into tasks;
- * a fixed pool of pthreads takes tasks one at a time from a shared atomic index, so a thread
- * that drew a small subtree simply takes the next one (subtrees differ by orders of magnitude,
- * which rules out static striping). The expansion's own nodes are counted, so the totals --
- * node count included -- equal nq_fast_solve_unit on the unexpanded unit, exactly.
+/* nq: parallel solving -- the cut of a subject into tasks, runs that record every finished task
+ * (and so can be saved and resumed), and the pool of threads that solves them (see
+ * solver_pool.h). Every task is solved by the pure function nq_fast_solve_unit and the cut's own
+ * nodes are counted, so the totals -- node count included -- equal nq_fast_solve_unit on the
+ * unexpanded unit, exactly, for any thread count and across any number of resumes.
  */
-#include "nq/solver.h"
+#include "nq/solver_pool.h"
+
+#include "nq/certs.h"
+#include "nq/files.h"
+#include "nq/log.h"
 #include "nq/nq.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define PROGRESS_EVERY 0.5 /* seconds between two progress callbacks */
+
+/* ---- the cut ------------------------------------------------------------------------------- */
 
 typedef struct tasks_s {
   nq_unit_t *v;
   size_t len, cap;
-  uint64_t internal_nodes; /* nodes of expanded (non-task) units */
 } tasks_t;
 
 static int tasks_push(const nq_unit_t *u, void *arg) {
@@ -31,133 +39,368 @@ static int tasks_push(const nq_unit_t *u, void *arg) {
   return 0;
 }
 
-/* Expand every task one row deeper until there are `want` tasks, the tasks reach `min_depth`,
- * or deeper expansion would leave too little work per task (3 rows above the last). */
-static int tasks_expand(tasks_t *t, size_t want, int min_depth) {
-  for (;;) {
-    if (t->len == 0) return 0;
-    int depth = t->v[0].depth, n = t->v[0].n;
-    if ((t->len >= want && depth >= min_depth) || depth + 1 > n - 4) return 0;
-    tasks_t next;
-    memset(&next, 0, sizeof next);
-    next.internal_nodes = t->internal_nodes + t->len;
-    for (size_t i = 0; i < t->len; i++) {
-      int rc = nq_unit_children(&t->v[i], tasks_push, &next);
-      if (rc) {
-        free(next.v);
-        return rc;
-      }
-    }
-    free(t->v);
-    *t = next;
-  }
+static int count_one(const nq_unit_t *u, void *arg) {
+  (void)u;
+  (*(size_t *)arg)++;
+  return 0;
 }
 
+/* How many tasks the next row would have; stops counting past NQ_CKPT_TASKS_MAX, so that a cut
+ * asked for by a checkpoint cannot make us walk (or allocate) more than that. */
+static size_t next_count(const tasks_t *t) {
+  size_t k = 0;
+  for (size_t i = 0; i < t->len && k <= NQ_CKPT_TASKS_MAX; i++)
+    nq_unit_children(&t->v[i], count_one, &k);
+  return k;
+}
+
+/* The rule of solver_pool.h: should tasks at `depth` (there are `count`) be cut one row finer? */
+static int rule_deeper(const nq_subject_t *s, int depth, size_t count) {
+  int n = s->n;
+  if (depth + 1 > n - 4) return 0;
+  if (depth < s->depth) return 1;
+  if (n - depth > NQ_CUT_ROWS_FINE) return 1;
+  return count < NQ_CUT_TASKS_BALANCE && n - (depth + 1) >= NQ_CUT_ROWS_MIN;
+}
+
+static int cut_hash(nq_cut_t *c) {
+  size_t d = (size_t)c->depth, n = c->ntasks;
+  unsigned char *buf = malloc(n * d + 1);
+  if (!buf) return NQ_ENOMEM;
+  for (size_t i = 0; i < n; i++) memcpy(buf + i * d, c->tasks[i].prefix, d);
+  int rc = nq_sha256(buf, n * d, c->hash);
+  free(buf);
+  return rc;
+}
+
+int nq_cut_make(const nq_subject_t *s, int depth, nq_cut_t *out) {
+  memset(out, 0, sizeof *out);
+  int at = s->whole ? 2 : s->depth; /* where the expansion starts */
+  if (depth && (depth < at || depth > s->n - 1)) return NQ_ERANGE;
+  tasks_t t = {0};
+  uint64_t internal = 0;
+  int rc = s->whole ? nq_units_generate(s->n, 2, tasks_push, &t) : tasks_push(&s->unit, &t);
+  while (rc == 0 && t.len > 0 && (depth ? at < depth : rule_deeper(s, at, t.len))) {
+    size_t k = next_count(&t);
+    if (k > NQ_CKPT_TASKS_MAX) {
+      if (depth) rc = NQ_ERANGE; /* the rule just stops here */
+      break;
+    }
+    tasks_t next = {0};
+    for (size_t i = 0; i < t.len && rc == 0; i++) rc = nq_unit_children(&t.v[i], tasks_push, &next);
+    internal += t.len;
+    free(t.v);
+    t = next;
+    at++;
+  }
+  if (rc == 0 && t.len > NQ_CKPT_TASKS_MAX) rc = NQ_ERANGE; /* a whole N's depth-2 units never are */
+  if (rc) {
+    free(t.v);
+    return rc;
+  }
+  out->subject = *s;
+  /* An expansion that ran out of tasks (every child pruned) still has a depth: where it stopped. */
+  out->depth = depth ? depth : at;
+  out->ntasks = (uint32_t)t.len;
+  out->tasks = t.v;
+  out->internal = internal;
+  rc = cut_hash(out);
+  if (rc) nq_cut_free(out);
+  return rc;
+}
+
+void nq_cut_free(nq_cut_t *c) {
+  free(c->tasks);
+  memset(c, 0, sizeof *c);
+}
+
+/* ---- runs ---------------------------------------------------------------------------------- */
+
+struct nq_run_s {
+  nq_cut_t cut;
+  uint8_t *skip;          /* tasks finished by a resumed checkpoint (read-only while solving) */
+  uint32_t resumed;
+  double seconds_before;  /* the resumed checkpoint's solve time */
+  /* Guarded by lock. */
+  pthread_mutex_t lock;
+  nq_ckpt_t state;        /* what is finished: bitmap, count, sums */
+  double t_start, t_end;  /* solving: t_start > 0, t_end = 0 */
+  double last_progress, last_interval;
+  /* Set before solving. */
+  double interval;
+  void (*on_interval)(nq_run_t *r, void *arg);
+  void *interval_arg;
+};
+
+int nq_run_new(const nq_subject_t *s, const nq_ckpt_t *resume, nq_run_t **out, char *why,
+               size_t whylen) {
+  char buf[NQ_CKPT_ERR_MAX], a[NQ_UNIT_TEXT_MAX], b[NQ_UNIT_TEXT_MAX];
+  if (!why || !whylen) why = buf, whylen = sizeof buf;
+  why[0] = '\0';
+  *out = NULL;
+  nq_run_t *r = calloc(1, sizeof *r);
+  if (!r) return NQ_ENOMEM;
+  int rc = 0, use = 0;
+  /* The checkpoint's own cut: the one it was made with, so that a change of the rule between two
+   * versions does not throw its work away; it must be the cut this code makes at that depth. */
+  if (resume && !nq_subject_equal(s, &resume->subject)) {
+    snprintf(why, whylen, "it is for %s, not %s", nq_subject_str(&resume->subject, a, sizeof a),
+             nq_subject_str(s, b, sizeof b));
+  } else if (resume && (resume->cut_depth < 1 ||
+                        (rc = nq_cut_make(s, resume->cut_depth, &r->cut)) == NQ_ERANGE)) {
+    snprintf(why, whylen, "its cut (depth %d) cannot be made", resume->cut_depth);
+    rc = 0;
+  } else if (resume && rc == 0) {
+    use = resume->ntasks == r->cut.ntasks &&
+          memcmp(resume->cut_hash, r->cut.hash, sizeof r->cut.hash) == 0;
+    if (!use) {
+      snprintf(why, whylen, "its cut (depth %d, %u tasks) is not the one this solver makes (%u "
+               "tasks)", resume->cut_depth, resume->ntasks, r->cut.ntasks);
+      nq_cut_free(&r->cut);
+    }
+  }
+  if (rc == 0 && !use) rc = nq_cut_make(s, 0, &r->cut);
+  if (rc == 0) rc = nq_ckpt_init(&r->state, s, r->cut.depth, r->cut.ntasks, r->cut.hash);
+  size_t nb = ((size_t)r->cut.ntasks + 7) / 8;
+  if (rc == 0 && !(r->skip = calloc(nb ? nb : 1, 1))) rc = NQ_ENOMEM;
+  if (rc) {
+    nq_ckpt_free(&r->state);
+    nq_cut_free(&r->cut);
+    free(r);
+    return rc;
+  }
+  if (use) {
+    memcpy(r->skip, resume->done, nb);
+    memcpy(r->state.done, resume->done, nb);
+    r->state.ndone = r->resumed = resume->ndone;
+    r->state.sum = resume->sum;
+    r->seconds_before = resume->seconds;
+  }
+  pthread_mutex_init(&r->lock, NULL);
+  *out = r;
+  return 0;
+}
+
+void nq_run_free(nq_run_t *r) {
+  if (!r) return;
+  pthread_mutex_destroy(&r->lock);
+  nq_ckpt_free(&r->state);
+  nq_cut_free(&r->cut);
+  free(r->skip);
+  free(r);
+}
+
+void nq_run_on_interval(nq_run_t *r, double seconds, void (*fn)(nq_run_t *r, void *arg),
+                        void *arg) {
+  r->interval = seconds;
+  r->on_interval = fn;
+  r->interval_arg = arg;
+}
+
+/* Solve time so far; the lock is held. */
+static double run_seconds(const nq_run_t *r) {
+  double end = r->t_end > 0 ? r->t_end : r->t_start > 0 ? nq_now_mono() : 0;
+  return r->seconds_before + (r->t_start > 0 ? end - r->t_start : 0);
+}
+
+int nq_run_snapshot(nq_run_t *r, nq_ckpt_t *out) {
+  int rc = nq_ckpt_init(out, &r->state.subject, r->cut.depth, r->cut.ntasks, r->cut.hash);
+  if (rc) return rc;
+  pthread_mutex_lock(&r->lock);
+  memcpy(out->done, r->state.done, ((size_t)r->cut.ntasks + 7) / 8);
+  out->ndone = r->state.ndone;
+  out->sum = r->state.sum;
+  out->seconds = run_seconds(r);
+  pthread_mutex_unlock(&r->lock);
+  return 0;
+}
+
+void nq_run_status(nq_run_t *r, nq_run_status_t *st) {
+  pthread_mutex_lock(&r->lock);
+  st->ntasks = r->cut.ntasks;
+  st->ndone = r->state.ndone;
+  st->resumed = r->resumed;
+  st->nodes = r->state.sum.nodes;
+  st->seconds = run_seconds(r);
+  st->cut_depth = r->cut.depth;
+  pthread_mutex_unlock(&r->lock);
+}
+
+double nq_run_fraction(nq_run_t *r, uint64_t est_nodes) {
+  pthread_mutex_lock(&r->lock);
+  double f = nq_ckpt_fraction(&r->state, est_nodes);
+  pthread_mutex_unlock(&r->lock);
+  return f;
+}
+
+/* ---- the pool ------------------------------------------------------------------------------ */
+
 typedef struct pool_s {
-  const tasks_t *tasks;
+  nq_run_t *run;
   const nq_solve_opts_t *opts;
   atomic_size_t next;
-  atomic_uint_fast64_t nodes_done;
   atomic_int rc;
-  pthread_mutex_t lock; /* guards sum and the progress clock */
-  nq_counts_t sum;
-  double last_progress;
+  atomic_flag in_interval; /* one thread at a time runs the interval callback */
 } pool_t;
+
+/* Record a finished task; say which callbacks are due (the lock is taken here). */
+static void task_done(pool_t *p, uint32_t i, const nq_counts_t *c, uint64_t *nodes,
+                      int *progress_due, int *interval_due) {
+  nq_run_t *r = p->run;
+  pthread_mutex_lock(&r->lock);
+  r->state.done[i / 8] |= (uint8_t)(1u << (i % 8));
+  r->state.ndone++;
+  nq_counts_add(&r->state.sum, c);
+  *nodes = r->state.sum.nodes;
+  double now = nq_now_mono();
+  *progress_due = p->opts->progress && now - r->last_progress >= PROGRESS_EVERY;
+  if (*progress_due) r->last_progress = now;
+  *interval_due = r->on_interval && now - r->last_interval >= r->interval;
+  if (*interval_due) r->last_interval = now;
+  pthread_mutex_unlock(&r->lock);
+}
 
 static void *pool_worker(void *arg) {
   pool_t *p = arg;
-  nq_counts_t local;
-  memset(&local, 0, sizeof local);
+  nq_run_t *r = p->run;
   for (;;) {
     if (p->opts->cancel && __atomic_load_n(p->opts->cancel, __ATOMIC_RELAXED)) {
       atomic_store(&p->rc, NQ_ESTATE);
       break;
     }
     size_t i = atomic_fetch_add(&p->next, 1);
-    if (i >= p->tasks->len) break;
+    if (i >= r->cut.ntasks) break;
+    if (r->skip[i / 8] >> (i % 8) & 1) continue; /* finished before the resume */
     nq_counts_t c;
-    int rc = nq_fast_solve_unit(&p->tasks->v[i], &c);
+    int rc = nq_fast_solve_unit(&r->cut.tasks[i], &c);
     if (rc) {
       atomic_store(&p->rc, rc);
       break;
     }
-    nq_counts_add(&local, &c);
-    uint64_t done = atomic_fetch_add(&p->nodes_done, c.nodes) + c.nodes;
-    if (p->opts->progress && pthread_mutex_trylock(&p->lock) == 0) {
-      double now = nq_now_mono();
-      int due = now - p->last_progress >= 0.5;
-      if (due) p->last_progress = now;
-      pthread_mutex_unlock(&p->lock);
-      if (due) p->opts->progress(done, p->opts->progress_arg);
+    uint64_t nodes;
+    int progress_due, interval_due;
+    task_done(p, (uint32_t)i, &c, &nodes, &progress_due, &interval_due);
+    if (progress_due) p->opts->progress(nodes, p->opts->progress_arg);
+    if (interval_due && !atomic_flag_test_and_set(&p->in_interval)) {
+      r->on_interval(r, r->interval_arg);
+      atomic_flag_clear(&p->in_interval);
     }
   }
-  pthread_mutex_lock(&p->lock);
-  nq_counts_add(&p->sum, &local);
-  pthread_mutex_unlock(&p->lock);
   return NULL;
 }
 
-/* Run the tasks on opts->threads threads (the caller's thread is one of them). */
-static int pool_run(const tasks_t *t, const nq_solve_opts_t *opts, nq_counts_t *out) {
-  pool_t p;
-  memset(&p, 0, sizeof p);
-  p.tasks = t;
-  p.opts = opts;
+int nq_run_solve(nq_run_t *r, const nq_solve_opts_t *opts, nq_counts_t *out) {
+  nq_solve_opts_t o = {1, NULL, NULL, NULL};
+  if (opts) o = *opts;
+  if (o.threads < 1) o.threads = 1;
+  pool_t p = {.run = r, .opts = &o};
   atomic_init(&p.next, 0);
-  atomic_init(&p.nodes_done, 0);
   atomic_init(&p.rc, 0);
-  pthread_mutex_init(&p.lock, NULL);
-  p.last_progress = nq_now_mono();
-  int nthreads = opts->threads, started = 0;
+  atomic_flag_clear(&p.in_interval);
+  pthread_mutex_lock(&r->lock);
+  r->t_start = r->last_progress = r->last_interval = nq_now_mono();
+  r->t_end = 0;
+  pthread_mutex_unlock(&r->lock);
+  int nthreads = o.threads, started = 0;
   pthread_t tid[256];
   if (nthreads > 256) nthreads = 256;
+  if ((uint32_t)nthreads > r->cut.ntasks - r->resumed) nthreads = (int)(r->cut.ntasks - r->resumed);
   for (int i = 1; i < nthreads; i++) {
     if (pthread_create(&tid[started], NULL, pool_worker, &p) != 0) break;
     started++;
   }
   pool_worker(&p);
   for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
-  pthread_mutex_destroy(&p.lock);
+  pthread_mutex_lock(&r->lock);
+  r->t_end = nq_now_mono();
+  nq_counts_t sum = r->state.sum;
+  pthread_mutex_unlock(&r->lock);
   int rc = atomic_load(&p.rc);
   if (rc) return rc;
-  p.sum.nodes += t->internal_nodes;
-  *out = p.sum;
+  sum.nodes += r->cut.internal;
+  *out = sum;
   return 0;
 }
 
-static int solve_tasks(tasks_t *t, int min_depth, const nq_solve_opts_t *opts, nq_counts_t *out) {
-  nq_solve_opts_t o = {1, NULL, NULL, NULL};
-  if (opts) o = *opts;
-  if (o.threads < 1) o.threads = 1;
-  /* Several tasks per thread for balance; at one thread, still enough tasks that cancel and
-   * progress (checked between tasks) take effect mid-unit when the caller asked for them. */
-  size_t want = (size_t)o.threads * 64;
-  if (o.threads == 1 && !o.cancel && !o.progress) want = 1;
-  int rc = tasks_expand(t, want, min_depth);
-  if (!rc) rc = pool_run(t, &o, out);
-  free(t->v);
+/* ---- the solver.h entry points ------------------------------------------------------------- */
+
+static int solve_subject(const nq_subject_t *s, const nq_solve_opts_t *opts, nq_counts_t *out) {
+  nq_run_t *r;
+  int rc = nq_run_new(s, NULL, &r, NULL, 0);
+  if (rc) return rc;
+  rc = nq_run_solve(r, opts, out);
+  nq_run_free(r);
   return rc;
 }
 
 int nq_solve_unit(const nq_unit_t *u, const nq_solve_opts_t *opts, nq_counts_t *out) {
-  int rc = nq_unit_validate(u, NULL, 0);
-  if (rc) return rc;
-  tasks_t t;
-  memset(&t, 0, sizeof t);
-  rc = tasks_push(u, &t);
-  if (rc) return rc;
-  return solve_tasks(&t, u->depth, opts, out);
+  nq_subject_t s;
+  int rc = nq_subject_unit(&s, u);
+  return rc ? rc : solve_subject(&s, opts, out);
 }
 
 int nq_solve_n(int n, int depth, const nq_solve_opts_t *opts, nq_counts_t *out) {
   if (n < NQ_UNIT_MIN_N) return nq_small_n(n, out);
-  if (n > NQ_MAX_N || depth < 2) return NQ_ERANGE;
-  tasks_t t;
-  memset(&t, 0, sizeof t);
-  int rc = nq_units_generate(n, 2, tasks_push, &t);
-  if (rc) {
-    free(t.v);
-    return rc;
+  nq_subject_t s;
+  int rc = nq_subject_whole(&s, n, depth);
+  return rc ? rc : solve_subject(&s, opts, out);
+}
+
+/* ---- nq-solve --checkpoint ----------------------------------------------------------------- */
+
+typedef struct file_ctx_s {
+  char dir[4096], name[1024];
+  const char *path;
+  int failed;
+} file_ctx_t;
+
+static void save_now(nq_run_t *r, void *arg) {
+  file_ctx_t *f = arg;
+  nq_ckpt_t c;
+  int rc = nq_run_snapshot(r, &c);
+  if (rc == 0) {
+    rc = nq_ckpt_save(f->dir, f->name, &c);
+    nq_ckpt_free(&c);
   }
-  return solve_tasks(&t, nq_unit_effective_depth(n, depth), opts, out);
+  if (rc && !f->failed) nq_log(NQ_LOG_ERROR, "cannot write checkpoint %s: %s", f->path, nq_strerror(rc));
+  f->failed |= rc != 0;
+}
+
+int nq_solve_checkpointed(const nq_subject_t *s, const nq_solve_opts_t *opts, const char *path,
+                          double interval, nq_counts_t *out, double *seconds) {
+  file_ctx_t f = {.path = path};
+  const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+  int dl = !slash ? 0 : slash == path ? 1 : (int)(slash - path);
+  if (!*name || strlen(name) >= sizeof f.name || dl >= (int)sizeof f.dir) return NQ_EINVAL;
+  snprintf(f.dir, sizeof f.dir, "%.*s", dl ? dl : 1, dl ? path : ".");
+  snprintf(f.name, sizeof f.name, "%s", name);
+  char err[NQ_CKPT_ERR_MAX] = "", subj[NQ_UNIT_TEXT_MAX];
+  nq_subject_str(s, subj, sizeof subj);
+  nq_ckpt_t old;
+  int lr = nq_ckpt_load(path, &old, err, sizeof err);
+  if (lr != 0 && lr != NQ_ENOTFOUND)
+    nq_log(NQ_LOG_WARN, "checkpoint %s refused (%s): %s restarts from zero", path,
+           err[0] ? err : nq_strerror(lr), subj);
+  nq_run_t *r;
+  int rc = nq_run_new(s, lr == 0 ? &old : NULL, &r, err, sizeof err);
+  if (lr == 0) nq_ckpt_free(&old);
+  if (rc) return rc;
+  nq_run_status_t st;
+  nq_run_status(r, &st);
+  if (lr == 0 && err[0])
+    nq_log(NQ_LOG_WARN, "checkpoint %s refused (%s): %s restarts from zero", path, err, subj);
+  else if (lr == 0)
+    nq_log(NQ_LOG_INFO, "resuming %s from %s: %u of %u tasks done, %.1f s spent before", subj,
+           path, st.ndone, st.ntasks, st.seconds);
+  nq_run_on_interval(r, interval, save_now, &f);
+  rc = nq_run_solve(r, opts, out);
+  if (rc == 0 || rc == NQ_ESTATE) {
+    f.failed = 0; /* the last save decides: a failure to write it is the answer */
+    save_now(r, &f);
+    if (f.failed && rc == 0) rc = NQ_EIO;
+  }
+  nq_run_status(r, &st);
+  if (seconds) *seconds = st.seconds;
+  nq_run_free(r);
+  return rc;
 }

@@ -3,7 +3,7 @@
  *
  * Every variant returns exactly the counts of nq_ref_solve_unit, nodes included.
  *   scalar  row-batched search in portable C, one child per step, branch-free
- *   avx2    the same, 8 lanes of 32 bits (AVX2 + BMI2)
+ *   avx2    the same, 8 lanes of 32 bits (AVX2; lane permutations from tables, not pdep/pext)
  *   avx512  the same, 16 lanes of 32 bits in two lane groups (AVX-512F/VL/BW + BMI2)
  * nq_fast_solve_unit() picks the best variant the CPU supports, unless the environment variable
  * NQ_KERNEL (scalar | avx2 | avx512 | auto) asks for another; a variant the CPU lacks falls back

@@ -54,6 +54,7 @@ for t in "${targets[@]}"; do
 {"type":"work","assignments":[{"id":123,"unit":"18:c:5:0,5,12","deadline":1763900000,"lease":140},{"id":124,"unit":"18:s:3:3,0,10","deadline":1763900000,"lease":280}]}
 {"type":"no_work","retry_after":10,"reason":"none_pending"}
 {"type":"progress","id":123,"nodes":123456789}
+{"type":"progress","id":123,"nodes":123456789,"fraction":0.25,"seconds":61.5}
 {"type":"lease","id":123,"deadline":1763900600}
 {"type":"result","id":123,"unit":"18:c:5:0,5,12","c2":0,"c4":0,"c8":12345,"nodes":987654321,"seconds":1.25,"solver":"nq-solver-1"}
 {"type":"ack","id":123,"status":"accepted"}
@@ -62,6 +63,16 @@ for t in "${targets[@]}"; do
 {"type":"admin_reply","cmd":"clients","data":{"clients":[]}}
 {"type":"error","code":"unknown_assignment","message":"no such assignment","fatal":false,"id":123}
 {"type":"bye"}
+SEEDS
+  fi
+  # Seeds for the checkpoint decoder: a first byte that is odd means "the record line; the target
+  # adds its checksum" (see tests/fuzz_checkpoint.c): one unit mid-solve, all of N finished.
+  if [ "$t" = fuzz_checkpoint ] && [ -z "$(ls -A "$corpus")" ]; then
+    i=0
+    while IFS= read -r s; do printf 'a%s' "$s" >"$corpus/seed$i"; i=$((i + 1)); done <<'SEEDS'
+{"format":"nq-checkpoint-1","solver":"nq-solver-1","unit":"12:s:2:2,4,6","cut":{"depth":6,"tasks":19,"hash":"0000000000000000000000000000000000000000000000000000000000000000"},"done":{"tasks":3,"c2":0,"c4":0,"c8":5,"nodes":412},"seconds":0.5,"finished":"070000"}
+{"format":"nq-checkpoint-1","solver":"nq-solver-1","n":9,"depth":2,"cut":{"depth":2,"tasks":20,"hash":"a8f55e3258355ce6c0fe33d9a9d5b8429915d8b9fd66fe910fd65c2abb463930"},"done":{"tasks":20,"c2":0,"c4":4,"c8":42,"nodes":1948},"seconds":0.00070101299934322014,"finished":"ffff0f"}
+{"format":"nq-checkpoint-1","solver":"nq-solver-1","unit":"12:s:1:1,3","cut":{"depth":2,"tasks":1,"hash":"c79b932e1e1da3c0e098e5ad2c422937eb904a76cf61d83975a74a68fbb04b99"},"done":{"tasks":1,"c2":0,"c4":1,"c8":75,"nodes":6898},"seconds":0.00064901299992925487,"finished":"01"}
 SEEDS
   fi
   maxlen=4096

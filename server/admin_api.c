@@ -123,9 +123,9 @@ static void put_match(json_t *o, const srv_job_t *job, int *ok) {
  * theirs (calibration = verified nodes / their estimates: the estimator's bias on this job). A job
  * made before schema 5 falls back to the average verified unit; with nothing verified the percent
  * is the share of verified units (0). The ETA divides the work left, times the quorum's replicas,
- * by the node rate of the rate window (without node data: units left x quorum / results per
- * second). Work already done on units in flight (results of awaiting units, progress of leased
- * ones) is not subtracted, so the ETA errs long near the end. */
+ * less what the live leases report done (each lease's share of an average unverified unit), by the
+ * node rate of the rate window (without node data: replicas left / results per second). Results
+ * already in for awaiting units are not subtracted, so the ETA errs long near the end. */
 static json_t *progress_json(const srv_stats_t *s, int64_t now, json_t **rate_out) {
   const srv_job_t *job = &s->job;
   int64_t total = job->units, verified = s->units[SRV_UNIT_VERIFIED];
@@ -159,9 +159,12 @@ static json_t *progress_json(const srv_stats_t *s, int64_t now, json_t **rate_ou
   double nps = (double)s->recent_nodes / (double)window;
   json_t *eta = json_null();
   if (!done) {
-    double replicas = (double)job->quorum;
-    if (remaining > 0 && nps > 0) eta = json_integer((json_int_t)(remaining * replicas / nps + 0.5));
-    else if (rps > 0) eta = json_integer((json_int_t)((double)left * replicas / rps + 0.5));
+    /* Replicas still to run, less the live leases' reported shares (progress, 0..1 each). */
+    double work = (double)left * (double)job->quorum - s->leased_progress;
+    if (work < 0) work = 0;
+    double per_unit = left > 0 ? remaining / (double)left : 0.0;
+    if (per_unit > 0 && nps > 0) eta = json_integer((json_int_t)(work * per_unit / nps + 0.5));
+    else if (rps > 0) eta = json_integer((json_int_t)(work / rps + 0.5));
   } else {
     eta = json_integer(0);
   }
@@ -173,9 +176,11 @@ static json_t *progress_json(const srv_stats_t *s, int64_t now, json_t **rate_ou
   char vn[40], en[40], ea[40], ev[40];
   nq_u128_str(s->verified.nodes, vn);
   snprintf(en, sizeof en, "%.0f", est_total);
-  json_t *o = json_pack("{s:f, s:f, s:s, s:s, s:s}", "percent", percent, "units_percent",
+  json_t *o = json_pack("{s:f, s:f, s:s, s:s, s:s, s:I, s:f}", "percent", percent,
+                        "units_percent",
                         total > 0 ? 100.0 * (double)verified / (double)total : 0.0, "method",
-                        method, "verified_nodes", vn, "estimated_nodes", en);
+                        method, "verified_nodes", vn, "estimated_nodes", en, "leased",
+                        (json_int_t)s->leased, "leased_done", s->leased_progress);
   int ok = o != NULL;
   if (o) {
     put(o, "units_estimate", by_est ? json_string(nq_u128_str(s->est_total, ea)) : json_null(),
@@ -219,7 +224,8 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
   put(o, "clients", json_pack("{s:I, s:I, s:I}", "active", (json_int_t)s.clients_active, "known",
                               (json_int_t)s.clients_known, "banned",
                               (json_int_t)s.clients_banned), &ok);
-  json_t *d = ok ? srv_units_json(st, job->id, SRV_UNIT_DISPUTED, SRV_STATUS_DISPUTED_MAX) : NULL;
+  json_t *d = ok ? srv_units_json(st, job->id, SRV_UNIT_DISPUTED, SRV_STATUS_DISPUTED_MAX, now)
+                 : NULL;
   if (d) {
     put(o, "disputed", json_incref(json_object_get(d, "units")), &ok);
     json_decref(d);
@@ -292,6 +298,36 @@ static int asg_cb(const srv_asg_info_t *a, void *arg) {
   return o && json_array_append_new(l->arr, o) == 0 ? 0 : NQ_ENOMEM;
 }
 
+/* A live lease and its last progress report: who runs the unit, how far it is, how fast, and
+ * when it should end. The rate is the client's own (fraction per second of its solve time, every
+ * run of a resumed unit together), so a client that was off for a while does not look slow; the
+ * ETA counts from now, less the time since the report. */
+static int running_cb(const srv_asg_info_t *a, void *arg) {
+  list_ctx_t *l = arg;
+  if (a->state != SRV_ASG_LEASED) return 0;
+  srv_client_t c;
+  const char *who = srv_client_get(l->st, a->client_id, &c) == 0 ? c.name : "?";
+  json_t *o = json_pack("{s:I, s:s, s:I, s:I}", "assignment", (json_int_t)a->id, "client", who,
+                        "issued", (json_int_t)a->issued, "deadline", (json_int_t)a->deadline);
+  if (!o) return NQ_ENOMEM;
+  int ok = 1;
+  double f = a->progress, secs = a->progress_seconds;
+  json_t *eta = json_null(), *nps = json_null();
+  if (f > 0 && secs > 0) {
+    double left = secs * (1 - f) / f - (double)(l->now - a->progress_at);
+    eta = json_integer((json_int_t)(left > 0 ? left + 0.5 : 0));
+  }
+  if (secs > 0 && a->progress_nodes > 0) nps = json_real((double)a->progress_nodes / secs);
+  put(o, "percent", f >= 0 ? json_real(100.0 * f) : json_null(), &ok);
+  put(o, "seconds", secs >= 0 ? json_real(secs) : json_null(), &ok);
+  put(o, "nodes", a->progress_at ? json_integer((json_int_t)a->progress_nodes) : json_null(), &ok);
+  put(o, "nodes_per_s", nps, &ok);
+  put(o, "eta_s", eta, &ok);
+  put(o, "progress_at", json_integer(a->progress_at), &ok);
+  if (!ok || json_array_append_new(l->arr, o) != 0) return NQ_ENOMEM;
+  return 0;
+}
+
 static int unit_cb(const srv_unit_info_t *u, void *arg) {
   list_ctx_t *l = arg;
   json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:i, s:i}", "id", (json_int_t)u->id, "idx",
@@ -312,13 +348,19 @@ static int unit_cb(const srv_unit_info_t *u, void *arg) {
     if (rc == 0 && json_object_set_new(o, "replicas", r.arr) != 0) rc = NQ_ENOMEM;
     if (rc != 0) json_decref(r.arr);
   }
+  if (rc == 0 && u->live > 0) {
+    list_ctx_t r = {json_array(), l->now, l->st};
+    rc = r.arr ? srv_asg_list_unit(l->st, u->id, running_cb, &r) : NQ_ENOMEM;
+    if (rc == 0 && json_object_set_new(o, "running", r.arr) != 0) rc = NQ_ENOMEM;
+    if (rc != 0) json_decref(r.arr);
+  }
   if (rc == 0 && json_array_append_new(l->arr, o) != 0) return NQ_ENOMEM;
   if (rc != 0) json_decref(o);
   return rc;
 }
 
-json_t *srv_units_json(srv_store_t *st, int64_t job_id, int state, int limit) {
-  list_ctx_t l = {json_array(), 0, st};
+json_t *srv_units_json(srv_store_t *st, int64_t job_id, int state, int limit, int64_t now) {
+  list_ctx_t l = {json_array(), now, st};
   int rc = l.arr ? srv_unit_list(st, job_id, state, limit, unit_cb, &l) : NQ_ENOMEM;
   return wrap("units", l.arr, rc);
 }
@@ -479,7 +521,7 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
   case NQ_ADMIN_UNITS:
     state = strcmp(req->state, "all") ? srv_unit_state_parse(req->state) : -1;
     if (state == NQ_EINVAL) return refuse(err, NQ_ERR_BAD_MESSAGE, "units: unknown state");
-    *data = srv_units_json(st, job->id, state, req->limit);
+    *data = srv_units_json(st, job->id, state, req->limit, now);
     break;
   case NQ_ADMIN_CLIENT_ADD: return cmd_client_add(st, req->name, now, data, err);
   case NQ_ADMIN_CLIENT_BAN: return cmd_client_ban(st, req->name, now, data, fx, err);

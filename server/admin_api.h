@@ -39,8 +39,10 @@ json_t *srv_clients_json(srv_store_t *st, int64_t now);
 json_t *srv_jobs_json(srv_store_t *st);
 
 /* {"units": [...]}: units of a job in idx order; state < 0 means every state; limit <= 0 means no
- * limit. Disputed units carry their results ("replicas") so the operator can see the vote. */
-json_t *srv_units_json(srv_store_t *st, int64_t job_id, int state, int limit);
+ * limit. Disputed units carry their results ("replicas") so the operator can see the vote; units
+ * with live leases carry them ("running": client, percent done, rate and ETA at `now`, from the
+ * last progress report). */
+json_t *srv_units_json(srv_store_t *st, int64_t job_id, int state, int limit, int64_t now);
 
 /* One job as an object (used by jobs and status). */
 json_t *srv_job_json(const srv_job_t *job);

@@ -160,40 +160,42 @@ out:
 
 /* ---- progress ----------------------------------------------------------------------------- */
 
-static int progress_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, int64_t now,
-                           int64_t *deadline) {
+static int progress_locked(srv_sched_t *s, int64_t client_id, const nq_progress_t *p,
+                           int64_t now, int64_t *deadline) {
   srv_asg_info_t a;
   srv_unit_info_t u;
-  int rc = srv_asg_get_unit(s->store, asg_id, &a, &u);
+  int rc = srv_asg_get_unit(s->store, p->id, &a, &u);
   if (rc) return rc;
   /* The protocol does not tell a client whether someone else's assignment exists; one of
    * another job (archived) is not work any more. */
   if (a.client_id != client_id || u.job_id != s->job.id)
-    return srv_store_failf(s->store, NQ_ENOTFOUND, "no assignment %lld", (long long)asg_id);
+    return srv_store_failf(s->store, NQ_ENOTFOUND, "no assignment %lld", (long long)p->id);
   int64_t d = now + s->cfg.lease_seconds;
   if (a.state == SRV_ASG_LEASED) {
     /* Never shorten a lease: a late or reordered progress must not pull the deadline back. */
     if (d < a.deadline) d = a.deadline;
-    rc = srv_asg_set_deadline(s->store, asg_id, d);
+    rc = srv_asg_set_deadline(s->store, a.id, d);
   } else if (a.state == SRV_ASG_EXPIRED) {
     /* Revived while its unit is undecided and still short of replicas, i.e. nobody has been
      * given the unit in its place; otherwise the client's work would be redundant. */
     rc = srv_asg_revive(s->store, a.id, a.unit_id, d);
   } else {
     rc = srv_store_failf(s->store, NQ_ENOTFOUND, "assignment %lld already reported",
-                         (long long)asg_id);
+                         (long long)p->id);
   }
+  /* The report is kept for a live lease only: it is what the operator watches. */
+  if (rc == 0) rc = srv_asg_set_progress(s->store, a.id, p, now);
   if (rc == 0) *deadline = d;
   return rc;
 }
 
-int srv_sched_progress(srv_sched_t *s, int64_t client_id, int64_t assignment_id, int64_t now,
+int srv_sched_progress(srv_sched_t *s, int64_t client_id, const nq_progress_t *p, int64_t now,
                        int64_t *deadline) {
   int rc = need_tx(s);
   if (rc == 0) rc = srv_store_savepoint(s->store);
   if (rc) return rc;
   rc = client_ok(s, client_id, now);
-  if (rc == 0) rc = progress_locked(s, client_id, assignment_id, now, deadline);
+  if (rc == 0) rc = progress_locked(s, client_id, p, now, deadline);
   return srv_store_release(s->store, rc);
 }
 

@@ -86,12 +86,14 @@ int64_t srv_sched_lease_for(const srv_sched_config_t *cfg, double mean, int ahea
 int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now, srv_work_t *out,
                        int *n_out, srv_nowork_t *why);
 
-/* progress: extend the client's lease to now + lease_seconds and return it in *deadline.
+/* progress: extend the lease of the client's assignment p->id to now + lease_seconds, return it
+ * in *deadline, and keep the report (fraction, seconds, nodes) as the assignment's last progress.
  * Works on the client's own leased assignment, and on its expired one as long as the unit is
  * still undecided and still needs a replica (it has not been reissued in its place); that lease is
- * revived. NQ_ENOTFOUND for unknown, not this client's, reported, or reissued assignments (the
- * protocol answers all of them with unknown_assignment), NQ_EBANNED if banned. */
-int srv_sched_progress(srv_sched_t *s, int64_t client_id, int64_t assignment_id, int64_t now,
+ * revived. NQ_ESTATE for an expired one whose undecided unit was reissued (the protocol's
+ * lease_expired: its result is still taken), NQ_ENOTFOUND for unknown, not this client's,
+ * reported, or decided ones (unknown_assignment), NQ_EBANNED if banned. */
+int srv_sched_progress(srv_sched_t *s, int64_t client_id, const nq_progress_t *p, int64_t now,
                        int64_t *deadline);
 
 typedef enum {

@@ -198,9 +198,12 @@ static void h_progress(srv_t *s, srv_req_t *r, int64_t now) {
     return;
   }
   nq_lease_t l = {p.id, 0};
-  int rc = srv_sched_progress(&s->sched, r->sc->client_id, p.id, now, &l.deadline);
+  int rc = srv_sched_progress(&s->sched, r->sc->client_id, &p, now, &l.deadline);
   if (rc == 0)
     r->reply = nq_lease_pack(&l);
+  else if (rc == NQ_ESTATE)
+    reply_error(r, NQ_ERR_LEASE_EXPIRED, "the lease expired and the unit went to another client; "
+                "a result is still taken until the unit is decided", p.id);
   else if (rc == NQ_ENOTFOUND)
     reply_error(r, NQ_ERR_UNKNOWN_ASSIGNMENT, "no such running assignment of this client", p.id);
   else

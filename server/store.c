@@ -557,6 +557,24 @@ static int stats_rate(srv_store_t *st, int64_t job_id, int64_t now, int window,
   return rc;
 }
 
+/* The job's live leases and the share of their units already done, by their last progress. */
+static int stats_leased(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT count(*), total(a.progress) FROM assignments a "
+                              "CROSS JOIN units u ON u.id = a.unit_id "
+                              "WHERE a.state = 'leased' AND u.job_id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, job_id);
+  if (sqlite3_step(s) == SQLITE_ROW) {
+    out->leased = sqlite3_column_int64(s, 0);
+    out->leased_progress = sqlite3_column_double(s, 1);
+  } else {
+    rc = srv_store_fail(st, "leased progress");
+  }
+  sqlite3_reset(s);
+  return rc;
+}
+
 int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_window,
                     int rate_window, srv_stats_t *out) {
   memset(out, 0, sizeof *out);
@@ -565,5 +583,6 @@ int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_win
   if (rc == 0) rc = srv_store_counters(st, job_id, out);
   if (rc == 0) rc = stats_clients(st, now - active_window, out);
   if (rc == 0) rc = stats_rate(st, job_id, now, rate_window, out);
+  if (rc == 0) rc = stats_leased(st, job_id, out);
   return rc;
 }

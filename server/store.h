@@ -252,6 +252,11 @@ typedef struct srv_asg_info_s {
   nq_counts_t counts; /* valid when reported_at != 0 */
   double seconds;
   char solver[SRV_SOLVER_MAX + 1];
+  /* The last progress the client reported (schema 004); progress_at = 0 before the first. */
+  double progress;         /* share of the unit done, 0..1; -1 when not reported */
+  double progress_seconds; /* the client's solve time on the unit so far; -1 when not reported */
+  uint64_t progress_nodes; /* nodes counted so far (0 when not reported) */
+  int64_t progress_at;
 } srv_asg_info_t;
 
 int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out);
@@ -302,6 +307,8 @@ typedef struct srv_stats_s {
   nq_u128 est_total;               /* the sum of the units' estimated nodes */
   nq_u128 est_verified;            /* ... of the verified units' */
   int64_t clients_known, clients_active, clients_banned;
+  int64_t leased;                  /* live leases of the job */
+  double leased_progress;          /* the sum of their last reported progress (0..1 each) */
   int64_t recent_results;          /* results reported in the rate window */
   nq_u128 recent_nodes;            /* their nodes, summed */
   int rate_window;                 /* its length in seconds: whole minutes back from now's
@@ -363,8 +370,13 @@ int srv_asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t n
                   int64_t deadline, int64_t *asg_id);
 /* Move a leased assignment's deadline. */
 int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline);
+/* Remember the client's last progress report on the assignment (the fields it has; the others
+ * become NULL) and when it came. */
+int srv_asg_set_progress(srv_store_t *st, int64_t asg_id, const nq_progress_t *p, int64_t now);
 /* Lease an expired assignment of unit_id again until deadline, if the unit is undecided and still
- * needs a replica (nobody was given it in its place); else NQ_ENOTFOUND. */
+ * needs a replica (nobody was given it in its place). NQ_ESTATE when the unit is undecided but
+ * was given to another client in its place (a result is still taken), NQ_ENOTFOUND when it is
+ * decided. */
 int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t deadline);
 /* The assignment and its unit, in one read. NQ_ENOTFOUND if there is no such assignment. */
 int srv_asg_get_unit(srv_store_t *st, int64_t asg_id, srv_asg_info_t *a, srv_unit_info_t *u);

@@ -215,10 +215,12 @@ const char *srv_asg_state_name(srv_asg_state_t s) {
 }
 
 #define ASG_COLS "id, unit_id, client_id, state, issued, deadline, reported_at, late, " \
-                 "c2, c4, c8, nodes, seconds, solver"
+                 "c2, c4, c8, nodes, seconds, solver, progress, progress_seconds, progress_nodes, " \
+                 "progress_at"
 #define ASG_COLS_A "a.id, a.unit_id, a.client_id, a.state, a.issued, a.deadline, a.reported_at, " \
-                   "a.late, a.c2, a.c4, a.c8, a.nodes, a.seconds, a.solver"
-#define ASG_NCOLS 14
+                   "a.late, a.c2, a.c4, a.c8, a.nodes, a.seconds, a.solver, a.progress, " \
+                   "a.progress_seconds, a.progress_nodes, a.progress_at"
+#define ASG_NCOLS 18
 
 static srv_asg_state_t asg_state_parse(const char *name) {
   for (int i = 0; i < SRV_ASG_NSTATES; i++)
@@ -245,6 +247,11 @@ static void asg_row(sqlite3_stmt *s, srv_asg_info_t *a) {
   a->counts.nodes = col_u64(s, 11);
   a->seconds = sqlite3_column_double(s, 12);
   col_str(s, 13, a->solver, sizeof a->solver);
+  a->progress_at = col_i64(s, 17);
+  a->progress = sqlite3_column_type(s, 14) == SQLITE_NULL ? -1 : sqlite3_column_double(s, 14);
+  a->progress_seconds =
+      sqlite3_column_type(s, 15) == SQLITE_NULL ? -1 : sqlite3_column_double(s, 15);
+  a->progress_nodes = col_u64(s, 16);
 }
 
 int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out) {
@@ -512,6 +519,22 @@ int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline) {
                "extend lease");
 }
 
+int srv_asg_set_progress(srv_store_t *st, int64_t asg_id, const nq_progress_t *p, int64_t now) {
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "UPDATE assignments SET progress = ?2, progress_seconds = ?3, "
+                              "progress_nodes = ?4, progress_at = ?5 WHERE id = ?1", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, asg_id);
+  if (p->has_fraction) sqlite3_bind_double(q, 2, p->fraction);
+  else sqlite3_bind_null(q, 2);
+  if (p->has_seconds) sqlite3_bind_double(q, 3, p->seconds);
+  else sqlite3_bind_null(q, 3);
+  if (p->has_nodes) sqlite3_bind_int64(q, 4, (int64_t)p->nodes);
+  else sqlite3_bind_null(q, 4);
+  sqlite3_bind_int64(q, 5, now);
+  return srv_store_step(st, q, "store progress");
+}
+
 int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t deadline) {
   sqlite3_stmt *q;
   int rc = srv_store_stmt(st, "SELECT need FROM units WHERE id = ?1 "
@@ -522,8 +545,11 @@ int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t dea
   int need = sr == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
   sqlite3_reset(q);
   if (sr != SQLITE_ROW && sr != SQLITE_DONE) return srv_store_fail(st, "revive");
+  if (sr == SQLITE_DONE)
+    return srv_store_failf(st, NQ_ENOTFOUND, "assignment %lld expired and its unit is decided",
+                           (long long)asg_id);
   if (need <= 0)
-    return srv_store_failf(st, NQ_ENOTFOUND, "assignment %lld expired and was reissued",
+    return srv_store_failf(st, NQ_ESTATE, "assignment %lld expired and was reissued",
                            (long long)asg_id);
   rc = exec3(st, "UPDATE assignments SET state = 'leased', deadline = ?2 WHERE id = ?1", asg_id,
              deadline, 0, "revive");

@@ -1,6 +1,7 @@
 /* nq-solve: the solver alone on one machine, and the planning tools (estimates, sized units).
  *   nq-solve N [--threads T] [--depth d] [--json] [--reference]     count N
  *   nq-solve --unit TEXT [...]                                       count one unit
+ *   nq-solve N|--unit TEXT --checkpoint FILE [--checkpoint-seconds S] a count across restarts
  *   nq-solve N --depth d --list-units                                the units of N at depth d
  *   nq-solve N [--depth d] --estimate [...]                          estimated cost (solve_plan.c)
  *   nq-solve N --unit-seconds S [--max-depth D] --plan|--list-units  units sized to S
@@ -8,6 +9,7 @@
 #include "nq/nq.h"
 #include "nq/plan.h"
 #include "nq/solver.h"
+#include "nq/solver_pool.h"
 #include "nq/unit.h"
 #include "solve.h"
 
@@ -15,6 +17,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +56,9 @@ static void usage(FILE *f) {
           "  --audit K         estimate every K-th unit of the plan again with 4096 probes\n"
           "                    and compare (for N too big to --verify)\n"
           "  --json            print JSON (for --list-units of a plan: one object a line)\n"
+          "  --checkpoint FILE save what is finished in FILE every --checkpoint-seconds and on\n"
+          "                    SIGINT/SIGTERM; resume from FILE when it holds this count\n"
+          "  --checkpoint-seconds S  seconds between two saves (default 60)\n"
           "  --help            this text\n",
           NQ_MAX_N, NQ_EST_DEFAULT_SEED, NQ_EST_DEFAULT_BUDGET, NQ_EST_MIN_PROBES,
           NQ_PLAN_DEFAULT_PROBES, NQ_PLAN_DEFAULT_UNIT_PROBES, NQ_REF_NODES_PER_SEC);
@@ -69,6 +75,13 @@ static void on_progress(uint64_t nodes, void *arg) {
   if (dt < 1.0) return;
   fprintf(stderr, "\r%.1f s, %.3g nodes, %.3g nodes/s   ", dt, (double)nodes, (double)nodes / dt);
   p->shown = 1;
+}
+
+/* SIGINT/SIGTERM during a checkpointed solve: stop taking tasks; the checkpoint is saved. */
+static volatile int stop_flag;
+static void on_stop_signal(int sig) {
+  (void)sig;
+  stop_flag = 1;
 }
 
 static int list_cb(const nq_unit_t *u, void *arg) {
@@ -122,7 +135,20 @@ static int run_solve(const solve_cfg_t *cfg) {
   nq_solve_opts_t so = {cfg->threads, on_progress, &pr, NULL};
   nq_counts_t res;
   int rc, threads = cfg->threads;
-  if (cfg->reference) {
+  nq_subject_t subj;
+  if (cfg->checkpoint &&
+      (cfg->unit_text ? nq_subject_unit(&subj, &cfg->unit)
+                      : nq_subject_whole(&subj, cfg->n, cfg->depth ? cfg->depth : 2)) == 0) {
+    signal(SIGINT, on_stop_signal);
+    signal(SIGTERM, on_stop_signal);
+    so.cancel = &stop_flag;
+    double spent;
+    rc = nq_solve_checkpointed(&subj, &so, cfg->checkpoint, cfg->checkpoint_seconds, &res, &spent);
+    if (rc == NQ_ESTATE) {
+      fprintf(stderr, "\nnq-solve: stopped; %s holds what is finished\n", cfg->checkpoint);
+      return 1;
+    }
+  } else if (cfg->reference) {
     threads = 1;
     rc = cfg->unit_text ? nq_ref_solve_unit(&cfg->unit, &res) : nq_ref_solve_n(cfg->n, &res);
   } else {
@@ -210,7 +236,7 @@ static int arg_double(const char *opt, const char *s, double lo, double hi, doub
 
 enum {
   O_ESTIMATE = 256, O_SEED, O_EFFORT, O_CALIB, O_USECS, O_UNODES, O_MAXD, O_MAXU, O_PLAN,
-  O_VERIFY, O_AUDIT, O_UEFFORT
+  O_VERIFY, O_AUDIT, O_UEFFORT, O_CKPT, O_CKPT_SECS
 };
 
 /* Parse argv into cfg and the mode's name; returns 0, or an exit status (help: -1). */
@@ -229,6 +255,8 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
       {"verify", no_argument, 0, O_VERIFY},
       {"audit", required_argument, 0, O_AUDIT},
       {"unit-effort", required_argument, 0, O_UEFFORT},
+      {"checkpoint", required_argument, 0, O_CKPT},
+      {"checkpoint-seconds", required_argument, 0, O_CKPT_SECS},
       {0, 0, 0, 0}};
   int c, rc = 0, estimate = 0, plan = 0;
   long v;
@@ -262,10 +290,18 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
     case O_AUDIT:
       if (!(rc = arg_long("audit", optarg, 1, 1000000000, &v))) cfg->audit = (unsigned)v;
       break;
+    case O_CKPT: cfg->checkpoint = optarg; break;
+    case O_CKPT_SECS:
+      rc = arg_double("checkpoint-seconds", optarg, 0.01, 1e6, &cfg->checkpoint_seconds);
+      break;
     default: usage(stderr); return 2;
     }
   }
   if (rc) return rc;
+  if (cfg->checkpoint && (cfg->reference || !*cfg->checkpoint)) {
+    fprintf(stderr, "nq-solve: --checkpoint needs a file name and the fast solver\n");
+    return 2;
+  }
   int sized = cfg->unit_seconds > 0 || cfg->unit_nodes >= 0;
   if (estimate && (plan || sized || cfg->list)) {
     fprintf(stderr, "nq-solve: --estimate does not go with --plan, --unit-seconds or "
@@ -286,6 +322,10 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
     return 2;
   }
   *mode = estimate ? "estimate" : sized ? "plan" : cfg->list ? "list-units" : "solve";
+  if (cfg->checkpoint && strcmp(*mode, "solve")) {
+    fprintf(stderr, "nq-solve: --checkpoint goes with a count, not with --%s\n", *mode);
+    return 2;
+  }
   return 0;
 }
 
@@ -333,6 +373,7 @@ int main(int argc, char **argv) {
   cfg.calib_seconds = -1; /* automatic (solve_estimate) */
   cfg.max_units = 100000000;
   cfg.unit_nodes = -1; /* not given */
+  cfg.checkpoint_seconds = 60;
   const char *name = NULL;
   int rc = parse(argc, argv, &cfg, &name);
   if (rc) return rc < 0 ? 0 : rc;

@@ -63,3 +63,40 @@ stop_all() {
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   PIDS=()
 }
+
+# published N -> "TOTAL UNIQUE" (OEIS A000170, A002562) for the boards the end-to-end tests use.
+published() {
+  case $1 in
+    10) echo "724 92" ;;
+    12) echo "14200 1787" ;;
+    17) echo "95815104 11977939" ;;
+    18) echo "666090624 83263591" ;;
+    *) fail "no published value for N=$1" ;;
+  esac
+}
+
+# wait_server_exit SECONDS: the server (--exit-when-done) must exit 0 in time.
+wait_server_exit() {
+  local limit=$1 i
+  for i in $(seq 1 $((limit * 10))); do
+    kill -0 "$SRV" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$SRV" 2>/dev/null && fail "the job did not finish within $limit s"
+  local rc=0
+  wait "$SRV" || rc=$?
+  SRV=""
+  [ $rc -eq 0 ] || fail "nq-server exited $rc"
+}
+
+# check_done DIR N: the server's final line names the published totals.
+check_done() {
+  local dir=$1 n=$2 line exp total uniq
+  line=$(grep -E "job N=$n done: TOTAL=" "$dir/server.log" | tail -n 1)
+  [ -n "$line" ] || fail "no final job line in $dir/server.log"
+  exp=$(published "$n")
+  total=$(sed -E 's/.*TOTAL=([0-9]+).*/\1/' <<<"$line")
+  uniq=$(sed -E 's/.*UNIQUE=([0-9]+).*/\1/' <<<"$line")
+  [ "$total $uniq" = "$exp" ] || fail "N=$n: got TOTAL=$total UNIQUE=$uniq, published $exp"
+  say "N=$n done: TOTAL=$total UNIQUE=$uniq (published $exp)"
+}

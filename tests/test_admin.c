@@ -319,6 +319,64 @@ static srv_unit_info_t first_unit(fx_t *f, srv_unit_state_t state) {
   return u;
 }
 
+static int alpha_lease_cb(const srv_asg_info_t *a, void *arg) {
+  if (a->state != SRV_ASG_LEASED) return 0;
+  *(srv_asg_info_t *)arg = *a;
+  return 1; /* the first live lease: alpha's (it was leased first) */
+}
+
+/* Report progress on alpha's lease of the leased unit (u3): 25% after 100 s of solving, 1e9
+ * nodes, at t0 + 20. Returns the unit. */
+static srv_unit_info_t report_progress(fx_t *f) {
+  srv_unit_info_t u = first_unit(f, SRV_UNIT_LEASED);
+  srv_asg_info_t a;
+  ck_assert_int_eq(srv_asg_list_unit(f->st, u.id, alpha_lease_cb, &a), 1);
+  srv_client_t c;
+  ck_assert_int_eq(srv_client_get(f->st, a.client_id, &c), 0);
+  ck_assert_str_eq(c.name, "alpha");
+  nq_progress_t p = {.id = a.id, .has_nodes = 1, .nodes = 1000000000, .has_fraction = 1,
+                     .fraction = 0.25, .has_seconds = 1, .seconds = 100};
+  int64_t dl;
+  ck_assert_int_eq(srv_store_begin(f->st), 0);
+  ck_assert_int_eq(srv_sched_progress(&f->sched, a.client_id, &p, f->t0 + 20, &dl), 0);
+  ck_assert_int_eq(srv_store_commit(f->st), 0);
+  return u;
+}
+
+/* Units being solved list who runs them and how far they are: percent, rate and ETA from the
+ * last progress; a lease without a report says so (nulls). The status sums the reports. */
+START_TEST(leased_units_show_progress) {
+  fx_t f;
+  admin_fx(&f, "admin");
+  build_all_states(&f);
+  srv_unit_info_t u = report_progress(&f);
+  json_t *r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"units\",\"state\":\"leased\"}");
+  const json_t *units = json_object_get(json_object_get(r, "data"), "units");
+  ck_assert_int_eq((int)json_array_size(units), 1);
+  const json_t *unit = json_array_get(units, 0);
+  ck_assert_str_eq(jstr(unit, "unit", NULL), u.text);
+  const json_t *run = json_object_get(unit, "running");
+  ck_assert_int_eq((int)json_array_size(run), 2);
+  const json_t *a = json_array_get(run, 0), *c = json_array_get(run, 1);
+  ck_assert_str_eq(jstr(a, "client", NULL), "alpha");
+  ck_assert(json_real_value(json_object_get(a, "percent")) == 25.0);
+  ck_assert(json_real_value(json_object_get(a, "nodes_per_s")) == 1e7);
+  /* 100 s for 25%: 300 s to go from the report, 10 s ago (ask() runs at t0 + 30). */
+  ck_assert_int_eq(jint(a, "eta_s", NULL), 290);
+  ck_assert_int_eq(jint(a, "progress_at", NULL), f.t0 + 20);
+  ck_assert_str_eq(jstr(c, "client", NULL), "charlie");
+  ck_assert(json_is_null(json_object_get(c, "percent")));
+  ck_assert(json_is_null(json_object_get(c, "eta_s")));
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"status\"}");
+  const json_t *prog = json_object_get(json_object_get(r, "data"), "progress");
+  ck_assert_int_eq(jint(prog, "leased", NULL), 3); /* u1 (bravo), u3 (alpha, charlie) */
+  ck_assert(json_real_value(json_object_get(prog, "leased_done")) == 0.25);
+  json_decref(r);
+  fx_done(&f);
+}
+END_TEST
+
 /* unit_retry: refusals, then a disputed unit re-opened by its text; the next new client gets it
  * and its agreeing result verifies the unit. */
 START_TEST(admin_unit_retry) {
@@ -513,6 +571,13 @@ START_TEST(binary_local_mode) {
   ck_assert_int_eq(run(cmd, out, sizeof out), 0);
   ck_assert_msg(strstr(out, "result from") != NULL, "%s", out);
   ck_assert_msg(strstr(out, "nq-admin unit retry") != NULL, "no hint: %s", out);
+  report_progress(&f);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' units --state leased --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  ck_assert_msg(strstr(out, "running on alpha") && strstr(out, "25.0% done") &&
+                    strstr(out, "1e+07 nodes/s") && strstr(out, "running on charlie"),
+                "%s", out);
+
   /* unit retry: a bad unit and a unit that is not disputed are refused (exit 1), then the
    * disputed one is re-opened by id. */
   srv_unit_info_t disputed = first_unit(&f, SRV_UNIT_DISPUTED);
@@ -553,6 +618,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, status_matches_database);
   tcase_add_test(tc, admin_requests);
   tcase_add_test(tc, admin_unit_retry);
+  tcase_add_test(tc, leased_units_show_progress);
   tcase_add_test(tc, finished_job_matches_published);
   suite_add_tcase(s, tc);
   TCase *bin = tcase_create("binary");

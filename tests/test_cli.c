@@ -8,7 +8,10 @@
  *   - no server yet: IDLE/CONNECTING with backoff, then a server appears; it stops mid-session
  *     (READY -> IDLE) and a second one on the same data resumes; the job still finishes;
  *   - a stop request: STOPPED (exit 0); a ban mid-session: BANNED (exit 5);
- *   - a peer speaking another protocol version, a malformed welcome, a frame before welcome.
+ *   - a peer speaking another protocol version, a malformed welcome, a frame before welcome;
+ *   - checkpoints: a stop saves the running unit and the next run resumes it (exact result);
+ *     a checkpointed unit the server has decided meanwhile is dropped; one whose lease was
+ *     reissued while it is undecided is finished anyway and its result taken.
  * The loop ends when the client is DONE and every handle has closed; a deadline guards it. */
 #include "cli.h"
 #include "journal.h"
@@ -16,6 +19,7 @@
 #include "testutil.h"
 
 #include "nq/certs.h"
+#include "nq/checkpoint.h"
 #include "nq/conn.h"
 #include "nq/files.h"
 #include "nq/nq.h"
@@ -23,9 +27,11 @@
 #include "nq/tls.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #define DEADLINE_MS 60000
@@ -39,6 +45,8 @@ struct env_s {
   char *tmp;
   char data[600], state[600], ca[700], enrol[128];
   int port;
+  int depth;          /* of the job's units (3 unless a test says otherwise) */
+  int keep_tmp;       /* env_free leaves the directories for the next run of a test */
   srv_t srv[2];       /* a second one for the restart test (the first's handles may still close) */
   int srv_up[2];
   cli_config_t cfg;
@@ -62,7 +70,7 @@ static void server_start(env_t *e, int i, int n) {
   srv_config_t c;
   srv_config_default(&c);
   c.n = n;
-  c.depth = 3;
+  c.depth = e->depth ? e->depth : 3;
   c.quorum = 1;
   c.max_results = 1;
   c.data_dir = e->data;
@@ -155,10 +163,11 @@ static void on_guard(uv_timer_t *t) {
   }
 }
 
-static void env_init(env_t *e, const char *tag) {
+/* A new environment; in the directories of an earlier one when tmp is given (taken over). */
+static void env_init_in(env_t *e, const char *tag, char *tmp) {
   memset(e, 0, sizeof *e);
   ck_assert_int_eq(uv_loop_init(&e->loop), 0);
-  e->tmp = tu_tmpdir(tag);
+  e->tmp = tmp ? tmp : tu_tmpdir(tag);
   ck_assert_ptr_nonnull(e->tmp);
   snprintf(e->data, sizeof e->data, "%s/data", e->tmp);
   snprintf(e->state, sizeof e->state, "%s/state", e->tmp);
@@ -181,6 +190,10 @@ static void env_init(env_t *e, const char *tag) {
   e->tick.data = e->guard.data = e;
 }
 
+static void env_init(env_t *e, const char *tag) {
+  env_init_in(e, tag, NULL);
+}
+
 /* Start the client and run the loop until it is done and every handle has closed. */
 static void env_run(env_t *e) {
   if (!e->cfg.token) e->cfg.enrol = e->enrol;
@@ -199,6 +212,7 @@ static void env_free(env_t *e) {
     if (e->srv_up[i]) srv_free(&e->srv[i]);
   nq_tls_ctx_free(e->fake_tls);
   ck_assert_int_eq(uv_loop_close(&e->loop), 0);
+  if (e->keep_tmp) return; /* the next env_init_in takes e->tmp over */
   tu_rmtree(e->tmp);
   free(e->tmp);
 }
@@ -309,7 +323,12 @@ static void restart_script(env_t *e) {
     }
     break;
   case 2: /* dropped: the client tries again; a new server on the same port and data */
-    if (st == CLI_STATE_IDLE || st == CLI_STATE_CONNECTING) {
+    if ((st == CLI_STATE_IDLE || st == CLI_STATE_CONNECTING) && !e->srv[0].conns &&
+        !e->srv[0].handles_open) {
+      /* The first server is gone: its store and its data directory lock are released, as when
+       * a process exits, so the second may take the directory. */
+      srv_free(&e->srv[0]);
+      e->srv_up[0] = 0;
       server_start(e, 1, 10);
       e->phase = 3;
     }
@@ -442,6 +461,183 @@ START_TEST(peer_frame_before_welcome) {
 }
 END_TEST
 
+/* ---- checkpoints ---- */
+
+/* The ids of the checkpoint files in the client's state directory (read without opening the
+ * journal, which would sweep the client's temporary files). */
+static size_t ckpt_ids(const env_t *e, int64_t *ids, size_t max) {
+  char dir[700];
+  snprintf(dir, sizeof dir, "%s/checkpoint", e->state);
+  DIR *d = opendir(dir);
+  size_t n = 0;
+  struct dirent *de;
+  while (d && (de = readdir(d)) != NULL) {
+    long long id;
+    char tail[8];
+    if (sscanf(de->d_name, "%lld.%7s", &id, tail) == 2 && !strcmp(tail, "ckpt") && n < max)
+      ids[n++] = id;
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+static int state_file_exists(const env_t *e, const char *sub, int64_t id, const char *ext) {
+  char p[800];
+  snprintf(p, sizeof p, "%s/%s/%lld%s", e->state, sub, (long long)id, ext);
+  return access(p, F_OK) == 0;
+}
+
+static void stop_at_checkpoint_script(env_t *e) {
+  int64_t id;
+  if (e->phase == 0 && ckpt_ids(e, &id, 1) > 0) {
+    cli_stop(e->cli);
+    e->phase = 1;
+  }
+}
+
+/* Run 1 of a checkpoint test: a job of N at depth 2 (units of a good fraction of a second and
+ * more), stopped as soon as the running unit has a valid checkpoint with some of its tasks done.
+ * Returns the assignment id; the directories stay for run 2 (*tmp), and *st (when given) is the
+ * job's store, open between the runs, with *a the assignment. */
+static int64_t run_to_checkpoint(const char *tag, int n, char **tmp, srv_store_t **st,
+                                 srv_asg_info_t *a) {
+  env_t e;
+  env_init(&e, tag);
+  e.depth = 2;
+  server_start(&e, 0, n);
+  e.cfg.checkpoint_seconds = 0.05;
+  e.script = stop_at_checkpoint_script;
+  e.keep_tmp = 1;
+  env_run(&e);
+  ck_assert_int_eq(cli_reason(e.cli), CLI_REASON_STOPPED);
+  int64_t id = 0;
+  ck_assert_uint_eq(ckpt_ids(&e, &id, 1), 1);
+  ck_assert(state_file_exists(&e, "assigned", id, ".json")); /* the assignment is kept */
+  char p[800], err[NQ_CKPT_ERR_MAX] = "";
+  nq_ckpt_t c;
+  snprintf(p, sizeof p, "%s/checkpoint/%lld.ckpt", e.state, (long long)id);
+  ck_assert_msg(nq_ckpt_load(p, &c, err, sizeof err) == 0, "checkpoint: %s", err);
+  ck_assert_uint_gt(c.ndone, 0);
+  ck_assert_uint_lt(c.ndone, c.ntasks);
+  nq_ckpt_free(&c);
+  *tmp = e.tmp;
+  env_free(&e);
+  if (st) {
+    snprintf(p, sizeof p, "%s/data/nq.db", *tmp);
+    ck_assert_msg(srv_store_open(st, p, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(srv_asg_get(*st, id, a), 0);
+  }
+  return id;
+}
+
+typedef struct watch_s {
+  int64_t id;
+} watch_t;
+static watch_t watch;
+
+/* Stop once assignment watch.id has a result on the server. */
+static void stop_when_reported_script(env_t *e) {
+  srv_asg_info_t a;
+  if (e->phase == 0 && srv_asg_get(e->srv[0].store, watch.id, &a) == 0 && a.reported_at) {
+    cli_stop(e->cli);
+    e->phase = 1;
+  }
+}
+
+/* Stop once the client has forgotten assignment watch.id (no checkpoint, no assignment entry). */
+static void stop_when_forgotten_script(env_t *e) {
+  if (e->phase == 0 && !state_file_exists(e, "checkpoint", watch.id, ".ckpt") &&
+      !state_file_exists(e, "assigned", watch.id, ".json")) {
+    cli_stop(e->cli);
+    e->phase = 1;
+  }
+}
+
+/* Run 2 in the same directories: the same job, the stored token, `script` decides when to stop. */
+static void run_again(env_t *e, const char *tag, char *tmp, int n, void (*script)(env_t *)) {
+  env_init_in(e, tag, tmp);
+  e->depth = 2;
+  server_start(e, 0, n);
+  e->cfg.checkpoint_seconds = 0.05;
+  e->script = script;
+  env_run(e);
+  ck_assert_int_eq(cli_reason(e->cli), CLI_REASON_STOPPED);
+}
+
+/* The assignment's result equals the uninterrupted solve of its unit. */
+static void expect_exact_result(env_t *e, int64_t id) {
+  srv_asg_info_t a;
+  srv_unit_info_t u;
+  ck_assert_int_eq(srv_asg_get_unit(e->srv[0].store, id, &a, &u), 0);
+  ck_assert_int_ne(a.reported_at, 0);
+  nq_unit_t unit;
+  nq_counts_t ref;
+  ck_assert_int_eq(nq_unit_parse(u.text, &unit, NULL, 0), 0);
+  ck_assert_int_eq(nq_fast_solve_unit(&unit, &ref), 0);
+  ck_assert_uint_eq(a.counts.c2, ref.c2);
+  ck_assert_uint_eq(a.counts.c4, ref.c4);
+  ck_assert_uint_eq(a.counts.c8, ref.c8);
+  ck_assert_uint_eq(a.counts.nodes, ref.nodes);
+}
+
+/* A stop checkpoints the running unit; the next run resumes it (the server still holds it for
+ * us) and its result is exact. */
+START_TEST(stop_checkpoints_and_resume_is_exact) {
+  char *tmp;
+  watch.id = run_to_checkpoint("cli-ckpt", 19, &tmp, NULL, NULL);
+  env_t e;
+  run_again(&e, "cli-ckpt", tmp, 19, stop_when_reported_script);
+  ck_assert_int_ge(cli_units_resumed(e.cli), 1);
+  expect_exact_result(&e, watch.id);
+  ck_assert(!state_file_exists(&e, "checkpoint", watch.id, ".ckpt"));
+  env_free(&e);
+}
+END_TEST
+
+/* The unit of a checkpoint was verified by someone else meanwhile: the server says
+ * unknown_assignment and the client drops the unit and its checkpoint instead of finishing it. */
+START_TEST(checkpoint_of_decided_unit_dropped) {
+  char *tmp;
+  srv_store_t *st;
+  srv_asg_info_t a;
+  watch.id = run_to_checkpoint("cli-ckpt-drop", 21, &tmp, &st, &a);
+  nq_counts_t any = {0, 0, 1, 0, 10};
+  ck_assert_int_eq(srv_unit_verify(st, a.unit_id, &any, nq_now_wall()), 0);
+  srv_store_close(st);
+  env_t e;
+  run_again(&e, "cli-ckpt-drop", tmp, 21, stop_when_forgotten_script);
+  ck_assert_int_eq(e.phase, 1);
+  ck_assert_int_eq(srv_asg_get(e.srv[0].store, watch.id, &a), 0);
+  ck_assert_int_eq(a.reported_at, 0); /* dropped, not finished */
+  env_free(&e);
+}
+END_TEST
+
+/* The lease of a checkpointed unit expired and the unit went to another client, but it is not
+ * decided: the server says lease_expired, the client finishes the unit from its checkpoint and
+ * its result is taken (it verifies the unit, quorum 1). */
+START_TEST(checkpoint_of_reissued_unit_finished) {
+  char *tmp;
+  srv_store_t *st;
+  srv_asg_info_t a;
+  watch.id = run_to_checkpoint("cli-ckpt-late", 19, &tmp, &st, &a);
+  int64_t now = nq_now_wall(), other_asg;
+  srv_client_t other;
+  ck_assert_int_eq(srv_asg_expire_due(st, now + 100000, NULL), 0);
+  ck_assert_int_eq(srv_client_create(st, "other", "0123456789abcdef", now, &other), 0);
+  ck_assert_int_eq(srv_asg_lease(st, a.unit_id, other.id, now, now + 3600, &other_asg), 0);
+  srv_store_close(st);
+  env_t e;
+  run_again(&e, "cli-ckpt-late", tmp, 19, stop_when_reported_script);
+  ck_assert_int_ge(cli_units_resumed(e.cli), 1);
+  expect_exact_result(&e, watch.id);
+  srv_unit_info_t u;
+  ck_assert_int_eq(srv_unit_get(e.srv[0].store, a.unit_id, &u), 0);
+  ck_assert_int_eq(u.state, SRV_UNIT_VERIFIED);
+  env_free(&e);
+}
+END_TEST
+
 START_TEST(names_and_exit_codes) {
   ck_assert_str_eq(cli_state_name(CLI_STATE_READY), "ready");
   ck_assert_str_eq(cli_reason_name(CLI_REASON_JOB_DONE), "job_done");
@@ -479,6 +675,12 @@ static Suite *suite(void) {
   tcase_add_test(tc, peer_malformed_welcome);
   tcase_add_test(tc, peer_frame_before_welcome);
   suite_add_tcase(s, tc);
+  TCase *ck = tcase_create("checkpoint");
+  tcase_set_timeout(ck, 240);
+  tcase_add_test(ck, stop_checkpoints_and_resume_is_exact);
+  tcase_add_test(ck, checkpoint_of_decided_unit_dropped);
+  tcase_add_test(ck, checkpoint_of_reissued_unit_finished);
+  suite_add_tcase(s, ck);
   return s;
 }
 

@@ -5,6 +5,7 @@
 
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "nq/solver_pool.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -107,7 +108,8 @@ START_TEST(assignments_round_trip) {
   char *dir = tu_tmpdir("journal");
   cli_journal_t j;
   ck_assert_int_eq(cli_journal_open(dir, &j), 0);
-  cli_assign_t a = {5, "10:s:1:1,3,0", 1763900000}, b = {3, "10:c:2:0,2,4", 0};
+  cli_assign_t a = {.id = 5, .unit = "10:s:1:1,3,0", .deadline = 1763900000};
+  cli_assign_t b = {.id = 3, .unit = "10:c:2:0,2,4", .deadline = 0};
   ck_assert_int_eq(cli_assigned_put(&j, &a), 0);
   ck_assert_int_eq(cli_assigned_put(&j, &b), 0);
   cli_assign_t *v = NULL;
@@ -228,8 +230,64 @@ START_TEST(token_store) {
 }
 END_TEST
 
-/* The pool as the worker runs it (progress and cancel set, so it splits even at one thread)
- * must equal the fast solver exactly, nodes included. */
+/* Checkpoint files: durable put, get, list in id order, remove; a damaged one is refused with a
+ * reason and set aside; a leftover temporary file is swept at open. */
+START_TEST(checkpoints_round_trip) {
+  char *dir = tu_tmpdir("journal");
+  cli_journal_t j;
+  ck_assert_int_eq(cli_journal_open(dir, &j), 0);
+  nq_unit_t u;
+  nq_subject_t s;
+  ck_assert_int_eq(nq_unit_parse("12:s:1:1,3", &u, NULL, 0), 0);
+  ck_assert_int_eq(nq_subject_unit(&s, &u), 0);
+  uint8_t hash[NQ_CKPT_HASH_LEN] = {1, 2, 3};
+  nq_ckpt_t c, d;
+  ck_assert_int_eq(nq_ckpt_init(&c, &s, 5, 20, hash), 0);
+  c.done[0] = 0x05;
+  c.ndone = 2;
+  c.sum = (nq_counts_t){0, 1, 2, 0, 50};
+  c.seconds = 3.5;
+  ck_assert_int_eq(cli_ckpt_put(&j, 30, &c), 0);
+  ck_assert_int_eq(cli_ckpt_put(&j, 4, &c), 0);
+  char err[NQ_CKPT_ERR_MAX];
+  ck_assert_int_eq(cli_ckpt_get(&j, 30, &d, err, sizeof err), 0);
+  ck_assert_uint_eq(d.ndone, 2);
+  ck_assert(nq_ckpt_task_done(&d, 2) && !nq_ckpt_task_done(&d, 1));
+  ck_assert_uint_eq(d.sum.c8, 2);
+  ck_assert(d.seconds == 3.5);
+  nq_ckpt_free(&d);
+  ck_assert_int_eq(cli_ckpt_get(&j, 5, &d, err, sizeof err), NQ_ENOTFOUND);
+  write_file(dir, "checkpoint", "7.ckpt", "{\"format\":\"nq-checkpoint-1\"}\nsha256 00\n");
+  write_file(dir, "checkpoint", ".7.ckpt.123.tmp", "torn");
+  write_file(dir, "checkpoint", "notes.txt", "not a checkpoint");
+  int64_t *ids = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(cli_ckpt_list(&j, &ids, &n), 0);
+  ck_assert_uint_eq(n, 3);
+  ck_assert(ids[0] == 4 && ids[1] == 7 && ids[2] == 30);
+  free(ids);
+  err[0] = '\0';
+  ck_assert_int_eq(cli_ckpt_get(&j, 7, &d, err, sizeof err), NQ_EINVAL);
+  ck_assert(err[0] != '\0');
+  cli_ckpt_set_aside(&j, 7);
+  ck_assert(file_exists(dir, "checkpoint", "7.ckpt.bad"));
+  ck_assert_int_eq(cli_ckpt_remove(&j, 4), 0);
+  ck_assert_int_eq(cli_ckpt_remove(&j, 4), NQ_ENOTFOUND);
+  ck_assert_int_eq(cli_ckpt_list(&j, &ids, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  free(ids);
+  cli_journal_close(&j);
+  ck_assert_int_eq(cli_journal_open(dir, &j), 0); /* the torn temporary file is swept */
+  ck_assert(!file_exists(dir, "checkpoint", ".7.ckpt.123.tmp"));
+  cli_journal_close(&j);
+  nq_ckpt_free(&c);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
+/* The pool as the worker runs it (progress and cancel set; the cut is the same with or without
+ * them) must equal the fast solver exactly, nodes included. */
 static void count_progress(uint64_t nodes, void *arg) {
   *(uint64_t *)arg = nodes;
 }
@@ -284,6 +342,55 @@ START_TEST(worker_solve_cancel) {
 }
 END_TEST
 
+/* The worker thread: a unit's DONE comes back with the counts, and a stop joins an idle thread;
+ * a stop while the thread is inside a long task returns without waiting for it (the thread finishes
+ * the task alone and frees what it shares; the process would be exiting). */
+static void no_event(cli_worker_t *w) {
+  (void)w;
+}
+
+START_TEST(worker_stop_does_not_wait_for_a_task) {
+  uv_loop_t loop;
+  ck_assert_int_eq(uv_loop_init(&loop), 0);
+  cli_worker_t w;
+  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, no_event, NULL), 0);
+  nq_unit_t u;
+  ck_assert_int_eq(nq_unit_parse("12:c:3:0,3,5", &u, NULL, 0), 0);
+  ck_assert_int_eq(cli_worker_submit(&w, 3, &u, NULL), 0);
+  cli_worker_event_t ev;
+  double t0 = nq_now_mono();
+  while (cli_worker_poll(&w, &ev) != CLI_WEV_DONE && nq_now_mono() - t0 < 30) usleep(1000);
+  ck_assert_int_eq(ev.kind, CLI_WEV_DONE);
+  ck_assert_int_eq(ev.status, 0);
+  nq_counts_t ref;
+  ck_assert_int_eq(nq_fast_solve_unit(&u, &ref), 0);
+  ck_assert_uint_eq(ev.counts.nodes, ref.nodes);
+  ck_assert_int_eq(cli_worker_stop(&w, 1000), 1); /* idle: joined */
+  uv_run(&loop, UV_RUN_DEFAULT);
+
+  /* One task of seconds: the unit resumed from an empty checkpoint whose cut is the unit itself. */
+  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, no_event, NULL), 0);
+  ck_assert_int_eq(nq_unit_parse("20:c:4:0,4", &u, NULL, 0), 0);
+  nq_subject_t s;
+  nq_cut_t cut;
+  ck_assert_int_eq(nq_subject_unit(&s, &u), 0);
+  ck_assert_int_eq(nq_cut_make(&s, u.depth, &cut), 0);
+  ck_assert_uint_eq(cut.ntasks, 1);
+  nq_ckpt_t *one = malloc(sizeof *one);
+  ck_assert_int_eq(nq_ckpt_init(one, &s, cut.depth, cut.ntasks, cut.hash), 0);
+  nq_cut_free(&cut);
+  ck_assert_int_eq(cli_worker_submit(&w, 4, &u, one), 0);
+  nq_ckpt_t snap;
+  t0 = nq_now_mono();
+  while (cli_worker_snapshot(&w, 4, &snap) != 0 && nq_now_mono() - t0 < 30) usleep(1000);
+  ck_assert_uint_eq(snap.ntasks, 1);
+  nq_ckpt_free(&snap);
+  ck_assert_int_eq(cli_worker_stop(&w, 50), 0); /* left inside its task */
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("journal");
   TCase *tc = tcase_create("journal");
@@ -292,10 +399,12 @@ static Suite *suite(void) {
   tcase_add_test(tc, torn_tmp_ignored);
   tcase_add_test(tc, corrupt_skipped);
   tcase_add_test(tc, token_store);
+  tcase_add_test(tc, checkpoints_round_trip);
   suite_add_tcase(s, tc);
   TCase *tw = tcase_create("worker");
   tcase_add_test(tw, worker_solve_exact);
   tcase_add_test(tw, worker_solve_cancel);
+  tcase_add_test(tw, worker_stop_does_not_wait_for_a_task);
   tcase_set_timeout(tw, 120);
   suite_add_tcase(s, tw);
   return s;

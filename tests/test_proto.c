@@ -87,7 +87,7 @@ START_TEST(type_and_code_tables) {
   static const char *const codes[] = {
       "bad_frame", "frame_too_big", "bad_json", "unknown_type", "not_hello", "version", "auth",
       "banned", "bad_message", "busy", "timeout", "shutdown", "unknown_assignment", "not_yours",
-      "bad_result", "not_found", "exists", "bad_state", "internal"};
+      "bad_result", "lease_expired", "not_found", "exists", "bad_state", "internal"};
   ck_assert_int_eq((int)(sizeof codes / sizeof codes[0]), NQ_ERR_OTHER - 1);
   for (int c = NQ_ERR_BAD_FRAME; c < NQ_ERR_OTHER; c++) {
     ck_assert_str_eq(nq_errcode_name((nq_errcode_t)c), codes[c - 1]);
@@ -216,17 +216,25 @@ END_TEST
 
 START_TEST(round_trip_progress_result) {
   nq_proto_err_t err;
-  nq_progress_t p = {123, 1, (uint64_t)INT64_MAX}, pb;
+  nq_progress_t p = {.id = 123, .has_nodes = 1, .nodes = (uint64_t)INT64_MAX,
+                     .has_fraction = 1, .fraction = 0.4375, .has_seconds = 1, .seconds = 61.5};
+  nq_progress_t pb;
   json_t *m = over_wire(nq_progress_pack(&p));
   ck_assert_int_eq(nq_progress_parse(m, &pb, &err), 0);
   ck_assert_int_eq(pb.id, 123);
   ck_assert_int_eq(pb.has_nodes, 1);
   ck_assert(pb.nodes == (uint64_t)INT64_MAX);
+  ck_assert_int_eq(pb.has_fraction, 1);
+  ck_assert(pb.fraction == 0.4375);
+  ck_assert_int_eq(pb.has_seconds, 1);
+  ck_assert(pb.seconds == 61.5);
   json_decref(m);
-  nq_progress_t p0 = {7, 0, 0};
+  nq_progress_t p0 = {.id = 7};
   m = over_wire(nq_progress_pack(&p0));
   ck_assert_int_eq(nq_progress_parse(m, &pb, &err), 0);
   ck_assert_int_eq(pb.has_nodes, 0);
+  ck_assert_int_eq(pb.has_fraction, 0);
+  ck_assert_int_eq(pb.has_seconds, 0);
   json_decref(m);
 
   nq_lease_t l = {123, 1763900600}, lb;
@@ -359,8 +367,13 @@ START_TEST(version1_wire_bytes) {
               "\"c8\":12345,\"nodes\":987654321,\"seconds\":1.25,\"solver\":\"nq-solver-1\"}");
   nq_get_work_t g = {4};
   expect_text(nq_get_work_pack(&g), "{\"type\":\"get_work\",\"want\":4}");
-  nq_progress_t p = {123, 1, 123456789};
+  nq_progress_t p = {.id = 123, .has_nodes = 1, .nodes = 123456789};
   expect_text(nq_progress_pack(&p), "{\"type\":\"progress\",\"id\":123,\"nodes\":123456789}");
+  p.has_fraction = p.has_seconds = 1;
+  p.fraction = 0.25;
+  p.seconds = 12.5;
+  expect_text(nq_progress_pack(&p), "{\"type\":\"progress\",\"id\":123,\"nodes\":123456789,"
+                                    "\"fraction\":0.25,\"seconds\":12.5}");
   expect_text(nq_error_new(NQ_ERR_BAD_JSON, "human readable", 1),
               "{\"type\":\"error\",\"code\":\"bad_json\",\"message\":\"human readable\","
               "\"fatal\":true}");
@@ -503,6 +516,14 @@ static const case_t cases[] = {
     BADM(progress, "{\"type\":\"progress\",\"id\":1,\"nodes\":-1}"),
     BADM(progress, "{\"type\":\"progress\",\"id\":1,\"nodes\":\"x\"}"),
     BADM(progress, "{\"type\":\"progress\",\"id\":1,\"nodes\":1.5}"),
+    OK_(progress, "{\"type\":\"progress\",\"id\":1,\"fraction\":0,\"seconds\":0}"),
+    OK_(progress, "{\"type\":\"progress\",\"id\":1,\"fraction\":1,\"seconds\":3.5}"),
+    BADM(progress, "{\"type\":\"progress\",\"id\":1,\"fraction\":1.01}"),
+    BADM(progress, "{\"type\":\"progress\",\"id\":1,\"fraction\":-0.1}"),
+    BADM(progress, "{\"type\":\"progress\",\"id\":1,\"fraction\":\"0.5\"}"),
+    BADM(progress, "{\"type\":\"progress\",\"id\":1,\"fraction\":null}"),
+    BADM(progress, "{\"type\":\"progress\",\"id\":1,\"seconds\":-1}"),
+    BADM(progress, "{\"type\":\"progress\",\"id\":1,\"seconds\":true}"),
     BADM(progress, "{\"type\":\"progress\",\"id\":1,\"nodes\":\"9223372036854775808\"}"),
     BADM(progress, "{\"type\":\"progress\",\"id\":1,\"nodes\":null}"),
     /* lease */

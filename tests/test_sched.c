@@ -17,6 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A progress report without fraction, seconds or nodes (the transaction is the caller's). */
+static int prog(fx_t *f, int64_t client, int64_t id, int64_t now, int64_t *dl) {
+  nq_progress_t p = {.id = id};
+  return srv_sched_progress(&f->sched, client, &p, now, dl);
+}
+
 /* N = 8 end to end with three clients: the job must finish with the published totals. */
 START_TEST(full_job_n8_three_clients) {
   fx_t f;
@@ -343,7 +349,7 @@ START_TEST(expiry_reissue_and_late_results) {
   /* c's lease was released at verification: progress tells it the work is no longer needed. */
   int64_t dl;
   ck_assert_int_eq(srv_store_begin(f.st), 0);
-  ck_assert_int_eq(srv_sched_progress(&f.sched, c, wc.id, T0 + 185, &dl), NQ_ENOTFOUND);
+  ck_assert_int_eq(prog(&f, c, wc.id, T0 + 185, &dl), NQ_ENOTFOUND);
   ck_assert_int_eq(srv_store_commit(f.st), 0);
   /* ... and its result, if it sends one anyway, is LATE but judged. */
   ck_assert_int_eq(fx_report_true(&f, c, &wc, T0 + 190, &info), 0);
@@ -422,7 +428,49 @@ START_TEST(late_wrong_result_is_invalid) {
 }
 END_TEST
 
-/* progress extends the client's own lease, revives an expired one nobody replaced, and refuses
+/* A progress report is kept on the live assignment (the last one wins); the job's status sums the
+ * live leases' progress for its ETA. A refused report (not this client's) stores nothing. */
+START_TEST(progress_report_kept) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  fx_init(&f, 8, 3, 2, 5, &cfg);
+  int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b");
+  srv_work_t wa, wb;
+  int64_t dl;
+  ck_assert_int_eq(fx_work(&f, a, 1, T0, &wa, NULL), 1);
+  ck_assert_int_eq(fx_work(&f, b, 1, T0, &wb, NULL), 1);
+  srv_asg_info_t info;
+  ck_assert_int_eq(srv_asg_get(f.st, wa.id, &info), 0);
+  ck_assert(info.progress < 0 && info.progress_seconds < 0 && info.progress_at == 0);
+  nq_progress_t p = {.id = wa.id, .has_nodes = 1, .nodes = 1000, .has_fraction = 1,
+                     .fraction = 0.25, .has_seconds = 1, .seconds = 30};
+  ck_assert_int_eq(srv_store_begin(f.st), 0);
+  ck_assert_int_eq(srv_sched_progress(&f.sched, a, &p, T0 + 30, &dl), 0);
+  p.fraction = 0.5, p.seconds = 60, p.nodes = 2000;
+  ck_assert_int_eq(srv_sched_progress(&f.sched, a, &p, T0 + 60, &dl), 0);
+  p.fraction = 0.9;
+  ck_assert_int_eq(srv_sched_progress(&f.sched, b, &p, T0 + 61, &dl), NQ_ENOTFOUND);
+  p.id = wb.id, p.fraction = 0.125, p.has_seconds = p.has_nodes = 0;
+  ck_assert_int_eq(srv_sched_progress(&f.sched, b, &p, T0 + 62, &dl), 0);
+  ck_assert_int_eq(srv_store_commit(f.st), 0);
+  ck_assert_int_eq(srv_asg_get(f.st, wa.id, &info), 0);
+  ck_assert(info.progress == 0.5 && info.progress_seconds == 60);
+  ck_assert_uint_eq(info.progress_nodes, 2000);
+  ck_assert_int_eq(info.progress_at, T0 + 60);
+  ck_assert_int_eq(srv_asg_get(f.st, wb.id, &info), 0);
+  ck_assert(info.progress == 0.125 && info.progress_seconds < 0);
+  srv_stats_t st;
+  ck_assert_int_eq(srv_store_stats(f.st, f.job.id, T0 + 70, 60, 3600, &st), 0);
+  ck_assert_int_eq(st.leased, 2);
+  ck_assert(fabs(st.leased_progress - 0.625) < 1e-12);
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
+/* progress extends the client's own lease, revives an expired one nobody replaced, says
+ * lease_expired for one that was given to another client while its unit is undecided, and refuses
  * everything else as unknown_assignment. */
 START_TEST(progress_extends_and_revives) {
   fx_t f;
@@ -435,34 +483,35 @@ START_TEST(progress_extends_and_revives) {
   int64_t dl = 0;
   ck_assert_int_eq(fx_work(&f, a, 1, T0, &wa, NULL), 1);
   ck_assert_int_eq(srv_store_begin(f.st), 0);
-  ck_assert_int_eq(srv_sched_progress(&f.sched, a, wa.id, T0 + 50, &dl), 0);
+  ck_assert_int_eq(prog(&f, a, wa.id, T0 + 50, &dl), 0);
   ck_assert_int_eq(dl, T0 + 150);
   /* An old progress arriving later never shortens the lease. */
-  ck_assert_int_eq(srv_sched_progress(&f.sched, a, wa.id, T0 + 40, &dl), 0);
+  ck_assert_int_eq(prog(&f, a, wa.id, T0 + 40, &dl), 0);
   ck_assert_int_eq(dl, T0 + 150);
-  ck_assert_int_eq(srv_sched_progress(&f.sched, b, wa.id, T0 + 50, &dl), NQ_ENOTFOUND);
-  ck_assert_int_eq(srv_sched_progress(&f.sched, a, 999999, T0 + 50, &dl), NQ_ENOTFOUND);
+  ck_assert_int_eq(prog(&f, b, wa.id, T0 + 50, &dl), NQ_ENOTFOUND);
+  ck_assert_int_eq(prog(&f, a, 999999, T0 + 50, &dl), NQ_ENOTFOUND);
   ck_assert_int_eq(srv_sched_expire(&f.sched, T0 + 200, NULL), 0);
   ck_assert_int_eq(fx_asg_state(&f, wa.id), SRV_ASG_EXPIRED);
   ck_assert_int_eq(fx_unit(&f, wa.unit_id).state, SRV_UNIT_PENDING);
   /* Nobody took the unit: a's lease comes back to life. */
-  ck_assert_int_eq(srv_sched_progress(&f.sched, a, wa.id, T0 + 210, &dl), 0);
+  ck_assert_int_eq(prog(&f, a, wa.id, T0 + 210, &dl), 0);
   ck_assert_int_eq(dl, T0 + 310);
   ck_assert_int_eq(fx_asg_state(&f, wa.id), SRV_ASG_LEASED);
   ck_assert_int_eq(fx_unit(&f, wa.unit_id).state, SRV_UNIT_LEASED);
   ck_assert_int_eq(srv_store_commit(f.st), 0);
-  /* Expire again; b and c now hold both replicas the quorum needs: a cannot come back. */
+  /* Expire again; b and c now hold both replicas the quorum needs: a cannot come back, but its
+   * unit is undecided, so its result would still be taken (lease_expired, not unknown). */
   ck_assert_int_eq(fx_work(&f, b, 1, T0 + 400, &wb, NULL), 1);
   ck_assert_int_eq(fx_work(&f, c, 1, T0 + 400, &wc, NULL), 1);
   ck_assert_int_eq(wb.unit_id, wa.unit_id);
   ck_assert_int_eq(wc.unit_id, wa.unit_id);
   ck_assert_int_eq(srv_store_begin(f.st), 0);
-  ck_assert_int_eq(srv_sched_progress(&f.sched, a, wa.id, T0 + 410, &dl), NQ_ENOTFOUND);
+  ck_assert_int_eq(prog(&f, a, wa.id, T0 + 410, &dl), NQ_ESTATE);
   ck_assert_int_eq(srv_store_commit(f.st), 0);
   /* A reported assignment takes no progress either. */
   ck_assert_int_eq(fx_report_true(&f, b, &wb, T0 + 420, NULL), 0);
   ck_assert_int_eq(srv_store_begin(f.st), 0);
-  ck_assert_int_eq(srv_sched_progress(&f.sched, b, wb.id, T0 + 430, &dl), NQ_ENOTFOUND);
+  ck_assert_int_eq(prog(&f, b, wb.id, T0 + 430, &dl), NQ_ENOTFOUND);
   ck_assert_int_eq(srv_store_commit(f.st), 0);
   fx_check_invariants(&f);
   fx_done(&f);
@@ -568,7 +617,7 @@ START_TEST(lease_sized_from_expected_cost) {
   /* Progress turns a short lease into the full one. */
   int64_t dl = 0;
   ck_assert_int_eq(srv_store_begin(f.st), 0);
-  ck_assert_int_eq(srv_sched_progress(&f.sched, a, w[0].id, T0 + 40, &dl), 0);
+  ck_assert_int_eq(prog(&f, a, w[0].id, T0 + 40, &dl), 0);
   ck_assert_int_eq(srv_store_commit(f.st), 0);
   ck_assert_int_eq(dl, T0 + 40 + 3600);
   /* A slow client (three 1000 s results) is capped at the longest lease. */
@@ -693,7 +742,7 @@ START_TEST(banned_client_gets_nothing) {
   ck_assert_int_eq(fx_report_true(&f, a, &w[0], T0 + 2, NULL), NQ_EBANNED);
   int64_t dl;
   ck_assert_int_eq(srv_store_begin(f.st), 0);
-  ck_assert_int_eq(srv_sched_progress(&f.sched, a, w[0].id, T0 + 2, &dl), NQ_EBANNED);
+  ck_assert_int_eq(prog(&f, a, w[0].id, T0 + 2, &dl), NQ_EBANNED);
   ck_assert_int_eq(srv_store_commit(f.st), 0);
   /* The released units go to the next client at once. */
   ck_assert_int_eq(fx_work(&f, b, 2, T0 + 3, wb, NULL), 2);
@@ -763,7 +812,7 @@ START_TEST(sched_requires_transaction) {
   int64_t dl;
   nq_counts_t c = {0, 0, 1, 0, 1};
   ck_assert_int_eq(srv_sched_get_work(&f.sched, a, 1, T0, &w, &n, &why), NQ_ETXN);
-  ck_assert_int_eq(srv_sched_progress(&f.sched, a, 1, T0, &dl), NQ_ETXN);
+  ck_assert_int_eq(prog(&f, a, 1, T0, &dl), NQ_ETXN);
   ck_assert_int_eq(srv_sched_result(&f.sched, a, 1, "x", &c, 1, "s", T0, NULL), NQ_ETXN);
   ck_assert_int_eq(srv_sched_expire(&f.sched, T0, NULL), NQ_ETXN);
   ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments"), 0);
@@ -785,6 +834,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, expired_lease_leased_again_to_same_client);
   tcase_add_test(tc, late_wrong_result_is_invalid);
   tcase_add_test(tc, progress_extends_and_revives);
+  tcase_add_test(tc, progress_report_kept);
   tcase_add_test(tc, no_two_replicas_and_resend);
   tcase_add_test(tc, per_client_cap);
   tcase_add_test(tc, lease_sized_from_expected_cost);

@@ -172,6 +172,8 @@ START_TEST(schema_migrates_from_001) {
   srv_store_close(st);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM schema_version"), files);
   ck_assert_int_eq(fx_q1(path, "SELECT max(version) FROM schema_version"), latest);
+  ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM pragma_table_info('assignments') "
+                            "WHERE name LIKE 'progress%'"), 4);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM units"), job.units);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM units WHERE extra_results != 0"), 0);
   /* 005 gave the old job its counters, its id range and (at the open) its split nodes: the 5

@@ -97,6 +97,8 @@ typedef enum {
   NQ_ERR_UNKNOWN_ASSIGNMENT, /* no such assignment of this client, or finished */
   NQ_ERR_NOT_YOURS,          /* the assignment belongs to another client */
   NQ_ERR_BAD_RESULT,         /* impossible numbers or wrong unit */
+  NQ_ERR_LEASE_EXPIRED,      /* progress: the lease expired and the unit went to another client;
+                                a result is still taken until the unit is decided */
   NQ_ERR_NOT_FOUND,          /* admin: no such object */
   NQ_ERR_EXISTS,             /* admin: it exists already */
   NQ_ERR_BAD_STATE,          /* admin: the object is in the wrong state */
@@ -200,8 +202,12 @@ int nq_no_work_parse(const json_t *msg, nq_no_work_t *out, nq_proto_err_t *err);
 
 typedef struct nq_progress_s {
   int64_t id;
-  int has_nodes;  /* nodes is informative and optional */
-  uint64_t nodes; /* counted so far, 0..2^63-1 */
+  int has_nodes;    /* nodes is informative and optional */
+  uint64_t nodes;   /* counted so far, 0..2^63-1 */
+  int has_fraction; /* optional: */
+  double fraction;  /* the share of the unit done, 0..1 */
+  int has_seconds;  /* optional: */
+  double seconds;   /* solve time spent on the unit so far (every run of a resumed unit), >= 0 */
 } nq_progress_t;
 
 json_t *nq_progress_pack(const nq_progress_t *p);
