@@ -237,10 +237,16 @@ static int count_state(const env_t *e, cli_state_t s) {
   return k;
 }
 
-static size_t journal_entries(const env_t *e) {
+/* The journal's entries once the client is gone. While it is still there (done but not freed)
+ * it owns the state directory: a second open is refused, as a second nq-client would be. */
+static size_t journal_entries(env_t *e) {
   cli_journal_t j;
   cli_result_t *v = NULL;
   size_t n = 0;
+  ck_assert_ptr_nonnull(e->cli);
+  ck_assert_int_eq(cli_journal_open(e->state, &j), NQ_EBUSY);
+  cli_free(e->cli);
+  e->cli = NULL;
   ck_assert_int_eq(cli_journal_open(e->state, &j), 0);
   ck_assert_int_eq(cli_journal_list(&j, &v, &n, NULL), 0);
   free(v);

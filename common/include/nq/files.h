@@ -37,6 +37,14 @@ int nq_file_create(const char *dir, const char *name, const void *data, size_t l
  * atomic step (rename). Returns 0, NQ_EINVAL (path too long), NQ_EIO. */
 int nq_file_replace(const char *dir, const char *name, const void *data, size_t len, mode_t mode);
 
+/* Atomic but not durable replace: like nq_file_replace without its two fsyncs. A crash of the
+ * process leaves the old file or the new one; a power loss may leave the old one, the new one or
+ * an empty or torn one (the kernel had not written it yet), so use it only for files whose loss
+ * costs nothing that cannot be had again (the client's list of assignments: the server re-sends
+ * them). Two fsyncs are most of a small write's cost. Same returns. */
+int nq_file_replace_volatile(const char *dir, const char *name, const void *data, size_t len,
+                             mode_t mode);
+
 /* Read a whole small file into a new NUL-terminated buffer (*out, caller frees; *len its length
  * without the terminator). 0, NQ_ENOTFOUND (no such file), NQ_ETOOBIG (more than max bytes),
  * NQ_EIO, NQ_ENOMEM. */
