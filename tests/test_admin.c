@@ -8,6 +8,7 @@
 #include "nq/unit.h"
 #include "sched.h"
 #include "admin_api.h"
+#include "datadir.h"
 #include "fx_store.h"
 #include "nq/proto.h"
 #include "store.h"
@@ -611,6 +612,75 @@ START_TEST(binary_local_mode) {
 }
 END_TEST
 
+/* job archive|delete through the protocol and the binary: refused for the job a server serves
+ * (delete also over the network), refused while nq-server holds the data directory's lock (the
+ * message names its pid), refused while clients hold leases unless --force; then archived
+ * (rows kept, N free) and deleted (rows gone). */
+START_TEST(binary_job_archive_delete) {
+  fx_t f;
+  char cmd[1024], out[16384];
+  admin_fx(&f, "admin-job");
+  build_all_states(&f);
+  const char *bin = tu_bin_dir();
+  json_t *r = ask_as(&f, f.job.id, "{\"type\":\"admin\",\"cmd\":\"job_archive\",\"n\":8}");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "type")), "error");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "message")), "serving"));
+  json_decref(r);
+  r = ask_as(&f, 99, "{\"type\":\"admin\",\"cmd\":\"job_delete\",\"n\":8,\"force\":true}");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "type")), "error");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "message")), "local mode"));
+  json_decref(r);
+  r = ask_as(&f, 0, "{\"type\":\"admin\",\"cmd\":\"job_archive\",\"n\":9}");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "code")), "not_found");
+  json_decref(r);
+
+  /* A server holds the directory: nothing is done, and the message says who. */
+  int fd = -1;
+  char err[1200], pid[32];
+  ck_assert_int_eq(srv_datadir_lock(f.dir, &fd, err, sizeof err), 0);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' job archive 8 --force --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
+  ck_assert_msg(strstr(out, "in use by another nq-server") && strstr(out, pid), "%s", out);
+  int fd2 = -1;
+  ck_assert_int_eq(srv_datadir_lock(f.dir, &fd2, err, sizeof err), NQ_EBUSY);
+  ck_assert_msg(strstr(err, "in use by another nq-server") && strstr(err, pid), "%s", err);
+  close(fd);
+
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' job archive 8 --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  ck_assert_msg(strstr(out, "lease(s)") && strstr(out, "--force"), "%s", out);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM jobs WHERE state = 'archived'"), 0);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' job archive 8 --force --json --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  json_error_t e;
+  r = json_loads(out, 0, &e);
+  ck_assert_msg(r != NULL, "not JSON: %s", out);
+  ck_assert_str_eq(jstr(r, "state", NULL), "archived");
+  ck_assert_int_eq(jint(r, "units", NULL), f.job.units);
+  ck_assert_int_ge(jint(r, "released", NULL), 1);
+  json_decref(r);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments WHERE state = 'leased'"), 0);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM units"), f.job.units);
+
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' job delete 8 --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  ck_assert_msg(strstr(out, "deleted") && strstr(out, "same CA"), "%s", out);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM units"), 0);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments"), 0);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM jobs"), 0);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  ck_assert_msg(strstr(out, "no job for N=8") != NULL, "%s", out);
+
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' job frob 8 --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 2);
+  ck_assert_msg(strstr(out, "unknown subcommand") != NULL, "%s", out);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' job archive 40 --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 2);
+  fx_done(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("admin");
   TCase *tc = tcase_create("status");
@@ -625,6 +695,7 @@ static Suite *suite(void) {
   tcase_set_timeout(bin, 60);
   tcase_add_test(bin, binary_errors);
   tcase_add_test(bin, binary_local_mode);
+  tcase_add_test(bin, binary_job_archive_delete);
   suite_add_tcase(s, bin);
   return s;
 }

@@ -420,6 +420,72 @@ START_TEST(two_jobs_listed) {
 }
 END_TEST
 
+/* Archive and delete: refused while clients hold leases (nothing changes), forced through by
+ * releasing them; an archived job keeps its rows and frees N for a new job (another depth);
+ * delete, in small batches, removes exactly one job's rows and leaves the others whole. */
+START_TEST(job_archive_and_delete) {
+  fx_t f;
+  fx_init(&f, 8, 3, 2, 5, NULL);
+  srv_job_t other, again, j;
+  ck_assert_int_eq(srv_job_ensure(f.st, 9, 3, 2, 5, T0, &other), 0);
+  int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b");
+  srv_work_t w[3];
+  ck_assert_int_eq(fx_work(&f, a, 3, T0 + 1, w, NULL), 3);
+  srv_result_info_t info;
+  ck_assert_int_eq(fx_report_true(&f, a, &w[0], T0 + 2, &info), 0);
+  ck_assert_int_eq(fx_work(&f, b, 1, T0 + 3, w, NULL), 1);
+  int64_t leases = 0;
+  ck_assert_int_eq(srv_job_leases(f.st, &f.job, &leases), 0);
+  ck_assert_int_eq(leases, 3);
+  /* Refused while leased: the message says how many and names --force; nothing changed. */
+  ck_assert_int_eq(srv_job_archive(f.st, f.job.id, 0, T0 + 4), NQ_EBUSY);
+  ck_assert_ptr_nonnull(strstr(srv_store_errmsg(f.st), "3 lease(s)"));
+  ck_assert_ptr_nonnull(strstr(srv_store_errmsg(f.st), "--force"));
+  ck_assert_int_eq(srv_job_delete(f.st, f.job.id, 0, 5), NQ_EBUSY);
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), 0);
+  ck_assert_int_eq(j.state, SRV_JOB_RUNNING);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments WHERE state = 'leased'"), 3);
+  /* Forced: the leases are released, the rows stay, the counters still equal the scans. */
+  ck_assert_int_eq(srv_job_archive(f.st, f.job.id, 1, T0 + 5), 0);
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), 0);
+  ck_assert_int_eq(j.state, SRV_JOB_ARCHIVED);
+  ck_assert_int_eq(j.archived, T0 + 5);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments WHERE state = 'leased'"), 0);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments"), 4);
+  ck_assert_int_eq(srv_job_leases(f.st, &f.job, &leases), 0);
+  ck_assert_int_eq(leases, 0);
+  fx_check_counters(&f);
+  ck_assert_int_eq(srv_job_archive(f.st, f.job.id, 0, T0 + 6), NQ_ESTATE);
+  /* N=8 is free: a new job, at another depth, in the same store. */
+  ck_assert_int_eq(srv_job_find_n(f.st, 8, &j), NQ_ENOTFOUND);
+  ck_assert_int_eq(srv_job_ensure(f.st, 8, 4, 2, 5, T0 + 7, &again), 0);
+  ck_assert_int_ne(again.id, f.job.id);
+  ck_assert_int_eq(again.depth, 4);
+  int64_t units_all = fx_q1(f.path, "SELECT count(*) FROM units");
+  ck_assert_int_eq(units_all, f.job.units + other.units + again.units);
+  /* Delete the archived job in batches of 5 units: its rows go, the two others' stay. */
+  ck_assert_int_eq(srv_job_delete(f.st, f.job.id, 0, 5), 0);
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), NQ_ENOTFOUND);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM units"), other.units + again.units);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments"), 0);
+  char sql[200];
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM job_stats WHERE job_id = %lld",
+           (long long)f.job.id);
+  ck_assert_int_eq(fx_q1(f.path, sql), 0);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM units WHERE job_id = %lld", (long long)again.id);
+  ck_assert_int_eq(fx_q1(f.path, sql), again.units);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM job_stats"), 2);
+  ck_assert_int_eq(srv_job_find_n(f.st, 8, &j), 0);
+  ck_assert_int_eq(j.id, again.id);
+  ck_assert_int_eq(srv_job_delete(f.st, f.job.id, 0, 5), NQ_ENOTFOUND);
+  /* Not inside a transaction: delete commits batch by batch. */
+  ck_assert_int_eq(srv_store_begin(f.st), 0);
+  ck_assert_int_eq(srv_job_delete(f.st, other.id, 0, 5), NQ_ETXN);
+  ck_assert_int_eq(srv_store_rollback(f.st), 0);
+  fx_done(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("store");
   TCase *tc = tcase_create("store");
@@ -433,6 +499,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, kill_safety);
   tcase_add_test(tc, client_registry);
   tcase_add_test(tc, two_jobs_listed);
+  tcase_add_test(tc, job_archive_and_delete);
   suite_add_tcase(s, tc);
   return s;
 }
