@@ -11,7 +11,8 @@
  * --admin-token-file F one more connection, as the operator, asks for the status every
  * --status-ms MS (default 200) and times each answer.
  * Prints one summary line: connections, results acked, results/s, errors, and the latency of
- * get_work (request to work/no_work), result (to its ack) and status: p50, p99 and max in ms.
+ * get_work (request to work/no_work), result (to its ack) and status: p50, p99 and max in ms, of
+ * the requests sent once every connection was welcomed.
  */
 #include <getopt.h>
 #include <signal.h>
@@ -49,6 +50,11 @@ static void lat_add(lat_t *l, double x) {
   }
   l->v[l->n++] = x;
 }
+
+/* A request's latency, counted only when it was sent after every connection was welcomed: the
+ * handshakes of hundreds of connections opening at once would otherwise queue the first requests
+ * behind them and measure the start, not the steady state. */
+static void lat_sample(lg_t *lg, lat_t *l, double sent);
 
 static int dbl_cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -100,6 +106,10 @@ struct lg_s {
   uv_timer_t stop_timer, report_timer;
 };
 
+static void lat_sample(lg_t *lg, lat_t *l, double sent) {
+  if (lg->t_all_welcomed > 0 && sent >= lg->t_all_welcomed) lat_add(l, nq_now_mono() - sent);
+}
+
 static void lg_get_work(lg_conn_t *lc) {
   nq_get_work_t g = {lc->lg->want};
   lc->t_req = nq_now_mono();
@@ -149,7 +159,7 @@ static void lg_send_result(lg_conn_t *lc, const nq_assignment_t *a) {
 /* The answer to the oldest result in flight: its latency. */
 static void result_answered(lg_conn_t *lc) {
   if (lc->awaiting <= 0) return;
-  lat_add(&lc->lg->lat_result, nq_now_mono() - lc->t_res[lc->res_head]);
+  lat_sample(lc->lg, &lc->lg->lat_result, lc->t_res[lc->res_head]);
   lc->res_head = (lc->res_head + 1) % LG_PIPE_MAX;
   lc->awaiting--;
 }
@@ -195,7 +205,7 @@ static void on_welcome(lg_conn_t *lc, const json_t *m) {
 
 static void on_admin_reply(lg_conn_t *lc, const json_t *m) {
   (void)m;
-  lat_add(&lc->lg->lat_status, nq_now_mono() - lc->t_req);
+  lat_sample(lc->lg, &lc->lg->lat_status, lc->t_req);
   if (!lc->lg->stopping) uv_timer_start(&lc->retry, on_retry, (uint64_t)lc->lg->status_ms, 0);
 }
 
@@ -203,7 +213,7 @@ static void on_work(lg_conn_t *lc, const json_t *m) {
   nq_work_t w;
   nq_proto_err_t err;
   lc->lg->work_msgs++;
-  lat_add(&lc->lg->lat_work, nq_now_mono() - lc->t_req);
+  lat_sample(lc->lg, &lc->lg->lat_work, lc->t_req);
   if (nq_work_parse(m, &w, &err) != 0) {
     lg_error(lc, "work", nq_errcode_name(err.code), err.message);
     w.n = 0;
@@ -226,7 +236,7 @@ static void on_no_work(lg_conn_t *lc, const json_t *m) {
   nq_no_work_t nw;
   nq_proto_err_t err;
   lc->lg->nowork++;
-  lat_add(&lc->lg->lat_work, nq_now_mono() - lc->t_req);
+  lat_sample(lc->lg, &lc->lg->lat_work, lc->t_req);
   if (nq_no_work_parse(m, &nw, &err) != 0) {
     lg_error(lc, "no_work", nq_errcode_name(err.code), err.message);
     nw.reason = NQ_NOWORK_NONE_PENDING;
