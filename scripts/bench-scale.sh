@@ -4,13 +4,18 @@
 # asking for the status. Reports, per size:
 #
 #   create     seconds from the server's start to the job's last batch (its progress lines),
-#              and units per second
+#              units per second, and the server's CPU seconds (user + system, all threads) by
+#              then: the figure a busy shared machine moves least (the plan and the inserts run
+#              on two threads, so on two idle cores the wall time nears the larger share)
 #   disk       bytes of the data directory's store (nq.db + WAL) per unit
 #   rss        the server's peak resident memory (VmHWM) after creation, and after the load
 #   get_work   p50 / p99 / max latency, request to `work` (nq-loadgen, paced: every client asks
 #              about once per THINK ms and reports its unit at once; requests sent once every
 #              connection was welcomed, so the 500 handshakes at the start are not counted)
 #   result     p50 / p99 / max latency, result to its ack
+#   cpu/req    the server's CPU (user + system) during the load, the 500 handshakes included,
+#              per request counted (get_work, result, status): comparable between sizes, and
+#              less moved than latencies by other work on a busy machine (mostly queueing there)
 #   status     p50 / p99 / max latency of the admin `status` request during the load, and of
 #              `nq-admin units --state leased` once after it (remote, a new TLS connection)
 #
@@ -55,6 +60,8 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 kb() { awk -v k="$2" '$1 == k ":" {print $2}' "/proc/$1/status"; }
+# cpu PID: user + system seconds of the process so far.
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$1/stat"; }
 field() { tr ' ' '\n' <"$1" | awk -F= -v k="$2" '$1 == k {print $2}'; }
 now() { date +%s.%N; }
 
@@ -77,25 +84,33 @@ for D in "${DEPTHS[@]}"; do
            awk '{print $(NF-1)}' | tail -1)
   [ -n "$CREATE" ] || CREATE=$(awk -v a="$T0" -v b="$T1" 'BEGIN {printf "%.1f", b - a}')
   HWM_CREATE=$(kb "$SRV" VmHWM)
+  CPU_CREATE=$(cpu "$SRV")
   BYTES=$(du -cb "$W/data/nq.db"* | awk 'END {print $1}')
   printf "depth %d: %d units\n" "$D" "$UNITS"
-  printf "  create    %.1f s (%.0f units/s; start to listening %.1f s)\n" "$CREATE" \
-    "$(awk -v u="$UNITS" -v s="$CREATE" 'BEGIN {print (s > 0 ? u / s : 0)}')" \
-    "$(awk -v a="$T0" -v b="$T1" 'BEGIN {print b - a}')"
+  printf "  create    %.1f s (%.0f units/s; start to listening %.1f s); server CPU %s s (%.2f us/unit)\n" \
+    "$CREATE" "$(awk -v u="$UNITS" -v s="$CREATE" 'BEGIN {print (s > 0 ? u / s : 0)}')" \
+    "$(awk -v a="$T0" -v b="$T1" 'BEGIN {print b - a}')" "$CPU_CREATE" \
+    "$(awk -v c="$CPU_CREATE" -v u="$UNITS" 'BEGIN {print 1e6 * c / u}')"
   printf "  disk      %d bytes, %.1f bytes/unit\n" "$BYTES" \
     "$(awk -v b="$BYTES" -v u="$UNITS" 'BEGIN {print b / u}')"
 
+  CPU0=$(cpu "$SRV")
   "$BIN/nq-loadgen" --server "127.0.0.1:$PORT" --ca "$W/data/ca.pem" \
     --enrol-file "$W/data/enrol.key" --conns "$CONNS" --seconds "$SECS" --want 1 \
     --think "$THINK" --admin-token-file "$W/data/admin.token" >"$W/loadgen.out" 2>"$W/loadgen.err" ||
     { cat "$W/loadgen.err" >&2; exit 1; }
   L="$W/loadgen.out"
+  CPU1=$(cpu "$SRV")
   printf "  load      %s clients welcomed, %s results acked (%s/s), %s errors\n" \
     "$(field "$L" welcomed)" "$(field "$L" acks)" "$(field "$L" results_per_s)" "$(field "$L" errors)"
   for k in get_work result status; do
     printf "  %-9s n=%s p50 %s ms, p99 %s ms, max %s ms\n" "$k" "$(field "$L" ${k}_n)" \
       "$(field "$L" ${k}_p50_ms)" "$(field "$L" ${k}_p99_ms)" "$(field "$L" ${k}_max_ms)"
   done
+  REQS=$(( $(field "$L" get_work_n) + $(field "$L" result_n) + $(field "$L" status_n) ))
+  printf "  cpu/req   %.3f ms of server CPU per request (%s s, handshakes included, for %d requests)\n" \
+    "$(awk -v a="$CPU0" -v b="$CPU1" -v r="$REQS" 'BEGIN {print (r > 0 ? 1000 * (b - a) / r : 0)}')" \
+    "$(awk -v a="$CPU0" -v b="$CPU1" 'BEGIN {printf "%.1f", b - a}')" "$REQS"
   U0=$(now)
   "$BIN/nq-admin" units --state leased --limit 20 --server "127.0.0.1:$PORT" --ca "$W/data/ca.pem" \
     --token-file "$W/data/admin.token" >"$W/units.out"
