@@ -36,6 +36,7 @@ typedef struct adm_opts_s {
   const char *state;      /* --state (units) */
   int limit;              /* --limit (units) */
   int extra;              /* --extra K (unit retry; 0: the job's quorum) */
+  int force;              /* --force (job archive/delete while clients hold leases) */
   int help;               /* --help */
   int argc;               /* positional arguments (they point into the process's argv) */
   char *argv[ADM_MAX_ARGS];
@@ -75,6 +76,9 @@ int adm_open(adm_backend_t *b, const adm_opts_t *o, int need_job);
 void adm_close(adm_backend_t *b);
 /* One request on a backend opened for it and closed after: adm_open + adm_request + adm_close. */
 int adm_call(const adm_opts_t *o, int need_job, const nq_admin_req_t *req, json_t **data);
+/* The same in local mode with the data directory's lock held (no server may run on it); remote
+ * mode as adm_call. */
+int adm_call_exclusive(const adm_opts_t *o, const nq_admin_req_t *req, json_t **data);
 
 /* Run one admin request and return its `data` object (new reference) in *data. On a refusal or
  * failure prints "nq-admin: ..." to stderr and returns non-zero (ADM_EXIT_FAIL). */
@@ -109,5 +113,6 @@ int adm_cmd_client(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_job(const adm_cmd_t *cmd, adm_opts_t *o);
 
 #endif

@@ -22,6 +22,15 @@ static const adm_cmd_t commands[] = {
      "ban: ban a client; its leases go back to the others at once.",
      adm_cmd_client},
     {"jobs", "[--json]", "List jobs, with final totals once done.", adm_cmd_jobs},
+    {"job", "archive N | delete N [--force] [--json]",
+     "archive: keep the job for N (its units, results and totals) for the record, and free N:\n"
+     "the next nq-server --n N in the same data directory makes a new job, with the same CA,\n"
+     "enrolment key and clients. delete: remove the job, its units and results (the newest\n"
+     "archived job for N when none is live; local mode only: it may take minutes).\n"
+     "Both are refused while clients hold leases on the job, unless --force (the leases are\n"
+     "released; their results are then refused). In local mode no server may run on the data\n"
+     "directory (its lock is taken); remotely, the job the server serves is refused.",
+     adm_cmd_job},
     {"units", "--state pending|leased|awaiting|verified|disputed|all [--limit K] [--json] [--n N]",
      "List units of the job in one state (disputed units show every result they got; units\n"
      "being solved show each client running them, its percent done, rate and ETA from its\n"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "admin.h"
 #include "nq/addr.h"
@@ -16,7 +17,7 @@
 /* ---- options -------------------------------------------------------------------------------- */
 
 enum { OPT_SERVER = 1000, OPT_CA, OPT_TOKEN, OPT_TOKEN_FILE, OPT_HOSTNAME, OPT_DATA, OPT_N,
-       OPT_JSON, OPT_WATCH, OPT_STATE, OPT_LIMIT, OPT_EXTRA, OPT_HELP };
+       OPT_JSON, OPT_WATCH, OPT_STATE, OPT_LIMIT, OPT_EXTRA, OPT_FORCE, OPT_HELP };
 
 static const struct option long_opts[] = {
     {"server", required_argument, NULL, OPT_SERVER},
@@ -31,6 +32,7 @@ static const struct option long_opts[] = {
     {"state", required_argument, NULL, OPT_STATE},
     {"limit", required_argument, NULL, OPT_LIMIT},
     {"extra", required_argument, NULL, OPT_EXTRA},
+    {"force", no_argument, NULL, OPT_FORCE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
@@ -80,6 +82,7 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
     case OPT_HOSTNAME: o->hostname = optarg; break;
     case OPT_DATA: o->data = optarg; break;
     case OPT_JSON: o->json = 1; break;
+    case OPT_FORCE: o->force = 1; break;
     case OPT_STATE: o->state = optarg; break;
     case 'h':
     case OPT_HELP: o->help = 1; break;
@@ -231,6 +234,22 @@ int adm_call(const adm_opts_t *o, int need_job, const nq_admin_req_t *req, json_
   if (rc) return rc;
   rc = adm_request(&b, req, data);
   adm_close(&b);
+  return rc;
+}
+
+int adm_call_exclusive(const adm_opts_t *o, const nq_admin_req_t *req, json_t **data) {
+  if (o->server) return adm_call(o, 0, req, data);
+  const char *dir = o->data ? o->data : ADM_DEFAULT_DATA;
+  char err[1200] = "";
+  int fd = -1;
+  int rc = nq_admin_db_lock(dir, &fd, err, sizeof err);
+  if (rc) {
+    fprintf(stderr, "nq-admin: %s%s\n", err,
+            rc == NQ_EBUSY ? ": stop it first (or, for a job it does not serve, use --server)" : "");
+    return ADM_EXIT_FAIL;
+  }
+  rc = adm_call(o, 0, req, data);
+  close(fd);
   return rc;
 }
 

@@ -1,4 +1,4 @@
-/* nq-admin jobs / units --state S / unit retry UNIT. */
+/* nq-admin jobs / job archive|delete N / units --state S / unit retry UNIT. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +20,20 @@ int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o) {
   } else {
     const json_t *list = adm_get(d, "jobs");
     char t1[64], t2[64];
-    printf("%-4s %-4s %-5s %-6s %-8s %8s  %-23s  %-23s  %s\n", "ID", "N", "DEPTH", "QUORUM",
-           "STATE", "UNITS", "CREATED", "FINISHED", "TOTAL");
+    printf("%-4s %-4s %-6s %-8s %-6s %-8s %9s  %-23s  %-23s  %s\n", "ID", "N", "DEPTH", "UNIT-S",
+           "QUORUM", "STATE", "UNITS", "CREATED", "FINISHED", "TOTAL");
     for (size_t i = 0; i < json_array_size(list); i++) {
       const json_t *j = json_array_get(list, i);
       const char *total = adm_str(j, "final.total");
-      printf("%-4lld %-4lld %-5lld %-6lld %-8s %8lld  %-23s  %-23s  %s\n",
-             (long long)adm_int(j, "id"), (long long)adm_int(j, "n"),
-             (long long)adm_int(j, "depth"), (long long)adm_int(j, "quorum"),
-             adm_str(j, "state"), (long long)adm_int(j, "units"),
+      char depth[16], secs[16];
+      long long d0 = adm_int(j, "min_depth"), d1 = adm_int(j, "depth");
+      if (d0 && d0 != d1) snprintf(depth, sizeof depth, "%lld-%lld", d0, d1);
+      else snprintf(depth, sizeof depth, "%lld", d1);
+      if (adm_real(j, "unit_seconds") > 0) snprintf(secs, sizeof secs, "%g", adm_real(j, "unit_seconds"));
+      else snprintf(secs, sizeof secs, "-");
+      printf("%-4lld %-4lld %-6s %-8s %-6lld %-8s %9lld  %-23s  %-23s  %s\n",
+             (long long)adm_int(j, "id"), (long long)adm_int(j, "n"), depth, secs,
+             (long long)adm_int(j, "quorum"), adm_str(j, "state"), (long long)adm_int(j, "units"),
              adm_time(adm_int(j, "created"), t1, sizeof t1),
              adm_int(j, "finished") ? adm_time(adm_int(j, "finished"), t2, sizeof t2) : "-",
              total[0] ? total : "-");
@@ -140,6 +145,41 @@ int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
            (long long)adm_int(d, "results"),
            (long long)(adm_int(d, "max_results") - adm_int(d, "results")),
            (long long)adm_int(d, "max_results"));
+  }
+  json_decref(d);
+  return 0;
+}
+
+/* job archive N | job delete N [--force]: the job for N that is not archived (delete: else the
+ * newest archived one). In local mode the data directory's lock is taken, so no server runs. */
+int adm_cmd_job(const adm_cmd_t *cmd, adm_opts_t *o) {
+  json_t *d = NULL;
+  int rc;
+  const char *sub = o->argc >= 1 ? o->argv[0] : "";
+  int del = !strcmp(sub, "delete");
+  char *end = NULL;
+  long n = o->argc == 2 ? strtol(o->argv[1], &end, 10) : 0;
+  if (o->argc != 2 || (!del && strcmp(sub, "archive") != 0) || !end || *end || n < 4 || n > 32) {
+    if (o->argc >= 1 && !del && strcmp(sub, "archive") != 0)
+      fprintf(stderr, "nq-admin job: unknown subcommand '%s' (archive or delete)\n", sub);
+    else
+      fprintf(stderr, "nq-admin job: %s\n", o->argc != 2 ? "wants a subcommand and N"
+                                                        : "N must be a board size 4..32");
+    adm_usage(cmd, stderr);
+    return ADM_EXIT_USAGE;
+  }
+  nq_admin_req_t req = {.cmd = del ? NQ_ADMIN_JOB_DELETE : NQ_ADMIN_JOB_ARCHIVE, .job_n = (int)n,
+                        .force = o->force};
+  if ((rc = adm_call_exclusive(o, &req, &d)) != 0) return rc;
+  if (o->json) {
+    adm_print_json(d, 0);
+  } else {
+    printf("job %lld (N=%lld, %lld units) %s", (long long)adm_int(d, "id"),
+           (long long)adm_int(d, "n"), (long long)adm_int(d, "units"), del ? "deleted" : "archived");
+    if (adm_int(d, "released"))
+      printf("; %lld lease(s) released", (long long)adm_int(d, "released"));
+    printf("; the next nq-server --n %lld in this data directory makes a new job (same CA)\n",
+           (long long)adm_int(d, "n"));
   }
   json_decref(d);
   return 0;

@@ -36,16 +36,24 @@ static void print_table(const json_t *st) {
   char b1[64], b2[64], b3[96], b4[32], pbar[BAR_WIDTH + 3];
   const json_t *job = adm_get(st, "job");
   int done = json_is_true(adm_get(st, "done"));
-  printf("job %lld: N=%lld  depth %lld  quorum %lld  -- %s  (started %s)\n",
-         (long long)adm_int(job, "id"), (long long)adm_int(job, "n"),
-         (long long)adm_int(job, "depth"), (long long)adm_int(job, "quorum"),
-         done ? "DONE" : "running", adm_time(adm_int(job, "created"), b1, sizeof b1));
+  long long d0 = adm_int(job, "min_depth"), d1 = adm_int(job, "depth");
+  if (d0 && d0 != d1) snprintf(b2, sizeof b2, "depths %lld-%lld", d0, d1);
+  else snprintf(b2, sizeof b2, "depth %lld", d1);
+  if (adm_real(job, "unit_seconds") > 0)
+    snprintf(b2 + strlen(b2), sizeof b2 - strlen(b2), " (units of ~%gs)",
+             adm_real(job, "unit_seconds"));
+  printf("job %lld: N=%lld  %s  quorum %lld  -- %s  (started %s)\n",
+         (long long)adm_int(job, "id"), (long long)adm_int(job, "n"), b2,
+         (long long)adm_int(job, "quorum"), done ? "DONE" : adm_str(job, "state"),
+         adm_time(adm_int(job, "created"), b1, sizeof b1));
   double pct = adm_real(st, "progress.percent");
   bar(pct, pbar);
   const char *method = adm_str(st, "progress.method");
   printf("progress   %s %6.2f%%  (%s)\n", pbar, pct,
-         !strcmp(method, "nodes") ? "weighted by node counts"
-         : !strcmp(method, "done") ? "complete" : "share of verified units");
+         !strcmp(method, "estimate") ? "of the estimated work"
+         : !strcmp(method, "nodes")  ? "weighted by node counts"
+         : !strcmp(method, "done")   ? "complete"
+                                     : "share of verified units");
   printf("units      total %lld  pending %lld  leased %lld  awaiting quorum %lld  verified %lld"
          "  disputed %lld\n",
          (long long)adm_int(st, "units.total"), (long long)adm_int(st, "units.pending"),
@@ -57,7 +65,12 @@ static void print_table(const json_t *st) {
            (long long)adm_int(st, "progress.leased"), adm_real(st, "progress.leased_done"));
   if (done) {
     counts_line("answer", adm_get(st, "final"));
-    printf("%-10s %s\n", "nodes", adm_str(st, "final.nodes"));
+    if (adm_get(st, "final.solve_nodes"))
+      printf("%-10s %s (units) + %s (split nodes of the plan) = %s, as nq-solve %lld counts\n",
+             "nodes", adm_str(st, "final.nodes"), adm_str(job, "internal"),
+             adm_str(st, "final.solve_nodes"), (long long)adm_int(job, "n"));
+    else
+      printf("%-10s %s\n", "nodes", adm_str(st, "final.nodes"));
   } else {
     counts_line("verified", adm_get(st, "verified"));
   }

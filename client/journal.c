@@ -67,6 +67,17 @@ int cli_journal_open(const char *state_dir, cli_journal_t *j) {
       return NQ_EIO;
     }
   }
+  /* Two clients on one directory would run each other's assignments and journal. */
+  long holder = 0;
+  int rc = nq_dir_lock(j->dir, CLI_LOCK_FILE, &j->lock_fd, &holder);
+  if (rc) {
+    if (rc == NQ_EBUSY)
+      nq_log(NQ_LOG_ERROR, "state directory %s is in use by another nq-client (pid %ld; lock "
+             "%s/%s)", j->dir, holder, j->dir, CLI_LOCK_FILE);
+    cli_journal_close(j);
+    return rc == NQ_EBUSY ? rc : NQ_EIO;
+  }
+  j->locked = 1;
   sweep_tmp(j->results_dir);
   sweep_tmp(j->assigned_dir);
   sweep_tmp(j->ckpt_dir);
@@ -75,6 +86,7 @@ int cli_journal_open(const char *state_dir, cli_journal_t *j) {
 }
 
 void cli_journal_close(cli_journal_t *j) {
+  if (j->locked) close(j->lock_fd);
   free(j->dir);
   free(j->results_dir);
   free(j->assigned_dir);
@@ -92,7 +104,7 @@ static void ckpt_name(int64_t id, char *buf, size_t len) {
   snprintf(buf, len, "%" PRId64 ".ckpt", id);
 }
 
-static int entry_put(const char *dir, int64_t id, json_t *o) {
+static int entry_put(const char *dir, int64_t id, json_t *o, int durable) {
   if (!o) return NQ_ENOMEM;
   char *s = json_dumps(o, JSON_COMPACT);
   json_decref(o);
@@ -101,7 +113,8 @@ static int entry_put(const char *dir, int64_t id, json_t *o) {
   entry_name(id, name, sizeof name);
   size_t len = strlen(s);
   s[len] = '\n'; /* replaces the terminator; the length below includes it */
-  int rc = nq_file_replace(dir, name, s, len + 1, 0600);
+  int rc = durable ? nq_file_replace(dir, name, s, len + 1, 0600)
+                   : nq_file_replace_volatile(dir, name, s, len + 1, 0600);
   free(s);
   return rc;
 }
@@ -266,7 +279,11 @@ static int result_parse(const json_t *o, int64_t id, void *slot) {
 }
 
 int cli_journal_put(cli_journal_t *j, const cli_result_t *r) {
-  return entry_put(j->results_dir, r->id, cli_result_pack(r));
+  /* Two fsyncs cost about as much as a millisecond unit: a result that took less than
+   * CLI_JOURNAL_SYNC_SECONDS to solve is cheaper to solve again after a power loss (the server
+   * re-sends the lease) than to make durable. A crash of the process alone loses nothing. */
+  return entry_put(j->results_dir, r->id, cli_result_pack(r),
+                   !(r->seconds >= 0 && r->seconds < CLI_JOURNAL_SYNC_SECONDS));
 }
 
 int cli_journal_remove(cli_journal_t *j, int64_t id) {
@@ -316,7 +333,9 @@ int cli_assigned_put(cli_journal_t *j, const cli_assign_t *a) {
                              a->deadline <= 0 || left < 0 ? 0
                              : left > NQ_PROTO_LEASE_MAX ? NQ_PROTO_LEASE_MAX
                                                          : left};
-  return entry_put(j->assigned_dir, a->id, nq_work_pack(&w));
+  /* Not durable (two fsyncs less per unit): after a power loss the server re-sends every lease
+   * the client still holds, at its first get_work; a torn file is set aside like any other. */
+  return entry_put(j->assigned_dir, a->id, nq_work_pack(&w), 0);
 }
 
 int cli_assigned_remove(cli_journal_t *j, int64_t id) {

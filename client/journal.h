@@ -10,9 +10,14 @@
  *                             written while it runs and when it stops, removed once its result
  *                             is journalled (or the server no longer needs the unit)
  *
+ *   STATE/nq-client.lock      locked (flock) by the client that owns the directory; holds its pid
+ *
  * Every file is written by nq_file_replace (nq/files.h): a temporary dot-file, fsync'd, renamed
  * into place and the directory fsync'd, so a crash leaves either the old state or the new one,
- * never half a file. Leftover temporary files are ignored by the listings (and removed by
+ * never half a file. Two kinds skip the fsyncs (nq_file_replace_volatile: still atomic against a
+ * crash of the process, not against a power loss), because after a power loss the server gives
+ * back what they hold: assignments (re-sent at the first get_work), and results that took less
+ * than CLI_JOURNAL_SYNC_SECONDS to solve (solved again). A torn one is set aside like any other. Leftover temporary files are ignored by the listings (and removed by
  * cli_journal_open). A file that does not parse (with the protocol's parsers) is reported (log
  * WARN), renamed to "<name>.bad" and skipped.
  *
@@ -32,9 +37,14 @@
 
 #define CLI_SOLVER_MAX (NQ_PROTO_SOLVER_MAX + 1) /* a solver version and its terminator */
 #define CLI_TOKEN_MAX 256
+#define CLI_LOCK_FILE "nq-client.lock"
+/* Results of units solved in less time than this are journalled without fsync (cli_journal_put). */
+#define CLI_JOURNAL_SYNC_SECONDS 1.0
 
 typedef struct cli_journal_s {
   char *dir;          /* the state directory */
+  int locked;         /* lock_fd holds STATE/nq-client.lock: one client per state directory */
+  int lock_fd;
   char *results_dir;  /* dir/journal */
   char *assigned_dir; /* dir/assigned */
   char *ckpt_dir;     /* dir/checkpoint */
@@ -59,13 +69,15 @@ typedef struct cli_assign_s {
                        has not said yet in this run that it still holds it for us */
 } cli_assign_t;
 
-/* Create (mode 0700) the state directory and its subdirectories when missing, remove stale
- * temporary files, and fill *j. Returns 0, NQ_EIO (with a log line naming the path) or NQ_ENOMEM.
+/* Create (mode 0700) the state directory and its subdirectories when missing, take its lock,
+ * remove stale temporary files, and fill *j. Returns 0, NQ_EBUSY (another nq-client owns the
+ * directory: an ERROR line names its pid), NQ_EIO (with a log line naming the path) or NQ_ENOMEM.
  * Release with cli_journal_close. */
 int cli_journal_open(const char *state_dir, cli_journal_t *j);
 void cli_journal_close(cli_journal_t *j);
 
-/* Results. put: atomically write (replacing any earlier file for the id). remove: NQ_ENOTFOUND
+/* Results. put: atomically write (replacing any earlier file for the id), durably (fsync'd) when
+ * the result took CLI_JOURNAL_SYNC_SECONDS or more to solve; remove: NQ_ENOTFOUND
  * when there is no such entry. has: 1 if an entry exists. list: every valid entry in increasing id
  * order into a new malloc'd array (*out, caller frees; NULL when *n is 0); corrupt files are
  * counted in *corrupt (may be NULL), reported and set aside. Returns 0, NQ_EIO, NQ_ENOMEM. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,11 +54,15 @@ int nq_fsync_dir(const char *dir) {
   return rc;
 }
 
-/* Write data into a new file at tmp (O_EXCL) with exactly `mode`, fsync and close it. A leftover
- * of a crashed run with our pid is removed first. On failure nothing is left at tmp. */
-static int write_tmp(const char *tmp, const void *data, size_t len, mode_t mode) {
-  unlink(tmp);
+/* Write data into a new file at tmp (O_EXCL) with exactly `mode`, fsync it (when durable) and
+ * close it. A leftover of a crashed run with our pid is removed and the create tried again. On
+ * failure nothing is left at tmp. */
+static int write_tmp(const char *tmp, const void *data, size_t len, mode_t mode, int durable) {
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0 && errno == EEXIST) {
+    unlink(tmp);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  }
   if (fd < 0) return NQ_EIO;
   const char *p = data;
   size_t off = 0;
@@ -67,7 +72,7 @@ static int write_tmp(const char *tmp, const void *data, size_t len, mode_t mode)
     if (w <= 0) goto fail;
     off += (size_t)w;
   }
-  if (fchmod(fd, mode) != 0 || fsync(fd) != 0) goto fail;
+  if (fchmod(fd, mode) != 0 || (durable && fsync(fd) != 0)) goto fail;
   if (close(fd) != 0) {
     fd = -1;
     goto fail;
@@ -93,17 +98,17 @@ static int paths(const char *dir, const char *name, char *tmp, char *dst) {
   return 0;
 }
 
-/* Both writers: a durable temporary file, moved into place by link() (exclusive: create-new) or
- * rename() (replace), then the directory fsync'ed. */
-static int write_durable(const char *dir, const char *name, const void *data, size_t len,
-                         mode_t mode, int exclusive) {
+/* Every writer: a temporary file (fsync'ed when durable), moved into place by link() (exclusive:
+ * create-new) or rename() (replace), then the directory fsync'ed (when durable). */
+static int write_file(const char *dir, const char *name, const void *data, size_t len,
+                      mode_t mode, int exclusive, int durable) {
   char tmp[PATH_BUF], dst[PATH_BUF];
   int rc = paths(dir, name, tmp, dst);
   if (rc) {
     nq_log(NQ_LOG_ERROR, "cannot write %s/%s: path too long", dir, name);
     return rc;
   }
-  if ((rc = write_tmp(tmp, data, len, mode)) != 0) goto fail;
+  if ((rc = write_tmp(tmp, data, len, mode, durable)) != 0) goto fail;
   /* link() refuses an existing name, which is exactly create-new; rename() replaces it. */
   if (exclusive ? link(tmp, dst) != 0 : rename(tmp, dst) != 0) {
     int e = errno;
@@ -114,7 +119,7 @@ static int write_durable(const char *dir, const char *name, const void *data, si
     goto fail;
   }
   if (exclusive) unlink(tmp);
-  if ((rc = nq_fsync_dir(dir)) != 0) goto fail;
+  if (durable && (rc = nq_fsync_dir(dir)) != 0) goto fail;
   return 0;
 fail:
   nq_log(NQ_LOG_ERROR, "cannot write %s: %s", dst, strerror(errno));
@@ -122,12 +127,17 @@ fail:
 }
 
 int nq_file_create(const char *dir, const char *name, const void *data, size_t len, mode_t mode) {
-  return write_durable(dir, name, data, len, mode, 1);
+  return write_file(dir, name, data, len, mode, 1, 1);
 }
 
 int nq_file_replace(const char *dir, const char *name, const void *data, size_t len,
                     mode_t mode) {
-  return write_durable(dir, name, data, len, mode, 0);
+  return write_file(dir, name, data, len, mode, 0, 1);
+}
+
+int nq_file_replace_volatile(const char *dir, const char *name, const void *data, size_t len,
+                             mode_t mode) {
+  return write_file(dir, name, data, len, mode, 0, 0);
 }
 
 int nq_file_read(const char *path, size_t max, char **out, size_t *out_len) {
@@ -181,4 +191,35 @@ int nq_file_read_line(const char *path, char *buf, size_t len) {
   memset(text, 0, n);
   free(text);
   return rc;
+}
+
+int nq_dir_lock(const char *dir, const char *name, int *fd_out, long *holder) {
+  char path[PATH_BUF];
+  *fd_out = -1;
+  if (holder) *holder = 0;
+  if (nq_path_join(path, sizeof path, dir, name) != 0) return NQ_EINVAL;
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    nq_log(NQ_LOG_ERROR, "open %s: %s", path, strerror(errno));
+    return NQ_EIO;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int busy = errno == EWOULDBLOCK;
+    if (!busy) nq_log(NQ_LOG_ERROR, "lock %s: %s", path, strerror(errno));
+    char buf[32] = "";
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (holder && n > 0) {
+      buf[n] = '\0';
+      *holder = strtol(buf, NULL, 10);
+    }
+    close(fd);
+    return busy ? NQ_EBUSY : NQ_EIO;
+  }
+  /* Ours now: say who holds it, for the next one's message. */
+  char buf[32];
+  int len = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len)
+    nq_log(NQ_LOG_WARN, "lock %s: cannot record the pid: %s", path, strerror(errno));
+  *fd_out = fd;
+  return 0;
 }

@@ -53,7 +53,8 @@ static const char *const err_names[NQ_ERR_COUNT] = {
 static const char *const nowork_names[] = {"none_pending", "cap", "done"};
 static const char *const ack_names[] = {"accepted", "duplicate", "late"};
 static const char *const admin_names[NQ_ADMIN_NCMDS] = {
-    "status", "clients", "client_add", "client_ban", "jobs", "units", "unit_retry"};
+    "status", "clients", "client_add", "client_ban", "jobs", "units", "unit_retry",
+    "job_archive", "job_delete"};
 static const char *const job_state_names[] = {"running", "done"};
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -486,6 +487,11 @@ json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
     put(o, "unit", r->unit_text ? json_string(r->unit_text) : json_integer(r->unit_id), &ok);
     if (r->extra > 0) put(o, "extra", json_integer(r->extra), &ok);
     break;
+  case NQ_ADMIN_JOB_ARCHIVE:
+  case NQ_ADMIN_JOB_DELETE:
+    put(o, "n", json_integer(r->job_n), &ok);
+    if (r->force) put(o, "force", json_true(), &ok);
+    break;
   default:
     break;
   }
@@ -521,6 +527,16 @@ int nq_admin_req_parse(const json_t *m, nq_admin_req_t *r, nq_proto_err_t *err) 
         nq_msg_opt_int(m, "extra", 1, NQ_PROTO_RETRY_EXTRA_MAX, 0, &v))
       return ADMIN_BAD("unit_retry: needs `unit` (id or unit text), optional `extra` (1..1000)");
     r->extra = (int)v;
+    break;
+  }
+  case NQ_ADMIN_JOB_ARCHIVE:
+  case NQ_ADMIN_JOB_DELETE: {
+    const json_t *force = json_object_get(m, "force");
+    if (nq_msg_get_int(m, "n", NQ_UNIT_MIN_N, NQ_MAX_N, &v) ||
+        (force && !json_is_null(force) && !json_is_boolean(force)))
+      return ADMIN_BAD("%s: needs `n` (4..32), optional `force` (boolean)", cmd);
+    r->job_n = (int)v;
+    r->force = json_is_true(force);
     break;
   }
   default:

@@ -251,6 +251,16 @@ int nq_units_generate(int n, int depth, nq_unit_cb cb, void *arg) {
   return 0;
 }
 
+/* Depth-first with the lowest column first (gen_walk takes the lowest bit first), the corner
+ * part's loop before the side part's: so lexicographic on (part, columns). */
+int nq_unit_cmp(const nq_unit_t *a, const nq_unit_t *b) {
+  if (a->part != b->part) return a->part == NQ_PART_CORNER ? -1 : 1;
+  int d = a->depth < b->depth ? a->depth : b->depth;
+  for (int r = 0; r < d; r++)
+    if (a->prefix[r] != b->prefix[r]) return a->prefix[r] < b->prefix[r] ? -1 : 1;
+  return (a->depth > b->depth) - (a->depth < b->depth);
+}
+
 static int count_cb(const nq_unit_t *u, void *arg) {
   (void)u;
   (*(uint64_t *)arg)++;

@@ -39,6 +39,19 @@ static json_t *totals_json(const nq_totals_t *t) {
   return o;
 }
 
+/* The final totals, and with them the job's node count as nq-solve counts N (the units' nodes
+ * plus the plan's split nodes, docs/planning.md), when the split nodes are known. */
+static json_t *final_json(const srv_job_t *job) {
+  json_t *f = totals_json(&job->totals);
+  int ok = f != NULL;
+  if (f && job->has_internal) put(f, "solve_nodes", u128_json(job->totals.nodes + job->internal), &ok);
+  if (!ok) {
+    json_decref(f);
+    return NULL;
+  }
+  return f;
+}
+
 json_t *srv_job_json(const srv_job_t *job) {
   json_t *o = json_object();
   int ok = o != NULL;
@@ -46,13 +59,21 @@ json_t *srv_job_json(const srv_job_t *job) {
   put(o, "id", json_integer(job->id), &ok);
   put(o, "n", json_integer(job->n), &ok);
   put(o, "depth", json_integer(job->depth), &ok);
+  put(o, "min_depth", json_integer(job->min_depth ? job->min_depth : job->depth), &ok);
+  put(o, "unit_seconds", json_real(job->unit_seconds), &ok);
   put(o, "quorum", json_integer(job->quorum), &ok);
   put(o, "max_results", json_integer(job->max_results), &ok);
-  put(o, "state", json_string(job->state == SRV_JOB_DONE ? "done" : "running"), &ok);
+  put(o, "state", json_string(srv_job_state_name(job->state)), &ok);
   put(o, "created", json_integer(job->created), &ok);
   put(o, "finished", json_integer(job->finished), &ok);
+  put(o, "archived", json_integer(job->archived), &ok);
   put(o, "units", json_integer(job->units), &ok);
-  put(o, "final", job->state == SRV_JOB_DONE ? totals_json(&job->totals) : json_null(), &ok);
+  put(o, "internal", job->has_internal ? u128_json(job->internal) : json_null(), &ok);
+  put(o, "est_nodes", job->est_nodes > 0 ? json_real(job->est_nodes) : json_null(), &ok);
+  put(o, "est_se", job->est_nodes > 0 ? json_real(job->est_se) : json_null(), &ok);
+  put(o, "seed", json_integer((json_int_t)job->seed), &ok);
+  int final = job->state == SRV_JOB_DONE || (job->state == SRV_JOB_ARCHIVED && job->finished);
+  put(o, "final", final ? final_json(job) : json_null(), &ok);
   if (!ok) {
     json_decref(o);
     return NULL;
@@ -96,29 +117,39 @@ static void put_match(json_t *o, const srv_job_t *job, int *ok) {
   put(o, "match_text", json_string(line), ok);
 }
 
-/* Progress and speed. The percent is weighted by search-tree size: verified units contribute
- * their exact node counts, every other unit the average node count of the verified ones. With
- * nothing verified yet it falls back to the share of verified units (which is 0). The ETA divides
- * the estimated remaining work (remaining units x quorum replicas, less what the live leases
- * report done, x average nodes) by the node rate of the last rate window; without node data it
- * uses results/s instead. */
+/* Progress and speed (docs/operations.md). With the plan's estimates (every unit of a job made
+ * since schema 5 has one) the percent is the verified units' share of the estimated work, and the
+ * work left is the unverified units' estimates scaled by how the verified units came out against
+ * theirs (calibration = verified nodes / their estimates: the estimator's bias on this job). A job
+ * made before schema 5 falls back to the average verified unit; with nothing verified the percent
+ * is the share of verified units (0). The ETA divides the work left, times the quorum's replicas,
+ * less what the live leases report done (each lease's share of an average unverified unit), by the
+ * node rate of the rate window (without node data: replicas left / results per second). Results
+ * already in for awaiting units are not subtracted, so the ETA errs long near the end. */
 static json_t *progress_json(const srv_stats_t *s, int64_t now, json_t **rate_out) {
   const srv_job_t *job = &s->job;
   int64_t total = job->units, verified = s->units[SRV_UNIT_VERIFIED];
   int64_t left = total - verified;
   double vnodes = (double)s->verified.nodes;
+  double e_all = (double)s->est_total, e_ver = (double)s->est_verified;
+  int by_est = total > 0 && s->est_units == total && e_all > 0;
+  double calib = by_est && e_ver > 0 && vnodes > 0 ? vnodes / e_ver : 1.0;
   double avg = verified > 0 ? vnodes / (double)verified : 0.0;
-  double est_total = vnodes + avg * (double)left;
+  double remaining = by_est ? (e_all - e_ver) * calib : avg * (double)left;
+  double est_total = vnodes + remaining;
   double percent;
   const char *method;
-  if (job->state == SRV_JOB_DONE) {
+  int done = job->state == SRV_JOB_DONE;
+  if (done) {
     percent = 100.0, method = "done";
+  } else if (by_est) {
+    percent = 100.0 * e_ver / e_all, method = "estimate";
   } else if (verified > 0 && est_total > 0) {
     percent = 100.0 * vnodes / est_total, method = "nodes";
   } else {
     percent = total > 0 ? 100.0 * (double)verified / (double)total : 0.0, method = "units";
   }
-  if (job->state != SRV_JOB_DONE && percent > 99.99 && left > 0) percent = 99.99;
+  if (!done && percent > 99.99 && left > 0) percent = 99.99;
 
   /* A job younger than the window has only been running for its age. */
   int64_t window = s->rate_window;
@@ -127,26 +158,42 @@ static json_t *progress_json(const srv_stats_t *s, int64_t now, json_t **rate_ou
   double rps = (double)s->recent_results / (double)window;
   double nps = (double)s->recent_nodes / (double)window;
   json_t *eta = json_null();
-  if (job->state != SRV_JOB_DONE) {
+  if (!done) {
+    /* Replicas still to run, less the live leases' reported shares (progress, 0..1 each). */
     double work = (double)left * (double)job->quorum - s->leased_progress;
     if (work < 0) work = 0;
-    if (avg > 0 && nps > 0) eta = json_integer((json_int_t)(work * avg / nps + 0.5));
+    double per_unit = left > 0 ? remaining / (double)left : 0.0;
+    if (per_unit > 0 && nps > 0) eta = json_integer((json_int_t)(work * per_unit / nps + 0.5));
     else if (rps > 0) eta = json_integer((json_int_t)(work / rps + 0.5));
   } else {
     eta = json_integer(0);
   }
-  int64_t elapsed = (job->state == SRV_JOB_DONE ? job->finished : now) - job->created;
+  int64_t elapsed = (done ? job->finished : now) - job->created;
   *rate_out = json_pack("{s:I, s:I, s:f, s:f, s:o, s:I}", "window", (json_int_t)window,
                         "results", (json_int_t)s->recent_results, "results_per_s", rps,
                         "nodes_per_s", nps, "eta_s", eta, "elapsed_s",
                         (json_int_t)(elapsed < 0 ? 0 : elapsed));
-  char vn[40], en[40];
+  char vn[40], en[40], ea[40], ev[40];
   nq_u128_str(s->verified.nodes, vn);
   snprintf(en, sizeof en, "%.0f", est_total);
-  return json_pack("{s:f, s:f, s:s, s:s, s:s, s:I, s:f}", "percent", percent, "units_percent",
-                   total > 0 ? 100.0 * (double)verified / (double)total : 0.0, "method", method,
-                   "verified_nodes", vn, "estimated_nodes", en, "leased", (json_int_t)s->leased,
-                   "leased_done", s->leased_progress);
+  json_t *o = json_pack("{s:f, s:f, s:s, s:s, s:s, s:I, s:f}", "percent", percent,
+                        "units_percent",
+                        total > 0 ? 100.0 * (double)verified / (double)total : 0.0, "method",
+                        method, "verified_nodes", vn, "estimated_nodes", en, "leased",
+                        (json_int_t)s->leased, "leased_done", s->leased_progress);
+  int ok = o != NULL;
+  if (o) {
+    put(o, "units_estimate", by_est ? json_string(nq_u128_str(s->est_total, ea)) : json_null(),
+        &ok);
+    put(o, "verified_estimate",
+        by_est ? json_string(nq_u128_str(s->est_verified, ev)) : json_null(), &ok);
+    put(o, "calibration", by_est && e_ver > 0 ? json_real(calib) : json_null(), &ok);
+  }
+  if (!ok) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
 }
 
 json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
@@ -172,7 +219,7 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
   put(o, "progress", progress_json(&s, now, &rate), &ok);
   put(o, "rate", rate, &ok);
   put(o, "verified", totals_json(&s.verified), &ok);
-  put(o, "final", job->state == SRV_JOB_DONE ? totals_json(&job->totals) : json_null(), &ok);
+  put(o, "final", job->state == SRV_JOB_DONE ? final_json(job) : json_null(), &ok);
   put_match(o, job, &ok);
   put(o, "clients", json_pack("{s:I, s:I, s:I}", "active", (json_int_t)s.clients_active, "known",
                               (json_int_t)s.clients_known, "banned",
@@ -414,8 +461,56 @@ static int cmd_unit_retry(srv_store_t *st, const srv_job_t *job, const nq_admin_
   return 0;
 }
 
-int srv_admin_call(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t *req, int64_t now,
-                   json_t **data, srv_admin_effects_t *fx, nq_proto_err_t *err) {
+/* The job a job_archive/job_delete request names: the one for N that is not archived, else
+ * (delete only) the newest archived one. */
+typedef struct pick_s {
+  int n, archived_ok;
+  srv_job_t job;
+  int found;
+} pick_t;
+
+static int pick_cb(const srv_job_t *j, void *arg) {
+  pick_t *p = arg;
+  if (j->n != p->n || (j->state == SRV_JOB_ARCHIVED && !p->archived_ok)) return 0;
+  if (!p->found || p->job.state == SRV_JOB_ARCHIVED) {
+    p->job = *j;
+    p->found = 1;
+  }
+  return 0;
+}
+
+/* job_archive / job_delete: {"id", "n", "state" (after), "units", "released" (leases given
+ * back with force), "deleted"}. The server's own job is refused (stop the server first);
+ * delete only runs in local mode, where it may take minutes in batches of its own transactions. */
+static int cmd_job(srv_store_t *st, int64_t serving, const nq_admin_req_t *req, int64_t now,
+                   json_t **out, nq_proto_err_t *err) {
+  int del = req->cmd == NQ_ADMIN_JOB_DELETE;
+  if (del && serving)
+    return refuse(err, NQ_ERR_BAD_STATE, "job delete runs in nq-admin's local mode (--data DIR, "
+                  "with the server stopped): deleting millions of units takes minutes");
+  pick_t p = {req->job_n, del, {0}, 0};
+  int rc = srv_job_list(st, pick_cb, &p);
+  if (rc) return store_refuse(st, rc, "job", err);
+  if (!p.found) return refuse(err, NQ_ERR_NOT_FOUND, "no job for N=%d", req->job_n);
+  if (p.job.id == serving)
+    return refuse(err, NQ_ERR_BAD_STATE, "the server is serving the job for N=%d: stop it, then "
+                  "nq-admin --data DIR job %s %d", p.job.n, del ? "delete" : "archive", p.job.n);
+  int64_t leases = 0;
+  if ((rc = srv_job_leases(st, &p.job, &leases)) != 0) return store_refuse(st, rc, "job", err);
+  rc = del ? srv_job_delete(st, p.job.id, req->force, 0)
+           : srv_job_archive(st, p.job.id, req->force, now);
+  if (rc == NQ_EBUSY || rc == NQ_ESTATE)
+    return refuse(err, NQ_ERR_BAD_STATE, "%s", srv_store_errmsg(st));
+  if (rc) return store_refuse(st, rc, "job", err);
+  *out = json_pack("{s:I, s:i, s:s, s:I, s:I, s:b}", "id", (json_int_t)p.job.id, "n", p.job.n,
+                   "state", del ? "deleted" : "archived", "units", (json_int_t)p.job.units,
+                   "released", (json_int_t)leases, "deleted", del);
+  return *out ? 0 : store_refuse(st, NQ_ENOMEM, "job", err);
+}
+
+int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
+                   const nq_admin_req_t *req, int64_t now, json_t **data,
+                   srv_admin_effects_t *fx, nq_proto_err_t *err) {
   *data = NULL;
   memset(fx, 0, sizeof *fx);
   int state;
@@ -431,6 +526,8 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t *
   case NQ_ADMIN_CLIENT_ADD: return cmd_client_add(st, req->name, now, data, err);
   case NQ_ADMIN_CLIENT_BAN: return cmd_client_ban(st, req->name, now, data, fx, err);
   case NQ_ADMIN_UNIT_RETRY: return cmd_unit_retry(st, job, req, now, data, fx, err);
+  case NQ_ADMIN_JOB_ARCHIVE:
+  case NQ_ADMIN_JOB_DELETE: return cmd_job(st, serving, req, now, data, err);
   default: return refuse(err, NQ_ERR_BAD_MESSAGE, "admin: unknown cmd");
   }
   return *data ? 0 : store_refuse(st, NQ_EIO, "store", err);

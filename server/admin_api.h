@@ -9,7 +9,7 @@
  *
  * Every builder returns a new reference the caller json_decref()s, or NULL on failure; then
  * srv_store_errmsg(st) says why (or the allocation failed). Nothing here changes the store except
- * srv_admin_call for client_add, client_ban and unit_retry.
+ * srv_admin_call for client_add, client_ban, unit_retry, job_archive and job_delete.
  */
 #ifndef SRV_ADMIN_API_H
 #define SRV_ADMIN_API_H
@@ -56,14 +56,17 @@ typedef struct srv_admin_effects_s {
   char unit[NQ_UNIT_TEXT_MAX]; /* ... this one */
 } srv_admin_effects_t;
 
-/* Run one admin request for the server's job `job` at time `now`. On success returns 0 with *data
+/* Run one admin request for the server's job `job` at time `now`. `serving` is the id of the job a
+ * running server serves (its admin sessions), 0 in nq-admin's local mode: job_archive refuses that
+ * job, and job_delete only runs in local mode. On success returns 0 with *data
  * (a new reference: the `data` object of the admin_reply) and *fx. Otherwise returns a negative
  * code, *data is NULL and *err is the error frame to answer with, non-fatal: bad_message (units of
  * an unknown state, a bad client name), not_found, exists, bad_state (unit_retry of a unit that is
  * not disputed), or internal (the store failed; its reason is in the message). client_add
  * returns the new token in *data, the only place it is ever shown. Mutations are atomic on their
  * own (they join an open transaction, or commit by themselves). */
-int srv_admin_call(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t *req, int64_t now,
-                   json_t **data, srv_admin_effects_t *fx, nq_proto_err_t *err);
+int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
+                   const nq_admin_req_t *req, int64_t now, json_t **data,
+                   srv_admin_effects_t *fx, nq_proto_err_t *err);
 
 #endif

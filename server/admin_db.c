@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "admin_api.h"
+#include "datadir.h"
 #include "nq/nq.h"
 #include "store.h"
 
@@ -68,5 +69,9 @@ void nq_admin_db_close(nq_admin_db_t *db) {
 int nq_admin_db_call(nq_admin_db_t *db, const nq_admin_req_t *req, int64_t now, json_t **data,
                      nq_proto_err_t *err) {
   srv_admin_effects_t fx; /* nothing to act on here: no connections to close */
-  return srv_admin_call(db->st, &db->job, req, now, data, &fx, err);
+  return srv_admin_call(db->st, &db->job, 0, req, now, data, &fx, err);
+}
+
+int nq_admin_db_lock(const char *data_dir, int *fd, char *errbuf, size_t errlen) {
+  return srv_datadir_lock(data_dir, fd, errbuf, errlen);
 }

@@ -56,6 +56,8 @@ int srv_datadir_init(srv_datadir_t *dd, const char *dir, const char *const *extr
     errlen = sizeof dummy;
   }
   memset(dd, 0, sizeof *dd);
+  dd->lock_fd = -1;
+  int rc;
   if (!dir || !*dir || strlen(dir) >= SRV_DATADIR_PATH_MAX - 32) {
     snprintf(errbuf, errlen, "bad data directory path");
     return NQ_EINVAL;
@@ -72,23 +74,43 @@ int srv_datadir_init(srv_datadir_t *dd, const char *dir, const char *const *extr
     snprintf(errbuf, errlen, "%s is not a directory", dir);
     return NQ_EIO;
   }
+  if ((rc = srv_datadir_lock(dir, &dd->lock_fd, errbuf, errlen)) != 0) return rc;
   if (join(dd->db, dir, SRV_DB_FILE) || join(dd->ca_cert, dir, NQ_CERTS_CA_CERT) ||
       join(dd->server_cert, dir, NQ_CERTS_SERVER_CERT) ||
       join(dd->server_key, dir, NQ_CERTS_SERVER_KEY) ||
       join(dd->enrol_key, dir, SRV_ENROL_FILE) || join(dd->admin_token, dir, SRV_ADMIN_FILE)) {
     snprintf(errbuf, errlen, "data directory path too long");
+    srv_datadir_close(dd);
     return NQ_EINVAL;
   }
-  int rc = nq_certs_ensure(dir, extra_names);
+  rc = nq_certs_ensure(dir, extra_names);
   if (rc != 0) {
     snprintf(errbuf, errlen, "certificates in %s: %s", dir, nq_strerror(rc));
-    return rc;
+  } else if ((rc = secret_ensure(dir, SRV_ENROL_FILE, dd->enrol_key, dd->enrol_hash, errbuf,
+                                 errlen)) == 0) {
+    rc = secret_ensure(dir, SRV_ADMIN_FILE, dd->admin_token, dd->admin_hash, errbuf, errlen);
   }
-  if ((rc = secret_ensure(dir, SRV_ENROL_FILE, dd->enrol_key, dd->enrol_hash, errbuf, errlen)))
-    return rc;
-  if ((rc = secret_ensure(dir, SRV_ADMIN_FILE, dd->admin_token, dd->admin_hash, errbuf, errlen)))
-    return rc;
-  return 0;
+  if (rc) srv_datadir_close(dd);
+  return rc;
+}
+
+int srv_datadir_lock(const char *dir, int *fd, char *errbuf, size_t errlen) {
+  long holder = 0;
+  int rc = nq_dir_lock(dir, SRV_LOCK_FILE, fd, &holder);
+  if (rc == NQ_EBUSY && holder > 0)
+    snprintf(errbuf, errlen, "data directory %s is in use by another nq-server (pid %ld; lock "
+             "%s/%s)", dir, holder, dir, SRV_LOCK_FILE);
+  else if (rc == NQ_EBUSY)
+    snprintf(errbuf, errlen, "data directory %s is in use by another nq-server (lock %s/%s)", dir,
+             dir, SRV_LOCK_FILE);
+  else if (rc)
+    snprintf(errbuf, errlen, "cannot lock data directory %s (%s/%s)", dir, dir, SRV_LOCK_FILE);
+  return rc;
+}
+
+void srv_datadir_close(srv_datadir_t *dd) {
+  if (dd->lock_fd >= 0) close(dd->lock_fd);
+  dd->lock_fd = -1;
 }
 
 int srv_datadir_store_hashes(const srv_datadir_t *dd, srv_store_t *st) {

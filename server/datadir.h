@@ -6,6 +6,7 @@
  *   server.pem server.key       the server certificate and key
  *   enrol.key                   the enrolment key (mode 0600): volunteers enrol with it
  *   admin.token                 the admin token (mode 0600): nq-admin authenticates with it
+ *   nq-server.lock              locked (flock) by the server that owns the directory; holds its pid
  * Secrets are random hex made once and kept; the database holds only their SHA-256
  * (meta keys SRV_META_ENROL_HASH and SRV_META_ADMIN_HASH), refreshed from the files on each start.
  */
@@ -21,6 +22,7 @@
 #define SRV_ENROL_FILE "enrol.key"
 #define SRV_ADMIN_FILE "admin.token"
 #define SRV_DB_FILE "nq.db"
+#define SRV_LOCK_FILE "nq-server.lock"
 #define SRV_META_ENROL_HASH "enrol_key_hash"
 #define SRV_META_ADMIN_HASH "admin_token_hash"
 
@@ -35,13 +37,22 @@ typedef struct srv_datadir_s {
   char enrol_hash[65]; /* SHA-256 hex of the enrolment key */
   char admin_hash[65]; /* SHA-256 hex of the admin token */
   int created;         /* the directory did not exist before */
+  int lock_fd;         /* holds SRV_LOCK_FILE's lock; -1 when not held */
 } srv_datadir_t;
 
-/* Create dir (mode 0700) if missing, make the certificates (server cert naming localhost,
+/* Create dir (mode 0700) if missing, take its lock (a second server on the same directory gets
+ * NQ_EBUSY with a message naming the holder's pid), make the certificates (server cert naming localhost,
  * 127.0.0.1 and extra_names, NULL-terminated or NULL) and the secrets if missing, and fill dd.
  * Returns 0, NQ_EINVAL (path too long, bad name), NQ_EIO, NQ_ETLS; errbuf says why. */
 int srv_datadir_init(srv_datadir_t *dd, const char *dir, const char *const *extra_names,
                      char *errbuf, size_t errlen);
+
+/* Release the directory's lock (when held). */
+void srv_datadir_close(srv_datadir_t *dd);
+
+/* Take the lock of data directory `dir` (nq-admin, before it rewrites a job without a server):
+ * 0 and *fd to close later; NQ_EBUSY (a server runs on it: errbuf names its pid), NQ_EIO. */
+int srv_datadir_lock(const char *dir, int *fd, char *errbuf, size_t errlen);
 
 /* Store the secrets' hashes in the database's meta table. */
 int srv_datadir_store_hashes(const srv_datadir_t *dd, srv_store_t *st);

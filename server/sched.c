@@ -3,6 +3,8 @@
  * (store.h's typed functions) for every read and write: it has no SQL. */
 #include "sched.h"
 
+#include "nq/plan.h"
+
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
@@ -133,7 +135,7 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   if ((rc = client_ok(s, client_id, now)) != 0) goto out;
   if ((rc = srv_asg_expire_due(s->store, now, NULL)) != 0) goto out;
   if ((rc = srv_job_get(s->store, s->job.id, &s->job)) != 0) goto out;
-  if (s->job.state == SRV_JOB_DONE) {
+  if (s->job.state != SRV_JOB_RUNNING) { /* done (or archived: nothing more to do either) */
     *why = SRV_NOWORK_DONE;
     goto out;
   }
@@ -161,10 +163,12 @@ out:
 static int progress_locked(srv_sched_t *s, int64_t client_id, const nq_progress_t *p,
                            int64_t now, int64_t *deadline) {
   srv_asg_info_t a;
-  int rc = srv_asg_get(s->store, p->id, &a);
+  srv_unit_info_t u;
+  int rc = srv_asg_get_unit(s->store, p->id, &a, &u);
   if (rc) return rc;
-  /* The protocol does not tell a client whether someone else's assignment exists. */
-  if (a.client_id != client_id)
+  /* The protocol does not tell a client whether someone else's assignment exists; one of
+   * another job (archived) is not work any more. */
+  if (a.client_id != client_id || u.job_id != s->job.id)
     return srv_store_failf(s->store, NQ_ENOTFOUND, "no assignment %lld", (long long)p->id);
   int64_t d = now + s->cfg.lease_seconds;
   if (a.state == SRV_ASG_LEASED) {
@@ -217,6 +221,14 @@ static int result_check(srv_store_t *st, const srv_asg_info_t *a, const srv_unit
     return srv_store_failf(st, NQ_EINVAL, "bad seconds");
   if (!solver || !*solver || strlen(solver) > SRV_SOLVER_MAX)
     return srv_store_failf(st, NQ_EINVAL, "bad solver version");
+  /* The plan's result guard (nq/plan.h): nodes within the unit's provable bound, and the rest of
+   * what every honest result satisfies. */
+  nq_unit_t unit;
+  char why[200];
+  if (nq_unit_parse(u->text, &unit, why, sizeof why) != 0)
+    return srv_store_failf(st, NQ_EIO, "unit %s: stored text does not parse: %s", u->text, why);
+  if (nq_plan_check_result(&unit, c, why, sizeof why) != 0)
+    return srv_store_failf(st, NQ_EINVAL, "%s", why);
   return 0;
 }
 
@@ -399,6 +411,10 @@ static int result_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, cons
   srv_unit_info_t u;
   int rc = srv_asg_get_unit(s->store, asg_id, &a, &u);
   if (rc) return rc;
+  /* An assignment of another job (one archived under a client's feet) is no longer work. */
+  if (u.job_id != s->job.id)
+    return srv_store_failf(s->store, NQ_ENOTFOUND, "assignment %lld is of another job",
+                           (long long)asg_id);
   if (a.client_id != client_id)
     return srv_store_failf(s->store, NQ_EAUTH, "assignment %lld is not yours", (long long)asg_id);
   if ((rc = client_ok(s, client_id, now)) != 0) return rc;

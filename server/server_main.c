@@ -7,6 +7,7 @@
 
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "nq/plan.h"
 #include "nq/unit.h"
 #include "srv.h"
 
@@ -16,7 +17,12 @@ static void usage(FILE *f) {
           "Coordinate the distributed count of the N-Queens solutions for board size N.\n"
           "\n"
           "  --n N                 board size (%d..%d), required\n"
-          "  --depth D             prefix depth of the work units (default 3)\n"
+          "  --unit-seconds S      units sized to about S core-seconds of the reference core\n"
+          "                        (1e9 nodes/s), mixed depths (default %g: 2 hours)\n"
+          "  --max-depth D         with --unit-seconds: the deepest a unit may be (default N-1)\n"
+          "  --depth D             instead: every unit at prefix depth D (2..N-1)\n"
+          "                        (an existing job is resumed as it was made; giving a\n"
+          "                        different --depth or --unit-seconds is refused)\n"
           "  --quorum Q            agreeing results from distinct clients per unit (default 2)\n"
           "  --max-results M       results without a quorum before a unit is disputed (default 5)\n"
           "  --listen ADDR:PORT    listen address (default 0.0.0.0:7447; [::]:PORT for IPv6)\n"
@@ -33,7 +39,7 @@ static void usage(FILE *f) {
           "  --exit-when-done      exit 0 shortly after the job is finished\n"
           "  --help                this text\n"
           "Environment: NQ_LOG_LEVEL=error|warn|info|debug.\n",
-          NQ_UNIT_MIN_N, NQ_MAX_N);
+          NQ_UNIT_MIN_N, NQ_MAX_N, NQ_PLAN_DEFAULT_UNIT_SECONDS);
 }
 
 /* Parse a decimal integer option within [min, max]; exits with status 2 on error. */
@@ -48,11 +54,13 @@ static int int_arg(const char *opt, const char *v, long min, long max) {
 }
 
 static void parse_args(srv_config_t *cfg, int argc, char **argv) {
-  enum { O_N = 256, O_DEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE, O_LEASEMIN, O_MAXOUT,
+  enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE, O_LEASEMIN, O_MAXOUT,
          O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_HELP };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
       {"depth", required_argument, 0, O_DEPTH},
+      {"unit-seconds", required_argument, 0, O_SECS},
+      {"max-depth", required_argument, 0, O_MAXDEPTH},
       {"quorum", required_argument, 0, O_QUORUM},
       {"max-results", required_argument, 0, O_MAXRES},
       {"listen", required_argument, 0, O_LISTEN},
@@ -71,7 +79,22 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
     case O_N: cfg->n = int_arg("n", optarg, NQ_UNIT_MIN_N, NQ_MAX_N); break;
-    case O_DEPTH: cfg->depth = int_arg("depth", optarg, 2, NQ_MAX_N - 1); break;
+    /* Depths are judged against N below (nq_unit_depth_check), never clamped. */
+    case O_DEPTH: cfg->depth = int_arg("depth", optarg, -1000, 1000); break;
+    case O_MAXDEPTH: cfg->max_depth = int_arg("max-depth", optarg, -1000, 1000); break;
+    case O_SECS: {
+      char *end;
+      cfg->unit_seconds = strtod(optarg, &end);
+      char err[200];
+      double nodes;
+      if (!*optarg || *end || nq_plan_seconds_to_nodes(cfg->unit_seconds, &nodes, err,
+                                                       sizeof err) != 0) {
+        fprintf(stderr, "nq-server: --unit-seconds: %s\n",
+                *optarg && !*end ? err : "expected a number of seconds");
+        exit(2);
+      }
+      break;
+    }
     case O_QUORUM: cfg->quorum = int_arg("quorum", optarg, 1, 100); break;
     case O_MAXRES: cfg->max_results = int_arg("max-results", optarg, 1, 1000); break;
     case O_LISTEN:
@@ -112,6 +135,17 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
     fprintf(stderr, "nq-server: --max-results must be >= --quorum\n");
     exit(2);
   }
+  char err[200];
+  if (cfg->depth != 0 && (cfg->unit_seconds > 0 || cfg->max_depth != 0)) {
+    fprintf(stderr, "nq-server: --depth makes a flat job; it does not go with --unit-seconds or "
+            "--max-depth\n");
+    exit(2);
+  }
+  if ((cfg->depth != 0 && nq_unit_depth_check(cfg->n, cfg->depth, err, sizeof err) != 0) ||
+      (cfg->max_depth != 0 && nq_unit_depth_check(cfg->n, cfg->max_depth, err, sizeof err) != 0)) {
+    fprintf(stderr, "nq-server: %s%s\n", cfg->max_depth != 0 ? "--max-depth: " : "", err);
+    exit(2);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -135,12 +169,22 @@ int main(int argc, char **argv) {
     fprintf(stderr, "nq-server: %s (%s)\n", err[0] ? err : "start failed", nq_strerror(rc));
     free(s);
     uv_loop_close(&loop);
-    return 1;
+    /* Settings that cannot make a job (a depth out of range, units that could overflow 64-bit
+     * counts, another job for N) are the operator's to change: usage-like, status 2. */
+    return rc == NQ_ERANGE || rc == NQ_EOVERFLOW || rc == NQ_EEXIST ? 2 : rc == NQ_EBUSY ? 3 : 1;
   }
   const srv_job_t *j = &s->sched.job;
+  char depth[32];
+  if (j->min_depth && j->min_depth != j->depth)
+    snprintf(depth, sizeof depth, "%d-%d", j->min_depth, j->depth);
+  else
+    snprintf(depth, sizeof depth, "%d", j->depth);
   printf("nq-server %s listening on %s\n", NQ_VERSION_STRING, s->bound);
-  printf("job: N=%d depth=%d units=%lld quorum=%d max-results=%d state=%s\n", j->n, j->depth,
-         (long long)j->units, j->quorum, j->max_results, s->job_done ? "done" : "running");
+  printf("job: N=%d depth=%s units=%lld", j->n, depth, (long long)j->units);
+  if (j->unit_seconds > 0) printf(" unit-seconds=%g", j->unit_seconds);
+  if (j->est_nodes > 0) printf(" est-nodes=%.4g", j->est_nodes);
+  printf(" quorum=%d max-results=%d state=%s\n", j->quorum, j->max_results,
+         s->job_done ? "done" : "running");
   printf("data: %s\nca: %s\nenrol key: %s\nadmin token: %s\n", s->dd.dir, s->dd.ca_cert,
          s->dd.enrol_key, s->dd.admin_token);
   fflush(stdout);

@@ -31,7 +31,6 @@ enum {
 
 void srv_config_default(srv_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
-  cfg->depth = 3;
   cfg->quorum = 2;
   cfg->max_results = 5;
   snprintf(cfg->listen_host, sizeof cfg->listen_host, "0.0.0.0");
@@ -469,6 +468,17 @@ static int handles_start(srv_t *s) {
   return 0;
 }
 
+/* The progress line of a job's creation (millions of units take minutes): every 5 s, and the
+ * last one. */
+static void job_progress(const srv_job_progress_t *p, void *arg) {
+  srv_t *s = arg;
+  if (!p->done && p->seconds - s->create_logged < 5) return;
+  s->create_logged = p->seconds;
+  nq_log(NQ_LOG_INFO, "creating the job for N=%d: %llu units%s, about %.0f%% of the search "
+         "tree, %.0f s", s->cfg.n, (unsigned long long)p->units, p->done ? " (all)" : "",
+         100 * p->fraction, p->seconds);
+}
+
 static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
   int rc = srv_store_open(&s->store, s->dd.db, NULL, errbuf, errlen);
   if (rc != 0) return rc;
@@ -477,8 +487,11 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
     return rc;
   }
   srv_job_t job;
-  rc = srv_job_ensure(s->store, s->cfg.n, s->cfg.depth, s->cfg.quorum, s->cfg.max_results, now,
-                      &job);
+  srv_job_spec_t spec = {.n = s->cfg.n, .depth = s->cfg.depth,
+                         .unit_seconds = s->cfg.unit_seconds, .max_depth = s->cfg.max_depth,
+                         .quorum = s->cfg.quorum, .max_results = s->cfg.max_results,
+                         .progress = job_progress, .progress_arg = s};
+  rc = srv_job_open(s->store, &spec, now, &job);
   if (rc != 0) {
     snprintf(errbuf, errlen, "job N=%d: %s", s->cfg.n, srv_store_errmsg(s->store));
     return rc;
@@ -504,6 +517,7 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
     errlen = sizeof dummy;
   }
   memset(s, 0, sizeof *s);
+  s->dd.lock_fd = -1;
   s->loop = loop;
   s->cfg = *cfg;
   int64_t now = nq_now_wall();
@@ -546,4 +560,5 @@ void srv_free(srv_t *s) {
   s->store = NULL;
   nq_tls_ctx_free(s->tls);
   s->tls = NULL;
+  srv_datadir_close(&s->dd); /* last: the directory is ours until the database is closed */
 }

@@ -29,7 +29,12 @@
 #define SRV_HELLO_TIMEOUT_MS 10000 /* TLS handshake + hello (docs/protocol.md) */
 
 typedef struct srv_config_s {
-  int n, depth, quorum, max_results;
+  int n, quorum, max_results;
+  int depth;            /* > 0: a flat job, every unit at this depth */
+  double unit_seconds;  /* > 0: units sized to this many reference core-seconds; with neither,
+                         * an existing job is resumed as it is and a new one gets units of
+                         * NQ_PLAN_DEFAULT_UNIT_SECONDS */
+  int max_depth;        /* with unit_seconds: the deepest unit (0 = N - 1) */
   char listen_host[64];
   int listen_port;
   const char *data_dir;
@@ -94,6 +99,7 @@ struct srv_s {
   int ban_pending;     /* a request of the current batch banned a client; close it after commit */
   int stopping;        /* shutdown has begun */
   int exit_code;
+  double create_logged; /* job creation: seconds at the last progress line */
   char bound[96];      /* the address actually listened on */
 
   uv_tcp_t listener;

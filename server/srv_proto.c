@@ -259,7 +259,8 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
   }
   json_t *data = NULL;
   srv_admin_effects_t fx;
-  if (srv_admin_call(s->store, &s->sched.job, &req, now, &data, &fx, &err) != 0) {
+  if (srv_admin_call(s->store, &s->sched.job, s->sched.job.id, &req, now, &data, &fx, &err) !=
+      0) {
     if (err.code == NQ_ERR_INTERNAL) {
       nq_log(NQ_LOG_ERROR, "admin command %s: %s", nq_admin_cmd_name(req.cmd), err.message);
       srv_proto_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");

@@ -177,6 +177,22 @@ out:
   return rc;
 }
 
+/* NQ_EIO when a foreign key of the database is broken (PRAGMA foreign_key_check finds a row). */
+static int fk_check(srv_store_t *st) {
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(st->db, "PRAGMA foreign_key_check", -1, &s, NULL) != SQLITE_OK)
+    return srv_store_fail(st, "foreign key check");
+  int sr = sqlite3_step(s);
+  int rc = 0;
+  if (sr == SQLITE_ROW)
+    rc = srv_store_failf(st, NQ_EIO, "foreign key broken in table %s",
+                         (const char *)sqlite3_column_text(s, 0));
+  else if (sr != SQLITE_DONE)
+    rc = srv_store_fail(st, "foreign key check");
+  sqlite3_finalize(s);
+  return rc;
+}
+
 /* Apply one migration in its own transaction, recording it in schema_version. */
 static int mig_apply(srv_store_t *st, const char *dir, const mig_t *m) {
   char path[4096];
@@ -192,9 +208,12 @@ static int mig_apply(srv_store_t *st, const char *dir, const mig_t *m) {
            "INSERT INTO schema_version(version, name, applied) VALUES (%d, '%s', %lld)",
            m->version, m->name, (long long)nq_now_wall());
   if (strchr(m->name, '\'')) { rc = srv_store_failf(st, NQ_EINVAL, "bad file name %s", m->name); goto out; }
+  /* SQLite's way to rebuild a table others refer to: foreign keys off (outside the
+   * transaction; the pragma is a no-op inside one), then checked before the commit. */
+  if ((rc = srv_store_exec(st, "PRAGMA foreign_keys=OFF")) != 0) goto out;
   if ((rc = srv_store_exec(st, "BEGIN IMMEDIATE")) != 0) goto out;
-  if ((rc = srv_store_exec(st, sql)) != 0 || (rc = srv_store_exec(st, rec)) != 0 ||
-      (rc = srv_store_exec(st, "COMMIT")) != 0) {
+  if ((rc = srv_store_exec(st, sql)) != 0 || (rc = fk_check(st)) != 0 ||
+      (rc = srv_store_exec(st, rec)) != 0 || (rc = srv_store_exec(st, "COMMIT")) != 0) {
     char keep[sizeof st->err];
     memcpy(keep, st->err, sizeof keep);
     if (srv_store_in_tx(st)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -202,6 +221,7 @@ static int mig_apply(srv_store_t *st, const char *dir, const mig_t *m) {
     rc = NQ_EIO;
   }
 out:
+  if (srv_store_exec(st, "PRAGMA foreign_keys=ON") != 0 && rc == 0) rc = NQ_EIO;
   free(sql);
   return rc;
 }
@@ -242,6 +262,13 @@ int srv_store_schema_version(srv_store_t *st, int *version) {
   return rc;
 }
 
+/* The schema has job_stats (005), so jobs have the columns filled after a migration. A database
+ * opened with an older schema directory (tests of migrations) has not. */
+static int schema_has_stats(srv_store_t *st) {
+  int v = 0;
+  return srv_store_schema_version(st, &v) == 0 && v >= 5;
+}
+
 /* ---- open / close ------------------------------------------------------------------------- */
 
 int srv_store_open(srv_store_t **out, const char *path, const char *schema_dir, char *errbuf,
@@ -253,8 +280,13 @@ int srv_store_open(srv_store_t **out, const char *path, const char *schema_dir, 
     return NQ_ENOMEM;
   }
   int rc;
-  if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-      SQLITE_OK) {
+  /* One store belongs to one thread (store.h), so the connection needs no mutex of its own; and
+   * SQLite's allocation statistics, which take a global mutex for every malloc, are never read. A
+   * job of 30 million units spends a tenth of its time on those mutexes otherwise. (The config
+   * call fails harmlessly once SQLite is initialised.) */
+  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                      SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
     rc = srv_store_failf(st, NQ_EIO, "open %s: %s", path,
                          st->db ? sqlite3_errmsg(st->db) : "out of memory");
     goto out;
@@ -267,6 +299,7 @@ int srv_store_open(srv_store_t **out, const char *path, const char *schema_dir, 
                           "PRAGMA foreign_keys=ON;");
   if (rc) goto out;
   rc = migrate(st, schema_dir ? schema_dir : schema_dir_default());
+  if (rc == 0 && schema_has_stats(st)) rc = srv_store_fill_internal(st);
 out:
   if (rc) {
     if (errbuf && errlen) snprintf(errbuf, errlen, "%s", st->err);
@@ -313,181 +346,6 @@ int srv_meta_set(srv_store_t *st, const char *key, const char *value) {
   sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
   sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
   return srv_store_step(st, s, "meta set");
-}
-
-/* ---- small helpers ------------------------------------------------------------------------ */
-
-/* A 128-bit decimal column (NULL reads as 0). */
-static nq_u128 col_u128(sqlite3_stmt *s, int i) {
-  nq_u128 v = 0;
-  const char *t = (const char *)sqlite3_column_text(s, i);
-  if (t && nq_u128_parse(t, &v) != 0) v = 0;
-  return v;
-}
-
-/* ---- jobs --------------------------------------------------------------------------------- */
-
-#define JOB_COLS "id, n, depth, quorum, max_results, state, created, finished, units, " \
-                 "c2, c4, c8, nodes"
-
-static void job_row(sqlite3_stmt *s, srv_job_t *j) {
-  char state[16];
-  memset(j, 0, sizeof *j);
-  j->id = col_i64(s, 0);
-  j->n = sqlite3_column_int(s, 1);
-  j->depth = sqlite3_column_int(s, 2);
-  j->quorum = sqlite3_column_int(s, 3);
-  j->max_results = sqlite3_column_int(s, 4);
-  col_str(s, 5, state, sizeof state);
-  j->state = strcmp(state, "done") == 0 ? SRV_JOB_DONE : SRV_JOB_RUNNING;
-  j->created = col_i64(s, 6);
-  j->finished = col_i64(s, 7);
-  j->units = col_i64(s, 8);
-  j->totals.c2 = col_u128(s, 9);
-  j->totals.c4 = col_u128(s, 10);
-  j->totals.c8 = col_u128(s, 11);
-  j->totals.nodes = col_u128(s, 12);
-}
-
-/* Run a job query with one integer parameter and read one row. */
-static int job_query1(srv_store_t *st, const char *sql, int64_t arg, srv_job_t *job) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, sql, &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, arg);
-  int sr = sqlite3_step(s);
-  if (sr == SQLITE_ROW) job_row(s, job);
-  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no such job");
-  else rc = srv_store_fail(st, "job lookup");
-  sqlite3_reset(s);
-  return rc;
-}
-
-int srv_job_get(srv_store_t *st, int64_t job_id, srv_job_t *job) {
-  return job_query1(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?1", job_id, job);
-}
-
-int srv_job_find_n(srv_store_t *st, int n, srv_job_t *job) {
-  return job_query1(st, "SELECT " JOB_COLS " FROM jobs WHERE n = ?1", n, job);
-}
-
-int srv_job_list(srv_store_t *st, srv_job_cb cb, void *arg) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT " JOB_COLS " FROM jobs ORDER BY id", &s);
-  if (rc) return rc;
-  int sr = SQLITE_DONE;
-  while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
-    srv_job_t j;
-    job_row(s, &j);
-    rc = cb(&j, arg);
-  }
-  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "job list");
-  sqlite3_reset(s);
-  return rc;
-}
-
-typedef struct unit_ins_s {
-  srv_store_t *st;
-  sqlite3_stmt *ins;
-  int64_t job_id, idx;
-  int need;
-} unit_ins_t;
-
-static int unit_insert_cb(const nq_unit_t *u, void *arg) {
-  unit_ins_t *c = arg;
-  char text[NQ_UNIT_TEXT_MAX];
-  int len = nq_unit_format(u, text, sizeof text);
-  if (len < 0) return srv_store_failf(c->st, len, "unit format failed");
-  sqlite3_reset(c->ins);
-  sqlite3_bind_int64(c->ins, 1, c->job_id);
-  sqlite3_bind_int64(c->ins, 2, c->idx++);
-  sqlite3_bind_text(c->ins, 3, text, len, SQLITE_TRANSIENT);
-  sqlite3_bind_text(c->ins, 4, u->part == NQ_PART_CORNER ? "c" : "s", 1, SQLITE_STATIC);
-  sqlite3_bind_int(c->ins, 5, u->bound1);
-  sqlite3_bind_int(c->ins, 6, c->need);
-  return srv_store_step(c->st, c->ins, "unit insert");
-}
-
-/* Insert the job row and all its units; runs inside the caller's savepoint. */
-static int job_create(srv_store_t *st, int n, int depth, int quorum, int max_results,
-                      int64_t now, int64_t *job_id) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "INSERT INTO jobs(n, depth, quorum, max_results, created) "
-                              "VALUES (?1, ?2, ?3, ?4, ?5)", &s);
-  if (rc) return rc;
-  sqlite3_bind_int(s, 1, n);
-  sqlite3_bind_int(s, 2, depth);
-  sqlite3_bind_int(s, 3, quorum);
-  sqlite3_bind_int(s, 4, max_results);
-  sqlite3_bind_int64(s, 5, now);
-  if ((rc = srv_store_step(st, s, "job insert")) != 0) return rc;
-  unit_ins_t c = {st, NULL, sqlite3_last_insert_rowid(st->db), 0, quorum};
-  rc = srv_store_stmt(st, "INSERT INTO units(job_id, idx, text, part, bound1, need) "
-                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &c.ins);
-  if (rc) return rc;
-  /* The callback's own failures have set the message already; the generator's have not. */
-  st->err[0] = '\0';
-  rc = nq_units_generate(n, depth, unit_insert_cb, &c);
-  if (rc && !st->err[0]) srv_store_failf(st, rc, "unit generation: %s", nq_strerror(rc));
-  if (rc) return rc;
-  if ((rc = srv_store_stmt(st, "UPDATE jobs SET units = ?2 WHERE id = ?1", &s)) != 0) return rc;
-  sqlite3_bind_int64(s, 1, c.job_id);
-  sqlite3_bind_int64(s, 2, c.idx);
-  if ((rc = srv_store_step(st, s, "job units")) != 0) return rc;
-  *job_id = c.job_id;
-  return 0;
-}
-
-int srv_job_ensure(srv_store_t *st, int n, int depth, int quorum, int max_results, int64_t now,
-                   srv_job_t *job) {
-  if (n < NQ_UNIT_MIN_N || n > NQ_MAX_N || depth < 2 || quorum < 1 || max_results < quorum)
-    return srv_store_failf(st, NQ_ERANGE, "job: N %d, depth %d, quorum %d, max_results %d out of "
-                           "range", n, depth, quorum, max_results);
-  int eff = nq_unit_effective_depth(n, depth);
-  int rc = srv_job_find_n(st, n, job);
-  if (rc == 0) {
-    if (job->depth != eff)
-      return srv_store_failf(st, NQ_EEXIST, "job for N=%d exists with depth %d, not %d (use the "
-                             "same depth to resume it)", n, job->depth, eff);
-    return 0;
-  }
-  if (rc != NQ_ENOTFOUND) return rc;
-  int64_t id = 0;
-  if ((rc = srv_store_savepoint(st)) != 0) return rc;
-  rc = srv_store_release(st, job_create(st, n, eff, quorum, max_results, now, &id));
-  if (rc) return rc;
-  return srv_job_get(st, id, job);
-}
-
-int srv_job_finish_if_complete(srv_store_t *st, int64_t job_id, int64_t now, int *done) {
-  sqlite3_stmt *q;
-  *done = 0;
-  int rc = srv_store_stmt(st, "SELECT 1 FROM units WHERE job_id = ?1 AND state IN "
-                              "('pending', 'leased', 'awaiting', 'disputed') LIMIT 1", &q);
-  if (rc) return rc;
-  sqlite3_bind_int64(q, 1, job_id);
-  int sr = sqlite3_step(q);
-  sqlite3_reset(q);
-  if (sr == SQLITE_ROW) return 0;
-  if (sr != SQLITE_DONE) return srv_store_fail(st, "job open units");
-  srv_stats_t stats;
-  if ((rc = srv_store_stats(st, job_id, now, 0, 0, &stats)) != 0) return rc;
-  const nq_totals_t *t = &stats.verified;
-  char c2[40], c4[40], c8[40], nodes[40], total[40], uniq[40];
-  if ((rc = srv_store_stmt(st, "UPDATE jobs SET state = 'done', finished = ?2, c2 = ?3, "
-                               "c4 = ?4, c8 = ?5, nodes = ?6, total = ?7, uniq = ?8 WHERE id = ?1",
-                           &q)) != 0)
-    return rc;
-  sqlite3_bind_int64(q, 1, job_id);
-  sqlite3_bind_int64(q, 2, now);
-  sqlite3_bind_text(q, 3, nq_u128_str(t->c2, c2), -1, SQLITE_STATIC);
-  sqlite3_bind_text(q, 4, nq_u128_str(t->c4, c4), -1, SQLITE_STATIC);
-  sqlite3_bind_text(q, 5, nq_u128_str(t->c8, c8), -1, SQLITE_STATIC);
-  sqlite3_bind_text(q, 6, nq_u128_str(t->nodes, nodes), -1, SQLITE_STATIC);
-  sqlite3_bind_text(q, 7, nq_u128_str(nq_totals_total(t), total), -1, SQLITE_STATIC);
-  sqlite3_bind_text(q, 8, nq_u128_str(nq_totals_unique(t), uniq), -1, SQLITE_STATIC);
-  if ((rc = srv_store_step(st, q, "job done")) == 0) *done = 1;
-  return rc;
 }
 
 /* ---- clients ------------------------------------------------------------------------------ */
@@ -629,30 +487,31 @@ int srv_client_list(srv_store_t *st, srv_client_cb cb, void *arg) {
 
 /* ---- status ------------------------------------------------------------------------------- */
 
-static int stats_units(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
+int srv_store_counters(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
   sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT state, count(*), sum(results) FROM units "
-                              "WHERE job_id = ?1 GROUP BY state", &s);
+  int rc = srv_store_stmt(st, "SELECT pending, leased, awaiting, verified, disputed, results, "
+                              "c2_hi, c2_lo, c4_hi, c4_lo, c8_hi, c8_lo, nodes_hi, nodes_lo, "
+                              "vest_hi, vest_lo, est_hi, est_lo, est_units FROM job_stats "
+                              "WHERE job_id = ?1", &s);
   if (rc) return rc;
   sqlite3_bind_int64(s, 1, job_id);
-  int sr;
-  while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
-    int state = srv_unit_state_parse((const char *)sqlite3_column_text(s, 0));
-    if (state >= 0) out->units[state] = col_i64(s, 1);
-    out->results += col_i64(s, 2);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) {
+    for (int i = 0; i < SRV_UNIT_NSTATES; i++) out->units[i] = col_i64(s, i);
+    out->results = col_i64(s, 5);
+    memset(&out->verified, 0, sizeof out->verified);
+    out->verified.c2 = col_split(s, 6);
+    out->verified.c4 = col_split(s, 8);
+    out->verified.c8 = col_split(s, 10);
+    out->verified.nodes = col_split(s, 12);
+    out->est_verified = col_split(s, 14);
+    out->est_total = col_split(s, 16);
+    out->est_units = col_i64(s, 18);
+  } else if (sr == SQLITE_DONE) {
+    rc = srv_store_failf(st, NQ_ENOTFOUND, "no counters for job %lld", (long long)job_id);
+  } else {
+    rc = srv_store_fail(st, "job counters");
   }
-  if (sr != SQLITE_DONE) rc = srv_store_fail(st, "unit stats");
-  sqlite3_reset(s);
-  if (rc) return rc;
-  /* Sum in C: 128-bit partial sums may exceed what SQLite's integer sum() can hold. */
-  if ((rc = srv_store_stmt(st, "SELECT c2, c4, c8, nodes FROM units "
-                               "WHERE job_id = ?1 AND state = 'verified'", &s)) != 0) return rc;
-  sqlite3_bind_int64(s, 1, job_id);
-  while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
-    nq_counts_t c = {col_u64(s, 0), col_u64(s, 1), col_u64(s, 2), 0, col_u64(s, 3)};
-    nq_totals_add(&out->verified, &c);
-  }
-  if (sr != SQLITE_DONE) rc = srv_store_fail(st, "verified sums");
   sqlite3_reset(s);
   return rc;
 }
@@ -674,23 +533,27 @@ static int stats_clients(srv_store_t *st, int64_t since, srv_stats_t *out) {
   return rc;
 }
 
-/* CROSS JOIN pins the join order: recent results first (by the reported_at index), so the cost
- * follows the window, not the size of the job. */
-static int stats_rate(srv_store_t *st, int64_t job_id, int64_t since, srv_stats_t *out) {
+/* The results of the whole minutes from (now - window) to now: a few rows of job_rate, which a
+ * trigger keeps with every reported result (schema 005), whatever the rate. */
+static int stats_rate(srv_store_t *st, int64_t job_id, int64_t now, int window,
+                      srv_stats_t *out) {
   sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT a.nodes FROM assignments a CROSS JOIN units u ON u.id = a.unit_id "
-                              "WHERE a.reported_at IS NOT NULL AND a.reported_at >= ?2 "
-                              "AND u.job_id = ?1", &s);
+  int64_t first = (now - window) / 60;
+  int rc = srv_store_stmt(st, "SELECT coalesce(sum(results), 0), coalesce(sum(nodes_hi), 0), "
+                              "coalesce(sum(nodes_lo), 0) FROM job_rate "
+                              "WHERE job_id = ?1 AND minute BETWEEN ?2 AND ?3", &s);
   if (rc) return rc;
   sqlite3_bind_int64(s, 1, job_id);
-  sqlite3_bind_int64(s, 2, since);
-  int sr;
-  while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
-    out->recent_results++;
-    out->recent_nodes += col_u64(s, 0);
+  sqlite3_bind_int64(s, 2, first);
+  sqlite3_bind_int64(s, 3, now / 60);
+  if (sqlite3_step(s) == SQLITE_ROW) {
+    out->recent_results = col_i64(s, 0);
+    out->recent_nodes = col_split(s, 1);
+  } else {
+    rc = srv_store_fail(st, "rate");
   }
-  if (sr != SQLITE_DONE) rc = srv_store_fail(st, "rate");
   sqlite3_reset(s);
+  out->rate_window = (int)(now - first * 60);
   return rc;
 }
 
@@ -717,9 +580,9 @@ int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_win
   memset(out, 0, sizeof *out);
   out->rate_window = rate_window;
   int rc = srv_job_get(st, job_id, &out->job);
-  if (rc == 0) rc = stats_units(st, job_id, out);
+  if (rc == 0) rc = srv_store_counters(st, job_id, out);
   if (rc == 0) rc = stats_clients(st, now - active_window, out);
-  if (rc == 0) rc = stats_rate(st, job_id, now - rate_window, out);
+  if (rc == 0) rc = stats_rate(st, job_id, now, rate_window, out);
   if (rc == 0) rc = stats_leased(st, job_id, out);
   return rc;
 }

@@ -78,37 +78,102 @@ int srv_meta_get(srv_store_t *st, const char *key, char *buf, size_t len);
 /* Insert or replace. */
 int srv_meta_set(srv_store_t *st, const char *key, const char *value);
 
-/* ---- jobs --------------------------------------------------------------------------------- */
+/* ---- jobs (store_jobs.c) ------------------------------------------------------------------- */
 
-typedef enum { SRV_JOB_RUNNING = 0, SRV_JOB_DONE = 1 } srv_job_state_t;
+typedef enum {
+  SRV_JOB_RUNNING = 0,
+  SRV_JOB_DONE = 1,
+  SRV_JOB_CREATING = 2, /* its units are still being inserted (or the insertion was cut off) */
+  SRV_JOB_ARCHIVED = 3, /* kept for the record; a new job for the same N may be created */
+  SRV_JOB_NSTATES
+} srv_job_state_t;
+
+/* "running", "done", "creating", "archived". */
+const char *srv_job_state_name(srv_job_state_t s);
 
 typedef struct srv_job_s {
   int64_t id;
   int n;
-  int depth;        /* the effective depth: nq_unit_effective_depth(n, requested) */
+  int depth;        /* the deepest unit's prefix length (a flat job: its one depth) */
+  int min_depth;    /* the shallowest unit's (a flat job: the same) */
+  double unit_seconds; /* the target its units were sized to (reference core-seconds, plan.h);
+                        * 0 for a flat --depth job */
+  uint64_t seed;    /* the plan's estimator seed */
   int quorum;       /* agreeing results from distinct clients needed to verify a unit */
   int max_results;  /* results without a quorum after which a unit is disputed */
   srv_job_state_t state;
   int64_t created, finished; /* finished = 0 while running */
-  int64_t units;    /* number of units of the job */
-  nq_totals_t totals; /* final totals (c2, c4, c8, nodes); zero while running */
+  int64_t archived; /* when it was archived, else 0 */
+  int64_t units;    /* number of units of the job (so far, while creating) */
+  int64_t first_unit; /* unit ids are first_unit .. first_unit + units - 1, in plan order */
+  int has_internal; /* internal is known (jobs made before schema 5 get it at the next open) */
+  uint64_t internal; /* the plan's split nodes: nodes(units) + internal = nq-solve N's nodes */
+  double est_nodes, est_se; /* the plan's estimate of the whole N and its standard error (0:
+                             * unknown, a job made before schema 5) */
+  nq_totals_t totals; /* final totals (c2, c4, c8, nodes: the sum over the units); zero while
+                       * running */
 } srv_job_t;
 
-/* Create the job for N, or resume the existing one.
- * New job: inserts the job and every unit of nq_units_generate(n, depth) in one transaction.
- * Existing job for N: fills *job from the store; its stored quorum and max_results stay in force
- * (they are reported in *job; changing them on a running job would change what "verified" means).
- * Returns 0; NQ_EEXIST if the job exists with a different effective depth (the message in
- * srv_store_errmsg names both); NQ_ERANGE for N outside NQ_UNIT_MIN_N..NQ_MAX_N, depth < 2,
- * quorum < 1 or max_results < quorum; NQ_EIO on store failure. */
+/* Progress of a job's creation, for a progress line. */
+typedef struct srv_job_progress_s {
+  uint64_t units;   /* inserted so far (committed) */
+  double fraction;  /* share of the search tree covered so far (by estimates), 0..1 */
+  double seconds;   /* since the creation began */
+  int done;         /* the last call: every unit is in */
+} srv_job_progress_t;
+typedef void (*srv_job_progress_cb)(const srv_job_progress_t *p, void *arg);
+
+#define SRV_JOB_BATCH 50000 /* units per transaction while a job is created */
+
+/* What job to create (or to resume) for N. */
+typedef struct srv_job_spec_s {
+  int n;                /* NQ_UNIT_MIN_N..NQ_MAX_N */
+  int depth;            /* > 0: a flat job, every unit at this depth (nq_unit_depth_check) */
+  double unit_seconds;  /* depth 0: units sized to about this many reference core-seconds
+                         * (nq_plan_seconds_to_nodes: 0 < S <= 1e9) */
+  int max_depth;        /* with unit_seconds: the deepest a unit may be; 0 = N - 1 */
+  int quorum, max_results; /* quorum >= 1, max_results >= quorum */
+  uint64_t seed;        /* the estimator's seed; 0 = NQ_EST_DEFAULT_SEED */
+  uint64_t max_units;   /* refuse a plan of more units than this; 0 = no limit */
+  int batch;            /* units per transaction; 0 = SRV_JOB_BATCH */
+  srv_job_progress_cb progress; /* called after every committed batch and at the end; may be NULL */
+  void *progress_arg;
+} srv_job_spec_t;
+
+/* Create the job for spec->n, or resume the existing one (the one for N that is not archived).
+ * New job: the units come from nq_plan_run (nq/plan.h) -- a flat job is the plan with
+ * start = max depth = depth and no target -- and are inserted as they stream out, one
+ * transaction per `batch` units, with ids first_unit + idx; the job is `creating` until the last
+ * batch made it `running`. Memory stays bounded whatever the number of units. Every unit passed
+ * the plan's 64-bit guard. A job whose creation was cut off (a crash) is deleted and created
+ * again. Existing job: fills *job; its stored quorum and max_results stay in force.
+ * Must be called outside a transaction (NQ_ETXN). Returns 0; NQ_ERANGE (N, depth, S, quorum or
+ * max_results out of range, more than max_units units) or NQ_EOVERFLOW (a unit could pass 2^63
+ * nodes: the message names a deeper depth or a smaller S), with nothing left behind; NQ_EEXIST
+ * if the job for N exists with other units (depth or S; the message names both and how to
+ * archive it); NQ_EIO on store failure. srv_store_errmsg says why. */
+int srv_job_open(srv_store_t *st, const srv_job_spec_t *spec, int64_t now, srv_job_t *job);
+/* srv_job_open of a flat job at `depth` (the tests' and old callers' form). */
 int srv_job_ensure(srv_store_t *st, int n, int depth, int quorum, int max_results, int64_t now,
                    srv_job_t *job);
-/* Look up a job by id or by N; NQ_ENOTFOUND if absent. */
+/* Look up a job by id, or the job for N that is not archived; NQ_ENOTFOUND if absent. */
 int srv_job_get(srv_store_t *st, int64_t job_id, srv_job_t *job);
 int srv_job_find_n(srv_store_t *st, int n, srv_job_t *job);
 /* Every job, oldest first; a non-zero return of cb stops the walk and is returned. */
 typedef int (*srv_job_cb)(const srv_job_t *job, void *arg);
 int srv_job_list(srv_store_t *st, srv_job_cb cb, void *arg);
+
+/* Leased assignments of the job's units (clients computing them now). */
+int srv_job_leases(srv_store_t *st, const srv_job_t *job, int64_t *leases);
+/* Archive the job: state `archived` (units, results and totals kept for the record; N is free for
+ * a new job). Delete it: the job, its units, assignments and counters are removed, in batches of
+ * `batch` units (one transaction each, 0 = SRV_JOB_BATCH; outside a transaction only). Either
+ * refuses with NQ_EBUSY while clients hold leases on its units, unless force (then the leases are
+ * released first: their holders learn from progress or result that the work is gone). Returns 0,
+ * NQ_EBUSY (the message says how many leases), NQ_ESTATE (archive: already archived), NQ_ETXN,
+ * NQ_EIO. */
+int srv_job_archive(srv_store_t *st, int64_t job_id, int force, int64_t now);
+int srv_job_delete(srv_store_t *st, int64_t job_id, int force, int batch);
 
 /* ---- units -------------------------------------------------------------------------------- */
 
@@ -135,6 +200,8 @@ typedef struct srv_unit_info_s {
   int64_t verified_at;
   int extra_results; /* results allowed on top of the job's max_results (srv_unit_retry) */
   char part;         /* 'c' corner or 's' side part */
+  int64_t est_nodes; /* the plan's estimate of its node count; -1 for a unit made before
+                      * schema 5 */
 } srv_unit_info_t;
 
 /* Units of a job in idx order; state < 0 means every state; limit <= 0 means no limit. */
@@ -142,7 +209,8 @@ typedef int (*srv_unit_cb)(const srv_unit_info_t *u, void *arg);
 int srv_unit_list(srv_store_t *st, int64_t job_id, int state, int limit, srv_unit_cb cb,
                   void *arg);
 int srv_unit_get(srv_store_t *st, int64_t unit_id, srv_unit_info_t *out);
-/* The unit of job_id whose text is `text` (e.g. "8:s:3:3,0,5"); NQ_ENOTFOUND if none. */
+/* The unit of job_id whose text is `text` (e.g. "8:s:3:3,0,5"); NQ_ENOTFOUND if none. A binary
+ * search over the job's units, which are stored in the generator's order (nq_unit_cmp). */
 int srv_unit_find_text(srv_store_t *st, int64_t job_id, const char *text, srv_unit_info_t *out);
 
 /* Most results one srv_unit_retry call may add (the protocol's unit_retry `extra`). */
@@ -235,15 +303,22 @@ typedef struct srv_stats_s {
   int64_t units[SRV_UNIT_NSTATES]; /* units per state */
   nq_totals_t verified;            /* sum of the verified units' counts (nodes included) */
   int64_t results;                 /* results received for the job */
+  int64_t est_units;               /* units with an estimate (all of a job made since schema 5) */
+  nq_u128 est_total;               /* the sum of the units' estimated nodes */
+  nq_u128 est_verified;            /* ... of the verified units' */
   int64_t clients_known, clients_active, clients_banned;
   int64_t leased;                  /* live leases of the job */
   double leased_progress;          /* the sum of their last reported progress (0..1 each) */
-  int64_t recent_results;          /* results reported in the last rate_window seconds */
+  int64_t recent_results;          /* results reported in the rate window */
   nq_u128 recent_nodes;            /* their nodes, summed */
-  int rate_window;
+  int rate_window;                 /* its length in seconds: whole minutes back from now's
+                                    * minute, at least rate_window as asked, at most 59 s more */
 } srv_stats_t;
 
-/* Status of one job. Active clients: not banned and seen within active_window seconds of now. */
+/* Status of one job, from counters the store maintains with every change (job_stats, job_rate:
+ * docs/store.md), never from a scan of the units: a few indexed reads whatever the job's size.
+ * Active clients: not banned and seen within active_window seconds of now. The rate covers the
+ * results reported in the whole minutes from (now - rate_window) to now. */
 int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_window,
                     int rate_window, srv_stats_t *out);
 

@@ -50,6 +50,25 @@ static inline uint64_t col_u64(sqlite3_stmt *s, int i) {
   return v < 0 ? 0 : (uint64_t)v;
 }
 
+/* A 128-bit decimal column (NULL or garbage reads as 0). */
+static inline nq_u128 col_u128(sqlite3_stmt *s, int i) {
+  nq_u128 v = 0;
+  const char *t = (const char *)sqlite3_column_text(s, i);
+  if (t && nq_u128_parse(t, &v) != 0) v = 0;
+  return v;
+}
+
+/* A sum kept as two integer columns split at 2^32 (schema 005): hi * 2^32 + lo. */
+static inline nq_u128 col_split(sqlite3_stmt *s, int hi) {
+  return ((nq_u128)col_u64(s, hi) << 32) + col_u64(s, hi + 1);
+}
+
+/* The counters of one job (job_stats): units per state, results, verified sums and estimates
+ * into the matching fields of *out (the rest untouched). NQ_ENOTFOUND without a row. */
+int srv_store_counters(srv_store_t *st, int64_t job_id, srv_stats_t *out);
+/* Give the flat jobs made before schema 5 their split nodes (store_jobs.c); after migrations. */
+int srv_store_fill_internal(srv_store_t *st);
+
 /* Expire the leases that select_sql names (it selects their unit_id; ?1 = arg) with update_sql
  * (?1 = arg), and refresh their units; *n (may be NULL) gets how many. The sweep and the ban. */
 int srv_store_expire_leases(srv_store_t *st, const char *select_sql, const char *update_sql,

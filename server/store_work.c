@@ -23,9 +23,9 @@ int srv_unit_state_parse(const char *name) {
 }
 
 #define UNIT_COLS "id, job_id, idx, text, state, live, results, c2, c4, c8, nodes, verified_at, " \
-                  "extra_results, part"
+                  "extra_results, part, est_nodes"
 #define UNIT_COLS_U "u.id, u.job_id, u.idx, u.text, u.state, u.live, u.results, u.c2, u.c4, " \
-                    "u.c8, u.nodes, u.verified_at, u.extra_results, u.part"
+                    "u.c8, u.nodes, u.verified_at, u.extra_results, u.part, u.est_nodes"
 
 /* A unit from columns k.. of s (UNIT_COLS). */
 static void unit_row(sqlite3_stmt *s, int k, srv_unit_info_t *u) {
@@ -48,6 +48,7 @@ static void unit_row(sqlite3_stmt *s, int k, srv_unit_info_t *u) {
   u->extra_results = sqlite3_column_int(s, k + 12);
   col_str(s, k + 13, part, sizeof part);
   u->part = part[0] ? part[0] : '?';
+  u->est_nodes = sqlite3_column_type(s, k + 14) == SQLITE_NULL ? -1 : col_i64(s, k + 14);
 }
 
 int srv_unit_get(srv_store_t *st, int64_t unit_id, srv_unit_info_t *out) {
@@ -63,37 +64,71 @@ int srv_unit_get(srv_store_t *st, int64_t unit_id, srv_unit_info_t *out) {
   return rc;
 }
 
-int srv_unit_find_text(srv_store_t *st, int64_t job_id, const char *text, srv_unit_info_t *out) {
-  if (!text) return srv_store_failf(st, NQ_EINVAL, "no unit text");
+/* The text of unit `id` parsed; NQ_ENOTFOUND without such a unit. */
+static int unit_at(srv_store_t *st, int64_t id, nq_unit_t *u) {
   sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 AND text = ?2",
-                          &s);
+  int rc = srv_store_stmt(st, "SELECT text FROM units WHERE id = ?1", &s);
   if (rc) return rc;
-  sqlite3_bind_int64(s, 1, job_id);
-  sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(s, 1, id);
   int sr = sqlite3_step(s);
-  if (sr == SQLITE_ROW) unit_row(s, 0, out);
-  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no unit %s", text);
-  else rc = srv_store_fail(st, "unit find");
+  if (sr == SQLITE_ROW) {
+    if (nq_unit_parse((const char *)sqlite3_column_text(s, 0), u, NULL, 0) != 0)
+      rc = srv_store_failf(st, NQ_EIO, "unit %lld: stored text does not parse", (long long)id);
+  } else {
+    rc = sr == SQLITE_DONE ? NQ_ENOTFOUND : srv_store_fail(st, "unit text");
+  }
   sqlite3_reset(s);
   return rc;
 }
 
+/* Units are stored in the generator's order with consecutive ids (first_unit + idx), so a text
+ * is found by a binary search over the job's id range (nq_unit_cmp): about 25 reads of the rowid
+ * table at 30 million units, and no index on the text. */
+int srv_unit_find_text(srv_store_t *st, int64_t job_id, const char *text, srv_unit_info_t *out) {
+  if (!text) return srv_store_failf(st, NQ_EINVAL, "no unit text");
+  srv_job_t job;
+  nq_unit_t want, u;
+  int rc = srv_job_get(st, job_id, &job);
+  if (rc) return rc;
+  if (nq_unit_parse(text, &want, NULL, 0) != 0 || want.n != job.n)
+    return srv_store_failf(st, NQ_ENOTFOUND, "no unit %s", text);
+  int64_t lo = job.first_unit, hi = job.first_unit + job.units - 1;
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if ((rc = unit_at(st, mid, &u)) != 0) break;
+    int c = nq_unit_cmp(&u, &want);
+    if (c == 0) return srv_unit_get(st, mid, out);
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  if (rc && rc != NQ_ENOTFOUND) return rc;
+  return srv_store_failf(st, NQ_ENOTFOUND, "no unit %s", text);
+}
+
+/* One statement per state, each with its state as a literal so that the partial index for it
+ * applies (a bound parameter would hide it from the planner): pending, leased, awaiting and
+ * disputed units come from their partial indexes; verified ones and "all" walk the job's id range
+ * in order. */
+#define UNIT_LIST(where) "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 AND " where \
+                         " AND id BETWEEN ?2 AND ?3 ORDER BY id LIMIT ?4"
+static const char *const unit_list_sql[SRV_UNIT_NSTATES + 1] = {
+    UNIT_LIST("state = 'pending'"),  UNIT_LIST("state = 'leased'"),
+    UNIT_LIST("state = 'awaiting'"), UNIT_LIST("state = 'verified'"),
+    UNIT_LIST("state = 'disputed'"), UNIT_LIST("1")};
+
 int srv_unit_list(srv_store_t *st, int64_t job_id, int state, int limit, srv_unit_cb cb,
                   void *arg) {
-  sqlite3_stmt *s;
-  /* Two statements: with a state, the (job_id, state) index finds the few disputed units of a
-   * big job without walking all of it ("+idx" keeps the planner from preferring the idx order). */
-  int rc = state >= 0 ? srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 "
-                                           "AND state = ?2 ORDER BY +idx LIMIT ?3", &s)
-                      : srv_store_stmt(st, "SELECT " UNIT_COLS " FROM units WHERE job_id = ?1 "
-                                           "ORDER BY idx LIMIT ?3", &s);
-  if (rc) return rc;
   if (state >= SRV_UNIT_NSTATES) return srv_store_failf(st, NQ_EINVAL, "bad unit state");
+  srv_job_t job;
+  int rc = srv_job_get(st, job_id, &job);
+  if (rc) return rc;
+  sqlite3_stmt *s;
+  if ((rc = srv_store_stmt(st, unit_list_sql[state < 0 ? SRV_UNIT_NSTATES : state], &s)) != 0)
+    return rc;
   sqlite3_bind_int64(s, 1, job_id);
-  if (state >= 0)
-    sqlite3_bind_text(s, 2, srv_unit_state_name((srv_unit_state_t)state), -1, SQLITE_STATIC);
-  sqlite3_bind_int(s, 3, limit > 0 ? limit : -1);
+  sqlite3_bind_int64(s, 2, job.first_unit);
+  sqlite3_bind_int64(s, 3, job.first_unit + job.units - 1);
+  sqlite3_bind_int(s, 4, limit > 0 ? limit : -1);
   int sr = SQLITE_DONE;
   while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
     srv_unit_info_t u;
@@ -116,10 +151,10 @@ int srv_store_unit_refresh(srv_store_t *st, int64_t unit_id) {
       "WHERE id = ?1";
   static const char *derive_sql =
       "UPDATE units SET "
-      "state = CASE WHEN state IN ('verified', 'disputed') THEN state "
+      "state = CASE WHEN state = 'verified' OR state = 'disputed' THEN state "
       "             WHEN results > 0 THEN 'awaiting' WHEN live > 0 THEN 'leased' "
       "             ELSE 'pending' END, "
-      "need = CASE WHEN state IN ('verified', 'disputed') THEN 0 ELSE "
+      "need = CASE WHEN state = 'verified' OR state = 'disputed' THEN 0 ELSE "
       "  max(0, min((SELECT quorum FROM jobs j WHERE j.id = units.job_id) - best, "
       "             (SELECT max_results FROM jobs j WHERE j.id = units.job_id) + extra_results "
       "             - results) "
@@ -376,37 +411,55 @@ int srv_asg_held(srv_store_t *st, int64_t client_id, srv_work_t *out, int max, i
   return rc;
 }
 
-/* Units being worked on that still need a replica, and untouched ones. A unit is never given to a
- * client that holds or reported an assignment for it; one whose lease merely expired (no result)
- * may get it again, on the same assignment row (srv_asg_lease). */
+/* Units being worked on that still need a replica; units back to pending after their leases
+ * expired; untouched units, from the job's fresh cursor on (schema 005: no index holds them, and
+ * every unit below the cursor was touched). A unit is never given to a client that holds or
+ * reported an assignment for it; one whose lease merely expired (no result) may get it again, on
+ * the same assignment row (srv_asg_lease). An untouched unit has no assignment at all. */
 static const char *const sql_pick_open =
     "SELECT id, text FROM units WHERE job_id = ?1 AND need > 0 "
-    "AND state IN ('leased', 'awaiting') AND NOT EXISTS (SELECT 1 FROM assignments a "
+    "AND (state = 'leased' OR state = 'awaiting') AND NOT EXISTS (SELECT 1 FROM assignments a "
     "WHERE a.unit_id = units.id AND a.client_id = ?2 AND a.state != 'expired') "
-    "ORDER BY idx LIMIT ?3";
-static const char *const sql_pick_pending =
-    "SELECT id, text FROM units WHERE job_id = ?1 AND state = 'pending' AND need > 0 "
-    "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id "
-    "AND a.client_id = ?2 AND a.state != 'expired') ORDER BY idx LIMIT ?3";
+    "ORDER BY id LIMIT ?3";
+static const char *const sql_pick_returned =
+    "SELECT id, text FROM units WHERE job_id = ?1 AND state = 'pending' AND touched = 1 "
+    "AND need > 0 AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id "
+    "AND a.client_id = ?2 AND a.state != 'expired') ORDER BY id LIMIT ?3";
+static const char *const sql_pick_fresh =
+    "SELECT id, text FROM units WHERE id BETWEEN (SELECT fresh FROM job_stats WHERE job_id = ?1) "
+    "AND (SELECT first_unit + units - 1 FROM jobs WHERE id = ?1) AND job_id = ?1 "
+    "AND touched = 0 AND state = 'pending' ORDER BY id LIMIT ?3";
 
-int srv_unit_pick(srv_store_t *st, int64_t job_id, int64_t client_id, int in_progress, int room,
-                  srv_work_t *out, int *n) {
+/* Append up to `room` picks of `sql` to out. */
+static int pick(srv_store_t *st, const char *sql, int64_t job_id, int64_t client_id, int room,
+                srv_work_t *out, int *n) {
   sqlite3_stmt *q;
   int first = *n;
-  int rc = srv_store_stmt(st, in_progress ? sql_pick_open : sql_pick_pending, &q);
+  int rc = srv_store_stmt(st, sql, &q);
   if (rc) return rc;
   sqlite3_bind_int64(q, 1, job_id);
-  sqlite3_bind_int64(q, 2, client_id);
+  if (sqlite3_bind_parameter_count(q) >= 2) sqlite3_bind_int64(q, 2, client_id);
   sqlite3_bind_int(q, 3, room);
   int sr;
-  while ((sr = sqlite3_step(q)) == SQLITE_ROW && *n - first < room) {
+  while (*n - first < room && (sr = sqlite3_step(q)) == SQLITE_ROW) {
     srv_work_t *w = &out[(*n)++];
     memset(w, 0, sizeof *w);
     w->unit_id = sqlite3_column_int64(q, 0);
     col_str(q, 1, w->unit, sizeof w->unit);
   }
+  if (*n - first >= room) sr = SQLITE_DONE;
   sqlite3_reset(q);
-  return sr == SQLITE_DONE || sr == SQLITE_ROW ? 0 : srv_store_fail(st, "pick units");
+  return sr == SQLITE_DONE ? 0 : srv_store_fail(st, "pick units");
+}
+
+int srv_unit_pick(srv_store_t *st, int64_t job_id, int64_t client_id, int in_progress, int room,
+                  srv_work_t *out, int *n) {
+  if (in_progress) return pick(st, sql_pick_open, job_id, client_id, room, out, n);
+  int first = *n;
+  int rc = pick(st, sql_pick_returned, job_id, client_id, room, out, n);
+  if (rc == 0 && *n - first < room)
+    rc = pick(st, sql_pick_fresh, job_id, client_id, room - (*n - first), out, n);
+  return rc;
 }
 
 int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id, int history,
@@ -454,7 +507,11 @@ int srv_asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t n
   }
   *asg_id = sqlite3_column_int64(q, 0);
   sqlite3_reset(q);
-  return srv_store_unit_refresh(st, unit_id);
+  /* Its first lease: from now on the unit is in the partial indexes (and, by trigger, behind the
+   * job's fresh cursor). */
+  rc = exec3(st, "UPDATE units SET touched = 1 WHERE id = ?1 AND touched = 0", unit_id, 0, 0,
+             "touch");
+  return rc ? rc : srv_store_unit_refresh(st, unit_id);
 }
 
 int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline) {
@@ -481,7 +538,7 @@ int srv_asg_set_progress(srv_store_t *st, int64_t asg_id, const nq_progress_t *p
 int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t deadline) {
   sqlite3_stmt *q;
   int rc = srv_store_stmt(st, "SELECT need FROM units WHERE id = ?1 "
-                              "AND state NOT IN ('verified', 'disputed')", &q);
+                              "AND state != 'verified' AND state != 'disputed'", &q);
   if (rc) return rc;
   sqlite3_bind_int64(q, 1, unit_id);
   int sr = sqlite3_step(q);

@@ -9,7 +9,8 @@
 #      same data dir while two clients run; they reconnect and finish the job.
 # Each job must end "done" with the published TOTAL and UNIQUE (read from the server's final log
 # line). Also checked: the stored token (mode 0600), enrol-once, bad arguments / unreadable CA /
-# wrong token / refused certificate exit codes, and exit 0 on SIGTERM.
+# wrong token / refused certificate exit codes, the data and state directory locks (a second
+# server or client exits 3 naming the first one's pid), and exit 0 on SIGTERM.
 #
 #   bash tests/e2e_client.sh BUILD_DIR
 set -euo pipefail
@@ -123,8 +124,27 @@ PY
     PIDS=()
   done
 fi
+# One server per data directory, one client per state directory: the second exits 3 and says
+# who holds it. The first client (quorum 2 and no second client: it cannot finish the job) holds
+# its lock once the lock file names it.
+rc=0; "$BIN/nq-server" --n 10 --depth 3 --listen "127.0.0.1:$(free_port)" --data "$D/data" \
+  >"$D/err" 2>&1 || rc=$?
+[ $rc -eq 3 ] && grep -q "in use by another nq-server (pid $SRV" "$D/err" ||
+  fail "second server on one data directory: exit $rc, want 3: $(cat "$D/err")"
+start_client "$D" "$PORT" locked
+for i in $(seq 1 600); do
+  [ "$(cat "$D/state-locked/nq-client.lock" 2>/dev/null)" = "$CPID" ] && break
+  kill -0 "$CPID" 2>/dev/null || fail "the first client exited: $(cat "$D/client-locked.log")"
+  sleep 0.1
+done
+rc=0; timeout 60 "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
+  --enrol "$(cat "$D/data/enrol.key")" --name other --state "$D/state-locked" 2>"$D/err" || rc=$?
+[ $rc -eq 3 ] && grep -q "in use by another nq-client (pid $CPID" "$D/err" ||
+  fail "second client on one state directory: exit $rc, want 3: $(cat "$D/err")"
+stop_clients
 kill -TERM $SRV; wait $SRV || true; SRV=""
-say "refusals: bad args 2, unreadable CA 3, wrong token 5, foreign CA 4, wrong name 4, version 6"
+say "refusals: bad args 2, unreadable CA 3, wrong token 5, foreign CA 4, wrong name 4, version 6,"\
+  "second server 3, second client 3"
 
 # ---- 1. a full job with three clients ----
 D="$TMP/full"

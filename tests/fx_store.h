@@ -62,6 +62,8 @@ void fx_qs(const char *path, const char *sql, char *buf, size_t len);
 /* The store's invariants (each unit once, counters = recounts, quorum behind every verified
  * unit, one assignment per unit and client, leases only on open units). */
 void fx_check_invariants(fx_t *f);
+/* The status counters (job_stats, job_rate; schema 005) equal scans of units and assignments. */
+void fx_check_counters(fx_t *f);
 /* Clients take turns asking for work and reporting true results until the job is done; returns
  * the number of results. */
 int fx_run_to_done(fx_t *f, const int64_t *cl, int ncl, int64_t *now);

@@ -8,9 +8,11 @@
 #include "nq/unit.h"
 #include "sched.h"
 #include "admin_api.h"
+#include "datadir.h"
 #include "fx_store.h"
 #include "nq/proto.h"
 #include "store.h"
+#include "store_int.h"
 #include "testutil.h"
 
 #include <jansson.h>
@@ -97,13 +99,19 @@ typedef struct {
   int64_t per_state[SRV_UNIT_NSTATES];
   nq_totals_t verified;
   int64_t all;
+  double est_all, est_verified; /* the units' estimates (schema 005) */
 } truth_t;
 
 static int truth_cb(const srv_unit_info_t *u, void *arg) {
   truth_t *t = arg;
   t->per_state[u->state]++;
   t->all++;
-  if (u->state == SRV_UNIT_VERIFIED) nq_totals_add(&t->verified, &u->counts);
+  ck_assert_int_ge(u->est_nodes, 1);
+  t->est_all += (double)u->est_nodes;
+  if (u->state == SRV_UNIT_VERIFIED) {
+    nq_totals_add(&t->verified, &u->counts);
+    t->est_verified += (double)u->est_nodes;
+  }
   return 0;
 }
 
@@ -158,12 +166,17 @@ START_TEST(status_matches_database) {
   ck_assert_str_eq(jstr(back, "verified", "total"), nq_u128_str(nq_totals_total(&t.verified), buf));
   ck_assert_str_eq(jstr(back, "verified", "unique"),
                    nq_u128_str(nq_totals_unique(&t.verified), buf));
-  /* Progress weighted by nodes: verified nodes / (verified + average x the rest). */
+  /* Progress by the plan's estimates: the verified units' share of the estimated work; the
+   * work left is scaled by how the verified units came out against their estimates. */
   double v = (double)t.verified.nodes, nv = (double)t.per_state[SRV_UNIT_VERIFIED];
-  double expect = 100.0 * v / (v + v / nv * (double)(t.all - t.per_state[SRV_UNIT_VERIFIED]));
   double pct = json_real_value(json_object_get(json_object_get(back, "progress"), "percent"));
-  ck_assert_double_eq_tol(pct, expect, 1e-6);
-  ck_assert_str_eq(jstr(back, "progress", "method"), "nodes");
+  ck_assert_double_eq_tol(pct, 100.0 * t.est_verified / t.est_all, 1e-6);
+  ck_assert_str_eq(jstr(back, "progress", "method"), "estimate");
+  double calib = json_real_value(json_object_get(json_object_get(back, "progress"),
+                                                 "calibration"));
+  ck_assert_double_eq_tol(calib, v / t.est_verified, 1e-9);
+  double est_nodes = atof(jstr(back, "progress", "estimated_nodes"));
+  ck_assert_double_eq_tol(est_nodes, v + (t.est_all - t.est_verified) * calib, 1.0);
   ck_assert(json_is_false(json_object_get(back, "done")));
   ck_assert(json_is_null(json_object_get(back, "match")));
   ck_assert(json_is_null(json_object_get(back, "final")));
@@ -181,13 +194,28 @@ START_TEST(status_matches_database) {
   ck_assert_int_eq((int)json_array_size(json_object_get(json_array_get(disp, 0), "replicas")), 3);
   json_decref(back);
   json_decref(st);
+  /* A job made before schema 5 has no estimates: progress weighted by nodes, verified nodes /
+   * (verified + average x the rest). */
+  ck_assert_int_eq(srv_store_exec(f.st, "UPDATE units SET est_nodes = NULL; UPDATE job_stats SET "
+                                        "est_units = 0, est_hi = 0, est_lo = 0, vest_hi = 0, "
+                                        "vest_lo = 0"), 0);
+  fx_check_counters(&f);
+  st = srv_status_json(f.st, &f.job, f.t0 + 20);
+  ck_assert_ptr_nonnull(st);
+  double expect = 100.0 * v / (v + v / nv * (double)(t.all - t.per_state[SRV_UNIT_VERIFIED]));
+  pct = json_real_value(json_object_get(json_object_get(st, "progress"), "percent"));
+  ck_assert_double_eq_tol(pct, expect, 1e-6);
+  ck_assert_str_eq(jstr(st, "progress", "method"), "nodes");
+  ck_assert(json_is_null(json_object_get(json_object_get(st, "progress"), "calibration")));
+  json_decref(st);
   fx_done(&f);
 }
 END_TEST
 
-/* One admin request as the server answers it: parsed by the protocol, run by the admin API,
- * answered with an admin_reply or the refusal's error frame. */
-static json_t *ask(fx_t *f, const char *json) {
+/* One admin request as the server serving job `serving` answers it (0: as nq-admin's local mode
+ * does): parsed by the protocol, run by the admin API, answered with an admin_reply or the
+ * refusal's error frame. */
+static json_t *ask_as(fx_t *f, int64_t serving, const char *json) {
   json_error_t e;
   json_t *req = json_loads(json, 0, &e), *r, *data = NULL;
   ck_assert_ptr_nonnull(req);
@@ -195,7 +223,7 @@ static json_t *ask(fx_t *f, const char *json) {
   nq_proto_err_t err;
   srv_admin_effects_t fx;
   if (nq_admin_req_parse(req, &q, &err) != 0 ||
-      srv_admin_call(f->st, &f->job, &q, f->t0 + 30, &data, &fx, &err) != 0) {
+      srv_admin_call(f->st, &f->job, serving, &q, f->t0 + 30, &data, &fx, &err) != 0) {
     r = nq_error_new(err.code, err.message, err.fatal);
   } else {
     nq_admin_reply_t rep = {q.cmd, data};
@@ -206,6 +234,8 @@ static json_t *ask(fx_t *f, const char *json) {
   ck_assert_ptr_nonnull(r);
   return r;
 }
+
+static json_t *ask(fx_t *f, const char *json) { return ask_as(f, f->job.id, json); }
 
 static void expect_error(fx_t *f, const char *json, const char *code) {
   json_t *r = ask(f, json);
@@ -582,6 +612,75 @@ START_TEST(binary_local_mode) {
 }
 END_TEST
 
+/* job archive|delete through the protocol and the binary: refused for the job a server serves
+ * (delete also over the network), refused while nq-server holds the data directory's lock (the
+ * message names its pid), refused while clients hold leases unless --force; then archived
+ * (rows kept, N free) and deleted (rows gone). */
+START_TEST(binary_job_archive_delete) {
+  fx_t f;
+  char cmd[1024], out[16384];
+  admin_fx(&f, "admin-job");
+  build_all_states(&f);
+  const char *bin = tu_bin_dir();
+  json_t *r = ask_as(&f, f.job.id, "{\"type\":\"admin\",\"cmd\":\"job_archive\",\"n\":8}");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "type")), "error");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "message")), "serving"));
+  json_decref(r);
+  r = ask_as(&f, 99, "{\"type\":\"admin\",\"cmd\":\"job_delete\",\"n\":8,\"force\":true}");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "type")), "error");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "message")), "local mode"));
+  json_decref(r);
+  r = ask_as(&f, 0, "{\"type\":\"admin\",\"cmd\":\"job_archive\",\"n\":9}");
+  ck_assert_str_eq(json_string_value(json_object_get(r, "code")), "not_found");
+  json_decref(r);
+
+  /* A server holds the directory: nothing is done, and the message says who. */
+  int fd = -1;
+  char err[1200], pid[32];
+  ck_assert_int_eq(srv_datadir_lock(f.dir, &fd, err, sizeof err), 0);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' job archive 8 --force --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
+  ck_assert_msg(strstr(out, "in use by another nq-server") && strstr(out, pid), "%s", out);
+  int fd2 = -1;
+  ck_assert_int_eq(srv_datadir_lock(f.dir, &fd2, err, sizeof err), NQ_EBUSY);
+  ck_assert_msg(strstr(err, "in use by another nq-server") && strstr(err, pid), "%s", err);
+  close(fd);
+
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' job archive 8 --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  ck_assert_msg(strstr(out, "lease(s)") && strstr(out, "--force"), "%s", out);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM jobs WHERE state = 'archived'"), 0);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' job archive 8 --force --json --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  json_error_t e;
+  r = json_loads(out, 0, &e);
+  ck_assert_msg(r != NULL, "not JSON: %s", out);
+  ck_assert_str_eq(jstr(r, "state", NULL), "archived");
+  ck_assert_int_eq(jint(r, "units", NULL), f.job.units);
+  ck_assert_int_ge(jint(r, "released", NULL), 1);
+  json_decref(r);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments WHERE state = 'leased'"), 0);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM units"), f.job.units);
+
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' job delete 8 --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  ck_assert_msg(strstr(out, "deleted") && strstr(out, "same CA"), "%s", out);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM units"), 0);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments"), 0);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM jobs"), 0);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  ck_assert_msg(strstr(out, "no job for N=8") != NULL, "%s", out);
+
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' job frob 8 --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 2);
+  ck_assert_msg(strstr(out, "unknown subcommand") != NULL, "%s", out);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' job archive 40 --data '%s'", bin, f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 2);
+  fx_done(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("admin");
   TCase *tc = tcase_create("status");
@@ -596,6 +695,7 @@ static Suite *suite(void) {
   tcase_set_timeout(bin, 60);
   tcase_add_test(bin, binary_errors);
   tcase_add_test(bin, binary_local_mode);
+  tcase_add_test(bin, binary_job_archive_delete);
   suite_add_tcase(s, bin);
   return s;
 }

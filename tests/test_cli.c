@@ -237,10 +237,16 @@ static int count_state(const env_t *e, cli_state_t s) {
   return k;
 }
 
-static size_t journal_entries(const env_t *e) {
+/* The journal's entries once the client is gone. While it is still there (done but not freed)
+ * it owns the state directory: a second open is refused, as a second nq-client would be. */
+static size_t journal_entries(env_t *e) {
   cli_journal_t j;
   cli_result_t *v = NULL;
   size_t n = 0;
+  ck_assert_ptr_nonnull(e->cli);
+  ck_assert_int_eq(cli_journal_open(e->state, &j), NQ_EBUSY);
+  cli_free(e->cli);
+  e->cli = NULL;
   ck_assert_int_eq(cli_journal_open(e->state, &j), 0);
   ck_assert_int_eq(cli_journal_list(&j, &v, &n, NULL), 0);
   free(v);
@@ -323,7 +329,12 @@ static void restart_script(env_t *e) {
     }
     break;
   case 2: /* dropped: the client tries again; a new server on the same port and data */
-    if (st == CLI_STATE_IDLE || st == CLI_STATE_CONNECTING) {
+    if ((st == CLI_STATE_IDLE || st == CLI_STATE_CONNECTING) && !e->srv[0].conns &&
+        !e->srv[0].handles_open) {
+      /* The first server is gone: its store and its data directory lock are released, as when
+       * a process exits, so the second may take the directory. */
+      srv_free(&e->srv[0]);
+      e->srv_up[0] = 0;
       server_start(e, 1, 10);
       e->phase = 3;
     }

@@ -118,6 +118,41 @@ START_TEST(replace) {
 }
 END_TEST
 
+/* The volatile writer: the same atomic replace (never a partial file, no temporary left, the mode
+ * exact, a stale temporary of ours no obstacle), without the fsyncs; and a lock held by this
+ * process refuses a second taker. */
+START_TEST(replace_volatile_and_lock) {
+  char *dir = tu_tmpdir("files");
+  ck_assert_int_eq(nq_file_replace_volatile(dir, "entry", "one", 3, 0600), 0);
+  read_back(dir, "entry", "one");
+  ck_assert_int_eq(mode_of(dir, "entry"), 0600);
+  char p[1024];
+  snprintf(p, sizeof p, "%s/.entry.%ld.tmp", dir, (long)getpid());
+  FILE *f = fopen(p, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("torn", f);
+  fclose(f);
+  ck_assert_int_eq(nq_file_replace_volatile(dir, "entry", "two!", 4, 0644), 0);
+  read_back(dir, "entry", "two!");
+  ck_assert_int_eq(mode_of(dir, "entry"), 0644);
+  ck_assert_int_eq(tmp_files(dir), 0);
+  int fd = -1, fd2 = -1;
+  long holder = 0;
+  ck_assert_int_eq(nq_dir_lock(dir, "x.lock", &fd, &holder), 0);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(nq_dir_lock(dir, "x.lock", &fd2, &holder), NQ_EBUSY);
+  ck_assert_int_eq(fd2, -1);
+  ck_assert_int_eq(holder, (long)getpid());
+  close(fd);
+  ck_assert_int_eq(nq_dir_lock(dir, "x.lock", &fd2, NULL), 0);
+  close(fd2);
+  snprintf(p, sizeof p, "%s/missing-dir", dir);
+  ck_assert_int_eq(nq_dir_lock(p, "x.lock", &fd, NULL), NQ_EIO);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
 START_TEST(read_small_and_line) {
   char *dir = tu_tmpdir("files");
   char p[1024], buf[16], *text = NULL;
@@ -157,6 +192,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, mkdir_p);
   tcase_add_test(tc, create_new);
   tcase_add_test(tc, replace);
+  tcase_add_test(tc, replace_volatile_and_lock);
   tcase_add_test(tc, read_small_and_line);
   suite_add_tcase(s, tc);
   return s;

@@ -3,6 +3,7 @@
 #include "testutil.h"
 #include "worker.h"
 
+#include "nq/files.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/solver_pool.h"
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void write_file(const char *dir, const char *sub, const char *name, const char *text) {
@@ -126,6 +128,33 @@ START_TEST(assignments_round_trip) {
   ck_assert_uint_eq(n, 1);
   free(v);
   cli_journal_close(&j);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
+/* One client per state directory: a second open -- in this process or another -- is refused with
+ * NQ_EBUSY while the first holds it (the lock file names its pid), and allowed once it closed. */
+START_TEST(state_dir_locked) {
+  char *dir = tu_tmpdir("journal");
+  cli_journal_t j, k;
+  ck_assert_int_eq(cli_journal_open(dir, &j), 0);
+  char p[1024], line[32];
+  snprintf(p, sizeof p, "%s/%s", dir, CLI_LOCK_FILE);
+  ck_assert_int_eq(nq_file_read_line(p, line, sizeof line), 0);
+  ck_assert_int_eq(atol(line), (long)getpid());
+  ck_assert_int_eq(cli_journal_open(dir, &k), NQ_EBUSY);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) _exit(cli_journal_open(dir, &k) == NQ_EBUSY ? 0 : 1);
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  /* The refused open left the owner's lock alone. */
+  ck_assert_int_eq(cli_journal_open(dir, &k), NQ_EBUSY);
+  cli_journal_close(&j);
+  ck_assert_int_eq(cli_journal_open(dir, &k), 0);
+  cli_journal_close(&k);
   tu_rmtree(dir);
   free(dir);
 }
@@ -397,6 +426,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, round_trip);
   tcase_add_test(tc, assignments_round_trip);
   tcase_add_test(tc, torn_tmp_ignored);
+  tcase_add_test(tc, state_dir_locked);
   tcase_add_test(tc, corrupt_skipped);
   tcase_add_test(tc, token_store);
   tcase_add_test(tc, checkpoints_round_trip);

@@ -270,15 +270,17 @@ END_TEST
 START_TEST(round_trip_admin_error_bye) {
   nq_proto_err_t err;
   nq_admin_req_t reqs[] = {
-      {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0},
-      {NQ_ADMIN_CLIENTS, NULL, NULL, 0, NULL, 0, 0},
-      {NQ_ADMIN_CLIENT_ADD, "delta", NULL, 0, NULL, 0, 0},
-      {NQ_ADMIN_CLIENT_BAN, "alpha", NULL, 0, NULL, 0, 0},
-      {NQ_ADMIN_JOBS, NULL, NULL, 0, NULL, 0, 0},
-      {NQ_ADMIN_UNITS, NULL, "disputed", 0, NULL, 0, 0},
-      {NQ_ADMIN_UNITS, NULL, "all", 25, NULL, 0, 0},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, "8:c:2:0,2,4", 0, 0},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 77, NQ_PROTO_RETRY_EXTRA_MAX},
+      {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0},
+      {NQ_ADMIN_CLIENTS, NULL, NULL, 0, NULL, 0, 0, 0, 0},
+      {NQ_ADMIN_CLIENT_ADD, "delta", NULL, 0, NULL, 0, 0, 0, 0},
+      {NQ_ADMIN_CLIENT_BAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0},
+      {NQ_ADMIN_JOBS, NULL, NULL, 0, NULL, 0, 0, 0, 0},
+      {NQ_ADMIN_UNITS, NULL, "disputed", 0, NULL, 0, 0, 0, 0},
+      {NQ_ADMIN_UNITS, NULL, "all", 25, NULL, 0, 0, 0, 0},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, "8:c:2:0,2,4", 0, 0, 0, 0},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 77, NQ_PROTO_RETRY_EXTRA_MAX, 0, 0},
+      {NQ_ADMIN_JOB_ARCHIVE, NULL, NULL, 0, NULL, 0, 0, 18, 0},
+      {NQ_ADMIN_JOB_DELETE, NULL, NULL, 0, NULL, 0, 0, 32, 1},
   };
   for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
     nq_admin_req_t b;
@@ -288,6 +290,8 @@ START_TEST(round_trip_admin_error_bye) {
     ck_assert_int_eq(b.limit, reqs[i].limit);
     ck_assert_int_eq(b.unit_id, reqs[i].unit_id);
     ck_assert_int_eq(b.extra, reqs[i].extra);
+    ck_assert_int_eq(b.job_n, reqs[i].job_n);
+    ck_assert_int_eq(b.force, reqs[i].force);
     if (reqs[i].name) ck_assert_str_eq(b.name, reqs[i].name);
     else ck_assert_ptr_null(b.name);
     if (reqs[i].state) ck_assert_str_eq(b.state, reqs[i].state);
@@ -373,7 +377,7 @@ START_TEST(version1_wire_bytes) {
   expect_text(nq_error_new(NQ_ERR_BAD_JSON, "human readable", 1),
               "{\"type\":\"error\",\"code\":\"bad_json\",\"message\":\"human readable\","
               "\"fatal\":true}");
-  nq_admin_req_t q = {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0};
+  nq_admin_req_t q = {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0};
   expect_text(nq_admin_req_pack(&q), "{\"type\":\"admin\",\"cmd\":\"status\"}");
   expect_text(nq_bye_pack(), "{\"type\":\"bye\"}");
 }
@@ -572,6 +576,12 @@ static const case_t cases[] = {
     ADMB("{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":5,\"extra\":0}"),
     ADMB("{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":5,\"extra\":1001}"),
     ADMB("{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":5,\"extra\":\"2\"}"),
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"job_archive\",\"n\":18,\"force\":null}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_archive\"}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_archive\",\"n\":3}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_delete\",\"n\":33}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_delete\",\"n\":\"18\"}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_delete\",\"n\":18,\"force\":1}"),
     /* admin_reply */
     OK_(admin_reply, "{\"type\":\"admin_reply\",\"cmd\":\"jobs\",\"data\":{}}"),
     BADM(admin_reply, "{\"type\":\"admin_reply\",\"data\":{}}"),
@@ -643,7 +653,7 @@ START_TEST(pack_refuses_missing_strings) {
   w->n = 1;
   ck_assert_ptr_null(nq_work_pack(w));
   free(w);
-  nq_admin_req_t q = {NQ_ADMIN_CLIENT_ADD, NULL, NULL, 0, NULL, 0, 0};
+  nq_admin_req_t q = {NQ_ADMIN_CLIENT_ADD, NULL, NULL, 0, NULL, 0, 0, 0, 0};
   ck_assert_ptr_null(nq_admin_req_pack(&q));
   nq_admin_reply_t rep = {NQ_ADMIN_JOBS, NULL};
   ck_assert_ptr_null(nq_admin_reply_pack(&rep));

@@ -11,6 +11,7 @@
 #include "store_int.h"
 #include "testutil.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -28,15 +29,34 @@ static int count_units_cb(const nq_unit_t *u, void *arg) {
 
 /* ---- schema / jobs ------------------------------------------------------------------------ */
 
+/* The migration files of the source tree: how many, and the highest version (versions may have
+ * gaps: each branch reserves its own numbers). */
+static void schema_files(int *count, int *latest) {
+  DIR *d = opendir(SCHEMA);
+  ck_assert_ptr_nonnull(d);
+  struct dirent *e;
+  *count = *latest = 0;
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len < 9 || strcmp(e->d_name + len - 4, ".sql") != 0 || e->d_name[3] != '_') continue;
+    int v = atoi(e->d_name);
+    (*count)++;
+    if (v > *latest) *latest = v;
+  }
+  closedir(d);
+}
+
 START_TEST(schema_applied_once) {
   fx_t f;
   fx_init(&f, 8, 3, 2, 5, NULL);
-  int v = 0;
+  int v = 0, files = 0, latest = 0;
+  schema_files(&files, &latest);
+  ck_assert_int_ge(latest, 5);
   ck_assert_int_eq(srv_store_schema_version(f.st, &v), 0);
-  ck_assert_int_eq(v, 4);
+  ck_assert_int_eq(v, latest);
   srv_store_close(f.st);
   fx_reopen(&f); /* the second open applies nothing and keeps the data */
-  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM schema_version"), 4);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM schema_version"), files);
   ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM jobs"), 1);
   ck_assert_int_eq(srv_meta_set(f.st, "k", "v1"), 0);
   ck_assert_int_eq(srv_meta_set(f.st, "k", "v2"), 0);
@@ -93,6 +113,22 @@ static void copy_file(const char *from, const char *to) {
   ck_assert_int_eq(fclose(out), 0);
 }
 
+typedef struct old_ins_s {
+  srv_store_t *st;
+  int64_t idx;
+} old_ins_t;
+
+/* Insert a unit the way the server of schema 001 did (job 1, need = quorum 2). */
+static int old_insert_cb(const nq_unit_t *u, void *arg) {
+  old_ins_t *o = arg;
+  char text[NQ_UNIT_TEXT_MAX], sql[512];
+  ck_assert_int_gt(nq_unit_format(u, text, sizeof text), 0);
+  snprintf(sql, sizeof sql, "INSERT INTO units(job_id, idx, text, part, bound1, need) "
+           "VALUES (1, %lld, '%s', '%c', %d, 2)", (long long)o->idx++, text,
+           u->part == NQ_PART_CORNER ? 'c' : 's', u->bound1);
+  return srv_store_exec(o->st, sql);
+}
+
 /* A database made by a server that knew only 001 is brought to the current schema at open, in
  * place, with its data; an old server then refuses the newer database. */
 START_TEST(schema_migrates_from_001) {
@@ -106,28 +142,47 @@ START_TEST(schema_migrates_from_001) {
   copy_file(SCHEMA "/001_init.sql", to);
   srv_store_t *st = NULL;
   ck_assert_msg(srv_store_open(&st, path, old_dir, err, sizeof err) == 0, "open: %s", err);
+  /* The job as a server of schema 001 made it: its row and its units in generator order. */
   srv_job_t job;
-  ck_assert_int_eq(srv_job_ensure(st, 8, 3, 2, 3, T0, &job), 0);
+  memset(&job, 0, sizeof job);
+  job.id = 1;
+  ck_assert_int_eq(srv_store_exec(st, "INSERT INTO jobs(id, n, depth, quorum, max_results, "
+                                      "created) VALUES (1, 8, 3, 2, 3, 1700000000)"), 0);
+  old_ins_t oi = {st, 0};
+  ck_assert_int_eq(nq_units_generate(8, 3, old_insert_cb, &oi), 0);
+  job.units = oi.idx;
+  char sql[128];
+  snprintf(sql, sizeof sql, "UPDATE jobs SET units = %lld WHERE id = 1", (long long)job.units);
+  ck_assert_int_eq(srv_store_exec(st, sql), 0);
   int v = 0;
   ck_assert_int_eq(srv_store_schema_version(st, &v), 0);
   ck_assert_int_eq(v, 1);
   srv_store_close(st);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM pragma_table_info('units') "
                             "WHERE name = 'extra_results'"), 0);
-  /* The current server opens it: 002..004 are applied once, the units keep their rows, extra 0,
-   * the assignments get their (empty) progress columns. */
+  /* The current server opens it: every later file is applied once (005 rebuilds the jobs and
+   * units tables), the units keep their rows, extra 0. */
+  int files = 0, latest = 0;
+  schema_files(&files, &latest);
   ck_assert_msg(srv_store_open(&st, path, SCHEMA, err, sizeof err) == 0, "open: %s", err);
   ck_assert_int_eq(srv_store_schema_version(st, &v), 0);
-  ck_assert_int_eq(v, 4);
+  ck_assert_int_eq(v, latest);
   srv_store_close(st);
   ck_assert_msg(srv_store_open(&st, path, SCHEMA, err, sizeof err) == 0, "reopen: %s", err);
   srv_store_close(st);
-  ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM schema_version"), 4);
-  ck_assert_int_eq(fx_q1(path, "SELECT max(version) FROM schema_version"), 4);
+  ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM schema_version"), files);
+  ck_assert_int_eq(fx_q1(path, "SELECT max(version) FROM schema_version"), latest);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM pragma_table_info('assignments') "
                             "WHERE name LIKE 'progress%'"), 4);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM units"), job.units);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM units WHERE extra_results != 0"), 0);
+  /* 005 gave the old job its counters, its id range and (at the open) its split nodes: the 5
+   * depth-2 corner and side nodes of N=8 above depth 3. */
+  ck_assert_int_eq(fx_q1(path, "SELECT pending FROM job_stats WHERE job_id = 1"), job.units);
+  ck_assert_int_eq(fx_q1(path, "SELECT first_unit FROM jobs WHERE id = 1"), 1);
+  uint64_t d2 = 0;
+  ck_assert_int_eq(nq_units_count(8, 2, &d2), 0);
+  ck_assert_int_eq(fx_q1(path, "SELECT internal FROM jobs WHERE id = 1"), (int64_t)d2);
   /* The migrated database works: a unit is leased through the scheduler. */
   ck_assert_int_eq(srv_store_open(&st, path, SCHEMA, err, sizeof err), 0);
   srv_sched_t sch;
@@ -365,6 +420,72 @@ START_TEST(two_jobs_listed) {
 }
 END_TEST
 
+/* Archive and delete: refused while clients hold leases (nothing changes), forced through by
+ * releasing them; an archived job keeps its rows and frees N for a new job (another depth);
+ * delete, in small batches, removes exactly one job's rows and leaves the others whole. */
+START_TEST(job_archive_and_delete) {
+  fx_t f;
+  fx_init(&f, 8, 3, 2, 5, NULL);
+  srv_job_t other, again, j;
+  ck_assert_int_eq(srv_job_ensure(f.st, 9, 3, 2, 5, T0, &other), 0);
+  int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b");
+  srv_work_t w[3];
+  ck_assert_int_eq(fx_work(&f, a, 3, T0 + 1, w, NULL), 3);
+  srv_result_info_t info;
+  ck_assert_int_eq(fx_report_true(&f, a, &w[0], T0 + 2, &info), 0);
+  ck_assert_int_eq(fx_work(&f, b, 1, T0 + 3, w, NULL), 1);
+  int64_t leases = 0;
+  ck_assert_int_eq(srv_job_leases(f.st, &f.job, &leases), 0);
+  ck_assert_int_eq(leases, 3);
+  /* Refused while leased: the message says how many and names --force; nothing changed. */
+  ck_assert_int_eq(srv_job_archive(f.st, f.job.id, 0, T0 + 4), NQ_EBUSY);
+  ck_assert_ptr_nonnull(strstr(srv_store_errmsg(f.st), "3 lease(s)"));
+  ck_assert_ptr_nonnull(strstr(srv_store_errmsg(f.st), "--force"));
+  ck_assert_int_eq(srv_job_delete(f.st, f.job.id, 0, 5), NQ_EBUSY);
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), 0);
+  ck_assert_int_eq(j.state, SRV_JOB_RUNNING);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments WHERE state = 'leased'"), 3);
+  /* Forced: the leases are released, the rows stay, the counters still equal the scans. */
+  ck_assert_int_eq(srv_job_archive(f.st, f.job.id, 1, T0 + 5), 0);
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), 0);
+  ck_assert_int_eq(j.state, SRV_JOB_ARCHIVED);
+  ck_assert_int_eq(j.archived, T0 + 5);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments WHERE state = 'leased'"), 0);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments"), 4);
+  ck_assert_int_eq(srv_job_leases(f.st, &f.job, &leases), 0);
+  ck_assert_int_eq(leases, 0);
+  fx_check_counters(&f);
+  ck_assert_int_eq(srv_job_archive(f.st, f.job.id, 0, T0 + 6), NQ_ESTATE);
+  /* N=8 is free: a new job, at another depth, in the same store. */
+  ck_assert_int_eq(srv_job_find_n(f.st, 8, &j), NQ_ENOTFOUND);
+  ck_assert_int_eq(srv_job_ensure(f.st, 8, 4, 2, 5, T0 + 7, &again), 0);
+  ck_assert_int_ne(again.id, f.job.id);
+  ck_assert_int_eq(again.depth, 4);
+  int64_t units_all = fx_q1(f.path, "SELECT count(*) FROM units");
+  ck_assert_int_eq(units_all, f.job.units + other.units + again.units);
+  /* Delete the archived job in batches of 5 units: its rows go, the two others' stay. */
+  ck_assert_int_eq(srv_job_delete(f.st, f.job.id, 0, 5), 0);
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), NQ_ENOTFOUND);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM units"), other.units + again.units);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments"), 0);
+  char sql[200];
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM job_stats WHERE job_id = %lld",
+           (long long)f.job.id);
+  ck_assert_int_eq(fx_q1(f.path, sql), 0);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM units WHERE job_id = %lld", (long long)again.id);
+  ck_assert_int_eq(fx_q1(f.path, sql), again.units);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM job_stats"), 2);
+  ck_assert_int_eq(srv_job_find_n(f.st, 8, &j), 0);
+  ck_assert_int_eq(j.id, again.id);
+  ck_assert_int_eq(srv_job_delete(f.st, f.job.id, 0, 5), NQ_ENOTFOUND);
+  /* Not inside a transaction: delete commits batch by batch. */
+  ck_assert_int_eq(srv_store_begin(f.st), 0);
+  ck_assert_int_eq(srv_job_delete(f.st, other.id, 0, 5), NQ_ETXN);
+  ck_assert_int_eq(srv_store_rollback(f.st), 0);
+  fx_done(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("store");
   TCase *tc = tcase_create("store");
@@ -378,6 +499,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, kill_safety);
   tcase_add_test(tc, client_registry);
   tcase_add_test(tc, two_jobs_listed);
+  tcase_add_test(tc, job_archive_and_delete);
   suite_add_tcase(s, tc);
   return s;
 }

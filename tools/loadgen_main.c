@@ -3,10 +3,16 @@
  * common library alone, speaking the protocol through nq/proto.h like every other peer.
  *
  * Each connection enrols (name lg-<run>-<i>), then loops: get_work, report every assignment at once
- * (pipelined), wait for the acks, repeat. Results are fake but possible (c2 = c4 = c8 = 0,
- * nodes = 1) unless --solve is given, in which case each unit is really solved (only sensible for
- * small N). With --idle the connections only say hello and stay open (for memory measurements).
- * Prints one summary line: connections, results acked, results/s, errors.
+ * (pipelined), wait for the acks, repeat -- at once (a closed loop: the server's throughput), or
+ * after --think MS (about; each pause is drawn from 0.5..1.5 x MS) for a paced load at which
+ * latencies mean something. Results are fake but possible (c2 = c4 = c8 = 0, nodes = 1) unless
+ * --solve is given, in which case each unit is really solved (only sensible for small N). With
+ * --idle the connections only say hello and stay open (for memory measurements). With
+ * --admin-token-file F one more connection, as the operator, asks for the status every
+ * --status-ms MS (default 200) and times each answer.
+ * Prints one summary line: connections, results acked, results/s, errors, and the latency of
+ * get_work (request to work/no_work), result (to its ack) and status: p50, p99 and max in ms, of
+ * the requests sent once every connection was welcomed.
  */
 #include <getopt.h>
 #include <signal.h>
@@ -27,37 +33,114 @@
 
 typedef struct lg_s lg_t;
 
+/* Latencies of one kind of request, in seconds (a growing array; a run keeps at most a few
+ * hundred thousand). */
+typedef struct lat_s {
+  double *v;
+  size_t n, cap;
+} lat_t;
+
+static void lat_add(lat_t *l, double x) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 1024;
+    double *v = realloc(l->v, cap * sizeof *v);
+    if (!v) return; /* a sample less; the run goes on */
+    l->v = v;
+    l->cap = cap;
+  }
+  l->v[l->n++] = x;
+}
+
+/* A request's latency, counted only when it was sent after every connection was welcomed: the
+ * handshakes of hundreds of connections opening at once would otherwise queue the first requests
+ * behind them and measure the start, not the steady state. */
+static void lat_sample(lg_t *lg, lat_t *l, double sent);
+
+static int dbl_cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* "name_n=.. name_p50_ms=.. name_p99_ms=.. name_max_ms=.." (the nearest-rank percentiles). */
+static void lat_print(const char *name, lat_t *l) {
+  if (l->n == 0) {
+    printf(" %s_n=0", name);
+    return;
+  }
+  qsort(l->v, l->n, sizeof *l->v, dbl_cmp);
+  size_t i50 = (l->n + 1) / 2, i99 = (size_t)(0.99 * (double)l->n + 0.999999);
+  if (i50 < 1) i50 = 1;
+  if (i99 < 1) i99 = 1;
+  printf(" %s_n=%zu %s_p50_ms=%.2f %s_p99_ms=%.2f %s_max_ms=%.2f", name, l->n, name,
+         1e3 * l->v[i50 - 1], name, 1e3 * l->v[i99 - 1], name, 1e3 * l->v[l->n - 1]);
+}
+
+#define LG_PIPE_MAX 256 /* results in flight on one connection (want's maximum) */
+
 typedef struct lg_conn_s {
   lg_t *lg;
   nq_conn_t *c;
   uv_timer_t retry;
   int idx;
+  int admin;    /* the status prober */
   int awaiting; /* acks outstanding */
   int welcomed;
   int done;
+  double t_req;                 /* when the get_work (or status) in flight was sent */
+  double t_res[LG_PIPE_MAX];    /* when each result in flight was sent: acks come in order */
+  int res_head;
 } lg_conn_t;
 
 struct lg_s {
   uv_loop_t *loop;
   nq_tls_ctx_t *tls;
-  const char *host, *enrol;
-  int port, nconns, want, seconds, solve, idle;
-  unsigned run;
+  const char *host, *enrol, *admin_token;
+  int port, nconns, want, seconds, solve, idle, think_ms, status_ms;
+  unsigned run, rng;
   lg_conn_t *conns;
+  lg_conn_t prober;
   int open, welcomed, closed, stopping;
   uint64_t acks, errors, work_msgs, nowork;
   double t0, t_all_welcomed;
+  lat_t lat_work, lat_result, lat_status;
   uv_timer_t stop_timer, report_timer;
 };
 
+static void lat_sample(lg_t *lg, lat_t *l, double sent) {
+  if (lg->t_all_welcomed > 0 && sent >= lg->t_all_welcomed) lat_add(l, nq_now_mono() - sent);
+}
+
 static void lg_get_work(lg_conn_t *lc) {
   nq_get_work_t g = {lc->lg->want};
+  lc->t_req = nq_now_mono();
   nq_conn_send_new(lc->c, nq_get_work_pack(&g));
+}
+
+static void on_retry(uv_timer_t *t);
+
+/* The next cycle: at once, or after a think time drawn from 0.5..1.5 x think_ms. */
+static void lg_next(lg_conn_t *lc) {
+  lg_t *lg = lc->lg;
+  if (lg->stopping) return;
+  if (lg->think_ms <= 0) {
+    lg_get_work(lc);
+    return;
+  }
+  uint64_t ms = (uint64_t)lg->think_ms / 2 + (uint64_t)(rand_r(&lg->rng) % (lg->think_ms + 1));
+  uv_timer_start(&lc->retry, on_retry, ms, 0);
+}
+
+static void lg_status(lg_conn_t *lc) {
+  nq_admin_req_t q = {.cmd = NQ_ADMIN_STATUS};
+  lc->t_req = nq_now_mono();
+  nq_conn_send_new(lc->c, nq_admin_req_pack(&q));
 }
 
 static void on_retry(uv_timer_t *t) {
   lg_conn_t *lc = t->data;
-  if (lc->c && !lc->lg->stopping) lg_get_work(lc);
+  if (!lc->c || lc->lg->stopping) return;
+  if (lc->admin) lg_status(lc);
+  else lg_get_work(lc);
 }
 
 static void lg_send_result(lg_conn_t *lc, const nq_assignment_t *a) {
@@ -69,7 +152,16 @@ static void lg_send_result(lg_conn_t *lc, const nq_assignment_t *a) {
       return;
     }
   }
-  if (nq_conn_send_new(lc->c, nq_result_pack(&r)) == 0) lc->awaiting++;
+  if (lc->awaiting < LG_PIPE_MAX && nq_conn_send_new(lc->c, nq_result_pack(&r)) == 0)
+    lc->t_res[(lc->res_head + lc->awaiting++) % LG_PIPE_MAX] = nq_now_mono();
+}
+
+/* The answer to the oldest result in flight: its latency. */
+static void result_answered(lg_conn_t *lc) {
+  if (lc->awaiting <= 0) return;
+  lat_sample(lc->lg, &lc->lg->lat_result, lc->t_res[lc->res_head]);
+  lc->res_head = (lc->res_head + 1) % LG_PIPE_MAX;
+  lc->awaiting--;
 }
 
 static void on_open(nq_conn_t *c) {
@@ -79,6 +171,11 @@ static void on_open(nq_conn_t *c) {
   lc->lg->open++;
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, lc->lg->enrol, name,
                   NQ_SOLVER_VERSION, 0, "nq-loadgen " NQ_VERSION_STRING};
+  if (lc->admin) {
+    h.role = NQ_ROLE_ADMIN;
+    h.token = lc->lg->admin_token;
+    h.enrol = h.name = NULL;
+  }
   nq_conn_send_new(c, nq_hello_pack(&h));
 }
 
@@ -98,14 +195,25 @@ static void on_welcome(lg_conn_t *lc, const json_t *m) {
     return;
   }
   lc->welcomed = 1;
+  if (lc->admin) {
+    lg_status(lc);
+    return;
+  }
   if (++lg->welcomed == lg->nconns) lg->t_all_welcomed = nq_now_mono();
-  if (!lg->idle) lg_get_work(lc);
+  if (!lg->idle) lg_next(lc);
+}
+
+static void on_admin_reply(lg_conn_t *lc, const json_t *m) {
+  (void)m;
+  lat_sample(lc->lg, &lc->lg->lat_status, lc->t_req);
+  if (!lc->lg->stopping) uv_timer_start(&lc->retry, on_retry, (uint64_t)lc->lg->status_ms, 0);
 }
 
 static void on_work(lg_conn_t *lc, const json_t *m) {
   nq_work_t w;
   nq_proto_err_t err;
   lc->lg->work_msgs++;
+  lat_sample(lc->lg, &lc->lg->lat_work, lc->t_req);
   if (nq_work_parse(m, &w, &err) != 0) {
     lg_error(lc, "work", nq_errcode_name(err.code), err.message);
     w.n = 0;
@@ -120,13 +228,15 @@ static void on_ack(lg_conn_t *lc, const json_t *m) {
   lg_t *lg = lc->lg;
   if (nq_ack_parse(m, &a, &err) != 0) lg_error(lc, "ack", nq_errcode_name(err.code), err.message);
   else lg->acks++;
-  if (--lc->awaiting == 0 && !lg->stopping) lg_get_work(lc);
+  result_answered(lc);
+  if (lc->awaiting == 0) lg_next(lc);
 }
 
 static void on_no_work(lg_conn_t *lc, const json_t *m) {
   nq_no_work_t nw;
   nq_proto_err_t err;
   lc->lg->nowork++;
+  lat_sample(lc->lg, &lc->lg->lat_work, lc->t_req);
   if (nq_no_work_parse(m, &nw, &err) != 0) {
     lg_error(lc, "no_work", nq_errcode_name(err.code), err.message);
     nw.reason = NQ_NOWORK_NONE_PENDING;
@@ -142,19 +252,22 @@ static void on_no_work(lg_conn_t *lc, const json_t *m) {
 static void on_error_msg(lg_conn_t *lc, const json_t *m) {
   nq_error_msg_t e;
   nq_proto_err_t err;
-  lg_t *lg = lc->lg;
   if (nq_error_parse(m, &e, &err) != 0) {
     lg_error(lc, "error", nq_errcode_name(err.code), err.message);
     return;
   }
   lg_error(lc, "error", e.name, e.message);
-  if (lc->awaiting > 0 && !e.fatal && --lc->awaiting == 0 && !lg->stopping) lg_get_work(lc);
+  if (lc->awaiting > 0 && !e.fatal) {
+    result_answered(lc);
+    if (lc->awaiting == 0) lg_next(lc);
+  }
 }
 
 /* What the server may send a load-generating client. */
 static void (*const handlers[NQ_MSG_COUNT])(lg_conn_t *lc, const json_t *m) = {
     [NQ_MSG_WELCOME] = on_welcome, [NQ_MSG_WORK] = on_work,     [NQ_MSG_ACK] = on_ack,
     [NQ_MSG_NO_WORK] = on_no_work, [NQ_MSG_ERROR] = on_error_msg,
+    [NQ_MSG_ADMIN_REPLY] = on_admin_reply,
 };
 
 static void on_frame(nq_conn_t *c, json_t *m) {
@@ -175,7 +288,7 @@ static void on_error(nq_conn_t *c, int status) {
 static void on_close(nq_conn_t *c) {
   lg_conn_t *lc = nq_conn_data(c);
   lc->c = NULL;
-  lc->lg->closed++;
+  if (!lc->admin) lc->lg->closed++;
   uv_close((uv_handle_t *)&lc->retry, NULL);
 }
 
@@ -184,6 +297,7 @@ static void lg_stop(lg_t *lg) {
   lg->stopping = 1;
   for (int i = 0; i < lg->nconns; i++)
     if (lg->conns[i].c) nq_conn_close(lg->conns[i].c, NULL, NULL);
+  if (lg->prober.c) nq_conn_close(lg->prober.c, NULL, NULL);
   uv_close((uv_handle_t *)&lg->stop_timer, NULL);
   uv_close((uv_handle_t *)&lg->report_timer, NULL);
 }
@@ -200,7 +314,25 @@ static void on_report(uv_timer_t *t) {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: nq-loadgen --server HOST:PORT --ca CA.pem (--enrol KEY | --enrol-file FILE)\n"
-             "                  [--conns 100] [--seconds 10] [--want 8] [--solve] [--idle]\n");
+             "                  [--conns 100] [--seconds 10] [--want 8] [--think MS] [--solve]\n"
+             "                  [--idle] [--admin-token-file F [--status-ms 200]]\n");
+}
+
+/* Open one connection (client i, or the status prober); 0 or -1. */
+static int lg_connect(lg_t *lg, lg_conn_t *lc, int idx, int admin) {
+  lc->lg = lg;
+  lc->idx = idx;
+  lc->admin = admin;
+  uv_timer_init(lg->loop, &lc->retry);
+  lc->retry.data = lc;
+  nq_conn_opts_t co = {.on_open = on_open, .on_frame = on_frame, .on_error = on_error,
+                       .on_close = on_close, .data = lc, .handshake_timeout_ms = 30000};
+  if (nq_conn_connect(lg->loop, lg->host, lg->port, lg->tls, lg->host, &co, &lc->c) == 0)
+    return 0;
+  lg->errors++;
+  if (!admin) lg->closed++;
+  uv_close((uv_handle_t *)&lc->retry, NULL);
+  return -1;
 }
 
 int main(int argc, char **argv) {
@@ -210,14 +342,17 @@ int main(int argc, char **argv) {
       {"conns", required_argument, 0, 'c'},  {"seconds", required_argument, 0, 't'},
       {"want", required_argument, 0, 'w'},   {"solve", no_argument, 0, 'S'},
       {"idle", no_argument, 0, 'i'},         {"help", no_argument, 0, 'h'},
+      {"think", required_argument, 0, 'k'},  {"admin-token-file", required_argument, 0, 'A'},
+      {"status-ms", required_argument, 0, 'm'},
       {0, 0, 0, 0}};
   lg_t lg;
   memset(&lg, 0, sizeof lg);
   lg.nconns = 100;
   lg.seconds = 10;
   lg.want = 8;
+  lg.status_ms = 200;
   const char *server = NULL, *ca = NULL;
-  char key[256];
+  char key[256], token[256];
   int o;
   while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (o) {
@@ -235,6 +370,15 @@ int main(int argc, char **argv) {
     case 't': lg.seconds = atoi(optarg); break;
     case 'w': lg.want = atoi(optarg); break;
     case 'S': lg.solve = 1; break;
+    case 'k': lg.think_ms = atoi(optarg); break;
+    case 'm': lg.status_ms = atoi(optarg); break;
+    case 'A':
+      if (nq_file_read_line(optarg, token, sizeof token) != 0) {
+        fprintf(stderr, "nq-loadgen: cannot read %s\n", optarg);
+        return 2;
+      }
+      lg.admin_token = token;
+      break;
     case 'i': lg.idle = 1; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
@@ -242,7 +386,8 @@ int main(int argc, char **argv) {
   }
   char host[NQ_HOST_MAX];
   if (!server || nq_hostport_parse(server, host, sizeof host, &lg.port, 0) != 0 || !ca ||
-      !lg.enrol || lg.nconns < 1 || lg.seconds < 1 || lg.want < 1 || lg.want > 256) {
+      !lg.enrol || lg.nconns < 1 || lg.seconds < 1 || lg.want < 1 || lg.want > LG_PIPE_MAX ||
+      lg.think_ms < 0 || lg.status_ms < 1) {
     usage(stderr);
     return 2;
   }
@@ -250,6 +395,7 @@ int main(int argc, char **argv) {
   nq_log_init("nq-loadgen", NQ_LOG_WARN);
   signal(SIGPIPE, SIG_IGN);
   lg.run = (unsigned)uv_hrtime() % 1000000u;
+  lg.rng = lg.run;
 
   uv_loop_t loop;
   uv_loop_init(&loop);
@@ -261,20 +407,8 @@ int main(int argc, char **argv) {
   lg.conns = calloc((size_t)lg.nconns, sizeof *lg.conns);
   if (!lg.conns) return 1;
   lg.t0 = nq_now_mono();
-  for (int i = 0; i < lg.nconns; i++) {
-    lg_conn_t *lc = &lg.conns[i];
-    lc->lg = &lg;
-    lc->idx = i;
-    uv_timer_init(&loop, &lc->retry);
-    lc->retry.data = lc;
-    nq_conn_opts_t co = {.on_open = on_open, .on_frame = on_frame, .on_error = on_error,
-                         .on_close = on_close, .data = lc, .handshake_timeout_ms = 30000};
-    if (nq_conn_connect(&loop, host, lg.port, lg.tls, host, &co, &lc->c) != 0) {
-      lg.errors++;
-      lg.closed++;
-      uv_close((uv_handle_t *)&lc->retry, NULL);
-    }
-  }
+  for (int i = 0; i < lg.nconns; i++) lg_connect(&lg, &lg.conns[i], i, 0);
+  if (lg.admin_token) lg_connect(&lg, &lg.prober, -1, 1);
   uv_timer_init(&loop, &lg.stop_timer);
   lg.stop_timer.data = &lg;
   uv_timer_start(&lg.stop_timer, on_stop, (uint64_t)lg.seconds * 1000, 0);
@@ -285,10 +419,17 @@ int main(int argc, char **argv) {
   double t1 = nq_now_mono();
   double span = t1 - (lg.t_all_welcomed > 0 ? lg.t_all_welcomed : lg.t0);
   printf("conns=%d welcomed=%d acks=%llu seconds=%.2f results_per_s=%.0f work_msgs=%llu "
-         "no_work=%llu errors=%llu\n",
+         "no_work=%llu errors=%llu",
          lg.nconns, lg.welcomed, (unsigned long long)lg.acks, span,
          span > 0 ? (double)lg.acks / span : 0.0, (unsigned long long)lg.work_msgs,
          (unsigned long long)lg.nowork, (unsigned long long)lg.errors);
+  lat_print("get_work", &lg.lat_work);
+  lat_print("result", &lg.lat_result);
+  if (lg.admin_token) lat_print("status", &lg.lat_status);
+  printf("\n");
+  free(lg.lat_work.v);
+  free(lg.lat_result.v);
+  free(lg.lat_status.v);
   free(lg.conns);
   nq_tls_ctx_free(lg.tls);
   int rc = uv_loop_close(&loop);

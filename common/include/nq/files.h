@@ -37,6 +37,14 @@ int nq_file_create(const char *dir, const char *name, const void *data, size_t l
  * atomic step (rename). Returns 0, NQ_EINVAL (path too long), NQ_EIO. */
 int nq_file_replace(const char *dir, const char *name, const void *data, size_t len, mode_t mode);
 
+/* Atomic but not durable replace: like nq_file_replace without its two fsyncs. A crash of the
+ * process leaves the old file or the new one; a power loss may leave the old one, the new one or
+ * an empty or torn one (the kernel had not written it yet), so use it only for files whose loss
+ * costs nothing that cannot be had again (the client's list of assignments: the server re-sends
+ * them). Two fsyncs are most of a small write's cost. Same returns. */
+int nq_file_replace_volatile(const char *dir, const char *name, const void *data, size_t len,
+                             mode_t mode);
+
 /* Read a whole small file into a new NUL-terminated buffer (*out, caller frees; *len its length
  * without the terminator). 0, NQ_ENOTFOUND (no such file), NQ_ETOOBIG (more than max bytes),
  * NQ_EIO, NQ_ENOMEM. */
@@ -46,5 +54,14 @@ int nq_file_read(const char *path, size_t max, char **out, size_t *len);
  * removed. 0, NQ_ENOTFOUND (no such file), NQ_EINVAL (the line is empty), NQ_ETOOBIG (it does not
  * fit in len bytes), NQ_EIO, NQ_ENOMEM. */
 int nq_file_read_line(const char *path, char *buf, size_t len);
+
+/* Take an exclusive advisory lock (flock) on dir/name, creating the file (mode 0644) when
+ * missing, and write this process's pid into it: one process at a time may own a directory
+ * (a server's data directory, a client's state directory). Returns 0 and *fd, which holds the
+ * lock until it is closed (or the process ends; it is not inherited across exec);
+ * NQ_EBUSY when another process holds it (*holder gets its pid, 0 if unknown; holder may be
+ * NULL); NQ_EINVAL (path too long), NQ_EIO. The lock is the kernel's: it goes away with its
+ * holder, so a crash never leaves a stale one. */
+int nq_dir_lock(const char *dir, const char *name, int *fd, long *holder);
 
 #endif

@@ -29,7 +29,7 @@ enum {
   NQ_ECANCELED = -15, /* the operation was cancelled (a solve asked to stop) */
   NQ_ENOTOPEN = -16, /* the connection is not open (not yet, or no longer) */
   NQ_ETXN = -17,     /* transaction misuse: none is open, or one already is */
-  NQ_EBUSY = -18,    /* busy with an earlier request (the solver thread holds a unit) */
+  NQ_EBUSY = -18,    /* busy: held by an earlier request, or locked by another process */
   NQ_ESCHEMA = -19   /* the database's schema is newer than this program knows */
 };
 

@@ -258,6 +258,8 @@ typedef enum {
   NQ_ADMIN_JOBS,
   NQ_ADMIN_UNITS,
   NQ_ADMIN_UNIT_RETRY,
+  NQ_ADMIN_JOB_ARCHIVE,
+  NQ_ADMIN_JOB_DELETE,
   NQ_ADMIN_NCMDS
 } nq_admin_cmd_t;
 
@@ -271,6 +273,9 @@ typedef struct nq_admin_req_s {
   const char *unit_text; /* unit_retry: the unit by its text, or NULL and then ... */
   int64_t unit_id;       /* ... by its id */
   int extra;             /* unit_retry: 1..NQ_PROTO_RETRY_EXTRA_MAX more results; 0 = default */
+  int job_n;             /* job_archive, job_delete: the job's N (4..32) */
+  int force;             /* job_archive, job_delete: even while clients hold leases (optional
+                          * boolean, false when absent) */
 } nq_admin_req_t;
 
 /* Refusals are the non-fatal bad_message (an admin session survives a typo). */

@@ -97,6 +97,12 @@ int nq_units_generate(int n, int depth, nq_unit_cb cb, void *arg);
  * About 30 ns a unit. Same return values. */
 int nq_units_count(int n, int depth, uint64_t *count);
 
+/* The generator's order (the order of nq_units_generate, nq_unit_children and every plan of
+ * nq/plan.h): the corner part before the side part, then the prefixes' columns compared row by
+ * row, a prefix before its extensions. <0, 0 or >0. Units of one N only. The store finds a unit
+ * among millions by its text with a binary search in this order. */
+int nq_unit_cmp(const nq_unit_t *a, const nq_unit_t *b);
+
 /* Generate the children of unit u one row deeper (u->depth + 1 must be <= N-1): exactly the units
  * the generator emits at depth u->depth + 1 below u's prefix (possibly none). */
 int nq_unit_children(const nq_unit_t *u, nq_unit_cb cb, void *arg);

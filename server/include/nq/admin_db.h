@@ -33,4 +33,9 @@ void nq_admin_db_close(nq_admin_db_t *db);
 int nq_admin_db_call(nq_admin_db_t *db, const nq_admin_req_t *req, int64_t now, json_t **data,
                      nq_proto_err_t *err);
 
+/* Take the data directory's lock, the one a running nq-server holds (nq-admin job archive and
+ * delete in local mode: they rewrite a job and must not run beside a server). 0 and *fd (close it
+ * to release); NQ_EBUSY when a server runs on it (errbuf names its pid); NQ_EIO. */
+int nq_admin_db_lock(const char *data_dir, int *fd, char *errbuf, size_t errlen);
+
 #endif
