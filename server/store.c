@@ -351,7 +351,8 @@ int srv_meta_set(srv_store_t *st, const char *key, const char *value) {
 /* ---- clients ------------------------------------------------------------------------------ */
 
 #define CLIENT_COLS "c.id, c.name, c.created, c.last_seen, c.valid, c.invalid, c.banned, " \
-  "(SELECT count(*) FROM assignments a WHERE a.client_id = c.id AND a.state = 'leased')"
+  "(SELECT count(*) FROM assignments a WHERE a.client_id = c.id AND a.state = 'leased'), " \
+  "c.owner_id, c.suspect, c.net"
 
 static void client_row(sqlite3_stmt *s, srv_client_t *c) {
   memset(c, 0, sizeof *c);
@@ -363,6 +364,9 @@ static void client_row(sqlite3_stmt *s, srv_client_t *c) {
   c->invalid = col_i64(s, 5);
   c->banned = sqlite3_column_int(s, 6);
   c->outstanding = col_i64(s, 7);
+  c->owner_id = col_i64(s, 8);
+  c->suspect = sqlite3_column_int(s, 9);
+  col_str(s, 10, c->net, sizeof c->net);
 }
 
 static int client_query(srv_store_t *st, const char *sql, const char *text, int64_t num,

@@ -39,7 +39,8 @@ EXP_NODES=$((ALL_NODES - D2_UNITS))   # nodes(d2 unit) = 1 + sum of its depth-3 
 start_server() {
   local dir=$1 port=$2
   shift 2
-  e2e_start_server "$dir" "$port" --n $N --depth $DEPTH --quorum 2 --max-results 5 "$@"
+  e2e_start_server "$dir" "$port" --n $N --depth $DEPTH --quorum 2 --max-results 5 \
+    --quorum-distinct client "$@"
 }
 
 # start_client DIR PORT NAME [env...]: an enrolling client with its own state dir; CPID = pid.

@@ -377,8 +377,8 @@ START_TEST(leased_units_show_progress) {
 }
 END_TEST
 
-/* unit_retry: refusals, then a disputed unit re-opened by its text; the next new client gets it
- * and its agreeing result verifies the unit. */
+/* unit_retry: refusals, then a disputed unit re-opened by its text; the next new clients get it
+ * and their agreeing results verify the unit once they are a strict majority. */
 START_TEST(admin_unit_retry) {
   fx_t f;
   char req[300];
@@ -430,6 +430,13 @@ START_TEST(admin_unit_retry) {
   ck_assert_int_eq(w.unit_id, disputed.id);
   report(&f, d_id, &w, 0, f.t0 + 41);
   srv_unit_info_t u;
+  ck_assert_int_eq(srv_unit_get(f.st, disputed.id, &u), 0);
+  /* Two agree against two others: no strict majority yet (issue 12); one more does it. */
+  ck_assert_int_ne(u.state, SRV_UNIT_VERIFIED);
+  int64_t e_id = fx_client(&f, "echo");
+  ck_assert_int_eq(get_work(&f, e_id, 1, f.t0 + 42, &w), 1);
+  ck_assert_int_eq(w.unit_id, disputed.id);
+  report(&f, e_id, &w, 0, f.t0 + 43);
   ck_assert_int_eq(srv_unit_get(f.st, disputed.id, &u), 0);
   ck_assert_int_eq(u.state, SRV_UNIT_VERIFIED);
   fx_done(&f);
