@@ -322,8 +322,8 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
   }
   json_t *data = NULL;
   srv_admin_effects_t fx;
-  if (srv_admin_call(s->store, &s->sched.job, s->sched.job.id, &req, now, &data, &fx, &err) !=
-      0) {
+  if (srv_admin_call(s->store, &s->sched.job, s->sched.job.id, &s->sched.cfg, &req, now, &data,
+                     &fx, &err) != 0) {
     if (err.code == NQ_ERR_INTERNAL) {
       nq_log(NQ_LOG_ERROR, "admin command %s: %s", nq_admin_cmd_name(req.cmd), err.message);
       srv_proto_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
@@ -334,9 +334,13 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
   }
   /* A ban takes effect on the client's open connection too, once the batch has committed. */
   if (fx.banned) s->ban_pending = 1;
-  if (fx.reopened)
+  if (fx.reopened && req.cmd == NQ_ADMIN_UNIT_RETRY)
     nq_log(NQ_LOG_INFO, "admin: disputed unit %s re-opened for %lld more result(s)", fx.unit,
            (long long)fx.added);
+  else if (fx.reopened_units)
+    nq_log(NQ_LOG_INFO, "admin %s: %lld unit(s) re-opened", nq_admin_cmd_name(req.cmd),
+           (long long)fx.reopened_units);
+  if (fx.job_reopened) s->reopen_pending = 1;
   nq_admin_reply_t rep = {req.cmd, data};
   r->reply = nq_admin_reply_pack(&rep);
   json_decref(data);
