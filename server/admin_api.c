@@ -214,6 +214,8 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
     put(u, "total", json_integer(job->units), &ok);
     for (int i = 0; i < SRV_UNIT_NSTATES; i++)
       put(u, srv_unit_state_name((srv_unit_state_t)i), json_integer(s.units[i]), &ok);
+    put(u, "blocked", json_integer(s.blocked), &ok);
+    put(u, "spot_checks", json_integer(s.spot_pending), &ok);
   }
   put(o, "results", json_integer(s.results), &ok);
   json_t *rate = NULL;
@@ -222,9 +224,10 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
   put(o, "verified", totals_json(&s.verified), &ok);
   put(o, "final", job->state == SRV_JOB_DONE ? final_json(job) : json_null(), &ok);
   put_match(o, job, &ok);
-  put(o, "clients", json_pack("{s:I, s:I, s:I}", "active", (json_int_t)s.clients_active, "known",
-                              (json_int_t)s.clients_known, "banned",
-                              (json_int_t)s.clients_banned), &ok);
+  put(o, "clients", json_pack("{s:I, s:I, s:I, s:I}", "active", (json_int_t)s.clients_active,
+                              "known", (json_int_t)s.clients_known, "banned",
+                              (json_int_t)s.clients_banned, "suspect",
+                              (json_int_t)s.clients_suspect), &ok);
   json_t *d = ok ? srv_units_json(st, job->id, SRV_UNIT_DISPUTED, SRV_STATUS_DISPUTED_MAX, now)
                  : NULL;
   if (d) {

@@ -579,6 +579,30 @@ static int stats_leased(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
   return rc;
 }
 
+/* Issue 12: disputed units that reached their cap (blocked until an operator retries them),
+ * spot checks wanted or in flight, and suspect clients: through the partial indexes units_active
+ * and units_spot, as many rows as such units. */
+static int stats_trust(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT "
+                              "(SELECT count(*) FROM units WHERE job_id = ?1 AND "
+                              " state = 'disputed' AND need = 0 AND live = 0), "
+                              "(SELECT count(*) FROM units WHERE job_id = ?1 AND "
+                              " (spot = 1 OR spot = 2)), "
+                              "(SELECT count(*) FROM clients WHERE suspect = 1)", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, job_id);
+  if (sqlite3_step(s) == SQLITE_ROW) {
+    out->blocked = sqlite3_column_int64(s, 0);
+    out->spot_pending = sqlite3_column_int64(s, 1);
+    out->clients_suspect = sqlite3_column_int64(s, 2);
+  } else {
+    rc = srv_store_fail(st, "trust stats");
+  }
+  sqlite3_reset(s);
+  return rc;
+}
+
 int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_window,
                     int rate_window, srv_stats_t *out) {
   memset(out, 0, sizeof *out);
@@ -588,5 +612,6 @@ int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_win
   if (rc == 0) rc = stats_clients(st, now - active_window, out);
   if (rc == 0) rc = stats_rate(st, job_id, now, rate_window, out);
   if (rc == 0) rc = stats_leased(st, job_id, out);
+  if (rc == 0) rc = stats_trust(st, job_id, out);
   return rc;
 }

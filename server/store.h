@@ -324,6 +324,9 @@ typedef struct srv_stats_s {
   nq_u128 recent_nodes;            /* their nodes, summed */
   int rate_window;                 /* its length in seconds: whole minutes back from now's
                                     * minute, at least rate_window as asked, at most 59 s more */
+  int64_t blocked;                 /* disputed units at their cap: they wait for the operator */
+  int64_t spot_pending;            /* verified units whose spot check is wanted or leased */
+  int64_t clients_suspect;         /* clients that agreed on a losing answer */
 } srv_stats_t;
 
 /* Status of one job, from counters the store maintains with every change (job_stats, job_rate:
