@@ -67,9 +67,13 @@ static int secret_matches(srv_t *s, const char *key, const char *secret) {
 static json_t *welcome_new(srv_t *s, const char *client, const char *token) {
   const srv_job_t *j = &s->sched.job;
   int interval = s->cfg.lease_seconds / 4;
+  /* A finished job with spot checks still wanted is not done for a client: it may be the owner
+   * that checks them (get_work says `done` to one that may not). */
+  int64_t spot = 0;
+  if (s->job_done && client && srv_job_spot_pending(s->store, j->id, &spot) != 0) spot = 0;
   nq_welcome_t w = {NQ_PROTO_VERSION, client, token, j->n, j->depth,
-                    s->job_done ? NQ_JOB_DONE : NQ_JOB_RUNNING, s->cfg.max_outstanding,
-                    interval < 1 ? 1 : interval};
+                    s->job_done && spot == 0 ? NQ_JOB_DONE : NQ_JOB_RUNNING,
+                    s->cfg.max_outstanding, interval < 1 ? 1 : interval};
   return nq_welcome_pack(&w);
 }
 

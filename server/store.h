@@ -495,5 +495,7 @@ int srv_asg_void(srv_store_t *st, int64_t asg_id);
  * same way; an open one only gets the allowance. A done job becomes running again (*job_reopened
  * = 1, may be NULL). The caller then recounts the votes (the scheduler's quorum check). */
 int srv_unit_reopen(srv_store_t *st, int64_t unit_id, int extra, int *job_reopened);
+/* Verified units of the job whose spot check is wanted or leased (units_spot). */
+int srv_job_spot_pending(srv_store_t *st, int64_t job_id, int64_t *n);
 
 #endif

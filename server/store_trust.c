@@ -254,3 +254,15 @@ int srv_unit_reopen(srv_store_t *st, int64_t unit_id, int extra, int *job_reopen
   if (rc) return rc;
   return srv_store_release(st, reopen_locked(st, unit_id, extra, job_reopened));
 }
+
+int srv_job_spot_pending(srv_store_t *st, int64_t job_id, int64_t *n) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT count(*) FROM units WHERE job_id = ?1 AND "
+                              "(spot = 1 OR spot = 2)", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, job_id);
+  if (sqlite3_step(s) == SQLITE_ROW) *n = col_i64(s, 0);
+  else rc = srv_store_fail(st, "spot pending");
+  sqlite3_reset(s);
+  return rc;
+}
