@@ -415,6 +415,23 @@ void srv_job_reopened(srv_t *s) {
          "above are withdrawn", s->cfg.n);
 }
 
+static int owner_key_cb(const srv_owner_t *o, void *arg) {
+  *(int *)arg += o->has_key && !o->banned;
+  return 0;
+}
+
+/* A quorum by owner with no owner of its own can never verify a unit: everyone who enrols with
+ * enrol.key is the owner `default`. Say so at start rather than let the job sit still. */
+static void warn_one_owner(srv_t *s) {
+  int keyed = 0;
+  if (s->cfg.quorum_distinct != SRV_DISTINCT_OWNER || s->sched.job.quorum < 2) return;
+  if (srv_owner_list(s->store, owner_key_cb, &keyed) != 0 || keyed > 0) return;
+  nq_log(NQ_LOG_WARN, "quorum %d by owner, but no owner has an enrolment key of its own: every "
+         "client enrolled with enrol.key belongs to the owner `default`, so no unit can be "
+         "verified. Add owners (nq-admin owner add NAME) or run with --quorum-distinct client",
+         s->sched.job.quorum);
+}
+
 /* ---- init / free ---- */
 
 static int listen_start(srv_t *s, char *errbuf, size_t errlen) {
@@ -531,6 +548,7 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
     snprintf(errbuf, errlen, "scheduler: %s", srv_store_errmsg(s->store));
     return rc;
   }
+  warn_one_owner(s);
   return 0;
 }
 
