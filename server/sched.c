@@ -415,7 +415,8 @@ static int votes(const srv_sched_t *s, const res_t *r, int n, int which) {
  * (the others 0). Agreement is not transitive across solver versions, so: within the class, take
  * for each solver version the nodes value most results share (the oldest on a tie); results of
  * different versions agree on counts alone. Returns the group's votes; *others (may be NULL) gets
- * the votes outside it. Results are few (<= the unit's cap), so the quadratic scans cost nothing. */
+ * the votes outside it. Results are few (<= the unit's cap), so the quadratic scans cost
+ * nothing. */
 static int group(const srv_sched_t *s, res_t *r, int n, int anchor, int *others) {
   for (int i = 0; i < n; i++) r[i].in = 0;
   for (int i = 0; i < n; i++) {
@@ -525,13 +526,16 @@ static int quorum_check(srv_sched_t *s, int64_t unit_id, int64_t job_id, int64_t
   srv_job_t job;
   res_t *r = NULL;
   int n = 0, anchor = 0, others = 0;
+  srv_unit_info_t u;
   int rc = srv_job_get(s->store, job_id, &job);
-  if (rc == 0) rc = res_load(s->store, unit_id, &r, &n);
-  if (rc) goto out;
+  if (rc == 0) rc = srv_unit_get(s->store, unit_id, &u);
+  /* A verified unit has no vote to count: its results are judged by its verification (a ban
+   * nested in that verification must not count it again). */
+  if (rc || u.state == SRV_UNIT_VERIFIED) goto out;
+  if ((rc = res_load(s->store, unit_id, &r, &n)) != 0) goto out;
   int best = best_group(s, r, n, &anchor, &others);
   if ((rc = srv_unit_set_votes(s->store, unit_id, best, others)) != 0) goto out;
   /* The cap counts every result of the unit (as `need` does). */
-  srv_unit_info_t u;
   if ((rc = srv_unit_get(s->store, unit_id, &u)) != 0) goto out;
   if (best >= job.quorum && best > others) {
     rc = unit_verify(s, unit_id, job_id, r, n, now, info);

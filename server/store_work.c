@@ -591,8 +591,8 @@ static int asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_
   sqlite3_reset(q);
   /* Its first lease: from now on the unit is in the partial indexes (and, by trigger, behind the
    * job's fresh cursor). */
-  rc = srv_store_exec3(st, "UPDATE units SET touched = 1 WHERE id = ?1 AND touched = 0", unit_id, 0, 0,
-             "touch");
+  rc = srv_store_exec3(st, "UPDATE units SET touched = 1 WHERE id = ?1 AND touched = 0", unit_id, 0,
+                       0, "touch");
   return rc ? rc : srv_store_unit_refresh(st, unit_id);
 }
 
@@ -607,8 +607,8 @@ int srv_asg_lease_spot(srv_store_t *st, int64_t unit_id, int64_t client_id, int6
 }
 
 int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline) {
-  return srv_store_exec3(st, "UPDATE assignments SET deadline = ?2 WHERE id = ?1", asg_id, deadline, 0,
-               "extend lease");
+  return srv_store_exec3(st, "UPDATE assignments SET deadline = ?2 WHERE id = ?1", asg_id, deadline,
+                         0, "extend lease");
 }
 
 int srv_asg_set_progress(srv_store_t *st, int64_t asg_id, const nq_progress_t *p, int64_t now) {
@@ -643,8 +643,8 @@ int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t dea
   if (need <= 0)
     return srv_store_failf(st, NQ_ESTATE, "assignment %lld expired and was reissued",
                            (long long)asg_id);
-  rc = srv_store_exec3(st, "UPDATE assignments SET state = 'leased', deadline = ?2 WHERE id = ?1", asg_id,
-             deadline, 0, "revive");
+  rc = srv_store_exec3(st, "UPDATE assignments SET state = 'leased', deadline = ?2 WHERE id = ?1",
+                       asg_id, deadline, 0, "revive");
   if (rc == 0) rc = srv_store_unit_refresh(st, unit_id);
   return rc;
 }
@@ -671,31 +671,31 @@ int srv_asg_set_result(srv_store_t *st, int64_t asg_id, const nq_counts_t *c, do
 
 int srv_asg_judge(srv_store_t *st, int64_t asg_id, int64_t client_id, int valid) {
   int rc = srv_store_exec3(st, valid ? "UPDATE assignments SET state = 'valid' WHERE id = ?1"
-                           : "UPDATE assignments SET state = 'invalid' WHERE id = ?1",
-                 asg_id, 0, 0, "judge");
+                                     : "UPDATE assignments SET state = 'invalid' WHERE id = ?1",
+                           asg_id, 0, 0, "judge");
   if (rc == 0)
     rc = srv_store_exec3(st, valid ? "UPDATE clients SET valid = valid + 1 WHERE id = ?1"
-                         : "UPDATE clients SET invalid = invalid + 1 WHERE id = ?1",
-               client_id, 0, 0, "trust count");
+                                   : "UPDATE clients SET invalid = invalid + 1 WHERE id = ?1",
+                         client_id, 0, 0, "trust count");
   return rc;
 }
 
 int srv_unit_set_votes(srv_store_t *st, int64_t unit_id, int best, int others) {
-  int rc = srv_store_exec3(st, "UPDATE units SET best = ?2, others = ?3 WHERE id = ?1", unit_id, best,
-                 others, "votes");
+  int rc = srv_store_exec3(st, "UPDATE units SET best = ?2, others = ?3 WHERE id = ?1", unit_id,
+                           best, others, "votes");
   return rc ? rc : srv_store_unit_refresh(st, unit_id);
 }
 
 int srv_unit_set_spot(srv_store_t *st, int64_t unit_id, int spot) {
-  return srv_store_exec3(st, "UPDATE units SET spot = ?2 WHERE id = ?1 AND state = 'verified'", unit_id,
-               spot, 0, "spot");
+  return srv_store_exec3(st, "UPDATE units SET spot = ?2 WHERE id = ?1 AND state = 'verified'",
+                         unit_id, spot, 0, "spot");
 }
 
 /* A decided unit takes no more replicas: the leases still out are released, so their holders
  * learn from `progress` that the work is no longer needed. */
 static int unit_close(srv_store_t *st, int64_t unit_id) {
   int rc = srv_store_exec3(st, "UPDATE assignments SET state = 'expired' WHERE unit_id = ?1 "
-                     "AND state = 'leased'", unit_id, 0, 0, "release leases");
+                               "AND state = 'leased'", unit_id, 0, 0, "release leases");
   return rc ? rc : srv_store_unit_refresh(st, unit_id);
 }
 
@@ -717,7 +717,7 @@ int srv_unit_verify(srv_store_t *st, int64_t unit_id, const nq_counts_t *c, int6
 /* A disputed unit keeps its replicas out: it needs more votes, not fewer. */
 int srv_unit_dispute(srv_store_t *st, int64_t unit_id) {
   int rc = srv_store_exec3(st, "UPDATE units SET state = 'disputed' WHERE id = ?1", unit_id, 0, 0,
-                 "dispute");
+                           "dispute");
   return rc ? rc : srv_store_unit_refresh(st, unit_id);
 }
 
