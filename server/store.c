@@ -369,19 +369,26 @@ static void client_row(sqlite3_stmt *s, srv_client_t *c) {
   col_str(s, 10, c->net, sizeof c->net);
 }
 
-static int client_query(srv_store_t *st, const char *sql, const char *text, int64_t num,
-                        srv_client_t *out) {
+int srv_store_one(srv_store_t *st, const char *sql, const char *text, int64_t num,
+                  srv_row_fn row, void *out, const char *what) {
   sqlite3_stmt *s;
   int rc = srv_store_stmt(st, sql, &s);
   if (rc) return rc;
   if (text) sqlite3_bind_text(s, 1, text, -1, SQLITE_STATIC);
   else sqlite3_bind_int64(s, 1, num);
   int sr = sqlite3_step(s);
-  if (sr == SQLITE_ROW) client_row(s, out);
-  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no such client");
-  else rc = srv_store_fail(st, "client lookup");
+  if (sr == SQLITE_ROW) row(s, out);
+  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no such %s", what);
+  else rc = srv_store_failf(st, NQ_EIO, "%s lookup: %s", what, sqlite3_errmsg(st->db));
   sqlite3_reset(s);
   return rc;
+}
+
+static void client_row_v(sqlite3_stmt *s, void *out) { client_row(s, out); }
+
+static int client_query(srv_store_t *st, const char *sql, const char *text, int64_t num,
+                        srv_client_t *out) {
+  return srv_store_one(st, sql, text, num, client_row_v, out, "client");
 }
 
 int srv_client_find_token(srv_store_t *st, const char *token_hash, srv_client_t *out) {

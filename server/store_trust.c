@@ -21,20 +21,12 @@ static void owner_row(sqlite3_stmt *s, srv_owner_t *o) {
   o->clients = col_i64(s, 5);
 }
 
+static void owner_row_v(sqlite3_stmt *s, void *out) { owner_row(s, out); }
+
 /* One owner by a text (text != NULL) or an integer key. */
 static int owner_query(srv_store_t *st, const char *sql, const char *text, int64_t num,
                        srv_owner_t *out) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, sql, &s);
-  if (rc) return rc;
-  if (text) sqlite3_bind_text(s, 1, text, -1, SQLITE_STATIC);
-  else sqlite3_bind_int64(s, 1, num);
-  int sr = sqlite3_step(s);
-  if (sr == SQLITE_ROW) owner_row(s, out);
-  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no such owner");
-  else rc = srv_store_fail(st, "owner lookup");
-  sqlite3_reset(s);
-  return rc;
+  return srv_store_one(st, sql, text, num, owner_row_v, out, "owner");
 }
 
 int srv_owner_find_name(srv_store_t *st, const char *name, srv_owner_t *out) {
