@@ -236,9 +236,12 @@ static int progress_locked(srv_sched_t *s, int64_t client_id, const nq_progress_
     /* Revived while its unit is undecided and still short of replicas, i.e. nobody has been
      * given the unit in its place; otherwise the client's work would be redundant. Never past
      * the hold limit, and only for a report that advances. */
-    if (d <= now || !progress_advances(&a, p))
-      rc = srv_store_failf(s->store, NQ_ESTATE, "assignment %lld expired (held too long)",
-                           (long long)p->id);
+    if (u.state == SRV_UNIT_VERIFIED)
+      rc = srv_store_failf(s->store, NQ_ENOTFOUND, "assignment %lld expired and its unit is "
+                           "verified", (long long)p->id);
+    else if (d <= now || !progress_advances(&a, p))
+      rc = srv_store_failf(s->store, NQ_ESTATE, "assignment %lld expired (held too long, or no "
+                           "progress)", (long long)p->id);
     else rc = srv_asg_revive(s->store, a.id, a.unit_id, d);
   } else {
     rc = srv_store_failf(s->store, NQ_ENOTFOUND, "assignment %lld already reported",

@@ -103,7 +103,7 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
  * still undecided and still needs a replica (it has not been reissued in its place); that lease is
  * revived. NQ_ESTATE for an expired one whose undecided unit was reissued (the protocol's
  * lease_expired: its result is still taken), NQ_ENOTFOUND for unknown, not this client's,
- * reported, or decided ones (unknown_assignment), NQ_EBANNED if banned. */
+ * reported, or verified ones (unknown_assignment), NQ_EBANNED if banned. */
 int srv_sched_progress(srv_sched_t *s, int64_t client_id, const nq_progress_t *p, int64_t now,
                        int64_t *deadline);
 
@@ -136,16 +136,20 @@ typedef struct srv_result_info_s {
  * the client is not banned (NQ_EBANNED), unit_text equals the assignment's unit and the numbers are
  * possible (NQ_EINVAL: counts and nodes <= INT64_MAX, count1 = 0, nodes >= 1,
  * c2 + c4 + c8 <= nodes, corner unit => c2 = c4 = 0, seconds >= 0, solver 1..64 chars).
- * Then: already reported -> DUPLICATE, nothing changes. Unit verified or disputed -> LATE; against
- * a verified unit the result is still judged valid/invalid (trust counts change). Otherwise the
- * result is stored (also for an expired lease) and the quorum check runs: two results agree iff
- * c2, c4, c8 are equal and, where their solver versions are equal, their nodes are equal too. When
- * `quorum` mutually agreeing results (distinct clients, by construction) exist, the unit is
- * verified with their counts, they become valid, the other results invalid, other live leases of
- * the unit are released, clients past the ban threshold are banned, and if it was the job's last
- * unit the job becomes done with its final totals -- all in this call. Without a quorum and with
- * max_results + extra_results results (all of them, late ones included) the unit becomes
- * disputed. info may be NULL. */
+ * Then: already reported -> DUPLICATE, nothing changes. Unit verified -> LATE, judged valid/invalid
+ * against it (trust counts change) -- unless the assignment is a spot check: ACCEPTED, and if it
+ * disagrees the unit is re-opened with the group that verified it voided (info->unit_reopened,
+ * and job_reopened when that made the finished job running again). Otherwise (open or disputed)
+ * the result is stored (also for an expired lease) and the votes are counted: two results agree
+ * iff c2, c4, c8 are equal and, where their solver versions are equal, their nodes are equal too;
+ * a result votes unless voided or its client is banned or suspect; the votes of a group are its
+ * distinct keys (cfg.quorum_distinct). When the best group has >= quorum votes and more than all
+ * the others (a strict majority), the unit is verified with its counts, every result is judged
+ * (clients that agreed on one wrong answer are marked suspect), other live leases are released,
+ * clients past the ban threshold are banned (srv_sched_ban), a spot check may be drawn, and if it
+ * was the job's last unit the job becomes done with its final totals -- all in this call.
+ * Without that and with max_results + extra_results results the unit becomes disputed (it keeps
+ * taking replicas, docs/store.md). info may be NULL. */
 int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
                      const char *unit_text, const nq_counts_t *counts, double seconds,
                      const char *solver, int64_t now, srv_result_info_t *info);

@@ -409,10 +409,10 @@ int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline);
 /* Remember the client's last progress report on the assignment (the fields it has; the others
  * become NULL) and when it came. */
 int srv_asg_set_progress(srv_store_t *st, int64_t asg_id, const nq_progress_t *p, int64_t now);
-/* Lease an expired assignment of unit_id again until deadline, if the unit is undecided and still
- * needs a replica (nobody was given it in its place). NQ_ESTATE when the unit is undecided but
- * was given to another client in its place (a result is still taken), NQ_ENOTFOUND when it is
- * decided. */
+/* Lease an expired assignment of unit_id again until deadline, if the unit is undecided (open or
+ * disputed) and still needs a replica (nobody was given it in its place). NQ_ESTATE when the unit
+ * is undecided but was given to another client in its place (a result is still taken),
+ * NQ_ENOTFOUND when it is verified. */
 int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t deadline);
 /* The assignment and its unit, in one read. NQ_ENOTFOUND if there is no such assignment. */
 int srv_asg_get_unit(srv_store_t *st, int64_t asg_id, srv_asg_info_t *a, srv_unit_info_t *u);

@@ -629,8 +629,8 @@ int srv_asg_set_progress(srv_store_t *st, int64_t asg_id, const nq_progress_t *p
 
 int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t deadline) {
   sqlite3_stmt *q;
-  int rc = srv_store_stmt(st, "SELECT need FROM units WHERE id = ?1 "
-                              "AND state != 'verified' AND state != 'disputed'", &q);
+  /* A disputed unit is undecided too (schema 006): it takes replicas. */
+  int rc = srv_store_stmt(st, "SELECT need FROM units WHERE id = ?1 AND state != 'verified'", &q);
   if (rc) return rc;
   sqlite3_bind_int64(q, 1, unit_id);
   int sr = sqlite3_step(q);
