@@ -69,9 +69,11 @@ nq_nowork_reason_t srv_nowork_code(srv_nowork_t why);
 /* get_work. `out` has room for `want` entries (1..256). First sweeps expired leases
  * (srv_sched_expire), then fills `out` with the client's still-leased unexpired assignments
  * (resent = 1, same id and deadline), then leases new ones, at most min(want - resent,
- * max_outstanding - held): units that need another replica and that this client never had an
- * assignment for (never two replicas of one unit to one client), units already in progress first
- * (to finish quorums), then by idx. A unit needs min(quorum - best agreeing group, max_results +
+ * max_outstanding - held): units that need another replica and that no client of this client's
+ * key (cfg.quorum_distinct: itself, its owner, its network) holds or reported (never two replicas
+ * of one unit to one key), units already in progress (or disputed) first (to finish quorums),
+ * then spot checks of verified units (srv_unit_pick_spot), then by id. A finished job hands out
+ * spot checks only, and answers `done` when there is none for this client. A unit needs min(quorum - best agreeing group, max_results +
  * extra_results - results) - live replicas (extra_results: 0 unless the operator retried it,
  * srv_unit_retry). Each new lease gets deadline = now + lease, sized from the expected cost of the
  * work (srv_sched_lease_for): lease_seconds while the client has fewer than LEASE_HISTORY_MIN
