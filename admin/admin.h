@@ -37,6 +37,8 @@ typedef struct adm_opts_s {
   int limit;              /* --limit (units) */
   int extra;              /* --extra K (unit retry; 0: the job's quorum) */
   int force;              /* --force (job archive/delete while clients hold leases) */
+  int all_disputed;       /* --all-disputed (unit retry) */
+  const char *client;     /* --client NAME (unit retry) */
   int help;               /* --help */
   int argc;               /* positional arguments (they point into the process's argv) */
   char *argv[ADM_MAX_ARGS];
@@ -113,6 +115,8 @@ int adm_cmd_client(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_owners(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_owner(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_job(const adm_cmd_t *cmd, adm_opts_t *o);
 
 #endif

@@ -17,10 +17,20 @@ static const adm_cmd_t commands[] = {
      adm_cmd_status},
     {"clients", "[--json]", "List clients: activity, results judged valid/invalid, bans.",
      adm_cmd_clients},
-    {"client", "add NAME | ban NAME [--json]",
-     "add: create a client and print its token (shown only once; the store keeps its SHA-256).\n"
-     "ban: ban a client; its leases go back to the others at once.",
+    {"client", "add NAME | ban NAME | unban NAME [--json]",
+     "add: create a client (owner `default`) and print its token (shown only once; the store\n"
+     "keeps its SHA-256). ban: ban a client; its leases go back to the others at once, and every\n"
+     "unit it helped verify is re-opened and verified again without it. unban: lift a ban and a\n"
+     "suspicion (the units re-opened stay as they are).",
      adm_cmd_client},
+    {"owners", "[--json]", "List owners: their enrolment key (own or the server's), bans, clients.",
+     adm_cmd_owners},
+    {"owner", "add NAME | ban NAME [--json]",
+     "add: create an owner (a person or an organisation) and print its enrolment key (shown\n"
+     "only once): its machines enrol with it and belong to it. A unit's quorum needs results\n"
+     "of distinct owners (nq-server --quorum-distinct). ban: its key enrols nobody, and every\n"
+     "client of it is banned as by `client ban`.",
+     adm_cmd_owner},
     {"jobs", "[--json]", "List jobs, with final totals once done.", adm_cmd_jobs},
     {"job", "archive N | delete N [--force] [--json]",
      "archive: keep the job for N (its units, results and totals) for the record, and free N:\n"
@@ -36,12 +46,15 @@ static const adm_cmd_t commands[] = {
      "being solved show each client running them, its percent done, rate and ETA from its\n"
      "last progress report).",
      adm_cmd_units},
-    {"unit", "retry UNIT [--extra K] [--json] [--n N]",
-     "retry: re-open a disputed unit (UNIT: its id or its text, as `units --state disputed`\n"
-     "shows them) for K more results, from clients that never had it (default K: the job's\n"
-     "quorum). It is verified once `quorum` results agree, or disputed again after K more\n"
-     "results without a quorum. Results already in keep their votes (those that came while it\n"
-     "was disputed count toward the cap but do not vote); trust counters and bans are unchanged.",
+    {"unit", "retry UNIT | retry --all-disputed | retry --client NAME | reopen UNIT\n"
+     "         [--extra K] [--json] [--n N]",
+     "retry: give a disputed unit (UNIT: its id or its text, as `units --state disputed` shows\n"
+     "them; --all-disputed: every one; --client NAME: every one with a result of NAME) K more\n"
+     "results (default K: the job's quorum), from owners that never had it. A disputed unit\n"
+     "takes replicas by itself up to 3x --max-results; retry is for one that reached that cap\n"
+     "(`blocked` in status). It is verified once one answer has a strict majority of at least\n"
+     "`quorum` votes. reopen: take back a unit (verified too): its results stop voting, and a\n"
+     "quorum of fresh owners verifies it again (a finished job runs again).",
      adm_cmd_unit},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

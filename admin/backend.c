@@ -17,7 +17,8 @@
 /* ---- options -------------------------------------------------------------------------------- */
 
 enum { OPT_SERVER = 1000, OPT_CA, OPT_TOKEN, OPT_TOKEN_FILE, OPT_HOSTNAME, OPT_DATA, OPT_N,
-       OPT_JSON, OPT_WATCH, OPT_STATE, OPT_LIMIT, OPT_EXTRA, OPT_FORCE, OPT_HELP };
+       OPT_JSON, OPT_WATCH, OPT_STATE, OPT_LIMIT, OPT_EXTRA, OPT_FORCE, OPT_ALL_DISPUTED,
+       OPT_CLIENT, OPT_HELP };
 
 static const struct option long_opts[] = {
     {"server", required_argument, NULL, OPT_SERVER},
@@ -33,6 +34,8 @@ static const struct option long_opts[] = {
     {"limit", required_argument, NULL, OPT_LIMIT},
     {"extra", required_argument, NULL, OPT_EXTRA},
     {"force", no_argument, NULL, OPT_FORCE},
+    {"all-disputed", no_argument, NULL, OPT_ALL_DISPUTED},
+    {"client", required_argument, NULL, OPT_CLIENT},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
@@ -83,6 +86,8 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
     case OPT_DATA: o->data = optarg; break;
     case OPT_JSON: o->json = 1; break;
     case OPT_FORCE: o->force = 1; break;
+    case OPT_ALL_DISPUTED: o->all_disputed = 1; break;
+    case OPT_CLIENT: o->client = optarg; break;
     case OPT_STATE: o->state = optarg; break;
     case 'h':
     case OPT_HELP: o->help = 1; break;

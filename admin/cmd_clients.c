@@ -1,4 +1,4 @@
-/* nq-admin clients / client add NAME / client ban NAME. */
+/* nq-admin clients / client add|ban|unban NAME / owners / owner add|ban NAME. */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,13 +22,15 @@ int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
   } else {
     const json_t *list = adm_get(d, "clients");
     char seen[64];
-    printf("%-24s %-7s %-8s %8s %8s %5s  %s\n", "NAME", "ACTIVE", "BANNED", "VALID", "INVALID",
-           "HELD", "LAST SEEN");
+    printf("%-24s %-16s %-7s %-8s %8s %8s %5s  %s\n", "NAME", "OWNER", "ACTIVE", "BANNED",
+           "VALID", "INVALID", "HELD", "LAST SEEN");
     for (size_t i = 0; i < json_array_size(list); i++) {
       const json_t *c = json_array_get(list, i);
-      printf("%-24s %-7s %-8s %8lld %8lld %5lld  %s\n", adm_str(c, "name"),
-             json_is_true(adm_get(c, "active")) ? "yes" : "no",
-             json_is_true(adm_get(c, "banned")) ? "BANNED" : "-",
+      printf("%-24s %-16s %-7s %-8s %8lld %8lld %5lld  %s\n", adm_str(c, "name"),
+             adm_str(c, "owner"), json_is_true(adm_get(c, "active")) ? "yes" : "no",
+             json_is_true(adm_get(c, "banned"))    ? "BANNED"
+             : json_is_true(adm_get(c, "suspect")) ? "suspect"
+                                                   : "-",
              (long long)adm_int(c, "valid"), (long long)adm_int(c, "invalid"),
              (long long)adm_int(c, "outstanding"), adm_time(adm_int(c, "last_seen"), seen,
                                                             sizeof seen));
@@ -39,31 +41,90 @@ int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
   return 0;
 }
 
-/* client add NAME | client ban NAME */
+/* A subcommand and a NAME: which of `subs` (its index), or a usage error (-1). */
+static int sub_name(const adm_cmd_t *cmd, const adm_opts_t *o, const char *const *subs, int n,
+                    const char *list) {
+  if (no_args(cmd, o, 2)) return -1;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(o->argv[0], subs[i])) return i;
+  fprintf(stderr, "nq-admin %s: unknown subcommand '%s' (%s)\n", cmd->name, o->argv[0], list);
+  adm_usage(cmd, stderr);
+  return -1;
+}
+
+/* client add NAME | client ban NAME | client unban NAME */
 int adm_cmd_client(const adm_cmd_t *cmd, adm_opts_t *o) {
+  static const char *const subs[] = {"add", "ban", "unban"};
+  static const nq_admin_cmd_t cmds[] = {NQ_ADMIN_CLIENT_ADD, NQ_ADMIN_CLIENT_BAN,
+                                        NQ_ADMIN_CLIENT_UNBAN};
   json_t *d = NULL;
-  int rc = no_args(cmd, o, 2);
+  int sub = sub_name(cmd, o, subs, 3, "add, ban or unban");
+  if (sub < 0) return ADM_EXIT_USAGE;
+  nq_admin_req_t req = {.cmd = cmds[sub], .name = o->argv[1]};
+  int rc = adm_call(o, sub == 1, &req, &d); /* a ban counts votes again: the job */
   if (rc) return rc;
-  const char *sub = o->argv[0], *name = o->argv[1];
-  int add = !strcmp(sub, "add");
-  if (!add && strcmp(sub, "ban") != 0) {
-    fprintf(stderr, "nq-admin client: unknown subcommand '%s' (add or ban)\n", sub);
-    adm_usage(cmd, stderr);
-    return ADM_EXIT_USAGE;
-  }
-  nq_admin_req_t req = {.cmd = add ? NQ_ADMIN_CLIENT_ADD : NQ_ADMIN_CLIENT_BAN, .name = name};
-  if ((rc = adm_call(o, 0, &req, &d)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
-  } else if (add) {
+  } else if (sub == 0) {
     printf("client '%s' created. Its token (shown only this once; the server keeps only a hash):\n"
            "%s\n"
            "Run on the client machine:\n"
            "  nq-client --server HOST:PORT --ca ca.pem --token %s\n",
            adm_str(d, "name"), adm_str(d, "token"), adm_str(d, "token"));
+  } else if (sub == 1) {
+    printf("client '%s' banned; %lld lease(s) released to other clients; %lld unit(s) it helped "
+           "verify re-opened, to be verified again without it\n",
+           adm_str(d, "name"), (long long)adm_int(d, "released"),
+           (long long)adm_int(d, "reopened"));
   } else {
-    printf("client '%s' banned; %lld lease(s) released to other clients\n", adm_str(d, "name"),
-           (long long)adm_int(d, "released"));
+    printf("client '%s' unbanned (and no longer suspect)\n", adm_str(d, "name"));
+  }
+  json_decref(d);
+  return 0;
+}
+
+int adm_cmd_owners(const adm_cmd_t *cmd, adm_opts_t *o) {
+  json_t *d = NULL;
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_OWNERS};
+  int rc = no_args(cmd, o, 0);
+  if (rc || (rc = adm_call(o, 0, &req, &d)) != 0) return rc;
+  if (o->json) {
+    adm_print_json(d, 0);
+  } else {
+    const json_t *list = adm_get(d, "owners");
+    printf("%-24s %-8s %-8s %8s\n", "OWNER", "KEY", "BANNED", "CLIENTS");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+      const json_t *w = json_array_get(list, i);
+      printf("%-24s %-8s %-8s %8lld\n", adm_str(w, "name"),
+             json_is_true(adm_get(w, "has_key")) ? "own" : "server",
+             json_is_true(adm_get(w, "banned")) ? "BANNED" : "-", (long long)adm_int(w, "clients"));
+    }
+    printf("%zu owner(s)\n", json_array_size(list));
+  }
+  json_decref(d);
+  return 0;
+}
+
+/* owner add NAME | owner ban NAME */
+int adm_cmd_owner(const adm_cmd_t *cmd, adm_opts_t *o) {
+  static const char *const subs[] = {"add", "ban"};
+  json_t *d = NULL;
+  int sub = sub_name(cmd, o, subs, 2, "add or ban");
+  if (sub < 0) return ADM_EXIT_USAGE;
+  nq_admin_req_t req = {.cmd = sub ? NQ_ADMIN_OWNER_BAN : NQ_ADMIN_OWNER_ADD, .name = o->argv[1]};
+  int rc = adm_call(o, sub, &req, &d);
+  if (rc) return rc;
+  if (o->json) {
+    adm_print_json(d, 0);
+  } else if (sub == 0) {
+    printf("owner '%s' created. Its enrolment key (shown only this once; the server keeps only a "
+           "hash):\n%s\nIts machines enrol with:\n"
+           "  nq-client --server HOST:PORT --ca ca.pem --enrol %s --name NAME\n",
+           adm_str(d, "name"), adm_str(d, "enrol_key"), adm_str(d, "enrol_key"));
+  } else {
+    printf("owner '%s' banned: its key enrols nobody, its %lld client(s) are banned; %lld unit(s) "
+           "they helped verify re-opened\n", adm_str(d, "name"), (long long)adm_int(d, "clients"),
+           (long long)adm_int(d, "reopened"));
   }
   json_decref(d);
   return 0;

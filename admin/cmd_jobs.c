@@ -118,29 +118,49 @@ int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o) {
   return 0;
 }
 
-/* unit retry UNIT: UNIT all digits is an id, anything else a unit text ("8:s:3:3,0,5"). */
+/* unit retry UNIT | unit retry --all-disputed | unit retry --client NAME | unit reopen UNIT:
+ * UNIT all digits is an id, anything else a unit text ("8:s:3:3,0,5"). */
 int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
   json_t *d = NULL;
   int rc;
-  if (o->argc != 2 || strcmp(o->argv[0], "retry") != 0) {
-    if (o->argc >= 1 && strcmp(o->argv[0], "retry") != 0)
-      fprintf(stderr, "nq-admin unit: unknown subcommand '%s' (retry)\n", o->argv[0]);
+  const char *sub = o->argc >= 1 ? o->argv[0] : "";
+  int reopen = !strcmp(sub, "reopen"), many = o->all_disputed || o->client;
+  int want = many ? 1 : 2;
+  if ((!reopen && strcmp(sub, "retry") != 0) || o->argc != want || (reopen && many) ||
+      (o->all_disputed && o->client)) {
+    if (o->argc >= 1 && !reopen && strcmp(sub, "retry") != 0)
+      fprintf(stderr, "nq-admin unit: unknown subcommand '%s' (retry or reopen)\n", sub);
+    else if (many && (reopen || (o->all_disputed && o->client)))
+      fprintf(stderr, "nq-admin unit: --all-disputed or --client go with retry, one of them\n");
     else
-      fprintf(stderr, "nq-admin unit: %s\n", o->argc > 2 ? "too many arguments" : "missing argument");
+      fprintf(stderr, "nq-admin unit: %s\n", o->argc > want ? "too many arguments"
+                                                            : "missing argument");
     adm_usage(cmd, stderr);
     return ADM_EXIT_USAGE;
   }
-  const char *arg = o->argv[1];
-  size_t digits = strspn(arg, "0123456789");
-  nq_admin_req_t req = {.cmd = NQ_ADMIN_UNIT_RETRY, .extra = o->extra};
-  if (digits > 0 && digits < 19 && arg[digits] == '\0') req.unit_id = strtoll(arg, NULL, 10);
-  else req.unit_text = arg;
+  nq_admin_req_t req = {.cmd = reopen ? NQ_ADMIN_UNIT_REOPEN : NQ_ADMIN_UNIT_RETRY,
+                        .extra = o->extra, .all_disputed = o->all_disputed, .client = o->client};
+  if (!many) {
+    const char *arg = o->argv[1];
+    size_t digits = strspn(arg, "0123456789");
+    if (digits > 0 && digits < 19 && arg[digits] == '\0') req.unit_id = strtoll(arg, NULL, 10);
+    else req.unit_text = arg;
+  }
   if ((rc = adm_call(o, 1, &req, &d)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
+  } else if (many) {
+    printf("%lld disputed unit(s) re-opened for up to %lld more result(s) each\n",
+           (long long)adm_int(d, "retried"), (long long)adm_int(d, "added"));
+  } else if (reopen) {
+    printf("unit %lld (%s) re-opened: now %s; its %lld result(s) no longer vote; it is verified "
+           "again by a quorum of fresh results%s\n",
+           (long long)adm_int(d, "id"), adm_str(d, "unit"), adm_str(d, "state"),
+           (long long)adm_int(d, "results"),
+           json_is_true(adm_get(d, "job_reopened")) ? " (the finished job runs again)" : "");
   } else {
     printf("unit %lld (%s) re-opened: now %s with %lld result(s); up to %lld more (cap %lld "
-           "results); verified once a quorum agrees\n",
+           "results); verified once one answer has a strict majority of at least a quorum\n",
            (long long)adm_int(d, "id"), adm_str(d, "unit"), adm_str(d, "state"),
            (long long)adm_int(d, "results"),
            (long long)(adm_int(d, "max_results") - adm_int(d, "results")),

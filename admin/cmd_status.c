@@ -87,15 +87,26 @@ static void print_table(const json_t *st) {
     snprintf(b3, sizeof b3, "ETA %s", adm_duration(json_integer_value(eta), b4, sizeof b4));
   else
     snprintf(b3, sizeof b3, "ETA unknown (no results yet)");
+  /* Blocked disputes stop the job whatever the rate says: the ETA says so. */
+  if (!done && adm_int(st, "units.blocked") > 0) {
+    size_t l = strlen(b3);
+    snprintf(b3 + l, sizeof b3 - l, ", but %lld unit(s) blocked",
+             (long long)adm_int(st, "units.blocked"));
+  }
   printf("rate       %s results/s  %s nodes/s  (last %llds)  %s\n", b1, b2,
          (long long)adm_int(st, "rate.window"), b3);
-  printf("clients    active %lld  known %lld  banned %lld\n",
+  printf("clients    active %lld  known %lld  banned %lld  suspect %lld\n",
          (long long)adm_int(st, "clients.active"), (long long)adm_int(st, "clients.known"),
-         (long long)adm_int(st, "clients.banned"));
+         (long long)adm_int(st, "clients.banned"), (long long)adm_int(st, "clients.suspect"));
+  if (adm_int(st, "units.spot_checks") > 0)
+    printf("spot       %lld verified unit(s) waiting for a check by another owner\n",
+           (long long)adm_int(st, "units.spot_checks"));
   const json_t *disp = adm_get(st, "disputed");
   size_t nd = json_array_size(disp);
   if (nd > 0) {
-    printf("disputed   %zu unit(s) need the operator (nq-admin units --state disputed):\n", nd);
+    printf("disputed   %zu unit(s) resolving by more replicas, %lld blocked at their cap (need "
+           "nq-admin unit retry; nq-admin units --state disputed):\n", nd,
+           (long long)adm_int(st, "units.blocked"));
     for (size_t i = 0; i < nd && i < 20; i++) {
       const json_t *u = json_array_get(disp, i);
       printf("  unit %lld  %s  results %lld\n", (long long)adm_int(u, "id"), adm_str(u, "unit"),

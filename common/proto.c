@@ -54,7 +54,8 @@ static const char *const nowork_names[] = {"none_pending", "cap", "done"};
 static const char *const ack_names[] = {"accepted", "duplicate", "late"};
 static const char *const admin_names[NQ_ADMIN_NCMDS] = {
     "status", "clients", "client_add", "client_ban", "jobs", "units", "unit_retry",
-    "job_archive", "job_delete"};
+    "job_archive", "job_delete", "owners", "owner_add", "owner_ban", "client_unban",
+    "unit_reopen"};
 static const char *const job_state_names[] = {"running", "done"};
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -477,6 +478,9 @@ json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
   switch (r->cmd) {
   case NQ_ADMIN_CLIENT_ADD:
   case NQ_ADMIN_CLIENT_BAN:
+  case NQ_ADMIN_CLIENT_UNBAN:
+  case NQ_ADMIN_OWNER_ADD:
+  case NQ_ADMIN_OWNER_BAN:
     put(o, "name", r->name ? json_string(r->name) : NULL, &ok);
     break;
   case NQ_ADMIN_UNITS:
@@ -484,7 +488,10 @@ json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
     if (r->limit > 0) put(o, "limit", json_integer(r->limit), &ok);
     break;
   case NQ_ADMIN_UNIT_RETRY:
-    put(o, "unit", r->unit_text ? json_string(r->unit_text) : json_integer(r->unit_id), &ok);
+  case NQ_ADMIN_UNIT_REOPEN:
+    if (r->all_disputed) put(o, "all_disputed", json_true(), &ok);
+    else if (r->client) put(o, "client", json_string(r->client), &ok);
+    else put(o, "unit", r->unit_text ? json_string(r->unit_text) : json_integer(r->unit_id), &ok);
     if (r->extra > 0) put(o, "extra", json_integer(r->extra), &ok);
     break;
   case NQ_ADMIN_JOB_ARCHIVE:
@@ -517,15 +524,30 @@ int nq_admin_req_parse(const json_t *m, nq_admin_req_t *r, nq_proto_err_t *err) 
     break;
   case NQ_ADMIN_CLIENT_ADD:
   case NQ_ADMIN_CLIENT_BAN:
+  case NQ_ADMIN_CLIENT_UNBAN:
+  case NQ_ADMIN_OWNER_ADD:
+  case NQ_ADMIN_OWNER_BAN:
     if (nq_msg_get_str(m, "name", &r->name)) return ADMIN_BAD("needs `name` (string)");
     break;
-  case NQ_ADMIN_UNIT_RETRY: {
+  case NQ_ADMIN_UNIT_RETRY:
+  case NQ_ADMIN_UNIT_REOPEN: {
+    /* One unit (by id or text); for unit_retry also every disputed unit, or those with a result
+     * of one client. */
     const json_t *unit = json_object_get(m, "unit");
+    const json_t *all = json_object_get(m, "all_disputed");
+    const json_t *client = json_object_get(m, "client");
+    int retry = r->cmd == NQ_ADMIN_UNIT_RETRY;
     if (json_is_integer(unit)) r->unit_id = (int64_t)json_integer_value(unit);
     else if (json_is_string(unit)) r->unit_text = json_string_value(unit);
-    if ((!json_is_integer(unit) && !json_is_string(unit)) ||
+    if (retry && json_is_string(client)) r->client = json_string_value(client);
+    r->all_disputed = retry && json_is_true(all);
+    int targets = (json_is_integer(unit) || json_is_string(unit)) + r->all_disputed +
+                  (r->client != NULL);
+    if (targets != 1 || (all && !json_is_boolean(all)) || (client && !json_is_string(client)) ||
+        (!retry && (all || client)) ||
         nq_msg_opt_int(m, "extra", 1, NQ_PROTO_RETRY_EXTRA_MAX, 0, &v))
-      return ADMIN_BAD("unit_retry: needs `unit` (id or unit text), optional `extra` (1..1000)");
+      return ADMIN_BAD("%s: needs one of `unit` (id or unit text)%s, optional `extra` (1..1000)",
+                       cmd, retry ? ", `all_disputed` (true), `client` (name)" : "");
     r->extra = (int)v;
     break;
   }

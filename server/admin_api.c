@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nq/certs.h"
@@ -213,6 +214,8 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
     put(u, "total", json_integer(job->units), &ok);
     for (int i = 0; i < SRV_UNIT_NSTATES; i++)
       put(u, srv_unit_state_name((srv_unit_state_t)i), json_integer(s.units[i]), &ok);
+    put(u, "blocked", json_integer(s.blocked), &ok);
+    put(u, "spot_checks", json_integer(s.spot_pending), &ok);
   }
   put(o, "results", json_integer(s.results), &ok);
   json_t *rate = NULL;
@@ -221,9 +224,10 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
   put(o, "verified", totals_json(&s.verified), &ok);
   put(o, "final", job->state == SRV_JOB_DONE ? final_json(job) : json_null(), &ok);
   put_match(o, job, &ok);
-  put(o, "clients", json_pack("{s:I, s:I, s:I}", "active", (json_int_t)s.clients_active, "known",
-                              (json_int_t)s.clients_known, "banned",
-                              (json_int_t)s.clients_banned), &ok);
+  put(o, "clients", json_pack("{s:I, s:I, s:I, s:I}", "active", (json_int_t)s.clients_active,
+                              "known", (json_int_t)s.clients_known, "banned",
+                              (json_int_t)s.clients_banned, "suspect",
+                              (json_int_t)s.clients_suspect), &ok);
   json_t *d = ok ? srv_units_json(st, job->id, SRV_UNIT_DISPUTED, SRV_STATUS_DISPUTED_MAX, now)
                  : NULL;
   if (d) {
@@ -247,15 +251,35 @@ typedef struct {
   srv_store_t *st;
 } list_ctx_t;
 
+static json_t *wrap(const char *key, json_t *arr, int rc);
+
 static int client_cb(const srv_client_t *c, void *arg) {
   list_ctx_t *l = arg;
   int active = !c->banned && c->last_seen >= l->now - SRV_STATUS_ACTIVE_WINDOW;
-  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, s:b, s:I}", "name", c->name, "id",
-                        (json_int_t)c->id, "created", (json_int_t)c->created, "last_seen",
-                        (json_int_t)c->last_seen, "active", active, "valid",
+  srv_owner_t own;
+  int rc = srv_owner_get(l->st, c->owner_id, &own);
+  if (rc) return rc;
+  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, s:b, s:I, s:s, s:b, s:s}", "name",
+                        c->name, "id", (json_int_t)c->id, "created", (json_int_t)c->created,
+                        "last_seen", (json_int_t)c->last_seen, "active", active, "valid",
                         (json_int_t)c->valid, "invalid", (json_int_t)c->invalid, "banned",
-                        c->banned, "outstanding", (json_int_t)c->outstanding);
+                        c->banned, "outstanding", (json_int_t)c->outstanding, "owner", own.name,
+                        "suspect", c->suspect, "network", c->net);
   return o && json_array_append_new(l->arr, o) == 0 ? 0 : NQ_ENOMEM;
+}
+
+static int owner_cb(const srv_owner_t *w, void *arg) {
+  list_ctx_t *l = arg;
+  json_t *o = json_pack("{s:s, s:I, s:I, s:b, s:b, s:I}", "name", w->name, "id",
+                        (json_int_t)w->id, "created", (json_int_t)w->created, "banned",
+                        w->banned, "has_key", w->has_key, "clients", (json_int_t)w->clients);
+  return o && json_array_append_new(l->arr, o) == 0 ? 0 : NQ_ENOMEM;
+}
+
+json_t *srv_owners_json(srv_store_t *st, int64_t now) {
+  list_ctx_t l = {json_array(), now, st};
+  int rc = l.arr ? srv_owner_list(st, owner_cb, &l) : NQ_ENOMEM;
+  return wrap("owners", l.arr, rc);
 }
 
 /* Wrap the array of a finished walk as {key: arr}; consumes arr. */
@@ -407,17 +431,165 @@ static int cmd_client_add(srv_store_t *st, const char *name, int64_t now, json_t
   return rc ? store_refuse(st, rc, "client", err) : 0;
 }
 
-/* client_ban (idempotent): {"name", "banned": true, "released": leases given back}. */
-static int cmd_client_ban(srv_store_t *st, const char *name, int64_t now, json_t **out,
-                          srv_admin_effects_t *fx, nq_proto_err_t *err) {
+/* A scheduler on the store for the trust commands (bans and re-opening count votes again): the
+ * server's settings when it runs the command, else the defaults (local mode). */
+static int trust_sched(srv_store_t *st, const srv_job_t *job, const srv_sched_config_t *cfg,
+                       srv_sched_t *out, nq_proto_err_t *err) {
+  int rc = srv_sched_init(out, st, job->id, cfg);
+  return rc ? store_refuse(st, rc, "scheduler", err) : 0;
+}
+
+/* client_ban (idempotent): {"name", "banned": true, "released": leases given back, "reopened":
+ * units it had helped verify, re-opened to be verified without it}. */
+static int cmd_client_ban(srv_store_t *st, const srv_job_t *job, const srv_sched_config_t *cfg,
+                          const char *name, int64_t now, json_t **out, srv_admin_effects_t *fx,
+                          nq_proto_err_t *err) {
   srv_client_t c;
-  int rc = srv_client_find_name(st, name, &c);
-  if (rc == 0) rc = srv_client_ban(st, c.id, now);
+  srv_sched_t sch;
+  int64_t reopened = 0;
+  int rc = trust_sched(st, job, cfg, &sch, err);
+  if (rc) return rc;
+  rc = srv_client_find_name(st, name, &c);
+  if (rc == 0) rc = srv_sched_ban(&sch, c.id, now, &reopened, &fx->job_reopened);
   if (rc == 0) fx->banned = 1;
-  if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:I}", "name", c.name, "banned", 1, "released",
-                                    (json_int_t)(c.banned ? 0 : c.outstanding))))
+  fx->reopened_units = reopened;
+  if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:I, s:I}", "name", c.name, "banned", 1,
+                                    "released", (json_int_t)(c.banned ? 0 : c.outstanding),
+                                    "reopened", (json_int_t)reopened)))
     rc = NQ_ENOMEM;
   return rc ? store_refuse(st, rc, "client", err) : 0;
+}
+
+/* client_unban: {"name", "banned": false}; the suspicion is lifted too. */
+static int cmd_client_unban(srv_store_t *st, const char *name, json_t **out,
+                            nq_proto_err_t *err) {
+  srv_client_t c;
+  int rc = srv_client_find_name(st, name, &c);
+  if (rc == 0) rc = srv_client_unban(st, c.id);
+  if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:b}", "name", c.name, "banned", 0, "suspect", 0)))
+    rc = NQ_ENOMEM;
+  return rc ? store_refuse(st, rc, "client", err) : 0;
+}
+
+/* owner_add: an owner NAME with a fresh random enrolment key, which only this reply shows (the
+ * store keeps its SHA-256 hex): {"name", "id", "enrol_key"}. */
+static int cmd_owner_add(srv_store_t *st, const char *name, int64_t now, json_t **out,
+                         nq_proto_err_t *err) {
+  char key[65], hash[65];
+  srv_owner_t o;
+  int rc = nq_random_token(key, 32);
+  if (rc == 0) rc = nq_sha256_hex(key, hash);
+  if (rc == 0) rc = srv_owner_create(st, name, hash, now, &o);
+  if (rc == 0 && !(*out = json_pack("{s:s, s:I, s:s}", "name", o.name, "id", (json_int_t)o.id,
+                                    "enrol_key", key)))
+    rc = NQ_ENOMEM;
+  memset(key, 0, sizeof key);
+  return rc ? store_refuse(st, rc, "owner", err) : 0;
+}
+
+/* owner_ban: {"name", "banned": true, "clients": banned with it, "reopened"}. */
+static int cmd_owner_ban(srv_store_t *st, const srv_job_t *job, const srv_sched_config_t *cfg,
+                         const char *name, int64_t now, json_t **out, srv_admin_effects_t *fx,
+                         nq_proto_err_t *err) {
+  srv_owner_t o;
+  srv_sched_t sch;
+  int64_t reopened = 0;
+  int rc = trust_sched(st, job, cfg, &sch, err);
+  if (rc) return rc;
+  rc = srv_owner_find_name(st, name, &o);
+  if (rc == 0) rc = srv_sched_ban_owner(&sch, o.id, now, &reopened, &fx->job_reopened);
+  if (rc == 0) fx->banned = 1;
+  fx->reopened_units = reopened;
+  if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:I, s:I}", "name", o.name, "banned", 1,
+                                    "clients", (json_int_t)o.clients, "reopened",
+                                    (json_int_t)reopened)))
+    rc = NQ_ENOMEM;
+  return rc ? store_refuse(st, rc, "owner", err) : 0;
+}
+
+/* The unit a unit_retry / unit_reopen request names, in the job; a refusal otherwise. */
+static int req_unit(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t *req,
+                    srv_unit_info_t *u, nq_proto_err_t *err) {
+  int rc;
+  if (req->unit_text) {
+    rc = srv_unit_find_text(st, job->id, req->unit_text, u);
+  } else {
+    rc = srv_unit_get(st, req->unit_id, u);
+    if (rc == 0 && u->job_id != job->id)
+      return refuse(err, NQ_ERR_NOT_FOUND, "unit %lld is not in the job for N=%d",
+                    (long long)u->id, job->n);
+  }
+  if (rc == NQ_ENOTFOUND) return refuse(err, NQ_ERR_NOT_FOUND, "%s", srv_store_errmsg(st));
+  return rc ? store_refuse(st, rc, "unit", err) : 0;
+}
+
+/* One unit as `units` shows it, with the members of `extra` (consumed) added. */
+static int unit_reply(srv_store_t *st, const srv_unit_info_t *u, int64_t now, json_t *extra,
+                      json_t **out, nq_proto_err_t *err) {
+  list_ctx_t l = {json_array(), now, st};
+  int rc = l.arr ? unit_cb(u, &l) : NQ_ENOMEM;
+  json_t *o = rc == 0 ? json_incref(json_array_get(l.arr, 0)) : NULL;
+  json_decref(l.arr);
+  if (!o || !extra || json_object_update(o, extra) != 0) {
+    json_decref(o);
+    json_decref(extra);
+    return store_refuse(st, NQ_ENOMEM, "unit", err);
+  }
+  json_decref(extra);
+  *out = o;
+  return 0;
+}
+
+/* unit_reopen: the unit as in `units` after it was re-opened (its results voided), plus
+ * "job_reopened". */
+static int cmd_unit_reopen(srv_store_t *st, const srv_job_t *job, const srv_sched_config_t *cfg,
+                           const nq_admin_req_t *req, int64_t now, json_t **out,
+                           srv_admin_effects_t *fx, nq_proto_err_t *err) {
+  srv_unit_info_t u;
+  srv_sched_t sch;
+  int rc = trust_sched(st, job, cfg, &sch, err);
+  if (rc == 0) rc = req_unit(st, job, req, &u, err);
+  if (rc) return rc;
+  if ((rc = srv_sched_reopen(&sch, u.id, now, &fx->job_reopened)) != 0 ||
+      (rc = srv_unit_get(st, u.id, &u)) != 0)
+    return store_refuse(st, rc, "unit", err);
+  fx->reopened = 1;
+  fx->reopened_units = 1;
+  snprintf(fx->unit, sizeof fx->unit, "%s", u.text);
+  return unit_reply(st, &u, now, json_pack("{s:b}", "job_reopened", fx->job_reopened), out, err);
+}
+
+/* unit_retry --all-disputed | --client NAME: every such disputed unit gets `extra` more results:
+ * {"retried": K, "units": [ids]}. */
+static int cmd_unit_retry_many(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t *req,
+                               int64_t now, json_t **out, srv_admin_effects_t *fx,
+                               nq_proto_err_t *err) {
+  int64_t client_id = 0, *ids = NULL;
+  int n = 0, rc = 0;
+  if (req->client) {
+    srv_client_t c;
+    if ((rc = srv_client_find_name(st, req->client, &c)) != 0)
+      return store_refuse(st, rc, "client", err);
+    client_id = c.id;
+  }
+  int extra = req->extra > 0 ? req->extra : job->quorum;
+  json_t *arr = json_array();
+  if (!arr) return store_refuse(st, NQ_ENOMEM, "unit", err);
+  rc = srv_units_disputed(st, job->id, client_id, &ids, &n);
+  for (int i = 0; i < n && rc == 0; i++) {
+    rc = srv_unit_retry(st, ids[i], extra, now, NULL);
+    if (rc == 0 && json_array_append_new(arr, json_integer(ids[i])) != 0) rc = NQ_ENOMEM;
+  }
+  free(ids);
+  if (rc == 0 && !(*out = json_pack("{s:i, s:I, s:o}", "retried", n, "added", (json_int_t)extra,
+                                    "units", arr)))
+    rc = NQ_ENOMEM;
+  else if (rc == 0) arr = NULL;
+  json_decref(arr);
+  if (rc) return store_refuse(st, rc, "unit", err);
+  fx->reopened_units = n;
+  fx->added = extra;
+  return 0;
 }
 
 /* unit_retry: the unit as in `units`, plus "extra_results", "max_results" (its cap now) and
@@ -425,40 +597,23 @@ static int cmd_client_ban(srv_store_t *st, const char *name, int64_t now, json_t
 static int cmd_unit_retry(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t *req,
                           int64_t now, json_t **out, srv_admin_effects_t *fx,
                           nq_proto_err_t *err) {
+  if (req->all_disputed || req->client)
+    return cmd_unit_retry_many(st, job, req, now, out, fx, err);
   srv_unit_info_t u;
-  int rc;
-  if (req->unit_text) {
-    rc = srv_unit_find_text(st, job->id, req->unit_text, &u);
-  } else {
-    rc = srv_unit_get(st, req->unit_id, &u);
-    if (rc == 0 && u.job_id != job->id)
-      return refuse(err, NQ_ERR_NOT_FOUND, "unit %lld is not in the job for N=%d",
-                    (long long)u.id, job->n);
-  }
+  int rc = req_unit(st, job, req, &u, err);
+  if (rc) return rc;
   int extra = req->extra > 0 ? req->extra : job->quorum;
-  if (rc == 0) rc = srv_unit_retry(st, u.id, extra, now, &u);
+  rc = srv_unit_retry(st, u.id, extra, now, &u);
   if (rc == NQ_ESTATE) return refuse(err, NQ_ERR_BAD_STATE, "%s", srv_store_errmsg(st));
   if (rc == NQ_ENOTFOUND) return refuse(err, NQ_ERR_NOT_FOUND, "%s", srv_store_errmsg(st));
   if (rc) return store_refuse(st, rc, "unit", err);
   fx->reopened = 1;
   fx->added = extra;
   snprintf(fx->unit, sizeof fx->unit, "%s", u.text);
-  list_ctx_t l = {json_array(), now, st};
-  rc = l.arr ? unit_cb(&u, &l) : NQ_ENOMEM;
-  json_t *o = rc == 0 ? json_incref(json_array_get(l.arr, 0)) : NULL;
-  json_decref(l.arr);
-  int ok = o != NULL;
-  if (o) {
-    put(o, "extra_results", json_integer(u.extra_results), &ok);
-    put(o, "max_results", json_integer((json_int_t)job->max_results + u.extra_results), &ok);
-    put(o, "added", json_integer(extra), &ok);
-  }
-  if (!ok) {
-    json_decref(o);
-    return store_refuse(st, NQ_ENOMEM, "unit", err);
-  }
-  *out = o;
-  return 0;
+  return unit_reply(st, &u, now,
+                    json_pack("{s:i, s:I, s:i}", "extra_results", u.extra_results, "max_results",
+                              (json_int_t)job->max_results + u.extra_results, "added", extra),
+                    out, err);
 }
 
 /* The job a job_archive/job_delete request names: the one for N that is not archived, else
@@ -509,8 +664,8 @@ static int cmd_job(srv_store_t *st, int64_t serving, const nq_admin_req_t *req, 
 }
 
 int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
-                   const nq_admin_req_t *req, int64_t now, json_t **data,
-                   srv_admin_effects_t *fx, nq_proto_err_t *err) {
+                   const srv_sched_config_t *cfg, const nq_admin_req_t *req, int64_t now,
+                   json_t **data, srv_admin_effects_t *fx, nq_proto_err_t *err) {
   *data = NULL;
   memset(fx, 0, sizeof *fx);
   int state;
@@ -524,7 +679,12 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
     *data = srv_units_json(st, job->id, state, req->limit, now);
     break;
   case NQ_ADMIN_CLIENT_ADD: return cmd_client_add(st, req->name, now, data, err);
-  case NQ_ADMIN_CLIENT_BAN: return cmd_client_ban(st, req->name, now, data, fx, err);
+  case NQ_ADMIN_CLIENT_BAN: return cmd_client_ban(st, job, cfg, req->name, now, data, fx, err);
+  case NQ_ADMIN_CLIENT_UNBAN: return cmd_client_unban(st, req->name, data, err);
+  case NQ_ADMIN_OWNERS: *data = srv_owners_json(st, now); break;
+  case NQ_ADMIN_OWNER_ADD: return cmd_owner_add(st, req->name, now, data, err);
+  case NQ_ADMIN_OWNER_BAN: return cmd_owner_ban(st, job, cfg, req->name, now, data, fx, err);
+  case NQ_ADMIN_UNIT_REOPEN: return cmd_unit_reopen(st, job, cfg, req, now, data, fx, err);
   case NQ_ADMIN_UNIT_RETRY: return cmd_unit_retry(st, job, req, now, data, fx, err);
   case NQ_ADMIN_JOB_ARCHIVE:
   case NQ_ADMIN_JOB_DELETE: return cmd_job(st, serving, req, now, data, err);

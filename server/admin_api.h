@@ -19,6 +19,7 @@
 
 #include "nq/proto.h"
 #include "nq/unit.h"
+#include "sched.h"
 #include "store.h"
 
 /* A client counts as active when seen within this many seconds; rates use this window. */
@@ -54,7 +55,12 @@ typedef struct srv_admin_effects_s {
   int reopened;                /* unit_retry re-opened a disputed unit ... */
   int64_t added;               /* ... for this many more results ... */
   char unit[NQ_UNIT_TEXT_MAX]; /* ... this one */
+  int64_t reopened_units;      /* client_ban, owner_ban, unit_reopen, unit_retry: units re-opened */
+  int job_reopened;            /* ... and the finished job runs again */
 } srv_admin_effects_t;
+
+/* {"owners": [...]}: every owner by name (docs/operations.md). */
+json_t *srv_owners_json(srv_store_t *st, int64_t now);
 
 /* Run one admin request for the server's job `job` at time `now`. `serving` is the id of the job a
  * running server serves (its admin sessions), 0 in nq-admin's local mode: job_archive refuses that
@@ -64,9 +70,12 @@ typedef struct srv_admin_effects_s {
  * an unknown state, a bad client name), not_found, exists, bad_state (unit_retry of a unit that is
  * not disputed), or internal (the store failed; its reason is in the message). client_add
  * returns the new token in *data, the only place it is ever shown. Mutations are atomic on their
- * own (they join an open transaction, or commit by themselves). */
+ * own (they join an open transaction, or commit by themselves). cfg: the scheduler's settings
+ * (the server's; NULL = the defaults, nq-admin's local mode) for the commands that count votes
+ * again: client_ban and owner_ban (they re-open the units the banned helped verify) and
+ * unit_reopen. */
 int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
-                   const nq_admin_req_t *req, int64_t now, json_t **data,
-                   srv_admin_effects_t *fx, nq_proto_err_t *err);
+                   const srv_sched_config_t *cfg, const nq_admin_req_t *req, int64_t now,
+                   json_t **data, srv_admin_effects_t *fx, nq_proto_err_t *err);
 
 #endif

@@ -69,7 +69,7 @@ void nq_admin_db_close(nq_admin_db_t *db) {
 int nq_admin_db_call(nq_admin_db_t *db, const nq_admin_req_t *req, int64_t now, json_t **data,
                      nq_proto_err_t *err) {
   srv_admin_effects_t fx; /* nothing to act on here: no connections to close */
-  return srv_admin_call(db->st, &db->job, 0, req, now, data, &fx, err);
+  return srv_admin_call(db->st, &db->job, 0, NULL, req, now, data, &fx, err);
 }
 
 int nq_admin_db_lock(const char *data_dir, int *fd, char *errbuf, size_t errlen) {

@@ -3,6 +3,8 @@
  * (store.h's typed functions) for every read and write: it has no SQL. */
 #include "sched.h"
 
+#include "nq/certs.h"
+#include "nq/estimate.h"
 #include "nq/plan.h"
 
 #include <assert.h>
@@ -20,6 +22,18 @@ void srv_sched_config_default(srv_sched_config_t *cfg) {
   cfg->max_outstanding = 16;
   cfg->ban_threshold = 3;
   cfg->retry_after = 30;
+  cfg->quorum_distinct = SRV_DISTINCT_OWNER;
+  cfg->spot_check = 2.0;
+  cfg->hold_factor = 8;
+  cfg->seed = 0;
+}
+
+/* splitmix64: the spot-check draw needs no more than an even spread, and a state of its own. */
+static uint64_t rng_next(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
 }
 
 int srv_sched_init(srv_sched_t *s, srv_store_t *st, int64_t job_id,
@@ -29,8 +43,15 @@ int srv_sched_init(srv_sched_t *s, srv_store_t *st, int64_t job_id,
   if (cfg) s->cfg = *cfg;
   else srv_sched_config_default(&s->cfg);
   if (s->cfg.lease_seconds < 1 || s->cfg.lease_min < 1 || s->cfg.max_outstanding < 1 ||
-      s->cfg.ban_threshold < 0)
+      s->cfg.ban_threshold < 0 || (unsigned)s->cfg.quorum_distinct >= SRV_DISTINCT_NMODES ||
+      !(s->cfg.spot_check >= 0 && s->cfg.spot_check <= 100) || s->cfg.hold_factor < 1)
     return srv_store_failf(st, NQ_ERANGE, "scheduler config out of range");
+  s->rng = s->cfg.seed;
+  if (s->rng == 0) {
+    /* Unpredictable, so that a colluder cannot tell which of its units will be checked. */
+    char hex[17];
+    if (nq_random_token(hex, 8) == 0) s->rng = strtoull(hex, NULL, 16);
+  }
   return srv_job_get(st, job_id, &s->job);
 }
 
@@ -110,14 +131,22 @@ static int expected_seconds(srv_sched_t *s, int64_t client_id, double *mean) {
  * whose lease merely expired with this client may come back to it, on the same assignment:
  * otherwise a job with few clients stalls for good once every eligible client has let a lease
  * of one unit expire. */
-static int lease_new(srv_sched_t *s, int in_progress, int64_t client_id, int64_t now, int room,
+typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW } pick_kind_t;
+
+static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_t now, int room,
                      int ahead, double mean, srv_work_t *out, int *n_out) {
   int first = *n_out;
-  int rc = srv_unit_pick(s->store, s->job.id, client_id, in_progress, room, out, n_out);
+  srv_distinct_t d = s->cfg.quorum_distinct;
+  int rc = kind == PICK_SPOT
+               ? srv_unit_pick_spot(s->store, s->job.id, client_id, d, room, out, n_out)
+               : srv_unit_pick(s->store, s->job.id, client_id, d, kind == PICK_OPEN, room, out,
+                               n_out);
   for (int i = first; i < *n_out && rc == 0; i++) {
     srv_work_t *w = &out[i];
     w->deadline = now + srv_sched_lease_for(&s->cfg, mean, ahead + (i - first));
-    rc = srv_asg_lease(s->store, w->unit_id, client_id, now, w->deadline, &w->id);
+    rc = kind == PICK_SPOT
+             ? srv_asg_lease_spot(s->store, w->unit_id, client_id, now, w->deadline, &w->id)
+             : srv_asg_lease(s->store, w->unit_id, client_id, now, w->deadline, &w->id);
   }
   return rc;
 }
@@ -135,7 +164,10 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   if ((rc = client_ok(s, client_id, now)) != 0) goto out;
   if ((rc = srv_asg_expire_due(s->store, now, NULL)) != 0) goto out;
   if ((rc = srv_job_get(s->store, s->job.id, &s->job)) != 0) goto out;
-  if (s->job.state != SRV_JOB_RUNNING) { /* done (or archived: nothing more to do either) */
+  /* A finished job still hands out the spot checks it wants (one may re-open it); an archived
+   * one has nothing more to do. */
+  int done = s->job.state != SRV_JOB_RUNNING;
+  if (s->job.state != SRV_JOB_RUNNING && s->job.state != SRV_JOB_DONE) {
     *why = SRV_NOWORK_DONE;
     goto out;
   }
@@ -144,12 +176,18 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   if (room > s->cfg.max_outstanding - held) room = s->cfg.max_outstanding - held;
   double mean = -1;
   if (room > 0 && (rc = expected_seconds(s, client_id, &mean)) != 0) goto out;
-  int before = *n_out;
-  if (room > 0) rc = lease_new(s, 1, client_id, now, room, held, mean, out, n_out);
-  int leased = *n_out - before;
-  room -= leased;
-  if (rc == 0 && room > 0)
-    rc = lease_new(s, 0, client_id, now, room, held + leased, mean, out, n_out);
+  /* Quorums in progress first, then spot checks (a share of the verified units, checked while
+   * the job runs rather than all at its end), then untouched work. */
+  static const pick_kind_t order[] = {PICK_OPEN, PICK_SPOT, PICK_NEW};
+  int start = *n_out;
+  for (size_t k = 0; k < sizeof order / sizeof order[0] && rc == 0 && room > 0; k++) {
+    if (done && order[k] != PICK_SPOT) continue;
+    if (order[k] == PICK_SPOT && s->cfg.spot_check <= 0) continue;
+    int before = *n_out;
+    rc = lease_new(s, order[k], client_id, now, room, held + (before - start), mean, out, n_out);
+    room -= *n_out - before;
+  }
+  if (rc == 0 && done && *n_out == start) *why = SRV_NOWORK_DONE;
 out:
   rc = srv_store_release(s->store, rc);
   if (rc) *n_out = 0;
@@ -159,6 +197,22 @@ out:
 }
 
 /* ---- progress ----------------------------------------------------------------------------- */
+
+int64_t srv_sched_hold(const srv_sched_config_t *cfg, int64_t est_nodes) {
+  double base = cfg->lease_seconds;
+  double est = est_nodes > 0 ? (double)est_nodes / NQ_REF_NODES_PER_SEC : 0;
+  if (est > base) base = est;
+  double hold = base * cfg->hold_factor;
+  return hold < (double)INT32_MAX * 64 ? (int64_t)hold : (int64_t)INT32_MAX * 64;
+}
+
+/* A report advances when the share done or the nodes counted grew since the last one; the
+ * first report of a lease always does. Time alone is not progress: a hoarder's clock runs too. */
+static int progress_advances(const srv_asg_info_t *a, const nq_progress_t *p) {
+  if (a->progress_at == 0) return 1;
+  if (p->has_fraction && (a->progress < 0 || p->fraction > a->progress)) return 1;
+  return p->has_nodes && p->nodes > a->progress_nodes;
+}
 
 static int progress_locked(srv_sched_t *s, int64_t client_id, const nq_progress_t *p,
                            int64_t now, int64_t *deadline) {
@@ -171,14 +225,24 @@ static int progress_locked(srv_sched_t *s, int64_t client_id, const nq_progress_
   if (a.client_id != client_id || u.job_id != s->job.id)
     return srv_store_failf(s->store, NQ_ENOTFOUND, "no assignment %lld", (long long)p->id);
   int64_t d = now + s->cfg.lease_seconds;
+  int64_t limit = a.issued + srv_sched_hold(&s->cfg, u.est_nodes);
+  if (d > limit) d = limit;
   if (a.state == SRV_ASG_LEASED) {
-    /* Never shorten a lease: a late or reordered progress must not pull the deadline back. */
-    if (d < a.deadline) d = a.deadline;
+    /* Never shorten a lease: a late or reordered progress must not pull the deadline back; a
+     * report that does not advance leaves the deadline as it was. */
+    if (d < a.deadline || !progress_advances(&a, p)) d = a.deadline;
     rc = srv_asg_set_deadline(s->store, a.id, d);
   } else if (a.state == SRV_ASG_EXPIRED) {
     /* Revived while its unit is undecided and still short of replicas, i.e. nobody has been
-     * given the unit in its place; otherwise the client's work would be redundant. */
-    rc = srv_asg_revive(s->store, a.id, a.unit_id, d);
+     * given the unit in its place; otherwise the client's work would be redundant. Never past
+     * the hold limit, and only for a report that advances. */
+    if (u.state == SRV_UNIT_VERIFIED)
+      rc = srv_store_failf(s->store, NQ_ENOTFOUND, "assignment %lld expired and its unit is "
+                           "verified", (long long)p->id);
+    else if (d <= now || !progress_advances(&a, p))
+      rc = srv_store_failf(s->store, NQ_ESTATE, "assignment %lld expired (held too long, or no "
+                           "progress)", (long long)p->id);
+    else rc = srv_asg_revive(s->store, a.id, a.unit_id, d);
   } else {
     rc = srv_store_failf(s->store, NQ_ENOTFOUND, "assignment %lld already reported",
                          (long long)p->id);
@@ -234,15 +298,23 @@ static int result_check(srv_store_t *st, const srv_asg_info_t *a, const srv_unit
 
 /* ---- result: trust ------------------------------------------------------------------------ */
 
+static int sched_ban(srv_sched_t *s, int64_t client_id, int64_t now, int64_t *reopened,
+                     int *job_reopened);
+
 /* Ban a client once its invalid results reach the threshold and outnumber its valid ones: a rare
- * honest loss (a flipped bit) among many agreeing results is tolerated, a liar is not. */
+ * honest loss (a flipped bit) among many agreeing results is tolerated, a liar is not. The units
+ * it helped verify are verified again without it. */
 static int maybe_ban(srv_sched_t *s, int64_t client_id, int64_t now, srv_result_info_t *info) {
   if (s->cfg.ban_threshold <= 0) return 0;
   srv_client_t c;
   int rc = srv_client_get(s->store, client_id, &c);
   if (rc || c.banned || c.invalid < s->cfg.ban_threshold || c.invalid <= c.valid) return rc;
-  rc = srv_client_ban(s->store, client_id, now);
-  if (rc == 0) info->banned++;
+  int jr = 0;
+  rc = sched_ban(s, client_id, now, NULL, &jr);
+  if (rc == 0) {
+    info->banned++;
+    info->job_reopened |= jr;
+  }
   return rc;
 }
 
@@ -257,10 +329,12 @@ static int judge(srv_sched_t *s, int64_t asg_id, int64_t client_id, int valid, i
 /* ---- result: quorum ----------------------------------------------------------------------- */
 
 typedef struct res_s {
-  int64_t id, client_id;
+  int64_t id, client_id, owner_id;
   uint64_t c2, c4, c8, nodes;
   char solver[SRV_SOLVER_MAX + 1];
-  int member; /* in the winning group */
+  char net[48];
+  int novote; /* voided, or its client is banned or suspect: judged, but no vote */
+  int in;     /* in the agreeing group being looked at */
 } res_t;
 
 typedef struct res_vec_s {
@@ -281,11 +355,14 @@ static int res_add(const srv_asg_info_t *a, void *arg) {
   memset(r, 0, sizeof *r);
   r->id = a->id;
   r->client_id = a->client_id;
+  r->owner_id = a->owner_id;
   r->c2 = a->counts.c2;
   r->c4 = a->counts.c4;
   r->c8 = a->counts.c8;
   r->nodes = a->counts.nodes;
+  r->novote = a->novote;
   snprintf(r->solver, sizeof r->solver, "%s", a->solver);
+  snprintf(r->net, sizeof r->net, "%s", a->net);
   return 0;
 }
 
@@ -313,86 +390,223 @@ static int same_kind(const res_t *a, const res_t *b) {
   return same_counts(a, b) && strcmp(a->solver, b->solver) == 0;
 }
 
-/* The largest set of mutually agreeing results with the counts of r[anchor]. Agreement is not
- * transitive across solver versions, so: within the class, take for each solver version the
- * nodes value most results share (the oldest on a tie); results of different versions agree on
- * counts alone. With mark, the chosen results get member = 1. Results are few (<= max_results
- * plus late ones), so the quadratic scans cost nothing. */
-static int group(res_t *r, int n, int anchor, int mark) {
-  int total = 0;
+/* Two results come from the same voter under --quorum-distinct: the same client, owner, or
+ * network (a result of unknown network is its client's own). */
+static int same_voter(const srv_sched_t *s, const res_t *a, const res_t *b) {
+  switch (s->cfg.quorum_distinct) {
+  case SRV_DISTINCT_OWNER: return a->owner_id == b->owner_id;
+  case SRV_DISTINCT_NETWORK:
+    return a->client_id == b->client_id || (a->net[0] && strcmp(a->net, b->net) == 0);
+  default: return a->client_id == b->client_id;
+  }
+}
+
+/* The votes among the voting results with in == which: one per distinct voter. */
+static int votes(const srv_sched_t *s, const res_t *r, int n, int which) {
+  int k = 0;
   for (int i = 0; i < n; i++) {
-    if (!same_counts(&r[i], &r[anchor])) continue;
+    if (r[i].novote || r[i].in != which) continue;
     int first = 1;
-    for (int j = 0; j < i && first; j++) first = !same_kind(&r[j], &r[i]);
+    for (int j = 0; j < i && first; j++)
+      first = r[j].novote || r[j].in != which || !same_voter(s, &r[j], &r[i]);
+    k += first;
+  }
+  return k;
+}
+
+/* The largest set of mutually agreeing voting results with the counts of r[anchor] gets in = 1
+ * (the others 0). Agreement is not transitive across solver versions, so: within the class, take
+ * for each solver version the nodes value most results share (the oldest on a tie); results of
+ * different versions agree on counts alone. Returns the group's votes; *others (may be NULL) gets
+ * the votes outside it. Results are few (<= the unit's cap), so the quadratic scans cost
+ * nothing. */
+static int group(const srv_sched_t *s, res_t *r, int n, int anchor, int *others) {
+  for (int i = 0; i < n; i++) r[i].in = 0;
+  for (int i = 0; i < n; i++) {
+    if (r[i].novote || !same_counts(&r[i], &r[anchor])) continue;
+    int first = 1;
+    for (int j = 0; j < i && first; j++) first = r[j].novote || !same_kind(&r[j], &r[i]);
     if (!first) continue; /* this solver version was handled at its first result */
     int best = 0, best_j = i;
     for (int j = i; j < n; j++) {
-      if (!same_kind(&r[j], &r[i])) continue;
+      if (r[j].novote || !same_kind(&r[j], &r[i])) continue;
       int k = 0;
-      for (int m = 0; m < n; m++) k += same_kind(&r[m], &r[j]) && r[m].nodes == r[j].nodes;
-      if (k > best) { best = k; best_j = j; }
+      for (int m = 0; m < n; m++)
+        k += !r[m].novote && same_kind(&r[m], &r[j]) && r[m].nodes == r[j].nodes;
+      if (k > best) {
+        best = k;
+        best_j = j;
+      }
     }
-    total += best;
-    for (int m = 0; mark && m < n; m++)
-      if (same_kind(&r[m], &r[best_j]) && r[m].nodes == r[best_j].nodes) r[m].member = 1;
+    for (int m = 0; m < n; m++)
+      if (!r[m].novote && same_kind(&r[m], &r[best_j]) && r[m].nodes == r[best_j].nodes)
+        r[m].in = 1;
   }
-  return total;
+  if (others) *others = votes(s, r, n, 0);
+  return votes(s, r, n, 1);
 }
 
-/* The biggest agreeing group over all counts classes; *anchor gets a result of it. */
-static int best_group(res_t *r, int n, int *anchor) {
+/* The group with the most votes over all counts classes, left marked (in = 1); *anchor gets one
+ * of its results (-1 when no result votes), *others the votes against it. */
+static int best_group(const srv_sched_t *s, res_t *r, int n, int *anchor, int *others) {
   int best = 0;
-  *anchor = 0;
+  *anchor = -1;
   for (int i = 0; i < n; i++) {
-    int g = group(r, n, i, 0);
-    if (g > best) { best = g; *anchor = i; }
+    if (r[i].novote) continue;
+    int g = group(s, r, n, i, NULL);
+    if (g > best) {
+      best = g;
+      *anchor = i;
+    }
   }
-  return best;
+  if (*anchor >= 0) return group(s, r, n, *anchor, others);
+  for (int i = 0; i < n; i++) r[i].in = 0;
+  *others = 0;
+  return 0;
 }
 
-/* The unit reached its quorum: store its counts, judge every result, close it; if it was the
- * job's last open unit the job is done, in the same transaction. The unit's nodes are those of
- * the oldest winning result (they can differ between solver versions). */
+/* Result i agrees with the winning group (in = 1, w one of it): its counts, and the nodes of the
+ * group's results of its solver version. Non-voting results are judged by this too. */
+static int agrees(const res_t *r, int n, int i, int w) {
+  if (r[i].in) return 1;
+  if (!same_counts(&r[i], &r[w])) return 0;
+  for (int m = 0; m < n; m++)
+    if (r[m].in && strcmp(r[m].solver, r[i].solver) == 0 && r[m].nodes != r[i].nodes) return 0;
+  return 1;
+}
+
+/* Clients whose wrong result agreed with another wrong result of the unit: two voters on one
+ * wrong answer is collusion (or one broken build), not a flipped bit. They stop voting. */
+static int mark_suspects(srv_sched_t *s, const res_t *r, const int *ok, int n,
+                         srv_result_info_t *info) {
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    if (ok[i]) continue;
+    int shared = 0;
+    for (int j = 0; j < n && !shared; j++) shared = j != i && !ok[j] && same_counts(&r[i], &r[j]);
+    if (!shared) continue;
+    srv_client_t c;
+    if ((rc = srv_client_get(s->store, r[i].client_id, &c)) != 0 || c.suspect) continue;
+    rc = srv_client_set_suspect(s->store, r[i].client_id, 1);
+    if (rc == 0) info->suspects++;
+  }
+  return rc;
+}
+
+/* The unit reached its quorum: store its counts, judge every result (voting or not), mark the
+ * colluders, maybe ask for a spot check, close it; if it was the job's last open unit the job is
+ * done, in the same transaction. The unit's nodes are those of the oldest winning result (they
+ * can differ between solver versions). */
 static int unit_verify(srv_sched_t *s, int64_t unit_id, int64_t job_id, res_t *r, int n,
-                       int anchor, int64_t now, srv_result_info_t *info) {
-  group(r, n, anchor, 1);
+                       int64_t now, srv_result_info_t *info) {
   int w = 0;
-  while (!r[w].member) w++;
+  while (!r[w].in) w++;
+  int *ok = calloc((size_t)n, sizeof *ok);
+  if (!ok) return srv_store_failf(s->store, NQ_ENOMEM, "verify: out of memory");
+  for (int i = 0; i < n; i++) ok[i] = agrees(r, n, i, w);
   nq_counts_t c = {r[w].c2, r[w].c4, r[w].c8, 0, r[w].nodes};
   int rc = srv_unit_verify(s->store, unit_id, &c, now);
+  if (rc == 0) rc = mark_suspects(s, r, ok, n, info);
   /* Valid ones first, so a client's wins are counted before its losses are weighed for a ban. */
   for (int pass = 1; pass >= 0 && rc == 0; pass--)
     for (int i = 0; i < n && rc == 0; i++)
-      if (r[i].member == pass) rc = judge(s, r[i].id, r[i].client_id, pass, now, info);
+      if (ok[i] == pass) rc = judge(s, r[i].id, r[i].client_id, pass, now, info);
+  free(ok);
+  /* The draw: 53 random bits against the share asked for. */
+  if (rc == 0 && s->cfg.spot_check > 0 &&
+      (double)(rng_next(&s->rng) >> 11) * (100.0 / 9007199254740992.0) < s->cfg.spot_check)
+    rc = srv_unit_set_spot(s->store, unit_id, 1);
   if (rc == 0) info->unit_verified = 1;
   if (rc == 0) rc = srv_job_finish_if_complete(s->store, job_id, now, &info->job_done);
   return rc;
 }
 
-/* After a new result for an undecided unit: verify it, dispute it, or leave it open. */
+/* Count a unit's votes: verify it when one answer has at least `quorum` votes and a strict
+ * majority of them, dispute it when its results reach the cap without one, else leave it open
+ * (a disputed unit keeps taking replicas, docs/store.md). */
 static int quorum_check(srv_sched_t *s, int64_t unit_id, int64_t job_id, int64_t now,
                         srv_result_info_t *info) {
   srv_job_t job;
   res_t *r = NULL;
-  int n = 0, anchor = 0;
-  int rc = srv_job_get(s->store, job_id, &job);
-  if (rc == 0) rc = res_load(s->store, unit_id, &r, &n);
-  if (rc) goto out;
-  int best = best_group(r, n, &anchor);
-  if ((rc = srv_unit_set_best(s->store, unit_id, best)) != 0) goto out;
-  /* The cap counts every result of the unit (as `need` does), so results that arrived while it
-   * was disputed, before an operator retry, use up its allowance too. */
+  int n = 0, anchor = 0, others = 0;
   srv_unit_info_t u;
+  int rc = srv_job_get(s->store, job_id, &job);
+  if (rc == 0) rc = srv_unit_get(s->store, unit_id, &u);
+  /* A verified unit has no vote to count: its results are judged by its verification (a ban
+   * nested in that verification must not count it again). */
+  if (rc || u.state == SRV_UNIT_VERIFIED) goto out;
+  if ((rc = res_load(s->store, unit_id, &r, &n)) != 0) goto out;
+  int best = best_group(s, r, n, &anchor, &others);
+  if ((rc = srv_unit_set_votes(s->store, unit_id, best, others)) != 0) goto out;
+  /* The cap counts every result of the unit (as `need` does). */
   if ((rc = srv_unit_get(s->store, unit_id, &u)) != 0) goto out;
-  if (best >= job.quorum) {
-    rc = unit_verify(s, unit_id, job_id, r, n, anchor, now, info);
-  } else if (u.results >= job.max_results + u.extra_results) {
+  if (best >= job.quorum && best > others) {
+    rc = unit_verify(s, unit_id, job_id, r, n, now, info);
+  } else if (u.state != SRV_UNIT_DISPUTED && u.results >= job.max_results + u.extra_results) {
     rc = srv_unit_dispute(s->store, unit_id);
     if (rc == 0) info->unit_disputed = 1;
   }
 out:
   free(r);
   return rc;
+}
+
+/* ---- re-opening --------------------------------------------------------------------------- */
+
+typedef enum { VOID_VALID, VOID_CLIENT, VOID_ALL } void_what_t;
+
+typedef struct asg_ids_s {
+  int64_t *v;
+  int n, cap;
+  void_what_t what;
+  int64_t client_id;
+} asg_ids_t;
+
+static int void_pick(const srv_asg_info_t *a, void *arg) {
+  asg_ids_t *l = arg;
+  int take = l->what == VOID_VALID ? a->state == SRV_ASG_VALID
+           : l->what == VOID_CLIENT ? a->client_id == l->client_id && a->reported_at != 0
+                                    : a->reported_at != 0;
+  if (!take) return 0;
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 8;
+    int64_t *p = realloc(l->v, (size_t)cap * sizeof *p);
+    if (!p) return NQ_ENOMEM;
+    l->v = p;
+    l->cap = cap;
+  }
+  l->v[l->n++] = a->id;
+  return 0;
+}
+
+/* Re-open a unit with the results `what` selects voided, then count its votes again (it may be
+ * verified again at once by the votes it has left). */
+static int reopen_voiding(srv_sched_t *s, int64_t unit_id, void_what_t what, int64_t client_id,
+                          int64_t now, srv_result_info_t *info) {
+  asg_ids_t l = {NULL, 0, 0, what, client_id};
+  int jr = 0;
+  int rc = srv_asg_list_unit(s->store, unit_id, void_pick, &l);
+  if (rc == NQ_ENOMEM) rc = srv_store_failf(s->store, rc, "reopen: out of memory");
+  if (rc == 0) rc = srv_unit_reopen(s->store, unit_id, 2 * s->job.quorum + 1, &jr);
+  for (int i = 0; i < l.n && rc == 0; i++) rc = srv_asg_void(s->store, l.v[i]);
+  free(l.v);
+  if (rc == 0) {
+    info->unit_reopened = 1;
+    info->job_reopened |= jr;
+    rc = quorum_check(s, unit_id, s->job.id, now, info);
+  }
+  return rc;
+}
+
+/* A spot check's result on a verified unit: agreeing, it is valid; disagreeing, the unit is
+ * re-opened with the group that verified it voided, and more replicas from other owners decide
+ * by a strict majority which answer stands. */
+static int spot_result(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_t *c,
+                       const char *solver, int64_t now, srv_result_info_t *info) {
+  int ok = 0;
+  int rc = srv_unit_agrees(s->store, a->unit_id, c, solver, &ok);
+  if (rc == 0 && ok) return judge(s, a->id, a->client_id, 1, now, info);
+  return rc ? rc : reopen_voiding(s, a->unit_id, VOID_VALID, 0, now, info);
 }
 
 /* A result for an already verified unit is judged against the winners: same counts, and the same
@@ -424,16 +638,15 @@ static int result_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, cons
     return 0;
   }
   if (u.state == SRV_UNIT_VERIFIED) {
-    info->status = SRV_RESULT_LATE;
-    rc = srv_asg_set_result(s->store, asg_id, c, seconds, solver, SRV_ASG_REPORTED, 1, now);
+    /* A spot check is work the server asked for: accepted. Any other result is late. */
+    info->status = a.spot ? SRV_RESULT_ACCEPTED : SRV_RESULT_LATE;
+    rc = srv_asg_set_result(s->store, asg_id, c, seconds, solver, SRV_ASG_REPORTED, !a.spot, now);
     if (rc == 0) rc = srv_store_unit_refresh(s->store, a.unit_id);
-    if (rc == 0) rc = judge_late(s, &a, c, solver, now, info);
-  } else if (u.state == SRV_UNIT_DISPUTED) {
-    /* No consensus to judge against: keep it for the operator. */
-    info->status = SRV_RESULT_LATE;
-    rc = srv_asg_set_result(s->store, asg_id, c, seconds, solver, SRV_ASG_LATE, 1, now);
-    if (rc == 0) rc = srv_store_unit_refresh(s->store, a.unit_id);
+    if (rc == 0)
+      rc = a.spot ? spot_result(s, &a, c, solver, now, info)
+                  : judge_late(s, &a, c, solver, now, info);
   } else {
+    /* Open or disputed: the result votes (a disputed unit resolves itself by more votes). */
     info->status = SRV_RESULT_ACCEPTED;
     rc = srv_asg_set_result(s->store, asg_id, c, seconds, solver, SRV_ASG_REPORTED, 0, now);
     if (rc == 0) rc = quorum_check(s, a.unit_id, u.job_id, now, info);
@@ -453,5 +666,107 @@ int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
   rc = srv_store_release(s->store, result_locked(s, client_id, assignment_id, unit_text, counts,
                                                  seconds, solver, now, info));
   if (rc) memset(info, 0, sizeof *info);
+  return rc;
+}
+
+/* ---- trust: bans and re-opened units ------------------------------------------------------- */
+
+/* The units of this job among ids. */
+static int in_job(srv_sched_t *s, int64_t unit_id, int *yes) {
+  srv_unit_info_t u;
+  int rc = srv_unit_get(s->store, unit_id, &u);
+  *yes = rc == 0 && u.job_id == s->job.id;
+  return rc;
+}
+
+/* Is the client's result on the unit voided already (a second ban re-opens nothing)? */
+typedef struct voided_s {
+  int64_t client_id;
+  int voided;
+} voided_t;
+
+static int voided_cb(const srv_asg_info_t *a, void *arg) {
+  voided_t *v = arg;
+  if (a->client_id == v->client_id && a->voided) v->voided = 1;
+  return 0;
+}
+
+static int sched_ban(srv_sched_t *s, int64_t client_id, int64_t now, int64_t *reopened,
+                     int *job_reopened) {
+  srv_result_info_t info;
+  memset(&info, 0, sizeof info);
+  int64_t *ids = NULL, count = 0;
+  int n = 0, yes = 0;
+  int rc = srv_client_ban(s->store, client_id, now);
+  /* The units it helped verify: verified again without its vote. */
+  if (rc == 0) rc = srv_client_units(s->store, client_id, SRV_ASG_VALID, &ids, &n);
+  for (int i = 0; i < n && rc == 0; i++) {
+    voided_t v = {client_id, 0};
+    if ((rc = in_job(s, ids[i], &yes)) != 0 || !yes) continue;
+    if ((rc = srv_asg_list_unit(s->store, ids[i], voided_cb, &v)) != 0 || v.voided) continue;
+    rc = reopen_voiding(s, ids[i], VOID_CLIENT, client_id, now, &info);
+    count++;
+  }
+  free(ids);
+  ids = NULL;
+  /* Its undecided results stop voting: count those units' votes again. */
+  if (rc == 0) rc = srv_client_units(s->store, client_id, SRV_ASG_REPORTED, &ids, &n);
+  for (int i = 0; i < n && rc == 0; i++)
+    if ((rc = in_job(s, ids[i], &yes)) == 0 && yes)
+      rc = quorum_check(s, ids[i], s->job.id, now, &info);
+  free(ids);
+  if (reopened) *reopened = rc ? 0 : count;
+  if (job_reopened) *job_reopened = rc ? 0 : info.job_reopened;
+  return rc;
+}
+
+int srv_sched_ban(srv_sched_t *s, int64_t client_id, int64_t now, int64_t *reopened,
+                  int *job_reopened) {
+  int rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  return srv_store_release(s->store, sched_ban(s, client_id, now, reopened, job_reopened));
+}
+
+static int ban_owner_locked(srv_sched_t *s, int64_t owner_id, int64_t now, int64_t *reopened,
+                            int *job_reopened) {
+  int64_t *ids = NULL;
+  int n = 0;
+  int rc = srv_owner_set_banned(s->store, owner_id, 1);
+  if (rc == 0) rc = srv_owner_clients(s->store, owner_id, &ids, &n);
+  for (int i = 0; i < n && rc == 0; i++) {
+    int64_t r = 0;
+    int jr = 0;
+    rc = sched_ban(s, ids[i], now, &r, &jr);
+    *reopened += r;
+    *job_reopened |= jr;
+  }
+  free(ids);
+  return rc;
+}
+
+int srv_sched_ban_owner(srv_sched_t *s, int64_t owner_id, int64_t now, int64_t *reopened,
+                        int *job_reopened) {
+  int64_t r = 0;
+  int jr = 0;
+  int rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  rc = srv_store_release(s->store, ban_owner_locked(s, owner_id, now, &r, &jr));
+  if (reopened) *reopened = rc ? 0 : r;
+  if (job_reopened) *job_reopened = rc ? 0 : jr;
+  return rc;
+}
+
+int srv_sched_reopen(srv_sched_t *s, int64_t unit_id, int64_t now, int *job_reopened) {
+  srv_result_info_t info;
+  memset(&info, 0, sizeof info);
+  int yes = 0;
+  int rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  if ((rc = in_job(s, unit_id, &yes)) == 0 && !yes)
+    rc = srv_store_failf(s->store, NQ_EINVAL, "unit %lld is not in the job for N=%d",
+                         (long long)unit_id, s->job.n);
+  if (rc == 0) rc = reopen_voiding(s, unit_id, VOID_ALL, 0, now, &info);
+  rc = srv_store_release(s->store, rc);
+  if (job_reopened) *job_reopened = rc ? 0 : info.job_reopened;
   return rc;
 }

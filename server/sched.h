@@ -34,6 +34,12 @@ typedef struct srv_sched_config_s {
   int max_outstanding; /* per-client cap on leased assignments; default 16 */
   int ban_threshold;   /* auto-ban once invalid >= this and invalid > valid; default 3; 0 = never */
   int retry_after;     /* seconds suggested in no_work; default 30 */
+  /* Issue 12: a hostile fleet. */
+  srv_distinct_t quorum_distinct; /* what makes two agreeing results independent; default owner */
+  double spot_check;   /* percent of verified units re-issued to yet another owner; default 2 */
+  int hold_factor;     /* a lease never runs past issue + hold_factor x max(lease_seconds, the
+                          unit's estimated seconds on the reference core); default 8 */
+  uint64_t seed;       /* the spot-check draw's seed; 0 = from the system's CSPRNG */
 } srv_sched_config_t;
 
 void srv_sched_config_default(srv_sched_config_t *cfg);
@@ -43,6 +49,7 @@ typedef struct srv_sched_s {
   srv_store_t *store;
   srv_job_t job;           /* the job being scheduled (refreshed by srv_sched_init) */
   srv_sched_config_t cfg;
+  uint64_t rng;            /* the spot-check draw's state */
 } srv_sched_t;
 
 /* Bind to a store and a job (from srv_job_ensure). cfg NULL = defaults. Reads only. */
@@ -62,9 +69,11 @@ nq_nowork_reason_t srv_nowork_code(srv_nowork_t why);
 /* get_work. `out` has room for `want` entries (1..256). First sweeps expired leases
  * (srv_sched_expire), then fills `out` with the client's still-leased unexpired assignments
  * (resent = 1, same id and deadline), then leases new ones, at most min(want - resent,
- * max_outstanding - held): units that need another replica and that this client never had an
- * assignment for (never two replicas of one unit to one client), units already in progress first
- * (to finish quorums), then by idx. A unit needs min(quorum - best agreeing group, max_results +
+ * max_outstanding - held): units that need another replica and that no client of this client's
+ * key (cfg.quorum_distinct: itself, its owner, its network) holds or reported (never two replicas
+ * of one unit to one key), units already in progress (or disputed) first (to finish quorums),
+ * then spot checks of verified units (srv_unit_pick_spot), then by id. A finished job hands out
+ * spot checks only, and answers `done` when there is none for this client. A unit needs min(quorum - best agreeing group, max_results +
  * extra_results - results) - live replicas (extra_results: 0 unless the operator retried it,
  * srv_unit_retry). Each new lease gets deadline = now + lease, sized from the expected cost of the
  * work (srv_sched_lease_for): lease_seconds while the client has fewer than LEASE_HISTORY_MIN
@@ -88,13 +97,21 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
 
 /* progress: extend the lease of the client's assignment p->id to now + lease_seconds, return it
  * in *deadline, and keep the report (fraction, seconds, nodes) as the assignment's last progress.
+ * Hoarding is bounded (issue 12): the lease is extended only when the report advances -- its
+ * fraction, or its nodes, grew since the last report (the first report always counts) -- and
+ * never past the hold limit, issued + srv_sched_hold(); a report that does not advance keeps the
+ * deadline it had. A unit held to the hold limit expires and is reissued like any other.
  * Works on the client's own leased assignment, and on its expired one as long as the unit is
  * still undecided and still needs a replica (it has not been reissued in its place); that lease is
  * revived. NQ_ESTATE for an expired one whose undecided unit was reissued (the protocol's
  * lease_expired: its result is still taken), NQ_ENOTFOUND for unknown, not this client's,
- * reported, or decided ones (unknown_assignment), NQ_EBANNED if banned. */
+ * reported, or verified ones (unknown_assignment), NQ_EBANNED if banned. */
 int srv_sched_progress(srv_sched_t *s, int64_t client_id, const nq_progress_t *p, int64_t now,
                        int64_t *deadline);
+
+/* The hold limit of a unit in seconds: hold_factor x max(lease_seconds, est_nodes on the reference
+ * core, NQ_REF_NODES_PER_SEC); est_nodes < 0 when unknown. Pure: exposed for the tests. */
+int64_t srv_sched_hold(const srv_sched_config_t *cfg, int64_t est_nodes);
 
 typedef enum {
   SRV_RESULT_ACCEPTED = 0, /* stored; unit undecided or decided by it */
@@ -112,25 +129,50 @@ typedef struct srv_result_info_s {
   int unit_disputed;  /* this result made the unit disputed */
   int job_done;       /* ... and that finished the job (final totals written) */
   int banned;         /* clients auto-banned by this call (possibly the caller itself) */
+  int unit_reopened;  /* a spot check disagreed: the verified unit was re-opened */
+  int job_reopened;   /* ... and that made the finished job running again */
+  int suspects;       /* clients marked suspect by this call */
 } srv_result_info_t;
 
 /* result. Checks, in order: the assignment exists (NQ_ENOTFOUND), it is this client's (NQ_EAUTH),
  * the client is not banned (NQ_EBANNED), unit_text equals the assignment's unit and the numbers are
  * possible (NQ_EINVAL: counts and nodes <= INT64_MAX, count1 = 0, nodes >= 1,
  * c2 + c4 + c8 <= nodes, corner unit => c2 = c4 = 0, seconds >= 0, solver 1..64 chars).
- * Then: already reported -> DUPLICATE, nothing changes. Unit verified or disputed -> LATE; against
- * a verified unit the result is still judged valid/invalid (trust counts change). Otherwise the
- * result is stored (also for an expired lease) and the quorum check runs: two results agree iff
- * c2, c4, c8 are equal and, where their solver versions are equal, their nodes are equal too. When
- * `quorum` mutually agreeing results (distinct clients, by construction) exist, the unit is
- * verified with their counts, they become valid, the other results invalid, other live leases of
- * the unit are released, clients past the ban threshold are banned, and if it was the job's last
- * unit the job becomes done with its final totals -- all in this call. Without a quorum and with
- * max_results + extra_results results (all of them, late ones included) the unit becomes
- * disputed. info may be NULL. */
+ * Then: already reported -> DUPLICATE, nothing changes. Unit verified -> LATE, judged valid/invalid
+ * against it (trust counts change) -- unless the assignment is a spot check: ACCEPTED, and if it
+ * disagrees the unit is re-opened with the group that verified it voided (info->unit_reopened,
+ * and job_reopened when that made the finished job running again). Otherwise (open or disputed)
+ * the result is stored (also for an expired lease) and the votes are counted: two results agree
+ * iff c2, c4, c8 are equal and, where their solver versions are equal, their nodes are equal too;
+ * a result votes unless voided or its client is banned or suspect; the votes of a group are its
+ * distinct keys (cfg.quorum_distinct). When the best group has >= quorum votes and more than all
+ * the others (a strict majority), the unit is verified with its counts, every result is judged
+ * (clients that agreed on one wrong answer are marked suspect), other live leases are released,
+ * clients past the ban threshold are banned (srv_sched_ban), a spot check may be drawn, and if it
+ * was the job's last unit the job becomes done with its final totals -- all in this call.
+ * Without that and with max_results + extra_results results the unit becomes disputed (it keeps
+ * taking replicas, docs/store.md). info may be NULL. */
 int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
                      const char *unit_text, const nq_counts_t *counts, double seconds,
                      const char *solver, int64_t now, srv_result_info_t *info);
+
+/* ---- trust: bans and re-opened units (issue 12) -------------------------------------------- *
+ * These run inside the caller's transaction when one is open, else in their own. Each re-opened
+ * unit's votes are counted again at once (it may be verified again by the votes it has left). */
+
+/* Ban a client: its leases go back (srv_client_ban), every unit of the job it helped verify is
+ * re-opened without its vote (its result voided) and verified again, and its undecided results
+ * stop voting. *reopened (may be NULL) gets the number of units re-opened, *job_reopened whether
+ * the finished job became running again. Idempotent for the ban; NQ_ENOTFOUND. */
+int srv_sched_ban(srv_sched_t *s, int64_t client_id, int64_t now, int64_t *reopened,
+                  int *job_reopened);
+/* Ban an owner: its key enrols nobody and every client of it is banned as above. */
+int srv_sched_ban_owner(srv_sched_t *s, int64_t owner_id, int64_t now, int64_t *reopened,
+                        int *job_reopened);
+/* The operator re-opens a unit (verified, disputed or open): every result it has is voided (it
+ * no longer votes, and is judged against the new answer), and the unit is verified again by
+ * `quorum` fresh results of other keys. NQ_ENOTFOUND; NQ_EINVAL for a unit of another job. */
+int srv_sched_reopen(srv_sched_t *s, int64_t unit_id, int64_t now, int *job_reopened);
 
 /* Sweep: leases with deadline <= now become expired and their units need a replica again (they
  * are reissued to other clients by get_work). The original client's result still counts if it

@@ -23,7 +23,16 @@ static void usage(FILE *f) {
           "  --depth D             instead: every unit at prefix depth D (2..N-1)\n"
           "                        (an existing job is resumed as it was made; giving a\n"
           "                        different --depth or --unit-seconds is refused)\n"
-          "  --quorum Q            agreeing results from distinct clients per unit (default 2)\n"
+          "  --quorum Q            agreeing results from distinct owners per unit (default 2)\n"
+          "  --quorum-distinct M   what makes two results independent: client, owner or\n"
+          "                        network (their /24 or /64) (default owner; every client\n"
+          "                        enrolled with the server's own key has the owner `default`:\n"
+          "                        give volunteers their own keys, nq-admin owner add)\n"
+          "  --spot-check P        percent of verified units re-issued to yet another owner;\n"
+          "                        a disagreement re-opens the unit (0..100, default 2)\n"
+          "  --hold-factor K       a lease never runs past issue + K x max(lease-seconds, the\n"
+          "                        unit's estimated time); progress that does not advance\n"
+          "                        never extends it (1..1000, default 8)\n"
           "  --max-results M       results without a quorum before a unit is disputed (default 5)\n"
           "  --listen ADDR:PORT    listen address (default 0.0.0.0:7447; [::]:PORT for IPv6)\n"
           "  --data DIR            data directory (default ./nq-data)\n"
@@ -55,7 +64,7 @@ static int int_arg(const char *opt, const char *v, long min, long max) {
 
 static void parse_args(srv_config_t *cfg, int argc, char **argv) {
   enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE, O_LEASEMIN, O_MAXOUT,
-         O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_HELP };
+         O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT, O_HOLD, O_HELP };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
       {"depth", required_argument, 0, O_DEPTH},
@@ -73,6 +82,9 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"hostname", required_argument, 0, O_HOST},
       {"ban-threshold", required_argument, 0, O_BAN},
       {"exit-when-done", no_argument, 0, O_EXIT},
+      {"quorum-distinct", required_argument, 0, O_DISTINCT},
+      {"spot-check", required_argument, 0, O_SPOT},
+      {"hold-factor", required_argument, 0, O_HOLD},
       {"help", no_argument, 0, O_HELP},
       {0, 0, 0, 0}};
   int nhost = 0, c;
@@ -118,6 +130,24 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       break;
     case O_BAN: cfg->ban_threshold = int_arg("ban-threshold", optarg, 0, 1000000); break;
     case O_EXIT: cfg->exit_when_done = 1; break;
+    case O_DISTINCT:
+      if ((cfg->quorum_distinct = srv_distinct_parse(optarg)) < 0) {
+        fprintf(stderr, "nq-server: --quorum-distinct: expected client, owner or network, got "
+                "'%s'\n", optarg);
+        exit(2);
+      }
+      break;
+    case O_SPOT: {
+      char *end;
+      cfg->spot_check = strtod(optarg, &end);
+      if (!*optarg || *end || !(cfg->spot_check >= 0 && cfg->spot_check <= 100)) {
+        fprintf(stderr, "nq-server: --spot-check: expected a percentage 0..100, got '%s'\n",
+                optarg);
+        exit(2);
+      }
+      break;
+    }
+    case O_HOLD: cfg->hold_factor = int_arg("hold-factor", optarg, 1, 1000); break;
     case O_HELP: usage(stdout); exit(0);
     default: usage(stderr); exit(2);
     }

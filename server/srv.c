@@ -45,6 +45,9 @@ void srv_config_default(srv_config_t *cfg) {
   cfg->sweep_ms = 5000;
   cfg->exit_grace_ms = 2000;
   cfg->retry_after = 30;
+  cfg->quorum_distinct = SRV_DISTINCT_OWNER;
+  cfg->spot_check = 2.0;
+  cfg->hold_factor = 8;
 }
 
 int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
@@ -257,6 +260,7 @@ static void batch_run(srv_t *s) {
     s->commits_failed++;
     s->done_pending = 0;
     s->ban_pending = 0;
+    s->reopen_pending = 0;
     for (size_t i = 0; i < s->nbatch; i++) {
       srv_req_t *r = &s->batch[i];
       if (!r->handled && r->sc->state == SRV_CONN_DEAD) continue;
@@ -284,6 +288,10 @@ static void batch_run(srv_t *s) {
   if (s->ban_pending) {
     s->ban_pending = 0;
     close_banned(s);
+  }
+  if (s->reopen_pending) {
+    s->reopen_pending = 0;
+    srv_job_reopened(s);
   }
   if (s->done_pending) {
     s->done_pending = 0;
@@ -392,6 +400,36 @@ void srv_job_finished(srv_t *s) {
   }
   if (s->cfg.exit_when_done && !s->stopping && (s->handles_open & H_EXIT))
     uv_timer_start(&s->exit_timer, on_exit_timer, (uint64_t)s->cfg.exit_grace_ms, 0);
+}
+
+/* A spot check or a ban re-opened a unit of the finished job: it runs again, and a pending exit
+ * (--exit-when-done) waits for the new end. */
+void srv_job_reopened(srv_t *s) {
+  if (!s->job_done) return;
+  s->job_done = 0;
+  if (s->handles_open & H_EXIT) uv_timer_stop(&s->exit_timer);
+  int rc = srv_job_get(s->store, s->sched.job.id, &s->sched.job);
+  if (rc != 0) nq_log(NQ_LOG_ERROR, "job re-opened, but reading it failed: %s",
+                      srv_store_errmsg(s->store));
+  nq_log(NQ_LOG_WARN, "job N=%d re-opened: a verified unit is being verified again; the totals "
+         "above are withdrawn", s->cfg.n);
+}
+
+static int owner_key_cb(const srv_owner_t *o, void *arg) {
+  *(int *)arg += o->has_key && !o->banned;
+  return 0;
+}
+
+/* A quorum by owner with no owner of its own can never verify a unit: everyone who enrols with
+ * enrol.key is the owner `default`. Say so at start rather than let the job sit still. */
+static void warn_one_owner(srv_t *s) {
+  int keyed = 0;
+  if (s->cfg.quorum_distinct != SRV_DISTINCT_OWNER || s->sched.job.quorum < 2) return;
+  if (srv_owner_list(s->store, owner_key_cb, &keyed) != 0 || keyed > 0) return;
+  nq_log(NQ_LOG_WARN, "quorum %d by owner, but no owner has an enrolment key of its own: every "
+         "client enrolled with enrol.key belongs to the owner `default`, so no unit can be "
+         "verified. Add owners (nq-admin owner add NAME) or run with --quorum-distinct client",
+         s->sched.job.quorum);
 }
 
 /* ---- init / free ---- */
@@ -503,10 +541,14 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
   sc.max_outstanding = s->cfg.max_outstanding;
   sc.ban_threshold = s->cfg.ban_threshold;
   sc.retry_after = s->cfg.retry_after;
+  sc.quorum_distinct = (srv_distinct_t)s->cfg.quorum_distinct;
+  sc.spot_check = s->cfg.spot_check;
+  sc.hold_factor = s->cfg.hold_factor;
   if ((rc = srv_sched_init(&s->sched, s->store, job.id, &sc)) != 0) {
     snprintf(errbuf, errlen, "scheduler: %s", srv_store_errmsg(s->store));
     return rc;
   }
+  warn_one_owner(s);
   return 0;
 }
 

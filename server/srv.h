@@ -46,6 +46,9 @@ typedef struct srv_config_s {
   int sweep_ms;         /* lease expiry sweep period; default 5000 */
   int exit_grace_ms;    /* --exit-when-done: time between "done" and shutdown; default 2000 */
   int retry_after;      /* no_work hint; default 30 */
+  int quorum_distinct;  /* srv_distinct_t: what makes replicas independent; default owner */
+  double spot_check;    /* percent of verified units spot-checked by another owner; default 2 */
+  int hold_factor;      /* a lease never runs past issue + this x max(lease, estimate); 8 */
 } srv_config_t;
 
 /* Defaults for every option (n = 0: must be set). */
@@ -96,6 +99,7 @@ struct srv_s {
   nq_tls_ctx_t *tls;
   int job_done;        /* the job is finished (totals logged) */
   int done_pending;    /* a request of the current batch finished the job; log after commit */
+  int reopen_pending;  /* ... or re-opened the finished job (a spot check, a ban) */
   int ban_pending;     /* a request of the current batch banned a client; close it after commit */
   int stopping;        /* shutdown has begun */
   int exit_code;
@@ -131,6 +135,8 @@ void srv_stop(srv_t *s, int exit_code);
 void srv_free(srv_t *s);
 
 /* Called by the protocol layer once the job is finished (logs, --exit-when-done). */
+/* The finished job was re-opened (srv_job_reopened): it is running again. */
+void srv_job_reopened(srv_t *s);
 void srv_job_finished(srv_t *s);
 
 /* ---- srv_proto.c ---- */

@@ -14,6 +14,10 @@
 #include "nq/proto.h"
 #include "srv.h"
 
+#include <arpa/inet.h>
+
+#include "nq/addr.h"
+
 void srv_proto_fatal(srv_req_t *r, nq_errcode_t code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -63,17 +67,71 @@ static int secret_matches(srv_t *s, const char *key, const char *secret) {
 static json_t *welcome_new(srv_t *s, const char *client, const char *token) {
   const srv_job_t *j = &s->sched.job;
   int interval = s->cfg.lease_seconds / 4;
+  /* A finished job with spot checks still wanted is not done for a client: it may be the owner
+   * that checks them (get_work says `done` to one that may not). */
+  int64_t spot = 0;
+  if (s->job_done && client && srv_job_spot_pending(s->store, j->id, &spot) != 0) spot = 0;
   nq_welcome_t w = {NQ_PROTO_VERSION, client, token, j->n, j->depth,
-                    s->job_done ? NQ_JOB_DONE : NQ_JOB_RUNNING, s->cfg.max_outstanding,
-                    interval < 1 ? 1 : interval};
+                    s->job_done && spot == 0 ? NQ_JOB_DONE : NQ_JOB_RUNNING,
+                    s->cfg.max_outstanding, interval < 1 ? 1 : interval};
   return nq_welcome_pack(&w);
+}
+
+/* The network a peer ("ip:port", "[ipv6]:port") is on, for --quorum-distinct network: the /24 of
+ * an IPv4 address, the /64 of an IPv6 one, as text ("" when the address does not parse). */
+static void peer_net(const char *peer, char *net, size_t len) {
+  char host[NQ_HOST_MAX];
+  int port = 0;
+  unsigned char a[16];
+  net[0] = 0;
+  if (nq_hostport_parse(peer, host, sizeof host, &port, 0) != 0) return;
+  if (inet_pton(AF_INET, host, a) == 1) {
+    snprintf(net, len, "%u.%u.%u.0/24", a[0], a[1], a[2]);
+  } else if (inet_pton(AF_INET6, host, a) == 1) {
+    memset(a + 8, 0, 8);
+    char t[INET6_ADDRSTRLEN];
+    if (inet_ntop(AF_INET6, a, t, sizeof t)) snprintf(net, len, "%s/64", t);
+  }
+}
+
+/* The client authenticated on this connection: remember its network (informative; a failure here
+ * is not worth a refusal, the scheduler then treats its results as from a network of its own). */
+static void client_seen(srv_t *s, srv_req_t *r, int64_t client_id, int64_t now) {
+  char net[INET6_ADDRSTRLEN + 8]; /* the /64 text of any IPv6 address */
+  peer_net(nq_conn_peer(r->sc->conn), net, sizeof net);
+  srv_client_touch(s->store, client_id, now);
+  srv_client_set_net(s->store, client_id, net);
+}
+
+/* The owner an enrolment key belongs to: the server's own key is the default owner's; an owner's
+ * key (nq-admin owner add) is that owner's. NQ_ENOTFOUND for a wrong key, NQ_EBANNED for the key
+ * of a banned owner. */
+static int enrol_owner(srv_t *s, const char *key, int64_t *owner_id) {
+  char hash[65];
+  srv_owner_t o;
+  if (secret_matches(s, SRV_META_ENROL_HASH, key)) {
+    *owner_id = SRV_OWNER_DEFAULT;
+    return 0;
+  }
+  if (nq_sha256_hex(key, hash) != 0) return NQ_ENOTFOUND;
+  int rc = srv_owner_find_key(s->store, hash, &o);
+  if (rc) return rc;
+  if (o.banned) return NQ_EBANNED;
+  *owner_id = o.id;
+  return 0;
 }
 
 /* Enrolment: a new client with a fresh token, returned once in the welcome. */
 static int hello_enrol(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now, char *token) {
   char hash[65];
   srv_client_t cl;
-  if (!secret_matches(s, SRV_META_ENROL_HASH, h->enrol)) {
+  int64_t owner = 0;
+  int rc = enrol_owner(s, h->enrol, &owner);
+  if (rc == NQ_EBANNED) {
+    srv_proto_fatal(r, NQ_ERR_AUTH, "this enrolment key was revoked (its owner is banned)");
+    return -1;
+  }
+  if (rc != 0) {
     srv_proto_fatal(r, NQ_ERR_AUTH, "wrong enrolment key");
     return -1;
   }
@@ -81,11 +139,12 @@ static int hello_enrol(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now,
     srv_proto_fatal(r, NQ_ERR_INTERNAL, "cannot make a token");
     return -1;
   }
-  int rc = srv_client_enrol(s->store, h->name, hash, now, &cl);
+  rc = srv_client_enrol(s->store, h->name, hash, now, &cl);
   if (rc == NQ_EINVAL) {
     srv_proto_fatal(r, NQ_ERR_BAD_MESSAGE, "hello: bad client name");
     return -1;
   }
+  if (rc == 0 && owner != SRV_OWNER_DEFAULT) rc = srv_client_set_owner(s->store, cl.id, owner);
   if (rc != 0) {
     nq_log(NQ_LOG_ERROR, "enrol %s: %s", h->name, srv_store_errmsg(s->store));
     srv_proto_fatal(r, NQ_ERR_INTERNAL, "enrolment failed; retry later");
@@ -93,6 +152,7 @@ static int hello_enrol(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now,
   }
   r->sc->client_id = cl.id;
   snprintf(r->sc->name, sizeof r->sc->name, "%s", cl.name);
+  client_seen(s, r, cl.id, now);
   nq_log(NQ_LOG_INFO, "enrolled client %s from %s", cl.name, nq_conn_peer(r->sc->conn));
   return 0;
 }
@@ -118,7 +178,7 @@ static int hello_token(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now)
     srv_proto_fatal(r, NQ_ERR_BANNED, "client %s is banned", cl.name);
     return -1;
   }
-  srv_client_touch(s->store, cl.id, now); /* informative; a failure here is not worth a refusal */
+  client_seen(s, r, cl.id, now);
   r->sc->client_id = cl.id;
   snprintf(r->sc->name, sizeof r->sc->name, "%s", cl.name);
   return 0;
@@ -231,6 +291,13 @@ static void h_result(srv_t *s, srv_req_t *r, int64_t now) {
       nq_log(NQ_LOG_WARN, "%d client(s) auto-banned", info.banned);
       s->ban_pending = 1;
     }
+    if (info.unit_reopened)
+      nq_log(NQ_LOG_WARN, "spot check of assignment %lld disagreed: the unit is re-opened%s",
+             (long long)res.id, info.suspects ? " and its colluders marked suspect" : "");
+    else if (info.suspects)
+      nq_log(NQ_LOG_WARN, "%d client(s) agreed on a losing answer: marked suspect",
+             info.suspects);
+    if (info.job_reopened) s->reopen_pending = 1;
     if (info.job_done) s->done_pending = 1;
     break;
   }
@@ -259,8 +326,8 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
   }
   json_t *data = NULL;
   srv_admin_effects_t fx;
-  if (srv_admin_call(s->store, &s->sched.job, s->sched.job.id, &req, now, &data, &fx, &err) !=
-      0) {
+  if (srv_admin_call(s->store, &s->sched.job, s->sched.job.id, &s->sched.cfg, &req, now, &data,
+                     &fx, &err) != 0) {
     if (err.code == NQ_ERR_INTERNAL) {
       nq_log(NQ_LOG_ERROR, "admin command %s: %s", nq_admin_cmd_name(req.cmd), err.message);
       srv_proto_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
@@ -271,9 +338,13 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
   }
   /* A ban takes effect on the client's open connection too, once the batch has committed. */
   if (fx.banned) s->ban_pending = 1;
-  if (fx.reopened)
+  if (fx.reopened && req.cmd == NQ_ADMIN_UNIT_RETRY)
     nq_log(NQ_LOG_INFO, "admin: disputed unit %s re-opened for %lld more result(s)", fx.unit,
            (long long)fx.added);
+  else if (fx.reopened_units)
+    nq_log(NQ_LOG_INFO, "admin %s: %lld unit(s) re-opened", nq_admin_cmd_name(req.cmd),
+           (long long)fx.reopened_units);
+  if (fx.job_reopened) s->reopen_pending = 1;
   nq_admin_reply_t rep = {req.cmd, data};
   r->reply = nq_admin_reply_pack(&rep);
   json_decref(data);

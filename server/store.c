@@ -351,7 +351,8 @@ int srv_meta_set(srv_store_t *st, const char *key, const char *value) {
 /* ---- clients ------------------------------------------------------------------------------ */
 
 #define CLIENT_COLS "c.id, c.name, c.created, c.last_seen, c.valid, c.invalid, c.banned, " \
-  "(SELECT count(*) FROM assignments a WHERE a.client_id = c.id AND a.state = 'leased')"
+  "(SELECT count(*) FROM assignments a WHERE a.client_id = c.id AND a.state = 'leased'), " \
+  "c.owner_id, c.suspect, c.net"
 
 static void client_row(sqlite3_stmt *s, srv_client_t *c) {
   memset(c, 0, sizeof *c);
@@ -363,21 +364,31 @@ static void client_row(sqlite3_stmt *s, srv_client_t *c) {
   c->invalid = col_i64(s, 5);
   c->banned = sqlite3_column_int(s, 6);
   c->outstanding = col_i64(s, 7);
+  c->owner_id = col_i64(s, 8);
+  c->suspect = sqlite3_column_int(s, 9);
+  col_str(s, 10, c->net, sizeof c->net);
 }
 
-static int client_query(srv_store_t *st, const char *sql, const char *text, int64_t num,
-                        srv_client_t *out) {
+int srv_store_one(srv_store_t *st, const char *sql, const char *text, int64_t num,
+                  srv_row_fn row, void *out, const char *what) {
   sqlite3_stmt *s;
   int rc = srv_store_stmt(st, sql, &s);
   if (rc) return rc;
   if (text) sqlite3_bind_text(s, 1, text, -1, SQLITE_STATIC);
   else sqlite3_bind_int64(s, 1, num);
   int sr = sqlite3_step(s);
-  if (sr == SQLITE_ROW) client_row(s, out);
-  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no such client");
-  else rc = srv_store_fail(st, "client lookup");
+  if (sr == SQLITE_ROW) row(s, out);
+  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no such %s", what);
+  else rc = srv_store_failf(st, NQ_EIO, "%s lookup: %s", what, sqlite3_errmsg(st->db));
   sqlite3_reset(s);
   return rc;
+}
+
+static void client_row_v(sqlite3_stmt *s, void *out) { client_row(s, out); }
+
+static int client_query(srv_store_t *st, const char *sql, const char *text, int64_t num,
+                        srv_client_t *out) {
+  return srv_store_one(st, sql, text, num, client_row_v, out, "client");
 }
 
 int srv_client_find_token(srv_store_t *st, const char *token_hash, srv_client_t *out) {
@@ -575,6 +586,30 @@ static int stats_leased(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
   return rc;
 }
 
+/* Issue 12: disputed units that reached their cap (blocked until an operator retries them),
+ * spot checks wanted or in flight, and suspect clients: through the partial indexes units_active
+ * and units_spot, as many rows as such units. */
+static int stats_trust(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT "
+                              "(SELECT count(*) FROM units WHERE job_id = ?1 AND "
+                              " state = 'disputed' AND need = 0 AND live = 0), "
+                              "(SELECT count(*) FROM units WHERE job_id = ?1 AND "
+                              " (spot = 1 OR spot = 2)), "
+                              "(SELECT count(*) FROM clients WHERE suspect = 1)", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, job_id);
+  if (sqlite3_step(s) == SQLITE_ROW) {
+    out->blocked = sqlite3_column_int64(s, 0);
+    out->spot_pending = sqlite3_column_int64(s, 1);
+    out->clients_suspect = sqlite3_column_int64(s, 2);
+  } else {
+    rc = srv_store_fail(st, "trust stats");
+  }
+  sqlite3_reset(s);
+  return rc;
+}
+
 int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_window,
                     int rate_window, srv_stats_t *out) {
   memset(out, 0, sizeof *out);
@@ -584,5 +619,6 @@ int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_win
   if (rc == 0) rc = stats_clients(st, now - active_window, out);
   if (rc == 0) rc = stats_rate(st, job_id, now, rate_window, out);
   if (rc == 0) rc = stats_leased(st, job_id, out);
+  if (rc == 0) rc = stats_trust(st, job_id, out);
   return rc;
 }

@@ -202,6 +202,8 @@ typedef struct srv_unit_info_s {
   char part;         /* 'c' corner or 's' side part */
   int64_t est_nodes; /* the plan's estimate of its node count; -1 for a unit made before
                       * schema 5 */
+  int best, others;  /* votes in its best agreeing group, and outside it (schema 006) */
+  int spot;          /* spot check: 0 none, 1 wanted, 2 leased, 3 done (schema 006) */
 } srv_unit_info_t;
 
 /* Units of a job in idx order; state < 0 means every state; limit <= 0 means no limit. */
@@ -257,6 +259,12 @@ typedef struct srv_asg_info_s {
   double progress_seconds; /* the client's solve time on the unit so far; -1 when not reported */
   uint64_t progress_nodes; /* nodes counted so far (0 when not reported) */
   int64_t progress_at;
+  /* Schema 006: who voted from where, and whether the vote counts. */
+  int64_t owner_id;        /* the owner of its client */
+  char net[48];            /* the network it was leased / reported from ("" unknown) */
+  int spot;                /* a spot-check replica of a verified unit */
+  int voided;              /* the result no longer votes (re-opened against it) */
+  int novote;              /* voided, or its client is banned or suspect */
 } srv_asg_info_t;
 
 int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out);
@@ -273,6 +281,9 @@ typedef struct srv_client_s {
   int64_t valid, invalid; /* results judged against verified counts */
   int banned;
   int64_t outstanding;    /* leased assignments (filled by srv_client_list and _get* too) */
+  int64_t owner_id;       /* schema 006: its owner (1 = "default") */
+  int suspect;            /* it agreed on an answer that lost; its results do not vote */
+  char net[48];           /* the network it last authenticated from ("" unknown) */
 } srv_client_t;
 
 /* Create a client with exactly this name. token_hash: the hex SHA-256 of its token (never the
@@ -313,6 +324,9 @@ typedef struct srv_stats_s {
   nq_u128 recent_nodes;            /* their nodes, summed */
   int rate_window;                 /* its length in seconds: whole minutes back from now's
                                     * minute, at least rate_window as asked, at most 59 s more */
+  int64_t blocked;                 /* disputed units at their cap: they wait for the operator */
+  int64_t spot_pending;            /* verified units whose spot check is wanted or leased */
+  int64_t clients_suspect;         /* clients that agreed on a losing answer */
 } srv_stats_t;
 
 /* Status of one job, from counters the store maintains with every change (job_stats, job_rate:
@@ -355,11 +369,29 @@ int srv_asg_next_deadline(srv_store_t *st, int64_t *deadline);
  * *held gets how many it holds in all. */
 int srv_asg_held(srv_store_t *st, int64_t client_id, srv_work_t *out, int max, int *n,
                  int *held);
-/* Up to `room` units of job_id that need a replica (need > 0) and that this client holds no live
- * or reported assignment for, by idx, appended to out (unit_id and unit; id and deadline 0):
- * in_progress units (leased or awaiting) when in_progress is set, else pending ones. */
-int srv_unit_pick(srv_store_t *st, int64_t job_id, int64_t client_id, int in_progress, int room,
-                  srv_work_t *out, int *n);
+/* What makes two replicas of a unit independent (--quorum-distinct, schema 006): their clients,
+ * their clients' owners, or the networks (/24 or /64) they came from. */
+typedef enum {
+  SRV_DISTINCT_CLIENT = 0,
+  SRV_DISTINCT_OWNER,
+  SRV_DISTINCT_NETWORK,
+  SRV_DISTINCT_NMODES
+} srv_distinct_t;
+
+/* "client", "owner", "network"; srv_distinct_parse returns the mode or NQ_EINVAL. */
+const char *srv_distinct_name(srv_distinct_t d);
+int srv_distinct_parse(const char *name);
+
+/* Up to `room` units of job_id that need a replica (need > 0) and that no client of the same
+ * `distinct` key as this client (itself; a client of its owner; a client on its network) holds a
+ * live or reported assignment for, by id, appended to out (unit_id and unit; id and deadline 0):
+ * in_progress units (leased, awaiting or disputed) when in_progress is set, else pending ones. */
+int srv_unit_pick(srv_store_t *st, int64_t job_id, int64_t client_id, srv_distinct_t distinct,
+                  int in_progress, int room, srv_work_t *out, int *n);
+/* Up to `room` verified units of job_id that want a spot check (units.spot = 1) and that no
+ * client of the same `distinct` key as this client ever had a live or reported assignment for. */
+int srv_unit_pick_spot(srv_store_t *st, int64_t job_id, int64_t client_id,
+                       srv_distinct_t distinct, int room, srv_work_t *out, int *n);
 /* The client's last `history` reported solve times in job_id, newest first: *count of them and
  * their mean (negative times count as 0). */
 int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id, int history,
@@ -368,15 +400,19 @@ int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id
  * for the unit leased again (same id). *asg_id gets the id; the unit is refreshed. */
 int srv_asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
                   int64_t deadline, int64_t *asg_id);
+/* The same for a spot check of a verified unit: the assignment is marked spot, and the unit's
+ * spot state becomes 2 (leased). */
+int srv_asg_lease_spot(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
+                       int64_t deadline, int64_t *asg_id);
 /* Move a leased assignment's deadline. */
 int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline);
 /* Remember the client's last progress report on the assignment (the fields it has; the others
  * become NULL) and when it came. */
 int srv_asg_set_progress(srv_store_t *st, int64_t asg_id, const nq_progress_t *p, int64_t now);
-/* Lease an expired assignment of unit_id again until deadline, if the unit is undecided and still
- * needs a replica (nobody was given it in its place). NQ_ESTATE when the unit is undecided but
- * was given to another client in its place (a result is still taken), NQ_ENOTFOUND when it is
- * decided. */
+/* Lease an expired assignment of unit_id again until deadline, if the unit is undecided (open or
+ * disputed) and still needs a replica (nobody was given it in its place). NQ_ESTATE when the unit
+ * is undecided but was given to another client in its place (a result is still taken),
+ * NQ_ENOTFOUND when it is verified. */
 int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t deadline);
 /* The assignment and its unit, in one read. NQ_ENOTFOUND if there is no such assignment. */
 int srv_asg_get_unit(srv_store_t *st, int64_t asg_id, srv_asg_info_t *a, srv_unit_info_t *u);
@@ -389,11 +425,16 @@ int srv_asg_set_result(srv_store_t *st, int64_t asg_id, const nq_counts_t *c, do
 int srv_asg_judge(srv_store_t *st, int64_t asg_id, int64_t client_id, int valid);
 /* The undecided (reported) results of a unit, oldest first. */
 int srv_asg_list_reported(srv_store_t *st, int64_t unit_id, srv_asg_cb cb, void *arg);
-/* The size of the unit's largest agreeing group of undecided results; the unit is refreshed. */
-int srv_unit_set_best(srv_store_t *st, int64_t unit_id, int best);
+/* The votes of the unit's largest agreeing group of undecided results, and the votes outside it;
+ * the unit is refreshed (its need follows from them, docs/store.md). */
+int srv_unit_set_votes(srv_store_t *st, int64_t unit_id, int best, int others);
+/* A verified unit wants a spot check (spot = 1), or not (0). */
+int srv_unit_set_spot(srv_store_t *st, int64_t unit_id, int spot);
 /* The unit is verified with counts c at now; its leases still out are released. */
 int srv_unit_verify(srv_store_t *st, int64_t unit_id, const nq_counts_t *c, int64_t now);
-/* The unit is disputed; its leases still out are released. */
+/* The unit is disputed: it keeps taking replicas (up to SRV_DISPUTE_FACTOR x max_results +
+ * extra_results results) until one answer has a strict majority of at least `quorum` votes. */
+#define SRV_DISPUTE_FACTOR 3
 int srv_unit_dispute(srv_store_t *st, int64_t unit_id);
 /* *agrees: a result with counts c from `solver` agrees with the verified unit: the same counts,
  * and the same nodes as every valid result of the same solver version. */
@@ -402,5 +443,59 @@ int srv_unit_agrees(srv_store_t *st, int64_t unit_id, const nq_counts_t *c, cons
 /* When no unit of the job is open or disputed: the job becomes done, finished = now, with the
  * final totals (the 128-bit sums of the verified units), and *done = 1; else nothing, *done = 0. */
 int srv_job_finish_if_complete(srv_store_t *st, int64_t job_id, int64_t now, int *done);
+
+
+/* ---- owners and re-opening (store_trust.c; schema 006) ------------------------------------- */
+
+typedef struct srv_owner_s {
+  int64_t id;
+  char name[SRV_NAME_MAX + 1];
+  int64_t created;
+  int banned;
+  int has_key;          /* it has an enrolment key of its own */
+  int64_t clients;      /* clients that belong to it (srv_owner_list, srv_owner_find_name) */
+} srv_owner_t;
+
+#define SRV_OWNER_DEFAULT 1 /* "default": the server's own enrolment key, `client add` */
+
+/* Create an owner with exactly this name (nq_proto_name_valid) and the SHA-256 hex of its
+ * enrolment key (NULL: none). NQ_EEXIST if the name or the key is taken, NQ_EINVAL. */
+int srv_owner_create(srv_store_t *st, const char *name, const char *enrol_hash, int64_t now,
+                     srv_owner_t *out);
+/* Lookups; NQ_ENOTFOUND if absent. */
+int srv_owner_find_name(srv_store_t *st, const char *name, srv_owner_t *out);
+int srv_owner_find_key(srv_store_t *st, const char *enrol_hash, srv_owner_t *out);
+int srv_owner_get(srv_store_t *st, int64_t owner_id, srv_owner_t *out);
+/* Every owner by name. */
+typedef int (*srv_owner_cb)(const srv_owner_t *o, void *arg);
+int srv_owner_list(srv_store_t *st, srv_owner_cb cb, void *arg);
+/* Mark the owner banned (its key enrols nobody); its clients are banned by the scheduler. */
+int srv_owner_set_banned(srv_store_t *st, int64_t owner_id, int banned);
+/* The clients of an owner, by id. */
+int srv_owner_clients(srv_store_t *st, int64_t owner_id, int64_t **ids, int *n);
+/* Move a client to an owner (enrolment with an owner's key). */
+int srv_client_set_owner(srv_store_t *st, int64_t client_id, int64_t owner_id);
+/* The network a client authenticated from ("" or NULL: unknown). */
+int srv_client_set_net(srv_store_t *st, int64_t client_id, const char *net);
+/* Mark a client suspect (1) or clear it (0). */
+int srv_client_set_suspect(srv_store_t *st, int64_t client_id, int suspect);
+/* Lift a ban (and the suspicion): banned = 0, suspect = 0. NQ_ENOTFOUND. */
+int srv_client_unban(srv_store_t *st, int64_t client_id);
+/* The units a client holds a result of in `state` (valid: the units it helped verify; reported:
+ * undecided ones), as a malloc'ed array of ids (*ids NULL when *n = 0). */
+int srv_client_units(srv_store_t *st, int64_t client_id, srv_asg_state_t state, int64_t **ids,
+                     int *n);
+/* The disputed units of a job, optionally only those with a result of client_id (> 0). */
+int srv_units_disputed(srv_store_t *st, int64_t job_id, int64_t client_id, int64_t **ids, int *n);
+/* The result no longer votes (it is still judged against the unit's final answer). */
+int srv_asg_void(srv_store_t *st, int64_t asg_id);
+/* Re-open a unit: a verified one loses its counts (the job's verified totals and counters follow,
+ * by trigger), its judged results go back to reported (their clients' valid / invalid counts
+ * undone) and it may take `extra` results beyond those it has; a disputed one is re-opened the
+ * same way; an open one only gets the allowance. A done job becomes running again (*job_reopened
+ * = 1, may be NULL). The caller then recounts the votes (the scheduler's quorum check). */
+int srv_unit_reopen(srv_store_t *st, int64_t unit_id, int extra, int *job_reopened);
+/* Verified units of the job whose spot check is wanted or leased (units_spot). */
+int srv_job_spot_pending(srv_store_t *st, int64_t job_id, int64_t *n);
 
 #endif

@@ -36,6 +36,16 @@ int srv_store_fail(srv_store_t *st, const char *what);
  * locks or read snapshot. A constraint violation is NQ_EEXIST. */
 int srv_store_step(srv_store_t *st, sqlite3_stmt *s, const char *what);
 
+/* Run one statement with up to three integer parameters (as many as it has), no rows. */
+int srv_store_exec3(srv_store_t *st, const char *sql, int64_t a, int64_t b, int64_t c,
+                    const char *what);
+
+/* One row of `sql` (?1 = text when text is not NULL, else num) read by `row` into out:
+ * NQ_ENOTFOUND ("no such WHAT") without a row. Lookups of clients and owners. */
+typedef void (*srv_row_fn)(sqlite3_stmt *s, void *out);
+int srv_store_one(srv_store_t *st, const char *sql, const char *text, int64_t num,
+                  srv_row_fn row, void *out, const char *what);
+
 /* Column readers. */
 static inline int64_t col_i64(sqlite3_stmt *s, int i) { return sqlite3_column_int64(s, i); }
 

@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The refresh multiplies in SQL what SRV_DISPUTE_FACTOR says in C. */
+#define DISPUTE_FACTOR_SQL "3"
+_Static_assert(SRV_DISPUTE_FACTOR == 3, "DISPUTE_FACTOR_SQL must match SRV_DISPUTE_FACTOR");
+
 /* ---- units -------------------------------------------------------------------------------- */
 
 static const char *const unit_state_names[SRV_UNIT_NSTATES] = {"pending", "leased", "awaiting",
@@ -23,9 +27,10 @@ int srv_unit_state_parse(const char *name) {
 }
 
 #define UNIT_COLS "id, job_id, idx, text, state, live, results, c2, c4, c8, nodes, verified_at, " \
-                  "extra_results, part, est_nodes"
+                  "extra_results, part, est_nodes, best, others, spot"
 #define UNIT_COLS_U "u.id, u.job_id, u.idx, u.text, u.state, u.live, u.results, u.c2, u.c4, " \
-                    "u.c8, u.nodes, u.verified_at, u.extra_results, u.part, u.est_nodes"
+                    "u.c8, u.nodes, u.verified_at, u.extra_results, u.part, u.est_nodes, " \
+                    "u.best, u.others, u.spot"
 
 /* A unit from columns k.. of s (UNIT_COLS). */
 static void unit_row(sqlite3_stmt *s, int k, srv_unit_info_t *u) {
@@ -49,6 +54,9 @@ static void unit_row(sqlite3_stmt *s, int k, srv_unit_info_t *u) {
   col_str(s, k + 13, part, sizeof part);
   u->part = part[0] ? part[0] : '?';
   u->est_nodes = sqlite3_column_type(s, k + 14) == SQLITE_NULL ? -1 : col_i64(s, k + 14);
+  u->best = sqlite3_column_int(s, k + 15);
+  u->others = sqlite3_column_int(s, k + 16);
+  u->spot = sqlite3_column_int(s, k + 17);
 }
 
 int srv_unit_get(srv_store_t *st, int64_t unit_id, srv_unit_info_t *out) {
@@ -149,16 +157,27 @@ int srv_store_unit_refresh(srv_store_t *st, int64_t unit_id) {
       "results = (SELECT count(*) FROM assignments a WHERE a.unit_id = units.id "
       "           AND a.reported_at IS NOT NULL) "
       "WHERE id = ?1";
+  /* need: the agreeing votes the best group still lacks for a strict majority of at least
+   * quorum, within the cap on results (three times as many while disputed), less the replicas
+   * out. spot: a verified unit's spot check is leased (2) or done (3) by its assignments. */
   static const char *derive_sql =
       "UPDATE units SET "
       "state = CASE WHEN state = 'verified' OR state = 'disputed' THEN state "
       "             WHEN results > 0 THEN 'awaiting' WHEN live > 0 THEN 'leased' "
       "             ELSE 'pending' END, "
-      "need = CASE WHEN state = 'verified' OR state = 'disputed' THEN 0 ELSE "
-      "  max(0, min((SELECT quorum FROM jobs j WHERE j.id = units.job_id) - best, "
-      "             (SELECT max_results FROM jobs j WHERE j.id = units.job_id) + extra_results "
-      "             - results) "
-      "         - live) END "
+      "need = CASE WHEN state = 'verified' THEN 0 ELSE "
+      "  max(0, min(max((SELECT quorum FROM jobs j WHERE j.id = units.job_id) - best, "
+      "                 others - best + 1), "
+      "             (SELECT max_results FROM jobs j WHERE j.id = units.job_id) "
+      "             * (CASE WHEN state = 'disputed' THEN " DISPUTE_FACTOR_SQL " ELSE 1 END) "
+      "             + extra_results - results) "
+      "         - live) END, "
+      "spot = CASE WHEN state != 'verified' OR spot = 0 THEN spot "
+      "  WHEN EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id AND a.spot = 1 "
+      "               AND a.reported_at IS NOT NULL) THEN 3 "
+      "  WHEN EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id AND a.spot = 1 "
+      "               AND a.state = 'leased') THEN 2 "
+      "  ELSE 1 END "
       "WHERE id = ?1";
   sqlite3_stmt *s;
   int rc = srv_store_stmt(st, count_sql, &s);
@@ -171,7 +190,8 @@ int srv_store_unit_refresh(srv_store_t *st, int64_t unit_id) {
 }
 
 /* Re-open a disputed unit: allow `extra` results beyond those it has, back to awaiting, and let
- * the refresh derive its need (quorum - best, capped by the new allowance). */
+ * the refresh derive its need (quorum - best, capped by the new allowance). Results kept aside
+ * while it was disputed by an older server ('late') vote again. */
 static int unit_retry_locked(srv_store_t *st, int64_t unit_id, int extra) {
   srv_unit_info_t u;
   int rc = srv_unit_get(st, unit_id, &u);
@@ -182,6 +202,11 @@ static int unit_retry_locked(srv_store_t *st, int64_t unit_id, int extra) {
   /* Recount first: the allowance is relative to every result the unit has, late ones included. */
   if ((rc = srv_store_unit_refresh(st, unit_id)) != 0) return rc;
   sqlite3_stmt *s;
+  rc = srv_store_stmt(st, "UPDATE assignments SET state = 'reported' WHERE unit_id = ?1 "
+                          "AND state = 'late'", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, unit_id);
+  if ((rc = srv_store_step(st, s, "unit retry")) != 0) return rc;
   rc = srv_store_stmt(st, "UPDATE units SET state = 'awaiting', extra_results = "
                           "max(0, results - (SELECT max_results FROM jobs j WHERE j.id = "
                           "units.job_id)) + ?2 WHERE id = ?1 AND state = 'disputed'", &s);
@@ -216,11 +241,18 @@ const char *srv_asg_state_name(srv_asg_state_t s) {
 
 #define ASG_COLS "id, unit_id, client_id, state, issued, deadline, reported_at, late, " \
                  "c2, c4, c8, nodes, seconds, solver, progress, progress_seconds, progress_nodes, " \
-                 "progress_at"
+                 "progress_at, net, spot, voided, " ASG_WHO("client_id", "voided")
 #define ASG_COLS_A "a.id, a.unit_id, a.client_id, a.state, a.issued, a.deadline, a.reported_at, " \
                    "a.late, a.c2, a.c4, a.c8, a.nodes, a.seconds, a.solver, a.progress, " \
-                   "a.progress_seconds, a.progress_nodes, a.progress_at"
-#define ASG_NCOLS 18
+                   "a.progress_seconds, a.progress_nodes, a.progress_at, a.net, a.spot, a.voided, " \
+                   ASG_WHO("a.client_id", "a.voided")
+#define ASG_NCOLS 23
+
+/* The owner of the assignment's client, and whether its vote counts not (voided, or the client is
+ * banned or suspect). */
+#define ASG_WHO(client, voided) \
+  "(SELECT c.owner_id FROM clients c WHERE c.id = " client "), " \
+  "(" voided " OR (SELECT c.banned OR c.suspect FROM clients c WHERE c.id = " client "))"
 
 static srv_asg_state_t asg_state_parse(const char *name) {
   for (int i = 0; i < SRV_ASG_NSTATES; i++)
@@ -252,6 +284,11 @@ static void asg_row(sqlite3_stmt *s, srv_asg_info_t *a) {
   a->progress_seconds =
       sqlite3_column_type(s, 15) == SQLITE_NULL ? -1 : sqlite3_column_double(s, 15);
   a->progress_nodes = col_u64(s, 16);
+  col_str(s, 18, a->net, sizeof a->net);
+  a->spot = sqlite3_column_int(s, 19);
+  a->voided = sqlite3_column_int(s, 20);
+  a->owner_id = col_i64(s, 21);
+  a->novote = sqlite3_column_int(s, 22);
 }
 
 int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out) {
@@ -317,7 +354,7 @@ int srv_asg_get_unit(srv_store_t *st, int64_t asg_id, srv_asg_info_t *a, srv_uni
 /* ---- the scheduler's queries (sched.c) --------------------------------------------------- */
 
 /* Run one statement with up to three integer parameters (as many as it has). */
-static int exec3(srv_store_t *st, const char *sql, int64_t a, int64_t b, int64_t c,
+int srv_store_exec3(srv_store_t *st, const char *sql, int64_t a, int64_t b, int64_t c,
                  const char *what) {
   sqlite3_stmt *q;
   int rc = srv_store_stmt(st, sql, &q);
@@ -357,7 +394,7 @@ int srv_store_expire_leases(srv_store_t *st, const char *select_sql, const char 
     goto out;
   }
   if (n == 0) goto out;
-  rc = exec3(st, update_sql, arg, 0, 0, "expire");
+  rc = srv_store_exec3(st, update_sql, arg, 0, 0, "expire");
   /* A unit with several expired leases is refreshed once per lease: harmless, refresh recounts. */
   for (size_t i = 0; i < n && rc == 0; i++) rc = srv_store_unit_refresh(st, units[i]);
 out:
@@ -411,24 +448,57 @@ int srv_asg_held(srv_store_t *st, int64_t client_id, srv_work_t *out, int max, i
   return rc;
 }
 
-/* Units being worked on that still need a replica; units back to pending after their leases
- * expired; untouched units, from the job's fresh cursor on (schema 005: no index holds them, and
- * every unit below the cursor was touched). A unit is never given to a client that holds or
- * reported an assignment for it; one whose lease merely expired (no result) may get it again, on
- * the same assignment row (srv_asg_lease). An untouched unit has no assignment at all. */
-static const char *const sql_pick_open =
-    "SELECT id, text FROM units WHERE job_id = ?1 AND need > 0 "
-    "AND (state = 'leased' OR state = 'awaiting') AND NOT EXISTS (SELECT 1 FROM assignments a "
-    "WHERE a.unit_id = units.id AND a.client_id = ?2 AND a.state != 'expired') "
-    "ORDER BY id LIMIT ?3";
-static const char *const sql_pick_returned =
-    "SELECT id, text FROM units WHERE job_id = ?1 AND state = 'pending' AND touched = 1 "
-    "AND need > 0 AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id "
-    "AND a.client_id = ?2 AND a.state != 'expired') ORDER BY id LIMIT ?3";
+/* Units being worked on that still need a replica (disputed ones too); units back to pending
+ * after their leases expired; untouched units, from the job's fresh cursor on (schema 005: no
+ * index holds them, and every unit below the cursor was touched). A unit is never given to a
+ * client when a client of the same key (itself; one of its owner; one on its network: the
+ * --quorum-distinct mode) holds or reported an assignment for it; one whose lease merely expired
+ * (no result) may get it again, on the same assignment row (srv_asg_lease). An untouched unit
+ * has no assignment at all. One statement per mode, so each is planned once. */
+#define PICK_KEY_CLIENT "a.client_id = ?2"
+#define PICK_KEY_OWNER \
+  "a.client_id IN (SELECT o.id FROM clients o WHERE o.owner_id = " \
+  "(SELECT owner_id FROM clients WHERE id = ?2))"
+#define PICK_KEY_NETWORK \
+  "(a.client_id = ?2 OR a.net = (SELECT net FROM clients WHERE id = ?2))"
+#define PICK_MINE(key) \
+  "NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id AND " key \
+  " AND a.state != 'expired')"
+#define PICK_OPEN(key) \
+  "SELECT id, text FROM units WHERE job_id = ?1 AND need > 0 " \
+  "AND (state = 'leased' OR state = 'awaiting' OR state = 'disputed') AND " PICK_MINE(key) \
+  " ORDER BY id LIMIT ?3"
+#define PICK_RETURNED(key) \
+  "SELECT id, text FROM units WHERE job_id = ?1 AND state = 'pending' AND touched = 1 " \
+  "AND need > 0 AND " PICK_MINE(key) " ORDER BY id LIMIT ?3"
+/* A spot check goes to a client of yet another key: none of the unit's assignments, expired ones
+ * included (a colluder that let its lease lapse must not check its own lie), shares its key. */
+#define PICK_SPOT(key) \
+  "SELECT id, text FROM units WHERE job_id = ?1 AND spot = 1 AND NOT EXISTS (SELECT 1 FROM " \
+  "assignments a WHERE a.unit_id = units.id AND " key ") ORDER BY id LIMIT ?3"
+static const char *const sql_pick_open[SRV_DISTINCT_NMODES] = {
+    PICK_OPEN(PICK_KEY_CLIENT), PICK_OPEN(PICK_KEY_OWNER), PICK_OPEN(PICK_KEY_NETWORK)};
+static const char *const sql_pick_returned[SRV_DISTINCT_NMODES] = {
+    PICK_RETURNED(PICK_KEY_CLIENT), PICK_RETURNED(PICK_KEY_OWNER),
+    PICK_RETURNED(PICK_KEY_NETWORK)};
+static const char *const sql_pick_spot[SRV_DISTINCT_NMODES] = {
+    PICK_SPOT(PICK_KEY_CLIENT), PICK_SPOT(PICK_KEY_OWNER), PICK_SPOT(PICK_KEY_NETWORK)};
 static const char *const sql_pick_fresh =
     "SELECT id, text FROM units WHERE id BETWEEN (SELECT fresh FROM job_stats WHERE job_id = ?1) "
     "AND (SELECT first_unit + units - 1 FROM jobs WHERE id = ?1) AND job_id = ?1 "
     "AND touched = 0 AND state = 'pending' ORDER BY id LIMIT ?3";
+
+static const char *const distinct_names[SRV_DISTINCT_NMODES] = {"client", "owner", "network"};
+
+const char *srv_distinct_name(srv_distinct_t d) {
+  return (unsigned)d < SRV_DISTINCT_NMODES ? distinct_names[d] : "?";
+}
+
+int srv_distinct_parse(const char *name) {
+  for (int i = 0; name && i < SRV_DISTINCT_NMODES; i++)
+    if (strcmp(name, distinct_names[i]) == 0) return i;
+  return NQ_EINVAL;
+}
 
 /* Append up to `room` picks of `sql` to out. */
 static int pick(srv_store_t *st, const char *sql, int64_t job_id, int64_t client_id, int room,
@@ -452,14 +522,23 @@ static int pick(srv_store_t *st, const char *sql, int64_t job_id, int64_t client
   return sr == SQLITE_DONE ? 0 : srv_store_fail(st, "pick units");
 }
 
-int srv_unit_pick(srv_store_t *st, int64_t job_id, int64_t client_id, int in_progress, int room,
-                  srv_work_t *out, int *n) {
-  if (in_progress) return pick(st, sql_pick_open, job_id, client_id, room, out, n);
+int srv_unit_pick(srv_store_t *st, int64_t job_id, int64_t client_id, srv_distinct_t distinct,
+                  int in_progress, int room, srv_work_t *out, int *n) {
+  if ((unsigned)distinct >= SRV_DISTINCT_NMODES)
+    return srv_store_failf(st, NQ_EINVAL, "bad distinct mode");
+  if (in_progress) return pick(st, sql_pick_open[distinct], job_id, client_id, room, out, n);
   int first = *n;
-  int rc = pick(st, sql_pick_returned, job_id, client_id, room, out, n);
+  int rc = pick(st, sql_pick_returned[distinct], job_id, client_id, room, out, n);
   if (rc == 0 && *n - first < room)
     rc = pick(st, sql_pick_fresh, job_id, client_id, room - (*n - first), out, n);
   return rc;
+}
+
+int srv_unit_pick_spot(srv_store_t *st, int64_t job_id, int64_t client_id,
+                       srv_distinct_t distinct, int room, srv_work_t *out, int *n) {
+  if ((unsigned)distinct >= SRV_DISTINCT_NMODES)
+    return srv_store_failf(st, NQ_EINVAL, "bad distinct mode");
+  return pick(st, sql_pick_spot[distinct], job_id, client_id, room, out, n);
 }
 
 int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id, int history,
@@ -485,21 +564,24 @@ int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id
   return rc;
 }
 
-int srv_asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
-                  int64_t deadline, int64_t *asg_id) {
+/* A new row, or the client's own expired one for the unit leased again (same id: still one
+ * assignment, so at most one result, per unit and client). The client's network goes with it. */
+static int asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
+                     int64_t deadline, int spot, int64_t *asg_id) {
   sqlite3_stmt *q;
-  /* A new row, or the client's own expired one for the unit leased again (same id: still one
-   * assignment, so at most one result, per unit and client). */
-  int rc = srv_store_stmt(st, "INSERT INTO assignments(unit_id, client_id, issued, deadline) "
-                              "VALUES (?1, ?2, ?3, ?4) ON CONFLICT(unit_id, client_id) DO UPDATE "
+  int rc = srv_store_stmt(st, "INSERT INTO assignments(unit_id, client_id, issued, deadline, "
+                              "spot, net) VALUES (?1, ?2, ?3, ?4, ?5, "
+                              "(SELECT net FROM clients WHERE id = ?2)) "
+                              "ON CONFLICT(unit_id, client_id) DO UPDATE "
                               "SET state = 'leased', issued = excluded.issued, "
-                              "deadline = excluded.deadline WHERE state = 'expired' "
-                              "RETURNING id", &q);
+                              "deadline = excluded.deadline, spot = excluded.spot, "
+                              "net = excluded.net WHERE state = 'expired' RETURNING id", &q);
   if (rc) return rc;
   sqlite3_bind_int64(q, 1, unit_id);
   sqlite3_bind_int64(q, 2, client_id);
   sqlite3_bind_int64(q, 3, now);
   sqlite3_bind_int64(q, 4, deadline);
+  sqlite3_bind_int(q, 5, spot);
   if (sqlite3_step(q) != SQLITE_ROW) {
     rc = srv_store_fail(st, "lease");
     sqlite3_reset(q);
@@ -509,14 +591,24 @@ int srv_asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t n
   sqlite3_reset(q);
   /* Its first lease: from now on the unit is in the partial indexes (and, by trigger, behind the
    * job's fresh cursor). */
-  rc = exec3(st, "UPDATE units SET touched = 1 WHERE id = ?1 AND touched = 0", unit_id, 0, 0,
-             "touch");
+  rc = srv_store_exec3(st, "UPDATE units SET touched = 1 WHERE id = ?1 AND touched = 0", unit_id, 0,
+                       0, "touch");
   return rc ? rc : srv_store_unit_refresh(st, unit_id);
 }
 
+int srv_asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
+                  int64_t deadline, int64_t *asg_id) {
+  return asg_lease(st, unit_id, client_id, now, deadline, 0, asg_id);
+}
+
+int srv_asg_lease_spot(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
+                       int64_t deadline, int64_t *asg_id) {
+  return asg_lease(st, unit_id, client_id, now, deadline, 1, asg_id);
+}
+
 int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline) {
-  return exec3(st, "UPDATE assignments SET deadline = ?2 WHERE id = ?1", asg_id, deadline, 0,
-               "extend lease");
+  return srv_store_exec3(st, "UPDATE assignments SET deadline = ?2 WHERE id = ?1", asg_id, deadline,
+                         0, "extend lease");
 }
 
 int srv_asg_set_progress(srv_store_t *st, int64_t asg_id, const nq_progress_t *p, int64_t now) {
@@ -537,8 +629,8 @@ int srv_asg_set_progress(srv_store_t *st, int64_t asg_id, const nq_progress_t *p
 
 int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t deadline) {
   sqlite3_stmt *q;
-  int rc = srv_store_stmt(st, "SELECT need FROM units WHERE id = ?1 "
-                              "AND state != 'verified' AND state != 'disputed'", &q);
+  /* A disputed unit is undecided too (schema 006): it takes replicas. */
+  int rc = srv_store_stmt(st, "SELECT need FROM units WHERE id = ?1 AND state != 'verified'", &q);
   if (rc) return rc;
   sqlite3_bind_int64(q, 1, unit_id);
   int sr = sqlite3_step(q);
@@ -551,8 +643,8 @@ int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t dea
   if (need <= 0)
     return srv_store_failf(st, NQ_ESTATE, "assignment %lld expired and was reissued",
                            (long long)asg_id);
-  rc = exec3(st, "UPDATE assignments SET state = 'leased', deadline = ?2 WHERE id = ?1", asg_id,
-             deadline, 0, "revive");
+  rc = srv_store_exec3(st, "UPDATE assignments SET state = 'leased', deadline = ?2 WHERE id = ?1",
+                       asg_id, deadline, 0, "revive");
   if (rc == 0) rc = srv_store_unit_refresh(st, unit_id);
   return rc;
 }
@@ -578,26 +670,32 @@ int srv_asg_set_result(srv_store_t *st, int64_t asg_id, const nq_counts_t *c, do
 }
 
 int srv_asg_judge(srv_store_t *st, int64_t asg_id, int64_t client_id, int valid) {
-  int rc = exec3(st, valid ? "UPDATE assignments SET state = 'valid' WHERE id = ?1"
-                           : "UPDATE assignments SET state = 'invalid' WHERE id = ?1",
-                 asg_id, 0, 0, "judge");
+  int rc = srv_store_exec3(st, valid ? "UPDATE assignments SET state = 'valid' WHERE id = ?1"
+                                     : "UPDATE assignments SET state = 'invalid' WHERE id = ?1",
+                           asg_id, 0, 0, "judge");
   if (rc == 0)
-    rc = exec3(st, valid ? "UPDATE clients SET valid = valid + 1 WHERE id = ?1"
-                         : "UPDATE clients SET invalid = invalid + 1 WHERE id = ?1",
-               client_id, 0, 0, "trust count");
+    rc = srv_store_exec3(st, valid ? "UPDATE clients SET valid = valid + 1 WHERE id = ?1"
+                                   : "UPDATE clients SET invalid = invalid + 1 WHERE id = ?1",
+                         client_id, 0, 0, "trust count");
   return rc;
 }
 
-int srv_unit_set_best(srv_store_t *st, int64_t unit_id, int best) {
-  int rc = exec3(st, "UPDATE units SET best = ?2 WHERE id = ?1", unit_id, best, 0, "best");
+int srv_unit_set_votes(srv_store_t *st, int64_t unit_id, int best, int others) {
+  int rc = srv_store_exec3(st, "UPDATE units SET best = ?2, others = ?3 WHERE id = ?1", unit_id,
+                           best, others, "votes");
   return rc ? rc : srv_store_unit_refresh(st, unit_id);
+}
+
+int srv_unit_set_spot(srv_store_t *st, int64_t unit_id, int spot) {
+  return srv_store_exec3(st, "UPDATE units SET spot = ?2 WHERE id = ?1 AND state = 'verified'",
+                         unit_id, spot, 0, "spot");
 }
 
 /* A decided unit takes no more replicas: the leases still out are released, so their holders
  * learn from `progress` that the work is no longer needed. */
 static int unit_close(srv_store_t *st, int64_t unit_id) {
-  int rc = exec3(st, "UPDATE assignments SET state = 'expired' WHERE unit_id = ?1 "
-                     "AND state = 'leased'", unit_id, 0, 0, "release leases");
+  int rc = srv_store_exec3(st, "UPDATE assignments SET state = 'expired' WHERE unit_id = ?1 "
+                               "AND state = 'leased'", unit_id, 0, 0, "release leases");
   return rc ? rc : srv_store_unit_refresh(st, unit_id);
 }
 
@@ -616,10 +714,11 @@ int srv_unit_verify(srv_store_t *st, int64_t unit_id, const nq_counts_t *c, int6
   return unit_close(st, unit_id);
 }
 
+/* A disputed unit keeps its replicas out: it needs more votes, not fewer. */
 int srv_unit_dispute(srv_store_t *st, int64_t unit_id) {
-  int rc = exec3(st, "UPDATE units SET state = 'disputed', need = 0 WHERE id = ?1", unit_id, 0,
-                 0, "dispute");
-  return rc ? rc : unit_close(st, unit_id);
+  int rc = srv_store_exec3(st, "UPDATE units SET state = 'disputed' WHERE id = ?1", unit_id, 0, 0,
+                           "dispute");
+  return rc ? rc : srv_store_unit_refresh(st, unit_id);
 }
 
 int srv_unit_agrees(srv_store_t *st, int64_t unit_id, const nq_counts_t *c, const char *solver,

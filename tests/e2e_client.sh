@@ -25,7 +25,8 @@ TAG=e2e_client
 e2e_init client
 
 # start_server DIR PORT N DEPTH: nq-server for the job in the background (SRV = its pid).
-start_server() { e2e_start_server "$1" "$2" --n "$3" --depth "$4" --quorum 2 --exit-when-done; }
+start_server() { e2e_start_server "$1" "$2" --n "$3" --depth "$4" --quorum 2 --quorum-distinct client \
+  --exit-when-done; }
 
 # start_client DIR PORT NAME: an enrolling client with state dir DIR/state-NAME; CPID = its pid.
 start_client() {
@@ -204,7 +205,7 @@ say "client crash: journal re-sent, $LEFT entries left"
 D="$TMP/midunit"
 mkdir -p "$D"
 PORT=$(free_port)
-"$BIN/nq-server" --n 21 --depth 2 --quorum 2 --listen "127.0.0.1:$PORT" \
+"$BIN/nq-server" --n 21 --depth 2 --quorum 2 --quorum-distinct client --listen "127.0.0.1:$PORT" \
   --data "$D/data" >>"$D/server.log" 2>&1 &
 SRV=$!
 for i in $(seq 1 100); do grep -q "listening on" "$D/server.log" && break; sleep 0.1; done

@@ -7,6 +7,11 @@
 #      server runs with --lease-seconds 600 --lease-min 2: the dead client's leases were sized from
 #      its own solve times (a few seconds), so they expire and are reissued long before 600 s;
 #   3. liar: one client with NQ_CLIENT_FAULT=lie among two honest ones (quorum 2, ban threshold 3).
+#   4. colluders (issue 12): quorum by owner, --spot-check 100; two owners' clients report the same
+#      lie and verify it, so the job finishes with a wrong total; two honest owners join, spot
+#      checks disagree, every unit is re-opened (the finished job runs again) and verified again
+#      by the honest majority; the liars end suspect. Then an honest owner is banned: every unit
+#      it helped verify is re-opened, and a third honest owner verifies them again.
 # Each job must finish with the published N=13 values (TOTAL 73712, UNIQUE 9233, COUNT2 4,
 # COUNT4 32, COUNT8 9197), every unit verified exactly once (units total == verified == the
 # generator's count, nothing disputed) and the verified node count equal to the single-process
@@ -39,17 +44,18 @@ EXP_NODES=$((ALL_NODES - D2_UNITS))   # nodes(d2 unit) = 1 + sum of its depth-3 
 start_server() {
   local dir=$1 port=$2
   shift 2
-  e2e_start_server "$dir" "$port" --n $N --depth $DEPTH --quorum 2 --max-results 5 "$@"
+  e2e_start_server "$dir" "$port" --n $N --depth $DEPTH --quorum 2 --max-results 5 \
+    --quorum-distinct client "$@"
 }
 
 # start_client DIR PORT NAME [env...]: an enrolling client with its own state dir; CPID = pid.
-# CLIENT_NICE (default 0) is its nice value.
+# CLIENT_NICE (default 0) is its nice value; ENROL_KEY (default the server's) its enrolment key.
 start_client() {
   local dir=$1 port=$2 name=$3
   shift 3
   mkdir -p "$dir/state-$name"
   nice -n "${CLIENT_NICE:-0}" env "$@" "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
-    --enrol "$(cat "$dir/data/enrol.key")" --name "$name" --threads 1 \
+    --enrol "${ENROL_KEY:-$(cat "$dir/data/enrol.key")}" --name "$name" --threads 1 \
     --state "$dir/state-$name" >>"$dir/client-$name.log" 2>&1 &
   CPID=$!
   PIDS+=("$CPID")
@@ -259,6 +265,64 @@ else
   echo "reliability: liar client exited with status $lrc"
 fi
 echo "reliability: liar scenario took $((SECONDS - t0))s"
+# ---- 4. colluding owners caught by spot checks; a ban re-opens and re-verifies ------------------
+D="$TMP/collude"
+mkdir -p "$D/data"
+PORT=$(free_port)
+# Quorum by owner (the default), every verified unit spot-checked, no auto-ban: the spot checks
+# alone must catch the lie.
+e2e_start_server "$D" "$PORT" --n $N --depth $DEPTH --quorum 2 --max-results 3 \
+  --spot-check 100 --ban-threshold 0 --lease-seconds 5
+t0=$SECONDS
+# owner_key NAME: a new owner's enrolment key (nq-admin owner add, local mode).
+owner_key() { admin_json "$D" owner add "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["enrol_key"])'; }
+# status_field EXPR: a Python expression over the status JSON `s`, printed.
+status_field() { status "$D" | python3 -c "import json,sys; s = json.load(sys.stdin); print($1)"; }
+# wait_for EXPR WHAT: poll the status until EXPR holds.
+wait_for() {
+  local t1=$SECONDS
+  until [ "$(status_field "$1")" = True ]; do
+    [ $((SECONDS - t1)) -lt "$JOB_TIMEOUT" ] || fail "collude: $2 not reached within ${JOB_TIMEOUT}s: $(status "$D" | head -c 600)"
+    kill -0 "$SRV" 2>/dev/null || fail "nq-server died"
+    sleep 0.25
+  done
+}
+for o in evil1 evil2 honest1 honest2 honest3; do eval "KEY_$o=\$(owner_key $o)"; done
+ENROL_KEY=$KEY_evil1 start_client "$D" "$PORT" e1 NQ_CLIENT_FAULT=lie
+ENROL_KEY=$KEY_evil2 start_client "$D" "$PORT" e2 NQ_CLIENT_FAULT=lie
+wait_for 's["done"] and s["match"] is False' "the colluders' lie verified"
+wrong=$(status_field 's["final"]["total"]')
+echo "reliability: collude: two colluding owners verified a lie: TOTAL $wrong (published 73712)"
+ENROL_KEY=$KEY_honest1 start_client "$D" "$PORT" h1
+ENROL_KEY=$KEY_honest2 start_client "$D" "$PORT" h2
+wait_for 's["done"] and s["match"] is True' "the job verified again by the honest owners"
+check_final "$D" "collude (spot checks at 100%)"
+clients_json "$D" | python3 -c '
+import json, sys
+c = {x["name"]: x for x in json.load(sys.stdin)["clients"]}
+errs = []
+for n in ("e1", "e2"):
+    if not c[n]["suspect"]: errs.append("%s not suspect" % n)
+    if c[n]["valid"] != 0: errs.append("%s has %d valid results" % (n, c[n]["valid"]))
+for n in ("h1", "h2"):
+    if c[n]["suspect"] or c[n]["invalid"]: errs.append("%s suspect=%s invalid=%d" % (n, c[n]["suspect"], c[n]["invalid"]))
+if errs:
+    print("reliability: FAIL collude: " + "; ".join(errs)); sys.exit(1)
+print("reliability: collude: liars suspect with %d + %d invalid results, honest owners %d + %d valid"
+      % (c["e1"]["invalid"], c["e2"]["invalid"], c["h1"]["valid"], c["h2"]["valid"]))'
+# Ban honest1 through the running server: what it helped verify is re-opened; honest3 and h2
+# verify it again.
+"$BIN/nq-admin" owner ban honest1 --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
+  --data "$D/data" --json >"$D/ban.json" || fail "owner ban failed"
+reopened=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["reopened"])' "$D/ban.json")
+[ "$reopened" -gt 0 ] || fail "collude: the ban re-opened no unit"
+ENROL_KEY=$KEY_honest3 start_client "$D" "$PORT" h3
+wait_for 's["done"] and s["match"] is True and s["units"]["verified"] == s["units"]["total"]' \
+  "the job verified again after the ban"
+check_final "$D" "collude (after banning an honest owner)"
+echo "reliability: collude: the ban re-opened $reopened unit(s), verified again without it"
+stop_all
+echo "reliability: collude scenario took $((SECONDS - t0))s"
 # No sanitizer report from any process (sanitizer builds), in any scenario.
 if grep -lE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' "$TMP"/*/server.log "$TMP"/*/client-*.log 2>/dev/null; then
   fail "sanitizer report in the logs above"

@@ -37,6 +37,8 @@ void fx_done(fx_t *f);
 
 /* A client `name` (token hash "hash-of-NAME"); returns its id. */
 int64_t fx_client(fx_t *f, const char *name);
+/* A client `name` of an existing owner (fx_client makes each client an owner of its own). */
+int64_t fx_client_of_owner(fx_t *f, const char *name, int64_t owner_id);
 /* get_work in its own transaction: the number of assignments, or the scheduler's error. */
 int fx_work(fx_t *f, int64_t client, int want, int64_t now, srv_work_t *out, srv_nowork_t *why);
 /* A result in its own transaction; returns the scheduler's code. report: 0.5 s. */

@@ -223,7 +223,7 @@ static json_t *ask_as(fx_t *f, int64_t serving, const char *json) {
   nq_proto_err_t err;
   srv_admin_effects_t fx;
   if (nq_admin_req_parse(req, &q, &err) != 0 ||
-      srv_admin_call(f->st, &f->job, serving, &q, f->t0 + 30, &data, &fx, &err) != 0) {
+      srv_admin_call(f->st, &f->job, serving, NULL, &q, f->t0 + 30, &data, &fx, &err) != 0) {
     r = nq_error_new(err.code, err.message, err.fatal);
   } else {
     nq_admin_reply_t rep = {q.cmd, data};
@@ -378,8 +378,8 @@ START_TEST(leased_units_show_progress) {
 }
 END_TEST
 
-/* unit_retry: refusals, then a disputed unit re-opened by its text; the next new client gets it
- * and its agreeing result verifies the unit. */
+/* unit_retry: refusals, then a disputed unit re-opened by its text; the next new clients get it
+ * and their agreeing results verify the unit once they are a strict majority. */
 START_TEST(admin_unit_retry) {
   fx_t f;
   char req[300];
@@ -432,7 +432,79 @@ START_TEST(admin_unit_retry) {
   report(&f, d_id, &w, 0, f.t0 + 41);
   srv_unit_info_t u;
   ck_assert_int_eq(srv_unit_get(f.st, disputed.id, &u), 0);
+  /* Two agree against two others: no strict majority yet (issue 12); one more does it. */
+  ck_assert_int_ne(u.state, SRV_UNIT_VERIFIED);
+  int64_t e_id = fx_client(&f, "echo");
+  ck_assert_int_eq(get_work(&f, e_id, 1, f.t0 + 42, &w), 1);
+  ck_assert_int_eq(w.unit_id, disputed.id);
+  report(&f, e_id, &w, 0, f.t0 + 43);
+  ck_assert_int_eq(srv_unit_get(f.st, disputed.id, &u), 0);
   ck_assert_int_eq(u.state, SRV_UNIT_VERIFIED);
+  fx_done(&f);
+}
+END_TEST
+
+/* The trust commands (issue 12): owners made with a key that only the reply shows, listed;
+ * client_ban re-opens what the client verified, client_unban lifts it; unit_reopen takes a
+ * verified unit back; unit_retry --all-disputed / --client; and their refusals. */
+START_TEST(admin_trust_commands) {
+  fx_t f;
+  admin_fx(&f, "admin");
+  build_all_states(&f);
+  json_t *r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"owner_add\",\"name\":\"lab\"}");
+  const json_t *d = json_object_get(r, "data");
+  ck_assert_str_eq(jstr(d, "name", NULL), "lab");
+  ck_assert_int_eq(strlen(jstr(d, "enrol_key", NULL)), 64);
+  srv_owner_t o;
+  char hash[65];
+  ck_assert_int_eq(nq_sha256_hex(jstr(d, "enrol_key", NULL), hash), 0);
+  ck_assert_int_eq(srv_owner_find_key(f.st, hash, &o), 0);
+  json_decref(r);
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"owner_add\",\"name\":\"lab\"}", "exists");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"owner_add\",\"name\":\"a b\"}", "bad_message");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"owner_ban\",\"name\":\"nobody\"}", "not_found");
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"owners\"}");
+  ck_assert_int_ge(json_array_size(json_object_get(json_object_get(r, "data"), "owners")), 5);
+  json_decref(r);
+  /* alpha helped verify u0: banning it re-opens u0. */
+  srv_unit_info_t verified = first_unit(&f, SRV_UNIT_VERIFIED);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"client_ban\",\"name\":\"alpha\"}");
+  ck_assert_int_eq(jint(json_object_get(r, "data"), "reopened", NULL), 1);
+  json_decref(r);
+  srv_unit_info_t u;
+  ck_assert_int_eq(srv_unit_get(f.st, verified.id, &u), 0);
+  ck_assert_int_eq(u.state, SRV_UNIT_AWAITING);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"client_unban\",\"name\":\"alpha\"}");
+  ck_assert(json_is_false(json_object_get(json_object_get(r, "data"), "banned")));
+  json_decref(r);
+  ck_assert_int_eq(fx_client_of(&f, 1).banned, 0);
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"client_unban\",\"name\":\"zulu\"}", "not_found");
+  /* unit_reopen by id: every result of it stops voting. */
+  char req[200];
+  snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"unit_reopen\",\"unit\":%lld}",
+           (long long)verified.id);
+  r = ask(&f, req);
+  ck_assert_str_eq(jstr(json_object_get(r, "data"), "state", NULL), "awaiting");
+  json_decref(r);
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments WHERE voided = 1 AND "
+                                 "reported_at IS NOT NULL AND unit_id = (SELECT min(id) FROM units)"),
+                   2);
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"unit_reopen\",\"unit\":999999}", "not_found");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"unit_reopen\",\"all_disputed\":true}",
+               "bad_message");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":1,\"all_disputed\":true}",
+               "bad_message");
+  /* The disputed u2 has a result of charlie: retry --client charlie, then --all-disputed (none
+   * left). */
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"client\":\"charlie\"}");
+  ck_assert_int_eq(jint(json_object_get(r, "data"), "retried", NULL), 1);
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"all_disputed\":true}");
+  ck_assert_int_eq(jint(json_object_get(r, "data"), "retried", NULL), 0);
+  json_decref(r);
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"client\":\"zulu\"}", "not_found");
+  fx_check_counters(&f);
+  fx_check_invariants(&f);
   fx_done(&f);
 }
 END_TEST
@@ -688,6 +760,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, status_matches_database);
   tcase_add_test(tc, admin_requests);
   tcase_add_test(tc, admin_unit_retry);
+  tcase_add_test(tc, admin_trust_commands);
   tcase_add_test(tc, leased_units_show_progress);
   tcase_add_test(tc, finished_job_matches_published);
   suite_add_tcase(s, tc);

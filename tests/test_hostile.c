@@ -143,7 +143,8 @@ static int srv_try_start(void) {
     char n[8], d[8];
     snprintf(n, sizeof n, "%d", TEST_N);
     snprintf(d, sizeof d, "%d", TEST_DEPTH);
-    execl(bin, bin, "--n", n, "--depth", d, "--quorum", "2", "--listen", listen, "--data", data,
+    execl(bin, bin, "--n", n, "--depth", d, "--quorum", "2", "--quorum-distinct", "client",
+          "--listen", listen, "--data", data,
           "--lease-seconds", "300", "--max-conns", "256", "--idle-timeout", "60",
           (char *)NULL);
     _exit(127);

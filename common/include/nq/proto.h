@@ -260,6 +260,11 @@ typedef enum {
   NQ_ADMIN_UNIT_RETRY,
   NQ_ADMIN_JOB_ARCHIVE,
   NQ_ADMIN_JOB_DELETE,
+  NQ_ADMIN_OWNERS,      /* issue 12: owners and their clients */
+  NQ_ADMIN_OWNER_ADD,
+  NQ_ADMIN_OWNER_BAN,
+  NQ_ADMIN_CLIENT_UNBAN,
+  NQ_ADMIN_UNIT_REOPEN,
   NQ_ADMIN_NCMDS
 } nq_admin_cmd_t;
 
@@ -267,15 +272,18 @@ const char *nq_admin_cmd_name(nq_admin_cmd_t c); /* "status", "client_add", ... 
 
 typedef struct nq_admin_req_s {
   nq_admin_cmd_t cmd;
-  const char *name;      /* client_add, client_ban: the client's name */
+  const char *name;      /* client_add, client_ban, client_unban: the client's name;
+                          * owner_add, owner_ban: the owner's */
   const char *state;     /* units: a unit state name, or "all" (the store judges the name) */
   int limit;             /* units: at most this many; 0 = no limit */
-  const char *unit_text; /* unit_retry: the unit by its text, or NULL and then ... */
+  const char *unit_text; /* unit_retry, unit_reopen: the unit by its text, or NULL and then ... */
   int64_t unit_id;       /* ... by its id */
   int extra;             /* unit_retry: 1..NQ_PROTO_RETRY_EXTRA_MAX more results; 0 = default */
   int job_n;             /* job_archive, job_delete: the job's N (4..32) */
   int force;             /* job_archive, job_delete: even while clients hold leases (optional
                           * boolean, false when absent) */
+  int all_disputed;      /* unit_retry: every disputed unit instead of one (`all_disputed`) */
+  const char *client;    /* unit_retry: every disputed unit with a result of this client */
 } nq_admin_req_t;
 
 /* Refusals are the non-fatal bad_message (an admin session survives a typo). */
