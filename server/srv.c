@@ -1,6 +1,7 @@
 /* nq-server: the server context -- listener, connections, timers, signals and the group commit
  * (see srv.h and docs/server.md). The message handlers live in srv_proto.c. */
 #include "srv.h"
+#include "web.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -45,6 +46,7 @@ void srv_config_default(srv_config_t *cfg) {
   cfg->sweep_ms = 5000;
   cfg->exit_grace_ms = 2000;
   cfg->retry_after = 30;
+  srv_http_cfg_default(&cfg->http);
 }
 
 int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
@@ -248,7 +250,9 @@ static void batch_run(srv_t *s) {
       srv_proto_handle(s, r, now);
       assert(r->reply || r->close || nq_msg_type(r->msg, NULL) == NQ_MSG_ERROR);
     }
+    uint64_t t0 = uv_hrtime();
     rc = srv_store_commit(s->store);
+    srv_hist_observe(&s->metrics.commit, srv_metrics_since(t0));
     if (rc != 0 && srv_store_in_tx(s->store)) srv_store_rollback(s->store);
   }
   if (rc != 0) {
@@ -354,6 +358,7 @@ void srv_stop(srv_t *s, int exit_code) {
     n++;
   }
   close_all_handles(s);
+  srv_web_stop(s);
   nq_log(NQ_LOG_INFO, "shutdown: closing %d connection(s); %llu requests in %llu batches "
          "(%.1f per commit), %llu failed commits", n, (unsigned long long)s->batch_reqs,
          (unsigned long long)s->batches,
@@ -535,10 +540,12 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
     rc = NQ_EIO;
     goto fail;
   }
+  if ((rc = srv_web_start(s, errbuf, errlen)) != 0) goto fail;
   if (s->sched.job.state == SRV_JOB_DONE) srv_job_finished(s);
   return 0;
 fail:
   close_all_handles(s);
+  srv_web_stop(s);
   uv_run(loop, UV_RUN_NOWAIT); /* runs the close callbacks of what was opened */
   srv_free(s);
   return rc;
