@@ -41,6 +41,8 @@ static void usage(FILE *f) {
           "  --http ADDR:PORT      the public status page, /metrics and /api/* (default\n"
           "                        127.0.0.1:7448; `off` for none; see docs/http.md)\n"
           "  --http-max-conns K    concurrent HTTP connections; more get 503 (default 64)\n"
+          "  --http-timeout S      an HTTP request must arrive whole within S seconds (default\n"
+          "                        10); a connection idle 3*S seconds is closed\n"
           "  --help                this text\n"
           "Environment: NQ_LOG_LEVEL=error|warn|info|debug.\n",
           NQ_UNIT_MIN_N, NQ_MAX_N, NQ_PLAN_DEFAULT_UNIT_SECONDS);
@@ -59,7 +61,7 @@ static int int_arg(const char *opt, const char *v, long min, long max) {
 
 static void parse_args(srv_config_t *cfg, int argc, char **argv) {
   enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE, O_LEASEMIN, O_MAXOUT,
-         O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_HTTP, O_HTTPMAX, O_HELP };
+         O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_HTTP, O_HTTPMAX, O_HTTPTIME, O_HELP };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
       {"depth", required_argument, 0, O_DEPTH},
@@ -79,6 +81,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"exit-when-done", no_argument, 0, O_EXIT},
       {"http", required_argument, 0, O_HTTP},
       {"http-max-conns", required_argument, 0, O_HTTPMAX},
+      {"http-timeout", required_argument, 0, O_HTTPTIME},
       {"help", no_argument, 0, O_HELP},
       {0, 0, 0, 0}};
   int nhost = 0, c;
@@ -133,6 +136,10 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       }
       break;
     case O_HTTPMAX: cfg->http.max_conns = int_arg("http-max-conns", optarg, 1, 100000); break;
+    case O_HTTPTIME:
+      cfg->http.request_ms = 1000 * int_arg("http-timeout", optarg, 1, 3600);
+      cfg->http.idle_ms = 3 * cfg->http.request_ms;
+      break;
     case O_HELP: usage(stdout); exit(0);
     default: usage(stderr); exit(2);
     }
@@ -167,6 +174,7 @@ int main(int argc, char **argv) {
   srv_config_t cfg;
   srv_config_default(&cfg);
   cfg.handle_signals = 1;
+  cfg.http_off = 0;
   parse_args(&cfg, argc, argv);
   nq_log_init("nq-server", NQ_LOG_INFO);
   /* A peer resetting its connection must not kill us through a write (conn.h). */

@@ -46,7 +46,10 @@ void srv_config_default(srv_config_t *cfg) {
   cfg->sweep_ms = 5000;
   cfg->exit_grace_ms = 2000;
   cfg->retry_after = 30;
+  /* The program turns the page on (nq-server's default is 127.0.0.1:7448); a server embedded
+   * in a test does not listen on a fixed port unless asked. */
   srv_http_cfg_default(&cfg->http);
+  cfg->http_off = 1;
 }
 
 int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
