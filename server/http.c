@@ -80,14 +80,16 @@ static int on_header_value(http_parser *p, const char *at, size_t len) {
   return account(s, len);
 }
 
-/* Only GET and HEAD, and never a body: the request is refused before anything is read of it. */
+/* Only GET and HEAD, never a body or an upgrade: refused before anything more is read. */
 static int on_headers_complete(http_parser *p) {
   srv_http_session_t *s = sess_of(p);
   if (p->method != HTTP_GET && p->method != HTTP_HEAD) {
     s->reject = 405;
     return -1;
   }
-  if ((p->flags & F_CHUNKED) || (p->content_length > 0 && p->content_length != ULLONG_MAX)) {
+  /* No body, and no protocol switch (the parser would stop parsing HTTP after it). */
+  if ((p->flags & F_CHUNKED) || (p->content_length > 0 && p->content_length != ULLONG_MAX) ||
+      p->upgrade) {
     s->reject = 400;
     return -1;
   }
