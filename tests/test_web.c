@@ -159,6 +159,10 @@ START_TEST(status_numbers) {
   ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(st, "units"), "verified")),
                    f.job.units);
   /* The page shows the same numbers, in elements with ids. */
+  /* Two samples a minute apart: the chart has a line. */
+  ck_assert_int_eq(srv_web_sample(&s, T0 + 60), 0);
+  srv_history_t more = {T0 + 120, 44, 100, (nq_u128)5000, 1.0};
+  ck_assert_int_eq(srv_history_add(f.st, f.job.id, &more), 0);
   json_t *h = srv_web_history_json(&s);
   ck_assert_ptr_nonnull(h);
   size_t len;
@@ -170,6 +174,8 @@ START_TEST(status_numbers) {
   ck_assert_ptr_nonnull(strstr(html, "id=\"progress\">100.00%<"));
   ck_assert_ptr_nonnull(strstr(html, "MATCH"));
   ck_assert_ptr_nonnull(strstr(html, "http-equiv=\"refresh\""));
+  ck_assert_ptr_nonnull(strstr(html, "<svg id=\"chart\""));
+  ck_assert_ptr_nonnull(strstr(html, "<polyline"));
   /* Self-contained: no script, no external reference. */
   ck_assert_ptr_null(strstr(html, "<script"));
   ck_assert_ptr_null(strstr(html, "http://"));
