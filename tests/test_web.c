@@ -159,10 +159,11 @@ START_TEST(status_numbers) {
   ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(st, "units"), "verified")),
                    f.job.units);
   /* The page shows the same numbers, in elements with ids. */
-  /* Two samples a minute apart: the chart has a line. */
-  ck_assert_int_eq(srv_web_sample(&s, T0 + 60), 0);
-  srv_history_t more = {T0 + 120, 44, 100, (nq_u128)5000, 1.0};
-  ck_assert_int_eq(srv_history_add(f.st, f.job.id, &more), 0);
+  /* Three samples a minute apart: two rates, so the chart has a line. */
+  for (int i = 1; i <= 3; i++) {
+    srv_history_t more = {T0 + 60 * i, 44, 100 * i, (nq_u128)5000 * (nq_u128)(i * i), 1.0};
+    ck_assert_int_eq(srv_history_add(f.st, f.job.id, &more), 0);
+  }
   json_t *h = srv_web_history_json(&s);
   ck_assert_ptr_nonnull(h);
   size_t len;
