@@ -452,17 +452,19 @@ void srv_http_cfg_default(srv_http_cfg_t *cfg) {
   cfg->lim.max_headers = 32;
 }
 
-int srv_http_cfg_set_listen(srv_http_cfg_t *cfg, const char *spec) {
-  char host[NQ_HOST_MAX];
-  int port;
-  if (nq_hostport_parse(spec, host, sizeof host, &port, NQ_HOSTPORT_LISTEN) != 0 ||
-      strlen(host) >= sizeof cfg->host)
-    return NQ_EINVAL;
-  if (!host[0]) snprintf(cfg->host, sizeof cfg->host, "0.0.0.0");
-  else if (!strcmp(host, "localhost")) snprintf(cfg->host, sizeof cfg->host, "127.0.0.1");
-  else snprintf(cfg->host, sizeof cfg->host, "%s", host);
-  cfg->port = port;
+int srv_listen_parse(const char *spec, char *host, size_t hostlen, int *port) {
+  char h[NQ_HOST_MAX];
+  if (nq_hostport_parse(spec, h, sizeof h, port, NQ_HOSTPORT_LISTEN) != 0) return NQ_EINVAL;
+  /* Addresses are IP literals (no resolver at start-up); the two common names are mapped. */
+  const char *ip = !h[0] ? "0.0.0.0" : !strcmp(h, "localhost") ? "127.0.0.1" : h;
+  size_t n = strlen(ip);
+  if (n >= hostlen) return NQ_EINVAL;
+  memcpy(host, ip, n + 1);
   return 0;
+}
+
+int srv_http_cfg_set_listen(srv_http_cfg_t *cfg, const char *spec) {
+  return srv_listen_parse(spec, cfg->host, sizeof cfg->host, &cfg->port);
 }
 
 static void on_handle_closed(uv_handle_t *hd) {
@@ -471,12 +473,12 @@ static void on_handle_closed(uv_handle_t *hd) {
   h_maybe_free(h);
 }
 
-static void bound_name(srv_http_t *h) {
+void srv_tcp_bound(const uv_tcp_t *t, int port, char *buf, size_t buflen) {
   struct sockaddr_storage ss;
   int len = sizeof ss;
   char ip[INET6_ADDRSTRLEN] = "?";
-  int port = h->cfg.port;
-  if (uv_tcp_getsockname(&h->listener, (struct sockaddr *)&ss, &len) == 0) {
+  ss.ss_family = AF_INET;
+  if (uv_tcp_getsockname(t, (struct sockaddr *)&ss, &len) == 0) {
     if (ss.ss_family == AF_INET) {
       uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
       port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
@@ -485,7 +487,7 @@ static void bound_name(srv_http_t *h) {
       port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
     }
   }
-  snprintf(h->bound, sizeof h->bound, ss.ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d", ip, port);
+  snprintf(buf, buflen, ss.ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d", ip, port);
 }
 
 int srv_http_start(srv_http_t **out, uv_loop_t *loop, const srv_http_cfg_t *cfg,
@@ -512,7 +514,7 @@ int srv_http_start(srv_http_t **out, uv_loop_t *loop, const srv_http_cfg_t *cfg,
     return nq_errorf(errbuf, errlen, NQ_EIO, "--http: listen on %s:%d: %s", cfg->host,
                      cfg->port, uv_strerror(r));
   }
-  bound_name(h);
+  srv_tcp_bound(&h->listener, cfg->port, h->bound, sizeof h->bound);
   uv_timer_init(loop, &h->timer);
   h->timer.data = h;
   h->timer_open = 1;

@@ -106,6 +106,12 @@ typedef struct srv_http_s srv_http_t;
 
 /* Defaults for every field but host and port (127.0.0.1:7448). */
 void srv_http_cfg_default(srv_http_cfg_t *cfg);
+/* The listen-address rule of both listeners (--listen, --http): "host:port", "[v6]:port" or
+ * ":port" (all IPv4 addresses); "localhost" means 127.0.0.1; the host must be an IP literal that
+ * fits hostlen. NQ_EINVAL. */
+int srv_listen_parse(const char *spec, char *host, size_t hostlen, int *port);
+/* "ip:port" or "[ip6]:port" of a bound listener (port: what to show if it cannot be read). */
+void srv_tcp_bound(const uv_tcp_t *t, int port, char *buf, size_t buflen);
 /* Parse "ADDR:PORT" (the --http flag; "off" is the caller's). NQ_EINVAL. */
 int srv_http_cfg_set_listen(srv_http_cfg_t *cfg, const char *spec);
 

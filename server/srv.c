@@ -53,18 +53,7 @@ void srv_config_default(srv_config_t *cfg) {
 }
 
 int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
-  char host[NQ_HOST_MAX];
-  int port;
-  if (nq_hostport_parse(spec, host, sizeof host, &port, NQ_HOSTPORT_LISTEN) != 0 ||
-      strlen(host) >= sizeof cfg->listen_host)
-    return NQ_EINVAL;
-  /* Addresses are IP literals (no resolver at start-up); the two common names are mapped. */
-  if (!host[0]) snprintf(cfg->listen_host, sizeof cfg->listen_host, "0.0.0.0");
-  else if (!strcmp(host, "localhost"))
-    snprintf(cfg->listen_host, sizeof cfg->listen_host, "127.0.0.1");
-  else snprintf(cfg->listen_host, sizeof cfg->listen_host, "%s", host);
-  cfg->listen_port = port;
-  return 0;
+  return srv_listen_parse(spec, cfg->listen_host, sizeof cfg->listen_host, &cfg->listen_port);
 }
 
 /* ---- connections ---- */
@@ -424,19 +413,7 @@ static int listen_start(srv_t *s, char *errbuf, size_t errlen) {
     snprintf(errbuf, errlen, "listen on %s:%d: %s", h, s->cfg.listen_port, uv_strerror(r));
     return NQ_EIO;
   }
-  int len = sizeof ss;
-  char ip[INET6_ADDRSTRLEN] = "?";
-  int port = s->cfg.listen_port;
-  if (uv_tcp_getsockname(&s->listener, (struct sockaddr *)&ss, &len) == 0) {
-    if (ss.ss_family == AF_INET) {
-      uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
-      port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    } else {
-      uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
-      port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-    }
-  }
-  snprintf(s->bound, sizeof s->bound, ss.ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d", ip, port);
+  srv_tcp_bound(&s->listener, s->cfg.listen_port, s->bound, sizeof s->bound);
   return 0;
 }
 

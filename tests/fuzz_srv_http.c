@@ -49,27 +49,32 @@ static void handler(void *arg, const srv_http_req_t *req, srv_http_resp_t *r) {
   memcpy(r->body, req->path, r->len + 1);
 }
 
+/* The first occurrence of needle in buf[0..len) (the responses are not NUL-terminated). */
+static const char *find(const char *buf, size_t len, const char *needle) {
+  size_t n = strlen(needle);
+  for (size_t i = 0; i + n <= len; i++)
+    if (!memcmp(buf + i, needle, n)) return buf + i;
+  return NULL;
+}
+
 static int out(void *arg, char *buf, size_t len) {
   fz_t *f = arg;
   FUZZ_ASSERT(!f->closed);
-  FUZZ_ASSERT(len > 9 && memcmp(buf, "HTTP/1.1 ", 9) == 0);
-  int status = atoi(buf + 9);
+  FUZZ_ASSERT(len > 12 && memcmp(buf, "HTTP/1.1 ", 9) == 0);
+  int status = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
   FUZZ_ASSERT(status == 200 || status == 400 || status == 404 || status == 405 ||
               status == 414 || status == 431);
-  char *end = NULL;
-  for (size_t i = 0; i + 3 < len; i++)
-    if (!memcmp(buf + i, "\r\n\r\n", 4)) {
-      end = buf + i + 4;
-      break;
-    }
+  const char *end = find(buf, len, "\r\n\r\n");
   FUZZ_ASSERT(end);
-  const char *cl = strstr(buf, "Content-Length: ");
-  FUZZ_ASSERT(cl && cl < end);
-  size_t n = strtoul(cl + 16, NULL, 10);
-  size_t body = len - (size_t)(end - buf);
+  end += 4;
+  size_t hlen = (size_t)(end - buf);
+  const char *cl = find(buf, hlen, "Content-Length: ");
+  FUZZ_ASSERT(cl);
+  size_t n = 0;
+  for (const char *p = cl + 16; *p >= '0' && *p <= '9'; p++) n = n * 10 + (size_t)(*p - '0');
+  size_t body = len - hlen;
   FUZZ_ASSERT(body == n || body == 0); /* 0: a HEAD request */
-  const char *conn = strstr(buf, "Connection: close");
-  if (conn && conn < end) f->closed = 1;
+  if (find(buf, hlen, "Connection: close")) f->closed = 1;
   f->responses++;
   free(buf);
   return 0;
