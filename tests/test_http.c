@@ -181,38 +181,13 @@ static int g_port, g_http;
 static char *g_dir;
 static int g_units; /* units solved by the honest client */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static int connect_port(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  struct sockaddr_in a = {0};
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 /* Read whatever arrives within ms (until EOF); returns bytes read, *eof = 1 on EOF/reset. */
 static size_t read_some(int fd, char *buf, size_t cap, int ms, int *eof) {
   size_t len = 0;
   *eof = 0;
-  double end = now_s() + ms / 1000.0;
+  double end = tu_now_s() + ms / 1000.0;
   while (len + 1 < cap) {
-    int left = (int)((end - now_s()) * 1000);
+    int left = (int)((end - tu_now_s()) * 1000);
     if (left <= 0) break;
     struct pollfd p = {fd, POLLIN, 0};
     if (poll(&p, 1, left) <= 0) break;
@@ -229,7 +204,7 @@ static size_t read_some(int fd, char *buf, size_t cap, int ms, int *eof) {
 
 /* One request on a fresh connection (Connection: close); the response in buf. */
 static int request(const char *raw, char *buf, size_t cap) {
-  int fd = connect_port(g_http);
+  int fd = tu_tcp_connect(g_http);
   if (fd < 0) return -1;
   if (write(fd, raw, strlen(raw)) < 0) {
     close(fd);
@@ -270,13 +245,13 @@ static int srv_start(void) {
     _exit(127);
   }
   g_srv = pid;
-  double deadline = now_s() + 60;
+  double deadline = tu_now_s() + 60;
   char buf[4096];
-  while (now_s() < deadline) {
+  while (tu_now_s() < deadline) {
     if (waitpid(g_srv, NULL, WNOHANG) != 0) return -1;
     if (request("GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n", buf, sizeof buf) == 200)
       return 0;
-    sleep_ms(100);
+    tu_sleep_ms(100);
   }
   return -1;
 }
@@ -306,14 +281,14 @@ static int honest(int k) {
     _exit(127);
   }
   int st;
-  double deadline = now_s() + 120;
+  double deadline = tu_now_s() + 120;
   while (waitpid(pid, &st, WNOHANG) == 0) {
-    if (now_s() > deadline) {
+    if (tu_now_s() > deadline) {
       kill(pid, SIGKILL);
       waitpid(pid, &st, 0);
       return -1;
     }
-    sleep_ms(20);
+    tu_sleep_ms(20);
   }
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0) g_units += k;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -330,7 +305,7 @@ static void attack_idle(void) {
   static int fds[IDLE_CONNS];
   int opened = 0, busy = 0, closed = 0;
   for (int i = 0; i < IDLE_CONNS; i++) {
-    fds[i] = connect_port(g_http);
+    fds[i] = tu_tcp_connect(g_http);
     if (fds[i] >= 0) opened++;
   }
   ck_assert_int_ge(opened, IDLE_CONNS * 9 / 10);
@@ -344,10 +319,10 @@ static void attack_idle(void) {
   }
   ck_assert_int_ge(busy, opened - MAX_CONNS);
   /* The held ones: closed by the server within the idle time (3 * TIMEOUT_S) and some slack. */
-  double deadline = now_s() + 3 * TIMEOUT_S + 30;
+  double deadline = tu_now_s() + 3 * TIMEOUT_S + 30;
   for (int i = 0; i < IDLE_CONNS; i++) {
     if (fds[i] < 0) continue;
-    while (now_s() < deadline) {
+    while (tu_now_s() < deadline) {
       read_some(fds[i], buf, sizeof buf, 200, &eof);
       if (eof) break;
     }
@@ -362,13 +337,13 @@ static void attack_idle(void) {
 static void attack_slowloris(void) {
   int fds[5];
   for (int i = 0; i < 5; i++) {
-    fds[i] = connect_port(g_http);
+    fds[i] = tu_tcp_connect(g_http);
     ck_assert_int_ge(fds[i], 0);
     ck_assert_int_gt(write(fds[i], "GET / HTTP/1.1\r\n", 16), 0);
   }
-  double start = now_s();
+  double start = tu_now_s();
   int open = 5;
-  while (open > 0 && now_s() - start < 60) {
+  while (open > 0 && tu_now_s() - start < 60) {
     open = 0;
     for (int i = 0; i < 5; i++) {
       if (fds[i] < 0) continue;
@@ -388,10 +363,10 @@ static void attack_slowloris(void) {
         open++;
       }
     }
-    sleep_ms(400);
+    tu_sleep_ms(400);
   }
   ck_assert_msg(open == 0, "slowloris connections still open after 60 s");
-  printf("http: slowloris cut after %.1f s\n", now_s() - start);
+  printf("http: slowloris cut after %.1f s\n", tu_now_s() - start);
 }
 
 /* Huge headers: refused (431, or the connection reset after it), never answered 200. */
@@ -401,7 +376,7 @@ static void attack_huge_headers(void) {
   int n = snprintf(req, 64, "GET / HTTP/1.1\r\nX-Huge: ");
   memset(req + n, 'h', big);
   memcpy(req + n + big, "\r\n\r\n", 4);
-  int fd = connect_port(g_http);
+  int fd = tu_tcp_connect(g_http);
   ck_assert_int_ge(fd, 0);
   signal(SIGPIPE, SIG_IGN);
   size_t off = 0, len = (size_t)n + big + 4;
@@ -450,7 +425,7 @@ static size_t take_responses(const char *buf, size_t len, int *ok, int *other) {
 static void attack_pipelined(void) {
   static const char *const paths[] = {"/", "/metrics", "/api/status", "/api/history"};
   const int total = 10000;
-  int fd = connect_port(g_http);
+  int fd = tu_tcp_connect(g_http);
   ck_assert_int_ge(fd, 0);
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   char *out = malloc(64 * (size_t)total);
@@ -461,8 +436,8 @@ static void attack_pipelined(void) {
   size_t off = 0, have = 0, cap = 1 << 20;
   char *in = malloc(cap + 1);
   int ok = 0, other = 0, eof = 0;
-  double deadline = now_s() + 300;
-  while (!eof && now_s() < deadline) {
+  double deadline = tu_now_s() + 300;
+  while (!eof && tu_now_s() < deadline) {
     struct pollfd p = {fd, POLLIN | (off < olen ? POLLOUT : 0), 0};
     if (poll(&p, 1, 1000) < 0) break;
     if ((p.revents & POLLOUT) && off < olen) {
@@ -555,8 +530,8 @@ START_TEST(hostile_http_with_clients_served) {
   ck_assert_msg(strstr(buf, want), "want %s in\n%s", want, buf);
   kill(g_srv, SIGTERM);
   int st = -1;
-  double deadline = now_s() + 30;
-  while (now_s() < deadline && waitpid(g_srv, &st, WNOHANG) == 0) sleep_ms(50);
+  double deadline = tu_now_s() + 30;
+  while (tu_now_s() < deadline && waitpid(g_srv, &st, WNOHANG) == 0) tu_sleep_ms(50);
   ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "nq-server exit status %d", st);
   g_srv = -1;
   tu_rmtree(g_dir);

@@ -44,6 +44,14 @@ static void run_job(fx_t *f, const int64_t *cl, int ncl, int64_t liar, int64_t n
   }
 }
 
+/* A finished N=8 job verified by two honest clients (alice, bob), and a server context on it. */
+static void finished_job(fx_t *f, srv_t *s, int64_t now) {
+  fx_init(f, 8, 3, 2, 5, NULL);
+  int64_t cl[2] = {fx_client(f, "alice"), fx_client(f, "bob")};
+  run_job(f, cl, 2, 0, now);
+  fake_srv(s, f);
+}
+
 static nq_u128 credit_of(fx_t *f, int64_t id) {
   srv_credit_t c;
   ck_assert_int_eq(srv_credit_get(f->st, id, &c), 0);
@@ -145,11 +153,8 @@ END_TEST
 /* The status object carries the admin status's numbers. */
 START_TEST(status_numbers) {
   fx_t f;
-  fx_init(&f, 8, 3, 2, 5, NULL);
-  int64_t cl[2] = {fx_client(&f, "alice"), fx_client(&f, "bob")};
-  run_job(&f, cl, 2, 0, T0 + 5);
   srv_t s;
-  fake_srv(&s, &f);
+  finished_job(&f, &s, T0 + 5);
   json_t *st = srv_web_status_json(&s, T0 + 7);
   ck_assert_ptr_nonnull(st);
   ck_assert(json_is_true(json_object_get(st, "done")));
@@ -208,11 +213,8 @@ static void check_sample(const char *line, const char *family) {
  * histograms' buckets are cumulative and end at +Inf = count. */
 START_TEST(metrics_text) {
   fx_t f;
-  fx_init(&f, 8, 3, 2, 5, NULL);
-  int64_t cl[2] = {fx_client(&f, "alice"), fx_client(&f, "bob")};
-  run_job(&f, cl, 2, 0, nq_now_wall());
   srv_t s;
-  fake_srv(&s, &f);
+  finished_job(&f, &s, nq_now_wall());
   srv_hist_observe(&s.metrics.commit, 0.0003);
   srv_hist_observe(&s.metrics.commit, 0.02);
   srv_hist_observe(&s.metrics.commit, 50);
@@ -311,11 +313,8 @@ END_TEST
 /* The sampler's sample: the job's counters at that minute. */
 START_TEST(history_sample) {
   fx_t f;
-  fx_init(&f, 8, 3, 2, 5, NULL);
-  int64_t cl[2] = {fx_client(&f, "alice"), fx_client(&f, "bob")};
-  run_job(&f, cl, 2, 0, T0 + 5);
   srv_t s;
-  fake_srv(&s, &f);
+  finished_job(&f, &s, T0 + 5);
   ck_assert_int_eq(srv_web_sample(&s, T0 + 60), 0);
   ck_assert_int_eq(fx_q1(f.path, "SELECT verified FROM job_history"), 44);
   ck_assert_int_eq(fx_q1(f.path, "SELECT share FROM job_history"), 1);
