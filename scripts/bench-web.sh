@@ -2,7 +2,8 @@
 # Benchmark: what the public status page costs the server. nq-server's results/s with many TLS
 # clients reporting tiny (fake) results (nq-loadgen), without and with a scraper fetching /metrics
 # and / ten times a second each, in alternating rounds of one run, reported as a ratio
-# (target >= 0.95: the page must not slow the count down).
+# (target >= 0.95: the page must not slow the count down). Then the server's CPU time per page,
+# measured alone (the figure least moved by a busy machine).
 #
 #   scripts/bench-web.sh [BUILD_DIR] [CONNS] [SECONDS] [ROUNDS]   (defaults: build 100 8 3)
 #
@@ -102,3 +103,22 @@ done
 awk -v b="$bsum" -v s="$ssum" -v bc="$bcpu" -v sc="$scpu" 'BEGIN {
   printf "ratio results/s (with / without scraper): %.3f\n", (b > 0 ? s / b : 0)
   printf "ratio server CPU per result (without / with scraper): %.3f\n", (sc > 0 ? bc / sc : 0) }'
+
+# The cost of one page to the server alone: its CPU time over 500 fetches each of /metrics and /
+# (keep-alive, no load), per page; 20 pages a second cost 20 times that each second.
+c0=$(cpu_ticks)
+"$PY" - "$HTTP" <<'PYEOF'
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+for _ in range(500):
+    for path in ("/metrics", "/"):
+        c.request("GET", path)
+        r = c.getresponse()
+        r.read()
+        assert r.status == 200
+PYEOF
+c1=$(cpu_ticks)
+awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN {
+  printf "server CPU per page (/metrics and / alternately, 1000 pages): %.3f ms;", 1000 * t / hz / 1000
+  printf " 20 pages/s = %.2f%% of one core\n", 100 * 20 * t / hz / 1000 }'
+
