@@ -376,7 +376,10 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
   (void)buf;
   if (nread == 0 || c->closing) return;
   if (nread < 0) {
-    conn_close(c);
+    /* The peer is done sending (or gone): what it asked for is still answered, then closed. */
+    conn_read_stop(c);
+    c->close_after = 1;
+    if (nread != UV_EOF || c->queued == 0) conn_close(c);
     return;
   }
   c->last_ms = uv_now(c->h->loop);
@@ -428,7 +431,9 @@ static void on_connection(uv_stream_t *server, int status) {
   conn_read_start(c);
 }
 
-/* Once a second: close connections idle between requests, or too slow to send one. */
+/* Once a second: close connections too slow to send a request, and those where nothing moved
+ * for idle_ms: no byte read and no response written (a peer that does not read its responses
+ * holds at most SRV_HTTP_HIGH_WATER bytes, and only for that long). */
 static void on_timer(uv_timer_t *t) {
   srv_http_t *h = t->data;
   uint64_t now = uv_now(h->loop);
@@ -436,7 +441,7 @@ static void on_timer(uv_timer_t *t) {
     next = c->next;
     if (c->closing) continue;
     int slow = c->req_ms && now - c->req_ms > (uint64_t)h->cfg.request_ms;
-    int idle = c->queued == 0 && now - c->last_ms > (uint64_t)h->cfg.idle_ms;
+    int idle = now - c->last_ms > (uint64_t)h->cfg.idle_ms;
     if (slow || idle) conn_close(c);
   }
 }

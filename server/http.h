@@ -12,8 +12,9 @@
  * of at most SRV_HTTP_URL_MAX bytes (414); a malformed request: 400 and close. Pipelined requests
  * are answered in order; while more than SRV_HTTP_HIGH_WATER bytes of responses wait to be
  * written, the connection is not read (the kernel's buffers then hold the peer back). A request
- * must arrive whole within request_ms of its first byte (slowloris), and a connection idle for
- * idle_ms between requests is closed. At most max_conns connections; one more is answered 503
+ * must arrive whole within request_ms of its first byte (slowloris), and a connection where nothing
+ * moved for idle_ms (no byte read, no response written: idle between requests, or a peer that
+ * does not read its responses) is closed. At most max_conns connections; one more is answered 503
  * and closed at once. Nothing here knows tokens or looks at the peer's address.
  *
  * Everything runs on the loop thread.
@@ -97,7 +98,7 @@ typedef struct srv_http_cfg_s {
   char host[64];        /* IP literal */
   int port;             /* 0: any free port (tests) */
   int max_conns;        /* default 64 */
-  int idle_ms;          /* between requests; default 30000 */
+  int idle_ms;          /* nothing read or written for this long; default 30000 */
   int request_ms;       /* from a request's first byte to its end; default 10000 */
   srv_http_limits_t lim;
 } srv_http_cfg_t;

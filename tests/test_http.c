@@ -5,7 +5,8 @@
  * directory), each attack held open while an honest nq-client solves units over the TLS port:
  * 1,000 idle connections (the connection limit answers 503, the idle ones are closed), slowloris
  * (a request that never ends is cut at the request timeout), huge headers, 10,000 pipelined
- * requests on one connection, every other method, path traversal attempts. At the end the page
+ * requests on one connection, a peer that pipelines and never reads, every other method, path
+ * traversal attempts. At the end the page
  * still answers and the server stops cleanly. */
 #include "http.h"
 #include "nq/nq.h"
@@ -468,6 +469,29 @@ static void attack_pipelined(void) {
   printf("http: %d pipelined requests answered\n", total);
 }
 
+/* A peer that pipelines 20,000 page requests and never reads: the server stops reading it at the
+ * high-water mark and closes it once nothing moved for the idle time (should the machine be so
+ * slow that our late reads keep it moving, it ends after the last answer and the idle time). */
+static void attack_no_read(void) {
+  const int total = 20000;
+  int fd = tu_tcp_connect(g_http);
+  ck_assert_int_ge(fd, 0);
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (int i = 0; i < total; i++)
+    if (write(fd, req, sizeof req - 1) < 0) break; /* the buffers may fill first: fine */
+  /* Let the idle time (3 * TIMEOUT_S) pass without reading, then read to the end. */
+  tu_sleep_ms(3 * TIMEOUT_S * 1000 + 2000);
+  char buf[65536];
+  int eof = 0;
+  size_t got = 0;
+  double deadline = tu_now_s() + 60;
+  while (!eof && tu_now_s() < deadline) got += read_some(fd, buf, sizeof buf, 500, &eof);
+  ck_assert_msg(eof, "a peer that never reads was not closed");
+  close(fd);
+  printf("http: a peer that never reads closed after %zu bytes\n", got);
+}
+
 static void attack_methods_and_paths(void) {
   static const char *const methods[] = {"POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE",
                                         "PROPFIND", "BREW"};
@@ -515,9 +539,20 @@ START_TEST(hostile_http_with_clients_served) {
   attack_huge_headers();
   attack_pipelined();
   assert_honest("pipelining");
+  attack_no_read();
   attack_methods_and_paths();
   assert_honest("the method and path attacks");
   char buf[65536];
+  /* A peer that half-closes after its requests still gets both answers. */
+  int fd = tu_tcp_connect(g_http), eof;
+  ck_assert_int_ge(fd, 0);
+  const char two[] = "GET /metrics HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n";
+  ck_assert_int_eq(write(fd, two, sizeof two - 1), (ssize_t)(sizeof two - 1));
+  shutdown(fd, SHUT_WR);
+  read_some(fd, buf, sizeof buf, IO_MS, &eof);
+  ck_assert(eof);
+  ck_assert_int_eq(count(buf, "HTTP/1.1 200 OK"), 2);
+  close(fd);
   ck_assert_int_eq(request("GET /api/status HTTP/1.1\r\nConnection: close\r\n\r\n", buf,
                            sizeof buf), 200);
   ck_assert_ptr_nonnull(strstr(buf, "\"Honest.Volunteer\""));
