@@ -229,23 +229,11 @@ static int srv_start(void) {
   snprintf(data, sizeof data, "%s/data", g_dir);
   snprintf(maxc, sizeof maxc, "%d", MAX_CONNS);
   snprintf(to, sizeof to, "%d", TIMEOUT_S);
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    execl(bin, bin, "--n", "13", "--depth", "4", "--quorum", "1", "--listen", listen, "--data",
-          data, "--http", http, "--http-max-conns", maxc, "--http-timeout", to, (char *)NULL);
-    _exit(127);
-  }
-  g_srv = pid;
+  char *argv[] = {bin, "--n", "13", "--depth", "4", "--quorum", "1", "--listen", listen,
+                  "--data", data, "--http", http, "--http-max-conns", maxc, "--http-timeout", to,
+                  NULL};
+  g_srv = tu_spawn(argv, log);
+  if (g_srv < 0) return -1;
   double deadline = tu_now_s() + 60;
   char buf[4096];
   while (tu_now_s() < deadline) {
@@ -270,17 +258,11 @@ static int honest(int k) {
   if (!f || !fgets(keytext, sizeof keytext, f)) return -1;
   fclose(f);
   keytext[strcspn(keytext, "\r\n")] = '\0';
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    int fd = open("/dev/null", O_WRONLY);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execl(bin, bin, "--server", server, "--ca", ca, "--enrol", keytext, "--name", "honest",
-          "--public-name", "Honest.Volunteer", "--state", state, "--threads", "1",
-          "--max-units", units, (char *)NULL);
-    _exit(127);
-  }
+  char *argv[] = {bin, "--server", server, "--ca", ca, "--enrol", keytext, "--name", "honest",
+                  "--public-name", "Honest.Volunteer", "--state", state, "--threads", "1",
+                  "--max-units", units, NULL};
+  pid_t pid = tu_spawn(argv, NULL);
+  if (pid < 0) return -1;
   int st;
   double deadline = tu_now_s() + 120;
   while (waitpid(pid, &st, WNOHANG) == 0) {

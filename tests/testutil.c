@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,4 +81,20 @@ int tu_tcp_connect(int port) {
     return -1;
   }
   return fd;
+}
+
+int tu_spawn(char *const argv[], const char *log) {
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid != 0) return pid < 0 ? -1 : (int)pid;
+  prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test process */
+  if (getppid() != parent) _exit(127);
+  int fd = log ? open(log, O_WRONLY | O_CREAT | O_APPEND, 0644) : open("/dev/null", O_WRONLY);
+  if (fd >= 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+    close(fd);
+  }
+  execv(argv[0], argv);
+  _exit(127);
 }
