@@ -22,18 +22,18 @@ int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
   } else {
     const json_t *list = adm_get(d, "clients");
     char seen[64];
-    printf("%-24s %-16s %-7s %-8s %8s %8s %5s  %s\n", "NAME", "OWNER", "ACTIVE", "BANNED",
-           "VALID", "INVALID", "HELD", "LAST SEEN");
+    printf("%-24s %-16s %-7s %-8s %8s %8s %5s %20s  %-24s %s\n", "NAME", "OWNER", "ACTIVE",
+           "BANNED", "VALID", "INVALID", "HELD", "CREDIT", "SHOWN AS", "LAST SEEN");
     for (size_t i = 0; i < json_array_size(list); i++) {
       const json_t *c = json_array_get(list, i);
-      printf("%-24s %-16s %-7s %-8s %8lld %8lld %5lld  %s\n", adm_str(c, "name"),
+      printf("%-24s %-16s %-7s %-8s %8lld %8lld %5lld %20s  %-24s %s\n", adm_str(c, "name"),
              adm_str(c, "owner"), json_is_true(adm_get(c, "active")) ? "yes" : "no",
              json_is_true(adm_get(c, "banned"))    ? "BANNED"
              : json_is_true(adm_get(c, "suspect")) ? "suspect"
                                                    : "-",
              (long long)adm_int(c, "valid"), (long long)adm_int(c, "invalid"),
-             (long long)adm_int(c, "outstanding"), adm_time(adm_int(c, "last_seen"), seen,
-                                                            sizeof seen));
+             (long long)adm_int(c, "outstanding"), adm_str(c, "credit"),
+             adm_str(c, "display_name"), adm_time(adm_int(c, "last_seen"), seen, sizeof seen));
     }
     printf("%zu client(s)\n", json_array_size(list));
   }

@@ -280,7 +280,7 @@ static void on_open(nq_conn_t *c) {
   const cli_config_t *cfg = cli->cfg;
   char name[NQ_PROTO_NAME_MAX + 1];
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, NULL, NULL, NQ_SOLVER_VERSION,
-                  cfg->threads, "nq-client " NQ_VERSION_STRING};
+                  cfg->threads, "nq-client " NQ_VERSION_STRING, cfg->public_name};
   if (cli->enrolling) {
     h.enrol = cfg->enrol;
     h.name = enrol_name(cfg, name);

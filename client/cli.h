@@ -69,6 +69,7 @@ typedef struct cli_config_s {
   const char *enrol;  /* --enrol, or NULL */
   const char *name;   /* --name, or NULL (host name) */
   int threads;        /* --threads, >= 1 */
+  const char *public_name; /* --public-name: shown on the server's public page; NULL: anonymous */
   const char *state;  /* --state directory */
   long max_units;     /* --max-units (--once is 1); 0 = no limit */
   double checkpoint_seconds; /* --checkpoint-seconds: the running unit is saved this often (60) */

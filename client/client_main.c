@@ -20,7 +20,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: nq-client --server HOST:PORT --ca CA.pem (--token T | --enrol KEY [--name NAME])\n"
           "                 [--threads T] [--state DIR] [--once] [--max-units K]\n"
-          "                 [--checkpoint-seconds S]\n"
+          "                 [--checkpoint-seconds S] [--public-name NAME]\n"
           "Fetch N-Queens work units from nq-server, solve them, report the counts.\n"
           "  --server HOST:PORT  the server; HOST is also the name its certificate must match\n"
           "  --ca FILE           PEM file of the CA that signed the server certificate\n"
@@ -28,6 +28,9 @@ static void usage(FILE *f) {
           "  --enrol KEY         enrol once with the server's enrolment key; the new token is\n"
           "                      stored in the state dir and used by later runs\n"
           "  --name NAME         client name asked for at enrolment (default: host name)\n"
+          "  --public-name NAME  the name to be credited under on the server's public page\n"
+          "                      (1..64 of [A-Za-z0-9._-]; default: anonymous, shown as\n"
+          "                      anonymous- and a short hash)\n"
           "  --threads T         solver threads (default: online CPUs)\n"
           "  --state DIR         state directory: token, journal, checkpoints\n"
           "                      (default: $HOME/.nq-client)\n"
@@ -56,7 +59,7 @@ int main(int argc, char **argv) {
   cli_config_t cfg;
   cli_config_default(&cfg);
   enum { O_SERVER = 1, O_CA, O_TOKEN, O_ENROL, O_NAME, O_THREADS, O_STATE, O_ONCE, O_MAX, O_CKPT,
-         O_HELP };
+         O_PUBLIC, O_HELP };
   static const struct option opts[] = {
       {"server", required_argument, NULL, O_SERVER}, {"ca", required_argument, NULL, O_CA},
       {"token", required_argument, NULL, O_TOKEN},   {"enrol", required_argument, NULL, O_ENROL},
@@ -64,6 +67,7 @@ int main(int argc, char **argv) {
       {"state", required_argument, NULL, O_STATE},   {"once", no_argument, NULL, O_ONCE},
       {"max-units", required_argument, NULL, O_MAX}, {"help", no_argument, NULL, O_HELP},
       {"checkpoint-seconds", required_argument, NULL, O_CKPT},
+      {"public-name", required_argument, NULL, O_PUBLIC},
       {NULL, 0, NULL, 0}};
   const char *server = NULL;
   int once = 0;
@@ -78,6 +82,13 @@ int main(int argc, char **argv) {
     case O_TOKEN: cfg.token = optarg; break;
     case O_ENROL: cfg.enrol = optarg; break;
     case O_NAME: cfg.name = optarg; break;
+    case O_PUBLIC:
+      if (!nq_proto_name_valid(optarg)) {
+        fprintf(stderr, "nq-client: --public-name wants 1..64 of [A-Za-z0-9._-]\n");
+        return CLI_EXIT_USAGE;
+      }
+      cfg.public_name = optarg;
+      break;
     case O_STATE: cfg.state = optarg; break;
     case O_ONCE: once = 1; break;
     case O_THREADS:

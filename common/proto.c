@@ -186,6 +186,7 @@ json_t *nq_hello_pack(const nq_hello_t *h) {
   if (h->solver) put(o, "solver", json_string(h->solver), &ok);
   if (h->threads) put(o, "threads", json_integer(h->threads), &ok);
   if (h->software) put(o, "software", json_string(h->software), &ok);
+  if (h->public_name) put(o, "public_name", json_string(h->public_name), &ok);
   return msg_done(o, ok);
 }
 
@@ -223,6 +224,9 @@ int nq_hello_parse(const json_t *m, nq_hello_t *h, nq_proto_err_t *err) {
       bad = "role client needs exactly one of token and enrol";
     else if (h->enrol && !nq_proto_name_valid(h->name))
       bad = "enrol needs a name of 1..64 characters [A-Za-z0-9._-]";
+    else if (nq_msg_opt_str(m, "public_name", NULL, &h->public_name) ||
+             (h->public_name && !nq_proto_name_valid(h->public_name)))
+      bad = "public_name must be a name of 1..64 characters [A-Za-z0-9._-]";
   }
   if (bad) return BAD("hello: %s", bad);
   return 0;

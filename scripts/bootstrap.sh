@@ -6,7 +6,10 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 shift || true
 
-PKGS=(libuv1-dev libsqlite3-dev libssl-dev check libjansson-dev pkg-config cmake build-essential)
+# libhttp-parser-dev: the HTTP request parser of the status page (docs/http.md); Debian 12 has no
+# llhttp package. python3-prometheus-client: the suite checks /metrics with its parser.
+PKGS=(libuv1-dev libsqlite3-dev libssl-dev check libjansson-dev pkg-config cmake build-essential
+  libhttp-parser-dev python3-prometheus-client)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

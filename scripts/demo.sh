@@ -41,9 +41,16 @@ for _ in $(seq 1 50); do
 done
 [ -n "$PORT" ] || { echo "demo: no free port found" >&2; exit 1; }
 SERVER=127.0.0.1:$PORT
+# The public status page on the next free port (docs/http.md).
+HPORT=
+for p in $(seq $((PORT + 1)) $((PORT + 50))); do
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then HPORT=$p; break; fi
+done
+[ -n "$HPORT" ] || { echo "demo: no free port for the status page" >&2; exit 1; }
 
 echo "== nq-server --n $N on $SERVER, data $DATA =="
-"$BIN/nq-server" --n "$N" --listen "$SERVER" --data "$DATA" >"$DATA/server.log" 2>&1 &
+"$BIN/nq-server" --n "$N" --listen "$SERVER" --data "$DATA" --http "127.0.0.1:$HPORT" \
+  >"$DATA/server.log" 2>&1 &
 PIDS+=($!)
 # Ready when an admin session over TLS works (remote mode, with the generated CA and token).
 for i in $(seq 1 100); do
@@ -57,10 +64,12 @@ done
 THREADS=$(( $(nproc) > 3 ? $(nproc) / 2 : 1 ))
 for c in 1 2; do
   "$BIN/nq-client" --server "$SERVER" --ca "$DATA/ca.pem" --enrol "$(cat "$DATA/enrol.key")" \
-    --name "demo-$c" --threads "$THREADS" --state "$DATA/client-$c" >"$DATA/client-$c.log" 2>&1 &
+    --name "demo-$c" --public-name "demo-volunteer-$c" --threads "$THREADS" \
+    --state "$DATA/client-$c" >"$DATA/client-$c.log" 2>&1 &
   PIDS+=($!)
 done
 echo "== two nq-clients enrolled (demo-1, demo-2; $THREADS thread(s) each) =="
+echo "== status page: http://127.0.0.1:$HPORT/ (metrics: http://127.0.0.1:$HPORT/metrics) =="
 
 # Redraws every second until the job is done; its exit status is 3 on a mismatch. The timeout
 # (NQ_DEMO_TIMEOUT seconds, default 1800) keeps a broken run from watching forever.

@@ -75,6 +75,13 @@ SEEDS
 {"format":"nq-checkpoint-1","solver":"nq-solver-1","unit":"12:s:1:1,3","cut":{"depth":2,"tasks":1,"hash":"c79b932e1e1da3c0e098e5ad2c422937eb904a76cf61d83975a74a68fbb04b99"},"done":{"tasks":1,"c2":0,"c4":1,"c8":75,"nodes":6898},"seconds":0.00064901299992925487,"finished":"01"}
 SEEDS
   fi
+  # Seeds for the HTTP request handling: byte 0 the chunk size, byte 1 the pause flag.
+  if [ "$t" = fuzz_srv_http ] && [ -z "$(ls -A "$corpus")" ]; then
+    printf '\x07\x01GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nHEAD /?a=b HTTP/1.1\r\n\r\n' >"$corpus/seed0"
+    printf '\x3f\x00GET /api/status HTTP/1.0\r\n\r\n' >"$corpus/seed1"
+    printf '\x01\x00POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc' >"$corpus/seed2"
+    printf '\x10\x01GET /../etc/passwd HTTP/1.1\r\nA: b\r\nC: d\r\n\r\nGET / HTTP/1.1\r\nConnection: close\r\n\r\n' >"$corpus/seed3"
+  fi
   maxlen=4096
   [ "$t" = fuzz_unit ] && maxlen=256   # unit texts are < 128 bytes
   dict=()

@@ -265,7 +265,19 @@ static int client_cb(const srv_client_t *c, void *arg) {
                         (json_int_t)c->valid, "invalid", (json_int_t)c->invalid, "banned",
                         c->banned, "outstanding", (json_int_t)c->outstanding, "owner", own.name,
                         "suspect", c->suspect, "network", c->net);
-  return o && json_array_append_new(l->arr, o) == 0 ? 0 : NQ_ENOMEM;
+  if (!o) return NQ_ENOMEM;
+  /* Credit (schema 009): the verified nodes its agreeing results earned, and its public name. */
+  srv_credit_t cr;
+  int ok = 1;
+  rc = srv_credit_get(l->st, c->id, &cr);
+  if (rc != 0) {
+    json_decref(o);
+    return rc;
+  }
+  put(o, "credit", u128_json(cr.credit), &ok);
+  put(o, "public_name", cr.named ? json_string(cr.display) : json_null(), &ok);
+  put(o, "display_name", json_string(cr.display), &ok);
+  return ok && json_array_append_new(l->arr, o) == 0 ? 0 : (json_decref(o), NQ_ENOMEM);
 }
 
 static int owner_cb(const srv_owner_t *w, void *arg) {

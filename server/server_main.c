@@ -10,6 +10,7 @@
 #include "nq/plan.h"
 #include "nq/unit.h"
 #include "srv.h"
+#include "web.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -46,6 +47,11 @@ static void usage(FILE *f) {
           "  --hostname NAME       extra name/IP in the server certificate (repeatable)\n"
           "  --ban-threshold T     auto-ban after T invalid results, 0 = never (default 3)\n"
           "  --exit-when-done      exit 0 shortly after the job is finished\n"
+          "  --http ADDR:PORT      the public status page, /metrics and /api/* (default\n"
+          "                        127.0.0.1:7448; `off` for none; see docs/http.md)\n"
+          "  --http-max-conns K    concurrent HTTP connections; more get 503 (default 64)\n"
+          "  --http-timeout S      an HTTP request must arrive whole within S seconds (default\n"
+          "                        10); a connection idle 3*S seconds is closed\n"
           "  --help                this text\n"
           "Environment: NQ_LOG_LEVEL=error|warn|info|debug.\n",
           NQ_UNIT_MIN_N, NQ_MAX_N, NQ_PLAN_DEFAULT_UNIT_SECONDS);
@@ -64,7 +70,8 @@ static int int_arg(const char *opt, const char *v, long min, long max) {
 
 static void parse_args(srv_config_t *cfg, int argc, char **argv) {
   enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE, O_LEASEMIN, O_MAXOUT,
-         O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT, O_HOLD, O_HELP };
+         O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT, O_HOLD, O_HTTP, O_HTTPMAX,
+         O_HTTPTIME, O_HELP };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
       {"depth", required_argument, 0, O_DEPTH},
@@ -85,6 +92,9 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"quorum-distinct", required_argument, 0, O_DISTINCT},
       {"spot-check", required_argument, 0, O_SPOT},
       {"hold-factor", required_argument, 0, O_HOLD},
+      {"http", required_argument, 0, O_HTTP},
+      {"http-max-conns", required_argument, 0, O_HTTPMAX},
+      {"http-timeout", required_argument, 0, O_HTTPTIME},
       {"help", no_argument, 0, O_HELP},
       {0, 0, 0, 0}};
   int nhost = 0, c;
@@ -148,6 +158,19 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       break;
     }
     case O_HOLD: cfg->hold_factor = int_arg("hold-factor", optarg, 1, 1000); break;
+    case O_HTTP:
+      cfg->http_off = !strcmp(optarg, "off");
+      cfg->http_required = !cfg->http_off;
+      if (!cfg->http_off && srv_http_cfg_set_listen(&cfg->http, optarg) != 0) {
+        fprintf(stderr, "nq-server: --http: expected ADDR:PORT or off, got '%s'\n", optarg);
+        exit(2);
+      }
+      break;
+    case O_HTTPMAX: cfg->http.max_conns = int_arg("http-max-conns", optarg, 1, 100000); break;
+    case O_HTTPTIME:
+      cfg->http.request_ms = 1000 * int_arg("http-timeout", optarg, 1, 3600);
+      cfg->http.idle_ms = 3 * cfg->http.request_ms;
+      break;
     case O_HELP: usage(stdout); exit(0);
     default: usage(stderr); exit(2);
     }
@@ -182,6 +205,7 @@ int main(int argc, char **argv) {
   srv_config_t cfg;
   srv_config_default(&cfg);
   cfg.handle_signals = 1;
+  cfg.http_off = 0;
   parse_args(&cfg, argc, argv);
   nq_log_init("nq-server", NQ_LOG_INFO);
   /* A peer resetting its connection must not kill us through a write (conn.h). */
@@ -210,6 +234,7 @@ int main(int argc, char **argv) {
   else
     snprintf(depth, sizeof depth, "%d", j->depth);
   printf("nq-server %s listening on %s\n", NQ_VERSION_STRING, s->bound);
+  if (srv_web_bound(s)) printf("status page: http://%s/\n", srv_web_bound(s));
   printf("job: N=%d depth=%s units=%lld", j->n, depth, (long long)j->units);
   if (j->unit_seconds > 0) printf(" unit-seconds=%g", j->unit_seconds);
   if (j->est_nodes > 0) printf(" est-nodes=%.4g", j->est_nodes);

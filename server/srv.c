@@ -1,6 +1,7 @@
 /* nq-server: the server context -- listener, connections, timers, signals and the group commit
  * (see srv.h and docs/server.md). The message handlers live in srv_proto.c. */
 #include "srv.h"
+#include "web.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -48,21 +49,14 @@ void srv_config_default(srv_config_t *cfg) {
   cfg->quorum_distinct = SRV_DISTINCT_OWNER;
   cfg->spot_check = 2.0;
   cfg->hold_factor = 8;
+  /* The program turns the page on (nq-server's default is 127.0.0.1:7448); a server embedded
+   * in a test does not listen on a fixed port unless asked. */
+  srv_http_cfg_default(&cfg->http);
+  cfg->http_off = 1;
 }
 
 int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
-  char host[NQ_HOST_MAX];
-  int port;
-  if (nq_hostport_parse(spec, host, sizeof host, &port, NQ_HOSTPORT_LISTEN) != 0 ||
-      strlen(host) >= sizeof cfg->listen_host)
-    return NQ_EINVAL;
-  /* Addresses are IP literals (no resolver at start-up); the two common names are mapped. */
-  if (!host[0]) snprintf(cfg->listen_host, sizeof cfg->listen_host, "0.0.0.0");
-  else if (!strcmp(host, "localhost"))
-    snprintf(cfg->listen_host, sizeof cfg->listen_host, "127.0.0.1");
-  else snprintf(cfg->listen_host, sizeof cfg->listen_host, "%s", host);
-  cfg->listen_port = port;
-  return 0;
+  return srv_listen_parse(spec, cfg->listen_host, sizeof cfg->listen_host, &cfg->listen_port);
 }
 
 /* ---- connections ---- */
@@ -251,7 +245,9 @@ static void batch_run(srv_t *s) {
       srv_proto_handle(s, r, now);
       assert(r->reply || r->close || nq_msg_type(r->msg, NULL) == NQ_MSG_ERROR);
     }
+    uint64_t t0 = uv_hrtime();
     rc = srv_store_commit(s->store);
+    srv_hist_observe(&s->metrics.commit, srv_metrics_since(t0));
     if (rc != 0 && srv_store_in_tx(s->store)) srv_store_rollback(s->store);
   }
   if (rc != 0) {
@@ -362,6 +358,7 @@ void srv_stop(srv_t *s, int exit_code) {
     n++;
   }
   close_all_handles(s);
+  srv_web_stop(s);
   nq_log(NQ_LOG_INFO, "shutdown: closing %d connection(s); %llu requests in %llu batches "
          "(%.1f per commit), %llu failed commits", n, (unsigned long long)s->batch_reqs,
          (unsigned long long)s->batches,
@@ -454,19 +451,7 @@ static int listen_start(srv_t *s, char *errbuf, size_t errlen) {
     snprintf(errbuf, errlen, "listen on %s:%d: %s", h, s->cfg.listen_port, uv_strerror(r));
     return NQ_EIO;
   }
-  int len = sizeof ss;
-  char ip[INET6_ADDRSTRLEN] = "?";
-  int port = s->cfg.listen_port;
-  if (uv_tcp_getsockname(&s->listener, (struct sockaddr *)&ss, &len) == 0) {
-    if (ss.ss_family == AF_INET) {
-      uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
-      port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    } else {
-      uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
-      port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-    }
-  }
-  snprintf(s->bound, sizeof s->bound, ss.ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d", ip, port);
+  srv_tcp_bound(&s->listener, s->cfg.listen_port, s->bound, sizeof s->bound);
   return 0;
 }
 
@@ -577,10 +562,12 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
     rc = NQ_EIO;
     goto fail;
   }
+  if ((rc = srv_web_start(s, errbuf, errlen)) != 0) goto fail;
   if (s->sched.job.state == SRV_JOB_DONE) srv_job_finished(s);
   return 0;
 fail:
   close_all_handles(s);
+  srv_web_stop(s);
   uv_run(loop, UV_RUN_NOWAIT); /* runs the close callbacks of what was opened */
   srv_free(s);
   return rc;

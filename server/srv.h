@@ -19,6 +19,8 @@
 #include <uv.h>
 
 #include "datadir.h"
+#include "http.h"
+#include "metrics.h"
 #include "nq/conn.h"
 #include "nq/proto.h"
 #include "nq/tls.h"
@@ -49,6 +51,11 @@ typedef struct srv_config_s {
   int quorum_distinct;  /* srv_distinct_t: what makes replicas independent; default owner */
   double spot_check;    /* percent of verified units spot-checked by another owner; default 2 */
   int hold_factor;      /* a lease never runs past issue + this x max(lease, estimate); 8 */
+  /* The read-only HTTP status page and /metrics (docs/http.md): http.host/port, its limits.
+   * http_off: none at all. http_required: a failure to listen stops the start (the address was
+   * given with --http); otherwise it is logged and the server runs without the page. */
+  srv_http_cfg_t http;
+  int http_off, http_required;
 } srv_config_t;
 
 /* Defaults for every option (n = 0: must be set). */
@@ -120,6 +127,8 @@ struct srv_s {
   srv_req_t *batch;       /* the requests of this loop iteration */
   size_t nbatch, capbatch;
   uint64_t batches, batch_reqs, commits_failed; /* counters for logs / admin status */
+  srv_metrics_t metrics;  /* for /metrics */
+  struct srv_web_s *web;  /* the HTTP status page (web.h), NULL when off */
 };
 
 /* Open the data dir, the store and the job, build the TLS context and start listening.

@@ -206,6 +206,9 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
   char token[2 * SRV_SECRET_BYTES + 1];
   int enrolled = h.enrol != NULL;
   if ((enrolled ? hello_enrol(s, r, &h, now, token) : hello_token(s, r, &h, now)) != 0) return;
+  /* The name to be shown under on the public page, or none (anonymous), as of this hello. */
+  if (srv_client_set_public_name(s->store, sc->client_id, h.public_name) != 0)
+    nq_log(NQ_LOG_WARN, "public name of %s: %s", sc->name, srv_store_errmsg(s->store));
   sc->state = SRV_CONN_CLIENT;
   nq_log(NQ_LOG_INFO, "client %s connected from %s (%s, %d threads, %s)", sc->name,
          nq_conn_peer(sc->conn), h.solver ? h.solver : "?", h.threads ? h.threads : 1,
@@ -284,6 +287,9 @@ static void h_result(srv_t *s, srv_req_t *r, int64_t now) {
   switch (rc) {
   case 0: {
     nq_ack_t a = {res.id, srv_result_ack(info.status)};
+    s->metrics.results[info.status == SRV_RESULT_DUPLICATE ? SRV_OUTCOME_DUPLICATE
+                       : info.status == SRV_RESULT_LATE    ? SRV_OUTCOME_LATE
+                                                           : SRV_OUTCOME_ACCEPTED]++;
     r->reply = nq_ack_pack(&a);
     if (info.unit_disputed)
       nq_log(NQ_LOG_WARN, "unit of assignment %lld is disputed", (long long)res.id);
@@ -313,6 +319,8 @@ static void h_result(srv_t *s, srv_req_t *r, int64_t now) {
   default:
     sched_fatal(s, r, rc, "result");
   }
+  if (rc == NQ_ENOTFOUND || rc == NQ_EAUTH || rc == NQ_EINVAL)
+    s->metrics.results[SRV_OUTCOME_INVALID]++;
 }
 
 /* ---- admin, bye, error ---- */
@@ -412,7 +420,9 @@ void srv_proto_handle(srv_t *s, srv_req_t *r, int64_t now) {
                       role == R_CLIENT ? "client" : "admin");
     return;
   }
+  uint64_t t0 = uv_hrtime();
   handlers[t].fn(s, r, now);
+  if (t == NQ_MSG_GET_WORK) srv_hist_observe(&s->metrics.get_work, srv_metrics_since(t0));
   /* Every request but a peer's error frame is answered; a reply that could not be built (out of
    * memory) must not leave a pipelining client waiting forever. */
   if (!r->reply && !r->close && t != NQ_MSG_ERROR)

@@ -599,6 +599,7 @@ static int job_drop(srv_store_t *st, const srv_job_t *job, int batch) {
       "(SELECT id FROM units WHERE id BETWEEN ?2 AND ?3 AND job_id = ?1)",
       "DELETE FROM units WHERE id BETWEEN ?2 AND ?3 AND job_id = ?1"};
   static const char *const tail[] = {"DELETE FROM job_rate WHERE job_id = ?1",
+                                     "DELETE FROM job_history WHERE job_id = ?1",
                                      "DELETE FROM job_stats WHERE job_id = ?1",
                                      "DELETE FROM jobs WHERE id = ?1"};
   if (batch <= 0) batch = SRV_JOB_BATCH;
@@ -619,7 +620,7 @@ static int job_drop(srv_store_t *st, const srv_job_t *job, int batch) {
   /* The job's row goes last; a unit of it outside its id range would be a bug, and the
    * foreign key then refuses the delete rather than leave the unit orphaned. */
   if (rc == 0) rc = srv_store_begin(st);
-  for (size_t i = 0; i < 3 && rc == 0; i++) {
+  for (size_t i = 0; i < sizeof tail / sizeof *tail && rc == 0; i++) {
     if ((rc = srv_store_stmt(st, tail[i], &s)) != 0) break;
     sqlite3_bind_int64(s, 1, job->id);
     rc = srv_store_step(st, s, "job delete");

@@ -234,6 +234,17 @@ void fx_check_counters(fx_t *f) {
   snprintf(sql, sizeof sql, "SELECT (SELECT count(*) FROM job_rate) - (SELECT count(*) FROM "
            "(%s))", scan_rate);
   ck_assert_int_eq(fx_q1(p, sql), 0);
+  /* A client's credit (schema 009) is what its valid results hold now: re-opened units (schema
+   * 006) took back what their results had earned. */
+  ck_assert_int_eq(
+      fx_q1(p, "SELECT count(*) FROM clients c WHERE "
+               "credit_hi != (SELECT coalesce(sum(coalesce(u.nodes, 0) >> 32), 0) FROM "
+               "assignments a JOIN units u ON u.id = a.unit_id WHERE a.client_id = c.id AND "
+               "a.state = 'valid') OR "
+               "credit_lo != (SELECT coalesce(sum(coalesce(u.nodes, 0) & 4294967295), 0) FROM "
+               "assignments a JOIN units u ON u.id = a.unit_id WHERE a.client_id = c.id AND "
+               "a.state = 'valid')"),
+      0);
 }
 
 /* Clients take turns asking for work (2 at a time), compute each unit with the fast solver and

@@ -128,7 +128,7 @@ END_TEST
 START_TEST(round_trip_hello_welcome) {
   nq_proto_err_t err;
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, "key", "lab-7", NQ_SOLVER_VERSION, 8,
-                  "nq-client 0.1.0"};
+                  "nq-client 0.1.0", "Ada.L"};
   json_t *m = over_wire(nq_hello_pack(&h));
   nq_hello_t b;
   ck_assert_int_eq(nq_hello_parse(m, &b, &err), 0);
@@ -140,9 +140,10 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_str_eq(b.solver, NQ_SOLVER_VERSION);
   ck_assert_int_eq(b.threads, 8);
   ck_assert_str_eq(b.software, "nq-client 0.1.0");
+  ck_assert_str_eq(b.public_name, "Ada.L");
   json_decref(m);
   /* The smallest admin hello: informative fields absent. */
-  nq_hello_t a = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, "tok", NULL, NULL, NULL, 0, NULL};
+  nq_hello_t a = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, "tok", NULL, NULL, NULL, 0, NULL, NULL};
   m = over_wire(nq_hello_pack(&a));
   ck_assert_int_eq(nq_hello_parse(m, &b, &err), 0);
   ck_assert_int_eq(b.role, NQ_ROLE_ADMIN);

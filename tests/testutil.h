@@ -14,5 +14,13 @@ char *tu_tmpdir(const char *tag);
 void tu_rmtree(const char *dir);
 /* A free TCP port on 127.0.0.1 (bind to port 0, read it back, close). */
 int tu_free_port(void);
+/* The monotonic clock in seconds (deadlines), and a sleep. */
+double tu_now_s(void);
+void tu_sleep_ms(int ms);
+/* Start argv[0] with argv in a child that dies with the test process (PR_SET_PDEATHSIG), its
+ * stdout and stderr appended to log (NULL: /dev/null). Returns its pid, or -1. */
+int tu_spawn(char *const argv[], const char *log);
+/* A blocking TCP connection to 127.0.0.1:port, or -1. */
+int tu_tcp_connect(int port);
 
 #endif

@@ -136,12 +136,14 @@ typedef struct nq_hello_s {
   const char *solver;   /* informative, optional */
   int threads;          /* informative, optional: 0 when absent (parse), omitted when 0 (pack) */
   const char *software; /* informative, optional */
+  const char *public_name; /* role client, optional: the name to show on the public page
+                            * (nq_proto_name_valid); absent: anonymous */
 } nq_hello_t;
 
 /* Checks: v an integer (bad_message), inside [MIN, MAX] (version); role "client" or "admin";
  * token, enrol, name, software strings when present; solver 1..64 characters; threads 1..1024;
  * role admin: token and no enrol; role client: exactly one of token and enrol; enrol: a valid
- * name. Every refusal is fatal. */
+ * name; public_name, when present: a valid name. Every refusal is fatal. */
 json_t *nq_hello_pack(const nq_hello_t *h);
 int nq_hello_parse(const json_t *msg, nq_hello_t *out, nq_proto_err_t *err);
 

@@ -1,0 +1,321 @@
+/* nq-server: the public view over HTTP (see web.h): routing, the JSON endpoints, the metrics
+ * text and the history sampler. The HTML page is in web_page.c. */
+#include "web.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admin_api.h"
+#include "nq/log.h"
+#include "nq/nq.h"
+#include "nq/proto.h"
+#include "nq/solver.h"
+#include "web_buf.h"
+
+struct srv_web_s {
+  srv_t *srv;
+  srv_http_t *http;
+  uv_timer_t sampler;
+  int sampler_open;
+  json_t *cache;       /* the last public status object ... */
+  uint64_t cache_ms;   /* ... built at this uv_now */
+};
+
+srv_web_route_t srv_web_route(const char *path) {
+  static const struct {
+    const char *path;
+    srv_web_route_t route;
+  } routes[] = {{"/", SRV_WEB_PAGE},
+                {"/index.html", SRV_WEB_PAGE},
+                {"/metrics", SRV_WEB_METRICS},
+                {"/api/status", SRV_WEB_STATUS},
+                {"/api/history", SRV_WEB_HISTORY}};
+  for (size_t i = 0; i < sizeof routes / sizeof *routes; i++)
+    if (!strcmp(path, routes[i].path)) return routes[i].route;
+  return SRV_WEB_NOT_FOUND;
+}
+
+/* ---- JSON ---- */
+
+static int leader_cb(const srv_credit_t *c, int rank, void *arg) {
+  char credit[40];
+  json_t *o = json_pack("{s:i, s:s, s:b, s:s, s:I}", "rank", rank, "name", c->display, "named",
+                        c->named, "credit", nq_u128_str(c->credit, credit), "results",
+                        (json_int_t)c->valid);
+  return o && json_array_append_new(arg, o) == 0 ? 0 : NQ_ENOMEM;
+}
+
+json_t *srv_web_status_json(srv_t *s, int64_t now) {
+  json_t *o = srv_status_json(s->store, &s->sched.job, now);
+  if (!o) return NULL;
+  /* The voters of a disputed unit are clients' private names: only the count is public. */
+  json_object_del(o, "disputed");
+  json_t *leaders = json_array();
+  int ok = leaders && srv_credit_top(s->store, SRV_WEB_LEADERS, leader_cb, leaders) == 0;
+  ok = ok && json_object_set_new(o, "leaderboard", leaders) == 0;
+  if (!ok && leaders && !json_object_get(o, "leaderboard")) json_decref(leaders);
+  json_t *srv = json_pack("{s:s, s:i}", "version", NQ_VERSION_STRING, "protocol",
+                          NQ_PROTO_VERSION);
+  ok = ok && srv && json_object_set_new(o, "server", srv) == 0;
+  if (!ok) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* The cached public status (SRV_WEB_CACHE_MS); a borrowed reference. */
+static json_t *status_cached(srv_web_t *w) {
+  uint64_t t = uv_now(w->srv->loop);
+  if (w->cache && t - w->cache_ms < SRV_WEB_CACHE_MS) return w->cache;
+  json_t *o = srv_web_status_json(w->srv, nq_now_wall());
+  if (!o) return w->cache; /* a failed build keeps showing the last one */
+  json_decref(w->cache);
+  w->cache = o;
+  w->cache_ms = t;
+  return o;
+}
+
+typedef struct {
+  json_t *arr;
+  srv_history_t prev;
+  int have_prev;
+} hist_ctx_t;
+
+/* A sample, with the rates since the previous one (null for the first). */
+static int hist_cb(const srv_history_t *h, void *arg) {
+  hist_ctx_t *c = arg;
+  char nodes[40];
+  json_t *o = json_pack("{s:I, s:I, s:I, s:s, s:f}", "t", (json_int_t)h->t, "verified",
+                        (json_int_t)h->verified, "results", (json_int_t)h->results,
+                        "verified_nodes", nq_u128_str(h->nodes, nodes), "share", h->share);
+  if (!o) return NQ_ENOMEM;
+  json_t *rps = json_null(), *nps = json_null();
+  if (c->have_prev && h->t > c->prev.t) {
+    double dt = (double)(h->t - c->prev.t);
+    double dn = h->nodes >= c->prev.nodes ? (double)(h->nodes - c->prev.nodes) : 0.0;
+    int64_t dr = h->results - c->prev.results;
+    rps = json_real((double)(dr > 0 ? dr : 0) / dt);
+    nps = json_real(dn / dt);
+  }
+  json_object_set_new(o, "results_per_s", rps);
+  json_object_set_new(o, "nodes_per_s", nps);
+  c->prev = *h;
+  c->have_prev = 1;
+  return json_array_append_new(c->arr, o) == 0 ? 0 : NQ_ENOMEM;
+}
+
+json_t *srv_web_history_json(srv_t *s) {
+  hist_ctx_t c = {json_array(), {0}, 0};
+  if (!c.arr) return NULL;
+  if (srv_history_list(s->store, s->sched.job.id, hist_cb, &c) != 0) {
+    json_decref(c.arr);
+    return NULL;
+  }
+  return json_pack("{s:i, s:i, s:i, s:o}", "n", s->sched.job.n, "interval",
+                   SRV_WEB_SAMPLE_MS / 1000, "max_samples", SRV_HISTORY_MAX, "samples", c.arr);
+}
+
+/* ---- metrics ---- */
+
+static void metric_head(web_buf_t *b, const char *name, const char *type, const char *help) {
+  web_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void metric_hist(web_buf_t *b, const char *name, const char *help, const srv_hist_t *h) {
+  metric_head(b, name, "histogram", help);
+  uint64_t cum = 0;
+  for (int i = 0; i < SRV_HIST_NBOUNDS; i++) {
+    cum += h->buckets[i];
+    web_buf_printf(b, "%s_bucket{le=\"%g\"} %llu\n", name, srv_hist_bounds[i],
+                   (unsigned long long)cum);
+  }
+  web_buf_printf(b, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.9f\n%s_count %llu\n", name,
+                 (unsigned long long)h->count, name, h->sum, name, (unsigned long long)h->count);
+}
+
+static void metrics_job(web_buf_t *b, const srv_stats_t *st) {
+  char v[40];
+  metric_head(b, "nq_job_n", "gauge", "Board size N of the job this server serves.");
+  web_buf_printf(b, "nq_job_n %d\n", st->job.n);
+  metric_head(b, "nq_job_done", "gauge", "1 once every unit of the job is verified.");
+  web_buf_printf(b, "nq_job_done %d\n", st->job.state == SRV_JOB_DONE);
+  metric_head(b, "nq_units", "gauge", "Units of the job by state.");
+  for (int i = 0; i < SRV_UNIT_NSTATES; i++)
+    web_buf_printf(b, "nq_units{state=\"%s\"} %lld\n", srv_unit_state_name((srv_unit_state_t)i),
+                   (long long)st->units[i]);
+  metric_head(b, "nq_job_results", "gauge", "Results received for the job (durable, all runs).");
+  web_buf_printf(b, "nq_job_results %lld\n", (long long)st->results);
+  metric_head(b, "nq_verified_nodes", "gauge", "Search-tree nodes of the verified units.");
+  web_buf_printf(b, "nq_verified_nodes %s\n", nq_u128_str(st->verified.nodes, v));
+  metric_head(b, "nq_verified_solutions", "gauge",
+              "Solutions counted in the verified units (total, unique, COUNT2/4/8).");
+  static const char *const kinds[] = {"total", "unique", "c2", "c4", "c8"};
+  nq_u128 vals[] = {nq_totals_total(&st->verified), nq_totals_unique(&st->verified),
+                    st->verified.c2, st->verified.c4, st->verified.c8};
+  for (int i = 0; i < 5; i++)
+    web_buf_printf(b, "nq_verified_solutions{kind=\"%s\"} %s\n", kinds[i],
+                   nq_u128_str(vals[i], v));
+  metric_head(b, "nq_clients", "gauge", "Volunteer clients: active (seen within 10 min, not "
+              "banned), known, banned.");
+  web_buf_printf(b, "nq_clients{state=\"active\"} %lld\nnq_clients{state=\"known\"} %lld\n"
+                 "nq_clients{state=\"banned\"} %lld\n", (long long)st->clients_active,
+                 (long long)st->clients_known, (long long)st->clients_banned);
+  metric_head(b, "nq_leases", "gauge", "Live leases of the job's units.");
+  web_buf_printf(b, "nq_leases %lld\n", (long long)st->leased);
+}
+
+char *srv_web_metrics_text(srv_t *s, int64_t now, size_t *len) {
+  srv_stats_t st;
+  if (srv_store_stats(s->store, s->sched.job.id, now, SRV_STATUS_ACTIVE_WINDOW,
+                      SRV_STATUS_RATE_WINDOW, &st) != 0)
+    return NULL;
+  web_buf_t b;
+  web_buf_init(&b);
+  metric_head(&b, "nq_build_info", "gauge", "The server's version and protocol version.");
+  web_buf_printf(&b, "nq_build_info{version=\"%s\",protocol=\"%d\"} 1\n", NQ_VERSION_STRING,
+                 NQ_PROTO_VERSION);
+  metrics_job(&b, &st);
+  metric_head(&b, "nq_results_total", "counter",
+              "Result messages since the server started, by outcome.");
+  for (int i = 0; i < SRV_OUTCOME_N; i++)
+    web_buf_printf(&b, "nq_results_total{outcome=\"%s\"} %llu\n",
+                   srv_outcome_name((srv_outcome_t)i), (unsigned long long)s->metrics.results[i]);
+  metric_head(&b, "nq_connections", "gauge", "Open connections: protocol (TLS) and http.");
+  web_buf_printf(&b, "nq_connections{kind=\"protocol\"} %d\nnq_connections{kind=\"http\"} %d\n",
+                 s->nconns, s->web && s->web->http ? srv_http_conns(s->web->http) : 0);
+  metric_head(&b, "nq_http_refused_total", "counter",
+              "HTTP connections refused (503) over the connection limit.");
+  web_buf_printf(&b, "nq_http_refused_total %llu\n",
+                 (unsigned long long)(s->web && s->web->http ? srv_http_refused(s->web->http) : 0));
+  metric_head(&b, "nq_commits_failed_total", "counter", "Group commits that failed.");
+  web_buf_printf(&b, "nq_commits_failed_total %llu\n", (unsigned long long)s->commits_failed);
+  metric_hist(&b, "nq_commit_duration_seconds", "Time of one group commit.", &s->metrics.commit);
+  metric_hist(&b, "nq_get_work_duration_seconds", "Time to handle one get_work request.",
+              &s->metrics.get_work);
+  metric_head(&b, "nq_batch_requests_total", "counter", "Requests handled in group commits.");
+  web_buf_printf(&b, "nq_batch_requests_total %llu\n", (unsigned long long)s->batch_reqs);
+  return web_buf_take(&b, len);
+}
+
+/* ---- the handler ---- */
+
+static char *json_body(json_t *o, size_t *len) {
+  char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  if (!t) return NULL;
+  size_t n = strlen(t);
+  t[n] = '\0';
+  *len = n;
+  return t;
+}
+
+static void text_resp(srv_http_resp_t *r, int status, const char *text) {
+  r->status = status;
+  r->type = NULL;
+  r->body = strdup(text);
+  r->len = r->body ? strlen(r->body) : 0;
+}
+
+static void web_handle(void *arg, const srv_http_req_t *req, srv_http_resp_t *r) {
+  srv_web_t *w = arg;
+  srv_t *s = w->srv;
+  json_t *hist = NULL;
+  r->status = 200;
+  switch (srv_web_route(req->path)) {
+  case SRV_WEB_PAGE:
+    hist = srv_web_history_json(s);
+    r->type = "text/html; charset=utf-8";
+    r->body = status_cached(w) ? srv_web_page_html(status_cached(w), hist, &r->len) : NULL;
+    break;
+  case SRV_WEB_METRICS:
+    r->type = "text/plain; version=0.0.4; charset=utf-8";
+    r->body = srv_web_metrics_text(s, nq_now_wall(), &r->len);
+    break;
+  case SRV_WEB_STATUS:
+    r->type = "application/json";
+    r->body = json_body(status_cached(w), &r->len);
+    break;
+  case SRV_WEB_HISTORY:
+    r->type = "application/json";
+    hist = srv_web_history_json(s);
+    r->body = json_body(hist, &r->len);
+    break;
+  default:
+    text_resp(r, 404, "404 Not Found\n");
+    return;
+  }
+  json_decref(hist);
+  if (!r->body) {
+    nq_log(NQ_LOG_ERROR, "http %s: %s", req->path, srv_store_errmsg(s->store));
+    text_resp(r, 500, "500 Internal Server Error\n");
+  }
+}
+
+/* ---- the sampler ---- */
+
+int srv_web_sample(srv_t *s, int64_t now) {
+  srv_stats_t st;
+  int rc = srv_store_stats(s->store, s->sched.job.id, now, SRV_STATUS_ACTIVE_WINDOW,
+                           SRV_STATUS_RATE_WINDOW, &st);
+  if (rc) return rc;
+  double share = 0;
+  if (st.job.state == SRV_JOB_DONE) share = 1;
+  else if (st.est_units == st.job.units && st.est_total > 0)
+    share = (double)st.est_verified / (double)st.est_total;
+  else if (st.job.units > 0)
+    share = (double)st.units[SRV_UNIT_VERIFIED] / (double)st.job.units;
+  srv_history_t h = {now, st.units[SRV_UNIT_VERIFIED], st.results, st.verified.nodes, share};
+  return srv_history_add(s->store, s->sched.job.id, &h);
+}
+
+static void on_sample(uv_timer_t *t) {
+  srv_web_t *w = t->data;
+  srv_t *s = w->srv;
+  /* The batch and the sweep never leave a transaction open between loop iterations. */
+  if (s->stopping || srv_store_in_tx(s->store)) return;
+  if (srv_web_sample(s, nq_now_wall()) != 0)
+    nq_log(NQ_LOG_WARN, "history sample: %s", srv_store_errmsg(s->store));
+}
+
+static void on_sampler_closed(uv_handle_t *h) {
+  srv_web_t *w = h->data;
+  json_decref(w->cache);
+  free(w);
+}
+
+int srv_web_start(srv_t *s, char *errbuf, size_t errlen) {
+  if (s->cfg.http_off) return 0;
+  srv_web_t *w = calloc(1, sizeof *w);
+  if (!w) return nq_errorf(errbuf, errlen, NQ_ENOMEM, "out of memory");
+  w->srv = s;
+  int rc = srv_http_start(&w->http, s->loop, &s->cfg.http, web_handle, w, errbuf, errlen);
+  if (rc != 0) {
+    free(w);
+    if (s->cfg.http_required) return rc;
+    nq_log(NQ_LOG_WARN, "%s: running without the status page (give --http ADDR:PORT or "
+           "--http off)", errbuf);
+    errbuf[0] = '\0';
+    return 0;
+  }
+  uv_timer_init(s->loop, &w->sampler);
+  w->sampler.data = w;
+  w->sampler_open = 1;
+  /* A first sample soon after the start, then one a minute. */
+  uv_timer_start(&w->sampler, on_sample, 1000, SRV_WEB_SAMPLE_MS);
+  s->web = w;
+  return 0;
+}
+
+void srv_web_stop(srv_t *s) {
+  srv_web_t *w = s->web;
+  if (!w) return;
+  s->web = NULL;
+  srv_http_stop(w->http);
+  uv_close((uv_handle_t *)&w->sampler, on_sampler_closed);
+}
+
+const char *srv_web_bound(const srv_t *s) {
+  return s->web && s->web->http ? srv_http_bound(s->web->http) : NULL;
+}
