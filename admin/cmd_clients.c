@@ -92,12 +92,13 @@ int adm_cmd_owners(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_print_json(d, 0);
   } else {
     const json_t *list = adm_get(d, "owners");
-    printf("%-24s %-8s %-8s %8s\n", "OWNER", "KEY", "BANNED", "CLIENTS");
+    printf("%-24s %-8s %-8s %8s %20s\n", "OWNER", "KEY", "BANNED", "CLIENTS", "CREDIT");
     for (size_t i = 0; i < json_array_size(list); i++) {
       const json_t *w = json_array_get(list, i);
-      printf("%-24s %-8s %-8s %8lld\n", adm_str(w, "name"),
+      printf("%-24s %-8s %-8s %8lld %20s\n", adm_str(w, "name"),
              json_is_true(adm_get(w, "has_key")) ? "own" : "server",
-             json_is_true(adm_get(w, "banned")) ? "BANNED" : "-", (long long)adm_int(w, "clients"));
+             json_is_true(adm_get(w, "banned")) ? "BANNED" : "-", (long long)adm_int(w, "clients"),
+             adm_str(w, "credit"));
     }
     printf("%zu owner(s)\n", json_array_size(list));
   }

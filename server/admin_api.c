@@ -282,10 +282,15 @@ static int client_cb(const srv_client_t *c, void *arg) {
 
 static int owner_cb(const srv_owner_t *w, void *arg) {
   list_ctx_t *l = arg;
+  nq_u128 credit;
+  int rc = srv_owner_credit(l->st, w->id, &credit), ok = 1;
+  if (rc) return rc;
   json_t *o = json_pack("{s:s, s:I, s:I, s:b, s:b, s:I}", "name", w->name, "id",
                         (json_int_t)w->id, "created", (json_int_t)w->created, "banned",
                         w->banned, "has_key", w->has_key, "clients", (json_int_t)w->clients);
-  return o && json_array_append_new(l->arr, o) == 0 ? 0 : NQ_ENOMEM;
+  if (!o) return NQ_ENOMEM;
+  put(o, "credit", u128_json(credit), &ok);
+  return ok && json_array_append_new(l->arr, o) == 0 ? 0 : (json_decref(o), NQ_ENOMEM);
 }
 
 json_t *srv_owners_json(srv_store_t *st, int64_t now) {

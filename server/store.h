@@ -517,6 +517,8 @@ typedef struct srv_credit_s {
 
 /* One client's credit. NQ_ENOTFOUND if there is no such client. */
 int srv_credit_get(srv_store_t *st, int64_t client_id, srv_credit_t *out);
+/* An owner's credit (schema 006): the sum of its clients'. */
+int srv_owner_credit(srv_store_t *st, int64_t owner_id, nq_u128 *out);
 /* The `limit` (1..1000) clients with the most credit that are not banned, most first (credit 0
  * included, so a new volunteer sees its name). A non-zero return of cb stops the walk. */
 typedef int (*srv_credit_cb)(const srv_credit_t *c, int rank, void *arg);

@@ -45,6 +45,19 @@ int srv_credit_get(srv_store_t *st, int64_t client_id, srv_credit_t *out) {
   return rc;
 }
 
+int srv_owner_credit(srv_store_t *st, int64_t owner_id, nq_u128 *out) {
+  sqlite3_stmt *s;
+  /* Each part summed apart, as the clients hold them: both sums stay far below 2^63. */
+  int rc = srv_store_stmt(st, "SELECT coalesce(sum(credit_hi), 0), coalesce(sum(credit_lo), 0) "
+                              "FROM clients WHERE owner_id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, owner_id);
+  if (sqlite3_step(s) == SQLITE_ROW) *out = col_split(s, 0);
+  else rc = srv_store_fail(st, "owner credit");
+  sqlite3_reset(s);
+  return rc;
+}
+
 int srv_credit_top(srv_store_t *st, int limit, srv_credit_cb cb, void *arg) {
   if (limit < 1 || limit > 1000) return srv_store_failf(st, NQ_EINVAL, "credit: bad limit");
   sqlite3_stmt *s;

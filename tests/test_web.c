@@ -77,6 +77,10 @@ START_TEST(credit_follows_verdicts) {
   ck_assert(credit_of(&f, cl[1]) == all);
   ck_assert(credit_of(&f, cl[2]) == all);
   ck_assert(credit_of(&f, liar) == 0);
+  /* All three belong to the default owner, whose credit is theirs summed. */
+  nq_u128 owner = 0;
+  ck_assert_int_eq(srv_owner_credit(f.st, SRV_OWNER_DEFAULT, &owner), 0);
+  ck_assert(owner == 2 * all);
   ck_assert_int_gt(fx_q1(f.path, "SELECT count(*) FROM assignments WHERE state = 'invalid'"), 0);
   /* The trigger and a recount from the assignments agree. */
   ck_assert_int_eq(fx_q1(f.path, "SELECT sum(credit_hi * 4294967296 + credit_lo) FROM clients"),
