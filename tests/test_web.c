@@ -77,9 +77,17 @@ START_TEST(credit_follows_verdicts) {
   ck_assert(credit_of(&f, cl[1]) == all);
   ck_assert(credit_of(&f, cl[2]) == all);
   ck_assert(credit_of(&f, liar) == 0);
-  /* All three belong to the default owner, whose credit is theirs summed. */
+  /* An owner's credit is its clients' summed: each fixture client has an owner of its own, and
+   * bob moved to alice's owner adds his credit to hers. */
+  srv_client_t ca;
+  ck_assert_int_eq(srv_client_get(f.st, cl[1], &ca), 0);
   nq_u128 owner = 0;
+  ck_assert_int_eq(srv_owner_credit(f.st, ca.owner_id, &owner), 0);
+  ck_assert(owner == all);
   ck_assert_int_eq(srv_owner_credit(f.st, SRV_OWNER_DEFAULT, &owner), 0);
+  ck_assert(owner == 0);
+  ck_assert_int_eq(srv_client_set_owner(f.st, cl[2], ca.owner_id), 0);
+  ck_assert_int_eq(srv_owner_credit(f.st, ca.owner_id, &owner), 0);
   ck_assert(owner == 2 * all);
   ck_assert_int_gt(fx_q1(f.path, "SELECT count(*) FROM assignments WHERE state = 'invalid'"), 0);
   /* The trigger and a recount from the assignments agree. */
