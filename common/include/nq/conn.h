@@ -36,6 +36,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 #include "nq/frame.h"
@@ -119,6 +120,17 @@ const char *nq_conn_peer(const nq_conn_t *c);
 const char *nq_conn_errstr(const nq_conn_t *c);
 /* Ciphertext bytes handed to libuv whose write has not completed yet. */
 size_t nq_conn_queued(const nq_conn_t *c);
+/* 1 while more than the high-water mark is queued (input is paused until it drains). */
+int nq_conn_over_high_water(const nq_conn_t *c);
+/* Stop (on = 1) or resume (on = 0) taking input, whatever the output queue: no reads and no
+ * on_frame until resumed, frames already buffered stay buffered. The owner uses it to bound the
+ * requests of one peer it has not answered yet. Resuming delivers the buffered frames at once,
+ * from inside this call (unless output is still over the high-water mark: then when it drains),
+ * so call it where on_frame may run. No effect once the connection is closing. */
+void nq_conn_hold(nq_conn_t *c, int on);
+/* The peer's address (accepted connections: from accept on; outgoing: once connected).
+ * Returns 0, or NQ_ENOTFOUND when it is not known. */
+int nq_conn_peer_addr(const nq_conn_t *c, struct sockaddr_storage *out);
 /* Change the idle timeout from now on (0: never), e.g. longer once a peer has authenticated. */
 void nq_conn_set_idle_timeout(nq_conn_t *c, uint64_t ms);
 /* The negotiated protocol, e.g. "TLSv1.3" ("" before the handshake completes). */
