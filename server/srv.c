@@ -121,10 +121,15 @@ static void on_conn_frame(nq_conn_t *c, json_t *msg) {
   r->sc = sc;
   r->msg = json_incref(msg);
   sc->refs++;
-  /* A peer that pipelines requests without reading the answers gets no more read until this
-   * batch has answered them: what it can make us hold is bounded by requests, not by bytes it
-   * sends. The held list keeps a reference of its own. */
-  if (sc->refs >= SRV_CONN_MAX_PENDING && !sc->held) {
+  /* A peer that pipelines requests gets no more read until this batch has answered them, so
+   * what it can make us hold is bounded by requests, not by the bytes it sends: at most
+   * SRV_CONN_MAX_PENDING replies, and only one while earlier output still waits in user space
+   * (the kernel's buffer is full: the peer is not reading). With the layer's pause past the
+   * high-water mark, its output stays under SRV_CONN_HIGH_WATER + one reply. A full batch
+   * (SRV_BATCH_MAX) holds every connection that delivers a frame, which bounds the replies
+   * built at once whatever the number of connections. The held list keeps a reference. */
+  if ((sc->refs >= SRV_CONN_MAX_PENDING || nq_conn_queued(c) > 0 || s->nbatch >= SRV_BATCH_MAX) &&
+      !sc->held) {
     sc->held = 1;
     sc->refs++;
     sc->held_next = s->held;

@@ -34,6 +34,10 @@
 #define SRV_CONN_HIGH_WATER (32u << 10)
 #define SRV_CONN_HARD_LIMIT (1u << 20)
 #define SRV_CONN_MAX_PENDING 16
+/* Requests per batch (one transaction) before connections are held: replies are built in full
+ * before the commit, so this bounds their memory (a 64-assignment work reply is about 20 KiB as
+ * a JSON tree). */
+#define SRV_BATCH_MAX 512
 
 typedef struct srv_config_s {
   int n, depth, quorum, max_results;

@@ -223,8 +223,12 @@ void fxh_set_timeout(int fd, int ms) {
 }
 
 int fxh_tls_open(fxh_conn_t *c) {
+  return fxh_tls_open_from(c, NULL);
+}
+
+int fxh_tls_open_from(fxh_conn_t *c, const char *src) {
   c->ssl = NULL;
-  c->fd = fxh_tcp_connect();
+  c->fd = fxh_tcp_connect_from(src);
   if (c->fd < 0) return -1;
   fxh_set_timeout(c->fd, FXH_IO_TIMEOUT_MS);
   c->ssl = SSL_new(nq_tls_ctx_ssl(fxh.tls));

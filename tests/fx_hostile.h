@@ -62,6 +62,8 @@ int fxh_srv_is_sanitized(void);
 void fxh_set_timeout(int fd, int ms);
 /* TLS to the server from 127.0.0.1, the server's certificate verified. 0 or -1. */
 int fxh_tls_open(fxh_conn_t *c);
+/* Same from source address src (NULL: 127.0.0.1). */
+int fxh_tls_open_from(fxh_conn_t *c, const char *src);
 void fxh_tls_close(fxh_conn_t *c);
 int fxh_tls_write(fxh_conn_t *c, const void *data, size_t len);
 /* 1: done; 0: the peer closed; -1: timed out; -2: other TLS failure. */
