@@ -75,12 +75,14 @@ int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
 /* ---- connections ---- */
 
 static void conn_unlink(srv_t *s, srv_conn_t *sc) {
-  assert(s->nconns > 0);
   if (sc->prev) sc->prev->next = sc->next;
   else s->conns = sc->next;
   if (sc->next) sc->next->prev = sc->prev;
   sc->prev = sc->next = NULL;
-  s->nconns--;
+  if (!sc->refused) {
+    assert(s->nconns > 0);
+    s->nconns--;
+  }
 }
 
 /* A srv_conn_t is freed when both its transport has closed (conn == NULL) and no queued request
@@ -253,7 +255,11 @@ static void on_connection(uv_stream_t *server, int status) {
   /* Refusals are counted for the periodic summary rather than logged one by one: a flood would
    * otherwise write a line per connection. */
   if (conn_attach_peer(s, sc) != 0) {
-    /* Dropped without a handshake: the cheapest answer, and the flood gets nothing to read. */
+    /* Dropped without a handshake: the cheapest answer, and the flood gets nothing to read.
+     * It stops counting against --max-conns now, not when its close completes: a burst of
+     * refusals must not crowd out the next honest connection. */
+    sc->refused = 1;
+    s->nconns--;
     sc->state = SRV_CONN_DEAD;
     nq_conn_abort(sc->conn);
   } else if (s->nconns > s->cfg.max_conns) {

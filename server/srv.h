@@ -82,6 +82,7 @@ typedef struct srv_conn_s {
   nq_conn_t *conn;          /* NULL once the transport has closed (on_close ran) */
   srv_conn_state_t state;
   int busy;                 /* over --max-conns: send `busy` once TLS is up, then close */
+  int refused;              /* dropped at accept (pre-auth limit); not counted in nconns */
   srv_peer_t *peer;         /* its address's entry (peers.h), NULL if untracked */
   int preauth;              /* counted in peer->preauth (until hello succeeds or it closes) */
   int held;                 /* input held (SRV_CONN_MAX_PENDING): on srv_t.held, one ref */
