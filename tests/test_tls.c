@@ -7,6 +7,7 @@
 #include "nq/tls.h"
 #include "testutil.h"
 
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -914,6 +915,83 @@ START_TEST(log_levels) {
 }
 END_TEST
 
+/* ---- no session resumption (docs/tls.md) ---- */
+
+/* One handshake between a client SSL and a server SSL joined by a BIO pair, in memory. */
+static int pair_handshake(SSL *cl, SSL *sv) {
+  BIO *a = NULL, *b = NULL;
+  if (!BIO_new_bio_pair(&a, 0, &b, 0)) return -1;
+  SSL_set_bio(cl, a, a);
+  SSL_set_bio(sv, b, b);
+  SSL_set_connect_state(cl);
+  SSL_set_accept_state(sv);
+  int cdone = 0, sdone = 0;
+  for (int i = 0; i < 100 && !(cdone && sdone); i++) {
+    if (!cdone) {
+      int r = SSL_do_handshake(cl);
+      if (r == 1) cdone = 1;
+      else if (SSL_get_error(cl, r) != SSL_ERROR_WANT_READ) return -1;
+    }
+    if (!sdone) {
+      int r = SSL_do_handshake(sv);
+      if (r == 1) sdone = 1;
+      else if (SSL_get_error(sv, r) != SSL_ERROR_WANT_READ) return -1;
+    }
+  }
+  /* TLS 1.3 sends tickets after the handshake: let the client read whatever came. */
+  char buf[64];
+  SSL_read(cl, buf, sizeof buf);
+  ERR_clear_error();
+  return cdone && sdone ? 0 : -1;
+}
+
+/* A client that caches and offers sessions (unlike ours) connects twice to the server context
+ * with protocol version `ver`; the second handshake must be a full one. */
+static void no_resumption(int ver) {
+  char *dir = tu_tmpdir("resume");
+  ck_assert_ptr_nonnull(dir);
+  ck_assert_int_eq(nq_certs_ensure(dir, NULL), 0);
+  char cert[600], key[600];
+  snprintf(cert, sizeof cert, "%s/" NQ_CERTS_SERVER_CERT, dir);
+  snprintf(key, sizeof key, "%s/" NQ_CERTS_SERVER_KEY, dir);
+  nq_tls_ctx_t *sctx;
+  ck_assert_int_eq(nq_tls_ctx_server_new(cert, key, &sctx), 0);
+  SSL_CTX *cctx = SSL_CTX_new(TLS_client_method());
+  ck_assert_ptr_nonnull(cctx);
+  SSL_CTX_set_min_proto_version(cctx, ver);
+  SSL_CTX_set_max_proto_version(cctx, ver);
+  SSL_CTX_set_session_cache_mode(cctx, SSL_SESS_CACHE_CLIENT);
+  SSL_SESSION *sess = NULL;
+  for (int round = 0; round < 2; round++) {
+    SSL *cl = SSL_new(cctx), *sv = SSL_new(nq_tls_ctx_ssl(sctx));
+    ck_assert(cl && sv);
+    if (sess) ck_assert_int_eq(SSL_set_session(cl, sess), 1);
+    ck_assert_msg(pair_handshake(cl, sv) == 0, "handshake %d failed", round);
+    ck_assert_int_eq(SSL_version(cl), ver);
+    if (round == 0) {
+      sess = SSL_get1_session(cl);
+      ck_assert_ptr_nonnull(sess);
+      ck_assert_msg(!SSL_SESSION_has_ticket(sess), "the server issued a session ticket");
+    } else {
+      ck_assert_msg(!SSL_session_reused(cl) && !SSL_session_reused(sv),
+                    "the server resumed a session");
+    }
+    SSL_free(cl);
+    SSL_free(sv);
+  }
+  SSL_SESSION_free(sess);
+  SSL_CTX_free(cctx);
+  nq_tls_ctx_free(sctx);
+  tu_rmtree(dir);
+  free(dir);
+}
+
+START_TEST(no_session_resumption) {
+  no_resumption(TLS1_2_VERSION);
+  no_resumption(TLS1_3_VERSION);
+}
+END_TEST
+
 static Suite *tls_suite(void) {
   Suite *s = suite_create("tls");
   TCase *tc = tcase_create("conn");
@@ -941,6 +1019,7 @@ static Suite *tls_suite(void) {
   tcase_add_test(tc2, certs_ensure);
   tcase_add_test(tc2, tokens_and_hashes);
   tcase_add_test(tc2, log_levels);
+  tcase_add_test(tc2, no_session_resumption);
   suite_add_tcase(s, tc2);
   return s;
 }
