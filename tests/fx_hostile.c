@@ -464,3 +464,24 @@ int fxh_get_work(fxh_conn_t *c, int want, fxh_asg_t *out, int max) {
   json_decref(m);
   return n;
 }
+
+/* Sum of the counts in the server log's summary lines that contain `what`, and how many such
+ * lines there are. */
+long fxh_log_summaries(const char *what, int *lines) {
+  char path[700], line[1024];
+  snprintf(path, sizeof path, "%s/server.log", fxh.dir);
+  FILE *f = fopen(path, "r");
+  *lines = 0;
+  if (!f) return -1;
+  long sum = 0;
+  while (fgets(line, sizeof line, f)) {
+    const char *p = strstr(line, "last ");
+    if (!p || !strstr(line, what)) continue;
+    p = strstr(p, " s: ");
+    if (!p) continue;
+    sum += strtol(p + 4, NULL, 10);
+    (*lines)++;
+  }
+  fclose(f);
+  return sum;
+}

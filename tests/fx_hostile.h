@@ -87,4 +87,8 @@ void fxh_enrol(const char *name, char *token, size_t len);
 /* get_work on an open session: up to max assignments into out; 0 for no_work. */
 int fxh_get_work(fxh_conn_t *c, int want, fxh_asg_t *out, int max);
 
+/* The refusal summaries in the server log (docs/server.md): the sum of the counts of the lines
+ * that contain `what`, and in *lines how many there are. -1 without a log. */
+long fxh_log_summaries(const char *what, int *lines);
+
 #endif

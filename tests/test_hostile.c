@@ -615,6 +615,15 @@ START_TEST(hostile_peers_do_not_hurt_honest_clients) {
   int flood = fl.done;
   double flood_s = fl.seconds;
   honest_round("wrong-token flood");
+  /* The failures are in the log as one summary a second (--log-summary 1), not one line each
+   * and not silence: wait for the last one, then they must add up. */
+  int sum_lines = 0;
+  long logged = 0;
+  for (double until = fxh_now_s() + 10; fxh_now_s() < until; fxh_sleep_ms(200))
+    if ((logged = fxh_log_summaries("failed login(s), from", &sum_lines)) >= FLOOD_MAX) break;
+  ck_assert_msg(logged >= FLOOD_MAX, "only %ld failed logins in the log's summaries", logged);
+  ck_assert_msg(sum_lines <= (int)(fxh_now_s() - t_start) + 2,
+                "%d summary lines for %ld failed logins", sum_lines, logged);
 
   long rss1 = fxh_srv_rss_kib();
   int san = fxh_srv_is_sanitized();
@@ -625,6 +634,7 @@ START_TEST(hostile_peers_do_not_hurt_honest_clients) {
          worst);
   printf("hostile: wrong-token hellos %d in %.1f s (%.0f/s), each refused with auth\n", flood,
          flood_s, flood / flood_s);
+  printf("hostile: failed logins in the log: %ld in %d summary lines\n", logged, sum_lines);
   printf("hostile: honest results accepted %d (one after every attack, one every 0.5 s during the flood, up to 40)\n", g_honest_ok);
   printf("hostile: server VmRSS %ld KiB at start, %ld KiB after (limit %ld KiB%s); run %.1f s\n",
          rss0, rss1, limit, san ? ", sanitizer build" : "", fxh_now_s() - t_start);

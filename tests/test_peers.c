@@ -214,27 +214,6 @@ static double honest_try(const char *src, const char *token) {
   return ok ? fxh_now_s() - t0 : -1;
 }
 
-/* Sum of the counts in the server log's summary lines that contain `what`, and how many such
- * lines there are. */
-static long log_summaries(const char *what, int *lines) {
-  char path[700], line[1024];
-  snprintf(path, sizeof path, "%s/server.log", fxh.dir);
-  FILE *f = fopen(path, "r");
-  *lines = 0;
-  if (!f) return -1;
-  long sum = 0;
-  while (fgets(line, sizeof line, f)) {
-    const char *p = strstr(line, "last ");
-    if (!p || !strstr(line, what)) continue;
-    p = strstr(p, " s: ");
-    if (!p) continue;
-    sum += strtol(p + 4, NULL, 10);
-    (*lines)++;
-  }
-  fclose(f);
-  return sum;
-}
-
 /* ---- the no-read attack ---- */
 
 /* CPU seconds (user + system) the server has used. */
@@ -470,7 +449,7 @@ START_TEST(idle_flood) {
     }
   double median = times[rounds / 2];
   int lines = 0;
-  long refused = log_summaries("pre-auth limit", &lines);
+  long refused = fxh_log_summaries("pre-auth limit", &lines);
   printf("peers: idle flood of %d connections from 127.0.0.1 (%ld dropped and reopened) for "
          "%.1f s: %d honest logins + get_work from 127.0.0.2, all served, median %.3f s, worst "
          "%.3f s; %ld refusals logged in %d summary lines\n",
@@ -534,8 +513,8 @@ START_TEST(enrol_flood) {
   ck_assert_int_eq(closed, 2);
   fxh_sleep_ms(1500);
   int lr = 0, lc = 0;
-  long srate = log_summaries("per-address rate", &lr);
-  long scap = log_summaries("--max-clients", &lc);
+  long srate = fxh_log_summaries("per-address rate", &lr);
+  long scap = fxh_log_summaries("--max-clients", &lc);
   printf("peers: enrolment flood: 127.0.0.1 enrolled %d of 30 (%d rate_limited), 127.0.0.2 %d "
          "of 5 (%d enrol_closed at --max-clients 8); summaries: %ld rate (%d lines), %ld cap "
          "(%d lines)\n", ok1, rate, ok2, closed, srate, lr, scap, lc);
@@ -600,8 +579,8 @@ START_TEST(wrong_tokens) {
   double run = fxh_now_s() - t0;
   fxh_sleep_ms(1500);
   int lines = 0, dlines = 0;
-  long fails = log_summaries("failed login(s), from", &lines);
-  long late = log_summaries("answered late", &dlines);
+  long fails = fxh_log_summaries("failed login(s), from", &lines);
+  long late = fxh_log_summaries("answered late", &dlines);
   double slow_min = slow[0];
   for (int k = 1; k < 3; k++)
     if (slow[k] < slow_min) slow_min = slow[k];
