@@ -420,14 +420,17 @@ int fxh_login(fxh_conn_t *c, const char *token) {
   return ok ? 0 : -1;
 }
 
+json_t *fxh_enrol_hello(const char *name) {
+  return json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:s}", "type", "hello", "v", 1, "role",
+                   "client", "enrol", fxh.enrol, "name", name, "solver", NQ_SOLVER_VERSION,
+                   "threads", 1, "software", "nq-tests");
+}
+
 /* Enrol a new client; its token is copied to token. */
 void fxh_enrol(const char *name, char *token, size_t len) {
   fxh_conn_t c;
   ck_assert_msg(fxh_tls_open(&c) == 0, "enrol: TLS connection failed");
-  json_t *h = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:s}", "type", "hello", "v", 1,
-                        "role", "client", "enrol", fxh.enrol, "name", name, "solver",
-                        NQ_SOLVER_VERSION, "threads", 1, "software", "test_hostile");
-  ck_assert_int_eq(fxh_send_msg(&c, h), 0);
+  ck_assert_int_eq(fxh_send_msg(&c, fxh_enrol_hello(name)), 0);
   json_t *m = NULL;
   ck_assert_int_eq(fxh_recv_frame(&c, &m, FXH_IO_TIMEOUT_MS), 1);
   const char *tok = NULL;

@@ -82,6 +82,8 @@ void fxh_expect_closed(fxh_conn_t *c, int timeout_ms, const char *what);
 json_t *fxh_hello(const char *token);
 /* TLS + hello with a token; 0 once welcomed. */
 int fxh_login(fxh_conn_t *c, const char *token);
+/* A hello enrolling `name` with fxh.enrol. */
+json_t *fxh_enrol_hello(const char *name);
 /* Enrol `name` with the enrolment key; the token is copied to token. */
 void fxh_enrol(const char *name, char *token, size_t len);
 /* get_work on an open session: up to max assignments into out; 0 for no_work. */

@@ -473,10 +473,7 @@ END_TEST
 static const char *enrol_from(const char *src, const char *name, char *code, size_t len) {
   fxh_conn_t c;
   ck_assert(fxh_tls_open_from(&c, src) == 0);
-  json_t *h = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:s}", "type", "hello", "v", 1,
-                        "role", "client", "enrol", fxh.enrol, "name", name, "solver",
-                        NQ_SOLVER_VERSION, "threads", 1, "software", "test_peers");
-  ck_assert_int_eq(fxh_send_msg(&c, h), 0);
+  ck_assert_int_eq(fxh_send_msg(&c, fxh_enrol_hello(name)), 0);
   json_t *m = NULL;
   ck_assert_int_eq(fxh_recv_frame(&c, &m, FXH_IO_TIMEOUT_MS), 1);
   snprintf(code, len, "%s", !strcmp(fxh_msg_type(m), "welcome") ? "" : fxh_msg_code(m));
