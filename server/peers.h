@@ -25,7 +25,7 @@
 #include <sys/socket.h>
 
 #define SRV_PEERS_MAX 65536
-#define SRV_PEER_ADDR_STR 48         /* "ffff:ffff:ffff:ffff::/64" fits */
+#define SRV_PEER_ADDR_STR 56         /* INET6_ADDRSTRLEN + "/64" */
 #define SRV_AUTH_FAIL_WINDOW_MS 60000 /* failed logins are counted per minute */
 
 /* An address prefix: 16 bytes, IPv4 as ::ffff:a.b.c.d, IPv6 with the low 64 bits zero. */
