@@ -504,6 +504,14 @@ static void conn_tune_tcp(nq_conn_t *c) {
    * notices peers that vanished without a FIN even when no idle timeout is set. */
   uv_tcp_nodelay(&c->tcp, 1);
   uv_tcp_keepalive(&c->tcp, 1, 60);
+  /* A fixed size turns the kernel's auto-tuning off: a peer that sends without reading can then
+   * pin only this much kernel memory on each side, rather than megabytes. */
+  if (c->opts.sock_buf > 0) {
+    int v = c->opts.sock_buf;
+    uv_send_buffer_size((uv_handle_t *)&c->tcp, &v);
+    v = c->opts.sock_buf;
+    uv_recv_buffer_size((uv_handle_t *)&c->tcp, &v);
+  }
 }
 
 /* Allocate a connection with its SSL object and initialised handles (state CONNECTING,

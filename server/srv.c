@@ -241,7 +241,8 @@ static void on_connection(uv_stream_t *server, int status) {
       .handshake_timeout_ms = (uint64_t)s->cfg.hello_timeout * 1000,
       .idle_timeout_ms =
           s->cfg.idle_timeout > 0 ? (uint64_t)(s->cfg.idle_timeout + 30) * 1000 : 0,
-      .high_water = SRV_CONN_HIGH_WATER, .hard_limit = SRV_CONN_HARD_LIMIT, .tag = "srv"};
+      .high_water = SRV_CONN_HIGH_WATER, .hard_limit = SRV_CONN_HARD_LIMIT,
+      .sock_buf = SRV_CONN_SOCK_BUF, .tag = "srv"};
   int r = nq_conn_accept(s->loop, server, s->tls, &o, &sc->conn);
   if (r < 0) {
     nq_log(NQ_LOG_WARN, "accept: %s", nq_strerror(r));

@@ -34,6 +34,10 @@
 #define SRV_CONN_HIGH_WATER (32u << 10)
 #define SRV_CONN_HARD_LIMIT (1u << 20)
 #define SRV_CONN_MAX_PENDING 16
+/* Kernel socket buffers per connection (each way; Linux doubles it): fixed, so that a peer that
+ * does not read pins at most this much kernel memory, and its output reaches the high-water mark
+ * after a few replies rather than megabytes. Frames are at most 64 KiB. */
+#define SRV_CONN_SOCK_BUF (64 << 10)
 /* Requests per batch (one transaction) before connections are held: replies are built in full
  * before the commit, so this bounds their memory (a 64-assignment work reply is about 20 KiB as
  * a JSON tree). */

@@ -72,6 +72,9 @@ typedef struct nq_conn_opts_s {
   uint64_t linger_ms;            /* most time spent in CLOSING; 0: default */
   size_t high_water;             /* stop reading while more output is queued; 0: default */
   size_t hard_limit;             /* fail the connection past this much queued output; 0: def. */
+  int sock_buf;                  /* the socket's kernel send and receive buffer sizes (bytes,
+                                    as SO_SNDBUF/SO_RCVBUF: Linux doubles them); 0: the
+                                    kernel's default, auto-tuned up to its maximum */
   const char *tag;               /* label for log lines, e.g. "srv"; must outlive the conn */
 } nq_conn_opts_t;
 
