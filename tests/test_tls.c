@@ -52,6 +52,8 @@ struct env_s {
   int s_burst_fail;
   const char *override_code; /* server on_error closes with this code itself */
   int fail_accepts;          /* make the next accepts fail (wrong context) */
+  uv_timer_t hold_timer;     /* "hold": the server's input is held until this fires */
+  int frames_at_hold;
   peer_t cl[3];
 };
 
@@ -80,6 +82,16 @@ static void srv_open(nq_conn_t *c) {
     ck_assert_int_eq(nq_conn_send_new(c, json_pack("{s:s}", "type", "welcome")), 0);
 }
 
+/* 300 ms after "hold": the frames sent right behind it arrived long ago, yet none was delivered;
+ * resuming delivers them (the client checks that every echo comes, in order). */
+static void on_hold_timer(uv_timer_t *t) {
+  nq_conn_t *c = t->data;
+  env_t *e = nq_conn_data(c);
+  ck_assert_int_eq(e->s_frames, e->frames_at_hold);
+  nq_conn_hold(c, 0);
+  uv_close((uv_handle_t *)t, NULL);
+}
+
 static void srv_frame(nq_conn_t *c, json_t *msg) {
   env_t *e = nq_conn_data(c);
   e->s_frames++;
@@ -99,6 +111,12 @@ static void srv_frame(nq_conn_t *c, json_t *msg) {
         break;
       }
     }
+  } else if (!strcmp(type, "hold")) {
+    nq_conn_hold(c, 1);
+    e->frames_at_hold = e->s_frames;
+    uv_timer_init(&e->loop, &e->hold_timer);
+    e->hold_timer.data = c;
+    uv_timer_start(&e->hold_timer, on_hold_timer, 300, 0);
   } else {
     ck_assert_int_eq(nq_conn_send(c, msg), 0); /* echo */
   }
@@ -751,6 +769,36 @@ START_TEST(hard_limit_fails_connection) {
 }
 END_TEST
 
+#define HOLD_PINGS 5
+
+static void hold_open(peer_t *p) {
+  ck_assert_int_eq(nq_conn_send_new(p->conn, json_pack("{s:s}", "type", "hold")), 0);
+  for (int i = 0; i < HOLD_PINGS; i++)
+    ck_assert_int_eq(nq_conn_send_new(p->conn, json_pack("{s:s, s:i}", "type", "ping", "seq", i)),
+                     0);
+}
+
+static void hold_frame(peer_t *p, json_t *msg) {
+  int64_t seq;
+  ck_assert_int_eq(nq_msg_get_int(msg, "seq", 0, INT64_MAX, &seq), 0);
+  ck_assert_int_eq(seq, p->expect_seq);
+  if (++p->expect_seq == HOLD_PINGS) nq_conn_close(p->conn, NULL, NULL);
+}
+
+START_TEST(owner_holds_input) {
+  env_t e;
+  env_init(&e);
+  peer_t *p = &e.cl[0];
+  p->open_fn = hold_open;
+  p->frame_fn = hold_frame;
+  client_start(&e, p, "localhost");
+  env_run_and_close(&e);
+  ck_assert_int_eq(p->expect_seq, HOLD_PINGS);
+  ck_assert_int_eq(e.s_frames, 1 + HOLD_PINGS);
+  ck_assert_int_eq(e.s_errors, 0);
+}
+END_TEST
+
 /* ---- connect failures ---- */
 
 START_TEST(connect_refused) {
@@ -1011,6 +1059,7 @@ static Suite *tls_suite(void) {
   tcase_add_test(tc, owner_picks_error_code);
   tcase_add_test(tc, backpressure_pauses_and_resumes);
   tcase_add_test(tc, hard_limit_fails_connection);
+  tcase_add_test(tc, owner_holds_input);
   tcase_add_test(tc, connect_refused);
   tcase_add_test(tc, api_misuse);
   suite_add_tcase(s, tc);
