@@ -820,10 +820,6 @@ size_t nq_conn_queued(const nq_conn_t *c) {
   return c->queued;
 }
 
-int nq_conn_over_high_water(const nq_conn_t *c) {
-  return c->queued > c->opts.high_water;
-}
-
 void nq_conn_hold(nq_conn_t *c, int on) {
   if (!c || c->state >= NQ_CONN_CLOSING) return;
   if (on) {

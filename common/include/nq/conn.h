@@ -123,8 +123,6 @@ const char *nq_conn_peer(const nq_conn_t *c);
 const char *nq_conn_errstr(const nq_conn_t *c);
 /* Ciphertext bytes handed to libuv whose write has not completed yet. */
 size_t nq_conn_queued(const nq_conn_t *c);
-/* 1 while more than the high-water mark is queued (input is paused until it drains). */
-int nq_conn_over_high_water(const nq_conn_t *c);
 /* Stop (on = 1) or resume (on = 0) taking input, whatever the output queue: no reads and no
  * on_frame until resumed, frames already buffered stay buffered. The owner uses it to bound the
  * requests of one peer it has not answered yet. Resuming delivers the buffered frames at once,
