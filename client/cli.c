@@ -386,7 +386,8 @@ static void server_broke_protocol(cli_t *cli, const char *what, const nq_proto_e
  * timeout, busy, internal, or a code we do not know). */
 static cli_reason_t fatal_code_reason(nq_errcode_t code) {
   switch (code) {
-  case NQ_ERR_AUTH: return CLI_REASON_AUTH;
+  case NQ_ERR_AUTH:
+  case NQ_ERR_ENROL_CLOSED: return CLI_REASON_AUTH; /* rate_limited: retried after the backoff */
   case NQ_ERR_BANNED: return CLI_REASON_BANNED;
   case NQ_ERR_VERSION: return CLI_REASON_VERSION;
   case NQ_ERR_BAD_MESSAGE:

@@ -40,15 +40,20 @@ struct nq_conn_s {
   unsigned notify : 1;        /* the owner has the connection: callbacks may run */
   unsigned reading : 1;
   unsigned paused : 1;        /* reading stopped because of queued output */
+  unsigned held : 1;          /* reading stopped because the owner asked (nq_conn_hold) */
   unsigned eof : 1;           /* the peer's FIN (or a read error) was seen */
   unsigned shutdown_done : 1; /* our FIN went out after all queued writes */
   unsigned gai_pending : 1;   /* a getaddrinfo request is outstanding */
   unsigned ssl_fatal : 1;     /* OpenSSL failed: SSL_shutdown must not be called */
   unsigned failed : 1;        /* conn_fail ran: on_error is (being) called, no more sends */
+  struct sockaddr_storage peer_sa; /* ss_family 0 until known */
   char peer[80];
   char errstr[200];
-  char rbuf[16384]; /* read buffer; its bytes are moved to rbio before the next read */
 };
+
+/* Socket reads and TLS plaintext go through buffers that live only during one callback: an
+ * idle connection (most of them) then holds no read buffer at all. */
+#define CONN_RBUF 16384
 
 typedef struct {
   uv_write_t req;
@@ -110,9 +115,11 @@ static void conn_close_handles(nq_conn_t *c) {
 /* ---- I/O helpers ---- */
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-  nq_conn_t *c = h->data;
+  (void)h;
   (void)suggested;
-  *buf = uv_buf_init(c->rbuf, sizeof c->rbuf);
+  /* Freed by on_read, which always follows; a NULL base makes libuv report UV_ENOBUFS. */
+  char *b = malloc(CONN_RBUF);
+  *buf = uv_buf_init(b, b ? CONN_RBUF : 0);
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
@@ -130,11 +137,24 @@ static void conn_read_stop(nq_conn_t *c) {
   c->reading = 0;
 }
 
+/* Input is stalled while our output has not drained (paused) or the owner holds it (held). */
+static int conn_stalled(const nq_conn_t *c) {
+  return c->paused || c->held;
+}
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 5, 6)))
 #endif
 static void conn_fail(nq_conn_t *c, int status, int how, const char *frame_code,
                       const char *fmt, ...);
+
+/* Deliver the frames left buffered while input was stalled, then read again. */
+static void conn_resume(nq_conn_t *c) {
+  if (c->state != NQ_CONN_OPEN || conn_stalled(c)) return;
+  conn_process_input(c);
+  if (c->state == NQ_CONN_OPEN && !conn_stalled(c) && conn_read_start(c) < 0)
+    conn_fail(c, NQ_EIO, FAIL_ABORT, NULL, "read start failed");
+}
 
 static void on_write(uv_write_t *req, int status) {
   conn_wreq_t *w = req->data;
@@ -149,13 +169,10 @@ static void on_write(uv_write_t *req, int status) {
     return;
   }
   /* Resume at half the high-water mark rather than at it, so a busy peer does not flip us
-   * between reading and not reading on every write. */
+   * between reading and not reading on every write. An owner's hold outlasts the drain. */
   if (c->paused && c->queued <= c->opts.high_water / 2) {
     c->paused = 0;
-    if (c->state != NQ_CONN_OPEN) return;
-    conn_process_input(c); /* frames left buffered when we paused */
-    if (c->state == NQ_CONN_OPEN && !c->paused && conn_read_start(c) < 0)
-      conn_fail(c, NQ_EIO, FAIL_ABORT, NULL, "read start failed");
+    conn_resume(c);
   }
 }
 
@@ -208,6 +225,7 @@ static void conn_begin_linger(nq_conn_t *c) {
     return;
   }
   c->paused = 0;
+  c->held = 0;
   uv_timer_start(&c->timer, on_timer, c->opts.linger_ms, 0);
   c->shutdown_req.data = c;
   if (uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, on_shutdown) < 0 ||
@@ -330,7 +348,7 @@ static void conn_frame_error(nq_conn_t *c, int r) {
  * paused we stop before decrypting more, so unread input stays bounded by what is in rbio. */
 static void conn_process_input(nq_conn_t *c) {
   for (;;) {
-    while (c->state == NQ_CONN_OPEN && !c->paused) {
+    while (c->state == NQ_CONN_OPEN && !conn_stalled(c)) {
       json_t *msg;
       int r = nq_framebuf_pop(&c->in, &msg);
       if (r == NQ_EAGAIN) break;
@@ -341,12 +359,13 @@ static void conn_process_input(nq_conn_t *c) {
       if (c->opts.on_frame) c->opts.on_frame(c, msg);
       json_decref(msg);
     }
-    if (c->state != NQ_CONN_OPEN || c->paused) return;
+    if (c->state != NQ_CONN_OPEN || conn_stalled(c)) return;
 
+    char plain[CONN_RBUF];
     ERR_clear_error();
-    int n = SSL_read(c->ssl, c->rbuf, (int)sizeof c->rbuf);
+    int n = SSL_read(c->ssl, plain, (int)sizeof plain);
     if (n > 0) {
-      int r = nq_framebuf_append(&c->in, c->rbuf, (size_t)n);
+      int r = nq_framebuf_append(&c->in, plain, (size_t)n);
       if (r < 0) {
         conn_frame_error(c, r);
         return;
@@ -411,8 +430,8 @@ static void conn_handshake(nq_conn_t *c) {
   conn_fail(c, NQ_ETLS, FAIL_GRACEFUL, NULL, "handshake failed: %s", e[0] ? e : "error");
 }
 
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
-  nq_conn_t *c = s->data;
+static void conn_on_read(nq_conn_t *c, ssize_t nread, const uv_buf_t *buf) {
+  uv_stream_t *s = (uv_stream_t *)&c->tcp;
   if (nread == 0) return;
   if (nread < 0) {
     /* libuv stops reading by itself on EOF; on other errors we stop before closing anyway. */
@@ -452,6 +471,13 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   }
   if (c->state == NQ_CONN_HANDSHAKE) conn_handshake(c);
   else conn_process_input(c);
+  /* Bytes that arrived with the read that stalled input wait in rbio; stop asking for more. */
+  if (c->state == NQ_CONN_OPEN && conn_stalled(c)) conn_read_stop(c);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  conn_on_read(s->data, nread, buf);
+  free(buf->base);
 }
 
 /* ---- construction ---- */
@@ -461,6 +487,7 @@ static void conn_set_peer(nq_conn_t *c) {
   int len = sizeof ss;
   char ip[INET6_ADDRSTRLEN] = "";
   if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) != 0) return;
+  c->peer_sa = ss;
   if (ss.ss_family == AF_INET) {
     struct sockaddr_in *a = (struct sockaddr_in *)&ss;
     uv_ip4_name(a, ip, sizeof ip);
@@ -477,6 +504,14 @@ static void conn_tune_tcp(nq_conn_t *c) {
    * notices peers that vanished without a FIN even when no idle timeout is set. */
   uv_tcp_nodelay(&c->tcp, 1);
   uv_tcp_keepalive(&c->tcp, 1, 60);
+  /* A fixed size turns the kernel's auto-tuning off: a peer that sends without reading can then
+   * pin only this much kernel memory on each side, rather than megabytes. */
+  if (c->opts.sock_buf > 0) {
+    int v = c->opts.sock_buf;
+    uv_send_buffer_size((uv_handle_t *)&c->tcp, &v);
+    v = c->opts.sock_buf;
+    uv_recv_buffer_size((uv_handle_t *)&c->tcp, &v);
+  }
 }
 
 /* Allocate a connection with its SSL object and initialised handles (state CONNECTING,
@@ -783,6 +818,25 @@ const char *nq_conn_errstr(const nq_conn_t *c) {
 
 size_t nq_conn_queued(const nq_conn_t *c) {
   return c->queued;
+}
+
+void nq_conn_hold(nq_conn_t *c, int on) {
+  if (!c || c->state >= NQ_CONN_CLOSING) return;
+  if (on) {
+    if (c->held) return;
+    c->held = 1;
+    conn_read_stop(c);
+    return;
+  }
+  if (!c->held) return;
+  c->held = 0;
+  conn_resume(c);
+}
+
+int nq_conn_peer_addr(const nq_conn_t *c, struct sockaddr_storage *out) {
+  if (!c->peer_sa.ss_family) return NQ_ENOTFOUND;
+  *out = c->peer_sa;
+  return 0;
 }
 
 void nq_conn_set_idle_timeout(nq_conn_t *c, uint64_t ms) {

@@ -48,6 +48,8 @@ static const char *const err_names[NQ_ERR_COUNT] = {
     [NQ_ERR_EXISTS] = "exists",
     [NQ_ERR_BAD_STATE] = "bad_state",
     [NQ_ERR_INTERNAL] = "internal",
+    [NQ_ERR_RATE_LIMITED] = "rate_limited",
+    [NQ_ERR_ENROL_CLOSED] = "enrol_closed",
     [NQ_ERR_OTHER] = "other"};
 
 static const char *const nowork_names[] = {"none_pending", "cap", "done"};

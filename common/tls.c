@@ -92,6 +92,11 @@ int nq_tls_ctx_server_new(const char *cert_pem_path, const char *key_pem_path,
    * cache would only cost memory. */
   SSL_CTX_set_session_cache_mode(c->ssl, SSL_SESS_CACHE_OFF);
   SSL_CTX_set_num_tickets(c->ssl, 0);
+  /* TLS 1.2 resumes through tickets too, whatever the cache mode: refuse them (docs/tls.md). */
+  SSL_CTX_set_options(c->ssl, SSL_OP_NO_TICKET);
+  /* OpenSSL's record buffers (about 34 KiB) are given back whenever they are empty: most
+   * connections are idle most of the time, and memory per connection is bounded. */
+  SSL_CTX_set_mode(c->ssl, SSL_MODE_RELEASE_BUFFERS);
   *out = c;
   c = NULL;
   r = 0;

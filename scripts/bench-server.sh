@@ -27,10 +27,17 @@ trap cleanup EXIT
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
+# Every load connection comes from 127.0.0.1 and enrols: lift the per-address limits (a server
+# built before them does not know the flags).
+LIMITS=()
+if "$BIN/nq-server" --help | grep -q -- --max-preauth-per-addr; then
+  LIMITS=(--max-preauth-per-addr 0 --enrol-per-addr 0)
+fi
+
 start_server() {
   NQ_LOG_LEVEL=info "$BIN/nq-server" --n 18 --depth 4 --quorum 1 --max-results 1 \
     --listen "127.0.0.1:$PORT" --data "$DIR/data" --max-outstanding 64 \
-    --max-conns $((CONNS + 16)) >>"$DIR/server.log" 2>&1 &
+    --max-conns $((CONNS + 16)) "${LIMITS[@]}" >>"$DIR/server.log" 2>&1 &
   SRV=$!
   for _ in $(seq 1 300); do
     if [ -s "$DIR/data/enrol.key" ] && (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then

@@ -2,6 +2,7 @@
 #include "datadir.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 
 #include "nq/certs.h"
 #include "nq/files.h"
+#include "nq/log.h"
 #include "nq/nq.h"
 
 static int join(char *out, const char *dir, const char *name) {
@@ -48,6 +50,46 @@ static int secret_ensure(const char *dir, const char *name, const char *path, ch
   return 0;
 }
 
+/* Take group/other permissions off `path` (if it exists) down to `want`, with a warning: a
+ * directory made by hand, or an old database, may be readable by everyone. */
+static int tighten(const char *path, mode_t want, char *errbuf, size_t errlen) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) return 0;
+  mode_t mode = sb.st_mode & 07777;
+  if (!(mode & ~want & 0777)) return 0;
+  if (chmod(path, mode & want) != 0) {
+    snprintf(errbuf, errlen, "chmod %s: %s", path, strerror(errno));
+    return NQ_EIO;
+  }
+  nq_log(NQ_LOG_WARN, "%s had mode %04o; now %04o (it holds secrets or the store)", path,
+         (unsigned)mode, (unsigned)(mode & want));
+  return 0;
+}
+
+/* The directory 0700, and the store (with SQLite's -wal and -shm files, which copy the
+ * database's mode when SQLite creates them), the keys and the secrets 0600. A missing database
+ * is created empty here with 0600 (SQLite would use 0644). */
+static int tighten_all(const srv_datadir_t *dd, char *errbuf, size_t errlen) {
+  int rc = tighten(dd->dir, 0700, errbuf, errlen);
+  if (rc) return rc;
+  int fd = open(dd->db, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    close(fd);
+  } else if (errno != EEXIST) {
+    snprintf(errbuf, errlen, "create %s: %s", dd->db, strerror(errno));
+    return NQ_EIO;
+  }
+  static const char *const names[] = {SRV_DB_FILE "-wal", SRV_DB_FILE "-shm", NQ_CERTS_CA_KEY,
+                                      NQ_CERTS_SERVER_KEY, SRV_ENROL_FILE, SRV_ADMIN_FILE};
+  if ((rc = tighten(dd->db, 0600, errbuf, errlen)) != 0) return rc;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char path[SRV_DATADIR_PATH_MAX];
+    if (join(path, dd->dir, names[i]) != 0) continue; /* cannot happen: dir was checked */
+    if ((rc = tighten(path, 0600, errbuf, errlen)) != 0) return rc;
+  }
+  return 0;
+}
+
 int srv_datadir_init(srv_datadir_t *dd, const char *dir, const char *const *extra_names,
                      char *errbuf, size_t errlen) {
   char dummy[8];
@@ -83,10 +125,10 @@ int srv_datadir_init(srv_datadir_t *dd, const char *dir, const char *const *extr
     srv_datadir_close(dd);
     return NQ_EINVAL;
   }
-  rc = nq_certs_ensure(dir, extra_names);
-  if (rc != 0) {
+  rc = tighten_all(dd, errbuf, errlen);
+  if (rc == 0 && (rc = nq_certs_ensure(dir, extra_names)) != 0) {
     snprintf(errbuf, errlen, "certificates in %s: %s", dir, nq_strerror(rc));
-  } else if ((rc = secret_ensure(dir, SRV_ENROL_FILE, dd->enrol_key, dd->enrol_hash, errbuf,
+  } else if (rc == 0 && (rc = secret_ensure(dir, SRV_ENROL_FILE, dd->enrol_key, dd->enrol_hash, errbuf,
                                  errlen)) == 0) {
     rc = secret_ensure(dir, SRV_ADMIN_FILE, dd->admin_token, dd->admin_hash, errbuf, errlen);
   }

@@ -40,8 +40,10 @@ typedef struct srv_datadir_s {
   int lock_fd;         /* holds SRV_LOCK_FILE's lock; -1 when not held */
 } srv_datadir_t;
 
-/* Create dir (mode 0700) if missing, take its lock (a second server on the same directory gets
- * NQ_EBUSY with a message naming the holder's pid), make the certificates (server cert naming localhost,
+/* Create dir (mode 0700) if missing, or take group/other permissions off an existing one
+ * (0700; the database, its -wal/-shm, the keys and secrets 0600; each change is logged as a
+ * warning), take its lock (a second server on the same directory gets NQ_EBUSY with a
+ * message naming the holder's pid), make the certificates (server cert naming localhost,
  * 127.0.0.1 and extra_names, NULL-terminated or NULL) and the secrets if missing, and fill dd.
  * Returns 0, NQ_EINVAL (path too long, bad name), NQ_EIO, NQ_ETLS; errbuf says why. */
 int srv_datadir_init(srv_datadir_t *dd, const char *dir, const char *const *extra_names,

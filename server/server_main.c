@@ -44,6 +44,17 @@ static void usage(FILE *f) {
           "  --max-outstanding K   assignments one client may hold (default 16)\n"
           "  --max-conns C         concurrent connections; more are answered `busy` (default 1024)\n"
           "  --idle-timeout S      close connections silent this long, 0 = never (default 300)\n"
+          "  --hello-timeout S     TLS handshake + hello must finish within S s (default 10)\n"
+          "  --max-preauth-per-addr N\n"
+          "                        connections not yet logged in per address (IPv4, IPv6 /64);\n"
+          "                        more are dropped at once, 0 = no limit (default 16)\n"
+          "  --enrol-per-addr N    enrolments per address: N at once, N more per hour,\n"
+          "                        0 = no limit (default 20)\n"
+          "  --max-clients N       enrolled clients at most, 0 = no cap (default 100000)\n"
+          "  --auth-fail-limit N   failed logins per address and minute before each further\n"
+          "                        refusal is delayed, 0 = never (default 20)\n"
+          "  --auth-fail-delay S   delay of such a refusal (default 5)\n"
+          "  --log-summary S       interval of the refusal summaries in the log (default 10)\n"
           "  --hostname NAME       extra name/IP in the server certificate (repeatable)\n"
           "  --ban-threshold T     auto-ban after T invalid results, 0 = never (default 3)\n"
           "  --exit-when-done      exit 0 shortly after the job is finished\n"
@@ -69,9 +80,10 @@ static int int_arg(const char *opt, const char *v, long min, long max) {
 }
 
 static void parse_args(srv_config_t *cfg, int argc, char **argv) {
-  enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE, O_LEASEMIN, O_MAXOUT,
-         O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT, O_HOLD, O_HTTP, O_HTTPMAX,
-         O_HTTPTIME, O_HELP };
+  enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE,
+         O_LEASEMIN, O_MAXOUT, O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT,
+         O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPTIME, O_HELP, O_HELLO, O_PREAUTH, O_ENROL, O_MAXCLI,
+         O_AFLIMIT, O_AFDELAY, O_SUMMARY };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
       {"depth", required_argument, 0, O_DEPTH},
@@ -95,6 +107,13 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"http", required_argument, 0, O_HTTP},
       {"http-max-conns", required_argument, 0, O_HTTPMAX},
       {"http-timeout", required_argument, 0, O_HTTPTIME},
+      {"hello-timeout", required_argument, 0, O_HELLO},
+      {"max-preauth-per-addr", required_argument, 0, O_PREAUTH},
+      {"enrol-per-addr", required_argument, 0, O_ENROL},
+      {"max-clients", required_argument, 0, O_MAXCLI},
+      {"auth-fail-limit", required_argument, 0, O_AFLIMIT},
+      {"auth-fail-delay", required_argument, 0, O_AFDELAY},
+      {"log-summary", required_argument, 0, O_SUMMARY},
       {"help", no_argument, 0, O_HELP},
       {0, 0, 0, 0}};
   int nhost = 0, c;
@@ -171,6 +190,15 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       cfg->http.request_ms = 1000 * int_arg("http-timeout", optarg, 1, 3600);
       cfg->http.idle_ms = 3 * cfg->http.request_ms;
       break;
+    case O_HELLO: cfg->hello_timeout = int_arg("hello-timeout", optarg, 1, 3600); break;
+    case O_PREAUTH:
+      cfg->max_preauth_per_addr = int_arg("max-preauth-per-addr", optarg, 0, 1000000);
+      break;
+    case O_ENROL: cfg->enrol_per_addr = int_arg("enrol-per-addr", optarg, 0, 1000000); break;
+    case O_MAXCLI: cfg->max_clients = int_arg("max-clients", optarg, 0, 1000000000); break;
+    case O_AFLIMIT: cfg->auth_fail_limit = int_arg("auth-fail-limit", optarg, 0, 1000000); break;
+    case O_AFDELAY: cfg->auth_fail_delay = int_arg("auth-fail-delay", optarg, 1, 600); break;
+    case O_SUMMARY: cfg->summary_seconds = int_arg("log-summary", optarg, 1, 3600); break;
     case O_HELP: usage(stdout); exit(0);
     default: usage(stderr); exit(2);
     }

@@ -22,7 +22,9 @@ enum {
   H_CONNT = 1 << 3,
   H_EXIT = 1 << 4,
   H_SIGINT = 1 << 5,
-  H_SIGTERM = 1 << 6
+  H_SIGTERM = 1 << 6,
+  H_SUMMARY = 1 << 7,
+  H_IDLE = 1 << 8
 };
 
 #define CONN_TIMER_MS 1000
@@ -53,6 +55,13 @@ void srv_config_default(srv_config_t *cfg) {
    * in a test does not listen on a fixed port unless asked. */
   srv_http_cfg_default(&cfg->http);
   cfg->http_off = 1;
+  cfg->hello_timeout = 10;
+  cfg->max_preauth_per_addr = 16;
+  cfg->enrol_per_addr = 20;
+  cfg->max_clients = 100000;
+  cfg->auth_fail_limit = 20;
+  cfg->auth_fail_delay = 5;
+  cfg->summary_seconds = 10;
 }
 
 int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
@@ -62,12 +71,14 @@ int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
 /* ---- connections ---- */
 
 static void conn_unlink(srv_t *s, srv_conn_t *sc) {
-  assert(s->nconns > 0);
   if (sc->prev) sc->prev->next = sc->next;
   else s->conns = sc->next;
   if (sc->next) sc->next->prev = sc->prev;
   sc->prev = sc->next = NULL;
-  s->nconns--;
+  if (!sc->refused) {
+    assert(s->nconns > 0);
+    s->nconns--;
+  }
 }
 
 /* A srv_conn_t is freed when both its transport has closed (conn == NULL) and no queued request
@@ -108,6 +119,21 @@ static void on_conn_frame(nq_conn_t *c, json_t *msg) {
   r->sc = sc;
   r->msg = json_incref(msg);
   sc->refs++;
+  /* A peer that pipelines requests gets no more read until this batch has answered them, so
+   * what it can make us hold is bounded by requests, not by the bytes it sends: at most
+   * SRV_CONN_MAX_PENDING replies, and only one while earlier output still waits in user space
+   * (the kernel's buffer is full: the peer is not reading). With the layer's pause past the
+   * high-water mark, its output stays under SRV_CONN_HIGH_WATER + one reply. A full batch
+   * (SRV_BATCH_MAX) holds every connection that delivers a frame, which bounds the replies
+   * built at once whatever the number of connections. The held list keeps a reference. */
+  if ((sc->refs >= SRV_CONN_MAX_PENDING || nq_conn_queued(c) > 0 || s->nbatch >= SRV_BATCH_MAX) &&
+      !sc->held) {
+    sc->held = 1;
+    sc->refs++;
+    sc->held_next = s->held;
+    s->held = sc;
+    nq_conn_hold(c, 1);
+  }
 }
 
 static void on_conn_error(nq_conn_t *c, int status) {
@@ -120,6 +146,16 @@ static void on_conn_error(nq_conn_t *c, int status) {
          sc->name, nq_conn_errstr(c), nq_strerror(status));
 }
 
+/* The connection no longer counts as pre-auth for its address (hello succeeded, or it closed). */
+static void conn_preauth_done(srv_conn_t *sc) {
+  if (!sc->preauth) return;
+  sc->preauth = 0;
+  if (sc->peer) {
+    assert(sc->peer->preauth > 0);
+    sc->peer->preauth--;
+  }
+}
+
 static void on_conn_close(nq_conn_t *c) {
   srv_conn_t *sc = nq_conn_data(c);
   srv_t *s = sc->srv;
@@ -127,6 +163,12 @@ static void on_conn_close(nq_conn_t *c) {
   assert(sc->conn == c); /* on_close comes once, last */
   sc->conn = NULL;
   sc->state = SRV_CONN_DEAD;
+  conn_preauth_done(sc);
+  if (sc->peer) {
+    assert(sc->peer->conns > 0);
+    sc->peer->conns--;
+    sc->peer = NULL; /* the entry may be pruned from now on */
+  }
   conn_unlink(s, sc);
   if (sc->refs == 0) free(sc);
 }
@@ -146,6 +188,27 @@ static void reject_raw(srv_t *s, uv_stream_t *server) {
   uv_close((uv_handle_t *)t, on_reject_closed);
 }
 
+/* Find the address entry of a new connection and count it there. Returns 0, or -1 when its
+ * address is over the pre-auth limit (the caller refuses it). */
+static int conn_attach_peer(srv_t *s, srv_conn_t *sc) {
+  struct sockaddr_storage ss;
+  srv_addr_key_t k;
+  srv_peer_t *pe = NULL;
+  if (nq_conn_peer_addr(sc->conn, &ss) == 0 && srv_addr_key(&ss, &k) == 0)
+    pe = srv_peers_get(&s->peers, &k, uv_now(s->loop));
+  if (!srv_peer_preauth_ok(&s->peers, pe)) {
+    srv_peers_count(&s->peers, pe, SRV_PEER_REFUSED_PREAUTH);
+    return -1;
+  }
+  sc->peer = pe;
+  sc->preauth = 1;
+  if (pe) {
+    pe->conns++;
+    pe->preauth++;
+  }
+  return 0;
+}
+
 static void on_connection(uv_stream_t *server, int status) {
   srv_t *s = server->data;
   if (status < 0) {
@@ -153,6 +216,7 @@ static void on_connection(uv_stream_t *server, int status) {
     return;
   }
   if (s->stopping || s->nconns >= s->cfg.max_conns + BUSY_SLACK) {
+    if (!s->stopping) srv_peers_count(&s->peers, NULL, SRV_PEER_REFUSED_BUSY);
     reject_raw(s, server);
     return;
   }
@@ -169,10 +233,12 @@ static void on_connection(uv_stream_t *server, int status) {
    * layer's idle timeout is only a backstop (it also catches peers that stop reading). */
   nq_conn_opts_t o = {
       .on_open = on_conn_open, .on_frame = on_conn_frame, .on_error = on_conn_error,
-      .on_close = on_conn_close, .data = sc, .handshake_timeout_ms = SRV_HELLO_TIMEOUT_MS,
+      .on_close = on_conn_close, .data = sc,
+      .handshake_timeout_ms = (uint64_t)s->cfg.hello_timeout * 1000,
       .idle_timeout_ms =
           s->cfg.idle_timeout > 0 ? (uint64_t)(s->cfg.idle_timeout + 30) * 1000 : 0,
-      .tag = "srv"};
+      .high_water = SRV_CONN_HIGH_WATER, .hard_limit = SRV_CONN_HARD_LIMIT,
+      .sock_buf = SRV_CONN_SOCK_BUF, .tag = "srv"};
   int r = nq_conn_accept(s->loop, server, s->tls, &o, &sc->conn);
   if (r < 0) {
     nq_log(NQ_LOG_WARN, "accept: %s", nq_strerror(r));
@@ -183,10 +249,19 @@ static void on_connection(uv_stream_t *server, int status) {
   if (s->conns) s->conns->prev = sc;
   s->conns = sc;
   s->nconns++;
-  if (s->nconns > s->cfg.max_conns) {
+  /* Refusals are counted for the periodic summary rather than logged one by one: a flood would
+   * otherwise write a line per connection. */
+  if (conn_attach_peer(s, sc) != 0) {
+    /* Dropped without a handshake: the cheapest answer, and the flood gets nothing to read.
+     * It stops counting against --max-conns now, not when its close completes: a burst of
+     * refusals must not crowd out the next honest connection. */
+    sc->refused = 1;
+    s->nconns--;
+    sc->state = SRV_CONN_DEAD;
+    nq_conn_abort(sc->conn);
+  } else if (s->nconns > s->cfg.max_conns) {
     sc->busy = 1;
-    nq_log(NQ_LOG_WARN, "connection %s refused: %d connections (max %d)", nq_conn_peer(sc->conn),
-           s->nconns, s->cfg.max_conns);
+    srv_peers_count(&s->peers, sc->peer, SRV_PEER_REFUSED_BUSY);
   }
 }
 
@@ -196,15 +271,22 @@ static void on_conn_timer(uv_timer_t *t) {
   srv_t *s = t->data;
   uint64_t now = uv_now(s->loop);
   uint64_t idle_ms = (uint64_t)s->cfg.idle_timeout * 1000;
+  uint64_t hello_ms = (uint64_t)s->cfg.hello_timeout * 1000;
   for (srv_conn_t *sc = s->conns; sc; sc = sc->next) {
+    if (sc->conn && sc->close_at_ms && now >= sc->close_at_ms) {
+      sc->close_at_ms = 0;
+      nq_conn_close(sc->conn, nq_errcode_name(sc->close_code), sc->close_msg);
+      continue;
+    }
     if (!sc->conn || sc->state == SRV_CONN_DEAD || sc->refs > 0) continue;
     if (sc->state == SRV_CONN_AWAIT_HELLO) {
-      /* Before TLS is up the layer's handshake timeout (same 10 s) closes it; no frame can be
+      /* Before TLS is up the layer's handshake timeout (the same) closes it; no frame can be
        * sent then anyway. */
-      if (now - sc->opened_ms >= SRV_HELLO_TIMEOUT_MS &&
-          nq_conn_state(sc->conn) == NQ_CONN_OPEN) {
+      if (now - sc->opened_ms >= hello_ms && nq_conn_state(sc->conn) == NQ_CONN_OPEN) {
+        char m[64];
+        snprintf(m, sizeof m, "no hello within %d s", s->cfg.hello_timeout);
         sc->state = SRV_CONN_DEAD;
-        nq_conn_close(sc->conn, nq_errcode_name(NQ_ERR_TIMEOUT), "no hello within 10 s");
+        nq_conn_close(sc->conn, nq_errcode_name(NQ_ERR_TIMEOUT), m);
       }
     } else if (idle_ms && now - sc->last_frame_ms >= idle_ms) {
       nq_log(NQ_LOG_INFO, "connection %s %s: idle timeout", nq_conn_peer(sc->conn), sc->name);
@@ -226,6 +308,45 @@ static void close_banned(srv_t *s) {
     sc->state = SRV_CONN_DEAD;
     nq_conn_close(sc->conn, nq_errcode_name(NQ_ERR_BANNED), "this client has been banned");
   }
+}
+
+/* Send the fatal error of r and close, or, for a failed login from an address over
+ * --auth-fail-limit, do so later (on_conn_timer): meanwhile the connection stays pre-auth and
+ * takes no input, so one address gets at most --max-preauth-per-addr refusals per delay. */
+static void conn_refuse(srv_t *s, srv_conn_t *sc, const srv_req_t *r) {
+  if (r->err_code == NQ_ERR_AUTH) {
+    uint64_t now = uv_now(s->loop);
+    srv_peers_count(&s->peers, sc->peer, SRV_PEER_AUTH_FAILED);
+    uint64_t delay = srv_peer_auth_failed(&s->peers, sc->peer, now);
+    if (delay) {
+      srv_peers_count(&s->peers, sc->peer, SRV_PEER_AUTH_DELAYED);
+      sc->close_at_ms = now + delay;
+      sc->close_code = r->err_code;
+      snprintf(sc->close_msg, sizeof sc->close_msg, "%s", r->err_msg);
+      nq_conn_hold(sc->conn, 1);
+      return;
+    }
+  }
+  nq_conn_close(sc->conn, r->err_code ? nq_errcode_name(r->err_code) : NULL, r->err_msg);
+}
+
+/* Give the connections held for this batch their input back. The list is detached first: a
+ * resumed connection may deliver frames (into the next batch) and be held again at once. */
+static void release_held(srv_t *s) {
+  srv_conn_t *list = s->held;
+  s->held = NULL;
+  while (list) {
+    srv_conn_t *sc = list;
+    list = sc->held_next;
+    sc->held_next = NULL;
+    sc->held = 0;
+    if (sc->conn && sc->state != SRV_CONN_DEAD) nq_conn_hold(sc->conn, 0);
+    conn_unref(sc);
+  }
+}
+
+static void on_idle(uv_idle_t *h) {
+  (void)h; /* its only purpose is to be active */
 }
 
 /* Handle every queued request in one transaction, then send the replies (or, if the commit
@@ -272,8 +393,8 @@ static void batch_run(srv_t *s) {
     srv_req_t *r = &s->batch[i];
     srv_conn_t *sc = r->sc;
     if (sc->conn && nq_conn_state(sc->conn) == NQ_CONN_OPEN) {
-      if (r->close)
-        nq_conn_close(sc->conn, r->err_code ? nq_errcode_name(r->err_code) : NULL, r->err_msg);
+      if (sc->state == SRV_CONN_CLIENT || sc->state == SRV_CONN_ADMIN) conn_preauth_done(sc);
+      if (r->close) conn_refuse(s, sc, r);
       else if (r->reply) nq_conn_send(sc->conn, r->reply); /* failures reach on_conn_error */
     }
     json_decref(r->reply);
@@ -281,6 +402,7 @@ static void batch_run(srv_t *s) {
     conn_unref(sc);
   }
   s->nbatch = 0;
+  release_held(s);
   if (s->ban_pending) {
     s->ban_pending = 0;
     close_banned(s);
@@ -292,6 +414,12 @@ static void batch_run(srv_t *s) {
   if (s->done_pending) {
     s->done_pending = 0;
     srv_job_finished(s);
+  }
+  /* Frames delivered by release_held wait for the next batch: the loop must not block in poll
+   * meanwhile (an active idle handle makes its timeout zero). */
+  if (s->handles_open & H_IDLE) {
+    if (s->nbatch > 0) uv_idle_start(&s->idle, on_idle);
+    else uv_idle_stop(&s->idle);
   }
 }
 
@@ -313,6 +441,11 @@ static void on_sweep(uv_timer_t *t) {
   }
   if (rc != 0) nq_log(NQ_LOG_ERROR, "lease sweep: %s", srv_store_errmsg(s->store));
   else if (n > 0) nq_log(NQ_LOG_INFO, "%lld expired lease(s) released", (long long)n);
+}
+
+static void on_summary_timer(uv_timer_t *t) {
+  srv_t *s = t->data;
+  srv_peers_summary(&s->peers, s->cfg.summary_seconds, uv_now(s->loop));
 }
 
 static void on_exit_timer(uv_timer_t *t) {
@@ -341,6 +474,8 @@ static void close_all_handles(srv_t *s) {
   close_handle(s, H_EXIT, (uv_handle_t *)&s->exit_timer);
   close_handle(s, H_SIGINT, (uv_handle_t *)&s->sigint);
   close_handle(s, H_SIGTERM, (uv_handle_t *)&s->sigterm);
+  close_handle(s, H_SUMMARY, (uv_handle_t *)&s->summary_timer);
+  close_handle(s, H_IDLE, (uv_handle_t *)&s->idle);
 }
 
 void srv_stop(srv_t *s, int exit_code) {
@@ -359,6 +494,7 @@ void srv_stop(srv_t *s, int exit_code) {
   }
   close_all_handles(s);
   srv_web_stop(s);
+  srv_peers_summary(&s->peers, s->cfg.summary_seconds, uv_now(s->loop));
   nq_log(NQ_LOG_INFO, "shutdown: closing %d connection(s); %llu requests in %llu batches "
          "(%.1f per commit), %llu failed commits", n, (unsigned long long)s->batch_reqs,
          (unsigned long long)s->batches,
@@ -367,6 +503,21 @@ void srv_stop(srv_t *s, int exit_code) {
 }
 
 /* ---- job completion ---- */
+
+/* Every client session hears at once that the job is finished (an unsolicited `no_work` with
+ * reason done, docs/protocol.md): one waiting for its retry timer, or for the answer to a
+ * get_work that only re-sent what it holds, would otherwise ask again only later, perhaps after
+ * an --exit-when-done server has gone, and then retry forever. */
+static void tell_done(srv_t *s) {
+  nq_no_work_t nw = {s->cfg.retry_after, NQ_NOWORK_DONE};
+  json_t *m = nq_no_work_pack(&nw);
+  if (!m) return;
+  int n = 0;
+  for (srv_conn_t *sc = s->conns; sc; sc = sc->next)
+    if (sc->conn && sc->state == SRV_CONN_CLIENT && nq_conn_send(sc->conn, m) == 0) n++;
+  json_decref(m);
+  if (n) nq_log(NQ_LOG_INFO, "told %d connected client(s) that the job is done", n);
+}
 
 void srv_job_finished(srv_t *s) {
   if (s->job_done) return;
@@ -395,6 +546,7 @@ void srv_job_finished(srv_t *s) {
     if (k && strcmp(k->total, t) != 0)
       nq_log(NQ_LOG_ERROR, "published TOTAL for N=%d is %s", job.n, k->total);
   }
+  tell_done(s);
   if (s->cfg.exit_when_done && !s->stopping && (s->handles_open & H_EXIT))
     uv_timer_start(&s->exit_timer, on_exit_timer, (uint64_t)s->cfg.exit_grace_ms, 0);
 }
@@ -478,6 +630,14 @@ static int handles_start(srv_t *s) {
   uv_timer_init(s->loop, &s->exit_timer);
   s->exit_timer.data = s;
   s->handles_open |= H_EXIT;
+  uv_timer_init(s->loop, &s->summary_timer);
+  s->summary_timer.data = s;
+  s->handles_open |= H_SUMMARY;
+  uint64_t every = (uint64_t)s->cfg.summary_seconds * 1000;
+  uv_timer_start(&s->summary_timer, on_summary_timer, every, every);
+  uv_idle_init(s->loop, &s->idle);
+  s->idle.data = s;
+  s->handles_open |= H_IDLE;
   if (s->cfg.handle_signals) {
     uv_signal_init(s->loop, &s->sigint);
     s->sigint.data = s;
@@ -548,7 +708,14 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   s->loop = loop;
   s->cfg = *cfg;
   int64_t now = nq_now_wall();
-  int rc = srv_datadir_init(&s->dd, cfg->data_dir, cfg->hostnames, errbuf, errlen);
+  srv_peer_limits_t lim = {cfg->max_preauth_per_addr, cfg->enrol_per_addr, cfg->auth_fail_limit,
+                           cfg->auth_fail_delay * 1000};
+  int rc = srv_peers_init(&s->peers, &lim);
+  if (rc != 0) {
+    snprintf(errbuf, errlen, "out of memory");
+    goto fail;
+  }
+  rc = srv_datadir_init(&s->dd, cfg->data_dir, cfg->hostnames, errbuf, errlen);
   if (rc != 0) goto fail;
   if ((rc = store_start(s, now, errbuf, errlen)) != 0) goto fail;
   if ((rc = nq_tls_ctx_server_new(s->dd.server_cert, s->dd.server_key, &s->tls)) != 0) {
@@ -582,6 +749,11 @@ void srv_free(srv_t *s) {
     conn_unref(s->batch[i].sc);
   }
   s->nbatch = 0;
+  while (s->held) {
+    srv_conn_t *sc = s->held;
+    s->held = sc->held_next;
+    conn_unref(sc);
+  }
   free(s->batch);
   s->batch = NULL;
   s->capbatch = 0;
@@ -589,5 +761,6 @@ void srv_free(srv_t *s) {
   s->store = NULL;
   nq_tls_ctx_free(s->tls);
   s->tls = NULL;
+  srv_peers_free(&s->peers);
   srv_datadir_close(&s->dd); /* last: the directory is ours until the database is closed */
 }

@@ -22,13 +22,28 @@
 #include "http.h"
 #include "metrics.h"
 #include "nq/conn.h"
+#include "peers.h"
 #include "nq/proto.h"
 #include "nq/tls.h"
 #include "sched.h"
 #include "store.h"
 
 #define SRV_MAX_HOSTNAMES 16
-#define SRV_HELLO_TIMEOUT_MS 10000 /* TLS handshake + hello (docs/protocol.md) */
+/* Per-connection memory (docs/server.md, "Memory per connection"). Output queued in user space
+ * past the high-water mark stops the connection's input until half of it has drained; past the
+ * hard limit the connection is dropped. A connection has at most SRV_CONN_MAX_PENDING requests
+ * read but not answered; then its input waits for the batch that answers them. */
+#define SRV_CONN_HIGH_WATER (32u << 10)
+#define SRV_CONN_HARD_LIMIT (1u << 20)
+#define SRV_CONN_MAX_PENDING 16
+/* Kernel socket buffers per connection (each way; Linux doubles it): fixed, so that a peer that
+ * does not read pins at most this much kernel memory, and its output reaches the high-water mark
+ * after a few replies rather than megabytes. Frames are at most 64 KiB. */
+#define SRV_CONN_SOCK_BUF (64 << 10)
+/* Requests per batch (one transaction) before connections are held: replies are built in full
+ * before the commit, so this bounds their memory (a 64-assignment work reply is about 20 KiB as
+ * a JSON tree). */
+#define SRV_BATCH_MAX 512
 
 typedef struct srv_config_s {
   int n, quorum, max_results;
@@ -56,6 +71,14 @@ typedef struct srv_config_s {
    * given with --http); otherwise it is logged and the server runs without the page. */
   srv_http_cfg_t http;
   int http_off, http_required;
+  int hello_timeout;    /* s from accept to a hello (TLS handshake included); default 10 */
+  int max_preauth_per_addr; /* pre-auth connections per address (peers.h); default 16, 0 = any */
+  int enrol_per_addr;   /* enrolments per address: burst and per hour; default 20, 0 = any */
+  int max_clients;      /* enrolled clients at most; default 100000, 0 = no cap */
+  int auth_fail_limit;  /* failed logins per address and minute before they are slowed;
+                           default 20, 0 = never */
+  int auth_fail_delay;  /* s a slowed refusal waits; default 5 */
+  int summary_seconds;  /* interval of the refusal summaries in the log; default 10 */
 } srv_config_t;
 
 /* Defaults for every option (n = 0: must be set). */
@@ -78,6 +101,14 @@ typedef struct srv_conn_s {
   nq_conn_t *conn;          /* NULL once the transport has closed (on_close ran) */
   srv_conn_state_t state;
   int busy;                 /* over --max-conns: send `busy` once TLS is up, then close */
+  int refused;              /* dropped at accept (pre-auth limit); not counted in nconns */
+  srv_peer_t *peer;         /* its address's entry (peers.h), NULL if untracked */
+  int preauth;              /* counted in peer->preauth (until hello succeeds or it closes) */
+  int held;                 /* input held (SRV_CONN_MAX_PENDING): on srv_t.held, one ref */
+  struct srv_conn_s *held_next;
+  uint64_t close_at_ms;     /* a delayed refusal (slowed address): close then, with ... */
+  nq_errcode_t close_code;  /* ... this error frame */
+  char close_msg[160];
   int64_t client_id;        /* role client */
   char name[SRV_NAME_MAX + 1];
   uint64_t opened_ms;       /* uv_now at accept (hello deadline) */
@@ -118,11 +149,15 @@ struct srv_s {
   uv_timer_t sweep_timer; /* lease expiry */
   uv_timer_t conn_timer;  /* hello / idle timeouts, once a second */
   uv_timer_t exit_timer;  /* --exit-when-done grace */
+  uv_timer_t summary_timer; /* refusal summaries (peers.h) */
+  uv_idle_t idle;         /* keeps the loop from blocking while a batch is waiting */
   uv_signal_t sigint, sigterm;
   int handles_open;       /* which handles exist (bit per handle), for an orderly close */
 
   srv_conn_t *conns;      /* every live connection */
   int nconns;
+  srv_conn_t *held;       /* connections whose input waits for the current batch */
+  srv_peers_t peers;      /* per-address limits and refusal counts */
 
   srv_req_t *batch;       /* the requests of this loop iteration */
   size_t nbatch, capbatch;

@@ -121,6 +121,33 @@ static int enrol_owner(srv_t *s, const char *key, int64_t *owner_id) {
   return 0;
 }
 
+/* Identities cost something: the total is capped (--max-clients) and each address may enrol
+ * only so often (--enrol-per-addr, peers.h). Returns 0, or -1 with r refused. */
+static int enrol_allowed(srv_t *s, srv_req_t *r) {
+  srv_peer_t *pe = r->sc->peer;
+  if (s->cfg.max_clients > 0) {
+    int64_t n = 0;
+    if (srv_client_count(s->store, &n) != 0) {
+      nq_log(NQ_LOG_ERROR, "enrolment: %s", srv_store_errmsg(s->store));
+      srv_proto_fatal(r, NQ_ERR_INTERNAL, "enrolment failed; retry later");
+      return -1;
+    }
+    if (n >= s->cfg.max_clients) {
+      srv_peers_count(&s->peers, pe, SRV_PEER_ENROL_CAP);
+      srv_proto_fatal(r, NQ_ERR_ENROL_CLOSED, "enrolment closed: this server has its maximum of "
+                      "%d clients; ask its operator", s->cfg.max_clients);
+      return -1;
+    }
+  }
+  if (!srv_peer_enrol_take(&s->peers, pe, uv_now(s->loop))) {
+    srv_peers_count(&s->peers, pe, SRV_PEER_ENROL_RATE);
+    srv_proto_fatal(r, NQ_ERR_RATE_LIMITED, "too many enrolments from this address (at most %d "
+                    "an hour); try again later", s->cfg.enrol_per_addr);
+    return -1;
+  }
+  return 0;
+}
+
 /* Enrolment: a new client with a fresh token, returned once in the welcome. */
 static int hello_enrol(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now, char *token) {
   char hash[65];
@@ -135,6 +162,7 @@ static int hello_enrol(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now,
     srv_proto_fatal(r, NQ_ERR_AUTH, "wrong enrolment key");
     return -1;
   }
+  if (enrol_allowed(s, r) != 0) return -1;
   if (nq_random_token(token, SRV_SECRET_BYTES) != 0 || nq_sha256_hex(token, hash) != 0) {
     srv_proto_fatal(r, NQ_ERR_INTERNAL, "cannot make a token");
     return -1;

@@ -447,6 +447,16 @@ int srv_client_enrol(srv_store_t *st, const char *name, const char *token_hash, 
   return srv_store_failf(st, NQ_EEXIST, "no free name for %s", name);
 }
 
+int srv_client_count(srv_store_t *st, int64_t *n) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT count(*) FROM clients", &s);
+  if (rc) return rc;
+  if (sqlite3_step(s) == SQLITE_ROW) *n = sqlite3_column_int64(s, 0);
+  else rc = srv_store_fail(st, "client count");
+  sqlite3_reset(s);
+  return rc;
+}
+
 int srv_client_touch(srv_store_t *st, int64_t client_id, int64_t now) {
   sqlite3_stmt *s;
   int rc = srv_store_stmt(st, "UPDATE clients SET last_seen = max(last_seen, ?2) WHERE id = ?1", &s);

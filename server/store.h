@@ -298,6 +298,8 @@ int srv_client_enrol(srv_store_t *st, const char *name, const char *token_hash, 
 int srv_client_find_token(srv_store_t *st, const char *token_hash, srv_client_t *out);
 int srv_client_find_name(srv_store_t *st, const char *name, srv_client_t *out);
 int srv_client_get(srv_store_t *st, int64_t client_id, srv_client_t *out);
+/* How many clients exist (banned ones included: enrolment is capped on identities made). */
+int srv_client_count(srv_store_t *st, int64_t *n);
 /* Record activity (hello, requests). */
 int srv_client_touch(srv_store_t *st, int64_t client_id, int64_t now);
 /* Ban: banned = 1 and every leased assignment of the client is released (state expired), so its

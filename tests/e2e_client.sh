@@ -6,7 +6,9 @@
 #      (so its journal is not empty) and restarted on the same state dir; it must report the
 #      journal first and the job must still come out exact;
 #   3. server restart: N=12 depth 3, the server is stopped (SIGTERM) mid-job and restarted on the
-#      same data dir while two clients run; they reconnect and finish the job.
+#      same data dir while two clients run; they reconnect and finish the job;
+#   4. idle at the end: a client that has nothing to do when the job finishes is told at once
+#      and exits 0 by itself.
 # Each job must end "done" with the published TOTAL and UNIQUE (read from the server's final log
 # line). Also checked: the stored token (mode 0600), enrol-once, bad arguments / unreadable CA /
 # wrong token / refused certificate exit codes, the data and state directory locks (a second
@@ -259,4 +261,37 @@ for c in x y; do
 done
 stop_clients
 say "server restart: both clients reconnected"
+# ---- 4. a client idle when the job ends hears `done` and leaves by itself ----
+# Alone, client "early" can give each unit only one of its two results; it then waits for its
+# no_work retry (30 s). Client "late" gives the second results, which finishes the job: the
+# server tells every connected client at once, so "early" must exit 0 long before its retry
+# (and before the --exit-when-done server, gone 2 s later, would leave it reconnecting forever).
+D="$TMP/idle"
+mkdir -p "$D"
+PORT=$(free_port)
+start_server "$D" "$PORT" 10 3
+start_client "$D" "$PORT" early
+EARLY=$CPID
+units() { "$BIN/nq-admin" status --json --data "$D/data" |
+  python3 -c "import json,sys; u=json.load(sys.stdin)['units']; print(u['total'], u['awaiting'])"; }
+for i in $(seq 1 300); do
+  read -r TOTAL AWAIT <<<"$(units)"
+  [ "$AWAIT" = "$TOTAL" ] && break
+  sleep 0.1
+done
+[ "$AWAIT" = "$TOTAL" ] || fail "client early did not give one result for every unit ($AWAIT/$TOTAL)"
+T_LATE=$SECONDS
+start_client "$D" "$PORT" late
+for i in $(seq 1 200); do kill -0 "$EARLY" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$EARLY" 2>/dev/null && fail "idle client early did not leave within 20 s of the job's end"
+rc=0; wait "$EARLY" || rc=$?
+[ $rc -eq 0 ] || fail "idle client early exited $rc, want 0"
+grep -q "the job is done" "$D/client-early.log" || fail "client early never heard that the job is done"
+KEEP=()
+for p in "${PIDS[@]}"; do [ "$p" = "$EARLY" ] || KEEP+=("$p"); done
+PIDS=("${KEEP[@]}")
+wait_server_exit 20
+check_done "$D" 10
+stop_clients
+say "idle client: heard done and exited 0 within $((SECONDS - T_LATE)) s of the second client's start"
 say "PASS"

@@ -87,7 +87,8 @@ START_TEST(type_and_code_tables) {
   static const char *const codes[] = {
       "bad_frame", "frame_too_big", "bad_json", "unknown_type", "not_hello", "version", "auth",
       "banned", "bad_message", "busy", "timeout", "shutdown", "unknown_assignment", "not_yours",
-      "bad_result", "lease_expired", "not_found", "exists", "bad_state", "internal"};
+      "bad_result", "lease_expired", "not_found", "exists", "bad_state", "internal",
+      "rate_limited", "enrol_closed"};
   ck_assert_int_eq((int)(sizeof codes / sizeof codes[0]), NQ_ERR_OTHER - 1);
   for (int c = NQ_ERR_BAD_FRAME; c < NQ_ERR_OTHER; c++) {
     ck_assert_str_eq(nq_errcode_name((nq_errcode_t)c), codes[c - 1]);

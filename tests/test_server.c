@@ -829,6 +829,14 @@ START_TEST(test_job_done) {
   }
   ck_assert(done);
   ck_assert(results > 0);
+  /* The last ack was followed by an unsolicited no_work "done" (every client session is told
+   * when the job finishes): the first no_work read above was that one, so the answer to the
+   * get_work comes next. */
+  json_t *again = tc_recv(&t);
+  ck_assert_msg(again != NULL, "no answer to the get_work after the job finished");
+  expect_type(again, "no_work");
+  ck_assert_str_eq(jstr(again, "reason"), "done");
+  json_decref(again);
   /* The server says shutdown after its grace period and exits 0. */
   expect_fatal(&t, "shutdown");
   tc_free(&t);

@@ -36,6 +36,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 #include "nq/frame.h"
@@ -71,6 +72,9 @@ typedef struct nq_conn_opts_s {
   uint64_t linger_ms;            /* most time spent in CLOSING; 0: default */
   size_t high_water;             /* stop reading while more output is queued; 0: default */
   size_t hard_limit;             /* fail the connection past this much queued output; 0: def. */
+  int sock_buf;                  /* the socket's kernel send and receive buffer sizes (bytes,
+                                    as SO_SNDBUF/SO_RCVBUF: Linux doubles them); 0: the
+                                    kernel's default, auto-tuned up to its maximum */
   const char *tag;               /* label for log lines, e.g. "srv"; must outlive the conn */
 } nq_conn_opts_t;
 
@@ -119,6 +123,15 @@ const char *nq_conn_peer(const nq_conn_t *c);
 const char *nq_conn_errstr(const nq_conn_t *c);
 /* Ciphertext bytes handed to libuv whose write has not completed yet. */
 size_t nq_conn_queued(const nq_conn_t *c);
+/* Stop (on = 1) or resume (on = 0) taking input, whatever the output queue: no reads and no
+ * on_frame until resumed, frames already buffered stay buffered. The owner uses it to bound the
+ * requests of one peer it has not answered yet. Resuming delivers the buffered frames at once,
+ * from inside this call (unless output is still over the high-water mark: then when it drains),
+ * so call it where on_frame may run. No effect once the connection is closing. */
+void nq_conn_hold(nq_conn_t *c, int on);
+/* The peer's address (accepted connections: from accept on; outgoing: once connected).
+ * Returns 0, or NQ_ENOTFOUND when it is not known. */
+int nq_conn_peer_addr(const nq_conn_t *c, struct sockaddr_storage *out);
 /* Change the idle timeout from now on (0: never), e.g. longer once a peer has authenticated. */
 void nq_conn_set_idle_timeout(nq_conn_t *c, uint64_t ms);
 /* The negotiated protocol, e.g. "TLSv1.3" ("" before the handshake completes). */

@@ -103,6 +103,8 @@ typedef enum {
   NQ_ERR_EXISTS,             /* admin: it exists already */
   NQ_ERR_BAD_STATE,          /* admin: the object is in the wrong state */
   NQ_ERR_INTERNAL,           /* fatal: store failure; retry later */
+  NQ_ERR_RATE_LIMITED,       /* fatal: too many enrolments from this address; retry later */
+  NQ_ERR_ENROL_CLOSED,       /* fatal: the server takes no more clients (--max-clients) */
   NQ_ERR_OTHER,              /* a code this build does not know (see nq_error_msg_t.name) */
   NQ_ERR_COUNT
 } nq_errcode_t;
