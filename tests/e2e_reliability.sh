@@ -7,7 +7,8 @@
 #      server runs with --lease-seconds 600 --lease-min 2: the dead client's leases were sized from
 #      its own solve times (a few seconds), so they expire and are reissued long before 600 s;
 #   3. liar: one client with NQ_CLIENT_FAULT=lie among two honest ones (quorum 2, ban threshold 3).
-#   4. colluders (issue 12): quorum by owner, --spot-check 100; two owners' clients report the same
+#   4. colluders (issue 12; depth 2, so fewer and larger units): quorum by owner, --spot-check
+#      100; two owners' clients report the same
 #      lie and verify it, so the job finishes with a wrong total; two honest owners join, spot
 #      checks disagree, every unit is re-opened (the finished job runs again) and verified again
 #      by the honest majority; the liars end suspect. Then an honest owner is banned: every unit
@@ -271,8 +272,10 @@ mkdir -p "$D/data"
 PORT=$(free_port)
 # Quorum by owner (the default), every verified unit spot-checked, no auto-ban: the spot checks
 # alone must catch the lie.
-e2e_start_server "$D" "$PORT" --n $N --depth $DEPTH --quorum 2 --max-results 3 \
+e2e_start_server "$D" "$PORT" --n $N --depth 2 --quorum 2 --max-results 3 \
   --spot-check 100 --ban-threshold 0 --lease-seconds 5
+# At depth 2 the units are the depth-2 prefixes and their nodes add up to nq-solve's.
+collude_final() { EXP_UNITS=$D2_UNITS EXP_NODES=$ALL_NODES check_final "$D" "$1"; }
 t0=$SECONDS
 # owner_key NAME: a new owner's enrolment key (nq-admin owner add, local mode).
 owner_key() { admin_json "$D" owner add "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["enrol_key"])'; }
@@ -296,7 +299,7 @@ echo "reliability: collude: two colluding owners verified a lie: TOTAL $wrong (p
 ENROL_KEY=$KEY_honest1 start_client "$D" "$PORT" h1
 ENROL_KEY=$KEY_honest2 start_client "$D" "$PORT" h2
 wait_for 's["done"] and s["match"] is True' "the job verified again by the honest owners"
-check_final "$D" "collude (spot checks at 100%)"
+collude_final "collude (spot checks at 100%)"
 clients_json "$D" | python3 -c '
 import json, sys
 c = {x["name"]: x for x in json.load(sys.stdin)["clients"]}
@@ -304,6 +307,7 @@ errs = []
 for n in ("e1", "e2"):
     if not c[n]["suspect"]: errs.append("%s not suspect" % n)
     if c[n]["valid"] != 0: errs.append("%s has %d valid results" % (n, c[n]["valid"]))
+    if c[n]["invalid"] == 0: errs.append("%s has no invalid result" % n)
 for n in ("h1", "h2"):
     if c[n]["suspect"] or c[n]["invalid"]: errs.append("%s suspect=%s invalid=%d" % (n, c[n]["suspect"], c[n]["invalid"]))
 if errs:
@@ -319,7 +323,7 @@ reopened=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["reop
 ENROL_KEY=$KEY_honest3 start_client "$D" "$PORT" h3
 wait_for 's["done"] and s["match"] is True and s["units"]["verified"] == s["units"]["total"]' \
   "the job verified again after the ban"
-check_final "$D" "collude (after banning an honest owner)"
+collude_final "collude (after banning an honest owner)"
 echo "reliability: collude: the ban re-opened $reopened unit(s), verified again without it"
 stop_all
 echo "reliability: collude scenario took $((SECONDS - t0))s"

@@ -154,13 +154,13 @@ START_TEST(colluding_tokens_one_owner) {
   int64_t mallory = new_owner(&f, "mallory");
   int64_t m1 = fx_client_of_owner(&f, "m1", mallory), m2 = fx_client_of_owner(&f, "m2", mallory);
   int64_t h1 = fx_client(&f, "h1"), h2 = fx_client(&f, "h2");
-  srv_work_t w1, w2, w3;
+  srv_work_t w1, w2, w3[2];
   /* m1 takes a unit; m2 is given another one, never the same. */
   ck_assert_int_eq(fx_work(&f, m1, 1, T0, &w1, NULL), 1);
   ck_assert_int_eq(fx_work(&f, m2, 1, T0, &w2, NULL), 1);
   ck_assert_int_ne(w1.unit_id, w2.unit_id);
   /* m1's lease expires; m2 is given the unit; m1 reports late: the same lie twice, one vote. */
-  ck_assert_int_eq(fx_work(&f, m2, 2, T0 + 200, &w3, NULL), 2); /* w2 resent, then one more */
+  ck_assert_int_eq(fx_work(&f, m2, 2, T0 + 200, w3, NULL), 2); /* w2 resent, then one more */
   srv_work_t both[2];
   ck_assert_int_eq(fx_work(&f, m2, 2, T0 + 201, both, NULL), 2);
   int64_t u = w1.unit_id;
