@@ -56,6 +56,7 @@ struct cli_s {
   nq_tls_ctx_t *tls;
   cli_journal_t j;
   cli_worker_t worker;
+  nq_throttle_t *throttle; /* the solver threads' priority, CPU limit and pause file */
   uv_timer_t retry_timer, progress_timer, stop_timer, ckpt_timer;
   uv_signal_t sigint, sigterm;
   nq_conn_t *conn;
@@ -109,8 +110,8 @@ const char *cli_reason_name(cli_reason_t r) {
 
 int cli_reason_exit(cli_reason_t r) {
   switch (r) {
-  case CLI_REASON_PROTOCOL:
-  case CLI_REASON_VERSION: return CLI_EXIT_PROTO;
+  case CLI_REASON_PROTOCOL: return CLI_EXIT_PROTO;
+  case CLI_REASON_VERSION: return CLI_EXIT_UPGRADE;
   case CLI_REASON_AUTH:
   case CLI_REASON_BANNED: return CLI_EXIT_AUTH;
   case CLI_REASON_CERT: return CLI_EXIT_TLS;
@@ -894,9 +895,11 @@ static void cli_release(cli_t *cli) {
   }
   /* A task of a big unit may run for a while yet: it is not waited for (the stop request already
    * checkpointed what was finished); the thread finishes it alone while the process exits. */
-  if (!cli_worker_stop(&cli->worker, STOP_JOIN_MS))
+  if (!cli_worker_stop(&cli->worker, STOP_JOIN_MS)) {
     nq_log(NQ_LOG_WARN, "the solver was still in a task; leaving without it (the checkpoint "
            "has what was finished)");
+    cli->throttle = NULL; /* the thread still uses it; the process is about to exit */
+  }
   set_state(cli, CLI_STATE_DONE);
 }
 
@@ -966,6 +969,8 @@ void cli_config_default(cli_config_t *cfg) {
   cfg->prefetch = 1;
   cfg->checkpoint_seconds = 60;
   cfg->handle_signals = 1;
+  cfg->priority = NQ_PRIO_IDLE;
+  cfg->cpu_limit = 100;
   const char *home = getenv("HOME");
   static char state[4096];
   if (nq_path_join(state, sizeof state, home && *home ? home : ".", ".nq-client") != 0)
@@ -1055,6 +1060,7 @@ static void load_assigned(cli_t *cli) {
 }
 
 static void cli_release_memory(cli_t *cli) {
+  nq_throttle_free(cli->throttle);
   cli_journal_close(&cli->j);
   nq_tls_ctx_free(cli->tls);
   free(cli->queue);
@@ -1100,14 +1106,17 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
     uv_signal_start(&cli->sigterm, on_signal, SIGTERM);
   }
   *out = cli;
-  if (cli_worker_init(&cli->worker, loop, cfg->threads, on_worker_event, cli) != 0) {
+  nq_throttle_cfg_t tc = {cfg->priority, cfg->cpu_limit, cfg->pause_file, 0, 0};
+  if (nq_throttle_new(&tc, &cli->throttle) != 0 ||
+      cli_worker_init(&cli->worker, loop, cfg->threads, cli->throttle, on_worker_event, cli) != 0) {
     nq_log(NQ_LOG_ERROR, "cannot start the solver thread");
     leave(cli, CLI_REASON_FAILURE);
     cli_finish(cli);
     return 0;
   }
-  nq_log(NQ_LOG_INFO, "nq-client %s: server %s:%d, %d thread(s), state %s%s", NQ_VERSION_STRING,
-         cfg->host, cfg->port, cfg->threads, cfg->state,
+  nq_log(NQ_LOG_INFO, "nq-client %s: server %s:%d, %d thread(s) at %s priority, CPU limit %d%%, "
+         "state %s%s", NQ_VERSION_STRING, cfg->host, cfg->port, cfg->threads,
+         nq_priority_name(cfg->priority), cfg->cpu_limit, cfg->state,
          cfg->fault_lie ? ", FAULT INJECTION lie (test only)" : "");
   load_assigned(cli);
   start_next(cli); /* resumed units run while we connect */

@@ -118,7 +118,7 @@ PY
     for i in $(seq 1 50); do grep -q ready "$D/fake.out" && break; sleep 0.1; done
     rc=0; timeout 20 "$BIN/nq-client" --server "127.0.0.1:$P3" --ca "$D/data/ca.pem" \
       --token x --state "$D/s4" 2>"$D/err" || rc=$?
-    [ $rc -eq 6 ] && grep -q "version mismatch" "$D/err" || fail "version mismatch: exit $rc, want 6"
+    [ $rc -eq 7 ] && grep -q "version mismatch" "$D/err" || fail "version mismatch: exit $rc, want 7"
     kill "$FAKE" 2>/dev/null || true; wait "$FAKE" 2>/dev/null || true
     PIDS=()
   done

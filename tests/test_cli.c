@@ -417,10 +417,10 @@ static void against_fake(const char *reply, cli_reason_t why, int exit_code) {
 
 START_TEST(peer_other_version) {
   against_fake("{\"type\":\"welcome\",\"v\":2,\"job\":{\"n\":10,\"depth\":3,\"state\":\"running\"}}",
-               CLI_REASON_VERSION, CLI_EXIT_PROTO);
+               CLI_REASON_VERSION, CLI_EXIT_UPGRADE);
   against_fake("{\"type\":\"error\",\"code\":\"version\",\"message\":\"server speaks 2\","
                "\"fatal\":true}",
-               CLI_REASON_VERSION, CLI_EXIT_PROTO);
+               CLI_REASON_VERSION, CLI_EXIT_UPGRADE);
 }
 END_TEST
 
