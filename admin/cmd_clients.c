@@ -22,16 +22,21 @@ int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
   } else {
     const json_t *list = adm_get(d, "clients");
     char seen[64];
-    printf("%-24s %-7s %-8s %8s %8s %5s  %s\n", "NAME", "ACTIVE", "BANNED", "VALID", "INVALID",
-           "HELD", "LAST SEEN");
+    printf("%-24s %-7s %-8s %8s %8s %5s  %-20s %-16s %s\n", "NAME", "ACTIVE", "BANNED", "VALID",
+           "INVALID", "HELD", "LAST SEEN", "SOFTWARE", "PROTOCOL");
     for (size_t i = 0; i < json_array_size(list); i++) {
       const json_t *c = json_array_get(list, i);
-      printf("%-24s %-7s %-8s %8lld %8lld %5lld  %s\n", adm_str(c, "name"),
+      const json_t *sw = adm_get(c, "software");
+      long long proto = (long long)adm_int(c, "protocol");
+      char pv[24] = "-";
+      if (proto > 0) snprintf(pv, sizeof pv, "%lld", proto);
+      printf("%-24s %-7s %-8s %8lld %8lld %5lld  %-20s %-16s %s\n", adm_str(c, "name"),
              json_is_true(adm_get(c, "active")) ? "yes" : "no",
              json_is_true(adm_get(c, "banned")) ? "BANNED" : "-",
              (long long)adm_int(c, "valid"), (long long)adm_int(c, "invalid"),
-             (long long)adm_int(c, "outstanding"), adm_time(adm_int(c, "last_seen"), seen,
-                                                            sizeof seen));
+             (long long)adm_int(c, "outstanding"),
+             adm_time(adm_int(c, "last_seen"), seen, sizeof seen),
+             json_is_string(sw) ? json_string_value(sw) : "-", pv);
     }
     printf("%zu client(s)\n", json_array_size(list));
   }

@@ -281,7 +281,7 @@ static void on_open(nq_conn_t *c) {
   const cli_config_t *cfg = cli->cfg;
   char name[NQ_PROTO_NAME_MAX + 1];
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, NULL, NULL, NQ_SOLVER_VERSION,
-                  cfg->threads, "nq-client " NQ_VERSION_STRING};
+                  cfg->threads, "nq-client " NQ_VERSION_STRING, 0, 0, 0};
   if (cli->enrolling) {
     h.enrol = cfg->enrol;
     h.name = enrol_name(cfg, name);
@@ -389,7 +389,8 @@ static cli_reason_t fatal_code_reason(nq_errcode_t code) {
   switch (code) {
   case NQ_ERR_AUTH: return CLI_REASON_AUTH;
   case NQ_ERR_BANNED: return CLI_REASON_BANNED;
-  case NQ_ERR_VERSION: return CLI_REASON_VERSION;
+  case NQ_ERR_VERSION:
+  case NQ_ERR_UPGRADE_REQUIRED: return CLI_REASON_VERSION;
   case NQ_ERR_BAD_MESSAGE:
   case NQ_ERR_NOT_HELLO:
   case NQ_ERR_UNKNOWN_TYPE:
@@ -415,7 +416,13 @@ static void handle_error(cli_t *cli, const json_t *msg) {
                          : why == CLI_REASON_BANNED  ? "this client is banned"
                          : why == CLI_REASON_VERSION ? "protocol version mismatch"
                                                      : "protocol error";
-      nq_log(NQ_LOG_ERROR, "%s: server says %s: %s", what, e.name, e.message);
+      if (e.code == NQ_ERR_UPGRADE_REQUIRED)
+        nq_log(NQ_LOG_ERROR, "upgrade required: this nq-client %s speaks protocol %d..%d and the "
+               "server needs %lld or newer; install a newer nq-client (server says: %s)",
+               NQ_VERSION_STRING, NQ_PROTO_VERSION_MIN, NQ_PROTO_VERSION_MAX,
+               (long long)e.min_version, e.message);
+      else
+        nq_log(NQ_LOG_ERROR, "%s: server says %s: %s", what, e.name, e.message);
       if (e.code == NQ_ERR_AUTH && cli->token_stored)
         nq_log(NQ_LOG_ERROR, "the token stored in %s/token was refused; remove that file to "
                "enrol again with --enrol", cli->j.dir);

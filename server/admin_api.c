@@ -203,11 +203,13 @@ typedef struct {
 static int client_cb(const srv_client_t *c, void *arg) {
   list_ctx_t *l = arg;
   int active = !c->banned && c->last_seen >= l->now - SRV_STATUS_ACTIVE_WINDOW;
-  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, s:b, s:I}", "name", c->name, "id",
-                        (json_int_t)c->id, "created", (json_int_t)c->created, "last_seen",
-                        (json_int_t)c->last_seen, "active", active, "valid",
+  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, s:b, s:I, s:s?, s:I}", "name",
+                        c->name, "id", (json_int_t)c->id, "created", (json_int_t)c->created,
+                        "last_seen", (json_int_t)c->last_seen, "active", active, "valid",
                         (json_int_t)c->valid, "invalid", (json_int_t)c->invalid, "banned",
-                        c->banned, "outstanding", (json_int_t)c->outstanding);
+                        c->banned, "outstanding", (json_int_t)c->outstanding, "software",
+                        c->software[0] ? c->software : NULL, "protocol",
+                        (json_int_t)c->protocol);
   return o && json_array_append_new(l->arr, o) == 0 ? 0 : NQ_ENOMEM;
 }
 

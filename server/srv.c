@@ -273,7 +273,10 @@ static void batch_run(srv_t *s) {
     srv_req_t *r = &s->batch[i];
     srv_conn_t *sc = r->sc;
     if (sc->conn && nq_conn_state(sc->conn) == NQ_CONN_OPEN) {
-      if (r->close)
+      if (r->close && r->reply) { /* a fatal error frame with fields of its own */
+        nq_conn_send(sc->conn, r->reply);
+        nq_conn_close(sc->conn, NULL, NULL);
+      } else if (r->close)
         nq_conn_close(sc->conn, r->err_code ? nq_errcode_name(r->err_code) : NULL, r->err_msg);
       else if (r->reply) nq_conn_send(sc->conn, r->reply); /* failures reach on_conn_error */
     }

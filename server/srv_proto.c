@@ -28,7 +28,7 @@ void srv_proto_fatal(srv_req_t *r, nq_errcode_t code, const char *fmt, ...) {
 
 /* A non-fatal error reply about assignment `id` (id < 0: none). */
 static void reply_error(srv_req_t *r, nq_errcode_t code, const char *message, int64_t id) {
-  nq_error_msg_t e = {code, NULL, message, 0, id};
+  nq_error_msg_t e = {code, NULL, message, 0, id, 0};
   r->reply = nq_error_pack(&e);
 }
 
@@ -36,6 +36,12 @@ static void reply_error(srv_req_t *r, nq_errcode_t code, const char *message, in
 static void refuse(srv_req_t *r, const nq_proto_err_t *err) {
   if (err->fatal) srv_proto_fatal(r, err->code, "%s", err->message);
   else reply_error(r, err->code, err->message, err->id);
+  if (err->fatal && err->min_version > 0) {
+    /* upgrade_required names the minimum in a field of its own: the frame is sent before the
+     * close (srv.c) instead of the plain code-and-message one. */
+    nq_error_msg_t e = {err->code, NULL, err->message, 1, -1, err->min_version};
+    r->reply = nq_error_pack(&e);
+  }
 }
 
 /* Map a scheduler failure that is fatal for the connection. */
@@ -60,10 +66,10 @@ static int secret_matches(srv_t *s, const char *key, const char *secret) {
   return nq_secure_streq(want, got);
 }
 
-static json_t *welcome_new(srv_t *s, const char *client, const char *token) {
+static json_t *welcome_new(srv_t *s, int64_t speak, const char *client, const char *token) {
   const srv_job_t *j = &s->sched.job;
   int interval = s->cfg.lease_seconds / 4;
-  nq_welcome_t w = {NQ_PROTO_VERSION, client, token, j->n, j->depth,
+  nq_welcome_t w = {speak, client, token, j->n, j->depth,
                     s->job_done ? NQ_JOB_DONE : NQ_JOB_RUNNING, s->cfg.max_outstanding,
                     interval < 1 ? 1 : interval};
   return nq_welcome_pack(&w);
@@ -140,17 +146,21 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
     sc->state = SRV_CONN_ADMIN;
     snprintf(sc->name, sizeof sc->name, "admin");
     nq_log(NQ_LOG_INFO, "admin connected from %s", nq_conn_peer(sc->conn));
-    r->reply = welcome_new(s, NULL, NULL);
+    r->reply = welcome_new(s, h.speak, NULL, NULL);
     return;
   }
   char token[2 * SRV_SECRET_BYTES + 1];
   int enrolled = h.enrol != NULL;
   if ((enrolled ? hello_enrol(s, r, &h, now, token) : hello_token(s, r, &h, now)) != 0) return;
   sc->state = SRV_CONN_CLIENT;
-  nq_log(NQ_LOG_INFO, "client %s connected from %s (%s, %d threads, %s)", sc->name,
+  /* What the client runs, for `nq-admin clients`: informative, so a failure is only logged. */
+  if (srv_client_hello(s->store, sc->client_id, now, h.software, h.speak) != 0)
+    nq_log(NQ_LOG_WARN, "cannot record the version of client %s: %s", sc->name,
+           srv_store_errmsg(s->store));
+  nq_log(NQ_LOG_INFO, "client %s connected from %s (%s, %d threads, %s, protocol %lld)", sc->name,
          nq_conn_peer(sc->conn), h.solver ? h.solver : "?", h.threads ? h.threads : 1,
-         h.software ? h.software : "?");
-  r->reply = welcome_new(s, sc->name, enrolled ? token : NULL);
+         h.software ? h.software : "?", (long long)h.speak);
+  r->reply = welcome_new(s, h.speak, sc->name, enrolled ? token : NULL);
 }
 
 /* ---- client requests ---- */

@@ -493,7 +493,8 @@ int srv_job_finish_if_complete(srv_store_t *st, int64_t job_id, int64_t now, int
 /* ---- clients ------------------------------------------------------------------------------ */
 
 #define CLIENT_COLS "c.id, c.name, c.created, c.last_seen, c.valid, c.invalid, c.banned, " \
-  "(SELECT count(*) FROM assignments a WHERE a.client_id = c.id AND a.state = 'leased')"
+  "(SELECT count(*) FROM assignments a WHERE a.client_id = c.id AND a.state = 'leased'), " \
+  "coalesce(c.software, ''), coalesce(c.protocol, 0)"
 
 static void client_row(sqlite3_stmt *s, srv_client_t *c) {
   memset(c, 0, sizeof *c);
@@ -505,6 +506,8 @@ static void client_row(sqlite3_stmt *s, srv_client_t *c) {
   c->invalid = col_i64(s, 5);
   c->banned = sqlite3_column_int(s, 6);
   c->outstanding = col_i64(s, 7);
+  col_str(s, 8, c->software, sizeof c->software);
+  c->protocol = sqlite3_column_int(s, 9);
 }
 
 static int client_query(srv_store_t *st, const char *sql, const char *text, int64_t num,
@@ -594,6 +597,24 @@ int srv_store_release_client(srv_store_t *st, int64_t client_id, int64_t *n) {
                                  "UPDATE assignments SET state = 'expired' "
                                  "WHERE client_id = ?1 AND state = 'leased'",
                                  client_id, n);
+}
+
+int srv_client_hello(srv_store_t *st, int64_t client_id, int64_t now, const char *software,
+                     int64_t protocol) {
+  if (software && strlen(software) > NQ_PROTO_SOFTWARE_MAX)
+    return srv_store_failf(st, NQ_EINVAL, "software string too long");
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "UPDATE clients SET last_seen = max(last_seen, ?2), "
+                              "software = coalesce(nullif(?3, ''), software), protocol = ?4 "
+                              "WHERE id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, client_id);
+  sqlite3_bind_int64(s, 2, now);
+  if (software) sqlite3_bind_text(s, 3, software, -1, SQLITE_TRANSIENT);
+  else sqlite3_bind_null(s, 3);
+  sqlite3_bind_int64(s, 4, protocol);
+  if ((rc = srv_store_step(st, s, "client hello")) != 0) return rc;
+  return sqlite3_changes(st->db) ? 0 : srv_store_failf(st, NQ_ENOTFOUND, "no such client");
 }
 
 int srv_client_ban(srv_store_t *st, int64_t client_id, int64_t now) {

@@ -110,6 +110,7 @@ except Exception:
     pass
 PY
   for reply in '{"type":"error","code":"version","message":"server speaks 2","fatal":true}' \
+               '{"type":"error","code":"upgrade_required","message":"needs 2","fatal":true,"min_version":2}' \
                '{"type":"welcome","v":2,"job":{"n":10,"depth":3,"state":"running"}}'; do
     P3=$(free_port)
     python3 "$D/fake.py" "$D/data" "$P3" "$reply" >"$D/fake.out" 2>&1 &
@@ -118,7 +119,8 @@ PY
     for i in $(seq 1 50); do grep -q ready "$D/fake.out" && break; sleep 0.1; done
     rc=0; timeout 20 "$BIN/nq-client" --server "127.0.0.1:$P3" --ca "$D/data/ca.pem" \
       --token x --state "$D/s4" 2>"$D/err" || rc=$?
-    [ $rc -eq 7 ] && grep -q "version mismatch" "$D/err" || fail "version mismatch: exit $rc, want 7"
+    [ $rc -eq 7 ] && grep -Eq "version mismatch|upgrade required" "$D/err" ||
+      fail "version mismatch: exit $rc, want 7"
     kill "$FAKE" 2>/dev/null || true; wait "$FAKE" 2>/dev/null || true
     PIDS=()
   done

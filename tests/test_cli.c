@@ -421,6 +421,10 @@ START_TEST(peer_other_version) {
   against_fake("{\"type\":\"error\",\"code\":\"version\",\"message\":\"server speaks 2\","
                "\"fatal\":true}",
                CLI_REASON_VERSION, CLI_EXIT_UPGRADE);
+  /* A server that has retired every protocol this client speaks: not retried, exit 7. */
+  against_fake("{\"type\":\"error\",\"code\":\"upgrade_required\",\"message\":\"this server "
+               "needs protocol version 2 or newer\",\"fatal\":true,\"min_version\":2}",
+               CLI_REASON_VERSION, CLI_EXIT_UPGRADE);
 }
 END_TEST
 

@@ -78,7 +78,7 @@ static void on_open(nq_conn_t *c) {
   snprintf(name, sizeof name, "lg-%u-%d", lc->lg->run, lc->idx);
   lc->lg->open++;
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, lc->lg->enrol, name,
-                  NQ_SOLVER_VERSION, 0, "nq-loadgen " NQ_VERSION_STRING};
+                  NQ_SOLVER_VERSION, 0, "nq-loadgen " NQ_VERSION_STRING, 0, 0, 0};
   nq_conn_send_new(c, nq_hello_pack(&h));
 }
 
