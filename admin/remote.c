@@ -162,7 +162,8 @@ int adm_remote_call(const adm_backend_t *b, const nq_admin_req_t *req, json_t **
   }
   if ((rc = nq_tls_ctx_client_new(b->ca, &ctx)) != 0) {
     char tls[256];
-    snprintf(err, errlen, "cannot load the CA certificate %s: %s %s", b->ca, nq_strerror(rc),
+    snprintf(err, errlen, "cannot load the CA certificate %s: %s %s", b->ca,
+             rc == NQ_EINVAL ? "not a PEM certificate file" : nq_strerror(rc),
              nq_tls_errors(tls, sizeof tls));
     goto out;
   }

@@ -297,10 +297,25 @@ static void on_open(nq_conn_t *c) {
 static void on_error(nq_conn_t *c, int status) {
   cli_t *cli = nq_conn_data(c);
   const char *e = nq_conn_errstr(c);
+  if (strstr(e, "hostname mismatch")) {
+    nq_log(NQ_LOG_ERROR, "refusing server %s:%d: its certificate is not made out to the name "
+           "'%s' (%s); use a name the certificate lists, or have the operator add this one "
+           "(nq-server --hostname %s)", cli->cfg->host, cli->cfg->port, cli->cfg->host, e,
+           cli->cfg->host);
+    leave(cli, CLI_REASON_CERT);
+    return;
+  }
   if (strstr(e, "certificate verify failed")) {
     nq_log(NQ_LOG_ERROR, "refusing server %s:%d: %s (CA %s)", cli->cfg->host, cli->cfg->port, e,
            cli->cfg->ca);
     leave(cli, CLI_REASON_CERT);
+    return;
+  }
+  if (strncmp(e, "resolve ", 8) == 0) {
+    /* A name that does not resolve is a typo or a DNS outage: say it loudly; the reconnect
+     * backoff (up to backoff_max) keeps the retries, and these lines, rare. */
+    nq_log(NQ_LOG_ERROR, "cannot resolve the server name '%s' (%s); check --server; retrying "
+           "with backoff", cli->cfg->host, e);
     return;
   }
   nq_log(cli->state == CLI_STATE_READY ? NQ_LOG_WARN : NQ_LOG_INFO, "connection to %s:%d: %s",
@@ -1087,10 +1102,9 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
   cli->last_seconds = -1;
   int rc = nq_tls_ctx_client_new(cfg->ca, &cli->tls);
   if (rc) {
-    char e[200];
-    nq_tls_errors(e, sizeof e);
-    nq_log(NQ_LOG_ERROR, "cannot load CA file %s: %s%s%s", cfg->ca, nq_strerror(rc),
-           e[0] ? ": " : "", e);
+    /* The TLS layer has said why (missing, unreadable, not PEM, refused by OpenSSL). */
+    nq_log(NQ_LOG_ERROR, "cannot load CA file %s: %s", cfg->ca,
+           rc == NQ_EINVAL ? "not a PEM certificate file" : nq_strerror(rc));
     free(cli);
     return CLI_EXIT_SETUP;
   }

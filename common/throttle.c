@@ -29,6 +29,7 @@ struct nq_throttle_s {
   pthread_mutex_t lock;
   pthread_cond_t cond; /* the pause file changed, or quit (monotonic clock) */
   int file_paused;     /* guarded by lock */
+  double debt;         /* seconds of rest owed by the solver threads together (guarded by lock) */
   int quit;            /* guarded by lock */
   int has_thread;
   pthread_t thread;
@@ -158,7 +159,6 @@ void nq_throttle_free(nq_throttle_t *t) {
 
 void nq_throttle_enter(nq_throttle_t *t, nq_throttle_thread_t *th) {
   th->since = nq_now_mono();
-  th->debt = 0;
   if (!t) return;
 #if defined(__linux__)
   pthread_setname_np(pthread_self(), "nq-solver");
@@ -196,15 +196,20 @@ int nq_throttle_wait(nq_throttle_t *t, nq_throttle_thread_t *th, volatile int *c
   double now = nq_now_mono();
   int waited = 0;
   if (t->cpu_limit < 100) {
-    /* The run since the last wait owes rest in proportion; rest once a period's share is due. */
-    th->debt += (now - th->since) * (100 - t->cpu_limit) / t->cpu_limit;
-    if (th->debt >= t->period * (100 - t->cpu_limit) / 100) {
-      pthread_mutex_lock(&t->lock);
-      rest_locked(t, th->debt, cancel);
-      pthread_mutex_unlock(&t->lock);
-      th->debt = 0;
+    /* The run since this thread's last wait owes rest in proportion. The account is the
+     * throttle's, not the thread's: pool threads come and go with each unit, and a unit shorter
+     * than a period must still pay. Whoever brings the debt to a period's share rests all of it,
+     * so the sum of rest over the threads stays (100-PCT)/PCT of the sum of their runs. */
+    double owed = 0;
+    pthread_mutex_lock(&t->lock);
+    t->debt += (now - th->since) * (100 - t->cpu_limit) / t->cpu_limit;
+    if (t->debt >= t->period * (100 - t->cpu_limit) / 100) {
+      owed = t->debt;
+      t->debt = 0;
+      rest_locked(t, owed, cancel);
       waited = 1;
     }
+    pthread_mutex_unlock(&t->lock);
   }
   if (t->pause_file) {
     pthread_mutex_lock(&t->lock);

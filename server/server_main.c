@@ -32,6 +32,7 @@ static void usage(FILE *f) {
           "  --ban-threshold T     auto-ban after T invalid results, 0 = never (default 3)\n"
           "  --exit-when-done      exit 0 shortly after the job is finished\n"
           "  --help                this text\n"
+          "  --version             the software and protocol versions\n"
           "Environment: NQ_LOG_LEVEL=error|warn|info|debug.\n",
           NQ_UNIT_MIN_N, NQ_MAX_N);
 }
@@ -49,7 +50,7 @@ static int int_arg(const char *opt, const char *v, long min, long max) {
 
 static void parse_args(srv_config_t *cfg, int argc, char **argv) {
   enum { O_N = 256, O_DEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE, O_LEASEMIN, O_MAXOUT,
-         O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_HELP };
+         O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_HELP, O_VERSION };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
       {"depth", required_argument, 0, O_DEPTH},
@@ -66,6 +67,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"ban-threshold", required_argument, 0, O_BAN},
       {"exit-when-done", no_argument, 0, O_EXIT},
       {"help", no_argument, 0, O_HELP},
+      {"version", no_argument, 0, O_VERSION},
       {0, 0, 0, 0}};
   int nhost = 0, c;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -96,6 +98,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
     case O_BAN: cfg->ban_threshold = int_arg("ban-threshold", optarg, 0, 1000000); break;
     case O_EXIT: cfg->exit_when_done = 1; break;
     case O_HELP: usage(stdout); exit(0);
+    case O_VERSION: nq_print_version("nq-server"); exit(0);
     default: usage(stderr); exit(2);
     }
   }

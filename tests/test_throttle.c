@@ -186,6 +186,52 @@ START_TEST(cpu_limit_half) {
 }
 END_TEST
 
+/* Many short solves on one thread, each far shorter than a period: the account outlives them. */
+typedef struct many_s {
+  nq_throttle_t *t;
+  volatile int stop;
+  pid_t tid;
+  long solves;
+} many_t;
+
+static void *many_main(void *arg) {
+  many_t *m = arg;
+  __atomic_store_n(&m->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+  nq_solve_opts_t o = {1, NULL, NULL, &m->stop, m->t};
+  while (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED)) {
+    nq_counts_t c;
+    if (nq_solve_n(12, 2, &o, &c) == 0) m->solves++;
+  }
+  return NULL;
+}
+
+START_TEST(cpu_limit_short_solves) {
+  many_t m;
+  memset(&m, 0, sizeof m);
+  nq_throttle_cfg_t cfg = {NQ_PRIO_NORMAL, 50, NULL, 0, 0};
+  ck_assert_int_eq(nq_throttle_new(&cfg, &m.t), 0);
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, many_main, &m), 0);
+  while (!__atomic_load_n(&m.tid, __ATOMIC_ACQUIRE)) usleep(1000);
+  usleep(300 * 1000);
+  double r0, w0, r1, w1;
+  int have = wanted_ns(m.tid, &r0, &w0) == 0;
+  double t0 = nq_now_mono();
+  usleep(4 * 1000 * 1000);
+  have = have && wanted_ns(m.tid, &r1, &w1) == 0;
+  double wall = nq_now_mono() - t0;
+  __atomic_store_n(&m.stop, 1, __ATOMIC_RELAXED);
+  pthread_join(th, NULL);
+  nq_throttle_free(m.t);
+  ck_assert_int_gt(m.solves, 10);
+  if (!have) return; /* no schedstat on this kernel */
+  double share = ((r1 - r0) + (w1 - w0)) / wall;
+  fprintf(stderr, "cpu_limit_short_solves: %ld solves, wanted the CPU %.0f%% of %.2f s\n",
+          m.solves, share * 100, wall);
+  ck_assert_msg(share >= 0.40 && share <= 0.60, "CPU share %.2f, want 0.40..0.60", share);
+}
+END_TEST
+
 START_TEST(cpu_limit_counts_exact) {
   nq_throttle_t *t;
   nq_throttle_cfg_t cfg = {NQ_PRIO_IDLE, 30, NULL, 0.05, 0};
@@ -287,6 +333,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, idle_solver_threads_normal_caller);
   tcase_add_test(tc, normal_priority_leaves_threads_alone);
   tcase_add_test(tc, cpu_limit_half);
+  tcase_add_test(tc, cpu_limit_short_solves);
   tcase_add_test(tc, cpu_limit_counts_exact);
   tcase_add_test(tc, pause_file_stops_and_resumes);
   tcase_add_test(tc, cancel_while_paused);

@@ -200,7 +200,8 @@ static void on_report(uv_timer_t *t) {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: nq-loadgen --server HOST:PORT --ca CA.pem (--enrol KEY | --enrol-file FILE)\n"
-             "                  [--conns 100] [--seconds 10] [--want 8] [--solve] [--idle]\n");
+             "                  [--conns 100] [--seconds 10] [--want 8] [--solve] [--idle]\n"
+             "                  [--help] [--version]\n");
 }
 
 int main(int argc, char **argv) {
@@ -210,7 +211,7 @@ int main(int argc, char **argv) {
       {"conns", required_argument, 0, 'c'},  {"seconds", required_argument, 0, 't'},
       {"want", required_argument, 0, 'w'},   {"solve", no_argument, 0, 'S'},
       {"idle", no_argument, 0, 'i'},         {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
+      {"version", no_argument, 0, 'V'},      {0, 0, 0, 0}};
   lg_t lg;
   memset(&lg, 0, sizeof lg);
   lg.nconns = 100;
@@ -237,6 +238,7 @@ int main(int argc, char **argv) {
     case 'S': lg.solve = 1; break;
     case 'i': lg.idle = 1; break;
     case 'h': usage(stdout); return 0;
+    case 'V': nq_print_version("nq-loadgen"); return 0;
     default: usage(stderr); return 2;
     }
   }

@@ -15,11 +15,13 @@
  *   - while the pause file exists it blocks. A controller thread, started only when there is a
  *     pause file, looks for it every `poll` seconds (0.25), so a pause takes hold within about
  *     poll + one task;
- *   - with cpu_limit PCT < 100 every solver thread keeps its own account: each task's wall time
- *     is run time, and for every second of it the thread owes (100-PCT)/PCT seconds of rest; it
- *     rests once the debt reaches the rest share of one `period` (1 s). So a thread wants the CPU
- *     PCT% of its time, in bursts of about PCT% of a second, as BOINC's CPU-use limit does; a
- *     long task is paid back after it ends, so the average holds whatever the task length.
+ *   - with cpu_limit PCT < 100 the throttle keeps one account for all solver threads: each
+ *     task's wall time is run time, and for every second of it (100-PCT)/PCT seconds of rest are
+ *     owed; the thread that brings the debt to the rest share of one `period` (1 s) rests all of
+ *     it. So the solver threads want the CPU PCT% of their time, in bursts of about a second, as
+ *     BOINC's CPU-use limit does; a long task is paid back after it ends, and the account
+ *     outlives the pool threads of one unit, so the average holds whatever the task or unit
+ *     length.
  *     Wall time (not CPU time) is the measure: on a busy machine the limit caps what the client
  *     asks for, it does not make the client ask for more to catch up.
  * Nothing is stopped inside a task: a paused solve is only a solve that waits, so counts, node
@@ -55,10 +57,9 @@ int nq_throttle_new(const nq_throttle_cfg_t *cfg, nq_throttle_t **out);
 /* Stop the controller and release. No solver thread may use t any more. NULL is fine. */
 void nq_throttle_free(nq_throttle_t *t);
 
-/* One solver thread's account (its own, on its stack). */
+/* One solver thread's state (its own, on its stack). */
 typedef struct nq_throttle_thread_s {
   double since; /* monotonic time the current run began */
-  double debt;  /* seconds of rest owed */
 } nq_throttle_thread_t;
 
 /* Solver threads. enter: apply the priority and the name to the calling thread and start its
