@@ -30,7 +30,7 @@ start_server() { e2e_start_server "$1" "$2" --n "$3" --depth "$4" --quorum 2 --e
 start_client() {
   local dir=$1 port=$2 name=$3
   "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
-    --enrol "$(cat "$dir/data/enrol.key")" --name "$name" --threads 1 \
+    --enrol "$(cat "$dir/data/enrol.key")" --name "$name" --threads 1 --priority normal \
     --state "$dir/state-$name" >>"$dir/client-$name.log" 2>&1 &
   CPID=$!
   PIDS+=("$CPID")

@@ -175,6 +175,8 @@ static void env_init_in(env_t *e, const char *tag, char *tmp) {
   ck_assert_int_eq(nq_mkdir_p(e->data, 0700), 0);
   e->port = tu_free_port();
   cli_config_default(&e->cfg);
+  /* Normal priority: under SCHED_IDLE the suite would wait for whatever else the machine runs. */
+  e->cfg.priority = NQ_PRIO_NORMAL;
   snprintf(e->cfg.host, sizeof e->cfg.host, "127.0.0.1");
   e->cfg.port = e->port;
   e->cfg.ca = e->ca;
