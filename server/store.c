@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 
 #ifndef NQ_SOURCE_DIR
@@ -206,9 +207,17 @@ out:
   return rc;
 }
 
+/* NQ_SCHEMA_DIR, else the source tree's schema/ (a build tree), else the installed copy (a
+ * package: the source tree is not on the machine). */
 static const char *schema_dir_default(void) {
   const char *env = getenv("NQ_SCHEMA_DIR");
-  return env && *env ? env : NQ_SOURCE_DIR "/schema";
+  if (env && *env) return env;
+#ifdef NQ_SCHEMA_INSTALL_DIR
+  struct stat st;
+  if (stat(NQ_SOURCE_DIR "/schema", &st) != 0 && stat(NQ_SCHEMA_INSTALL_DIR, &st) == 0)
+    return NQ_SCHEMA_INSTALL_DIR;
+#endif
+  return NQ_SOURCE_DIR "/schema";
 }
 
 static int migrate(srv_store_t *st, const char *dir) {
