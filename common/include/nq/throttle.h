@@ -11,7 +11,8 @@
  * the solver threads from the network thread, which keeps its normal priority.
  *
  * Pause and CPU limit. Solver threads call nq_throttle_wait between two tasks (the solver pool's
- * grain: a few milliseconds, at most about a second on a record unit's tasks, see solver_pool.h);
+ * grain: milliseconds on small units, a tenth of a second on average and seconds at most on a
+ * record unit's, see solver_pool.h);
  *   - while the pause file exists it blocks. A controller thread, started only when there is a
  *     pause file, looks for it every `poll` seconds (0.25), so a pause takes hold within about
  *     poll + one task;
