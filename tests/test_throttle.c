@@ -279,11 +279,13 @@ START_TEST(pause_file_stops_and_resumes) {
   snprintf(path, sizeof path, "%s/pause", dir);
   touch(path); /* paused from the start: nothing is solved until it goes */
   nq_throttle_t *t;
-  nq_throttle_cfg_t cfg = {NQ_PRIO_NORMAL, 100, path, 0, 0};
+  /* A CPU limit too: the solve takes a couple of seconds, still running when the second pause
+   * comes (checked below: a solve that ended first fails the test, it does not pass it). */
+  nq_throttle_cfg_t cfg = {NQ_PRIO_NORMAL, 50, path, 0, 0};
   ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
   ck_assert_int_eq(nq_throttle_paused(t), 1);
   solve_t s;
-  solve_start(&s, 18, 1, t); /* seconds of work: still running when the second pause comes */
+  solve_start(&s, 17, 1, t);
   usleep(1500 * 1000);
   ck_assert_uint_eq(ndone(&s), 0);
   unlink(path);
@@ -306,7 +308,7 @@ START_TEST(pause_file_stops_and_resumes) {
   solve_join(&s);
   ck_assert_int_eq(s.rc, 0);
   nq_counts_t ref;
-  reference(18, &ref);
+  reference(17, &ref);
   assert_same(&s.out, &ref);
   nq_throttle_free(t);
   tu_rmtree(dir);
