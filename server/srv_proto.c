@@ -124,7 +124,6 @@ static int hello_token(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now)
     srv_proto_fatal(r, NQ_ERR_BANNED, "client %s is banned", cl.name);
     return -1;
   }
-  srv_client_touch(s->store, cl.id, now); /* informative; a failure here is not worth a refusal */
   r->sc->client_id = cl.id;
   snprintf(r->sc->name, sizeof r->sc->name, "%s", cl.name);
   return 0;
@@ -153,7 +152,8 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
   int enrolled = h.enrol != NULL;
   if ((enrolled ? hello_enrol(s, r, &h, now, token) : hello_token(s, r, &h, now)) != 0) return;
   sc->state = SRV_CONN_CLIENT;
-  /* What the client runs, for `nq-admin clients`: informative, so a failure is only logged. */
+  /* Seen now, and what it runs (for `nq-admin clients`): informative, so a failure is only
+   * logged, not worth a refusal. */
   if (srv_client_hello(s->store, sc->client_id, now, h.software, h.speak) != 0)
     nq_log(NQ_LOG_WARN, "cannot record the version of client %s: %s", sc->name,
            srv_store_errmsg(s->store));

@@ -591,13 +591,7 @@ int srv_client_enrol(srv_store_t *st, const char *name, const char *token_hash, 
 }
 
 int srv_client_touch(srv_store_t *st, int64_t client_id, int64_t now) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "UPDATE clients SET last_seen = max(last_seen, ?2) WHERE id = ?1", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, client_id);
-  sqlite3_bind_int64(s, 2, now);
-  if ((rc = srv_store_step(st, s, "client touch")) != 0) return rc;
-  return sqlite3_changes(st->db) ? 0 : srv_store_failf(st, NQ_ENOTFOUND, "no such client");
+  return srv_client_hello(st, client_id, now, NULL, 0);
 }
 
 int srv_store_release_client(srv_store_t *st, int64_t client_id, int64_t *n) {
@@ -614,7 +608,8 @@ int srv_client_hello(srv_store_t *st, int64_t client_id, int64_t now, const char
     return srv_store_failf(st, NQ_EINVAL, "software string too long");
   sqlite3_stmt *s;
   int rc = srv_store_stmt(st, "UPDATE clients SET last_seen = max(last_seen, ?2), "
-                              "software = coalesce(nullif(?3, ''), software), protocol = ?4 "
+                              "software = coalesce(nullif(?3, ''), software), "
+                              "protocol = coalesce(nullif(?4, 0), protocol) "
                               "WHERE id = ?1", &s);
   if (rc) return rc;
   sqlite3_bind_int64(s, 1, client_id);

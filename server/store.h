@@ -224,8 +224,8 @@ int srv_client_get(srv_store_t *st, int64_t client_id, srv_client_t *out);
 /* Record activity (hello, requests). */
 int srv_client_touch(srv_store_t *st, int64_t client_id, int64_t now);
 /* A hello: activity, plus the software it runs (NULL or "": unchanged) and the protocol version
- * the session speaks. NQ_ENOTFOUND for an unknown client, NQ_EINVAL for a software string over
- * NQ_PROTO_SOFTWARE_MAX. */
+ * the session speaks (0: unchanged; srv_client_touch is this with neither). NQ_ENOTFOUND for an
+ * unknown client, NQ_EINVAL for a software string over NQ_PROTO_SOFTWARE_MAX. */
 int srv_client_hello(srv_store_t *st, int64_t client_id, int64_t now, const char *software,
                      int64_t protocol);
 /* Ban: banned = 1 and every leased assignment of the client is released (state expired), so its
