@@ -180,8 +180,10 @@ static int cancelled(volatile int *cancel) {
   return cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED);
 }
 
-/* Rest `s` seconds in slices, waking early for a cancel (the lock is held). */
-static void rest_locked(nq_throttle_t *t, double s, volatile int *cancel) {
+/* Rest `s` seconds in slices, waking early for a cancel (the lock is held). Returns when the rest
+ * was planned to end: the time after that, until this thread has a CPU again, is time it wants
+ * the CPU and counts as run time, or a busy machine would stretch every rest. */
+static double rest_locked(nq_throttle_t *t, double s, volatile int *cancel) {
   double end = nq_now_mono() + s;
   for (double left = s; left > 0 && !t->quit && !cancelled(cancel);
        left = end - nq_now_mono()) {
@@ -189,11 +191,12 @@ static void rest_locked(nq_throttle_t *t, double s, volatile int *cancel) {
     add_seconds(&until, left < WAIT_SLICE ? left : WAIT_SLICE);
     pthread_cond_timedwait(&t->cond, &t->lock, &until);
   }
+  return end;
 }
 
 int nq_throttle_wait(nq_throttle_t *t, nq_throttle_thread_t *th, volatile int *cancel) {
   if (!t) return 0;
-  double now = nq_now_mono();
+  double now = nq_now_mono(), since = now;
   int waited = 0;
   if (t->cpu_limit < 100) {
     /* The run since this thread's last wait owes rest in proportion. The account is the
@@ -202,11 +205,12 @@ int nq_throttle_wait(nq_throttle_t *t, nq_throttle_thread_t *th, volatile int *c
      * so the sum of rest over the threads stays (100-PCT)/PCT of the sum of their runs. */
     double owed = 0;
     pthread_mutex_lock(&t->lock);
-    t->debt += (now - th->since) * (100 - t->cpu_limit) / t->cpu_limit;
+    double ran = now > th->since ? now - th->since : 0; /* a cancelled rest ends "later" */
+    t->debt += ran * (100 - t->cpu_limit) / t->cpu_limit;
     if (t->debt >= t->period * (100 - t->cpu_limit) / 100) {
       owed = t->debt;
       t->debt = 0;
-      rest_locked(t, owed, cancel);
+      since = rest_locked(t, owed, cancel);
       waited = 1;
     }
     pthread_mutex_unlock(&t->lock);
@@ -215,11 +219,12 @@ int nq_throttle_wait(nq_throttle_t *t, nq_throttle_thread_t *th, volatile int *c
     pthread_mutex_lock(&t->lock);
     while (t->file_paused && !t->quit && !cancelled(cancel)) {
       rest_locked(t, WAIT_SLICE, cancel);
+      since = nq_now_mono(); /* a pause is not owed rest: the run starts again when it ends */
       waited = 1;
     }
     pthread_mutex_unlock(&t->lock);
   }
-  th->since = waited ? nq_now_mono() : now;
+  th->since = since;
   return waited;
 }
 
