@@ -3,14 +3,14 @@
 #   0. frictions: no arguments prints the usage (exit 2); --version on every program; a CA file
 #      that is not PEM says so (exit 3); an unreadable --token-file (exit 3); bad --cpu-limit /
 #      --priority values (exit 2);
-#   1. N=20 in units of seconds (depth 2: between two units the solver waits for the network,
+#   1. N=21 in units of many seconds (depth 2: between two units the solver waits for the network,
 #      which short units would make the larger part of its time), clients enrolled through
 #      --enrol-file (the key is not on their command line), --threads 1:
 #      a. default priority, --pause-file P present at start: the solver thread runs under
 #         SCHED_IDLE, the network (main) thread under SCHED_OTHER, and gets no CPU while paused;
 #      b. --priority normal --cpu-limit 50: over 10 s the solver thread is runnable (on a CPU or
-#         waiting for one: its state, sampled; a busy machine does not change it, unlike the CPU
-#         time it gets) 40-60% of the time and on a CPU at most 60%; a pause file created then
+#         waiting for one: schedstat; a busy machine does not change it, unlike the CPU time it
+#         gets) 40-60% of the time and on a CPU at most 60%; a pause file created then
 #         stops it within 1 s (at most 2 clock ticks of CPU in the 2 s after that), and it resumes when the file goes.
 #         Normal priority here because an idle thread on a saturated machine gets no CPU at all,
 #         so there would be nothing to limit or to stop;
@@ -66,17 +66,32 @@ solver_tid() {
 }
 # policy PID TID: the scheduling policy (field 41 of stat; 0 normal, 5 SCHED_IDLE).
 policy() { awk '{print $41}' "/proc/$1/task/$2/stat"; }
-# runnable PID TID SECONDS: percent of SECONDS the thread was runnable (state R: on a CPU or
-# waiting for one), sampled every 5 ms: what the CPU limit caps, and what a busy machine does not
-# change (unlike the CPU time the thread gets).
+# runnable PID TID SECONDS: percent of SECONDS the thread was runnable (on a CPU or waiting for
+# one): what the CPU limit caps, and what a busy machine does not change (unlike the CPU time
+# the thread gets). From the kernel's schedstat (run + run-queue wait); without one, by sampling
+# the thread's state every 5 ms (biased on a loaded machine: the sampler runs more often while
+# the solver sleeps).
 runnable() {
   python3 - "$@" <<'PY'
 import sys, time
-path = "/proc/%s/task/%s/stat" % (sys.argv[1], sys.argv[2])
+base = "/proc/%s/task/%s/" % (sys.argv[1], sys.argv[2])
+secs = float(sys.argv[3])
+def wanted():
+    try:
+        with open(base + "schedstat") as f:
+            run, wait = f.read().split()[:2]
+        return (int(run) + int(wait)) / 1e9
+    except OSError:
+        return None
+w0, t0 = wanted(), time.monotonic()
+if w0 is not None:
+    time.sleep(secs)
+    print(int((wanted() - w0) * 100 / (time.monotonic() - t0)))
+    sys.exit(0)
 n = r = 0
-end = time.monotonic() + float(sys.argv[3])
+end = t0 + secs
 while time.monotonic() < end:
-    with open(path) as f:
+    with open(base + "stat") as f:
         r += f.read().rsplit(")", 1)[1].split()[0] == "R"
     n += 1
     time.sleep(0.005)
@@ -86,7 +101,7 @@ PY
 # cpu_ticks PID TID: utime + stime of the thread, in clock ticks.
 cpu_ticks() { awk '{printf "%d\n", $14 + $15}' "/proc/$1/task/$2/stat"; }
 
-# start_client NAME ARGS...: a client of the N=20 job enrolled through --enrol-file; CPID = its pid,
+# start_client NAME ARGS...: a client of the N=21 job enrolled through --enrol-file; CPID = its pid,
 # TID = its solver thread once it has a unit (within 60 s).
 start_client() {
   local name=$1 i
@@ -114,10 +129,10 @@ stop_client() {
 }
 
 # ---- 1. priority, pause, CPU limit ----
-D="$TMP/n20"
+D="$TMP/n21"
 mkdir -p "$D"
 PORT=$(free_port)
-e2e_start_server "$D" "$PORT" --n 20 --depth 2 --quorum 1
+e2e_start_server "$D" "$PORT" --n 21 --depth 2 --quorum 1
 install -m 600 "$D/data/enrol.key" "$D/enrol.secret"
 
 # 1a. The default priority, paused from the start (so that nothing here depends on how much

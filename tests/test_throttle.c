@@ -1,7 +1,8 @@
 /* tests/test_throttle.c: the solver threads' priority, the CPU-use limit and the pause file
  * (common/throttle.c, through the solver pool as the client uses it). Timing is measured, never
- * assumed: the CPU-limit check samples the solver thread's state (runnable or not) against its
- * wall time, which a busy machine does not change, unlike the CPU time it gets; pauses are
+ * assumed: the CPU-limit check reads the time the solver thread was runnable (schedstat: on a CPU
+ * or waiting for one) against its wall time, which a busy machine does not change, unlike the
+ * CPU time it gets; pauses are
  * checked by polling with generous deadlines. */
 #include "nq/nq.h"
 #include "nq/solver.h"
@@ -142,10 +143,34 @@ START_TEST(normal_priority_leaves_threads_alone) {
 }
 END_TEST
 
-/* The share of `secs` seconds that thread tid was runnable (state R: on a CPU or waiting for
- * one), by sampling its state every 5 ms: what the CPU limit caps, and what a busy machine does
- * not change (the CPU time it gets does change). -1 when /proc cannot be read. */
+/* Seconds thread tid has been runnable: on a CPU plus waiting in a run queue (the kernel's
+ * schedstat); -1 without schedstat. */
+static double runnable_seconds(pid_t tid) {
+  char p[64];
+  snprintf(p, sizeof p, "/proc/self/task/%d/schedstat", (int)tid);
+  FILE *f = fopen(p, "r");
+  if (!f) return -1;
+  unsigned long long run, wait;
+  int ok = fscanf(f, "%llu %llu", &run, &wait) == 2;
+  fclose(f);
+  return ok ? (double)(run + wait) / 1e9 : -1;
+}
+
+/* The share of `secs` seconds that thread tid was runnable (on a CPU or waiting for one): what
+ * the CPU limit caps, and what a busy machine does not change (the CPU time it gets does). From
+ * the kernel's schedstat when there is one; else by sampling the thread's state every 5 ms
+ * (which a loaded machine biases: the sampler runs more often while the solver sleeps). -1 when
+ * /proc cannot be read. */
+static double sampled_share(pid_t tid, double secs);
 static double runnable_share(pid_t tid, double secs) {
+  double r0 = runnable_seconds(tid), t0 = nq_now_mono();
+  if (r0 < 0) return sampled_share(tid, secs);
+  usleep((useconds_t)(secs * 1e6));
+  double r1 = runnable_seconds(tid);
+  return r1 < 0 ? -1 : (r1 - r0) / (nq_now_mono() - t0);
+}
+
+static double sampled_share(pid_t tid, double secs) {
   char p[64], buf[512];
   snprintf(p, sizeof p, "/proc/self/task/%d/stat", (int)tid);
   long n = 0, r = 0;
