@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
     return ADM_EXIT_OK;
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("nq-admin %s\n", NQ_VERSION_STRING);
+    nq_print_version("nq-admin");
     return ADM_EXIT_OK;
   }
   for (size_t i = 0; i < NCOMMANDS; i++) {

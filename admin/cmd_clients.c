@@ -22,18 +22,25 @@ int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
   } else {
     const json_t *list = adm_get(d, "clients");
     char seen[64];
-    printf("%-24s %-16s %-7s %-8s %8s %8s %5s %20s  %-24s %s\n", "NAME", "OWNER", "ACTIVE",
-           "BANNED", "VALID", "INVALID", "HELD", "CREDIT", "SHOWN AS", "LAST SEEN");
+    printf("%-24s %-16s %-7s %-8s %8s %8s %5s %20s  %-24s %-20s %-16s %s\n", "NAME", "OWNER",
+           "ACTIVE", "BANNED", "VALID", "INVALID", "HELD", "CREDIT", "SHOWN AS", "LAST SEEN",
+           "SOFTWARE", "PROTOCOL");
     for (size_t i = 0; i < json_array_size(list); i++) {
       const json_t *c = json_array_get(list, i);
-      printf("%-24s %-16s %-7s %-8s %8lld %8lld %5lld %20s  %-24s %s\n", adm_str(c, "name"),
-             adm_str(c, "owner"), json_is_true(adm_get(c, "active")) ? "yes" : "no",
+      const json_t *sw = adm_get(c, "software");
+      long long proto = (long long)adm_int(c, "protocol");
+      char pv[24] = "-";
+      if (proto > 0) snprintf(pv, sizeof pv, "%lld", proto);
+      printf("%-24s %-16s %-7s %-8s %8lld %8lld %5lld %20s  %-24s %-20s %-16s %s\n",
+             adm_str(c, "name"), adm_str(c, "owner"),
+             json_is_true(adm_get(c, "active")) ? "yes" : "no",
              json_is_true(adm_get(c, "banned"))    ? "BANNED"
              : json_is_true(adm_get(c, "suspect")) ? "suspect"
                                                    : "-",
              (long long)adm_int(c, "valid"), (long long)adm_int(c, "invalid"),
              (long long)adm_int(c, "outstanding"), adm_str(c, "credit"),
-             adm_str(c, "display_name"), adm_time(adm_int(c, "last_seen"), seen, sizeof seen));
+             adm_str(c, "display_name"), adm_time(adm_int(c, "last_seen"), seen, sizeof seen),
+             json_is_string(sw) ? json_string_value(sw) : "-", pv);
     }
     printf("%zu client(s)\n", json_array_size(list));
   }
@@ -119,9 +126,9 @@ int adm_cmd_owner(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_print_json(d, 0);
   } else if (sub == 0) {
     printf("owner '%s' created. Its enrolment key (shown only this once; the server keeps only a "
-           "hash):\n%s\nIts machines enrol with:\n"
-           "  nq-client --server HOST:PORT --ca ca.pem --enrol %s --name NAME\n",
-           adm_str(d, "name"), adm_str(d, "enrol_key"), adm_str(d, "enrol_key"));
+           "hash):\n%s\nIts machines keep it in a file of mode 0600 and enrol with:\n"
+           "  nq-client --server HOST:PORT --ca ca.pem --enrol-file KEYFILE --name NAME\n",
+           adm_str(d, "name"), adm_str(d, "enrol_key"));
   } else {
     printf("owner '%s' banned: its key enrols nobody, its %lld client(s) are banned; %lld unit(s) "
            "they helped verify re-opened\n", adm_str(d, "name"), (long long)adm_int(d, "clients"),

@@ -40,7 +40,7 @@ static void on_open(nq_conn_t *c) {
   sess_t *s = nq_conn_data(c);
   s->opened = 1;
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, s->b->token, NULL, NULL, NULL, 0,
-                  "nq-admin " NQ_VERSION_STRING, NULL};
+                  "nq-admin " NQ_VERSION_STRING, NULL, 0, 0, 0};
   if (nq_conn_send_new(c, nq_hello_pack(&h)) != 0) {
     fail(s, NQ_EPROTO, "%s: cannot send hello%s", s->b->desc, "");
     nq_conn_close(c, NULL, NULL);
@@ -162,7 +162,8 @@ int adm_remote_call(const adm_backend_t *b, const nq_admin_req_t *req, json_t **
   }
   if ((rc = nq_tls_ctx_client_new(b->ca, &ctx)) != 0) {
     char tls[256];
-    snprintf(err, errlen, "cannot load the CA certificate %s: %s %s", b->ca, nq_strerror(rc),
+    snprintf(err, errlen, "cannot load the CA certificate %s: %s %s", b->ca,
+             rc == NQ_EINVAL ? "not a PEM certificate file" : nq_strerror(rc),
              nq_tls_errors(tls, sizeof tls));
     goto out;
   }

@@ -56,6 +56,7 @@ struct cli_s {
   nq_tls_ctx_t *tls;
   cli_journal_t j;
   cli_worker_t worker;
+  nq_throttle_t *throttle; /* the solver threads' priority, CPU limit and pause file */
   uv_timer_t retry_timer, progress_timer, stop_timer, ckpt_timer;
   uv_signal_t sigint, sigterm;
   nq_conn_t *conn;
@@ -109,8 +110,8 @@ const char *cli_reason_name(cli_reason_t r) {
 
 int cli_reason_exit(cli_reason_t r) {
   switch (r) {
-  case CLI_REASON_PROTOCOL:
-  case CLI_REASON_VERSION: return CLI_EXIT_PROTO;
+  case CLI_REASON_PROTOCOL: return CLI_EXIT_PROTO;
+  case CLI_REASON_VERSION: return CLI_EXIT_UPGRADE;
   case CLI_REASON_AUTH:
   case CLI_REASON_BANNED: return CLI_EXIT_AUTH;
   case CLI_REASON_CERT: return CLI_EXIT_TLS;
@@ -280,7 +281,7 @@ static void on_open(nq_conn_t *c) {
   const cli_config_t *cfg = cli->cfg;
   char name[NQ_PROTO_NAME_MAX + 1];
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, NULL, NULL, NQ_SOLVER_VERSION,
-                  cfg->threads, "nq-client " NQ_VERSION_STRING, cfg->public_name};
+                  cfg->threads, "nq-client " NQ_VERSION_STRING, cfg->public_name, 0, 0, 0};
   if (cli->enrolling) {
     h.enrol = cfg->enrol;
     h.name = enrol_name(cfg, name);
@@ -296,10 +297,25 @@ static void on_open(nq_conn_t *c) {
 static void on_error(nq_conn_t *c, int status) {
   cli_t *cli = nq_conn_data(c);
   const char *e = nq_conn_errstr(c);
+  if (strstr(e, "hostname mismatch")) {
+    nq_log(NQ_LOG_ERROR, "refusing server %s:%d: its certificate is not made out to the name "
+           "'%s' (%s); use a name the certificate lists, or have the operator add this one "
+           "(nq-server --hostname %s)", cli->cfg->host, cli->cfg->port, cli->cfg->host, e,
+           cli->cfg->host);
+    leave(cli, CLI_REASON_CERT);
+    return;
+  }
   if (strstr(e, "certificate verify failed")) {
     nq_log(NQ_LOG_ERROR, "refusing server %s:%d: %s (CA %s)", cli->cfg->host, cli->cfg->port, e,
            cli->cfg->ca);
     leave(cli, CLI_REASON_CERT);
+    return;
+  }
+  if (strncmp(e, "resolve ", 8) == 0) {
+    /* A name that does not resolve is a typo or a DNS outage: say it loudly; the reconnect
+     * backoff (up to backoff_max) keeps the retries, and these lines, rare. */
+    nq_log(NQ_LOG_ERROR, "cannot resolve the server name '%s' (%s); check --server; retrying "
+           "with backoff", cli->cfg->host, e);
     return;
   }
   nq_log(cli->state == CLI_STATE_READY ? NQ_LOG_WARN : NQ_LOG_INFO, "connection to %s:%d: %s",
@@ -389,7 +405,8 @@ static cli_reason_t fatal_code_reason(nq_errcode_t code) {
   case NQ_ERR_AUTH:
   case NQ_ERR_ENROL_CLOSED: return CLI_REASON_AUTH; /* rate_limited: retried after the backoff */
   case NQ_ERR_BANNED: return CLI_REASON_BANNED;
-  case NQ_ERR_VERSION: return CLI_REASON_VERSION;
+  case NQ_ERR_VERSION:
+  case NQ_ERR_UPGRADE_REQUIRED: return CLI_REASON_VERSION;
   case NQ_ERR_BAD_MESSAGE:
   case NQ_ERR_NOT_HELLO:
   case NQ_ERR_UNKNOWN_TYPE:
@@ -415,7 +432,13 @@ static void handle_error(cli_t *cli, const json_t *msg) {
                          : why == CLI_REASON_BANNED  ? "this client is banned"
                          : why == CLI_REASON_VERSION ? "protocol version mismatch"
                                                      : "protocol error";
-      nq_log(NQ_LOG_ERROR, "%s: server says %s: %s", what, e.name, e.message);
+      if (e.code == NQ_ERR_UPGRADE_REQUIRED)
+        nq_log(NQ_LOG_ERROR, "upgrade required: this nq-client %s speaks protocol %d..%d and the "
+               "server needs %lld or newer; install a newer nq-client (server says: %s)",
+               NQ_VERSION_STRING, NQ_PROTO_VERSION_MIN, NQ_PROTO_VERSION_MAX,
+               (long long)e.min_version, e.message);
+      else
+        nq_log(NQ_LOG_ERROR, "%s: server says %s: %s", what, e.name, e.message);
       if (e.code == NQ_ERR_AUTH && cli->token_stored)
         nq_log(NQ_LOG_ERROR, "the token stored in %s/token was refused; remove that file to "
                "enrol again with --enrol", cli->j.dir);
@@ -895,9 +918,11 @@ static void cli_release(cli_t *cli) {
   }
   /* A task of a big unit may run for a while yet: it is not waited for (the stop request already
    * checkpointed what was finished); the thread finishes it alone while the process exits. */
-  if (!cli_worker_stop(&cli->worker, STOP_JOIN_MS))
+  if (!cli_worker_stop(&cli->worker, STOP_JOIN_MS)) {
     nq_log(NQ_LOG_WARN, "the solver was still in a task; leaving without it (the checkpoint "
            "has what was finished)");
+    cli->throttle = NULL; /* the thread still uses it; the process is about to exit */
+  }
   set_state(cli, CLI_STATE_DONE);
 }
 
@@ -967,6 +992,8 @@ void cli_config_default(cli_config_t *cfg) {
   cfg->prefetch = 1;
   cfg->checkpoint_seconds = 60;
   cfg->handle_signals = 1;
+  cfg->priority = NQ_PRIO_IDLE;
+  cfg->cpu_limit = 100;
   const char *home = getenv("HOME");
   static char state[4096];
   if (nq_path_join(state, sizeof state, home && *home ? home : ".", ".nq-client") != 0)
@@ -1056,6 +1083,7 @@ static void load_assigned(cli_t *cli) {
 }
 
 static void cli_release_memory(cli_t *cli) {
+  nq_throttle_free(cli->throttle);
   cli_journal_close(&cli->j);
   nq_tls_ctx_free(cli->tls);
   free(cli->queue);
@@ -1075,10 +1103,9 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
   cli->last_seconds = -1;
   int rc = nq_tls_ctx_client_new(cfg->ca, &cli->tls);
   if (rc) {
-    char e[200];
-    nq_tls_errors(e, sizeof e);
-    nq_log(NQ_LOG_ERROR, "cannot load CA file %s: %s%s%s", cfg->ca, nq_strerror(rc),
-           e[0] ? ": " : "", e);
+    /* The TLS layer has said why (missing, unreadable, not PEM, refused by OpenSSL). */
+    nq_log(NQ_LOG_ERROR, "cannot load CA file %s: %s", cfg->ca,
+           rc == NQ_EINVAL ? "not a PEM certificate file" : nq_strerror(rc));
     free(cli);
     return CLI_EXIT_SETUP;
   }
@@ -1101,14 +1128,17 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
     uv_signal_start(&cli->sigterm, on_signal, SIGTERM);
   }
   *out = cli;
-  if (cli_worker_init(&cli->worker, loop, cfg->threads, on_worker_event, cli) != 0) {
+  nq_throttle_cfg_t tc = {cfg->priority, cfg->cpu_limit, cfg->pause_file, 0, 0};
+  if (nq_throttle_new(&tc, &cli->throttle) != 0 ||
+      cli_worker_init(&cli->worker, loop, cfg->threads, cli->throttle, on_worker_event, cli) != 0) {
     nq_log(NQ_LOG_ERROR, "cannot start the solver thread");
     leave(cli, CLI_REASON_FAILURE);
     cli_finish(cli);
     return 0;
   }
-  nq_log(NQ_LOG_INFO, "nq-client %s: server %s:%d, %d thread(s), state %s%s", NQ_VERSION_STRING,
-         cfg->host, cfg->port, cfg->threads, cfg->state,
+  nq_log(NQ_LOG_INFO, "nq-client %s: server %s:%d, %d thread(s) at %s priority, CPU limit %d%%, "
+         "state %s%s", NQ_VERSION_STRING, cfg->host, cfg->port, cfg->threads,
+         nq_priority_name(cfg->priority), cfg->cpu_limit, cfg->state,
          cfg->fault_lie ? ", FAULT INJECTION lie (test only)" : "");
   load_assigned(cli);
   start_next(cli); /* resumed units run while we connect */

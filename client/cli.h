@@ -20,6 +20,7 @@
 #include <uv.h>
 
 #include "nq/addr.h"
+#include "nq/throttle.h"
 
 /* Exit codes of nq-client (docs/client.md). */
 enum {
@@ -29,7 +30,9 @@ enum {
   CLI_EXIT_SETUP = 3, /* unreadable CA file, unusable state directory, no credentials */
   CLI_EXIT_TLS = 4,   /* the server certificate was refused (CA or host name) */
   CLI_EXIT_AUTH = 5,  /* unknown token, wrong enrolment key, or banned */
-  CLI_EXIT_PROTO = 6  /* protocol version mismatch or another protocol error from the server */
+  CLI_EXIT_PROTO = 6, /* a protocol error from the server */
+  CLI_EXIT_UPGRADE = 7 /* the server needs a newer protocol than this client speaks (or, the
+                          other way round, speaks none this client knows): upgrade */
 };
 
 /* The connection state machine. */
@@ -48,7 +51,7 @@ typedef enum {
   CLI_REASON_JOB_DONE, /* the server says the job is finished (drains) */
   CLI_REASON_STOPPED,  /* a stop request: SIGINT/SIGTERM or cli_stop (drains while connected) */
   CLI_REASON_PROTOCOL, /* the server broke the protocol or refused ours (bad_message, ...) */
-  CLI_REASON_VERSION,  /* protocol version mismatch */
+  CLI_REASON_VERSION,  /* protocol version mismatch: upgrade_required, or version */
   CLI_REASON_AUTH,     /* unknown token or wrong enrolment key */
   CLI_REASON_BANNED,   /* this client is banned */
   CLI_REASON_CERT,     /* the server certificate was refused (CA or host name) */
@@ -73,6 +76,9 @@ typedef struct cli_config_s {
   const char *state;  /* --state directory */
   long max_units;     /* --max-units (--once is 1); 0 = no limit */
   double checkpoint_seconds; /* --checkpoint-seconds: the running unit is saved this often (60) */
+  nq_priority_t priority; /* --priority of the solver threads (idle) */
+  int cpu_limit;      /* --cpu-limit: 1..100 percent of the solver threads' time (100) */
+  const char *pause_file; /* --pause-file: the solver waits while it exists, or NULL */
   int fault_lie;      /* NQ_CLIENT_FAULT=lie: test-only, report c8 + 1 */
   double backoff_min; /* seconds; first reconnect delay (0.5) */
   double backoff_max; /* seconds; the cap (60) */
@@ -84,7 +90,8 @@ typedef struct cli_config_s {
 } cli_config_t;
 
 /* Fill defaults: threads = online CPUs, state = $HOME/.nq-client, backoff 0.5 .. 60 s,
- * prefetch 1, checkpoints every 60 s, signals handled. */
+ * prefetch 1, checkpoints every 60 s, signals handled, solver at idle priority, no CPU limit,
+ * no pause file. */
 void cli_config_default(cli_config_t *cfg);
 
 /* Split "HOST:PORT" or "[IPv6]:PORT" into cfg->host / cfg->port. Returns 0 or NQ_EINVAL. */

@@ -1,32 +1,44 @@
 /* nq-client: the volunteer daemon.
- *   nq-client --server HOST:PORT --ca CA.pem (--token T | --enrol KEY [--name NAME])
+ *   nq-client --server HOST:PORT --ca CA.pem
+ *             (--token-file F | --token T | --enrol-file F | --enrol KEY [--name NAME])
  *             [--threads T] [--state DIR] [--once] [--max-units K] [--checkpoint-seconds S]
- *             [--help]
+ *             [--priority idle|low|normal] [--cpu-limit PCT] [--pause-file PATH]
+ *             [--help] [--version]
  * docs/client.md has the details.
  */
 #include "cli.h"
 
+#include "journal.h"
+
+#include "nq/files.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/proto.h"
+#include "nq/throttle.h"
 
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: nq-client --server HOST:PORT --ca CA.pem (--token T | --enrol KEY [--name NAME])\n"
+          "usage: nq-client --server HOST:PORT --ca CA.pem\n"
+          "                 (--token-file FILE | --enrol-file FILE [--name NAME])\n"
           "                 [--threads T] [--state DIR] [--once] [--max-units K]\n"
           "                 [--checkpoint-seconds S] [--public-name NAME]\n"
+          "                 [--priority idle|low|normal] [--cpu-limit PCT] [--pause-file PATH]\n"
           "Fetch N-Queens work units from nq-server, solve them, report the counts.\n"
           "  --server HOST:PORT  the server; HOST is also the name its certificate must match\n"
           "  --ca FILE           PEM file of the CA that signed the server certificate\n"
-          "  --token T           this client's token\n"
-          "  --enrol KEY         enrol once with the server's enrolment key; the new token is\n"
+          "  --token-file FILE   read this client's token from FILE (first line; keep it 0600);\n"
+          "                      the environment variable NQ_TOKEN_FILE does the same\n"
+          "  --enrol-file FILE   enrol once with the enrolment key in FILE; the new token is\n"
           "                      stored in the state dir and used by later runs\n"
+          "  --token T, --enrol KEY  the same on the command line (visible to every local user\n"
+          "                      through ps: prefer the file forms)\n"
           "  --name NAME         client name asked for at enrolment (default: host name)\n"
           "  --public-name NAME  the name to be credited under on the server's public page\n"
           "                      (1..64 of [A-Za-z0-9._-]; default: anonymous, shown as\n"
@@ -39,10 +51,18 @@ static void usage(FILE *f) {
           "  --checkpoint-seconds S  save the running unit's finished tasks every S seconds\n"
           "                      (default 60; also on SIGTERM/SIGINT, which stop the client in\n"
           "                      about 2 s; the next start resumes the unit from there)\n"
+          "  --priority P        the solver threads' priority: idle (default: SCHED_IDLE, they\n"
+          "                      run only when nothing else wants the CPU; nice 19 where that\n"
+          "                      is refused), low (nice 19) or normal\n"
+          "  --cpu-limit PCT     run the solver threads PCT%% of the time (1..100, default 100)\n"
+          "  --pause-file PATH   the solver pauses while PATH exists (docs/client.md has\n"
+          "                      recipes: on battery, user active, time windows)\n"
           "  --help              this text\n"
+          "  --version           the software and protocol versions\n"
           "Exit status: 0 done/stopped, 2 bad arguments, 3 setup (CA file, state dir,\n"
           "credentials), 4 server certificate refused, 5 authentication refused or banned,\n"
-          "6 protocol error or version mismatch, 1 other failure.\n");
+          "6 protocol error, 7 this client is too old for the server (upgrade it),\n"
+          "1 other failure.\n");
 }
 
 static int parse_long(const char *s, long min, long max, long *out) {
@@ -53,13 +73,54 @@ static int parse_long(const char *s, long min, long max, long *out) {
   return 0;
 }
 
+/* Read one secret file into buf: its first line. A file others can read gets a warning. Returns 0
+ * or a process exit code (CLI_EXIT_USAGE for an empty path, CLI_EXIT_SETUP otherwise). */
+static int read_secret(const char *opt, const char *path, char *buf, size_t len) {
+  if (!*path) {
+    fprintf(stderr, "nq-client: %s is empty\n", opt);
+    return CLI_EXIT_USAGE;
+  }
+  int rc = nq_file_read_line(path, buf, len);
+  if (rc) {
+    fprintf(stderr, "nq-client: cannot read %s %s: %s\n", opt, path,
+            rc == NQ_EINVAL ? "its first line is empty" : rc == NQ_ETOOBIG ? "the line is too long"
+                                                                           : nq_strerror(rc));
+    return CLI_EXIT_SETUP;
+  }
+  struct stat st;
+  if (stat(path, &st) == 0 && (st.st_mode & 077))
+    nq_log(NQ_LOG_WARN, "%s %s can be read by other users (mode %04o): chmod 600 it", opt, path,
+           (unsigned)(st.st_mode & 07777));
+  return 0;
+}
+
+/* --token-file, --enrol-file and NQ_TOKEN_FILE (used when no credential is given otherwise). */
+static int read_secrets(cli_config_t *cfg, const char *token_file, const char *enrol_file) {
+  static char token[CLI_TOKEN_MAX], key[CLI_TOKEN_MAX];
+  const char *env = getenv("NQ_TOKEN_FILE");
+  if ((token_file && cfg->token) || (enrol_file && cfg->enrol) || (token_file && enrol_file)) {
+    fprintf(stderr, "nq-client: give one of --token-file, --token, --enrol-file, --enrol\n");
+    return CLI_EXIT_USAGE;
+  }
+  if (!token_file && !enrol_file && !cfg->token && !cfg->enrol && env && *env)
+    token_file = env;
+  int rc = 0;
+  if (token_file && (rc = read_secret(token_file == env ? "NQ_TOKEN_FILE" : "--token-file",
+                                      token_file, token, sizeof token)) == 0)
+    cfg->token = token;
+  if (rc == 0 && enrol_file && (rc = read_secret("--enrol-file", enrol_file, key, sizeof key)) == 0)
+    cfg->enrol = key;
+  return rc;
+}
+
 int main(int argc, char **argv) {
   nq_log_init("nq-client", NQ_LOG_INFO);
   signal(SIGPIPE, SIG_IGN);
   cli_config_t cfg;
   cli_config_default(&cfg);
   enum { O_SERVER = 1, O_CA, O_TOKEN, O_ENROL, O_NAME, O_THREADS, O_STATE, O_ONCE, O_MAX, O_CKPT,
-         O_PUBLIC, O_HELP };
+         O_PUBLIC, O_HELP, O_VERSION, O_TOKEN_FILE, O_ENROL_FILE, O_PRIORITY, O_CPU_LIMIT,
+         O_PAUSE_FILE };
   static const struct option opts[] = {
       {"server", required_argument, NULL, O_SERVER}, {"ca", required_argument, NULL, O_CA},
       {"token", required_argument, NULL, O_TOKEN},   {"enrol", required_argument, NULL, O_ENROL},
@@ -68,8 +129,18 @@ int main(int argc, char **argv) {
       {"max-units", required_argument, NULL, O_MAX}, {"help", no_argument, NULL, O_HELP},
       {"checkpoint-seconds", required_argument, NULL, O_CKPT},
       {"public-name", required_argument, NULL, O_PUBLIC},
+      {"version", no_argument, NULL, O_VERSION},
+      {"token-file", required_argument, NULL, O_TOKEN_FILE},
+      {"enrol-file", required_argument, NULL, O_ENROL_FILE},
+      {"priority", required_argument, NULL, O_PRIORITY},
+      {"cpu-limit", required_argument, NULL, O_CPU_LIMIT},
+      {"pause-file", required_argument, NULL, O_PAUSE_FILE},
       {NULL, 0, NULL, 0}};
-  const char *server = NULL;
+  if (argc < 2) { /* a volunteer who just types the name gets the usage, not a cryptic error */
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+  }
+  const char *server = NULL, *token_file = NULL, *enrol_file = NULL;
   int once = 0;
   long v;
   opterr = 0;
@@ -116,7 +187,24 @@ int main(int argc, char **argv) {
       cfg.checkpoint_seconds = d;
       break;
     }
+    case O_TOKEN_FILE: token_file = optarg; break;
+    case O_ENROL_FILE: enrol_file = optarg; break;
+    case O_PAUSE_FILE: cfg.pause_file = optarg; break;
+    case O_PRIORITY:
+      if (nq_priority_parse(optarg, &cfg.priority) != 0) {
+        fprintf(stderr, "nq-client: --priority wants idle, low or normal, not '%s'\n", optarg);
+        return CLI_EXIT_USAGE;
+      }
+      break;
+    case O_CPU_LIMIT:
+      if (parse_long(optarg, 1, 100, &v)) {
+        fprintf(stderr, "nq-client: --cpu-limit wants a percentage 1..100, not '%s'\n", optarg);
+        return CLI_EXIT_USAGE;
+      }
+      cfg.cpu_limit = (int)v;
+      break;
     case O_HELP: usage(stdout); return CLI_EXIT_OK;
+    case O_VERSION: nq_print_version("nq-client"); return CLI_EXIT_OK;
     default:
       fprintf(stderr, "nq-client: unknown or incomplete option '%s'\n", argv[optind - 1]);
       usage(stderr);
@@ -136,8 +224,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "nq-client: --ca CA.pem is required\n");
     return CLI_EXIT_USAGE;
   }
+  if (cfg.pause_file && !*cfg.pause_file) {
+    fprintf(stderr, "nq-client: --pause-file is empty\n");
+    return CLI_EXIT_USAGE;
+  }
+  int rc = read_secrets(&cfg, token_file, enrol_file);
+  if (rc) return rc;
   if (cfg.token && cfg.enrol) {
-    fprintf(stderr, "nq-client: give --token or --enrol, not both\n");
+    fprintf(stderr, "nq-client: give a token or an enrolment key, not both\n");
     return CLI_EXIT_USAGE;
   }
   if (!cfg.state || !*cfg.state) {
@@ -153,7 +247,7 @@ int main(int argc, char **argv) {
     return CLI_EXIT_USAGE;
   }
   if (cfg.name && !cfg.enrol) {
-    fprintf(stderr, "nq-client: --name only goes with --enrol\n");
+    fprintf(stderr, "nq-client: --name only goes with --enrol or --enrol-file\n");
     return CLI_EXIT_USAGE;
   }
   if (cfg.name) {

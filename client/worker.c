@@ -13,6 +13,7 @@
 struct cli_worker_shared_s {
   uv_async_t *async;   /* the loop's handle: used only while !quit, under the lock */
   int threads;
+  nq_throttle_t *throttle; /* borrowed */
   volatile int cancel; /* handed to nq_solve_opts_t.cancel */
   pthread_mutex_t lock;
   pthread_cond_t cond;   /* a job, or quit */
@@ -98,7 +99,7 @@ static void solve_one(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, n
   sh->run = run;
   post_progress_locked(sh, id); /* where a resumed unit starts from */
   pthread_mutex_unlock(&sh->lock);
-  nq_solve_opts_t opts = {sh->threads, on_progress, sh, &sh->cancel};
+  nq_solve_opts_t opts = {sh->threads, on_progress, sh, &sh->cancel, sh->throttle};
   rc = nq_run_solve(run, &opts, &done->counts);
   /* A solve that stopped because we asked it to is cancelled, whatever code the pool uses. */
   if (rc != 0 && __atomic_load_n(&sh->cancel, __ATOMIC_RELAXED)) rc = NQ_ECANCELED;
@@ -164,7 +165,7 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads,
+int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_throttle_t *throttle,
                     void (*on_event)(cli_worker_t *w), void *data) {
   memset(w, 0, sizeof *w);
   w->on_event = on_event;
@@ -172,6 +173,7 @@ int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads,
   cli_worker_shared_t *sh = calloc(1, sizeof *sh);
   if (!sh) return NQ_ENOMEM;
   sh->threads = threads < 1 ? 1 : threads;
+  sh->throttle = throttle;
   sh->async = &w->async;
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);

@@ -26,6 +26,7 @@
 
 #include "nq/checkpoint.h"
 #include "nq/solver.h"
+#include "nq/throttle.h"
 #include "nq/unit.h"
 
 typedef struct cli_worker_s cli_worker_t;
@@ -56,10 +57,12 @@ struct cli_worker_s {
   void *data;
 };
 
-/* Start the thread and the async handle on `loop`. on_event(w) runs on the loop thread whenever
+/* Start the thread and the async handle on `loop`. The solves run under `throttle` (may be NULL;
+ * borrowed: it must outlive the thread, which a stop that leaves it running lets go on using).
+ * on_event(w) runs on the loop thread whenever
  * the worker posted something; it should call cli_worker_poll until it returns CLI_WEV_NONE.
  * Returns 0, NQ_EIO or NQ_ENOMEM. */
-int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads,
+int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_throttle_t *throttle,
                     void (*on_event)(cli_worker_t *w), void *data);
 /* Hand the worker one unit, to resume from `resume` when it is not NULL (the worker takes it
  * over, and frees it, whether it can use it or not: a checkpoint that is not this unit's or whose

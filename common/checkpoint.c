@@ -271,10 +271,12 @@ int nq_ckpt_decode(const char *buf, size_t len, nq_ckpt_t *c, char *err, size_t 
     goto out;
   }
   if (nq_msg_get_str(o, "solver", &solver) != 0 || strcmp(solver, NQ_SOLVER_VERSION) != 0) {
-    rc = refuse(err, errlen, "written by solver %s, this is %s",
-                json_is_string(json_object_get(o, "solver"))
-                    ? json_string_value(json_object_get(o, "solver")) : "?",
-                NQ_SOLVER_VERSION);
+    /* The file's own string goes into a one-line message: control characters become '?'. */
+    char seen[NQ_PROTO_SOLVER_MAX + 1] = "?";
+    const char *sv = json_string_value(json_object_get(o, "solver"));
+    for (size_t i = 0; sv && sv[i] && i < NQ_PROTO_SOLVER_MAX; i++, seen[i] = '\0')
+      seen[i] = (unsigned char)sv[i] < 0x20 || sv[i] == 0x7f ? '?' : sv[i];
+    rc = refuse(err, errlen, "written by solver %s, this is %s", seen, NQ_SOLVER_VERSION);
     goto out;
   }
   if ((rc = subject_decode(o, &c->subject, err, errlen)) != 0) goto out;

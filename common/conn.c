@@ -237,7 +237,7 @@ void nq_conn_close(nq_conn_t *c, const char *err_code, const char *message) {
   if (!c || c->state >= NQ_CONN_CLOSING) return;
   if (c->state == NQ_CONN_OPEN) {
     if (err_code && !c->ssl_fatal) {
-      nq_error_msg_t em = {nq_errcode_parse(err_code), err_code, message, 1, -1};
+      nq_error_msg_t em = {nq_errcode_parse(err_code), err_code, message, 1, -1, 0};
       json_t *e = nq_error_pack(&em);
       uint8_t *buf = NULL;
       size_t len = 0;

@@ -34,6 +34,7 @@ static const char *const err_names[NQ_ERR_COUNT] = {
     [NQ_ERR_UNKNOWN_TYPE] = "unknown_type",
     [NQ_ERR_NOT_HELLO] = "not_hello",
     [NQ_ERR_VERSION] = "version",
+    [NQ_ERR_UPGRADE_REQUIRED] = "upgrade_required",
     [NQ_ERR_AUTH] = "auth",
     [NQ_ERR_BANNED] = "banned",
     [NQ_ERR_BAD_MESSAGE] = "bad_message",
@@ -149,6 +150,7 @@ static int refuse(nq_proto_err_t *err, nq_errcode_t code, int fatal, int64_t id,
     err->code = code;
     err->fatal = fatal;
     err->id = id;
+    err->min_version = 0;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);
@@ -180,7 +182,11 @@ json_t *nq_hello_pack(const nq_hello_t *h) {
   int ok;
   json_t *o = msg_new(NQ_MSG_HELLO, &ok);
   if (!o) return NULL;
-  put(o, "v", json_integer(h->v), &ok);
+  int64_t lo = h->v_min ? h->v_min : NQ_PROTO_VERSION_MIN;
+  int64_t hi = h->v_max ? h->v_max : NQ_PROTO_VERSION_MAX;
+  put(o, "v", json_integer(h->v ? h->v : hi), &ok);
+  put(o, "v_min", json_integer(lo), &ok);
+  put(o, "v_max", json_integer(hi), &ok);
   put(o, "role", json_string(h->role == NQ_ROLE_ADMIN ? "admin" : "client"), &ok);
   if (h->token) put(o, "token", json_string(h->token), &ok);
   if (h->enrol) put(o, "enrol", json_string(h->enrol), &ok);
@@ -192,14 +198,41 @@ json_t *nq_hello_pack(const nq_hello_t *h) {
   return msg_done(o, ok);
 }
 
+/* The version to speak with a peer that speaks lo..hi: the highest both do, or the refusal. */
+static int negotiate(int64_t lo, int64_t hi, int64_t *speak, nq_proto_err_t *err) {
+  if (hi < NQ_PROTO_VERSION_MIN) {
+    refuse(err, NQ_ERR_UPGRADE_REQUIRED, 1, -1,
+           "this server needs protocol version %d or newer; the client speaks only %lld..%lld: "
+           "upgrade the client", NQ_PROTO_VERSION_MIN, (long long)lo, (long long)hi);
+    if (err) err->min_version = NQ_PROTO_VERSION_MIN;
+    return NQ_EPROTO;
+  }
+  if (lo > NQ_PROTO_VERSION_MAX)
+    return refuse(err, NQ_ERR_VERSION, 1, -1,
+                  "protocol versions %lld..%lld not supported; this server speaks %s (it is older "
+                  "than the client)", (long long)lo, (long long)hi, versions_text());
+  *speak = hi < NQ_PROTO_VERSION_MAX ? hi : NQ_PROTO_VERSION_MAX;
+  return 0;
+}
+
+/* 1 if s is 1..NQ_PROTO_SOFTWARE_MAX printable ASCII characters. */
+static int software_valid(const char *s) {
+  size_t n = strlen(s);
+  if (n < 1 || n > NQ_PROTO_SOFTWARE_MAX) return 0;
+  for (; *s; s++)
+    if (*s < 0x20 || *s > 0x7e) return 0;
+  return 1;
+}
+
 int nq_hello_parse(const json_t *m, nq_hello_t *h, nq_proto_err_t *err) {
   memset(h, 0, sizeof *h);
-  if (nq_msg_get_int(m, "v", INT64_MIN, INT64_MAX, &h->v) != 0)
-    return BAD("hello: field v must be an integer");
-  if (!version_ok(h->v))
-    return refuse(err, NQ_ERR_VERSION, 1, -1,
-                  "protocol version %lld not supported; this server speaks %s", (long long)h->v,
-                  versions_text());
+  if (nq_msg_get_int(m, "v", 0, NQ_PROTO_V_LIMIT, &h->v) != 0 ||
+      nq_msg_opt_int(m, "v_min", 0, NQ_PROTO_V_LIMIT, h->v, &h->v_min) != 0 ||
+      nq_msg_opt_int(m, "v_max", 0, NQ_PROTO_V_LIMIT, h->v, &h->v_max) != 0 ||
+      h->v_min > h->v || h->v > h->v_max)
+    return BAD("hello: v, v_min, v_max must be integers 0..%d with v_min <= v <= v_max",
+               NQ_PROTO_V_LIMIT);
+  if (negotiate(h->v_min, h->v_max, &h->speak, err) != 0) return NQ_EPROTO;
   const char *role = NULL, *bad = NULL;
   int64_t threads = 0;
   if (nq_msg_get_str(m, "role", &role) || (strcmp(role, "client") && strcmp(role, "admin")))
@@ -213,8 +246,9 @@ int nq_hello_parse(const json_t *m, nq_hello_t *h, nq_proto_err_t *err) {
   else if (nq_msg_opt_str(m, "solver", NULL, &h->solver) ||
            (h->solver && (!*h->solver || strlen(h->solver) > NQ_PROTO_SOLVER_MAX)))
     bad = "solver must be a string of 1..64 characters";
-  else if (nq_msg_opt_str(m, "software", NULL, &h->software))
-    bad = "software must be a string";
+  else if (nq_msg_opt_str(m, "software", NULL, &h->software) ||
+           (h->software && !software_valid(h->software)))
+    bad = "software must be 1..64 printable ASCII characters";
   else if (nq_msg_opt_int(m, "threads", 1, NQ_PROTO_THREADS_MAX, 0, &threads))
     bad = "threads must be an integer 1..1024";
   if (!bad) {
@@ -605,11 +639,12 @@ json_t *nq_error_pack(const nq_error_msg_t *e) {
   put(o, "message", json_string(e->message ? e->message : ""), &ok);
   put(o, "fatal", json_boolean(e->fatal), &ok);
   if (e->id >= 0) put(o, "id", json_integer(e->id), &ok);
+  if (e->min_version > 0) put(o, "min_version", json_integer(e->min_version), &ok);
   return msg_done(o, ok);
 }
 
 json_t *nq_error_new(nq_errcode_t code, const char *message, int fatal) {
-  nq_error_msg_t e = {code, NULL, message, fatal, -1};
+  nq_error_msg_t e = {code, NULL, message, fatal, -1, 0};
   return nq_error_pack(&e);
 }
 
@@ -618,8 +653,10 @@ int nq_error_parse(const json_t *m, nq_error_msg_t *e, nq_proto_err_t *err) {
   const json_t *fatal = json_object_get(m, "fatal");
   if (nq_msg_get_str(m, "code", &e->name) || nq_msg_opt_str(m, "message", "", &e->message) ||
       (fatal && !json_is_null(fatal) && !json_is_boolean(fatal)) ||
-      nq_msg_opt_int(m, "id", 0, INT64_MAX, -1, &e->id))
-    return BAD("error: needs code (string); message, fatal (boolean) and id when present");
+      nq_msg_opt_int(m, "id", 0, INT64_MAX, -1, &e->id) ||
+      nq_msg_opt_int(m, "min_version", 1, NQ_PROTO_V_LIMIT, 0, &e->min_version))
+    return BAD("error: needs code (string); message, fatal (boolean), id and min_version "
+               "(integers) when present");
   e->code = nq_errcode_parse(e->name);
   e->fatal = json_is_true(fatal);
   return 0;

@@ -10,6 +10,7 @@
 #include "nq/files.h"
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "nq/throttle.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -263,7 +264,11 @@ static void task_done(pool_t *p, uint32_t i, const nq_counts_t *c, uint64_t *nod
 static void *pool_worker(void *arg) {
   pool_t *p = arg;
   nq_run_t *r = p->run;
+  nq_throttle_thread_t th;
+  nq_throttle_enter(p->opts->throttle, &th);
   for (;;) {
+    /* A pause or the CPU limit waits here, between two tasks: nothing in flight is touched. */
+    nq_throttle_wait(p->opts->throttle, &th, p->opts->cancel);
     if (p->opts->cancel && __atomic_load_n(p->opts->cancel, __ATOMIC_RELAXED)) {
       atomic_store(&p->rc, NQ_ESTATE);
       break;
@@ -290,7 +295,7 @@ static void *pool_worker(void *arg) {
 }
 
 int nq_run_solve(nq_run_t *r, const nq_solve_opts_t *opts, nq_counts_t *out) {
-  nq_solve_opts_t o = {1, NULL, NULL, NULL};
+  nq_solve_opts_t o = {1, NULL, NULL, NULL, NULL};
   if (opts) o = *opts;
   if (o.threads < 1) o.threads = 1;
   pool_t p = {.run = r, .opts = &o};

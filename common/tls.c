@@ -1,5 +1,6 @@
 /* nq: TLS contexts on OpenSSL 3. */
 #include "nq/tls.h"
+#include "nq/files.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 
@@ -105,13 +106,42 @@ out:
   return r;
 }
 
+#define CA_FILE_MAX (4 << 20) /* a bundle of every public CA is about 200 KiB */
+
+/* Is the CA file there, readable and PEM? OpenSSL's answer to a DER file, a key or a text file
+ * is "no certificate or crl found", which tells a volunteer nothing; this says which it is. */
+static int ca_file_check(const char *path) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = nq_file_read(path, CA_FILE_MAX, &text, &len);
+  if (rc == NQ_ENOTFOUND) {
+    nq_log(NQ_LOG_ERROR, "tls: CA file %s does not exist", path);
+  } else if (rc) {
+    nq_log(NQ_LOG_ERROR, "tls: cannot read CA file %s: %s", path,
+           rc == NQ_ETOOBIG ? "it is over 4 MiB, not a CA certificate" : nq_strerror(rc));
+    rc = rc == NQ_ENOMEM ? rc : NQ_EIO;
+  } else if (!strstr(text, "-----BEGIN CERTIFICATE-----")) {
+    const unsigned char *u = (const unsigned char *)text;
+    const char *what = len >= 2 && u[0] == 0x30 && (u[1] == 0x82 || u[1] == 0x81)
+                           ? "it looks like a DER (binary) certificate: convert it with "
+                             "'openssl x509 -inform der -in FILE -out ca.pem'"
+                       : strstr(text, "PRIVATE KEY-----") ? "it holds a private key, not a certificate"
+                       : len == 0 ? "it is empty"
+                                  : "it has no '-----BEGIN CERTIFICATE-----' line";
+    nq_log(NQ_LOG_ERROR, "tls: CA file %s is not a PEM certificate: %s", path, what);
+    rc = NQ_EINVAL;
+  }
+  free(text);
+  return rc;
+}
+
 int nq_tls_ctx_client_new(const char *ca_pem_path, nq_tls_ctx_t **out) {
   if (!out) return NQ_EINVAL;
   *out = NULL;
   nq_tls_ctx_t *c = NULL;
   char err[256];
-  int r = ctx_new(0, &c);
-  if (r < 0) goto out;
+  int r = ca_pem_path ? ca_file_check(ca_pem_path) : 0;
+  if (r < 0 || (r = ctx_new(0, &c)) < 0) goto out;
 
   ERR_clear_error();
   int ok = ca_pem_path ? SSL_CTX_load_verify_locations(c->ssl, ca_pem_path, NULL)
@@ -119,7 +149,7 @@ int nq_tls_ctx_client_new(const char *ca_pem_path, nq_tls_ctx_t **out) {
   if (ok != 1) {
     nq_log(NQ_LOG_ERROR, "tls: cannot load CA %s: %s", ca_pem_path ? ca_pem_path : "(default)",
            nq_tls_errors(err, sizeof err));
-    r = NQ_EIO;
+    r = NQ_ETLS;
     goto out;
   }
   /* Verification is never optional: the host name is pinned per connection. */

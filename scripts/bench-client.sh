@@ -45,7 +45,7 @@ run_client() {
   local t0 t1
   t0=$(now)
   "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$d/data/ca.pem" \
-    --enrol "$(cat "$d/data/enrol.key")" --name bench --threads "$THREADS" \
+    --enrol "$(cat "$d/data/enrol.key")" --name bench --threads "$THREADS" --priority normal \
     --state "$d/state" --max-units "$K" 2>"$d/client.log"
   t1=$(now)
   kill -TERM "$SRV"; wait "$SRV" || true; SRV=""

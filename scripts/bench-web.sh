@@ -35,7 +35,8 @@ trap cleanup EXIT
 
 "$BIN/nq-server" --n 18 --depth 5 --quorum 1 --max-results 1 --listen "127.0.0.1:$PORT" \
   --http "127.0.0.1:$HTTP" --data "$DIR/data" --max-outstanding 64 \
-  --max-conns $((CONNS + 16)) >>"$DIR/server.log" 2>&1 &
+  --max-conns $((CONNS + 16)) --max-preauth-per-addr 0 --enrol-per-addr 0 \
+  >>"$DIR/server.log" 2>&1 &
 SRV=$!
 for _ in $(seq 1 600); do
   if [ -s "$DIR/data/enrol.key" ] && (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break; fi

@@ -62,13 +62,20 @@ for i in $(seq 1 100); do
 done
 
 THREADS=$(( $(nproc) > 3 ? $(nproc) / 2 : 1 ))
+# Two volunteers: each an owner of its own with its own enrolment key (nq-admin owner add), since a
+# unit is verified by results of distinct owners (--quorum-distinct owner, the default). The key
+# is printed once, on the second line, and goes to the client in a 0600 file, never in argv.
 for c in 1 2; do
-  "$BIN/nq-client" --server "$SERVER" --ca "$DATA/ca.pem" --enrol "$(cat "$DATA/enrol.key")" \
+  ( umask 077
+    "$BIN/nq-admin" owner add "volunteer-$c" --server "$SERVER" --ca "$DATA/ca.pem" \
+      --token-file "$DATA/admin.token" | sed -n 2p >"$DATA/owner-$c.key" )
+  [ -s "$DATA/owner-$c.key" ] || { echo "demo: nq-admin owner add volunteer-$c failed" >&2; exit 1; }
+  "$BIN/nq-client" --server "$SERVER" --ca "$DATA/ca.pem" --enrol-file "$DATA/owner-$c.key" \
     --name "demo-$c" --public-name "demo-volunteer-$c" --threads "$THREADS" \
     --state "$DATA/client-$c" >"$DATA/client-$c.log" 2>&1 &
   PIDS+=($!)
 done
-echo "== two nq-clients enrolled (demo-1, demo-2; $THREADS thread(s) each) =="
+echo "== two owners (volunteer-1, volunteer-2), a client each (demo-1, demo-2; $THREADS thread(s) each) =="
 echo "== status page: http://127.0.0.1:$HPORT/ (metrics: http://127.0.0.1:$HPORT/metrics) =="
 
 # Redraws every second until the job is done; its exit status is 3 on a mismatch. The timeout

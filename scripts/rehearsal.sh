@@ -89,7 +89,9 @@ BASE_BEFORE=$BASE_CPU
 
 # 2. The job.
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-SARGS=(--n "$N" --quorum "$QUORUM" --listen "127.0.0.1:$PORT" --data "$DIR/data" --exit-when-done)
+# Both clients enrol with the server's key (one owner, `default`): replicas need distinct clients.
+SARGS=(--n "$N" --quorum "$QUORUM" --quorum-distinct client --listen "127.0.0.1:$PORT"
+  --data "$DIR/data" --exit-when-done)
 [ -n "$S" ] && SARGS+=(--unit-seconds "$S")
 T0=$(date +%s.%N)
 cpu_run "$DIR/server.cpu" "$BIN/nq-server" "${SARGS[@]}" >"$DIR/server.out" 2>"$DIR/server.log" &

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The test command: install deps, build from scratch, run the check suites and the end-to-end
-# tests, then the same suites again under AddressSanitizer + UndefinedBehaviorSanitizer, then
-# every libFuzzer target (frame, unit and message parsers) for a bounded time.
+# tests, then the Debian packages and the static client (tests/test_packages.sh), then the same
+# suites again under AddressSanitizer + UndefinedBehaviorSanitizer, then every libFuzzer target
+# (frame, unit and message parsers) for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rm -rf build-test build-asan
-scripts/bootstrap.sh build-test
+rm -rf build-test build-test-static build-asan
+# Prefix /usr: the packages tests/test_packages.sh makes from this tree install there.
+scripts/bootstrap.sh build-test -DCMAKE_INSTALL_PREFIX=/usr
 (cd build-test && ctest --output-on-failure -j2)
+echo "== packages (cpack -G DEB) and the static client =="
+bash tests/test_packages.sh build-test build-test-static
 echo "== sanitizer build (ASan + UBSan) =="
 scripts/bootstrap.sh build-asan -DNQ_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

@@ -259,12 +259,13 @@ static int client_cb(const srv_client_t *c, void *arg) {
   srv_owner_t own;
   int rc = srv_owner_get(l->st, c->owner_id, &own);
   if (rc) return rc;
-  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, s:b, s:I, s:s, s:b, s:s}", "name",
-                        c->name, "id", (json_int_t)c->id, "created", (json_int_t)c->created,
-                        "last_seen", (json_int_t)c->last_seen, "active", active, "valid",
-                        (json_int_t)c->valid, "invalid", (json_int_t)c->invalid, "banned",
-                        c->banned, "outstanding", (json_int_t)c->outstanding, "owner", own.name,
-                        "suspect", c->suspect, "network", c->net);
+  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, s:b, s:I, s:s, s:b, s:s, s:s?, s:I}",
+                        "name", c->name, "id", (json_int_t)c->id, "created",
+                        (json_int_t)c->created, "last_seen", (json_int_t)c->last_seen, "active",
+                        active, "valid", (json_int_t)c->valid, "invalid", (json_int_t)c->invalid,
+                        "banned", c->banned, "outstanding", (json_int_t)c->outstanding, "owner",
+                        own.name, "suspect", c->suspect, "network", c->net, "software",
+                        c->software[0] ? c->software : NULL, "protocol", (json_int_t)c->protocol);
   if (!o) return NQ_ENOMEM;
   /* Credit (schema 009): the verified nodes its agreeing results earned, and its public name. */
   srv_credit_t cr;

@@ -64,6 +64,7 @@ static void usage(FILE *f) {
           "  --http-timeout S      an HTTP request must arrive whole within S seconds (default\n"
           "                        10); a connection idle 3*S seconds is closed\n"
           "  --help                this text\n"
+          "  --version             the software and protocol versions\n"
           "Environment: NQ_LOG_LEVEL=error|warn|info|debug.\n",
           NQ_UNIT_MIN_N, NQ_MAX_N, NQ_PLAN_DEFAULT_UNIT_SECONDS);
 }
@@ -83,7 +84,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
   enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE,
          O_LEASEMIN, O_MAXOUT, O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT,
          O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPTIME, O_HELP, O_HELLO, O_PREAUTH, O_ENROL, O_MAXCLI,
-         O_AFLIMIT, O_AFDELAY, O_SUMMARY };
+         O_AFLIMIT, O_AFDELAY, O_SUMMARY, O_VERSION };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
       {"depth", required_argument, 0, O_DEPTH},
@@ -115,6 +116,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"auth-fail-delay", required_argument, 0, O_AFDELAY},
       {"log-summary", required_argument, 0, O_SUMMARY},
       {"help", no_argument, 0, O_HELP},
+      {"version", no_argument, 0, O_VERSION},
       {0, 0, 0, 0}};
   int nhost = 0, c;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -200,6 +202,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
     case O_AFDELAY: cfg->auth_fail_delay = int_arg("auth-fail-delay", optarg, 1, 600); break;
     case O_SUMMARY: cfg->summary_seconds = int_arg("log-summary", optarg, 1, 3600); break;
     case O_HELP: usage(stdout); exit(0);
+    case O_VERSION: nq_print_version("nq-server"); exit(0);
     default: usage(stderr); exit(2);
     }
   }

@@ -394,7 +394,12 @@ static void batch_run(srv_t *s) {
     srv_conn_t *sc = r->sc;
     if (sc->conn && nq_conn_state(sc->conn) == NQ_CONN_OPEN) {
       if (sc->state == SRV_CONN_CLIENT || sc->state == SRV_CONN_ADMIN) conn_preauth_done(sc);
-      if (r->close) conn_refuse(s, sc, r);
+      if (r->close && r->reply) { /* a fatal error frame with fields of its own */
+        nq_conn_send(sc->conn, r->reply);
+        nq_conn_close(sc->conn, NULL, NULL);
+      } else if (r->close) {
+        conn_refuse(s, sc, r);
+      }
       else if (r->reply) nq_conn_send(sc->conn, r->reply); /* failures reach on_conn_error */
     }
     json_decref(r->reply);

@@ -32,7 +32,7 @@ void srv_proto_fatal(srv_req_t *r, nq_errcode_t code, const char *fmt, ...) {
 
 /* A non-fatal error reply about assignment `id` (id < 0: none). */
 static void reply_error(srv_req_t *r, nq_errcode_t code, const char *message, int64_t id) {
-  nq_error_msg_t e = {code, NULL, message, 0, id};
+  nq_error_msg_t e = {code, NULL, message, 0, id, 0};
   r->reply = nq_error_pack(&e);
 }
 
@@ -40,6 +40,12 @@ static void reply_error(srv_req_t *r, nq_errcode_t code, const char *message, in
 static void refuse(srv_req_t *r, const nq_proto_err_t *err) {
   if (err->fatal) srv_proto_fatal(r, err->code, "%s", err->message);
   else reply_error(r, err->code, err->message, err->id);
+  if (err->fatal && err->min_version > 0) {
+    /* upgrade_required names the minimum in a field of its own: the frame is sent before the
+     * close (srv.c) instead of the plain code-and-message one. */
+    nq_error_msg_t e = {err->code, NULL, err->message, 1, -1, err->min_version};
+    r->reply = nq_error_pack(&e);
+  }
 }
 
 /* Map a scheduler failure that is fatal for the connection. */
@@ -64,14 +70,14 @@ static int secret_matches(srv_t *s, const char *key, const char *secret) {
   return nq_secure_streq(want, got);
 }
 
-static json_t *welcome_new(srv_t *s, const char *client, const char *token) {
+static json_t *welcome_new(srv_t *s, int64_t speak, const char *client, const char *token) {
   const srv_job_t *j = &s->sched.job;
   int interval = s->cfg.lease_seconds / 4;
   /* A finished job with spot checks still wanted is not done for a client: it may be the owner
    * that checks them (get_work says `done` to one that may not). */
   int64_t spot = 0;
   if (s->job_done && client && srv_job_spot_pending(s->store, j->id, &spot) != 0) spot = 0;
-  nq_welcome_t w = {NQ_PROTO_VERSION, client, token, j->n, j->depth,
+  nq_welcome_t w = {speak, client, token, j->n, j->depth,
                     s->job_done && spot == 0 ? NQ_JOB_DONE : NQ_JOB_RUNNING,
                     s->cfg.max_outstanding, interval < 1 ? 1 : interval};
   return nq_welcome_pack(&w);
@@ -95,11 +101,11 @@ static void peer_net(const char *peer, char *net, size_t len) {
 }
 
 /* The client authenticated on this connection: remember its network (informative; a failure here
- * is not worth a refusal, the scheduler then treats its results as from a network of its own). */
-static void client_seen(srv_t *s, srv_req_t *r, int64_t client_id, int64_t now) {
+ * is not worth a refusal, the scheduler then treats its results as from a network of its own).
+ * When it was seen, its software and protocol are recorded once per hello (srv_client_hello). */
+static void client_seen(srv_t *s, srv_req_t *r, int64_t client_id) {
   char net[INET6_ADDRSTRLEN + 8]; /* the /64 text of any IPv6 address */
   peer_net(nq_conn_peer(r->sc->conn), net, sizeof net);
-  srv_client_touch(s->store, client_id, now);
   srv_client_set_net(s->store, client_id, net);
 }
 
@@ -180,7 +186,7 @@ static int hello_enrol(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now,
   }
   r->sc->client_id = cl.id;
   snprintf(r->sc->name, sizeof r->sc->name, "%s", cl.name);
-  client_seen(s, r, cl.id, now);
+  client_seen(s, r, cl.id);
   nq_log(NQ_LOG_INFO, "enrolled client %s from %s", cl.name, nq_conn_peer(r->sc->conn));
   return 0;
 }
@@ -206,7 +212,7 @@ static int hello_token(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now)
     srv_proto_fatal(r, NQ_ERR_BANNED, "client %s is banned", cl.name);
     return -1;
   }
-  client_seen(s, r, cl.id, now);
+  client_seen(s, r, cl.id);
   r->sc->client_id = cl.id;
   snprintf(r->sc->name, sizeof r->sc->name, "%s", cl.name);
   return 0;
@@ -228,7 +234,7 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
     sc->state = SRV_CONN_ADMIN;
     snprintf(sc->name, sizeof sc->name, "admin");
     nq_log(NQ_LOG_INFO, "admin connected from %s", nq_conn_peer(sc->conn));
-    r->reply = welcome_new(s, NULL, NULL);
+    r->reply = welcome_new(s, h.speak, NULL, NULL);
     return;
   }
   char token[2 * SRV_SECRET_BYTES + 1];
@@ -238,10 +244,15 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
   if (srv_client_set_public_name(s->store, sc->client_id, h.public_name) != 0)
     nq_log(NQ_LOG_WARN, "public name of %s: %s", sc->name, srv_store_errmsg(s->store));
   sc->state = SRV_CONN_CLIENT;
-  nq_log(NQ_LOG_INFO, "client %s connected from %s (%s, %d threads, %s)", sc->name,
+  /* Seen now, and what it runs (for `nq-admin clients`): informative, so a failure is only
+   * logged, not worth a refusal. */
+  if (srv_client_hello(s->store, sc->client_id, now, h.software, h.speak) != 0)
+    nq_log(NQ_LOG_WARN, "cannot record the version of client %s: %s", sc->name,
+           srv_store_errmsg(s->store));
+  nq_log(NQ_LOG_INFO, "client %s connected from %s (%s, %d threads, %s, protocol %lld)", sc->name,
          nq_conn_peer(sc->conn), h.solver ? h.solver : "?", h.threads ? h.threads : 1,
-         h.software ? h.software : "?");
-  r->reply = welcome_new(s, sc->name, enrolled ? token : NULL);
+         h.software ? h.software : "?", (long long)h.speak);
+  r->reply = welcome_new(s, h.speak, sc->name, enrolled ? token : NULL);
 }
 
 /* ---- client requests ---- */

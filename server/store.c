@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 
 #ifndef NQ_SOURCE_DIR
@@ -226,9 +227,17 @@ out:
   return rc;
 }
 
+/* NQ_SCHEMA_DIR, else the source tree's schema/ (a build tree), else the installed copy (a
+ * package: the source tree is not on the machine). */
 static const char *schema_dir_default(void) {
   const char *env = getenv("NQ_SCHEMA_DIR");
-  return env && *env ? env : NQ_SOURCE_DIR "/schema";
+  if (env && *env) return env;
+#ifdef NQ_SCHEMA_INSTALL_DIR
+  struct stat st;
+  if (stat(NQ_SOURCE_DIR "/schema", &st) != 0 && stat(NQ_SCHEMA_INSTALL_DIR, &st) == 0)
+    return NQ_SCHEMA_INSTALL_DIR;
+#endif
+  return NQ_SOURCE_DIR "/schema";
 }
 
 static int migrate(srv_store_t *st, const char *dir) {
@@ -352,7 +361,7 @@ int srv_meta_set(srv_store_t *st, const char *key, const char *value) {
 
 #define CLIENT_COLS "c.id, c.name, c.created, c.last_seen, c.valid, c.invalid, c.banned, " \
   "(SELECT count(*) FROM assignments a WHERE a.client_id = c.id AND a.state = 'leased'), " \
-  "c.owner_id, c.suspect, c.net"
+  "c.owner_id, c.suspect, c.net, coalesce(c.software, ''), coalesce(c.protocol, 0)"
 
 static void client_row(sqlite3_stmt *s, srv_client_t *c) {
   memset(c, 0, sizeof *c);
@@ -367,6 +376,8 @@ static void client_row(sqlite3_stmt *s, srv_client_t *c) {
   c->owner_id = col_i64(s, 8);
   c->suspect = sqlite3_column_int(s, 9);
   col_str(s, 10, c->net, sizeof c->net);
+  col_str(s, 11, c->software, sizeof c->software);
+  c->protocol = sqlite3_column_int(s, 12);
 }
 
 int srv_store_one(srv_store_t *st, const char *sql, const char *text, int64_t num,
@@ -458,13 +469,7 @@ int srv_client_count(srv_store_t *st, int64_t *n) {
 }
 
 int srv_client_touch(srv_store_t *st, int64_t client_id, int64_t now) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "UPDATE clients SET last_seen = max(last_seen, ?2) WHERE id = ?1", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, client_id);
-  sqlite3_bind_int64(s, 2, now);
-  if ((rc = srv_store_step(st, s, "client touch")) != 0) return rc;
-  return sqlite3_changes(st->db) ? 0 : srv_store_failf(st, NQ_ENOTFOUND, "no such client");
+  return srv_client_hello(st, client_id, now, NULL, 0);
 }
 
 int srv_store_release_client(srv_store_t *st, int64_t client_id, int64_t *n) {
@@ -473,6 +478,25 @@ int srv_store_release_client(srv_store_t *st, int64_t client_id, int64_t *n) {
                                  "UPDATE assignments SET state = 'expired' "
                                  "WHERE client_id = ?1 AND state = 'leased'",
                                  client_id, n);
+}
+
+int srv_client_hello(srv_store_t *st, int64_t client_id, int64_t now, const char *software,
+                     int64_t protocol) {
+  if (software && strlen(software) > NQ_PROTO_SOFTWARE_MAX)
+    return srv_store_failf(st, NQ_EINVAL, "software string too long");
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "UPDATE clients SET last_seen = max(last_seen, ?2), "
+                              "software = coalesce(nullif(?3, ''), software), "
+                              "protocol = coalesce(nullif(?4, 0), protocol) "
+                              "WHERE id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, client_id);
+  sqlite3_bind_int64(s, 2, now);
+  if (software) sqlite3_bind_text(s, 3, software, -1, SQLITE_TRANSIENT);
+  else sqlite3_bind_null(s, 3);
+  sqlite3_bind_int64(s, 4, protocol);
+  if ((rc = srv_store_step(st, s, "client hello")) != 0) return rc;
+  return sqlite3_changes(st->db) ? 0 : srv_store_failf(st, NQ_ENOTFOUND, "no such client");
 }
 
 int srv_client_ban(srv_store_t *st, int64_t client_id, int64_t now) {

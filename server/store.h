@@ -284,6 +284,8 @@ typedef struct srv_client_s {
   int64_t owner_id;       /* schema 006: its owner (1 = "default") */
   int suspect;            /* it agreed on an answer that lost; its results do not vote */
   char net[48];           /* the network it last authenticated from ("" unknown) */
+  char software[NQ_PROTO_SOFTWARE_MAX + 1]; /* from its last hello; "" if never said */
+  int protocol;           /* the protocol version of its last session; 0 if none recorded */
 } srv_client_t;
 
 /* Create a client with exactly this name. token_hash: the hex SHA-256 of its token (never the
@@ -302,6 +304,11 @@ int srv_client_get(srv_store_t *st, int64_t client_id, srv_client_t *out);
 int srv_client_count(srv_store_t *st, int64_t *n);
 /* Record activity (hello, requests). */
 int srv_client_touch(srv_store_t *st, int64_t client_id, int64_t now);
+/* A hello: activity, plus the software it runs (NULL or "": unchanged) and the protocol version
+ * the session speaks (0: unchanged; srv_client_touch is this with neither). NQ_ENOTFOUND for an
+ * unknown client, NQ_EINVAL for a software string over NQ_PROTO_SOFTWARE_MAX. */
+int srv_client_hello(srv_store_t *st, int64_t client_id, int64_t now, const char *software,
+                     int64_t protocol);
 /* Ban: banned = 1 and every leased assignment of the client is released (state expired), so its
  * units go back to other clients at once. Its results already in keep counting. Idempotent. */
 int srv_client_ban(srv_store_t *st, int64_t client_id, int64_t now);

@@ -59,7 +59,8 @@ static void usage(FILE *f) {
           "  --checkpoint FILE save what is finished in FILE every --checkpoint-seconds and on\n"
           "                    SIGINT/SIGTERM; resume from FILE when it holds this count\n"
           "  --checkpoint-seconds S  seconds between two saves (default 60)\n"
-          "  --help            this text\n",
+          "  --help            this text\n"
+          "  --version         the software and protocol versions\n",
           NQ_MAX_N, NQ_EST_DEFAULT_SEED, NQ_EST_DEFAULT_BUDGET, NQ_EST_MIN_PROBES,
           NQ_PLAN_DEFAULT_PROBES, NQ_PLAN_DEFAULT_UNIT_PROBES, NQ_REF_NODES_PER_SEC);
 }
@@ -132,7 +133,7 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
 /* Count N or one unit. */
 static int run_solve(const solve_cfg_t *cfg) {
   progress_t pr = {nq_now_mono(), 0};
-  nq_solve_opts_t so = {cfg->threads, on_progress, &pr, NULL};
+  nq_solve_opts_t so = {cfg->threads, on_progress, &pr, NULL, NULL};
   nq_counts_t res;
   int rc, threads = cfg->threads;
   nq_subject_t subj;
@@ -236,7 +237,7 @@ static int arg_double(const char *opt, const char *s, double lo, double hi, doub
 
 enum {
   O_ESTIMATE = 256, O_SEED, O_EFFORT, O_CALIB, O_USECS, O_UNODES, O_MAXD, O_MAXU, O_PLAN,
-  O_VERIFY, O_AUDIT, O_UEFFORT, O_CKPT, O_CKPT_SECS
+  O_VERIFY, O_AUDIT, O_UEFFORT, O_CKPT, O_CKPT_SECS, O_VERSION
 };
 
 /* Parse argv into cfg and the mode's name; returns 0, or an exit status (help: -1). */
@@ -257,6 +258,7 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
       {"unit-effort", required_argument, 0, O_UEFFORT},
       {"checkpoint", required_argument, 0, O_CKPT},
       {"checkpoint-seconds", required_argument, 0, O_CKPT_SECS},
+      {"version", no_argument, 0, O_VERSION},
       {0, 0, 0, 0}};
   int c, rc = 0, estimate = 0, plan = 0;
   long v;
@@ -269,6 +271,7 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
     case 'j': cfg->json = 1; break;
     case 'r': cfg->reference = 1; break;
     case 'h': usage(stdout); return -1;
+    case O_VERSION: nq_print_version("nq-solve"); return -1;
     case O_ESTIMATE: estimate = 1; break;
     case O_SEED: rc = arg_u64("seed", optarg, &cfg->seed); break;
     case O_EFFORT:

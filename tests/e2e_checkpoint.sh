@@ -89,7 +89,7 @@ KEY=""
 PORT=""
 client() { # NAME: a client on the state dir DIR/state, through the wrapper (output in D/NAME.log)
   measured "$D/$1" "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
-    --enrol "$KEY" --name victim --threads 1 --state "$D/state" --checkpoint-seconds $INTERVAL
+    --enrol "$KEY" --name victim --threads 1 --priority normal --state "$D/state" --checkpoint-seconds $INTERVAL
 }
 # The uninterrupted client: the whole job in one run, on its own server and directories.
 D="$TMP/base"

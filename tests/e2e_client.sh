@@ -34,7 +34,7 @@ start_server() { e2e_start_server "$1" "$2" --n "$3" --depth "$4" --quorum 2 --q
 start_client() {
   local dir=$1 port=$2 name=$3
   "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
-    --enrol "$(cat "$dir/data/enrol.key")" --name "$name" --threads 1 \
+    --enrol "$(cat "$dir/data/enrol.key")" --name "$name" --threads 1 --priority normal \
     --state "$dir/state-$name" >>"$dir/client-$name.log" 2>&1 &
   CPID=$!
   PIDS+=("$CPID")
@@ -114,6 +114,7 @@ except Exception:
     pass
 PY
   for reply in '{"type":"error","code":"version","message":"server speaks 2","fatal":true}' \
+               '{"type":"error","code":"upgrade_required","message":"needs 2","fatal":true,"min_version":2}' \
                '{"type":"welcome","v":2,"job":{"n":10,"depth":3,"state":"running"}}'; do
     P3=$(free_port)
     python3 "$D/fake.py" "$D/data" "$P3" "$reply" >"$D/fake.out" 2>&1 &
@@ -122,7 +123,8 @@ PY
     for i in $(seq 1 50); do grep -q ready "$D/fake.out" && break; sleep 0.1; done
     rc=0; timeout 20 "$BIN/nq-client" --server "127.0.0.1:$P3" --ca "$D/data/ca.pem" \
       --token x --state "$D/s4" 2>"$D/err" || rc=$?
-    [ $rc -eq 6 ] && grep -q "version mismatch" "$D/err" || fail "version mismatch: exit $rc, want 6"
+    [ $rc -eq 7 ] && grep -Eq "version mismatch|upgrade required" "$D/err" ||
+      fail "version mismatch: exit $rc, want 7"
     kill "$FAKE" 2>/dev/null || true; wait "$FAKE" 2>/dev/null || true
     PIDS=()
   done

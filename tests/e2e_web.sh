@@ -38,7 +38,8 @@ mkdir -p "$D"
 PORT=$(free_port)
 HTTP=$(free_port)
 [ "$PORT" != "$HTTP" ] || HTTP=$(free_port)
-e2e_start_server "$D" "$PORT" --n 12 --depth 3 --quorum 2 --http "127.0.0.1:$HTTP"
+e2e_start_server "$D" "$PORT" --n 12 --depth 3 --quorum 2 --quorum-distinct client \
+  --http "127.0.0.1:$HTTP"
 URL="http://127.0.0.1:$HTTP"
 
 get() { "$PY" -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=60).read().decode())' "$URL$1"; }
@@ -64,7 +65,7 @@ client() { # client NAME STATE [extra args]: one nq-client run in the foreground
   local name=$1 state=$2
   shift 2
   timeout 300 "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
-    --enrol "$(cat "$D/data/enrol.key")" --name "$name" --state "$TMP/$state" --threads 1 "$@" \
+    --enrol "$(cat "$D/data/enrol.key")" --name "$name" --state "$TMP/$state" --threads 1 --priority normal "$@" \
     >>"$D/client-$name.log" 2>&1
 }
 

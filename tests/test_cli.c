@@ -175,6 +175,8 @@ static void env_init_in(env_t *e, const char *tag, char *tmp) {
   ck_assert_int_eq(nq_mkdir_p(e->data, 0700), 0);
   e->port = tu_free_port();
   cli_config_default(&e->cfg);
+  /* Normal priority: under SCHED_IDLE the suite would wait for whatever else the machine runs. */
+  e->cfg.priority = NQ_PRIO_NORMAL;
   snprintf(e->cfg.host, sizeof e->cfg.host, "127.0.0.1");
   e->cfg.port = e->port;
   e->cfg.ca = e->ca;
@@ -428,10 +430,14 @@ static void against_fake(const char *reply, cli_reason_t why, int exit_code) {
 
 START_TEST(peer_other_version) {
   against_fake("{\"type\":\"welcome\",\"v\":2,\"job\":{\"n\":10,\"depth\":3,\"state\":\"running\"}}",
-               CLI_REASON_VERSION, CLI_EXIT_PROTO);
+               CLI_REASON_VERSION, CLI_EXIT_UPGRADE);
   against_fake("{\"type\":\"error\",\"code\":\"version\",\"message\":\"server speaks 2\","
                "\"fatal\":true}",
-               CLI_REASON_VERSION, CLI_EXIT_PROTO);
+               CLI_REASON_VERSION, CLI_EXIT_UPGRADE);
+  /* A server that has retired every protocol this client speaks: not retried, exit 7. */
+  against_fake("{\"type\":\"error\",\"code\":\"upgrade_required\",\"message\":\"this server "
+               "needs protocol version 2 or newer\",\"fatal\":true,\"min_version\":2}",
+               CLI_REASON_VERSION, CLI_EXIT_UPGRADE);
 }
 END_TEST
 

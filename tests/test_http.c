@@ -260,6 +260,7 @@ static int honest(int k) {
   keytext[strcspn(keytext, "\r\n")] = '\0';
   char *argv[] = {bin, "--server", server, "--ca", ca, "--enrol", keytext, "--name", "honest",
                   "--public-name", "Honest.Volunteer", "--state", state, "--threads", "1",
+                  "--priority", "normal",
                   "--max-units", units, NULL};
   pid_t pid = tu_spawn(argv, NULL);
   if (pid < 0) return -1;

@@ -329,7 +329,7 @@ static int cmp_unit(const nq_unit_t *u, void *arg) {
   cmp_t *c = arg;
   volatile int never = 0;
   uint64_t seen = 0;
-  nq_solve_opts_t o = {c->threads, count_progress, &seen, &never};
+  nq_solve_opts_t o = {c->threads, count_progress, &seen, &never, NULL};
   nq_counts_t a, b;
   ck_assert_int_eq(nq_fast_solve_unit(u, &a), 0);
   ck_assert_int_eq(nq_solve_unit(u, &o, &b), 0);
@@ -359,7 +359,7 @@ START_TEST(worker_solve_cancel) {
   ck_assert_int_eq(nq_unit_parse("16:c:2:0,2", &u, NULL, 0), 0);
   volatile int cancel = 1;
   uint64_t seen = 0;
-  nq_solve_opts_t o = {1, count_progress, &seen, &cancel};
+  nq_solve_opts_t o = {1, count_progress, &seen, &cancel, NULL};
   nq_counts_t c;
   ck_assert_int_eq(nq_solve_unit(&u, &o, &c), NQ_ESTATE);
   cancel = 0;
@@ -382,7 +382,7 @@ START_TEST(worker_stop_does_not_wait_for_a_task) {
   uv_loop_t loop;
   ck_assert_int_eq(uv_loop_init(&loop), 0);
   cli_worker_t w;
-  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, no_event, NULL), 0);
+  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, NULL, no_event, NULL), 0);
   nq_unit_t u;
   ck_assert_int_eq(nq_unit_parse("12:c:3:0,3,5", &u, NULL, 0), 0);
   ck_assert_int_eq(cli_worker_submit(&w, 3, &u, NULL), 0);
@@ -398,7 +398,7 @@ START_TEST(worker_stop_does_not_wait_for_a_task) {
   uv_run(&loop, UV_RUN_DEFAULT);
 
   /* One task of seconds: the unit resumed from an empty checkpoint whose cut is the unit itself. */
-  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, no_event, NULL), 0);
+  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, NULL, no_event, NULL), 0);
   ck_assert_int_eq(nq_unit_parse("20:c:4:0,4", &u, NULL, 0), 0);
   nq_subject_t s;
   nq_cut_t cut;

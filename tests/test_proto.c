@@ -85,16 +85,16 @@ START_TEST(type_and_code_tables) {
   json_decref(m);
 
   static const char *const codes[] = {
-      "bad_frame", "frame_too_big", "bad_json", "unknown_type", "not_hello", "version", "auth",
-      "banned", "bad_message", "busy", "timeout", "shutdown", "unknown_assignment", "not_yours",
-      "bad_result", "lease_expired", "not_found", "exists", "bad_state", "internal",
-      "rate_limited", "enrol_closed"};
+      "bad_frame", "frame_too_big", "bad_json", "unknown_type", "not_hello", "version",
+      "upgrade_required", "auth", "banned", "bad_message", "busy", "timeout", "shutdown",
+      "unknown_assignment", "not_yours", "bad_result", "lease_expired", "not_found", "exists",
+      "bad_state", "internal", "rate_limited", "enrol_closed"};
   ck_assert_int_eq((int)(sizeof codes / sizeof codes[0]), NQ_ERR_OTHER - 1);
   for (int c = NQ_ERR_BAD_FRAME; c < NQ_ERR_OTHER; c++) {
     ck_assert_str_eq(nq_errcode_name((nq_errcode_t)c), codes[c - 1]);
     ck_assert_int_eq(nq_errcode_parse(codes[c - 1]), c);
   }
-  ck_assert_int_eq(nq_errcode_parse("upgrade_required"), NQ_ERR_OTHER);
+  ck_assert_int_eq(nq_errcode_parse("too_cold"), NQ_ERR_OTHER);
   ck_assert_int_eq(nq_errcode_parse(""), NQ_ERR_OTHER);
   ck_assert_int_eq(nq_errcode_parse(NULL), NQ_ERR_OTHER);
   ck_assert_str_eq(nq_nowork_reason_name(NQ_NOWORK_NONE_PENDING), "none_pending");
@@ -129,11 +129,14 @@ END_TEST
 START_TEST(round_trip_hello_welcome) {
   nq_proto_err_t err;
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, "key", "lab-7", NQ_SOLVER_VERSION, 8,
-                  "nq-client 0.1.0", "Ada.L"};
+                  "nq-client 0.1.0", "Ada.L", 0, 0, 0};
   json_t *m = over_wire(nq_hello_pack(&h));
   nq_hello_t b;
   ck_assert_int_eq(nq_hello_parse(m, &b, &err), 0);
-  ck_assert_int_eq(b.v, 1);
+  ck_assert_int_eq(b.v, NQ_PROTO_VERSION_MAX);
+  ck_assert_int_eq(b.v_min, NQ_PROTO_VERSION_MIN); /* pack sends this build's range */
+  ck_assert_int_eq(b.v_max, NQ_PROTO_VERSION_MAX);
+  ck_assert_int_eq(b.speak, NQ_PROTO_VERSION_MAX);
   ck_assert_int_eq(b.role, NQ_ROLE_CLIENT);
   ck_assert_ptr_null(b.token);
   ck_assert_str_eq(b.enrol, "key");
@@ -144,7 +147,7 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_str_eq(b.public_name, "Ada.L");
   json_decref(m);
   /* The smallest admin hello: informative fields absent. */
-  nq_hello_t a = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, "tok", NULL, NULL, NULL, 0, NULL, NULL};
+  nq_hello_t a = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, "tok", NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0};
   m = over_wire(nq_hello_pack(&a));
   ck_assert_int_eq(nq_hello_parse(m, &b, &err), 0);
   ck_assert_int_eq(b.role, NQ_ROLE_ADMIN);
@@ -320,7 +323,7 @@ START_TEST(round_trip_admin_error_bye) {
   json_decref(m);
   json_decref(data);
 
-  nq_error_msg_t e = {NQ_ERR_UNKNOWN_ASSIGNMENT, NULL, "no such assignment", 0, 123}, eb;
+  nq_error_msg_t e = {NQ_ERR_UNKNOWN_ASSIGNMENT, NULL, "no such assignment", 0, 123, 0}, eb;
   m = over_wire(nq_error_pack(&e));
   ck_assert_int_eq(nq_error_parse(m, &eb, &err), 0);
   ck_assert_int_eq(eb.code, NQ_ERR_UNKNOWN_ASSIGNMENT);
@@ -330,11 +333,11 @@ START_TEST(round_trip_admin_error_bye) {
   ck_assert_int_eq(eb.id, 123);
   json_decref(m);
   /* A code from a newer peer is carried by name. */
-  nq_error_msg_t o = {NQ_ERR_OTHER, "upgrade_required", "get 0.2", 1, -1};
+  nq_error_msg_t o = {NQ_ERR_OTHER, "too_cold", "warm up", 1, -1, 0};
   m = over_wire(nq_error_pack(&o));
   ck_assert_int_eq(nq_error_parse(m, &eb, &err), 0);
   ck_assert_int_eq(eb.code, NQ_ERR_OTHER);
-  ck_assert_str_eq(eb.name, "upgrade_required");
+  ck_assert_str_eq(eb.name, "too_cold");
   ck_assert_int_eq(eb.fatal, 1);
   ck_assert_int_eq(eb.id, -1);
   json_decref(m);
@@ -409,6 +412,7 @@ typedef struct {
 #define OK_(fn, j) {fx_parse_##fn, j, NQ_ERR_NONE, 0, -1}
 #define BADM(fn, j) {fx_parse_##fn, j, NQ_ERR_BAD_MESSAGE, 1, -1}
 #define VERS(fn, j) {fx_parse_##fn, j, NQ_ERR_VERSION, 1, -1}
+#define UPGR(fn, j) {fx_parse_##fn, j, NQ_ERR_UPGRADE_REQUIRED, 1, -1}
 #define ADMB(j) {fx_parse_admin_req, j, NQ_ERR_BAD_MESSAGE, 0, -1}
 
 #define H "{\"type\":\"hello\","
@@ -435,9 +439,26 @@ static const case_t cases[] = {
     BADM(hello, H "\"v\":1.0,\"role\":\"client\"," T "}"),
     BADM(hello, H "\"v\":true,\"role\":\"client\"," T "}"),
     VERS(hello, H "\"v\":2,\"role\":\"client\"," T "}"),
-    VERS(hello, H "\"v\":0,\"role\":\"client\"," T "}"),
-    VERS(hello, H "\"v\":-1,\"role\":\"client\"," T "}"),
+    UPGR(hello, H "\"v\":0,\"role\":\"client\"," T "}"),
+    BADM(hello, H "\"v\":-1,\"role\":\"client\"," T "}"),
+    BADM(hello, H "\"v\":1000001,\"role\":\"client\"," T "}"),
     VERS(hello, H "\"v\":2}"), /* the version is judged before any other field */
+    UPGR(hello, H "\"v\":0}"),
+    /* version ranges: the highest common version is spoken; none in common is refused */
+    OK_(hello, H "\"v\":1,\"v_min\":1,\"v_max\":1,\"role\":\"client\"," T "}"),
+    OK_(hello, H "\"v\":3,\"v_min\":1,\"v_max\":5,\"role\":\"client\"," T "}"),
+    OK_(hello, H "\"v\":1,\"v_min\":0,\"v_max\":1,\"role\":\"client\"," T "}"),
+    UPGR(hello, H "\"v\":0,\"v_min\":0,\"v_max\":0,\"role\":\"client\"," T "}"),
+    VERS(hello, H "\"v\":2,\"v_min\":2,\"v_max\":9,\"role\":\"client\"," T "}"),
+    BADM(hello, H "\"v\":1,\"v_min\":2,\"v_max\":3,\"role\":\"client\"," T "}"),
+    BADM(hello, H "\"v\":4,\"v_min\":2,\"v_max\":3,\"role\":\"client\"," T "}"),
+    BADM(hello, H "\"v\":1,\"v_min\":\"1\",\"role\":\"client\"," T "}"),
+    BADM(hello, H "\"v\":1,\"v_max\":1.5,\"role\":\"client\"," T "}"),
+    /* software: 1..64 printable ASCII */
+    OK_(hello, H "\"v\":1,\"role\":\"client\"," T ",\"software\":\"nq-client 0.1.0\"}"),
+    BADM(hello, H "\"v\":1,\"role\":\"client\"," T ",\"software\":\"\"}"),
+    BADM(hello, H "\"v\":1,\"role\":\"client\"," T ",\"software\":\"a\\nb\"}"),
+    BADM(hello, H "\"v\":1,\"role\":\"client\"," T ",\"software\":" S65 "}"),
     BADM(hello, H "\"v\":1," T "}"),
     BADM(hello, H "\"v\":1,\"role\":\"root\"," T "}"),
     BADM(hello, H "\"v\":1,\"role\":1," T "}"),
@@ -641,8 +662,35 @@ START_TEST(version_messages) {
   nq_hello_t h;
   json_t *m = load(H "\"v\":2,\"role\":\"client\"," T "}");
   ck_assert_int_eq(nq_hello_parse(m, &h, &err), NQ_EPROTO);
-  ck_assert_msg(strstr(err.message, "version 2") && strstr(err.message, "speaks 1"), "%s",
+  ck_assert_msg(strstr(err.message, "versions 2..2") && strstr(err.message, "speaks 1"), "%s",
                 err.message);
+  ck_assert_int_eq(err.min_version, 0);
+  json_decref(m);
+  /* Too old: upgrade_required names the minimum, in the message and in its own field, and the
+   * error frame built from it carries the field across the wire. */
+  m = load(H "\"v\":0,\"v_min\":0,\"v_max\":0,\"role\":\"client\"," T "}");
+  ck_assert_int_eq(nq_hello_parse(m, &h, &err), NQ_EPROTO);
+  ck_assert_int_eq(err.code, NQ_ERR_UPGRADE_REQUIRED);
+  ck_assert_int_eq(err.min_version, NQ_PROTO_VERSION_MIN);
+  ck_assert_msg(strstr(err.message, "version 1 or newer") && strstr(err.message, "upgrade"), "%s",
+                err.message);
+  json_decref(m);
+  nq_error_msg_t up = {err.code, NULL, err.message, 1, -1, err.min_version}, upb;
+  m = over_wire(nq_error_pack(&up));
+  ck_assert_int_eq(nq_error_parse(m, &upb, &err), 0);
+  ck_assert_int_eq(upb.code, NQ_ERR_UPGRADE_REQUIRED);
+  ck_assert_str_eq(upb.name, "upgrade_required");
+  ck_assert_int_eq(upb.min_version, NQ_PROTO_VERSION_MIN);
+  json_decref(m);
+  m = load("{\"type\":\"error\",\"code\":\"upgrade_required\",\"min_version\":0}");
+  ck_assert_int_eq(nq_error_parse(m, &upb, &err), NQ_EPROTO);
+  json_decref(m);
+  /* A range: the highest common version is the one spoken. */
+  m = load(H "\"v\":7,\"v_min\":0,\"v_max\":9,\"role\":\"client\"," T "}");
+  ck_assert_int_eq(nq_hello_parse(m, &h, &err), 0);
+  ck_assert_int_eq(h.speak, NQ_PROTO_VERSION_MAX);
+  ck_assert_int_eq(h.v_min, 0);
+  ck_assert_int_eq(h.v_max, 9);
   json_decref(m);
   nq_welcome_t w;
   m = load(W "\"v\":2," JOB "}");

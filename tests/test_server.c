@@ -450,6 +450,43 @@ START_TEST(test_hello_errors) {
                         "token", "x"));
   expect_fatal(&t, "version");
   tc_free(&t);
+  /* A client whose whole range is too old: upgrade_required naming the minimum, then close. */
+  tc_connect(&t, &s);
+  tc_send(&t, json_pack("{s:s, s:i, s:i, s:i, s:s, s:s}", "type", "hello", "v", 0, "v_min", 0,
+                        "v_max", 0, "role", "client", "token", "x"));
+  json_t *e = tc_recv(&t);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_str_eq(jstr(e, "code"), "upgrade_required");
+  ck_assert(json_is_true(json_object_get(e, "fatal")));
+  ck_assert_int_eq(jint(e, "min_version"), NQ_PROTO_VERSION_MIN);
+  ck_assert_msg(strstr(jstr(e, "message"), "or newer"), "%s", jstr(e, "message"));
+  json_decref(e);
+  ck_assert_msg(tc_run(&t, UNTIL_CLOSED, 5000), "server did not close after upgrade_required");
+  tc_free(&t);
+  /* A range that reaches this server's: welcomed in the highest common version, and the
+   * software and protocol recorded for nq-admin clients. */
+  tc_connect(&t, &s);
+  json_t *w = tc_call(&t, json_pack("{s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:s}", "type",
+                                    "hello", "v", 1, "v_min", 0, "v_max", 1, "role", "client",
+                                    "enrol", s.enrol, "name", "vera", "software",
+                                    "nq-client 9.9.9"));
+  expect_type(w, "welcome");
+  ck_assert_int_eq(jint(w, "v"), NQ_PROTO_VERSION_MAX);
+  json_decref(w);
+  tc_free(&t);
+  tc_connect(&t, &s);
+  w = tc_call(&t, json_pack("{s:s, s:i, s:s, s:s}", "type", "hello", "v", 1, "role", "admin",
+                            "token", s.admin));
+  expect_type(w, "welcome");
+  json_decref(w);
+  w = tc_call(&t, json_pack("{s:s, s:s}", "type", "admin", "cmd", "clients"));
+  expect_type(w, "admin_reply");
+  const json_t *list = json_object_get(json_object_get(w, "data"), "clients");
+  ck_assert_uint_eq(json_array_size(list), 1);
+  ck_assert_str_eq(jstr(json_array_get(list, 0), "software"), "nq-client 9.9.9");
+  ck_assert_int_eq(jint(json_array_get(list, 0), "protocol"), NQ_PROTO_VERSION_MAX);
+  json_decref(w);
+  tc_free(&t);
   /* Ill-typed fields. */
   tc_connect(&t, &s);
   tc_send(&t, json_pack("{s:s, s:s, s:s, s:s}", "type", "hello", "v", "1", "role", "client",

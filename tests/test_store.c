@@ -29,31 +29,32 @@ static int count_units_cb(const nq_unit_t *u, void *arg) {
 
 /* ---- schema / jobs ------------------------------------------------------------------------ */
 
-/* The migration files of the source tree: how many, and the highest version (versions may have
- * gaps: each branch reserves its own numbers). */
-static void schema_files(int *count, int *latest) {
+/* The migration files in schema/: how many, and the newest version (the numbers need not be
+ * contiguous: helpers working in parallel reserve theirs). */
+static void schema_files(int *count, int *newest) {
   DIR *d = opendir(SCHEMA);
   ck_assert_ptr_nonnull(d);
   struct dirent *e;
-  *count = *latest = 0;
+  *count = *newest = 0;
   while ((e = readdir(d)) != NULL) {
-    size_t len = strlen(e->d_name);
-    if (len < 9 || strcmp(e->d_name + len - 4, ".sql") != 0 || e->d_name[3] != '_') continue;
-    int v = atoi(e->d_name);
-    (*count)++;
-    if (v > *latest) *latest = v;
+    int v;
+    char tail[8];
+    if (sscanf(e->d_name, "%3d_%*[^.]%7s", &v, tail) == 2 && !strcmp(tail, ".sql")) {
+      (*count)++;
+      if (v > *newest) *newest = v;
+    }
   }
   closedir(d);
+  ck_assert_int_gt(*count, 0);
 }
 
 START_TEST(schema_applied_once) {
   fx_t f;
   fx_init(&f, 8, 3, 2, 5, NULL);
-  int v = 0, files = 0, latest = 0;
-  schema_files(&files, &latest);
-  ck_assert_int_ge(latest, 5);
+  int v = 0, files, newest;
+  schema_files(&files, &newest);
   ck_assert_int_eq(srv_store_schema_version(f.st, &v), 0);
-  ck_assert_int_eq(v, latest);
+  ck_assert_int_eq(v, newest);
   srv_store_close(f.st);
   fx_reopen(&f); /* the second open applies nothing and keeps the data */
   ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM schema_version"), files);
@@ -161,17 +162,21 @@ START_TEST(schema_migrates_from_001) {
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM pragma_table_info('units') "
                             "WHERE name = 'extra_results'"), 0);
   /* The current server opens it: every later file is applied once (005 rebuilds the jobs and
-   * units tables), the units keep their rows, extra 0. */
-  int files = 0, latest = 0;
-  schema_files(&files, &latest);
+   * units tables), the units keep their rows, extra 0, the assignments get their (empty)
+   * progress columns. */
+  int files = 0, newest = 0;
+  schema_files(&files, &newest);
   ck_assert_msg(srv_store_open(&st, path, SCHEMA, err, sizeof err) == 0, "open: %s", err);
   ck_assert_int_eq(srv_store_schema_version(st, &v), 0);
-  ck_assert_int_eq(v, latest);
+  ck_assert_int_eq(v, newest);
   srv_store_close(st);
   ck_assert_msg(srv_store_open(&st, path, SCHEMA, err, sizeof err) == 0, "reopen: %s", err);
   srv_store_close(st);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM schema_version"), files);
-  ck_assert_int_eq(fx_q1(path, "SELECT max(version) FROM schema_version"), latest);
+  ck_assert_int_eq(fx_q1(path, "SELECT max(version) FROM schema_version"), newest);
+  /* 008: the clients' software and protocol columns, empty until their next hello. */
+  ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM pragma_table_info('clients') "
+                            "WHERE name IN ('software', 'protocol')"), 2);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM pragma_table_info('assignments') "
                             "WHERE name LIKE 'progress%'"), 4);
   ck_assert_int_eq(fx_q1(path, "SELECT count(*) FROM units"), job.units);
@@ -390,6 +395,21 @@ START_TEST(client_registry) {
   ck_assert_int_eq(srv_client_touch(f.st, c.id, T0 + 5), 0); /* never goes back */
   ck_assert_int_eq(fx_client_of(&f, c.id).last_seen, T0 + 99);
   ck_assert_int_eq(srv_client_touch(f.st, 9999, T0), NQ_ENOTFOUND);
+  /* What it runs: unknown until a hello says; a hello without software keeps the last one. */
+  ck_assert_str_eq(fx_client_of(&f, c.id).software, "");
+  ck_assert_int_eq(fx_client_of(&f, c.id).protocol, 0);
+  ck_assert_int_eq(srv_client_hello(f.st, c.id, T0 + 120, "nq-client 0.1.0", 1), 0);
+  ck_assert_str_eq(fx_client_of(&f, c.id).software, "nq-client 0.1.0");
+  ck_assert_int_eq(fx_client_of(&f, c.id).protocol, 1);
+  ck_assert_int_eq(fx_client_of(&f, c.id).last_seen, T0 + 120);
+  ck_assert_int_eq(srv_client_hello(f.st, c.id, T0 + 121, NULL, 2), 0);
+  ck_assert_str_eq(fx_client_of(&f, c.id).software, "nq-client 0.1.0");
+  ck_assert_int_eq(fx_client_of(&f, c.id).protocol, 2);
+  char longsw[NQ_PROTO_SOFTWARE_MAX + 2];
+  memset(longsw, 'v', sizeof longsw - 1);
+  longsw[sizeof longsw - 1] = '\0';
+  ck_assert_int_eq(srv_client_hello(f.st, c.id, T0, longsw, 1), NQ_EINVAL);
+  ck_assert_int_eq(srv_client_hello(f.st, 9999, T0, "x", 1), NQ_ENOTFOUND);
   int count = 0;
   ck_assert_int_eq(srv_client_list(f.st, count_clients_cb, &count), 0);
   ck_assert_int_eq(count, 5);

@@ -843,7 +843,21 @@ START_TEST(api_misuse) {
   ck_assert_int_eq(nq_tls_ctx_server_new("/nonexistent/cert.pem", key, &x), NQ_EIO);
   ck_assert_ptr_null(x);
   ck_assert_int_eq(nq_tls_ctx_server_new(cert, key, &x), NQ_ETLS); /* key of another cert */
-  ck_assert_int_eq(nq_tls_ctx_client_new("/nonexistent/ca.pem", &x), NQ_EIO);
+  ck_assert_int_eq(nq_tls_ctx_client_new("/nonexistent/ca.pem", &x), NQ_ENOTFOUND);
+  ck_assert_ptr_null(x);
+  /* A CA file that is not PEM says so: a key, a text file, an empty file, a DER certificate. */
+  ck_assert_int_eq(nq_tls_ctx_client_new(key, &x), NQ_EINVAL);
+  char odd[512];
+  snprintf(odd, sizeof odd, "%s/odd.pem", e.dir);
+  static const char *const bodies[] = {"hello\n", "", "\x30\x82\x01\x0a"};
+  for (int i = 0; i < 3; i++) {
+    FILE *f = fopen(odd, "wb");
+    ck_assert_ptr_nonnull(f);
+    fwrite(bodies[i], 1, strlen(bodies[i]), f);
+    fclose(f);
+    ck_assert_int_eq(nq_tls_ctx_client_new(odd, &x), NQ_EINVAL);
+  }
+  ck_assert_int_eq(nq_tls_ctx_client_new(e.dir, &x), NQ_EIO); /* a directory */
   ck_assert_int_eq(nq_tls_ctx_client_new(NULL, &x), 0); /* system trust store */
   ck_assert(!nq_tls_ctx_is_server(x));
   nq_tls_ctx_free(x);

@@ -170,7 +170,7 @@ static void on_open(nq_conn_t *c) {
   snprintf(name, sizeof name, "lg-%u-%d", lc->lg->run, lc->idx);
   lc->lg->open++;
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, lc->lg->enrol, name,
-                  NQ_SOLVER_VERSION, 0, "nq-loadgen " NQ_VERSION_STRING, NULL};
+                  NQ_SOLVER_VERSION, 0, "nq-loadgen " NQ_VERSION_STRING, NULL, 0, 0, 0};
   if (lc->admin) {
     h.role = NQ_ROLE_ADMIN;
     h.token = lc->lg->admin_token;
@@ -315,7 +315,7 @@ static void on_report(uv_timer_t *t) {
 static void usage(FILE *f) {
   fprintf(f, "usage: nq-loadgen --server HOST:PORT --ca CA.pem (--enrol KEY | --enrol-file FILE)\n"
              "                  [--conns 100] [--seconds 10] [--want 8] [--think MS] [--solve]\n"
-             "                  [--idle] [--admin-token-file F [--status-ms 200]]\n");
+             "                  [--idle] [--admin-token-file F [--status-ms 200]] [--help] [--version]\n");
 }
 
 /* Open one connection (client i, or the status prober); 0 or -1. */
@@ -343,7 +343,7 @@ int main(int argc, char **argv) {
       {"want", required_argument, 0, 'w'},   {"solve", no_argument, 0, 'S'},
       {"idle", no_argument, 0, 'i'},         {"help", no_argument, 0, 'h'},
       {"think", required_argument, 0, 'k'},  {"admin-token-file", required_argument, 0, 'A'},
-      {"status-ms", required_argument, 0, 'm'},
+      {"status-ms", required_argument, 0, 'm'}, {"version", no_argument, 0, 'V'},
       {0, 0, 0, 0}};
   lg_t lg;
   memset(&lg, 0, sizeof lg);
@@ -381,6 +381,7 @@ int main(int argc, char **argv) {
       break;
     case 'i': lg.idle = 1; break;
     case 'h': usage(stdout); return 0;
+    case 'V': nq_print_version("nq-loadgen"); return 0;
     default: usage(stderr); return 2;
     }
   }

@@ -5,9 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The software version: CMake passes the project's (project(nq VERSION ...)), so the packages
+ * and `--version` agree; the fallback is for a compile outside CMake. */
+#ifndef NQ_VERSION_STRING
 #define NQ_VERSION_STRING "0.1.0"
-/* Protocol version spoken on the wire; checked at hello (docs/protocol.md). */
-#define NQ_PROTOCOL_VERSION 1
+#endif
 
 /* Every function returns 0 or one of these negative codes; nq_strerror() names them. */
 enum {
@@ -34,6 +36,10 @@ enum {
 };
 
 const char *nq_strerror(int err);
+
+/* `--version` of every program: "PROG VERSION" and, on a second line, the protocol versions
+ * this build speaks and its solver, on stdout. */
+void nq_print_version(const char *prog);
 
 /* Write a one-line reason (printf-style) into errbuf when errbuf and errlen are given, and
  * return code: `return nq_errorf(errbuf, errlen, NQ_ERANGE, "...", ...)`. */

@@ -34,8 +34,13 @@
 
 #include "nq/solver.h"
 
-/* Protocol versions this build speaks. A hello (server side) or welcome (client side) whose `v`
- * lies outside [MIN, MAX] is refused with `version`. Version 1 is the only one so far. */
+/* Protocol versions this build speaks. A hello carries the range its sender speaks (v_min..v_max,
+ * and v, its preferred one, for servers that predate ranges); the server answers in the highest
+ * version both speak, or refuses: `upgrade_required` (naming its minimum) when the client's whole
+ * range is below the server's, `version` when it is above (the server is the old one). A welcome
+ * whose `v` lies outside [MIN, MAX] is refused with `version`. Version 1 is the only one so far;
+ * raising MIN is how a server retires an old protocol, and every client then learns it by exit
+ * code instead of a restart loop (docs/protocol.md, "Versions"). */
 #define NQ_PROTO_VERSION_MIN 1
 #define NQ_PROTO_VERSION_MAX 1
 /* The version this build sends in hello and welcome. */
@@ -50,6 +55,8 @@
 #define NQ_PROTO_LEASE_MAX (366 * 86400) /* work assignment `lease`: 0..this many seconds */
 #define NQ_PROTO_RETRY_EXTRA_MAX 1000 /* admin unit_retry `extra`: 1..1000 */
 #define NQ_PROTO_ERRMSG_MAX 200       /* bytes of a parse error's message */
+#define NQ_PROTO_SOFTWARE_MAX 64      /* hello.software: 1..64 printable ASCII characters */
+#define NQ_PROTO_V_LIMIT 1000000      /* protocol versions on the wire: 0..this (0 is never spoken) */
 
 /* ---- message types --------------------------------------------------------------------------- */
 
@@ -87,7 +94,9 @@ typedef enum {
   NQ_ERR_BAD_JSON,           /* fatal: not a UTF-8 JSON object, duplicate keys, too deep */
   NQ_ERR_UNKNOWN_TYPE,       /* fatal: type missing/unknown, or not valid for the role */
   NQ_ERR_NOT_HELLO,          /* fatal: first frame not hello, or a second hello */
-  NQ_ERR_VERSION,            /* fatal: protocol version mismatch */
+  NQ_ERR_VERSION,            /* fatal: protocol version mismatch (the server is the older side) */
+  NQ_ERR_UPGRADE_REQUIRED,   /* fatal: the client's protocols are all older than the server's
+                                minimum (error.min_version names it): upgrade the client */
   NQ_ERR_AUTH,               /* fatal: wrong token / key */
   NQ_ERR_BANNED,             /* fatal: the client is banned */
   NQ_ERR_BAD_MESSAGE,        /* fatal (not for admin): field missing or of the wrong type/range */
@@ -119,6 +128,7 @@ typedef struct nq_proto_err_s {
   nq_errcode_t code;
   int fatal;
   int64_t id; /* the assignment it concerns, or -1 */
+  int64_t min_version; /* upgrade_required: the oldest protocol the server speaks; else 0 */
   char message[NQ_PROTO_ERRMSG_MAX];
 } nq_proto_err_t;
 
@@ -130,20 +140,24 @@ int nq_proto_name_valid(const char *name);
 typedef enum { NQ_ROLE_CLIENT = 0, NQ_ROLE_ADMIN } nq_role_t;
 
 typedef struct nq_hello_s {
-  int64_t v;            /* the protocol version offered */
+  int64_t v;            /* the protocol version preferred (pack: 0 = v_max) */
   nq_role_t role;
   const char *token;    /* the client's token, or the admin token */
   const char *enrol;    /* role client, instead of token: the enrolment key */
   const char *name;     /* with enrol: the requested client name */
   const char *solver;   /* informative, optional */
   int threads;          /* informative, optional: 0 when absent (parse), omitted when 0 (pack) */
-  const char *software; /* informative, optional */
+  const char *software; /* optional: "nq-client 0.2.0"; the server records it per client */
   const char *public_name; /* role client, optional: the name to show on the public page
                             * (nq_proto_name_valid); absent: anonymous */
+  int64_t v_min, v_max; /* the range spoken (pack: 0 = this build's; parse: v..v when absent) */
+  int64_t speak;        /* parse only: the version to answer in (the highest both speak) */
 } nq_hello_t;
 
-/* Checks: v an integer (bad_message), inside [MIN, MAX] (version); role "client" or "admin";
- * token, enrol, name, software strings when present; solver 1..64 characters; threads 1..1024;
+/* Checks: v, v_min, v_max integers 0..NQ_PROTO_V_LIMIT with v_min <= v <= v_max (bad_message);
+ * a common version with [MIN, MAX] (else upgrade_required when v_max < MIN, with min_version,
+ * or version when v_min > MAX); role "client" or "admin"; token, enrol, name strings when
+ * present; solver 1..64 characters; software 1..64 printable ASCII; threads 1..1024;
  * role admin: token and no enrol; role client: exactly one of token and enrol; enrol: a valid
  * name; public_name, when present: a valid name. Every refusal is fatal. */
 json_t *nq_hello_pack(const nq_hello_t *h);
@@ -310,10 +324,11 @@ typedef struct nq_error_msg_s {
   const char *message; /* human readable; "" when absent */
   int fatal;           /* the sender closes the connection after it */
   int64_t id;          /* the assignment the error answers, or -1 */
+  int64_t min_version; /* upgrade_required: the server's oldest protocol; 0 = absent */
 } nq_error_msg_t;
 
-/* Checks: code a string; message a string, fatal a boolean and id a non-negative integer when
- * present. */
+/* Checks: code a string; message a string, fatal a boolean, id a non-negative integer and
+ * min_version an integer 1..NQ_PROTO_V_LIMIT when present. */
 json_t *nq_error_pack(const nq_error_msg_t *e);
 int nq_error_parse(const json_t *msg, nq_error_msg_t *out, nq_proto_err_t *err);
 /* The common case: an error frame from a code and a message (id -1). */

@@ -64,6 +64,8 @@ typedef struct nq_solve_opts_s {
   nq_progress_cb progress;
   void *progress_arg;
   volatile int *cancel;  /* if non-NULL and set non-zero, the solve stops early with NQ_ESTATE */
+  struct nq_throttle_s *throttle; /* NULL, or the priority / pause / CPU limit of every solver
+                                     thread of the pool (nq/throttle.h) */
 } nq_solve_opts_t;
 
 /* Solve one unit with a pthread pool: the unit is expanded a few rows deeper into tasks that the

@@ -18,7 +18,9 @@ struct ssl_ctx_st;
 int nq_tls_ctx_server_new(const char *cert_pem_path, const char *key_pem_path,
                           nq_tls_ctx_t **out);
 /* Client context trusting the CA certificate(s) in ca_pem_path, or the system's default trust
- * store when ca_pem_path is NULL. Same returns as above. */
+ * store when ca_pem_path is NULL. Returns 0 and *out; NQ_ENOTFOUND (no such file), NQ_EIO (it
+ * cannot be read), NQ_EINVAL (it is not a PEM certificate file: the log says what it looks like),
+ * NQ_ETLS (OpenSSL refuses the certificates in it), NQ_ENOMEM. */
 int nq_tls_ctx_client_new(const char *ca_pem_path, nq_tls_ctx_t **out);
 /* Connections hold their own reference to the OpenSSL context, so a context may be freed while
  * connections made from it are still open. NULL is fine. */

@@ -1,0 +1,237 @@
+/* nq: the solver threads' priority, CPU-use limit and pause hook (see throttle.h). */
+#define _GNU_SOURCE /* SCHED_IDLE, pthread_setname_np */
+#include "nq/throttle.h"
+
+#include "nq/log.h"
+#include "nq/nq.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
+/* The longest a waiting thread sleeps before it looks at its cancel flag again. */
+#define WAIT_SLICE 0.1
+
+struct nq_throttle_s {
+  nq_priority_t priority;
+  int cpu_limit;
+  char *pause_file;
+  double period, poll;
+  pthread_mutex_t lock;
+  pthread_cond_t cond; /* the pause file changed, or quit (monotonic clock) */
+  int file_paused;     /* guarded by lock */
+  double debt;         /* seconds of rest owed by the solver threads together (guarded by lock) */
+  int quit;            /* guarded by lock */
+  int has_thread;
+  pthread_t thread;
+  int warned;          /* the priority fallback was logged (guarded by lock) */
+};
+
+static const char *const prio_names[] = {"idle", "low", "normal"};
+
+int nq_priority_parse(const char *s, nq_priority_t *out) {
+  for (int i = 0; s && i < 3; i++) {
+    if (strcmp(s, prio_names[i]) == 0) {
+      *out = (nq_priority_t)i;
+      return 0;
+    }
+  }
+  return NQ_EINVAL;
+}
+
+const char *nq_priority_name(nq_priority_t p) {
+  return (unsigned)p < 3 ? prio_names[p] : "";
+}
+
+/* nice 19 for the calling thread only: on Linux the nice value belongs to the thread (its tid). */
+static int nice_thread(void) {
+#if defined(__linux__)
+  id_t who = (id_t)syscall(SYS_gettid);
+#else
+  id_t who = 0; /* elsewhere: the whole process */
+#endif
+  return setpriority(PRIO_PROCESS, who, 19) == 0 ? 0 : NQ_EIO;
+}
+
+int nq_priority_apply(nq_priority_t p) {
+  if (p == NQ_PRIO_NORMAL) return NQ_PRIO_NORMAL;
+#if defined(SCHED_IDLE)
+  if (p == NQ_PRIO_IDLE) {
+    struct sched_param sp;
+    memset(&sp, 0, sizeof sp);
+    if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) == 0) return NQ_PRIO_IDLE;
+  }
+#endif
+  int rc = nice_thread();
+  return rc ? rc : NQ_PRIO_LOW;
+}
+
+static void add_seconds(struct timespec *ts, double s) {
+  clock_gettime(CLOCK_MONOTONIC, ts);
+  long ns = (long)((s - (double)(long)s) * 1e9);
+  ts->tv_sec += (time_t)s;
+  ts->tv_nsec += ns;
+  if (ts->tv_nsec >= 1000000000L) ts->tv_sec++, ts->tv_nsec -= 1000000000L;
+}
+
+/* The controller: look for the pause file every `poll` seconds; say when it comes and goes. */
+static void *controller_main(void *arg) {
+  nq_throttle_t *t = arg;
+  pthread_mutex_lock(&t->lock);
+  while (!t->quit) {
+    pthread_mutex_unlock(&t->lock);
+    struct stat st;
+    int exists = stat(t->pause_file, &st) == 0;
+    pthread_mutex_lock(&t->lock);
+    if (exists != t->file_paused) {
+      t->file_paused = exists;
+      pthread_cond_broadcast(&t->cond);
+      nq_log(NQ_LOG_INFO, exists ? "solver paused: %s exists" : "solver resumed: %s is gone",
+             t->pause_file);
+    }
+    struct timespec until;
+    add_seconds(&until, t->poll);
+    while (!t->quit && pthread_cond_timedwait(&t->cond, &t->lock, &until) == 0) {
+    }
+  }
+  pthread_mutex_unlock(&t->lock);
+  return NULL;
+}
+
+int nq_throttle_new(const nq_throttle_cfg_t *cfg, nq_throttle_t **out) {
+  *out = NULL;
+  if (cfg->cpu_limit < 1 || cfg->cpu_limit > 100 || (unsigned)cfg->priority > NQ_PRIO_NORMAL)
+    return NQ_EINVAL;
+  nq_throttle_t *t = calloc(1, sizeof *t);
+  if (!t) return NQ_ENOMEM;
+  t->priority = cfg->priority;
+  t->cpu_limit = cfg->cpu_limit;
+  t->period = cfg->period > 0 ? cfg->period : 1.0;
+  t->poll = cfg->poll > 0 ? cfg->poll : 0.25;
+  if (cfg->pause_file && !(t->pause_file = strdup(cfg->pause_file))) {
+    free(t);
+    return NQ_ENOMEM;
+  }
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_mutex_init(&t->lock, NULL);
+  pthread_cond_init(&t->cond, &ca);
+  pthread_condattr_destroy(&ca);
+  if (t->pause_file) {
+    /* The first look happens here, so a client started while the file exists never solves. */
+    struct stat st;
+    t->file_paused = stat(t->pause_file, &st) == 0;
+    if (t->file_paused) nq_log(NQ_LOG_INFO, "solver paused: %s exists", t->pause_file);
+    if (pthread_create(&t->thread, NULL, controller_main, t) != 0) {
+      nq_throttle_free(t);
+      return NQ_EIO;
+    }
+    t->has_thread = 1;
+  }
+  *out = t;
+  return 0;
+}
+
+void nq_throttle_free(nq_throttle_t *t) {
+  if (!t) return;
+  if (t->has_thread) {
+    pthread_mutex_lock(&t->lock);
+    t->quit = 1;
+    pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+    pthread_join(t->thread, NULL);
+  }
+  pthread_cond_destroy(&t->cond);
+  pthread_mutex_destroy(&t->lock);
+  free(t->pause_file);
+  free(t);
+}
+
+void nq_throttle_enter(nq_throttle_t *t, nq_throttle_thread_t *th) {
+  th->since = nq_now_mono();
+  if (!t) return;
+#if defined(__linux__)
+  pthread_setname_np(pthread_self(), "nq-solver");
+#endif
+  int got = nq_priority_apply(t->priority);
+  if (got == (int)t->priority) return;
+  pthread_mutex_lock(&t->lock);
+  int first = !t->warned;
+  t->warned = 1;
+  pthread_mutex_unlock(&t->lock);
+  if (first && got >= 0)
+    nq_log(NQ_LOG_INFO, "SCHED_IDLE refused for the solver threads: they run at nice 19");
+  else if (first)
+    nq_log(NQ_LOG_WARN, "cannot lower the solver threads' priority (%s): they run at %s",
+           strerror(errno), "the normal priority");
+}
+
+static int cancelled(volatile int *cancel) {
+  return cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED);
+}
+
+/* Rest `s` seconds in slices, waking early for a cancel (the lock is held). Returns when the rest
+ * was planned to end: the time after that, until this thread has a CPU again, is time it wants
+ * the CPU and counts as run time, or a busy machine would stretch every rest. */
+static double rest_locked(nq_throttle_t *t, double s, volatile int *cancel) {
+  double end = nq_now_mono() + s;
+  for (double left = s; left > 0 && !t->quit && !cancelled(cancel);
+       left = end - nq_now_mono()) {
+    struct timespec until;
+    add_seconds(&until, left < WAIT_SLICE ? left : WAIT_SLICE);
+    pthread_cond_timedwait(&t->cond, &t->lock, &until);
+  }
+  return end;
+}
+
+int nq_throttle_wait(nq_throttle_t *t, nq_throttle_thread_t *th, volatile int *cancel) {
+  if (!t) return 0;
+  double now = nq_now_mono(), since = now;
+  int waited = 0;
+  if (t->cpu_limit < 100) {
+    /* The run since this thread's last wait owes rest in proportion. The account is the
+     * throttle's, not the thread's: pool threads come and go with each unit, and a unit shorter
+     * than a period must still pay. Whoever brings the debt to a period's share rests all of it,
+     * so the sum of rest over the threads stays (100-PCT)/PCT of the sum of their runs. */
+    double owed = 0;
+    pthread_mutex_lock(&t->lock);
+    double ran = now > th->since ? now - th->since : 0; /* a cancelled rest ends "later" */
+    t->debt += ran * (100 - t->cpu_limit) / t->cpu_limit;
+    if (t->debt >= t->period * (100 - t->cpu_limit) / 100) {
+      owed = t->debt;
+      t->debt = 0;
+      since = rest_locked(t, owed, cancel);
+      waited = 1;
+    }
+    pthread_mutex_unlock(&t->lock);
+  }
+  if (t->pause_file) {
+    pthread_mutex_lock(&t->lock);
+    while (t->file_paused && !t->quit && !cancelled(cancel)) {
+      rest_locked(t, WAIT_SLICE, cancel);
+      since = nq_now_mono(); /* a pause is not owed rest: the run starts again when it ends */
+      waited = 1;
+    }
+    pthread_mutex_unlock(&t->lock);
+  }
+  th->since = since;
+  return waited;
+}
+
+int nq_throttle_paused(nq_throttle_t *t) {
+  if (!t) return 0;
+  pthread_mutex_lock(&t->lock);
+  int p = t->file_paused;
+  pthread_mutex_unlock(&t->lock);
+  return p;
+}
