@@ -33,7 +33,11 @@ e2e_init ckpt
 
 STARTUP=0.1    # CPU seconds allowed per run for start-up (process, TLS, the cut): 25 ms measured
 SLOW=0
-grep -q '^NQ_SANITIZE:BOOL=ON' "$BIN/CMakeCache.txt" 2>/dev/null && SLOW=1 STARTUP=0.3 # 130 ms
+# The client's promise: SIGTERM to exit within 2 s. It is held to that in the normal build; a
+# sanitizer build also runs LeakSanitizer's scan at exit, which measured 2.07 s in all beside a
+# load of 18 on 2 cores, so there the bound is 4 s.
+STOP_MS=2000
+grep -q '^NQ_SANITIZE:BOOL=ON' "$BIN/CMakeCache.txt" 2>/dev/null && SLOW=1 STARTUP=0.3 STOP_MS=4000
 # CPU time on a shared machine varies: identical client runs of the N=18 job measured 7.6 to 9.4 s
 # here under a load of 5 on 2 cores, so the client's baseline may be 20% low; nq-solve alone varies
 # less (within 5%).
@@ -176,7 +180,7 @@ while [ $((KILLS + TERMS)) -lt 10 ] && kill -0 "$SRV" 2>/dev/null; do
     read -r rc cpu <<<"$(reaped "$D/run$run" 60)"
     ms=$((($(date +%s%N) - t0) / 1000000))
     [ "$rc" -eq 0 ] || fail "run $run: exit $rc after SIGTERM"
-    [ $ms -le 2000 ] || fail "run $run: SIGTERM took $ms ms (limit 2000)"
+    [ $ms -le $STOP_MS ] || fail "run $run: SIGTERM took $ms ms (limit $STOP_MS)"
     grep -q "stopping (checkpoint" "$LOG" || fail "run $run: no stop line"
     TERMS=$((TERMS + 1))
     say "A: run $run: SIGTERM, exit 0 in $ms ms, $cpu s CPU"
