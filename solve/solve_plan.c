@@ -214,7 +214,7 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s, int 
   if (json) {
     json_t *d = json_object();
     for (int i = 2; i <= o->n - 1; i++) {
-      char k[8];
+      char k[16]; /* room for any int */
       snprintf(k, sizeof k, "%d", i);
       if (s->by_depth[i]) json_object_set_new(d, k, json_integer((json_int_t)s->by_depth[i]));
     }
