@@ -412,13 +412,23 @@ static void batch_run(srv_t *s) {
     s->ban_pending = 0;
     close_banned(s);
   }
-  if (s->reopen_pending) {
-    s->reopen_pending = 0;
-    srv_job_reopened(s);
-  }
-  if (s->done_pending) {
-    s->done_pending = 0;
-    srv_job_finished(s);
+  if (s->reopen_pending || s->done_pending) {
+    /* One batch may finish the job and re-open it (a spot check that disagrees right after the
+     * last verification), or the reverse: what counts is the job as committed, not the order of
+     * the flags. Acting on the flags alone once announced a finished job with empty totals and
+     * told every client `done` while re-opened units waited. */
+    int reopened = s->reopen_pending;
+    s->reopen_pending = s->done_pending = 0;
+    srv_job_t job;
+    if (srv_job_get(s->store, s->sched.job.id, &job) != 0) {
+      nq_log(NQ_LOG_ERROR, "after a batch, reading the job failed: %s",
+             srv_store_errmsg(s->store));
+    } else if (job.state == SRV_JOB_DONE) {
+      if (reopened) srv_job_reopened(s); /* done again: the new totals are announced */
+      srv_job_finished(s);
+    } else {
+      srv_job_reopened(s);
+    }
   }
   /* Frames delivered by release_held wait for the next batch: the loop must not block in poll
    * meanwhile (an active idle handle makes its timeout zero). */
