@@ -524,6 +524,17 @@ void srv_stop(srv_t *s, int exit_code) {
  * get_work that only re-sent what it holds, would otherwise ask again only later, perhaps after
  * an --exit-when-done server has gone, and then retry forever. */
 static void tell_done(srv_t *s) {
+  /* While spot checks of the finished job are still wanted, a connected client may be the owner
+   * that does them: it learns from its next get_work whether there is anything left for it (as
+   * the welcome says `running` then, srv_proto.c). Under --exit-when-done the server leaves
+   * without them (docs/server.md), so everyone is told. */
+  int64_t spot = 0;
+  if (!s->cfg.exit_when_done && srv_job_spot_pending(s->store, s->sched.job.id, &spot) == 0 &&
+      spot > 0) {
+    nq_log(NQ_LOG_INFO, "job done; %lld spot check(s) still wanted: clients are not told done yet",
+           (long long)spot);
+    return;
+  }
   nq_no_work_t nw = {s->cfg.retry_after, NQ_NOWORK_DONE};
   json_t *m = nq_no_work_pack(&nw);
   if (!m) return;
