@@ -399,8 +399,9 @@ static void batch_run(srv_t *s) {
         nq_conn_close(sc->conn, NULL, NULL);
       } else if (r->close) {
         conn_refuse(s, sc, r);
+      } else if (r->reply) {
+        nq_conn_send(sc->conn, r->reply); /* failures reach on_conn_error */
       }
-      else if (r->reply) nq_conn_send(sc->conn, r->reply); /* failures reach on_conn_error */
     }
     json_decref(r->reply);
     json_decref(r->msg);
