@@ -312,18 +312,18 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
   size_t cur = 0;
   uint32_t b = in[AB];
 
-#define SCHILD()                                                                             \
-  uint32_t nb = in[cur + 1 + AB]; /* the next parent's columns (the padding after the last) */ \
-  uint32_t rest = b & (b - 1), bit = b ^ rest;                                               \
-  uint32_t cl = (in[cur + AL] | bit) << 1, cd = in[cur + AD] | bit;                          \
-  uint32_t cr = (in[cur + AR] | bit) >> 1;                                                   \
+#define SCHILD(CU, BB)                                                                       \
+  uint32_t nb = in[CU + 1 + AB]; /* the next parent's columns (the padding after the last) */ \
+  uint32_t rest = BB & (BB - 1), bit = BB ^ rest;                                            \
+  uint32_t cl = (in[CU + AL] | bit) << 1, cd = in[CU + AD] | bit;                            \
+  uint32_t cr = (in[CU + AR] | bit) >> 1;                                                    \
   uint32_t cb = rowm & ~(cl | cd | cr);                                                      \
   if (b2row) {                                                                               \
     uint32_t sd = cd & sidem;                                                                \
     cb = sd == 0 ? 0 : sd != sidem ? cb & sidem : cb;                                        \
   }                                                                                          \
   uint32_t cp = 0;                                                                           \
-  if (SIDE) cp = (uint32_t)cur | (in[cur + AP] & PF_FLAGS);                                  \
+  if (SIDE) cp = (uint32_t)CU | (in[CU + AP] & PF_FLAGS);                                    \
   if (f90row) cp |= bit == 1 ? PF_90 : 0;                                                    \
   if (f270row) cp |= bit == topbit ? PF_270 : 0;                                             \
   nodes++
@@ -333,11 +333,11 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
    * next parent's columns are already loaded. On the leaf level 79% of the parents have one
    * column, so the switch is predictable and a branch is faster: it takes the chain through b
    * out of the loop altogether (a select there made the whole search 1.6x slower). */
-#define SNEXT()                                                                              \
+#define SNEXT(CU, BB)                                                                        \
   {                                                                                          \
     uint32_t used = rest == 0;                                                               \
-    cur += used;                                                                             \
-    b = used ? nb : rest;                                                                    \
+    CU += used;                                                                              \
+    BB = used ? nb : rest;                                                                   \
   }
 #define SNEXT_BRANCH()                                                                       \
   if (__builtin_expect(rest == 0, 1)) {                                                      \
@@ -347,12 +347,34 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
     b = rest;                                                                                \
   }
 
+#ifndef S2MIN
+#define S2MIN 16
+#endif
+  /* One step of a worker: its child stored at m. */
+#define SSTEP(CU, BB)                                                                        \
+  {                                                                                          \
+    SCHILD(CU, BB);                                                                          \
+    out[m + AL] = cl;                                                                        \
+    out[m + AD] = cd;                                                                        \
+    out[m + AR] = cr;                                                                        \
+    out[m + AB] = cb;                                                                        \
+    if (SIDE) out[m + AP] = cp;                                                              \
+    m += cb != 0;                                                                            \
+    SNEXT(CU, BB)                                                                            \
+  }
+#define SFLUSH(AT)                                                                           \
+  if (m > LV_CAP - (AT)) {                                                                   \
+    out[AB + m] = 0;                                                                         \
+    if (SIDE) lvls_side(c, yc, (int)m); else lvls_corner(c, yc, (int)m);                     \
+    m = 0;                                                                                   \
+  }
+
   if (yc == k->n - 2) {
     /* Children on row N-2: done in place (see row_n2). */
     const uint32_t mask = k->mask, lastmask = k->lastmask, endbit = k->endbit;
     const int b2last = RULES && k->bound2 == k->n - 2;
     do {
-      SCHILD();
+      SCHILD(cur, b);
       uint32_t f = mask & ~cd, f1 = f & (0u - f), f2 = f ^ f1;
       /* cb has at most two bits (two free columns): no popcount instruction needed */
       nodes += (uint64_t)((cb != 0) + ((cb & (cb - 1)) != 0));
@@ -388,21 +410,26 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
 
   uint32_t *out = c->L[yc];
   size_t m = 0;
-  do {
-    SCHILD();
-    out[m + AL] = cl;
-    out[m + AD] = cd;
-    out[m + AR] = cr;
-    out[m + AB] = cb;
-    if (SIDE) out[m + AP] = cp;
-    m += cb != 0;
-    SNEXT()
-    if (m > LV_CAP - 1) {
-      out[AB + m] = 0;
-      if (SIDE) lvls_side(c, yc, (int)m); else lvls_corner(c, yc, (int)m);
-      m = 0;
+  if (end >= S2MIN) {
+    /* Two workers, each over its own half of the chunk, interleaved: their chains overlap. */
+    size_t mid = end / 2, cur2 = mid;
+    uint32_t b2 = in[mid + AB];
+    do {
+      SSTEP(cur, b)
+      SSTEP(cur2, b2)
+      SFLUSH(2)
+    } while (cur < mid && cur2 < end);
+    while (cur < mid) {
+      SSTEP(cur, b)
+      SFLUSH(1)
     }
-  } while (cur < end);
+    cur = cur2;
+    b = b2;
+  }
+  while (cur < end) {
+    SSTEP(cur, b)
+    SFLUSH(1)
+  }
   if (m) {
     out[AB + m] = 0;
     if (SIDE) lvls_side(c, yc, (int)m); else lvls_corner(c, yc, (int)m);
@@ -411,6 +438,8 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
 #undef SCHILD
 #undef SNEXT
 #undef SNEXT_BRANCH
+#undef SSTEP
+#undef SFLUSH
 }
 
 static void lvls_corner(bctx_t *c, int y, int n) { lvls_body(c, y, n, 0, 0); }
