@@ -371,7 +371,7 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
 
   if (yc == k->n - 2) {
     /* Children on row N-2: done in place (see row_n2). */
-    const uint32_t mask = k->mask, lastmask = k->lastmask, endbit = k->endbit;
+    const uint32_t mask = k->mask, lastm = SIDE ? k->lastmask : 0, endbit = k->endbit;
     const int b2last = RULES && k->bound2 == k->n - 2;
     do {
       SCHILD(cur, b);
@@ -379,21 +379,22 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
       /* cb has at most two bits (two free columns): no popcount instruction needed */
       nodes += (uint64_t)((cb != 0) + ((cb & (cb - 1)) != 0));
       /* A queen on one free column leaves the other for row N-1: a solution iff that one is
-       * not attacked by the rows above (g) and the two columns are not adjacent. */
-      uint32_t g = f & ~((cl << 1) | (cr >> 1)) & (f2 == f1 << 1 ? 0u : ~0u);
+       * not attacked by the rows above (g), the two columns are not adjacent and (side part)
+       * the last row may use it (LASTMASK), so the side part branches on solutions only. */
+      uint32_t g = f & ~((cl << 1) | (cr >> 1) | lastm) & (f2 == f1 << 1 ? 0u : ~0u);
       uint32_t ok1 = ((cb & f1) != 0) & ((g & f2) != 0);
       uint32_t ok2 = ((cb & f2) != 0) & ((g & f1) != 0);
       if (!SIDE) {
         sols += ok1 + ok2;
       } else if (__builtin_expect(ok1 | ok2, 0)) {
         int fl = (cp & PF_FLAGS) != 0;
-        if (ok1 && !(f2 & lastmask)) {
+        if (ok1) {
           if (fl || f2 == endbit || (b2last && f1 == 1))
             side_leaf(c, cp, bit, f1, f2);
           else
             sols++;
         }
-        if (ok2 && !(f1 & lastmask)) {
+        if (ok2) {
           if (fl || f1 == endbit || (b2last && f2 == 1))
             side_leaf(c, cp, bit, f2, f1);
           else
