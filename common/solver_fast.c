@@ -3,13 +3,14 @@
  *
  * The unit's subtree is searched row by row in bounded chunks ("batched"): all nodes of a chunk
  * sit on the same row, so that row's rules (the BOUND1 masks, the BOUND2 cut) are the same for
- * every node and the search needs no data-dependent branches. A worker (a vector lane, or the
- * scalar loop) holds one parent, takes its lowest free column per step and emits the child into
- * the next row's chunk; a worker whose parent has no column left moves on to the next parent
- * (vector expand / an index increment). Dead ends are counted when made and never stored. When
- * a chunk fills, the next row is searched (recursively) before going on, so memory stays bounded
- * (LV_CAP nodes per row, cached per thread). A child on row N-2 is never stored: its children
- * (row N-1) are counted with a popcount and its solutions found from its two free columns.
+ * every node and the search needs no data-dependent branches. A worker (a vector lane, or one of
+ * the scalar loop's two interleaved workers) holds one parent, takes its lowest free column per
+ * step and emits the child into the next row's chunk; a worker whose parent has no column left
+ * moves on to the next parent (vector expand / an index increment). Dead ends are counted when
+ * made and never stored. When a chunk fills, the next row is searched (recursively) before going
+ * on, so memory stays bounded (LV_CAP nodes per row, cached per thread). A child on row N-2 is
+ * never stored: its children (row N-1) are counted with a popcount and its solutions found from
+ * its two free columns.
  *
  * The side part's rotation check needs whole boards. Each stored node keeps its parent's index
  * and two flags saying whether a placed row can make the check matter (column 0 on BOUND2,
@@ -293,12 +294,14 @@ static inline void side_leaf(bctx_t *c, uint32_t idx, uint32_t bit, uint32_t c2,
 static void lvls_corner(bctx_t *c, int y, int n);
 static void lvls_side(bctx_t *c, int y, int n);
 
-/* One chunk of row y, scalar. The worker holds one parent (index cur) and the columns it has left
+/* One chunk of row y, scalar. A worker holds one parent (index cur) and the columns it has left
  * (b); each step takes the lowest of them. The next parent's free columns are loaded one step
  * ahead, so when the last column is taken the switch is a select instead of a load: the
  * loop-carried chain is b -> b & (b - 1) -> select, a few cycles, and the loads of the parent's
- * masks (which depend only on cur) leave it. The only branches left are the loop's own, the
- * chunk flush and (rarely) a side-part solution that needs the rotation check. */
+ * masks (which depend only on cur) leave it. Above the leaf level two workers, each over its
+ * own half of the chunk, run interleaved, so that one's chain overlaps the other's work. The
+ * only branches are the loops' own, the chunk flush, the leaf level's switch to the next parent
+ * (mostly predictable there, see SNEXT_BRANCH) and a side-part solution. */
 static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, int n,
                                                             const int SIDE, const int RULES) {
   kctx_t *k = &c->k;
@@ -332,7 +335,7 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
    * and the switch is unpredictable, so it is a select (gcc emits a cmov): no branch, and the
    * next parent's columns are already loaded. On the leaf level 79% of the parents have one
    * column, so the switch is predictable and a branch is faster: it takes the chain through b
-   * out of the loop altogether (a select there made the whole search 1.6x slower). */
+   * out of the loop altogether (a branch-free select there made the whole search 1.1x slower). */
 #define SNEXT(CU, BB)                                                                        \
   {                                                                                          \
     uint32_t used = rest == 0;                                                               \
@@ -347,9 +350,6 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
     b = rest;                                                                                \
   }
 
-#ifndef S2MIN
-#define S2MIN 16
-#endif
   /* One step of a worker: its child stored at m. */
 #define SSTEP(CU, BB)                                                                        \
   {                                                                                          \
@@ -411,8 +411,7 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
 
   uint32_t *out = c->L[yc];
   size_t m = 0;
-  if (end >= S2MIN) {
-    /* Two workers, each over its own half of the chunk, interleaved: their chains overlap. */
+  if (end >= 16) { /* smaller chunks (the rows near the unit's top) are not worth two workers */
     size_t mid = end / 2, cur2 = mid;
     uint32_t b2 = in[mid + AB];
     do {
@@ -420,7 +419,7 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
       SSTEP(cur2, b2)
       SFLUSH(2)
     } while (cur < mid && cur2 < end);
-    while (cur < mid) {
+    while (cur < mid) { /* its look-ahead at mid - 1 reads a parent it never takes */
       SSTEP(cur, b)
       SFLUSH(1)
     }
