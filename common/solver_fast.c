@@ -668,20 +668,25 @@ static T256 void lvl256_side(bctx_t *c, int y, int n);
 
 #define NS256 2 /* independent lane groups, as NS512 */
 
+/* One chunk of row y, as lvl512_body. SIDE and RULES (a side-part row with rules of its own:
+ * BOUND1, BOUND2 or the row above BOUND2) are compile-time constants after inlining, so the
+ * other rows' loops carry no rule code (and need fewer of the 16 ymm registers). A row's five
+ * arrays are LV_STRIDE apart (AL..AP), so one base pointer serves all of them. */
 static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, int y, int n,
-                                                                    const int SIDE) {
+                                                                    const int SIDE,
+                                                                    const int RULES) {
   kctx_t *k = &c->k;
   const int yc = y + 1;
-  const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iB = c->B[y], *iP = c->P[y];
+  const uint32_t *in = c->L[y];
   const __m256i zero = _mm256_setzero_si256();
   const __m256i pflags = _mm256_set1_epi32((int)PF_FLAGS);
   const __m256i one = _mm256_set1_epi32(1);
   const __m256i topv = _mm256_set1_epi32((int)k->topbit);
-  const int f90row = SIDE && y == k->bound2, f270row = SIDE && y == k->bound1;
+  const int f90row = RULES && y == k->bound2, f270row = RULES && y == k->bound1;
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i rowm = _mm256_set1_epi32((int)k->rowmask[yc]);
   const __m256i sidem = _mm256_set1_epi32((int)k->sidemask);
-  const int b2row = SIDE && yc == k->bound2;
+  const int b2row = RULES && yc == k->bound2;
   __m256i wl[NS256], wd[NS256], wr[NS256], wb[NS256], wp[NS256];
   int cur[NS256], end[NS256];
   uint64_t nodes = 0;
@@ -701,29 +706,30 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
       unsigned em = ~act[s] & 0xffu;                                                         \
       int avail = end[s] - cur[s];                                                           \
       if (__builtin_expect(avail < 8, 0)) em = low_bits(em, avail);                          \
-      const int at = cur[s];                                                                 \
+      const uint32_t *q = in + cur[s];                                                       \
       __m256i px = perm_expand(em);                                                          \
-      wl[s] = fill256(wl[s], _mm256_loadu_si256((const __m256i *)(iL + at)), px);            \
-      wd[s] = fill256(wd[s], _mm256_loadu_si256((const __m256i *)(iD + at)), px);            \
-      wr[s] = fill256(wr[s], _mm256_loadu_si256((const __m256i *)(iR + at)), px);            \
-      wb[s] = fill256(wb[s], _mm256_loadu_si256((const __m256i *)(iB + at)), px);            \
+      wl[s] = fill256(wl[s], _mm256_loadu_si256((const __m256i *)(q + AL)), px);             \
+      wd[s] = fill256(wd[s], _mm256_loadu_si256((const __m256i *)(q + AD)), px);             \
+      wr[s] = fill256(wr[s], _mm256_loadu_si256((const __m256i *)(q + AR)), px);             \
+      wb[s] = fill256(wb[s], _mm256_loadu_si256((const __m256i *)(q + AB)), px);             \
       if (SIDE)                                                                              \
         wp[s] = fill256(wp[s],                                                               \
-                        _mm256_or_si256(_mm256_add_epi32(iota, _mm256_set1_epi32(at)),       \
+                        _mm256_or_si256(_mm256_add_epi32(iota, _mm256_set1_epi32(cur[s])),   \
                                         _mm256_and_si256(                                    \
-                                            _mm256_loadu_si256((const __m256i *)(iP + at)),  \
+                                            _mm256_loadu_si256((const __m256i *)(q + AP)),   \
                                             pflags)),                                        \
                         px);                                                                 \
-      cur[s] = at + __builtin_popcount(em);                                                  \
+      cur[s] += __builtin_popcount(em);                                                      \
       act[s] |= em;                                                                          \
     }                                                                                        \
     live |= act[s];                                                                          \
   }                                                                                          \
   if (!live) break;
 
+  /* wb & (wb - 1) drops the lowest column in two operations (the loop-carried chain). */
 #define CHILD256(s)                                                                          \
   __m256i bit = _mm256_and_si256(wb[s], _mm256_sub_epi32(zero, wb[s]));                      \
-  wb[s] = _mm256_xor_si256(wb[s], bit);                                                      \
+  wb[s] = _mm256_and_si256(wb[s], _mm256_add_epi32(wb[s], _mm256_set1_epi32(-1)));           \
   __m256i cl = _mm256_slli_epi32(_mm256_or_si256(wl[s], bit), 1);                            \
   __m256i cd = _mm256_or_si256(wd[s], bit);                                                  \
   __m256i cr = _mm256_srli_epi32(_mm256_or_si256(wr[s], bit), 1);                            \
@@ -748,7 +754,7 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
     const __m256i maskv = _mm256_set1_epi32((int)k->mask);
     const __m256i lastm = _mm256_set1_epi32((int)k->lastmask);
     const __m256i endv = _mm256_set1_epi32((int)k->endbit);
-    const int b2last = k->bound2 == k->n - 2;
+    const int b2last = RULES && k->bound2 == k->n - 2;
     uint64_t sols = 0;
     for (;;) {
       REFILL256()
@@ -807,7 +813,7 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
     return;
   }
 
-  uint32_t *oL = c->L[yc], *oD = c->D[yc], *oR = c->R[yc], *oB = c->B[yc], *oP = c->P[yc];
+  uint32_t *out = c->L[yc];
   int m = 0;
   for (;;) {
     REFILL256()
@@ -815,11 +821,12 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
       CHILD256(s);
       unsigned keep = nz8(cb) & act[s];
       __m256i px = perm_compress(keep);
-      _mm256_storeu_si256((__m256i *)(oL + m), _mm256_permutevar8x32_epi32(cl, px));
-      _mm256_storeu_si256((__m256i *)(oD + m), _mm256_permutevar8x32_epi32(cd, px));
-      _mm256_storeu_si256((__m256i *)(oR + m), _mm256_permutevar8x32_epi32(cr, px));
-      _mm256_storeu_si256((__m256i *)(oB + m), _mm256_permutevar8x32_epi32(cb, px));
-      if (SIDE) _mm256_storeu_si256((__m256i *)(oP + m), _mm256_permutevar8x32_epi32(cp, px));
+      uint32_t *o = out + m;
+      _mm256_storeu_si256((__m256i *)(o + AL), _mm256_permutevar8x32_epi32(cl, px));
+      _mm256_storeu_si256((__m256i *)(o + AD), _mm256_permutevar8x32_epi32(cd, px));
+      _mm256_storeu_si256((__m256i *)(o + AR), _mm256_permutevar8x32_epi32(cr, px));
+      _mm256_storeu_si256((__m256i *)(o + AB), _mm256_permutevar8x32_epi32(cb, px));
+      if (SIDE) _mm256_storeu_si256((__m256i *)(o + AP), _mm256_permutevar8x32_epi32(cp, px));
       m += __builtin_popcount(keep);
     }
     if (m > LV_CAP - 8 * NS256) {
@@ -835,8 +842,15 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
 #undef CHILD256
 }
 
-static T256 void lvl256_corner(bctx_t *c, int y, int n) { lvl256_body(c, y, n, 0); }
-static T256 void lvl256_side(bctx_t *c, int y, int n) { lvl256_body(c, y, n, 1); }
+static T256 void lvl256_corner(bctx_t *c, int y, int n) { lvl256_body(c, y, n, 0, 0); }
+/* The side part's rows with rules of their own get their own copy of the loop (as lvls_side). */
+static T256 void lvl256_side(bctx_t *c, int y, int n) {
+  const kctx_t *k = &c->k;
+  if (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2)
+    lvl256_body(c, y, n, 1, 1);
+  else
+    lvl256_body(c, y, n, 1, 0);
+}
 
 static int cpu_has(nq_kernel_t k) {
   __builtin_cpu_init();
