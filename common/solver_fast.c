@@ -657,10 +657,34 @@ static inline T256 __m256i fill256(__m256i w, __m256i v, __m256i px) {
   return _mm256_castps_si256(
       _mm256_blendv_ps(_mm256_castsi256_ps(w), moved, _mm256_castsi256_ps(px)));
 }
-/* Lanes (8-bit mask) where v is non-zero. */
-static inline T256 unsigned nz8(__m256i v) {
-  return ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
-             _mm256_cmpeq_epi32(v, _mm256_setzero_si256()))) & 0xffu;
+/* Lanes (8-bit mask) where v is zero. */
+static inline T256 unsigned empty8(__m256i v) {
+  return (unsigned)_mm256_movemask_ps(
+      _mm256_castsi256_ps(_mm256_cmpeq_epi32(v, _mm256_setzero_si256())));
+}
+/* The sum of v's eight lanes (signed). */
+static inline T256 int64_t hsum256(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return (int64_t)_mm_cvtsi128_si32(s);
+}
+/* Move the nodes q[0..popcount(em)-1] of a chunk (q = its row's base + at) into lanes em. */
+static inline __attribute__((always_inline)) T256 void fill_lanes(
+    __m256i *wl, __m256i *wd, __m256i *wr, __m256i *wb, __m256i *wp, const uint32_t *in, int at,
+    unsigned em, __m256i iota, __m256i pflags, const int SIDE) {
+  const uint32_t *q = in + at;
+  __m256i px = perm_expand(em);
+  *wl = fill256(*wl, _mm256_loadu_si256((const __m256i *)(q + AL)), px);
+  *wd = fill256(*wd, _mm256_loadu_si256((const __m256i *)(q + AD)), px);
+  *wr = fill256(*wr, _mm256_loadu_si256((const __m256i *)(q + AR)), px);
+  *wb = fill256(*wb, _mm256_loadu_si256((const __m256i *)(q + AB)), px);
+  if (SIDE)
+    *wp = fill256(*wp,
+                  _mm256_or_si256(_mm256_add_epi32(iota, _mm256_set1_epi32(at)),
+                                  _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(q + AP)),
+                                                   pflags)),
+                  px);
 }
 
 static T256 void lvl256_corner(bctx_t *c, int y, int n);
@@ -701,26 +725,24 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
   unsigned act[NS256];                                                                       \
   unsigned live = 0;                                                                         \
   _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {                                  \
-    act[s] = nz8(wb[s]);                                                                     \
-    if (cur[s] < end[s]) {                                                                   \
-      unsigned em = ~act[s] & 0xffu;                                                         \
-      int avail = end[s] - cur[s];                                                           \
-      if (__builtin_expect(avail < 8, 0)) em = low_bits(em, avail);                          \
-      const uint32_t *q = in + cur[s];                                                       \
-      __m256i px = perm_expand(em);                                                          \
-      wl[s] = fill256(wl[s], _mm256_loadu_si256((const __m256i *)(q + AL)), px);             \
-      wd[s] = fill256(wd[s], _mm256_loadu_si256((const __m256i *)(q + AD)), px);             \
-      wr[s] = fill256(wr[s], _mm256_loadu_si256((const __m256i *)(q + AR)), px);             \
-      wb[s] = fill256(wb[s], _mm256_loadu_si256((const __m256i *)(q + AB)), px);             \
-      if (SIDE)                                                                              \
-        wp[s] = fill256(wp[s],                                                               \
-                        _mm256_or_si256(_mm256_add_epi32(iota, _mm256_set1_epi32(cur[s])),   \
-                                        _mm256_and_si256(                                    \
-                                            _mm256_loadu_si256((const __m256i *)(q + AP)),   \
-                                            pflags)),                                        \
-                        px);                                                                 \
+    unsigned em = empty8(wb[s]);                                                             \
+    if (__builtin_expect(end[s] - cur[s] >= 8, 1)) {                                         \
+      fill_lanes(&wl[s], &wd[s], &wr[s], &wb[s], &wp[s], in, cur[s], em, iota, pflags, SIDE); \
       cur[s] += __builtin_popcount(em);                                                      \
-      act[s] |= em;                                                                          \
+      act[s] = 0xffu;                                                                        \
+    } else {                                                                                 \
+      /* the slice's end: lanes left empty get all columns "down", so their children are     \
+       * dead (no stored child, no leaf count) without a lane mask in the loop */             \
+      int avail = end[s] - cur[s];                                                           \
+      if (avail > 0) {                                                                       \
+        em = low_bits(em, avail);                                                            \
+        fill_lanes(&wl[s], &wd[s], &wr[s], &wb[s], &wp[s], in, cur[s], em, iota, pflags,     \
+                   SIDE);                                                                    \
+        cur[s] += __builtin_popcount(em);                                                    \
+      }                                                                                      \
+      __m256i ev = _mm256_cmpeq_epi32(wb[s], zero);                                          \
+      wd[s] = _mm256_or_si256(wd[s], ev);                                                    \
+      act[s] = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(ev)) & 0xffu;               \
     }                                                                                        \
     live |= act[s];                                                                          \
   }                                                                                          \
@@ -755,51 +777,60 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
     const __m256i lastm = _mm256_set1_epi32((int)k->lastmask);
     const __m256i endv = _mm256_set1_epi32((int)k->endbit);
     const int b2last = RULES && k->bound2 == k->n - 2;
-    uint64_t sols = 0;
+    /* Counted in vector accumulators (lanes of -1 added), without lane masks: a dead lane
+     * has cb = 0. Per step and lane, 2 + (cb == 0) + (cb has < 2 bits) row N-1 nodes. */
+    __m256i accn = zero, accs = zero;
+    int64_t steps = 0;
     for (;;) {
       REFILL256()
+      steps++;
       _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {
         CHILD256(s);
-        unsigned k1 = nz8(cb) & act[s];
-        unsigned k2 = nz8(_mm256_and_si256(cb, _mm256_sub_epi32(cb, one))) & k1;
-        nodes += (uint64_t)(__builtin_popcount(k1) + __builtin_popcount(k2));
+        accn = _mm256_add_epi32(
+            accn, _mm256_add_epi32(_mm256_cmpeq_epi32(cb, zero),
+                                   _mm256_cmpeq_epi32(
+                                       _mm256_and_si256(cb, _mm256_sub_epi32(cb, one)), zero)));
         __m256i f = _mm256_andnot_si256(cd, maskv);
         __m256i f1 = _mm256_and_si256(f, _mm256_sub_epi32(zero, f));
         __m256i f2 = _mm256_xor_si256(f, f1);
-        __m256i a1 = _mm256_or_si256(_mm256_slli_epi32(_mm256_or_si256(cl, f1), 1),
-                                     _mm256_srli_epi32(_mm256_or_si256(cr, f1), 1));
-        __m256i a2 = _mm256_or_si256(_mm256_slli_epi32(_mm256_or_si256(cl, f2), 1),
-                                     _mm256_srli_epi32(_mm256_or_si256(cr, f2), 1));
-        /* a lane is a solution when its column is allowed and the other one is not attacked */
-        unsigned ok1 = k1 & nz8(_mm256_and_si256(cb, f1)) & ~nz8(_mm256_and_si256(a1, f2));
-        unsigned ok2 = k1 & nz8(_mm256_and_si256(cb, f2)) & ~nz8(_mm256_and_si256(a2, f1));
+        /* Row N-2 takes f1 (or f2), row N-1 the other: a solution when the first is allowed,
+         * the other is not attacked by rows < N-2 (g; in the side part not in LASTMASK
+         * either) and the two are not adjacent (f2 == f1 << 1). */
+        __m256i g = _mm256_or_si256(_mm256_slli_epi32(cl, 1), _mm256_srli_epi32(cr, 1));
+        if (SIDE) g = _mm256_or_si256(g, lastm);
+        __m256i adj = _mm256_cmpeq_epi32(f2, _mm256_slli_epi32(f1, 1));
+        __m256i ok1 = _mm256_andnot_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi32(_mm256_and_si256(cb, f1), zero), adj),
+            _mm256_cmpeq_epi32(_mm256_and_si256(g, f2), zero));
+        __m256i ok2 = _mm256_andnot_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi32(_mm256_and_si256(cb, f2), zero), adj),
+            _mm256_cmpeq_epi32(_mm256_and_si256(g, f1), zero));
         if (!SIDE) {
-          sols += (uint64_t)(__builtin_popcount(ok1) + __builtin_popcount(ok2));
+          accs = _mm256_add_epi32(accs, _mm256_add_epi32(ok1, ok2));
         } else {
-          ok1 &= ~nz8(_mm256_and_si256(f2, lastm));
-          ok2 &= ~nz8(_mm256_and_si256(f1, lastm));
-          unsigned fl = nz8(_mm256_and_si256(cp, pflags));
-          unsigned slow1 = fl | ~nz8(_mm256_xor_si256(f2, endv));
-          unsigned slow2 = fl | ~nz8(_mm256_xor_si256(f1, endv));
+          /* the rotation check is needed only with a flag, ENDBIT last, or col 0 on BOUND2 */
+          __m256i fast = _mm256_cmpeq_epi32(_mm256_and_si256(cp, pflags), zero);
+          __m256i fast1 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f2, endv), fast);
+          __m256i fast2 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f1, endv), fast);
           if (b2last) {
-            slow1 |= ~nz8(_mm256_xor_si256(f1, one));
-            slow2 |= ~nz8(_mm256_xor_si256(f2, one));
+            fast1 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f1, one), fast1);
+            fast2 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f2, one), fast2);
           }
-          sols +=
-              (uint64_t)(__builtin_popcount(ok1 & ~slow1) + __builtin_popcount(ok2 & ~slow2));
-          ok1 &= slow1;
-          ok2 &= slow2;
-          if (__builtin_expect((ok1 | ok2) != 0, 0)) {
+          __m256i slow1 = _mm256_andnot_si256(fast1, ok1), slow2 = _mm256_andnot_si256(fast2, ok2);
+          accs = _mm256_add_epi32(accs, _mm256_add_epi32(_mm256_and_si256(ok1, fast1),
+                                                         _mm256_and_si256(ok2, fast2)));
+          if (__builtin_expect(!_mm256_testz_si256(_mm256_or_si256(slow1, slow2),
+                                                   _mm256_or_si256(slow1, slow2)), 0)) {
             uint32_t vb[8], vp[8], v1[8], v2[8];
             _mm256_storeu_si256((__m256i *)vb, bit);
             _mm256_storeu_si256((__m256i *)vp, wp[s]);
             _mm256_storeu_si256((__m256i *)v1, f1);
             _mm256_storeu_si256((__m256i *)v2, f2);
-            for (unsigned mm = ok1; mm; mm &= mm - 1) {
+            for (unsigned mm = 0xffu & ~empty8(slow1); mm; mm &= mm - 1) {
               int i = __builtin_ctz(mm);
               side_leaf(c, vp[i], vb[i], v1[i], v2[i]);
             }
-            for (unsigned mm = ok2; mm; mm &= mm - 1) {
+            for (unsigned mm = 0xffu & ~empty8(slow2); mm; mm &= mm - 1) {
               int i = __builtin_ctz(mm);
               side_leaf(c, vp[i], vb[i], v2[i], v1[i]);
             }
@@ -807,6 +838,8 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
         }
       }
     }
+    nodes += (uint64_t)(16 * NS256 * steps + hsum256(accn));
+    uint64_t sols = (uint64_t)(-hsum256(accs));
     k->c8 += sols;
     if (SIDE && c->nq) side_flush(c); /* before this chunk is overwritten */
     k->nodes += nodes;
@@ -819,7 +852,7 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
     REFILL256()
     _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {
       CHILD256(s);
-      unsigned keep = nz8(cb) & act[s];
+      unsigned keep = ~empty8(cb) & 0xffu;
       __m256i px = perm_compress(keep);
       uint32_t *o = out + m;
       _mm256_storeu_si256((__m256i *)(o + AL), _mm256_permutevar8x32_epi32(cl, px));
