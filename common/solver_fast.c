@@ -692,9 +692,14 @@ static T256 void lvl256_side(bctx_t *c, int y, int n);
 
 #define NS256 2 /* independent lane groups, as NS512 */
 
-/* One chunk of row y, as lvl512_body. SIDE and RULES (a side-part row with rules of its own:
- * BOUND1, BOUND2 or the row above BOUND2) are compile-time constants after inlining, so the
- * other rows' loops carry no rule code (and need fewer of the 16 ymm registers). A row's five
+/* The rules a side-part row may have of its own (RULES is a set of them). */
+#define R256_B2ROW 1 /* yc == BOUND2: the children's BOUND2 cut */
+#define R256_F90 2   /* y == BOUND2: flag PF_90 */
+#define R256_F270 4  /* y == BOUND1: flag PF_270 */
+
+/* One chunk of row y, as lvl512_body. SIDE and RULES (the rules this side-part row may have of
+ * its own, R256_*) are compile-time constants after inlining, so a row's loop carries only its
+ * own rule code (and needs fewer of the 16 ymm registers). A row's five
  * arrays are LV_STRIDE apart (AL..AP), so one base pointer serves all of them. */
 static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, int y, int n,
                                                                     const int SIDE,
@@ -706,11 +711,12 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
   const __m256i pflags = _mm256_set1_epi32((int)PF_FLAGS);
   const __m256i one = _mm256_set1_epi32(1);
   const __m256i topv = _mm256_set1_epi32((int)k->topbit);
-  const int f90row = RULES && y == k->bound2, f270row = RULES && y == k->bound1;
+  const int f90row = (RULES & R256_F90) && y == k->bound2;
+  const int f270row = (RULES & R256_F270) && y == k->bound1;
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i rowm = _mm256_set1_epi32((int)k->rowmask[yc]);
   const __m256i sidem = _mm256_set1_epi32((int)k->sidemask);
-  const int b2row = RULES && yc == k->bound2;
+  const int b2row = (RULES & R256_B2ROW) && yc == k->bound2;
   __m256i wl[NS256], wd[NS256], wr[NS256], wb[NS256], wp[NS256];
   int cur[NS256], end[NS256];
   uint64_t nodes = 0;
@@ -776,7 +782,7 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
     const __m256i maskv = _mm256_set1_epi32((int)k->mask);
     const __m256i lastm = _mm256_set1_epi32((int)k->lastmask);
     const __m256i endv = _mm256_set1_epi32((int)k->endbit);
-    const int b2last = RULES && k->bound2 == k->n - 2;
+    const int b2last = b2row; /* yc == N-2 here */
     /* Counted in vector accumulators (lanes of -1 added), without lane masks: a dead lane
      * has cb = 0. Per step and lane, 2 + (cb == 0) + (cb has < 2 bits) row N-1 nodes. */
     __m256i accn = zero, accs = zero;
@@ -876,13 +882,19 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
 }
 
 static T256 void lvl256_corner(bctx_t *c, int y, int n) { lvl256_body(c, y, n, 0, 0); }
-/* The side part's rows with rules of their own get their own copy of the loop (as lvls_side). */
+/* The side part's rows with rules of their own get their own copy of the loop (as lvls_side),
+ * one per rule; the rare row with two (BOUND1 just above BOUND2) a copy with all of them. */
 static T256 void lvl256_side(bctx_t *c, int y, int n) {
   const kctx_t *k = &c->k;
-  if (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2)
-    lvl256_body(c, y, n, 1, 1);
-  else
-    lvl256_body(c, y, n, 1, 0);
+  int r = (y + 1 == k->bound2 ? R256_B2ROW : 0) | (y == k->bound2 ? R256_F90 : 0) |
+          (y == k->bound1 ? R256_F270 : 0);
+  switch (r) {
+  case 0: lvl256_body(c, y, n, 1, 0); break;
+  case R256_B2ROW: lvl256_body(c, y, n, 1, R256_B2ROW); break;
+  case R256_F90: lvl256_body(c, y, n, 1, R256_F90); break;
+  case R256_F270: lvl256_body(c, y, n, 1, R256_F270); break;
+  default: lvl256_body(c, y, n, 1, R256_B2ROW | R256_F90 | R256_F270); break;
+  }
 }
 
 static int cpu_has(nq_kernel_t k) {
