@@ -699,8 +699,18 @@ static T256 void lvl256_side(bctx_t *c, int y, int n);
 
 /* One chunk of row y, as lvl512_body. SIDE and RULES (the rules this side-part row may have of
  * its own, R256_*) are compile-time constants after inlining, so a row's loop carries only its
- * own rule code (and needs fewer of the 16 ymm registers). A row's five
- * arrays are LV_STRIDE apart (AL..AP), so one base pointer serves all of them. */
+ * own rule code (and needs fewer of the 16 ymm registers).
+ *
+ * The loop is bound by the latency of its refill chain (free columns -> empty lanes -> mask ->
+ * table load -> vpermd -> blend -> lowest column dropped -> free columns), one per lane group:
+ * two more cycles on it cost 5%, while eight more independent vector operations per step cost
+ * 2.5% (docs/performance.md). So the chain is kept short (wb & (wb - 1): two operations), and
+ * anything that needs more live registers than the two groups' 8-10 state vectors leave (a
+ * third group, a second copy of the free columns) costs more in spills than it saves. The
+ * children on row N-2 are counted in vector accumulators (no mask moves to general
+ * registers); a lane left empty at a slice's end gets all columns "down", so its children are
+ * dead and need no lane mask. A row's five arrays are LV_STRIDE apart (AL..AP), so one base
+ * pointer serves all of them. */
 static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, int y, int n,
                                                                     const int SIDE,
                                                                     const int RULES) {
