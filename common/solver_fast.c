@@ -701,10 +701,34 @@ static inline T256 __m256i fill256(__m256i w, __m256i v, __m256i px) {
   return _mm256_castps_si256(
       _mm256_blendv_ps(_mm256_castsi256_ps(w), moved, _mm256_castsi256_ps(px)));
 }
-/* Lanes (8-bit mask) where v is non-zero. */
-static inline T256 unsigned nz8(__m256i v) {
-  return ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
-             _mm256_cmpeq_epi32(v, _mm256_setzero_si256()))) & 0xffu;
+/* Lanes (8-bit mask) where v is zero. */
+static inline T256 unsigned empty8(__m256i v) {
+  return (unsigned)_mm256_movemask_ps(
+      _mm256_castsi256_ps(_mm256_cmpeq_epi32(v, _mm256_setzero_si256())));
+}
+/* The sum of v's eight lanes (signed). */
+static inline T256 int64_t hsum256(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return (int64_t)_mm_cvtsi128_si32(s);
+}
+/* Move the nodes q[0..popcount(em)-1] of a chunk (q = its row's base + at) into lanes em. */
+static inline __attribute__((always_inline)) T256 void fill_lanes(
+    __m256i *wl, __m256i *wd, __m256i *wr, __m256i *wb, __m256i *wp, const uint32_t *in, int at,
+    unsigned em, __m256i iota, __m256i pflags, const int SIDE) {
+  const uint32_t *q = in + at;
+  __m256i px = perm_expand(em);
+  *wl = fill256(*wl, _mm256_loadu_si256((const __m256i *)(q + AL)), px);
+  *wd = fill256(*wd, _mm256_loadu_si256((const __m256i *)(q + AD)), px);
+  *wr = fill256(*wr, _mm256_loadu_si256((const __m256i *)(q + AR)), px);
+  *wb = fill256(*wb, _mm256_loadu_si256((const __m256i *)(q + AB)), px);
+  if (SIDE)
+    *wp = fill256(*wp,
+                  _mm256_or_si256(_mm256_add_epi32(iota, _mm256_set1_epi32(at)),
+                                  _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(q + AP)),
+                                                   pflags)),
+                  px);
 }
 
 static T256 void lvl256_corner(bctx_t *c, int y, int n);
@@ -712,20 +736,41 @@ static T256 void lvl256_side(bctx_t *c, int y, int n);
 
 #define NS256 2 /* independent lane groups, as NS512 */
 
+/* The rules a side-part row may have of its own (RULES is a set of them). */
+#define R256_B2ROW 1 /* yc == BOUND2: the children's BOUND2 cut */
+#define R256_F90 2   /* y == BOUND2: flag PF_90 */
+#define R256_F270 4  /* y == BOUND1: flag PF_270 */
+
+/* One chunk of row y, as lvl512_body. SIDE and RULES (the rules this side-part row may have of
+ * its own, R256_*) are compile-time constants after inlining, so a row's loop carries only its
+ * own rule code (and needs fewer of the 16 ymm registers).
+ *
+ * The loop is bound by the latency of its refill chain (free columns -> empty lanes -> mask ->
+ * table load -> vpermd -> blend -> lowest column dropped -> free columns), one per lane group:
+ * two more cycles on it cost 5%, while eight more independent vector operations per step cost
+ * 2.5% (docs/performance.md). So the chain is kept short (wb & (wb - 1): two operations), and
+ * anything that needs more live registers than the two groups' 8-10 state vectors leave (a
+ * third group, a second copy of the free columns) costs more in spills than it saves. The
+ * children on row N-2 are counted in vector accumulators (no mask moves to general
+ * registers); a lane left empty at a slice's end gets all columns "down", so its children are
+ * dead and need no lane mask. A row's five arrays are LV_STRIDE apart (AL..AP), so one base
+ * pointer serves all of them. */
 static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, int y, int n,
-                                                                    const int SIDE) {
+                                                                    const int SIDE,
+                                                                    const int RULES) {
   kctx_t *k = &c->k;
   const int yc = y + 1;
-  const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iB = c->B[y], *iP = c->P[y];
+  const uint32_t *in = c->L[y];
   const __m256i zero = _mm256_setzero_si256();
   const __m256i pflags = _mm256_set1_epi32((int)PF_FLAGS);
   const __m256i one = _mm256_set1_epi32(1);
   const __m256i topv = _mm256_set1_epi32((int)k->topbit);
-  const int f90row = SIDE && y == k->bound2, f270row = SIDE && y == k->bound1;
+  const int f90row = (RULES & R256_F90) && y == k->bound2;
+  const int f270row = (RULES & R256_F270) && y == k->bound1;
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i rowm = _mm256_set1_epi32((int)k->rowmask[yc]);
   const __m256i sidem = _mm256_set1_epi32((int)k->sidemask);
-  const int b2row = SIDE && yc == k->bound2;
+  const int b2row = (RULES & R256_B2ROW) && yc == k->bound2;
   __m256i wl[NS256], wd[NS256], wr[NS256], wb[NS256], wp[NS256];
   int cur[NS256], end[NS256];
   uint64_t nodes = 0;
@@ -740,34 +785,33 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
   unsigned act[NS256];                                                                       \
   unsigned live = 0;                                                                         \
   _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {                                  \
-    act[s] = nz8(wb[s]);                                                                     \
-    if (cur[s] < end[s]) {                                                                   \
-      unsigned em = ~act[s] & 0xffu;                                                         \
+    unsigned em = empty8(wb[s]);                                                             \
+    if (__builtin_expect(end[s] - cur[s] >= 8, 1)) {                                         \
+      fill_lanes(&wl[s], &wd[s], &wr[s], &wb[s], &wp[s], in, cur[s], em, iota, pflags, SIDE); \
+      cur[s] += __builtin_popcount(em);                                                      \
+      act[s] = 0xffu;                                                                        \
+    } else {                                                                                 \
+      /* the slice's end: lanes left empty get all columns "down", so their children are     \
+       * dead (no stored child, no leaf count) without a lane mask in the loop */             \
       int avail = end[s] - cur[s];                                                           \
-      if (__builtin_expect(avail < 8, 0)) em = low_bits(em, avail);                          \
-      const int at = cur[s];                                                                 \
-      __m256i px = perm_expand(em);                                                          \
-      wl[s] = fill256(wl[s], _mm256_loadu_si256((const __m256i *)(iL + at)), px);            \
-      wd[s] = fill256(wd[s], _mm256_loadu_si256((const __m256i *)(iD + at)), px);            \
-      wr[s] = fill256(wr[s], _mm256_loadu_si256((const __m256i *)(iR + at)), px);            \
-      wb[s] = fill256(wb[s], _mm256_loadu_si256((const __m256i *)(iB + at)), px);            \
-      if (SIDE)                                                                              \
-        wp[s] = fill256(wp[s],                                                               \
-                        _mm256_or_si256(_mm256_add_epi32(iota, _mm256_set1_epi32(at)),       \
-                                        _mm256_and_si256(                                    \
-                                            _mm256_loadu_si256((const __m256i *)(iP + at)),  \
-                                            pflags)),                                        \
-                        px);                                                                 \
-      cur[s] = at + __builtin_popcount(em);                                                  \
-      act[s] |= em;                                                                          \
+      if (avail > 0) {                                                                       \
+        em = low_bits(em, avail);                                                            \
+        fill_lanes(&wl[s], &wd[s], &wr[s], &wb[s], &wp[s], in, cur[s], em, iota, pflags,     \
+                   SIDE);                                                                    \
+        cur[s] += __builtin_popcount(em);                                                    \
+      }                                                                                      \
+      __m256i ev = _mm256_cmpeq_epi32(wb[s], zero);                                          \
+      wd[s] = _mm256_or_si256(wd[s], ev);                                                    \
+      act[s] = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(ev)) & 0xffu;               \
     }                                                                                        \
     live |= act[s];                                                                          \
   }                                                                                          \
   if (!live) break;
 
+  /* wb & (wb - 1) drops the lowest column in two operations (the loop-carried chain). */
 #define CHILD256(s)                                                                          \
   __m256i bit = _mm256_and_si256(wb[s], _mm256_sub_epi32(zero, wb[s]));                      \
-  wb[s] = _mm256_xor_si256(wb[s], bit);                                                      \
+  wb[s] = _mm256_and_si256(wb[s], _mm256_add_epi32(wb[s], _mm256_set1_epi32(-1)));           \
   __m256i cl = _mm256_slli_epi32(_mm256_or_si256(wl[s], bit), 1);                            \
   __m256i cd = _mm256_or_si256(wd[s], bit);                                                  \
   __m256i cr = _mm256_srli_epi32(_mm256_or_si256(wr[s], bit), 1);                            \
@@ -792,52 +836,61 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
     const __m256i maskv = _mm256_set1_epi32((int)k->mask);
     const __m256i lastm = _mm256_set1_epi32((int)k->lastmask);
     const __m256i endv = _mm256_set1_epi32((int)k->endbit);
-    const int b2last = k->bound2 == k->n - 2;
-    uint64_t sols = 0;
+    const int b2last = b2row; /* yc == N-2 here */
+    /* Counted in vector accumulators (lanes of -1 added), without lane masks: a dead lane
+     * has cb = 0. Per step and lane, 2 + (cb == 0) + (cb has < 2 bits) row N-1 nodes. */
+    __m256i accn = zero, accs = zero;
+    int64_t steps = 0;
     for (;;) {
       REFILL256()
+      steps++;
       _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {
         CHILD256(s);
-        unsigned k1 = nz8(cb) & act[s];
-        unsigned k2 = nz8(_mm256_and_si256(cb, _mm256_sub_epi32(cb, one))) & k1;
-        nodes += (uint64_t)(__builtin_popcount(k1) + __builtin_popcount(k2));
+        accn = _mm256_add_epi32(
+            accn, _mm256_add_epi32(_mm256_cmpeq_epi32(cb, zero),
+                                   _mm256_cmpeq_epi32(
+                                       _mm256_and_si256(cb, _mm256_sub_epi32(cb, one)), zero)));
         __m256i f = _mm256_andnot_si256(cd, maskv);
         __m256i f1 = _mm256_and_si256(f, _mm256_sub_epi32(zero, f));
         __m256i f2 = _mm256_xor_si256(f, f1);
-        __m256i a1 = _mm256_or_si256(_mm256_slli_epi32(_mm256_or_si256(cl, f1), 1),
-                                     _mm256_srli_epi32(_mm256_or_si256(cr, f1), 1));
-        __m256i a2 = _mm256_or_si256(_mm256_slli_epi32(_mm256_or_si256(cl, f2), 1),
-                                     _mm256_srli_epi32(_mm256_or_si256(cr, f2), 1));
-        /* a lane is a solution when its column is allowed and the other one is not attacked */
-        unsigned ok1 = k1 & nz8(_mm256_and_si256(cb, f1)) & ~nz8(_mm256_and_si256(a1, f2));
-        unsigned ok2 = k1 & nz8(_mm256_and_si256(cb, f2)) & ~nz8(_mm256_and_si256(a2, f1));
+        /* Row N-2 takes f1 (or f2), row N-1 the other: a solution when the first is allowed,
+         * the other is not attacked by rows < N-2 (g; in the side part not in LASTMASK
+         * either) and the two are not adjacent (f2 == f1 << 1). */
+        __m256i g = _mm256_or_si256(_mm256_slli_epi32(cl, 1), _mm256_srli_epi32(cr, 1));
+        if (SIDE) g = _mm256_or_si256(g, lastm);
+        __m256i adj = _mm256_cmpeq_epi32(f2, _mm256_slli_epi32(f1, 1));
+        __m256i ok1 = _mm256_andnot_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi32(_mm256_and_si256(cb, f1), zero), adj),
+            _mm256_cmpeq_epi32(_mm256_and_si256(g, f2), zero));
+        __m256i ok2 = _mm256_andnot_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi32(_mm256_and_si256(cb, f2), zero), adj),
+            _mm256_cmpeq_epi32(_mm256_and_si256(g, f1), zero));
         if (!SIDE) {
-          sols += (uint64_t)(__builtin_popcount(ok1) + __builtin_popcount(ok2));
+          accs = _mm256_add_epi32(accs, _mm256_add_epi32(ok1, ok2));
         } else {
-          ok1 &= ~nz8(_mm256_and_si256(f2, lastm));
-          ok2 &= ~nz8(_mm256_and_si256(f1, lastm));
-          unsigned fl = nz8(_mm256_and_si256(cp, pflags));
-          unsigned slow1 = fl | ~nz8(_mm256_xor_si256(f2, endv));
-          unsigned slow2 = fl | ~nz8(_mm256_xor_si256(f1, endv));
+          /* the rotation check is needed only with a flag, ENDBIT last, or col 0 on BOUND2 */
+          __m256i fast = _mm256_cmpeq_epi32(_mm256_and_si256(cp, pflags), zero);
+          __m256i fast1 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f2, endv), fast);
+          __m256i fast2 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f1, endv), fast);
           if (b2last) {
-            slow1 |= ~nz8(_mm256_xor_si256(f1, one));
-            slow2 |= ~nz8(_mm256_xor_si256(f2, one));
+            fast1 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f1, one), fast1);
+            fast2 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f2, one), fast2);
           }
-          sols +=
-              (uint64_t)(__builtin_popcount(ok1 & ~slow1) + __builtin_popcount(ok2 & ~slow2));
-          ok1 &= slow1;
-          ok2 &= slow2;
-          if (__builtin_expect((ok1 | ok2) != 0, 0)) {
+          __m256i slow1 = _mm256_andnot_si256(fast1, ok1), slow2 = _mm256_andnot_si256(fast2, ok2);
+          accs = _mm256_add_epi32(accs, _mm256_add_epi32(_mm256_and_si256(ok1, fast1),
+                                                         _mm256_and_si256(ok2, fast2)));
+          if (__builtin_expect(!_mm256_testz_si256(_mm256_or_si256(slow1, slow2),
+                                                   _mm256_or_si256(slow1, slow2)), 0)) {
             uint32_t vb[8], vp[8], v1[8], v2[8];
             _mm256_storeu_si256((__m256i *)vb, bit);
             _mm256_storeu_si256((__m256i *)vp, wp[s]);
             _mm256_storeu_si256((__m256i *)v1, f1);
             _mm256_storeu_si256((__m256i *)v2, f2);
-            for (unsigned mm = ok1; mm; mm &= mm - 1) {
+            for (unsigned mm = 0xffu & ~empty8(slow1); mm; mm &= mm - 1) {
               int i = __builtin_ctz(mm);
               side_leaf(c, vp[i], vb[i], v1[i], v2[i]);
             }
-            for (unsigned mm = ok2; mm; mm &= mm - 1) {
+            for (unsigned mm = 0xffu & ~empty8(slow2); mm; mm &= mm - 1) {
               int i = __builtin_ctz(mm);
               side_leaf(c, vp[i], vb[i], v2[i], v1[i]);
             }
@@ -845,25 +898,28 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
         }
       }
     }
+    nodes += (uint64_t)(16 * NS256 * steps + hsum256(accn));
+    uint64_t sols = (uint64_t)(-hsum256(accs));
     k->c8 += sols;
     if (SIDE && c->nq) side_flush(c); /* before this chunk is overwritten */
     k->nodes += nodes;
     return;
   }
 
-  uint32_t *oL = c->L[yc], *oD = c->D[yc], *oR = c->R[yc], *oB = c->B[yc], *oP = c->P[yc];
+  uint32_t *out = c->L[yc];
   int m = 0;
   for (;;) {
     REFILL256()
     _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {
       CHILD256(s);
-      unsigned keep = nz8(cb) & act[s];
+      unsigned keep = ~empty8(cb) & 0xffu;
       __m256i px = perm_compress(keep);
-      _mm256_storeu_si256((__m256i *)(oL + m), _mm256_permutevar8x32_epi32(cl, px));
-      _mm256_storeu_si256((__m256i *)(oD + m), _mm256_permutevar8x32_epi32(cd, px));
-      _mm256_storeu_si256((__m256i *)(oR + m), _mm256_permutevar8x32_epi32(cr, px));
-      _mm256_storeu_si256((__m256i *)(oB + m), _mm256_permutevar8x32_epi32(cb, px));
-      if (SIDE) _mm256_storeu_si256((__m256i *)(oP + m), _mm256_permutevar8x32_epi32(cp, px));
+      uint32_t *o = out + m;
+      _mm256_storeu_si256((__m256i *)(o + AL), _mm256_permutevar8x32_epi32(cl, px));
+      _mm256_storeu_si256((__m256i *)(o + AD), _mm256_permutevar8x32_epi32(cd, px));
+      _mm256_storeu_si256((__m256i *)(o + AR), _mm256_permutevar8x32_epi32(cr, px));
+      _mm256_storeu_si256((__m256i *)(o + AB), _mm256_permutevar8x32_epi32(cb, px));
+      if (SIDE) _mm256_storeu_si256((__m256i *)(o + AP), _mm256_permutevar8x32_epi32(cp, px));
       m += __builtin_popcount(keep);
     }
     if (m > LV_CAP - 8 * NS256) {
@@ -879,8 +935,21 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
 #undef CHILD256
 }
 
-static T256 void lvl256_corner(bctx_t *c, int y, int n) { lvl256_body(c, y, n, 0); }
-static T256 void lvl256_side(bctx_t *c, int y, int n) { lvl256_body(c, y, n, 1); }
+static T256 void lvl256_corner(bctx_t *c, int y, int n) { lvl256_body(c, y, n, 0, 0); }
+/* The side part's rows with rules of their own get their own copy of the loop (as lvls_side),
+ * one per rule; the rare row with two (BOUND1 just above BOUND2) a copy with all of them. */
+static T256 void lvl256_side(bctx_t *c, int y, int n) {
+  const kctx_t *k = &c->k;
+  int r = (y + 1 == k->bound2 ? R256_B2ROW : 0) | (y == k->bound2 ? R256_F90 : 0) |
+          (y == k->bound1 ? R256_F270 : 0);
+  switch (r) {
+  case 0: lvl256_body(c, y, n, 1, 0); break;
+  case R256_B2ROW: lvl256_body(c, y, n, 1, R256_B2ROW); break;
+  case R256_F90: lvl256_body(c, y, n, 1, R256_F90); break;
+  case R256_F270: lvl256_body(c, y, n, 1, R256_F270); break;
+  default: lvl256_body(c, y, n, 1, R256_B2ROW | R256_F90 | R256_F270); break;
+  }
+}
 
 static int cpu_has(nq_kernel_t k) {
   __builtin_cpu_init();
