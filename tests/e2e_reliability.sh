@@ -258,6 +258,7 @@ print("reliability: liar: banned, %d invalid / %d valid results; honest clients 
 for i in $(seq 1 100); do kill -0 "$LIAR" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$LIAR" 2>/dev/null; then
   echo "reliability: liar client still running 10 s after the job finished (killed)"
+  kill "$LIAR" 2>/dev/null || true
 else
   set +e
   wait "$LIAR"
@@ -265,6 +266,7 @@ else
   set -e
   echo "reliability: liar client exited with status $lrc"
 fi
+stop_all
 echo "reliability: liar scenario took $((SECONDS - t0))s"
 # ---- 4. colluding owners caught by spot checks; a ban re-opens and re-verifies ------------------
 D="$TMP/collude"
