@@ -838,7 +838,8 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
     const __m256i endv = _mm256_set1_epi32((int)k->endbit);
     const int b2last = b2row; /* yc == N-2 here */
     /* Counted in vector accumulators (lanes of -1 added), without lane masks: a dead lane
-     * has cb = 0. Per step and lane, 2 + (cb == 0) + (cb has < 2 bits) row N-1 nodes. */
+     * has cb = 0. Per step and lane, 2 - [cb == 0] - [cb has < 2 bits] row N-1 nodes (each
+     * compare adds -1). */
     __m256i accn = zero, accs = zero;
     int64_t steps = 0;
     for (;;) {
