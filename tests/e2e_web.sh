@@ -68,6 +68,16 @@ client() { # client NAME STATE [extra args]: one nq-client run in the foreground
     --enrol "$(cat "$D/data/enrol.key")" --name "$name" --state "$TMP/$state" --threads 1 --priority normal "$@" \
     >>"$D/client-$name.log" 2>&1
 }
+# client_bg NAME STATE [extra args]: the same in the background, its pid (nq-client's own, not a
+# subshell's or timeout's, so that the EXIT trap's kill reaches it) in PIDS.
+client_bg() {
+  local name=$1 state=$2
+  shift 2
+  "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
+    --enrol "$(cat "$D/data/enrol.key")" --name "$name" --state "$TMP/$state" --threads 1 --priority normal "$@" \
+    >>"$D/client-$name.log" 2>&1 &
+  PIDS+=($!)
+}
 
 # Part of the job: each volunteer solves 6 units and stops, so the job waits half-done.
 client alice ca --public-name Alice.V --max-units 6 || fail "client alice failed"
@@ -105,10 +115,8 @@ assert [s.value for s in fam["nq_job_done"].samples] == [0.0]
 say "metrics parse (prometheus_client) with every family"
 
 # The rest of the job, then the finished page.
-client alice ca --public-name Alice.V --max-units 100000 &
-PIDS+=($!)
-client bob cb --max-units 100000 &
-PIDS+=($!)
+client_bg alice ca --public-name Alice.V --max-units 100000
+client_bg bob cb --max-units 100000
 for i in $(seq 1 1200); do
   [ "$(status 's["done"]')" = True ] && break
   [ "$i" -lt 1200 ] || fail "the job did not finish within 10 minutes"
