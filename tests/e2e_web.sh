@@ -61,21 +61,22 @@ m = re.search(r'id="%s"[^>]*>(.*?)<' % re.escape(sys.argv[2]), html, re.S)
 print(m.group(1).strip() if m else "")
 PYEOF
 }
-client() { # client NAME STATE [extra args]: one nq-client run in the foreground
+client_cmd() { # client_cmd NAME STATE [extra args]: CMD = the nq-client command line
   local name=$1 state=$2
   shift 2
-  timeout 300 "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
-    --enrol "$(cat "$D/data/enrol.key")" --name "$name" --state "$TMP/$state" --threads 1 --priority normal "$@" \
-    >>"$D/client-$name.log" 2>&1
+  CMD=("$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem"
+    --enrol "$(cat "$D/data/enrol.key")" --name "$name" --state "$TMP/$state" --threads 1
+    --priority normal "$@")
+}
+client() { # client NAME STATE [extra args]: one nq-client run in the foreground
+  client_cmd "$@"
+  timeout 300 "${CMD[@]}" >>"$D/client-$1.log" 2>&1
 }
 # client_bg NAME STATE [extra args]: the same in the background, its pid (nq-client's own, not a
 # subshell's or timeout's, so that the EXIT trap's kill reaches it) in PIDS.
 client_bg() {
-  local name=$1 state=$2
-  shift 2
-  "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
-    --enrol "$(cat "$D/data/enrol.key")" --name "$name" --state "$TMP/$state" --threads 1 --priority normal "$@" \
-    >>"$D/client-$name.log" 2>&1 &
+  client_cmd "$@"
+  "${CMD[@]}" >>"$D/client-$1.log" 2>&1 &
   PIDS+=($!)
 }
 
