@@ -699,9 +699,10 @@ static const uint8_t leaf_order[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
 static uint8_t leaf_sol[128], leaf_node[128]; /* index code | column << 5; column 3: all 0 */
 /* LEAF_B2N2's node orders: there LC_B1 says "a free side column", which row N-1 may not take */
 static uint8_t leaf_node_b2[128];
-#define LEAF_PLAIN 0
-#define LEAF_B2N3 1
-#define LEAF_B2N2 2
+#define LEAF_CORNER 0
+#define LEAF_SIDE 1
+#define LEAF_B2N3 2
+#define LEAF_B2N2 3
 static pthread_once_t leaf_once = PTHREAD_ONCE_INIT;
 
 static void leaf_init(void) {
@@ -738,17 +739,15 @@ static void leaf_init(void) {
     }
 }
 
-int nq_leaf_skip;
 /* The row N-3 chunk of n nodes at row y = N-3 (see the block comment above). MODE (a
- * compile-time constant): LEAF_PLAIN, or a side-part unit whose BOUND2 row is one of the last
+ * compile-time constant): LEAF_CORNER, LEAF_SIDE, or a side-part unit whose BOUND2 row is one of the last
  * rows: LEAF_B2N3 (BOUND2 = N-3: row N-3 keeps to the side columns while one of them is free,
  * and its queen on column 0 needs the rotation check), LEAF_B2N2 (BOUND2 = N-2: a free side
  * column cannot go to row N-1, see leaf_init; the row N-2 queen on column 0 needs the check). */
 static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, int y, int n,
                                                                      const int MODE) {
   kctx_t *k = &c->k;
-  if (nq_leaf_skip) return;
-  const int side = MODE != LEAF_PLAIN || k->side;
+  const int side = MODE != LEAF_CORNER;
   const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iP = c->P[y];
   const __m512i zero = _mm512_setzero_si512();
   const __m512i maskv = _mm512_set1_epi32((int)k->mask);
@@ -865,9 +864,10 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
 
 static T512L void leaf512_tab(bctx_t *c, int y, int n) {
   switch (c->leaf_tab) {
+  case 1 + LEAF_SIDE: leaf512_body(c, y, n, LEAF_SIDE); break;
   case 1 + LEAF_B2N3: leaf512_body(c, y, n, LEAF_B2N3); break;
   case 1 + LEAF_B2N2: leaf512_body(c, y, n, LEAF_B2N2); break;
-  default: leaf512_body(c, y, n, LEAF_PLAIN); break;
+  default: leaf512_body(c, y, n, LEAF_CORNER); break;
   }
 }
 
@@ -1165,24 +1165,30 @@ static T256 void lvl256_side(bctx_t *c, int y, int n) {
   }
 }
 
-/* Whether a unit's row N-3 chunks can go through leaf512_tab (see there). */
-static int leaf_tab_ok(const kctx_t *k) {
-  static atomic_int have; /* 0 = not yet known, 1 = no, 2 = yes */
-  int h = atomic_load_explicit(&have, memory_order_relaxed);
+/* The AVX-512 leaf tables: 0 = not yet decided, 1 = the CPU lacks them, 2 = on, 3 = off. */
+static atomic_int leaf_state;
+
+static int leaf_state_get(void) {
+  int h = atomic_load_explicit(&leaf_state, memory_order_relaxed);
   if (!h) {
     const char *env = getenv("NQ_LEAF");
-    h = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vpopcntdq") &&
-                __builtin_cpu_supports("avx512cd") && !(env && !strcmp(env, "0"))
-            ? 2
-            : 1;
-    if (h == 2) pthread_once(&leaf_once, leaf_init);
-    { extern int nq_leaf_skip; nq_leaf_skip = env && !strcmp(env, "skip"); }
-    atomic_store_explicit(&have, h, memory_order_relaxed);
+    if (!(__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vpopcntdq") &&
+          __builtin_cpu_supports("avx512cd")))
+      h = 1;
+    else
+      h = env && !strcmp(env, "0") ? 3 : 2;
+    pthread_once(&leaf_once, leaf_init);
+    atomic_store_explicit(&leaf_state, h, memory_order_relaxed);
   }
-  if (h != 2 || k->n > 28) return 0;
-  if (!k->side) return 1 + LEAF_PLAIN;
+  return h;
+}
+
+/* Whether (and how) a unit's row N-3 chunks go through leaf512_tab: 0, or 1 + its LEAF_ mode. */
+static int leaf_tab_ok(const kctx_t *k) {
+  if (leaf_state_get() != 2 || k->n > 28) return 0;
+  if (!k->side) return 1 + LEAF_CORNER;
   if (k->bound1 >= k->n - 3) return 0; /* (no such unit: BOUND1 < N-1-BOUND1) */
-  return 1 + (k->bound2 == k->n - 3 ? LEAF_B2N3 : k->bound2 == k->n - 2 ? LEAF_B2N2 : LEAF_PLAIN);
+  return 1 + (k->bound2 == k->n - 3 ? LEAF_B2N3 : k->bound2 == k->n - 2 ? LEAF_B2N2 : LEAF_SIDE);
 }
 
 static int cpu_has(nq_kernel_t k) {
@@ -1200,6 +1206,8 @@ static int cpu_has(nq_kernel_t k) {
 #else /* no x86 SIMD */
 
 static int cpu_has(nq_kernel_t k) { return k == NQ_KERNEL_AUTO || k == NQ_KERNEL_SCALAR; }
+static int leaf_state_get(void) { return 1; }
+static atomic_int leaf_state;
 
 #endif
 
@@ -1324,6 +1332,14 @@ int nq_fast_solve_unit_kernel(const nq_unit_t *u, nq_counts_t *out, nq_kernel_t 
 int nq_fast_solve_unit(const nq_unit_t *u, nq_counts_t *out) {
   return nq_fast_solve_unit_kernel(u, out, nq_fast_kernel_selected());
 }
+
+int nq_fast_leaf_table_set(int on) {
+  if (leaf_state_get() == 1) return on ? NQ_ESTATE : 0;
+  atomic_store_explicit(&leaf_state, on ? 2 : 3, memory_order_relaxed);
+  return 0;
+}
+
+int nq_fast_leaf_table_in_use(void) { return leaf_state_get() == 2; }
 
 const char *nq_fast_kernel_in_use(void) {
   return nq_fast_kernel_name(nq_fast_kernel_selected());
