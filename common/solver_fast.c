@@ -10,7 +10,9 @@
  * made and never stored. When a chunk fills, the next row is searched (recursively) before going
  * on, so memory stays bounded (LV_CAP nodes per row, cached per thread). A child on row N-2 is
  * never stored: its children (row N-1) are counted with a popcount and its solutions found from
- * its two free columns.
+ * its two free columns. Where the CPU allows, the avx512 variant goes one row further: a row N-3
+ * chunk is read linearly and each node's rows N-2 and N-1 (nodes and solutions) come from two
+ * small tables keyed by its three free columns (leaf512_tab).
  *
  * The side part's rotation check needs whole boards. Each stored node keeps its parent's index
  * and two flags saying whether a placed row can make the check matter (column 0 on BOUND2,
@@ -680,12 +682,17 @@ static T512 void lvl512_side(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 1);
  * first two rows are legal, i.e. the row N-1 nodes. The node count is then |a| + that set's
  * size, exactly what the in-place leaf adds.
  *
- * The side part's solutions that need the rotation check (a flag in the P word, or ENDBIT among
- * the free columns) are taken lane by lane (rare). Units whose BOUND2 is N-3 or N-2 (their row
- * rules reach the last rows) keep lvl512_body's leaf; so does N > 28 (a code's window must stay
- * inside the lane) and a CPU without AVX512-VBMI, VPOPCNTDQ and CD. */
+ * The side part's solutions that need the rotation check (every one of a node with a flag in its
+ * P word, and those that put ENDBIT on row N-1) are compress-stored and handed to side_leaf after
+ * the loop, so the loop makes no call (a call there made GCC spill its vector constants, and
+ * 30-40% of the vectors have such a solution). Side units whose BOUND2 row is N-3 or N-2 have
+ * modes of their own (see leaf512_body). N > 28 (a code's window must stay inside its lane) and
+ * CPUs without AVX512-VBMI, VPOPCNTDQ and CD keep lvl512_body's leaf. Measured against that leaf:
+ * 1.14x at N = 17, 1.09x at N = 18 (docs/performance.md). */
 
-#define T512L __attribute__((target("avx512f,avx512vl,avx512bw,avx512vbmi,avx512vpopcntdq,avx512cd,bmi,bmi2,popcnt")))
+#define T512L                                                                               \
+  __attribute__((target("avx512f,avx512vl,avx512bw,avx512vbmi,avx512vpopcntdq,avx512cd,bmi,"  \
+                        "bmi2,popcnt")))
 
 /* The orders of the three free columns: {row N-3, row N-2, row N-1} as indices into f1..f3. */
 static const uint8_t leaf_order[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
@@ -739,11 +746,14 @@ static void leaf_init(void) {
     }
 }
 
-/* The row N-3 chunk of n nodes at row y = N-3 (see the block comment above). MODE (a
- * compile-time constant): LEAF_CORNER, LEAF_SIDE, or a side-part unit whose BOUND2 row is one of the last
- * rows: LEAF_B2N3 (BOUND2 = N-3: row N-3 keeps to the side columns while one of them is free,
- * and its queen on column 0 needs the rotation check), LEAF_B2N2 (BOUND2 = N-2: a free side
- * column cannot go to row N-1, see leaf_init; the row N-2 queen on column 0 needs the check). */
+/* The row N-3 chunk of n nodes at row y = N-3 (see the block comment above): adds its rows
+ * N-2 and N-1 to k->nodes, its solutions to k->c8 or (rotation check) to the side_leaf queue,
+ * which it flushes. MODE (a compile-time constant): LEAF_CORNER, LEAF_SIDE, or a side-part unit
+ * whose BOUND2 row is one of the last rows: LEAF_B2N3 (BOUND2 = N-3: row N-3 keeps to the side
+ * columns while one of them is free, and its queen on column 0 needs the rotation check),
+ * LEAF_B2N2 (BOUND2 = N-2: a free side column cannot go to row N-1, a rule per column like the
+ * others: with one side column free, row N-3 or N-2 must take it; with both, those two rows;
+ * and its row N-2 queen on column 0 needs the check). */
 static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, int y, int n,
                                                                      const int MODE) {
   kctx_t *k = &c->k;
@@ -771,7 +781,8 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
   const __m512i endv = _mm512_set1_epi32((int)k->endbit);
   const __m512i endm1 = _mm512_set1_epi32((int)(k->endbit - 1));
   /* by ENDBIT's rank among the free columns: the orders that put it on row N-1 */
-  const __m512i endord = _mm512_setr_epi32(0x28, 0x12, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i endord =
+      _mm512_setr_epi32(0x28, 0x12, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i allord = _mm512_set1_epi32(0x3f);
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   uint32_t s_at[LV_CAP + 16], s_sb[LV_CAP + 16]; /* queued: node index, orders */
@@ -792,17 +803,21 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
         _mm512_slli_epi32(_mm512_lzcnt_epi32(f), 16), 0xfe);
     ctrl = _mm512_xor_si512(ctrl, oddk);
     __m512i a = _mm512_ternarylogic_epi32(rowy, l, r, 0x10); /* rowy & ~l & ~r */
-    if (MODE == LEAF_B2N3) { /* as lvl512_body's refill on the BOUND2 row */
+    if (MODE == LEAF_B2N3) { /* as lvl512_body's refill on the BOUND2 row (a stored node has a
+                                side column down, so "none" cannot occur) */
       __mmask16 part = _mm512_cmpneq_epi32_mask(_mm512_and_si512(d, sidem), sidem);
       a = _mm512_mask_and_epi32(a, part, a, sidem);
     }
     __m512i l2 = _mm512_slli_epi32(l, 2);
-    __m512i b2 = _mm512_ternarylogic_epi32(l2, r, nrow2, 0xfe);         /* (B2 << 1) */
-    __m512i b1 = _mm512_ternarylogic_epi32(_mm512_slli_epi32(l, 4), r, lastm2, 0xfe); /* B1 << 2 */
+    /* b2 = (l << 1 | r >> 1 | row N-2's forbidden columns) << 1, b1 = (l << 2 | r >> 2 |
+     * LASTMASK) << 2: bit p + 1 and bit p + 2 are column p's (r's low bits never matter) */
+    __m512i b2 = _mm512_ternarylogic_epi32(l2, r, nrow2, 0xfe);
+    __m512i b1 = _mm512_ternarylogic_epi32(_mm512_slli_epi32(l, 4), r, lastm2, 0xfe);
     __m512i ma = _mm512_multishift_epi64_epi8(ctrl, a);
     __m512i m2 = _mm512_multishift_epi64_epi8(ctrl, b2);
     __m512i m1 = _mm512_multishift_epi64_epi8(ctrl, b1);
     __m512i mf = _mm512_multishift_epi64_epi8(ctrl, _mm512_slli_epi32(f, 2));
+    /* code bit 0 from ma, 1 from m2, 2 from m1, 3-4 (F at p + 1, p + 2) from mf */
     __m512i t = _mm512_ternarylogic_epi32(sel1, ma, m2, 0xca);
     t = _mm512_ternarylogic_epi32(sel2, t, m1, 0xca);
     t = _mm512_ternarylogic_epi32(sel3, t, mf, 0xca);
@@ -837,8 +852,8 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
                                 allord);
       __m512i sb = _mm512_and_si512(rs, e);
       __mmask16 slow = _mm512_mask_test_epi32_mask(valid, sb, sb);
-      _mm512_storeu_si512(s_at + ns, _mm512_maskz_compress_epi32(slow, _mm512_add_epi32(
-                                                                           iota, _mm512_set1_epi32(i))));
+      __m512i at = _mm512_add_epi32(iota, _mm512_set1_epi32(i));
+      _mm512_storeu_si512(s_at + ns, _mm512_maskz_compress_epi32(slow, at));
       _mm512_storeu_si512(s_sb + ns, _mm512_maskz_compress_epi32(slow, sb));
       ns += __builtin_popcount(_cvtmask16_u32(slow));
       sc = _mm512_andnot_si512(e, rs);
