@@ -10,7 +10,9 @@
  * made and never stored. When a chunk fills, the next row is searched (recursively) before going
  * on, so memory stays bounded (LV_CAP nodes per row, cached per thread). A child on row N-2 is
  * never stored: its children (row N-1) are counted with a popcount and its solutions found from
- * its two free columns.
+ * its two free columns. Where the CPU allows, the avx512 variant goes one row further: a row N-3
+ * chunk is read linearly and each node's rows N-2 and N-1 (nodes and solutions) come from two
+ * small tables keyed by its three free columns (leaf512_tab).
  *
  * The side part's rotation check needs whole boards. Each stored node keeps its parent's index
  * and two flags saying whether a placed row can make the check matter (column 0 on BOUND2,
@@ -174,6 +176,7 @@ typedef struct bctx_s {
   kctx_t k;
   uint32_t *L[NQ_MAX_N], *D[NQ_MAX_N], *R[NQ_MAX_N], *B[NQ_MAX_N], *P[NQ_MAX_N];
   void *mem;
+  int leaf_tab; /* AVX-512: row N-3 chunks by leaf512_tab (see there) */
   /* side-part solutions waiting for the rotation check (see side_leaf) */
   int nq;
   uint32_t q_idx[LEAFQ], q_bit[LEAFQ], q_c2[LEAFQ], q_c1[LEAFQ];
@@ -462,6 +465,7 @@ static void lvls_side(bctx_t *c, int y, int n) {
 
 static T512 void lvl512_corner(bctx_t *c, int y, int n);
 static T512 void lvl512_side(bctx_t *c, int y, int n);
+static void leaf512_tab(bctx_t *c, int y, int n);
 
 /* Independent lane groups per chunk: each takes its own slice of the chunk's nodes, so the
  * groups' dependency chains (test -> refill -> lowest bit) overlap instead of queueing. */
@@ -565,6 +569,10 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
                             _mm512_set1_epi32((int)PF_270))
 
   if (yc == k->n - 2) {
+    if (c->leaf_tab) {
+      leaf512_tab(c, y, n);
+      return;
+    }
     /* Children on row N-2: done in place (see row_n2). */
     const __m512i maskv = _mm512_set1_epi32((int)k->mask);
     const __m512i lastm = _mm512_set1_epi32((int)k->lastmask);
@@ -657,6 +665,226 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
 
 static T512 void lvl512_corner(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 0); }
 static T512 void lvl512_side(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 1); }
+
+/* ---- AVX-512, row N-3 chunks from two small tables ----
+ *
+ * A row N-3 node has exactly three free columns f1 < f2 < f3 (N-3 queens are placed), and its
+ * whole subtree (the children on rows N-2 and N-1 that lvl512_body makes and counts, and the
+ * solutions) depends only on, per free column: whether row N-3 may use it (a), whether the
+ * placed queens' diagonals (and the row's rules) block it on row N-2 (b2) and on row N-1 (b1,
+ * with LASTMASK), and whether the next free column is one or two columns further (the only
+ * distances that make the last three queens attack each other). So a chunk is done linearly,
+ * 16 nodes per vector and no refill: per node, each free column's 5-bit code is cut out of the
+ * masks with one vpmultishiftqb per mask (a byte per column, at the column's position), and
+ * looked up (vpermi2b, a 128-byte table in two registers, index = code | column << 5) as a
+ * 6-bit set of the orders (which column goes to rows N-3, N-2, N-1) that this column allows;
+ * the three sets ANDed give the orders that are solutions, and a second table the orders whose
+ * first two rows are legal, i.e. the row N-1 nodes. The node count is then |a| + that set's
+ * size, exactly what the in-place leaf adds.
+ *
+ * The side part's solutions that need the rotation check (every one of a node with a flag in its
+ * P word, and those that put ENDBIT on row N-1) are compress-stored and handed to side_leaf after
+ * the loop, so the loop makes no call (a call there made GCC spill its vector constants, and
+ * 30-40% of the vectors have such a solution). Side units whose BOUND2 row is N-3 or N-2 have
+ * modes of their own (see leaf512_body). N > 28 (a code's window must stay inside its lane) and
+ * CPUs without AVX512-VBMI, VPOPCNTDQ and CD keep lvl512_body's leaf. Measured against that leaf:
+ * 1.14x at N = 17, 1.09x at N = 18 (docs/performance.md). */
+
+#define T512L                                                                               \
+  __attribute__((target("avx512f,avx512vl,avx512bw,avx512vbmi,avx512vpopcntdq,avx512cd,bmi,"  \
+                        "bmi2,popcnt")))
+
+/* The orders of the three free columns: {row N-3, row N-2, row N-1} as indices into f1..f3. */
+static const uint8_t leaf_order[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                         {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+/* Code bits: */
+#define LC_A 1   /* row N-3 may use the column */
+#define LC_B2 2  /* row N-2 may not (the placed queens' diagonals, the row's rules) */
+#define LC_B1 4  /* row N-1 may not (the placed queens' diagonals, LASTMASK) */
+#define LC_N1 8  /* the next free column is the adjacent one */
+#define LC_N2 16 /* the next free column is two columns further */
+static uint8_t leaf_sol[128], leaf_node[128]; /* index code | column << 5; column 3: all 0 */
+/* LEAF_B2N2's node orders: there LC_B1 says "a free side column", which row N-1 may not take */
+static uint8_t leaf_node_b2[128];
+#define LEAF_CORNER 0
+#define LEAF_SIDE 1
+#define LEAF_B2N3 2
+#define LEAF_B2N2 3
+static pthread_once_t leaf_once = PTHREAD_ONCE_INIT;
+
+static void leaf_init(void) {
+  for (int col = 0; col < 3; col++)
+    for (int code = 0; code < 32; code++) {
+      uint8_t so = 0, no = 0, nb = 0;
+      for (int j = 0; j < 6; j++) {
+        int role = 0, next = 0; /* the rows (0, 1, 2 for N-3, N-2, N-1) of col and col + 1 */
+        for (int i = 0; i < 3; i++) {
+          if (leaf_order[j][i] == col) role = i;
+          if (leaf_order[j][i] == col + 1) next = i;
+        }
+        int okn = role == 0 ? (code & LC_A) != 0 : role == 1 ? !(code & LC_B2) : 1;
+        int oks = role == 2 ? !(code & LC_B1) : okn;
+        if (col < 2) {
+          int rd = role > next ? role - next : next - role;
+          /* Adjacent columns attack each other on adjacent rows; columns two apart on rows two
+           * apart. (When f2 = f1 + 1 and f3 = f1 + 2, LC_N2 of f1 is f3, not f2; but then f2 is
+           * adjacent to both others and every order already fails.) */
+          if (code & LC_N1) {
+            if (rd == 1) oks = 0;
+            if (rd == 1 && role + next == 1) okn = 0; /* rows N-3 and N-2 */
+          } else if ((code & LC_N2) && rd == 2) {
+            oks = 0;
+          }
+        }
+        so |= (uint8_t)(oks << j);
+        no |= (uint8_t)(okn << j);
+        nb |= (uint8_t)((okn && !(role == 2 && (code & LC_B1))) << j);
+      }
+      leaf_sol[col << 5 | code] = so;
+      leaf_node[col << 5 | code] = no;
+      leaf_node_b2[col << 5 | code] = nb;
+    }
+}
+
+/* The row N-3 chunk of n nodes at row y = N-3 (see the block comment above): adds its rows
+ * N-2 and N-1 to k->nodes, its solutions to k->c8 or (rotation check) to the side_leaf queue,
+ * which it flushes. MODE (a compile-time constant): LEAF_CORNER, LEAF_SIDE, or a side-part unit
+ * whose BOUND2 row is one of the last rows: LEAF_B2N3 (BOUND2 = N-3: row N-3 keeps to the side
+ * columns while one of them is free, and its queen on column 0 needs the rotation check),
+ * LEAF_B2N2 (BOUND2 = N-2: a free side column cannot go to row N-1, a rule per column like the
+ * others: with one side column free, row N-3 or N-2 must take it; with both, those two rows;
+ * and its row N-2 queen on column 0 needs the check). */
+static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, int y, int n,
+                                                                     const int MODE) {
+  kctx_t *k = &c->k;
+  const int side = MODE != LEAF_CORNER;
+  const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iP = c->P[y];
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i maskv = _mm512_set1_epi32((int)k->mask);
+  const __m512i rowy = _mm512_set1_epi32((int)k->rowmask[y]);
+  /* the codes' sources, each placed so that its bit for column p is bit p + (its code bit) */
+  const __m512i nrow2 = _mm512_set1_epi32((int)((k->mask & ~k->rowmask[y + 1]) << 1));
+  const __m512i lastm2 = _mm512_set1_epi32((int)((side ? k->lastmask : 0) << 2));
+  const __m512i oddk = _mm512_set_epi32(0x3f3f3f, 0x1f1f1f, 0x3f3f3f, 0x1f1f1f, 0x3f3f3f,
+                                        0x1f1f1f, 0x3f3f3f, 0x1f1f1f, 0x3f3f3f, 0x1f1f1f,
+                                        0x3f3f3f, 0x1f1f1f, 0x3f3f3f, 0x1f1f1f, 0x3f3f3f, 0x1f1f1f);
+  const __m512i sel1 = _mm512_set1_epi8(0x01), sel2 = _mm512_set1_epi8(0x03),
+                sel3 = _mm512_set1_epi8(0x07);
+  const __m512i kkeep = _mm512_set1_epi32(0x001f1f1f), kcol = _mm512_set1_epi32(0x60402000);
+  const __m512i ts0 = _mm512_loadu_si512(leaf_sol), ts1 = _mm512_loadu_si512(leaf_sol + 64);
+  const uint8_t *tnode = MODE == LEAF_B2N2 ? leaf_node_b2 : leaf_node;
+  const __m512i tn0 = _mm512_loadu_si512(tnode), tn1 = _mm512_loadu_si512(tnode + 64);
+  const __m512i sidem = _mm512_set1_epi32((int)k->sidemask);
+  const __m512i side2 = _mm512_set1_epi32((int)(k->sidemask << 2));
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i pflags = _mm512_set1_epi32((int)PF_FLAGS);
+  const __m512i endv = _mm512_set1_epi32((int)k->endbit);
+  const __m512i endm1 = _mm512_set1_epi32((int)(k->endbit - 1));
+  /* by ENDBIT's rank among the free columns: the orders that put it on row N-1 */
+  const __m512i endord =
+      _mm512_setr_epi32(0x28, 0x12, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i allord = _mm512_set1_epi32(0x3f);
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  uint32_t s_at[LV_CAP + 16], s_sb[LV_CAP + 16]; /* queued: node index, orders */
+  int ns = 0;
+  __m512i accn = zero, accs = zero;
+  for (int i = 0; i < n; i += 16) {
+    const __mmask16 valid = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+    __m512i l = _mm512_loadu_si512(iL + i), d = _mm512_loadu_si512(iD + i),
+            r = _mm512_loadu_si512(iR + i);
+    __m512i f = _mm512_andnot_si512(d, maskv);
+    __m512i f1 = _mm512_and_si512(f, _mm512_sub_epi32(zero, f));
+    __m512i rest = _mm512_xor_si512(f, f1);
+    __m512i f2 = _mm512_and_si512(rest, _mm512_sub_epi32(zero, rest));
+    /* each column's position (31 - lzcnt) as a byte of the multishift control; odd lanes are
+     * the high half of their qword */
+    __m512i ctrl = _mm512_ternarylogic_epi32(
+        _mm512_lzcnt_epi32(f1), _mm512_slli_epi32(_mm512_lzcnt_epi32(f2), 8),
+        _mm512_slli_epi32(_mm512_lzcnt_epi32(f), 16), 0xfe);
+    ctrl = _mm512_xor_si512(ctrl, oddk);
+    __m512i a = _mm512_ternarylogic_epi32(rowy, l, r, 0x10); /* rowy & ~l & ~r */
+    if (MODE == LEAF_B2N3) { /* as lvl512_body's refill on the BOUND2 row (a stored node has a
+                                side column down, so "none" cannot occur) */
+      __mmask16 part = _mm512_cmpneq_epi32_mask(_mm512_and_si512(d, sidem), sidem);
+      a = _mm512_mask_and_epi32(a, part, a, sidem);
+    }
+    __m512i l2 = _mm512_slli_epi32(l, 2);
+    /* b2 = (l << 1 | r >> 1 | row N-2's forbidden columns) << 1, b1 = (l << 2 | r >> 2 |
+     * LASTMASK) << 2: bit p + 1 and bit p + 2 are column p's (r's low bits never matter) */
+    __m512i b2 = _mm512_ternarylogic_epi32(l2, r, nrow2, 0xfe);
+    __m512i b1 = _mm512_ternarylogic_epi32(_mm512_slli_epi32(l, 4), r, lastm2, 0xfe);
+    __m512i ma = _mm512_multishift_epi64_epi8(ctrl, a);
+    __m512i m2 = _mm512_multishift_epi64_epi8(ctrl, b2);
+    __m512i m1 = _mm512_multishift_epi64_epi8(ctrl, b1);
+    __m512i mf = _mm512_multishift_epi64_epi8(ctrl, _mm512_slli_epi32(f, 2));
+    /* code bit 0 from ma, 1 from m2, 2 from m1, 3-4 (F at p + 1, p + 2) from mf */
+    __m512i t = _mm512_ternarylogic_epi32(sel1, ma, m2, 0xca);
+    t = _mm512_ternarylogic_epi32(sel2, t, m1, 0xca);
+    t = _mm512_ternarylogic_epi32(sel3, t, mf, 0xca);
+    __m512i idx = _mm512_ternarylogic_epi32(t, kkeep, kcol, 0xea); /* (t & keep) | col */
+    __m512i rs = _mm512_permutex2var_epi8(ts0, idx, ts1);
+    __m512i rn;
+    if (MODE == LEAF_B2N2) { /* the node orders from the side columns' rule instead of b1 */
+      __m512i ms = _mm512_multishift_epi64_epi8(ctrl, side2);
+      __m512i tt = _mm512_ternarylogic_epi32(sel3, _mm512_ternarylogic_epi32(sel2, t, ms, 0xca),
+                                             mf, 0xca);
+      rn = _mm512_permutex2var_epi8(tn0, _mm512_ternarylogic_epi32(tt, kkeep, kcol, 0xea), tn1);
+    } else {
+      rn = _mm512_permutex2var_epi8(tn0, idx, tn1);
+    }
+    rs = _mm512_ternarylogic_epi32(rs, _mm512_srli_epi32(rs, 8), _mm512_srli_epi32(rs, 16), 0x80);
+    rn = _mm512_ternarylogic_epi32(rn, _mm512_srli_epi32(rn, 8), _mm512_srli_epi32(rn, 16), 0x80);
+    __m512i nd = _mm512_add_epi32(_mm512_popcnt_epi32(_mm512_and_si512(a, f)),
+                                  _mm512_popcnt_epi32(rn));
+    accn = _mm512_mask_add_epi32(accn, valid, accn, nd);
+    __m512i sc = rs; /* the solutions counted here */
+    if (side) {
+      /* Solutions that need the rotation check: every one of a node with a flag, and those
+       * whose row N-1 column is ENDBIT (the orders with that column last, by its rank among
+       * the three). They are queued after the loop: no call (and no register spills) here. */
+      __m512i rank = _mm512_popcnt_epi32(_mm512_and_si512(f, endm1));
+      __m512i e = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f, endv), rank, endord);
+      if (MODE == LEAF_B2N3) /* row N-3 (BOUND2) on column 0: the orders with f1 first */
+        e = _mm512_mask_or_epi32(e, _mm512_test_epi32_mask(f, one), e, _mm512_set1_epi32(0x03));
+      if (MODE == LEAF_B2N2) /* row N-2 (BOUND2) on column 0: the orders with f1 second */
+        e = _mm512_mask_or_epi32(e, _mm512_test_epi32_mask(f, one), e, _mm512_set1_epi32(0x14));
+      e = _mm512_mask_mov_epi32(e, _mm512_test_epi32_mask(_mm512_loadu_si512(iP + i), pflags),
+                                allord);
+      __m512i sb = _mm512_and_si512(rs, e);
+      __mmask16 slow = _mm512_mask_test_epi32_mask(valid, sb, sb);
+      __m512i at = _mm512_add_epi32(iota, _mm512_set1_epi32(i));
+      _mm512_storeu_si512(s_at + ns, _mm512_maskz_compress_epi32(slow, at));
+      _mm512_storeu_si512(s_sb + ns, _mm512_maskz_compress_epi32(slow, sb));
+      ns += __builtin_popcount(_cvtmask16_u32(slow));
+      sc = _mm512_andnot_si512(e, rs);
+    }
+    accs = _mm512_mask_add_epi32(accs, valid, accs, _mm512_popcnt_epi32(sc));
+  }
+  for (int q = 0; q < ns; q++) {
+    const int at = (int)s_at[q];
+    uint32_t fr = k->mask & ~iD[at], fc[3];
+    for (int t = 0; t < 3; t++) {
+      fc[t] = fr & (0u - fr);
+      fr ^= fc[t];
+    }
+    for (unsigned mm = s_sb[q]; mm; mm &= mm - 1) {
+      const uint8_t *o = leaf_order[__builtin_ctz(mm)];
+      side_leaf(c, (uint32_t)at, fc[o[0]], fc[o[1]], fc[o[2]]);
+    }
+  }
+  k->nodes += (uint64_t)(uint32_t)_mm512_reduce_add_epi32(accn);
+  k->c8 += (uint64_t)(uint32_t)_mm512_reduce_add_epi32(accs);
+  if (side && c->nq) side_flush(c); /* before this chunk is overwritten */
+}
+
+static T512L void leaf512_tab(bctx_t *c, int y, int n) {
+  switch (c->leaf_tab) {
+  case 1 + LEAF_SIDE: leaf512_body(c, y, n, LEAF_SIDE); break;
+  case 1 + LEAF_B2N3: leaf512_body(c, y, n, LEAF_B2N3); break;
+  case 1 + LEAF_B2N2: leaf512_body(c, y, n, LEAF_B2N2); break;
+  default: leaf512_body(c, y, n, LEAF_CORNER); break;
+  }
+}
 
 /* AVX2 has no compress/expand: lane permutations come from two 256-entry tables of byte indices
  * (2 KB each, indexed by an 8-bit lane mask) rather than from BMI2 pdep/pext, which AMD CPUs
@@ -952,6 +1180,32 @@ static T256 void lvl256_side(bctx_t *c, int y, int n) {
   }
 }
 
+/* The AVX-512 leaf tables: 0 = not yet decided, 1 = the CPU lacks them, 2 = on, 3 = off. */
+static atomic_int leaf_state;
+
+static int leaf_state_get(void) {
+  int h = atomic_load_explicit(&leaf_state, memory_order_relaxed);
+  if (!h) {
+    const char *env = getenv("NQ_LEAF");
+    if (!(__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vpopcntdq") &&
+          __builtin_cpu_supports("avx512cd")))
+      h = 1;
+    else
+      h = env && !strcmp(env, "0") ? 3 : 2;
+    pthread_once(&leaf_once, leaf_init);
+    atomic_store_explicit(&leaf_state, h, memory_order_relaxed);
+  }
+  return h;
+}
+
+/* Whether (and how) a unit's row N-3 chunks go through leaf512_tab: 0, or 1 + its LEAF_ mode. */
+static int leaf_tab_ok(const kctx_t *k) {
+  if (leaf_state_get() != 2 || k->n > 28) return 0;
+  if (!k->side) return 1 + LEAF_CORNER;
+  if (k->bound1 >= k->n - 3) return 0; /* (no such unit: BOUND1 < N-1-BOUND1) */
+  return 1 + (k->bound2 == k->n - 3 ? LEAF_B2N3 : k->bound2 == k->n - 2 ? LEAF_B2N2 : LEAF_SIDE);
+}
+
 static int cpu_has(nq_kernel_t k) {
   __builtin_cpu_init();
   if (k == NQ_KERNEL_AVX512)
@@ -967,6 +1221,8 @@ static int cpu_has(nq_kernel_t k) {
 #else /* no x86 SIMD */
 
 static int cpu_has(nq_kernel_t k) { return k == NQ_KERNEL_AUTO || k == NQ_KERNEL_SCALAR; }
+static int leaf_state_get(void) { return 1; }
+static atomic_int leaf_state;
 
 #endif
 
@@ -974,6 +1230,7 @@ static int cpu_has(nq_kernel_t k) { return k == NQ_KERNEL_AUTO || k == NQ_KERNEL
 static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern) {
   bctx_t cx, *c = &cx;
   c->nq = 0;
+  c->leaf_tab = 0;
   c->mem = NULL;
   c->k = *k;
   int rc = bctx_alloc(c);
@@ -993,6 +1250,7 @@ static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern)
     switch (kern) {
 #if NQ_HAVE_X86_SIMD
     case NQ_KERNEL_AVX512:
+      c->leaf_tab = leaf_tab_ok(k);
       if (k->side) lvl512_side(c, y0, 1); else lvl512_corner(c, y0, 1);
       break;
     case NQ_KERNEL_AVX2:
@@ -1089,6 +1347,14 @@ int nq_fast_solve_unit_kernel(const nq_unit_t *u, nq_counts_t *out, nq_kernel_t 
 int nq_fast_solve_unit(const nq_unit_t *u, nq_counts_t *out) {
   return nq_fast_solve_unit_kernel(u, out, nq_fast_kernel_selected());
 }
+
+int nq_fast_leaf_table_set(int on) {
+  if (leaf_state_get() == 1) return on ? NQ_ESTATE : 0;
+  atomic_store_explicit(&leaf_state, on ? 2 : 3, memory_order_relaxed);
+  return 0;
+}
+
+int nq_fast_leaf_table_in_use(void) { return leaf_state_get() == 2; }
 
 const char *nq_fast_kernel_in_use(void) {
   return nq_fast_kernel_name(nq_fast_kernel_selected());

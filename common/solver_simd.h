@@ -36,4 +36,14 @@ int nq_fast_kernel_set(nq_kernel_t k);
  * AUTO means the best available one (ignoring NQ_KERNEL). */
 int nq_fast_solve_unit_kernel(const nq_unit_t *u, nq_counts_t *out, nq_kernel_t k);
 
+/* The avx512 variant counts each node of row N-3 with its subtree from two small tables (rows
+ * N-3..N-1 at once, see leaf512_tab in solver_fast.c) where the CPU also has AVX512-VBMI,
+ * VPOPCNTDQ and CD and N <= 28; otherwise it makes those rows' nodes one by one as the other
+ * variants do. Same counts either way. nq_fast_leaf_table_set(0) turns the tables off and (1) back
+ * on, for every thread (NQ_ESTATE for 1 where the CPU lacks them); NQ_LEAF=0 in the environment
+ * starts with them off. For tests and benchmarks. nq_fast_leaf_table_in_use() says whether the
+ * avx512 variant uses them now. */
+int nq_fast_leaf_table_set(int on);
+int nq_fast_leaf_table_in_use(void);
+
 #endif

@@ -2,7 +2,8 @@
  * run) returns exactly the reference's c2, c4, c8 and node count, unit by unit: every unit of
  * N = 4..13 at depths 2, 3, 4; random units of N = 15/16 at deeper depths; random deep units of
  * N up to 32 (including units whose search is one or two rows long); the variants also agree with
- * one another on larger units, and kernel selection (NQ_KERNEL, nq_fast_kernel_set) works. */
+ * one another on larger units, and kernel selection (NQ_KERNEL, nq_fast_kernel_set) works. The
+ * avx512 variant is checked with and without its leaf tables (nq_fast_leaf_table_set). */
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
@@ -42,6 +43,14 @@ static void check_variants(const nq_unit_t *u, const nq_counts_t *want) {
     memset(&got, 0xa5, sizeof got);
     ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
     assert_same(u, want, &got, nq_fast_kernel_name(variants[i]));
+    if (variants[i] == NQ_KERNEL_AVX512 && nq_fast_leaf_table_in_use()) {
+      /* the same variant without its leaf tables (the path of CPUs that lack VBMI) */
+      ck_assert_int_eq(nq_fast_leaf_table_set(0), 0);
+      memset(&got, 0xa5, sizeof got);
+      ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
+      ck_assert_int_eq(nq_fast_leaf_table_set(1), 0);
+      assert_same(u, want, &got, "avx512 without leaf tables");
+    }
   }
   memset(&got, 0xa5, sizeof got);
   ck_assert_int_eq(nq_fast_solve_unit(u, &got), 0);
