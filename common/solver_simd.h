@@ -1,5 +1,6 @@
-/* nq: internal interface of the fast kernel's variants (common/solver_fast.c). Not installed:
- * tests and benchmarks use it to run one variant on purpose and compare it with the others.
+/* nq: internal interface of the fast kernel's variants (common/solver_fast.c, solver_x86.c). Not
+ * installed: tests and benchmarks use it to run one variant on purpose and compare it with the
+ * others.
  *
  * Every variant returns exactly the counts of nq_ref_solve_unit, nodes included.
  *   scalar  row-batched search in portable C, one child per step, branch-free
@@ -37,7 +38,7 @@ int nq_fast_kernel_set(nq_kernel_t k);
 int nq_fast_solve_unit_kernel(const nq_unit_t *u, nq_counts_t *out, nq_kernel_t k);
 
 /* The avx512 variant counts each node of row N-3 with its subtree from two small tables (rows
- * N-3..N-1 at once, see leaf512_tab in solver_fast.c) where the CPU also has AVX512-VBMI,
+ * N-3..N-1 at once, see leaf512_tab in solver_x86.c) where the CPU also has AVX512-VBMI,
  * VPOPCNTDQ and CD and N <= 28; otherwise it makes those rows' nodes one by one as the other
  * variants do. Same counts either way. nq_fast_leaf_table_set(0) turns the tables off and (1) back
  * on, for every thread (NQ_ESTATE for 1 where the CPU lacks them); NQ_LEAF=0 in the environment

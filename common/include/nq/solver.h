@@ -50,7 +50,8 @@ int nq_small_n(int n, nq_counts_t *out);
 int nq_ref_solve_n(int n, nq_counts_t *out);
 
 /* The fast kernel, one thread: a row-batched, branch-free search, in SIMD lanes where the CPU
- * has AVX-512 or AVX2 (common/solver_fast.c). Counts and nodes equal the reference exactly. */
+ * has AVX-512 or AVX2 (common/solver_fast.c, solver_x86.c). Counts and nodes equal the
+ * reference exactly. */
 int nq_fast_solve_unit(const nq_unit_t *u, nq_counts_t *out);
 /* The variant nq_fast_solve_unit runs on this machine: "scalar", "avx2" or "avx512". */
 const char *nq_fast_kernel_in_use(void);

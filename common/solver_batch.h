@@ -1,0 +1,93 @@
+/* nq: what the fast kernel's two files share. common/solver_fast.c holds the unit settings, the
+ * chunk buffers, the side part's rotation check, the portable scalar variant and the selection;
+ * common/solver_x86.c the x86-64 SIMD variants (avx512 with its row N-3 tables, avx2). Internal:
+ * not installed, included by those two files only. The search itself is described at the top of
+ * solver_fast.c. */
+#ifndef NQ_SOLVER_BATCH_H
+#define NQ_SOLVER_BATCH_H
+
+#include "nq/solver.h"
+#include "solver_simd.h"
+
+#include <stdint.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(NQ_NO_SIMD)
+#define NQ_HAVE_X86_SIMD 1
+#else
+#define NQ_HAVE_X86_SIMD 0
+#endif
+
+/* ---- what every variant shares: the unit's settings, and the counts ---- */
+
+typedef struct kctx_s {
+  int n, y0, side;
+  uint32_t mask, sidemask, lastmask, topbit, endbit;
+  int bound1, bound2;
+  uint32_t rowmask[NQ_MAX_N];  /* mask minus the columns rows < BOUND1 may not use */
+  uint32_t board[NQ_MAX_N];    /* rows < y0 from the unit; deeper rows filled by the search */
+  uint64_t nodes, c2, c4, c8;
+} kctx_t;
+
+/* ---- batched search: chunk buffers, parent words, side-part leaves ---- */
+
+#define LV_CAP 1024           /* nodes one row's chunk holds before its children are searched */
+#define LV_STRIDE (LV_CAP + 32) /* room for one vector store past the cap, and the zero padding */
+#define LEAFQ 32                /* side-part solutions whose boards are rebuilt together */
+
+typedef struct bctx_s {
+  kctx_t k;
+  uint32_t *L[NQ_MAX_N], *D[NQ_MAX_N], *R[NQ_MAX_N], *B[NQ_MAX_N], *P[NQ_MAX_N];
+  void *mem;
+  int leaf_tab; /* AVX-512: row N-3 chunks by leaf512_tab (see there) */
+  /* side-part solutions waiting for the rotation check (see side_leaf) */
+  int nq;
+  uint32_t q_idx[LEAFQ], q_bit[LEAFQ], q_c2[LEAFQ], q_c1[LEAFQ];
+  uint32_t q_board[LEAFQ][NQ_MAX_N];
+} bctx_t;
+
+/* A side-part node's P word: its parent's index in the row above, and two flags that say whether
+ * a placed row already makes the rotation check necessary (see side_class: column 0 on row
+ * BOUND2, column N-1 on row BOUND1). A solution with neither flag and whose last row is not
+ * ENDBIT counts in COUNT8 at once; only the others rebuild their board. */
+#define PF_90 (1u << 30)
+#define PF_270 (1u << 31)
+#define PF_FLAGS (PF_90 | PF_270)
+#define P_IDX (~PF_FLAGS)
+
+/* Rebuild and classify the queued side-part solutions (solver_fast.c). */
+void nq_side_flush(bctx_t *c);
+
+/* A side-part solution that needs the rotation check: its row N-3 node is entry idx (a P word)
+ * of that row's chunk and took column bit; rows N-2 and N-1 are c2 and c1. */
+static inline void side_leaf(bctx_t *c, uint32_t idx, uint32_t bit, uint32_t c2, uint32_t c1) {
+  int j = c->nq;
+  c->q_idx[j] = idx & P_IDX;
+  c->q_bit[j] = bit;
+  c->q_c2[j] = c2;
+  c->q_c1[j] = c1;
+  if (++c->nq == LEAFQ) nq_side_flush(c);
+}
+
+/* A row's five arrays are consecutive, LV_STRIDE apart (see bctx_alloc): one base pointer. */
+#define AL 0
+#define AD LV_STRIDE
+#define AR (2 * LV_STRIDE)
+#define AB (3 * LV_STRIDE)
+#define AP (4 * LV_STRIDE)
+
+/* ---- the x86-64 SIMD variants (solver_x86.c; without SIMD, answers for scalar alone) ---- */
+
+/* Non-zero when this CPU (and OS) can run variant k; AUTO and SCALAR always can. */
+int nq_x86_cpu_has(nq_kernel_t k);
+#if NQ_HAVE_X86_SIMD
+/* Search the unit of c from its one node on row y0 with the avx512 or the avx2 variant (which
+ * the CPU must have). */
+void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k);
+#endif
+/* The avx512 variant's row N-3 tables: 1 = the CPU lacks them, 2 = on, 3 = off (decided on the
+ * first call: NQ_LEAF=0 in the environment starts with them off). */
+int nq_x86_leaf_state(void);
+/* Turn them on (on != 0) or off; only where nq_x86_leaf_state() is not 1. */
+void nq_x86_leaf_state_set(int on);
+
+#endif

@@ -1,0 +1,799 @@
+/* nq: the fast kernel's x86-64 SIMD variants, avx512 (with its row N-3 tables) and avx2. The search
+ * they run, the chunk buffers and the side part's rotation check are described in solver_fast.c,
+ * which also holds the scalar variant and picks the variant; what the two files share is in
+ * solver_batch.h. The code is compiled with function-level target attributes, so the build needs
+ * no -m flags, and runs only where nq_x86_cpu_has says the CPU can. */
+#include "solver_batch.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- batched search, x86-64 SIMD ---- */
+
+#if NQ_HAVE_X86_SIMD
+
+#include <immintrin.h>
+
+#define T512 __attribute__((target("avx512f,avx512vl,avx512bw,bmi,bmi2,popcnt")))
+#define T256 __attribute__((target("avx2,bmi,bmi2,popcnt")))
+
+static T512 void lvl512_corner(bctx_t *c, int y, int n);
+static T512 void lvl512_side(bctx_t *c, int y, int n);
+static void leaf512_tab(bctx_t *c, int y, int n);
+
+/* Independent lane groups per chunk: each takes its own slice of the chunk's nodes, so the
+ * groups' dependency chains (test -> refill -> lowest bit) overlap instead of queueing. */
+#define NS512 2
+
+/* One chunk of row y (n > 0 nodes, all with free columns): search it and, through recursion,
+ * everything below it. SIDE is a compile-time constant after inlining.
+ *
+ * The refill is the loop's critical path (a lane's last column taken -> the lane is refilled ->
+ * its next column), so it stays in the mask registers (knot/kor, no round trip through a
+ * general register) and does not load the nodes' free columns: they are recomputed from l, d, r
+ * (one ternlog), which also saves storing them. Measured against the previous kernel: 1.09x
+ * (AVX-512, N = 17, docs/performance.md). */
+static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, int y, int n,
+                                                                    const int SIDE) {
+  kctx_t *k = &c->k;
+  const int yc = y + 1;
+  const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iP = c->P[y];
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i pflags = _mm512_set1_epi32((int)PF_FLAGS);
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i topv = _mm512_set1_epi32((int)k->topbit);
+  const int f90row = SIDE && y == k->bound2, f270row = SIDE && y == k->bound1;
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i rowm = _mm512_set1_epi32((int)k->rowmask[yc]);
+  const __m512i sidem = _mm512_set1_epi32((int)k->sidemask);
+  const int b2row = SIDE && yc == k->bound2;
+  /* this row's rules, to recompute a parent's free columns (a stored node has some, so the
+   * BOUND2 row's "none of the side columns" case cannot occur) */
+  const __m512i rowy = _mm512_set1_epi32((int)k->rowmask[y]);
+  const int b2here = SIDE && y == k->bound2;
+  __m512i wl[NS512], wd[NS512], wr[NS512], wb[NS512], wp[NS512];
+  int cur[NS512], end[NS512];
+  uint64_t nodes = 0;
+  for (int s = 0; s < NS512; s++) {
+    wl[s] = wd[s] = wr[s] = wb[s] = wp[s] = zero;
+    cur[s] = (int)((int64_t)n * s / NS512);
+    end[s] = (int)((int64_t)n * (s + 1) / NS512);
+  }
+
+  /* Refill the empty lanes of every group from its slice; act[s] = lanes with a parent. */
+#define REFILL512()                                                                          \
+  __mmask16 act[NS512];                                                                      \
+  __mmask16 live = 0;                                                                        \
+  _Pragma("GCC unroll 4") for (int s = 0; s < NS512; s++) {                                  \
+    act[s] = _mm512_test_epi32_mask(wb[s], wb[s]);                                           \
+    if (cur[s] < end[s]) {                                                                   \
+      __mmask16 em = _knot_mask16(act[s]);                                                   \
+      int avail = end[s] - cur[s];                                                           \
+      if (__builtin_expect(avail < 16, 0))                                                   \
+        em = (__mmask16)_pdep_u32((1u << avail) - 1, _cvtmask16_u32(em));                   \
+      const int at = cur[s];                                                                 \
+      wl[s] = _mm512_mask_expand_epi32(wl[s], (__mmask16)em, _mm512_loadu_si512(iL + at));   \
+      wd[s] = _mm512_mask_expand_epi32(wd[s], (__mmask16)em, _mm512_loadu_si512(iD + at));   \
+      wr[s] = _mm512_mask_expand_epi32(wr[s], (__mmask16)em, _mm512_loadu_si512(iR + at));   \
+      {                                                                                      \
+        /* a stored node's free columns are recomputed, not stored */                        \
+        __m512i nb = _mm512_ternarylogic_epi32(rowy, _mm512_or_si512(wl[s], wd[s]), wr[s], 0x10); \
+        if (b2here) {                                                                        \
+          __m512i sd = _mm512_and_si512(wd[s], sidem);                                       \
+          __mmask16 part = _mm512_cmpneq_epi32_mask(sd, sidem);                              \
+          nb = _mm512_mask_and_epi32(nb, part, nb, sidem);                                   \
+        }                                                                                    \
+        wb[s] = _mm512_mask_mov_epi32(wb[s], (__mmask16)em, nb);                             \
+      }                                                                                      \
+      if (SIDE)                                                                              \
+        wp[s] = _mm512_mask_expand_epi32(                                                    \
+            wp[s], (__mmask16)em,                                                            \
+            _mm512_ternarylogic_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(at)),          \
+                                      _mm512_loadu_si512(iP + at), pflags, 0xf8));           \
+      cur[s] = at + __builtin_popcount(_cvtmask16_u32(em));                                  \
+      act[s] = _kor_mask16(act[s], em);                                                      \
+    }                                                                                        \
+    live = _kor_mask16(live, act[s]);                                                        \
+  }                                                                                          \
+  if (_kortestz_mask16_u8(live, live)) break;
+
+  /* Each lane's parent takes its lowest free column: the child's masks and allowed columns. */
+#define CHILD512(s)                                                                          \
+  __m512i bit = _mm512_and_si512(wb[s], _mm512_sub_epi32(zero, wb[s]));                      \
+  wb[s] = _mm512_xor_si512(wb[s], bit);                                                      \
+  __m512i cl = _mm512_slli_epi32(_mm512_or_si512(wl[s], bit), 1);                            \
+  __m512i cd = _mm512_or_si512(wd[s], bit);                                                  \
+  __m512i cr = _mm512_srli_epi32(_mm512_or_si512(wr[s], bit), 1);                            \
+  /* rowmask & ~(cl | cd | cr) */                                                            \
+  __m512i cb = _mm512_ternarylogic_epi32(rowm, _mm512_or_si512(cl, cd), cr, 0x10);           \
+  if (b2row) {                                                                               \
+    __m512i sd = _mm512_and_si512(cd, sidem);                                                \
+    __mmask16 none = _mm512_testn_epi32_mask(sd, sd);                                        \
+    __mmask16 part = _mm512_cmpneq_epi32_mask(sd, sidem) & (__mmask16)~none;                 \
+    cb = _mm512_maskz_mov_epi32((__mmask16)~none, cb);                                       \
+    cb = _mm512_mask_and_epi32(cb, part, cb, sidem);                                         \
+  }                                                                                          \
+  nodes += (uint64_t)__builtin_popcount(act[s]);                                            \
+  __m512i cp = wp[s];                                                                        \
+  if (f90row)                                                                                \
+    cp = _mm512_mask_or_epi32(cp, _mm512_cmpeq_epi32_mask(bit, one), cp,                     \
+                              _mm512_set1_epi32((int)PF_90));                                \
+  if (f270row)                                                                               \
+  cp = _mm512_mask_or_epi32(cp, _mm512_cmpeq_epi32_mask(bit, topv), cp,                      \
+                            _mm512_set1_epi32((int)PF_270))
+
+  if (yc == k->n - 2) {
+    if (c->leaf_tab) {
+      leaf512_tab(c, y, n);
+      return;
+    }
+    /* Children on row N-2: done in place (see row_n2). */
+    const __m512i maskv = _mm512_set1_epi32((int)k->mask);
+    const __m512i lastm = _mm512_set1_epi32((int)k->lastmask);
+    const __m512i endv = _mm512_set1_epi32((int)k->endbit);
+    const int b2last = k->bound2 == k->n - 2;
+    uint64_t sols = 0;
+    for (;;) {
+      REFILL512()
+      _Pragma("GCC unroll 4") for (int s = 0; s < NS512; s++) {
+        CHILD512(s);
+        __mmask16 k1 = _mm512_mask_test_epi32_mask(act[s], cb, cb);
+        __mmask16 k2 = _mm512_mask_test_epi32_mask(k1, cb, _mm512_sub_epi32(cb, one));
+        nodes += (uint64_t)(__builtin_popcount(k1) + __builtin_popcount(k2));
+        __m512i f = _mm512_andnot_si512(cd, maskv);
+        __m512i f1 = _mm512_and_si512(f, _mm512_sub_epi32(zero, f));
+        __m512i f2 = _mm512_xor_si512(f, f1);
+        __m512i a1 = _mm512_or_si512(_mm512_slli_epi32(_mm512_or_si512(cl, f1), 1),
+                                     _mm512_srli_epi32(_mm512_or_si512(cr, f1), 1));
+        __m512i a2 = _mm512_or_si512(_mm512_slli_epi32(_mm512_or_si512(cl, f2), 1),
+                                     _mm512_srli_epi32(_mm512_or_si512(cr, f2), 1));
+        __mmask16 ok1 =
+            _mm512_mask_testn_epi32_mask(_mm512_mask_test_epi32_mask(k1, cb, f1), a1, f2);
+        __mmask16 ok2 =
+            _mm512_mask_testn_epi32_mask(_mm512_mask_test_epi32_mask(k1, cb, f2), a2, f1);
+        if (!SIDE) {
+          sols += (uint64_t)(__builtin_popcount(ok1) + __builtin_popcount(ok2));
+        } else {
+          ok1 = _mm512_mask_testn_epi32_mask(ok1, f2, lastm);
+          ok2 = _mm512_mask_testn_epi32_mask(ok2, f1, lastm);
+          /* the rotation check is needed only with a flag, ENDBIT last, or col 0 on BOUND2 */
+          __mmask16 fl = _mm512_test_epi32_mask(cp, pflags);
+          __mmask16 slow1 = fl | _mm512_cmpeq_epi32_mask(f2, endv);
+          __mmask16 slow2 = fl | _mm512_cmpeq_epi32_mask(f1, endv);
+          if (b2last) {
+            slow1 |= _mm512_cmpeq_epi32_mask(f1, one);
+            slow2 |= _mm512_cmpeq_epi32_mask(f2, one);
+          }
+          sols += (uint64_t)(__builtin_popcount(ok1 & ~slow1) + __builtin_popcount(ok2 & ~slow2));
+          ok1 &= slow1;
+          ok2 &= slow2;
+          if (__builtin_expect(ok1 | ok2, 0)) {
+            uint32_t vb[16], vp[16], v1[16], v2[16];
+            _mm512_storeu_si512(vb, bit);
+            _mm512_storeu_si512(vp, wp[s]);
+            _mm512_storeu_si512(v1, f1);
+            _mm512_storeu_si512(v2, f2);
+            for (unsigned mm = ok1; mm; mm &= mm - 1) {
+              int i = __builtin_ctz(mm);
+              side_leaf(c, vp[i], vb[i], v1[i], v2[i]);
+            }
+            for (unsigned mm = ok2; mm; mm &= mm - 1) {
+              int i = __builtin_ctz(mm);
+              side_leaf(c, vp[i], vb[i], v2[i], v1[i]);
+            }
+          }
+        }
+      }
+    }
+    k->c8 += sols;
+    if (SIDE && c->nq) nq_side_flush(c); /* before this chunk is overwritten */
+    k->nodes += nodes;
+    return;
+  }
+
+  uint32_t *oL = c->L[yc], *oD = c->D[yc], *oR = c->R[yc], *oP = c->P[yc];
+  int m = 0;
+  for (;;) {
+    REFILL512()
+    _Pragma("GCC unroll 4") for (int s = 0; s < NS512; s++) {
+      CHILD512(s);
+      __mmask16 keep = _mm512_mask_test_epi32_mask(act[s], cb, cb);
+      _mm512_storeu_si512(oL + m, _mm512_maskz_compress_epi32(keep, cl));
+      _mm512_storeu_si512(oD + m, _mm512_maskz_compress_epi32(keep, cd));
+      _mm512_storeu_si512(oR + m, _mm512_maskz_compress_epi32(keep, cr));
+      if (SIDE) _mm512_storeu_si512(oP + m, _mm512_maskz_compress_epi32(keep, cp));
+      m += __builtin_popcount(keep);
+    }
+    if (m > LV_CAP - 16 * NS512) {
+      if (SIDE) lvl512_side(c, yc, m); else lvl512_corner(c, yc, m);
+      m = 0;
+    }
+  }
+  if (m) {
+    if (SIDE) lvl512_side(c, yc, m); else lvl512_corner(c, yc, m);
+  }
+  k->nodes += nodes;
+#undef REFILL512
+#undef CHILD512
+}
+
+static T512 void lvl512_corner(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 0); }
+static T512 void lvl512_side(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 1); }
+
+/* ---- AVX-512, row N-3 chunks from two small tables ----
+ *
+ * A row N-3 node has exactly three free columns f1 < f2 < f3 (N-3 queens are placed), and its
+ * whole subtree (the children on rows N-2 and N-1 that lvl512_body makes and counts, and the
+ * solutions) depends only on, per free column: whether row N-3 may use it (a), whether the
+ * placed queens' diagonals (and the row's rules) block it on row N-2 (b2) and on row N-1 (b1,
+ * with LASTMASK), and whether the next free column is one or two columns further (the only
+ * distances that make the last three queens attack each other). So a chunk is done linearly,
+ * 16 nodes per vector and no refill: per node, each free column's 5-bit code is cut out of the
+ * masks with one vpmultishiftqb per mask (a byte per column, at the column's position), and
+ * looked up (vpermi2b, a 128-byte table in two registers, index = code | column << 5) as a
+ * 6-bit set of the orders (which column goes to rows N-3, N-2, N-1) that this column allows;
+ * the three sets ANDed give the orders that are solutions, and a second table the orders whose
+ * first two rows are legal, i.e. the row N-1 nodes. The node count is then |a| + that set's
+ * size, exactly what the in-place leaf adds.
+ *
+ * The side part's solutions that need the rotation check (every one of a node with a flag in its
+ * P word, and those that put ENDBIT on row N-1) are compress-stored and handed to side_leaf after
+ * the loop, so the loop makes no call (a call there made GCC spill its vector constants, and
+ * 30-40% of the vectors have such a solution). Side units whose BOUND2 row is N-3 or N-2 have
+ * modes of their own (see leaf512_body). N > 28 (a code's window must stay inside its lane) and
+ * CPUs without AVX512-VBMI, VPOPCNTDQ and CD keep lvl512_body's leaf. Measured against that leaf:
+ * 1.14x at N = 17, 1.09x at N = 18 (docs/performance.md). */
+
+#define T512L                                                                               \
+  __attribute__((target("avx512f,avx512vl,avx512bw,avx512vbmi,avx512vpopcntdq,avx512cd,bmi,"  \
+                        "bmi2,popcnt")))
+
+/* The orders of the three free columns: {row N-3, row N-2, row N-1} as indices into f1..f3. */
+static const uint8_t leaf_order[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                         {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+/* Code bits: */
+#define LC_A 1   /* row N-3 may use the column */
+#define LC_B2 2  /* row N-2 may not (the placed queens' diagonals, the row's rules) */
+#define LC_B1 4  /* row N-1 may not (the placed queens' diagonals, LASTMASK) */
+#define LC_N1 8  /* the next free column is the adjacent one */
+#define LC_N2 16 /* the next free column is two columns further */
+static uint8_t leaf_sol[128], leaf_node[128]; /* index code | column << 5; column 3: all 0 */
+/* LEAF_B2N2's node orders: there LC_B1 says "a free side column", which row N-1 may not take */
+static uint8_t leaf_node_b2[128];
+#define LEAF_CORNER 0
+#define LEAF_SIDE 1
+#define LEAF_B2N3 2
+#define LEAF_B2N2 3
+static pthread_once_t leaf_once = PTHREAD_ONCE_INIT;
+
+static void leaf_init(void) {
+  for (int col = 0; col < 3; col++)
+    for (int code = 0; code < 32; code++) {
+      uint8_t so = 0, no = 0, nb = 0;
+      for (int j = 0; j < 6; j++) {
+        int role = 0, next = 0; /* the rows (0, 1, 2 for N-3, N-2, N-1) of col and col + 1 */
+        for (int i = 0; i < 3; i++) {
+          if (leaf_order[j][i] == col) role = i;
+          if (leaf_order[j][i] == col + 1) next = i;
+        }
+        int okn = role == 0 ? (code & LC_A) != 0 : role == 1 ? !(code & LC_B2) : 1;
+        int oks = role == 2 ? !(code & LC_B1) : okn;
+        if (col < 2) {
+          int rd = role > next ? role - next : next - role;
+          /* Adjacent columns attack each other on adjacent rows; columns two apart on rows two
+           * apart. (When f2 = f1 + 1 and f3 = f1 + 2, LC_N2 of f1 is f3, not f2; but then f2 is
+           * adjacent to both others and every order already fails.) */
+          if (code & LC_N1) {
+            if (rd == 1) oks = 0;
+            if (rd == 1 && role + next == 1) okn = 0; /* rows N-3 and N-2 */
+          } else if ((code & LC_N2) && rd == 2) {
+            oks = 0;
+          }
+        }
+        so |= (uint8_t)(oks << j);
+        no |= (uint8_t)(okn << j);
+        nb |= (uint8_t)((okn && !(role == 2 && (code & LC_B1))) << j);
+      }
+      leaf_sol[col << 5 | code] = so;
+      leaf_node[col << 5 | code] = no;
+      leaf_node_b2[col << 5 | code] = nb;
+    }
+}
+
+/* The row N-3 chunk of n nodes at row y = N-3 (see the block comment above): adds its rows
+ * N-2 and N-1 to k->nodes, its solutions to k->c8 or (rotation check) to the side_leaf queue,
+ * which it flushes. MODE (a compile-time constant): LEAF_CORNER, LEAF_SIDE, or a side-part unit
+ * whose BOUND2 row is one of the last rows: LEAF_B2N3 (BOUND2 = N-3: row N-3 keeps to the side
+ * columns while one of them is free, and its queen on column 0 needs the rotation check),
+ * LEAF_B2N2 (BOUND2 = N-2: a free side column cannot go to row N-1, a rule per column like the
+ * others: with one side column free, row N-3 or N-2 must take it; with both, those two rows;
+ * and its row N-2 queen on column 0 needs the check). */
+static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, int y, int n,
+                                                                     const int MODE) {
+  kctx_t *k = &c->k;
+  const int side = MODE != LEAF_CORNER;
+  const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iP = c->P[y];
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i maskv = _mm512_set1_epi32((int)k->mask);
+  const __m512i rowy = _mm512_set1_epi32((int)k->rowmask[y]);
+  /* the codes' sources, each placed so that its bit for column p is bit p + (its code bit) */
+  const __m512i nrow2 = _mm512_set1_epi32((int)((k->mask & ~k->rowmask[y + 1]) << 1));
+  const __m512i lastm2 = _mm512_set1_epi32((int)((side ? k->lastmask : 0) << 2));
+  const __m512i oddk = _mm512_set_epi32(0x3f3f3f, 0x1f1f1f, 0x3f3f3f, 0x1f1f1f, 0x3f3f3f,
+                                        0x1f1f1f, 0x3f3f3f, 0x1f1f1f, 0x3f3f3f, 0x1f1f1f,
+                                        0x3f3f3f, 0x1f1f1f, 0x3f3f3f, 0x1f1f1f, 0x3f3f3f, 0x1f1f1f);
+  const __m512i sel1 = _mm512_set1_epi8(0x01), sel2 = _mm512_set1_epi8(0x03),
+                sel3 = _mm512_set1_epi8(0x07);
+  const __m512i kkeep = _mm512_set1_epi32(0x001f1f1f), kcol = _mm512_set1_epi32(0x60402000);
+  const __m512i ts0 = _mm512_loadu_si512(leaf_sol), ts1 = _mm512_loadu_si512(leaf_sol + 64);
+  const uint8_t *tnode = MODE == LEAF_B2N2 ? leaf_node_b2 : leaf_node;
+  const __m512i tn0 = _mm512_loadu_si512(tnode), tn1 = _mm512_loadu_si512(tnode + 64);
+  const __m512i sidem = _mm512_set1_epi32((int)k->sidemask);
+  const __m512i side2 = _mm512_set1_epi32((int)(k->sidemask << 2));
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i pflags = _mm512_set1_epi32((int)PF_FLAGS);
+  const __m512i endv = _mm512_set1_epi32((int)k->endbit);
+  const __m512i endm1 = _mm512_set1_epi32((int)(k->endbit - 1));
+  /* by ENDBIT's rank among the free columns: the orders that put it on row N-1 */
+  const __m512i endord =
+      _mm512_setr_epi32(0x28, 0x12, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i allord = _mm512_set1_epi32(0x3f);
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  uint32_t s_at[LV_CAP + 16], s_sb[LV_CAP + 16]; /* queued: node index, orders */
+  int ns = 0;
+  __m512i accn = zero, accs = zero;
+  for (int i = 0; i < n; i += 16) {
+    const __mmask16 valid = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+    __m512i l = _mm512_loadu_si512(iL + i), d = _mm512_loadu_si512(iD + i),
+            r = _mm512_loadu_si512(iR + i);
+    __m512i f = _mm512_andnot_si512(d, maskv);
+    __m512i f1 = _mm512_and_si512(f, _mm512_sub_epi32(zero, f));
+    __m512i rest = _mm512_xor_si512(f, f1);
+    __m512i f2 = _mm512_and_si512(rest, _mm512_sub_epi32(zero, rest));
+    /* each column's position (31 - lzcnt) as a byte of the multishift control; odd lanes are
+     * the high half of their qword */
+    __m512i ctrl = _mm512_ternarylogic_epi32(
+        _mm512_lzcnt_epi32(f1), _mm512_slli_epi32(_mm512_lzcnt_epi32(f2), 8),
+        _mm512_slli_epi32(_mm512_lzcnt_epi32(f), 16), 0xfe);
+    ctrl = _mm512_xor_si512(ctrl, oddk);
+    __m512i a = _mm512_ternarylogic_epi32(rowy, l, r, 0x10); /* rowy & ~l & ~r */
+    if (MODE == LEAF_B2N3) { /* as lvl512_body's refill on the BOUND2 row (a stored node has a
+                                side column down, so "none" cannot occur) */
+      __mmask16 part = _mm512_cmpneq_epi32_mask(_mm512_and_si512(d, sidem), sidem);
+      a = _mm512_mask_and_epi32(a, part, a, sidem);
+    }
+    __m512i l2 = _mm512_slli_epi32(l, 2);
+    /* b2 = (l << 1 | r >> 1 | row N-2's forbidden columns) << 1, b1 = (l << 2 | r >> 2 |
+     * LASTMASK) << 2: bit p + 1 and bit p + 2 are column p's (r's low bits never matter) */
+    __m512i b2 = _mm512_ternarylogic_epi32(l2, r, nrow2, 0xfe);
+    __m512i b1 = _mm512_ternarylogic_epi32(_mm512_slli_epi32(l, 4), r, lastm2, 0xfe);
+    __m512i ma = _mm512_multishift_epi64_epi8(ctrl, a);
+    __m512i m2 = _mm512_multishift_epi64_epi8(ctrl, b2);
+    __m512i m1 = _mm512_multishift_epi64_epi8(ctrl, b1);
+    __m512i mf = _mm512_multishift_epi64_epi8(ctrl, _mm512_slli_epi32(f, 2));
+    /* code bit 0 from ma, 1 from m2, 2 from m1, 3-4 (F at p + 1, p + 2) from mf */
+    __m512i t = _mm512_ternarylogic_epi32(sel1, ma, m2, 0xca);
+    t = _mm512_ternarylogic_epi32(sel2, t, m1, 0xca);
+    t = _mm512_ternarylogic_epi32(sel3, t, mf, 0xca);
+    __m512i idx = _mm512_ternarylogic_epi32(t, kkeep, kcol, 0xea); /* (t & keep) | col */
+    __m512i rs = _mm512_permutex2var_epi8(ts0, idx, ts1);
+    __m512i rn;
+    if (MODE == LEAF_B2N2) { /* the node orders from the side columns' rule instead of b1 */
+      __m512i ms = _mm512_multishift_epi64_epi8(ctrl, side2);
+      __m512i tt = _mm512_ternarylogic_epi32(sel3, _mm512_ternarylogic_epi32(sel2, t, ms, 0xca),
+                                             mf, 0xca);
+      rn = _mm512_permutex2var_epi8(tn0, _mm512_ternarylogic_epi32(tt, kkeep, kcol, 0xea), tn1);
+    } else {
+      rn = _mm512_permutex2var_epi8(tn0, idx, tn1);
+    }
+    rs = _mm512_ternarylogic_epi32(rs, _mm512_srli_epi32(rs, 8), _mm512_srli_epi32(rs, 16), 0x80);
+    rn = _mm512_ternarylogic_epi32(rn, _mm512_srli_epi32(rn, 8), _mm512_srli_epi32(rn, 16), 0x80);
+    __m512i nd = _mm512_add_epi32(_mm512_popcnt_epi32(_mm512_and_si512(a, f)),
+                                  _mm512_popcnt_epi32(rn));
+    accn = _mm512_mask_add_epi32(accn, valid, accn, nd);
+    __m512i sc = rs; /* the solutions counted here */
+    if (side) {
+      /* Solutions that need the rotation check: every one of a node with a flag, and those
+       * whose row N-1 column is ENDBIT (the orders with that column last, by its rank among
+       * the three). They are queued after the loop: no call (and no register spills) here. */
+      __m512i rank = _mm512_popcnt_epi32(_mm512_and_si512(f, endm1));
+      __m512i e = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f, endv), rank, endord);
+      if (MODE == LEAF_B2N3) /* row N-3 (BOUND2) on column 0: the orders with f1 first */
+        e = _mm512_mask_or_epi32(e, _mm512_test_epi32_mask(f, one), e, _mm512_set1_epi32(0x03));
+      if (MODE == LEAF_B2N2) /* row N-2 (BOUND2) on column 0: the orders with f1 second */
+        e = _mm512_mask_or_epi32(e, _mm512_test_epi32_mask(f, one), e, _mm512_set1_epi32(0x14));
+      e = _mm512_mask_mov_epi32(e, _mm512_test_epi32_mask(_mm512_loadu_si512(iP + i), pflags),
+                                allord);
+      __m512i sb = _mm512_and_si512(rs, e);
+      __mmask16 slow = _mm512_mask_test_epi32_mask(valid, sb, sb);
+      __m512i at = _mm512_add_epi32(iota, _mm512_set1_epi32(i));
+      _mm512_storeu_si512(s_at + ns, _mm512_maskz_compress_epi32(slow, at));
+      _mm512_storeu_si512(s_sb + ns, _mm512_maskz_compress_epi32(slow, sb));
+      ns += __builtin_popcount(_cvtmask16_u32(slow));
+      sc = _mm512_andnot_si512(e, rs);
+    }
+    accs = _mm512_mask_add_epi32(accs, valid, accs, _mm512_popcnt_epi32(sc));
+  }
+  for (int q = 0; q < ns; q++) {
+    const int at = (int)s_at[q];
+    uint32_t fr = k->mask & ~iD[at], fc[3];
+    for (int t = 0; t < 3; t++) {
+      fc[t] = fr & (0u - fr);
+      fr ^= fc[t];
+    }
+    for (unsigned mm = s_sb[q]; mm; mm &= mm - 1) {
+      const uint8_t *o = leaf_order[__builtin_ctz(mm)];
+      side_leaf(c, (uint32_t)at, fc[o[0]], fc[o[1]], fc[o[2]]);
+    }
+  }
+  k->nodes += (uint64_t)(uint32_t)_mm512_reduce_add_epi32(accn);
+  k->c8 += (uint64_t)(uint32_t)_mm512_reduce_add_epi32(accs);
+  if (side && c->nq) nq_side_flush(c); /* before this chunk is overwritten */
+}
+
+static T512L void leaf512_tab(bctx_t *c, int y, int n) {
+  switch (c->leaf_tab) {
+  case 1 + LEAF_SIDE: leaf512_body(c, y, n, LEAF_SIDE); break;
+  case 1 + LEAF_B2N3: leaf512_body(c, y, n, LEAF_B2N3); break;
+  case 1 + LEAF_B2N2: leaf512_body(c, y, n, LEAF_B2N2); break;
+  default: leaf512_body(c, y, n, LEAF_CORNER); break;
+  }
+}
+
+/* AVX2 has no compress/expand: lane permutations come from two 256-entry tables of byte indices
+ * (2 KB each, indexed by an 8-bit lane mask) rather than from BMI2 pdep/pext, which AMD CPUs
+ * before Zen 3 run in microcode (tens to hundreds of cycles each, and the kernel needed three per
+ * step); on CPUs with fast pdep the two are even. Unlike lvl512_body, a node's free columns are
+ * stored: recomputing them lengthened the refill chain (measured 0.93x). perm_expand's entry
+ * moves source lanes 0, 1, ... to the mask's lanes and sets the sign bit of exactly those lanes,
+ * so the same vector is the blendv mask (vpermd reads only the low three bits of an index). */
+static uint64_t lut_compress[256], lut_expand[256];
+static pthread_once_t lut_once = PTHREAD_ONCE_INIT;
+
+static void lut_init(void) {
+  for (unsigned m = 0; m < 256; m++) {
+    uint64_t cmp = 0, exp = 0;
+    unsigned k = 0;
+    for (unsigned j = 0; j < 8; j++) {
+      if (!(m & (1u << j))) continue;
+      cmp |= (uint64_t)j << (8 * k);
+      exp |= (uint64_t)(0x80u | k) << (8 * j);
+      k++;
+    }
+    lut_compress[m] = cmp;
+    lut_expand[m] = exp;
+  }
+}
+
+static inline T256 __m256i perm_compress(unsigned m) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&lut_compress[m]));
+}
+static inline T256 __m256i perm_expand(unsigned m) {
+  return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)&lut_expand[m]));
+}
+/* The lowest `keep` set bits of m (a chunk's last refill). Not pdep: that is microcoded and
+ * slow on AMD before Zen 3, which run this kernel. */
+static inline unsigned low_bits(unsigned m, int keep) {
+  while (__builtin_popcount(m) > keep) m &= ~(1u << (31 - __builtin_clz(m)));
+  return m;
+}
+/* Lanes of w where px (a perm_expand vector) has its sign bit take v's lanes px selects. */
+static inline T256 __m256i fill256(__m256i w, __m256i v, __m256i px) {
+  __m256 moved = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(v, px));
+  return _mm256_castps_si256(
+      _mm256_blendv_ps(_mm256_castsi256_ps(w), moved, _mm256_castsi256_ps(px)));
+}
+/* Lanes (8-bit mask) where v is zero. */
+static inline T256 unsigned empty8(__m256i v) {
+  return (unsigned)_mm256_movemask_ps(
+      _mm256_castsi256_ps(_mm256_cmpeq_epi32(v, _mm256_setzero_si256())));
+}
+/* The sum of v's eight lanes (signed). */
+static inline T256 int64_t hsum256(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return (int64_t)_mm_cvtsi128_si32(s);
+}
+/* Move the nodes q[0..popcount(em)-1] of a chunk (q = its row's base + at) into lanes em. */
+static inline __attribute__((always_inline)) T256 void fill_lanes(
+    __m256i *wl, __m256i *wd, __m256i *wr, __m256i *wb, __m256i *wp, const uint32_t *in, int at,
+    unsigned em, __m256i iota, __m256i pflags, const int SIDE) {
+  const uint32_t *q = in + at;
+  __m256i px = perm_expand(em);
+  *wl = fill256(*wl, _mm256_loadu_si256((const __m256i *)(q + AL)), px);
+  *wd = fill256(*wd, _mm256_loadu_si256((const __m256i *)(q + AD)), px);
+  *wr = fill256(*wr, _mm256_loadu_si256((const __m256i *)(q + AR)), px);
+  *wb = fill256(*wb, _mm256_loadu_si256((const __m256i *)(q + AB)), px);
+  if (SIDE)
+    *wp = fill256(*wp,
+                  _mm256_or_si256(_mm256_add_epi32(iota, _mm256_set1_epi32(at)),
+                                  _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(q + AP)),
+                                                   pflags)),
+                  px);
+}
+
+static T256 void lvl256_corner(bctx_t *c, int y, int n);
+static T256 void lvl256_side(bctx_t *c, int y, int n);
+
+#define NS256 2 /* independent lane groups, as NS512 */
+
+/* The rules a side-part row may have of its own (RULES is a set of them). */
+#define R256_B2ROW 1 /* yc == BOUND2: the children's BOUND2 cut */
+#define R256_F90 2   /* y == BOUND2: flag PF_90 */
+#define R256_F270 4  /* y == BOUND1: flag PF_270 */
+
+/* One chunk of row y, as lvl512_body. SIDE and RULES (the rules this side-part row may have of
+ * its own, R256_*) are compile-time constants after inlining, so a row's loop carries only its
+ * own rule code (and needs fewer of the 16 ymm registers).
+ *
+ * The loop is bound by the latency of its refill chain (free columns -> empty lanes -> mask ->
+ * table load -> vpermd -> blend -> lowest column dropped -> free columns), one per lane group:
+ * two more cycles on it cost 5%, while eight more independent vector operations per step cost
+ * 2.5% (docs/performance.md). So the chain is kept short (wb & (wb - 1): two operations), and
+ * anything that needs more live registers than the two groups' 8-10 state vectors leave (a
+ * third group, a second copy of the free columns) costs more in spills than it saves. The
+ * children on row N-2 are counted in vector accumulators (no mask moves to general
+ * registers); a lane left empty at a slice's end gets all columns "down", so its children are
+ * dead and need no lane mask. A row's five arrays are LV_STRIDE apart (AL..AP), so one base
+ * pointer serves all of them. */
+static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, int y, int n,
+                                                                    const int SIDE,
+                                                                    const int RULES) {
+  kctx_t *k = &c->k;
+  const int yc = y + 1;
+  const uint32_t *in = c->L[y];
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i pflags = _mm256_set1_epi32((int)PF_FLAGS);
+  const __m256i one = _mm256_set1_epi32(1);
+  const __m256i topv = _mm256_set1_epi32((int)k->topbit);
+  const int f90row = (RULES & R256_F90) && y == k->bound2;
+  const int f270row = (RULES & R256_F270) && y == k->bound1;
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i rowm = _mm256_set1_epi32((int)k->rowmask[yc]);
+  const __m256i sidem = _mm256_set1_epi32((int)k->sidemask);
+  const int b2row = (RULES & R256_B2ROW) && yc == k->bound2;
+  __m256i wl[NS256], wd[NS256], wr[NS256], wb[NS256], wp[NS256];
+  int cur[NS256], end[NS256];
+  uint64_t nodes = 0;
+  for (int s = 0; s < NS256; s++) {
+    wl[s] = wd[s] = wr[s] = wb[s] = wp[s] = zero;
+    cur[s] = (int)((int64_t)n * s / NS256);
+    end[s] = (int)((int64_t)n * (s + 1) / NS256);
+  }
+
+  /* Refill the empty lanes of every group from its slice; act[s] = lanes with a parent. */
+#define REFILL256()                                                                          \
+  unsigned act[NS256];                                                                       \
+  unsigned live = 0;                                                                         \
+  _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {                                  \
+    unsigned em = empty8(wb[s]);                                                             \
+    if (__builtin_expect(end[s] - cur[s] >= 8, 1)) {                                         \
+      fill_lanes(&wl[s], &wd[s], &wr[s], &wb[s], &wp[s], in, cur[s], em, iota, pflags, SIDE); \
+      cur[s] += __builtin_popcount(em);                                                      \
+      act[s] = 0xffu;                                                                        \
+    } else {                                                                                 \
+      /* the slice's end: lanes left empty get all columns "down", so their children are     \
+       * dead (no stored child, no leaf count) without a lane mask in the loop */             \
+      int avail = end[s] - cur[s];                                                           \
+      if (avail > 0) {                                                                       \
+        em = low_bits(em, avail);                                                            \
+        fill_lanes(&wl[s], &wd[s], &wr[s], &wb[s], &wp[s], in, cur[s], em, iota, pflags,     \
+                   SIDE);                                                                    \
+        cur[s] += __builtin_popcount(em);                                                    \
+      }                                                                                      \
+      __m256i ev = _mm256_cmpeq_epi32(wb[s], zero);                                          \
+      wd[s] = _mm256_or_si256(wd[s], ev);                                                    \
+      act[s] = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(ev)) & 0xffu;               \
+    }                                                                                        \
+    live |= act[s];                                                                          \
+  }                                                                                          \
+  if (!live) break;
+
+  /* wb & (wb - 1) drops the lowest column in two operations (the loop-carried chain). */
+#define CHILD256(s)                                                                          \
+  __m256i bit = _mm256_and_si256(wb[s], _mm256_sub_epi32(zero, wb[s]));                      \
+  wb[s] = _mm256_and_si256(wb[s], _mm256_add_epi32(wb[s], _mm256_set1_epi32(-1)));           \
+  __m256i cl = _mm256_slli_epi32(_mm256_or_si256(wl[s], bit), 1);                            \
+  __m256i cd = _mm256_or_si256(wd[s], bit);                                                  \
+  __m256i cr = _mm256_srli_epi32(_mm256_or_si256(wr[s], bit), 1);                            \
+  __m256i cb = _mm256_andnot_si256(_mm256_or_si256(_mm256_or_si256(cl, cd), cr), rowm);      \
+  if (b2row) {                                                                               \
+    __m256i sd = _mm256_and_si256(cd, sidem);                                                \
+    __m256i none = _mm256_cmpeq_epi32(sd, zero);                                             \
+    __m256i full = _mm256_cmpeq_epi32(sd, sidem);                                            \
+    cb = _mm256_andnot_si256(none, cb);                                                      \
+    cb = _mm256_blendv_epi8(_mm256_and_si256(cb, sidem), cb, full);                          \
+  }                                                                                          \
+  nodes += (uint64_t)__builtin_popcount(act[s]);                                             \
+  __m256i cp = wp[s];                                                                        \
+  if (f90row)                                                                                \
+    cp = _mm256_or_si256(cp, _mm256_and_si256(_mm256_cmpeq_epi32(bit, one),                  \
+                                              _mm256_set1_epi32((int)PF_90)));               \
+  if (f270row)                                                                               \
+  cp = _mm256_or_si256(cp, _mm256_and_si256(_mm256_cmpeq_epi32(bit, topv),                   \
+                                            _mm256_set1_epi32((int)PF_270)))
+
+  if (yc == k->n - 2) {
+    const __m256i maskv = _mm256_set1_epi32((int)k->mask);
+    const __m256i lastm = _mm256_set1_epi32((int)k->lastmask);
+    const __m256i endv = _mm256_set1_epi32((int)k->endbit);
+    const int b2last = b2row; /* yc == N-2 here */
+    /* Counted in vector accumulators (lanes of -1 added), without lane masks: a dead lane
+     * has cb = 0. Per step and lane, 2 - [cb == 0] - [cb has < 2 bits] row N-1 nodes (each
+     * compare adds -1). */
+    __m256i accn = zero, accs = zero;
+    int64_t steps = 0;
+    for (;;) {
+      REFILL256()
+      steps++;
+      _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {
+        CHILD256(s);
+        accn = _mm256_add_epi32(
+            accn, _mm256_add_epi32(_mm256_cmpeq_epi32(cb, zero),
+                                   _mm256_cmpeq_epi32(
+                                       _mm256_and_si256(cb, _mm256_sub_epi32(cb, one)), zero)));
+        __m256i f = _mm256_andnot_si256(cd, maskv);
+        __m256i f1 = _mm256_and_si256(f, _mm256_sub_epi32(zero, f));
+        __m256i f2 = _mm256_xor_si256(f, f1);
+        /* Row N-2 takes f1 (or f2), row N-1 the other: a solution when the first is allowed,
+         * the other is not attacked by rows < N-2 (g; in the side part not in LASTMASK
+         * either) and the two are not adjacent (f2 == f1 << 1). */
+        __m256i g = _mm256_or_si256(_mm256_slli_epi32(cl, 1), _mm256_srli_epi32(cr, 1));
+        if (SIDE) g = _mm256_or_si256(g, lastm);
+        __m256i adj = _mm256_cmpeq_epi32(f2, _mm256_slli_epi32(f1, 1));
+        __m256i ok1 = _mm256_andnot_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi32(_mm256_and_si256(cb, f1), zero), adj),
+            _mm256_cmpeq_epi32(_mm256_and_si256(g, f2), zero));
+        __m256i ok2 = _mm256_andnot_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi32(_mm256_and_si256(cb, f2), zero), adj),
+            _mm256_cmpeq_epi32(_mm256_and_si256(g, f1), zero));
+        if (!SIDE) {
+          accs = _mm256_add_epi32(accs, _mm256_add_epi32(ok1, ok2));
+        } else {
+          /* the rotation check is needed only with a flag, ENDBIT last, or col 0 on BOUND2 */
+          __m256i fast = _mm256_cmpeq_epi32(_mm256_and_si256(cp, pflags), zero);
+          __m256i fast1 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f2, endv), fast);
+          __m256i fast2 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f1, endv), fast);
+          if (b2last) {
+            fast1 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f1, one), fast1);
+            fast2 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f2, one), fast2);
+          }
+          __m256i slow1 = _mm256_andnot_si256(fast1, ok1), slow2 = _mm256_andnot_si256(fast2, ok2);
+          accs = _mm256_add_epi32(accs, _mm256_add_epi32(_mm256_and_si256(ok1, fast1),
+                                                         _mm256_and_si256(ok2, fast2)));
+          if (__builtin_expect(!_mm256_testz_si256(_mm256_or_si256(slow1, slow2),
+                                                   _mm256_or_si256(slow1, slow2)), 0)) {
+            uint32_t vb[8], vp[8], v1[8], v2[8];
+            _mm256_storeu_si256((__m256i *)vb, bit);
+            _mm256_storeu_si256((__m256i *)vp, wp[s]);
+            _mm256_storeu_si256((__m256i *)v1, f1);
+            _mm256_storeu_si256((__m256i *)v2, f2);
+            for (unsigned mm = 0xffu & ~empty8(slow1); mm; mm &= mm - 1) {
+              int i = __builtin_ctz(mm);
+              side_leaf(c, vp[i], vb[i], v1[i], v2[i]);
+            }
+            for (unsigned mm = 0xffu & ~empty8(slow2); mm; mm &= mm - 1) {
+              int i = __builtin_ctz(mm);
+              side_leaf(c, vp[i], vb[i], v2[i], v1[i]);
+            }
+          }
+        }
+      }
+    }
+    nodes += (uint64_t)(16 * NS256 * steps + hsum256(accn));
+    uint64_t sols = (uint64_t)(-hsum256(accs));
+    k->c8 += sols;
+    if (SIDE && c->nq) nq_side_flush(c); /* before this chunk is overwritten */
+    k->nodes += nodes;
+    return;
+  }
+
+  uint32_t *out = c->L[yc];
+  int m = 0;
+  for (;;) {
+    REFILL256()
+    _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {
+      CHILD256(s);
+      unsigned keep = ~empty8(cb) & 0xffu;
+      __m256i px = perm_compress(keep);
+      uint32_t *o = out + m;
+      _mm256_storeu_si256((__m256i *)(o + AL), _mm256_permutevar8x32_epi32(cl, px));
+      _mm256_storeu_si256((__m256i *)(o + AD), _mm256_permutevar8x32_epi32(cd, px));
+      _mm256_storeu_si256((__m256i *)(o + AR), _mm256_permutevar8x32_epi32(cr, px));
+      _mm256_storeu_si256((__m256i *)(o + AB), _mm256_permutevar8x32_epi32(cb, px));
+      if (SIDE) _mm256_storeu_si256((__m256i *)(o + AP), _mm256_permutevar8x32_epi32(cp, px));
+      m += __builtin_popcount(keep);
+    }
+    if (m > LV_CAP - 8 * NS256) {
+      if (SIDE) lvl256_side(c, yc, m); else lvl256_corner(c, yc, m);
+      m = 0;
+    }
+  }
+  if (m) {
+    if (SIDE) lvl256_side(c, yc, m); else lvl256_corner(c, yc, m);
+  }
+  k->nodes += nodes;
+#undef REFILL256
+#undef CHILD256
+}
+
+static T256 void lvl256_corner(bctx_t *c, int y, int n) { lvl256_body(c, y, n, 0, 0); }
+/* The side part's rows with rules of their own get their own copy of the loop (as lvls_side),
+ * one per rule; the rare row with two (BOUND1 just above BOUND2) a copy with all of them. */
+static T256 void lvl256_side(bctx_t *c, int y, int n) {
+  const kctx_t *k = &c->k;
+  int r = (y + 1 == k->bound2 ? R256_B2ROW : 0) | (y == k->bound2 ? R256_F90 : 0) |
+          (y == k->bound1 ? R256_F270 : 0);
+  switch (r) {
+  case 0: lvl256_body(c, y, n, 1, 0); break;
+  case R256_B2ROW: lvl256_body(c, y, n, 1, R256_B2ROW); break;
+  case R256_F90: lvl256_body(c, y, n, 1, R256_F90); break;
+  case R256_F270: lvl256_body(c, y, n, 1, R256_F270); break;
+  default: lvl256_body(c, y, n, 1, R256_B2ROW | R256_F90 | R256_F270); break;
+  }
+}
+
+/* The AVX-512 leaf tables: 0 = not yet decided, 1 = the CPU lacks them, 2 = on, 3 = off. */
+static atomic_int leaf_state;
+
+int nq_x86_leaf_state(void) {
+  int h = atomic_load_explicit(&leaf_state, memory_order_relaxed);
+  if (!h) {
+    const char *env = getenv("NQ_LEAF");
+    if (!(__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vpopcntdq") &&
+          __builtin_cpu_supports("avx512cd")))
+      h = 1;
+    else
+      h = env && !strcmp(env, "0") ? 3 : 2;
+    pthread_once(&leaf_once, leaf_init);
+    atomic_store_explicit(&leaf_state, h, memory_order_relaxed);
+  }
+  return h;
+}
+
+/* Whether (and how) a unit's row N-3 chunks go through leaf512_tab: 0, or 1 + its LEAF_ mode. */
+static int leaf_tab_ok(const kctx_t *k) {
+  if (nq_x86_leaf_state() != 2 || k->n > 28) return 0;
+  if (!k->side) return 1 + LEAF_CORNER;
+  if (k->bound1 >= k->n - 3) return 0; /* (no such unit: BOUND1 < N-1-BOUND1) */
+  return 1 + (k->bound2 == k->n - 3 ? LEAF_B2N3 : k->bound2 == k->n - 2 ? LEAF_B2N2 : LEAF_SIDE);
+}
+
+int nq_x86_cpu_has(nq_kernel_t k) {
+  __builtin_cpu_init();
+  if (k == NQ_KERNEL_AVX512)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("popcnt");
+  if (k == NQ_KERNEL_AVX2)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("popcnt");
+  return 1;
+}
+
+void nq_x86_leaf_state_set(int on) {
+  (void)nq_x86_leaf_state(); /* decided first, so a later first call cannot undo this */
+  atomic_store_explicit(&leaf_state, on ? 2 : 3, memory_order_relaxed);
+}
+
+void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
+  const int side = c->k.side;
+  if (k == NQ_KERNEL_AVX512) {
+    c->leaf_tab = leaf_tab_ok(&c->k);
+    if (side) lvl512_side(c, y0, 1); else lvl512_corner(c, y0, 1);
+  } else {
+    pthread_once(&lut_once, lut_init);
+    if (side) lvl256_side(c, y0, 1); else lvl256_corner(c, y0, 1);
+  }
+}
+
+#else /* no x86 SIMD: only the scalar variant */
+
+int nq_x86_cpu_has(nq_kernel_t k) { return k == NQ_KERNEL_AUTO || k == NQ_KERNEL_SCALAR; }
+int nq_x86_leaf_state(void) { return 1; }
+void nq_x86_leaf_state_set(int on) { (void)on; }
+
+#endif
