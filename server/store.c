@@ -37,6 +37,7 @@ int srv_store_fail(srv_store_t *st, const char *what) {
 }
 
 int srv_store_stmt(srv_store_t *st, const char *sql, sqlite3_stmt **out) {
+  *out = NULL; /* on every path, so a caller's statement is never read unset */
   for (size_t i = 0; i < st->nstmts; i++) {
     if (st->stmts[i].sql == sql) {
       sqlite3_reset(st->stmts[i].stmt);
