@@ -50,6 +50,9 @@ trap 'rm -rf "$TMP"' EXIT
 cc -O2 -Wall -Wextra -o "$TMP/constellations" scripts/study/constellations.c
 STUDY=$TMP/constellations
 
+# json_nodes: the "nodes" field of nq-solve's --json line on stdin.
+json_nodes() { sed -n 's/.*"nodes":\([0-9]*\).*/\1/p'; }
+
 # cpu_of CMD...: run CMD, its stdout to $TMP/out; print its user+sys seconds.
 cpu_of() {
   /usr/bin/time -f '%U %S' -o "$TMP/time" "${PIN[@]}" "$@" >"$TMP/out"
@@ -59,11 +62,11 @@ cpu_of() {
 printf '%3s %2s %8s %9s %15s %15s %15s %15s %6s %6s %8s %9s %5s\n' N W canon all nodes \
   free_nodes nq_nodes plain/8 x_nq x_plain cpu_s ref_cpu_s check
 for n in "${NS[@]}"; do
-  nq_nodes=$("$SOLVE" "$n" --json --threads 1 | jq -r .nodes)
+  nq_nodes=$("$SOLVE" "$n" --json --threads 1 | json_nodes)
   ref_cpu=-
   if [ "$n" -le "$REF_MAX" ]; then
     ref_cpu=$(cpu_of "$SOLVE" "$n" --json --threads 1 --reference)
-    [ "$(jq -r .nodes "$TMP/out")" = "$nq_nodes" ] || { echo "reference nodes differ at N=$n" >&2; exit 1; }
+    [ "$(json_nodes <"$TMP/out")" = "$nq_nodes" ] || { echo "reference nodes differ at N=$n" >&2; exit 1; }
   fi
   plain8=-
   if [ "$n" -le "$PLAIN_MAX" ]; then
