@@ -17,11 +17,8 @@ N=${1:-24}
 S=${2:-60}
 P=${3:-8}
 SOLVE="$BUILD/nq-solve"
-if [ ! -x "$SOLVE" ]; then
-  echo "building $SOLVE ..." >&2
-  cmake -S . -B "$BUILD" >/dev/null
-  cmake --build "$BUILD" -j2 --target nq-solve >/dev/null
-fi
+. scripts/lib.sh
+need_solve "$BUILD"
 extra=()
 [ -z "${MAXD:-}" ] || extra=(--max-depth "$MAXD")
 

@@ -48,11 +48,8 @@ NS=("$@")
 [ ${#NS[@]} -gt 0 ] || NS=(15 16 17)
 
 SOLVE="$BUILD/nq-solve"
-if [ ! -x "$SOLVE" ]; then
-  echo "building $SOLVE ..." >&2
-  cmake -S . -B "$BUILD" >/dev/null
-  cmake --build "$BUILD" -j2 --target nq-solve >/dev/null
-fi
+. scripts/lib.sh
+need_solve "$BUILD"
 [ -z "$BASE" ] || [ -x "$BASE" ] || { echo "BASE=$BASE is not an executable" >&2; exit 2; }
 
 flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true)

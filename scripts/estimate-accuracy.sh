@@ -24,11 +24,8 @@ NS=("$@")
 [ ${#NS[@]} -gt 0 ] || NS=(12 13 14 15 16 17 18)
 
 SOLVE="$BUILD/nq-solve"
-if [ ! -x "$SOLVE" ]; then
-  echo "building $SOLVE ..." >&2
-  cmake -S . -B "$BUILD" >/dev/null
-  cmake --build "$BUILD" -j2 --target nq-solve >/dev/null
-fi
+. scripts/lib.sh
+need_solve "$BUILD"
 
 printf '%-3s %16s %8s %8s %8s %9s %8s %8s %6s %6s %8s\n' N exact_nodes exact_s est_s \
   est/exact err_seed1 rms_err max_err 'max|z|' out3SE core_s

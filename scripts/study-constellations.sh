@@ -37,11 +37,8 @@ NS=("$@")
 [ ${#NS[@]} -gt 0 ] || NS=(8 9 10 11 12 13 14 15 16 17)
 
 SOLVE="$BUILD/nq-solve"
-if [ ! -x "$SOLVE" ]; then
-  echo "building $SOLVE ..." >&2
-  cmake -S . -B "$BUILD" >/dev/null
-  cmake --build "$BUILD" -j2 --target nq-solve >/dev/null
-fi
+. scripts/lib.sh
+need_solve "$BUILD"
 PIN=()
 [ -z "${CPU:-}" ] || PIN=(taskset -c "$CPU")
 
