@@ -39,7 +39,7 @@ typedef struct bctx_s {
   uint32_t *L[NQ_MAX_N], *D[NQ_MAX_N], *R[NQ_MAX_N], *B[NQ_MAX_N], *P[NQ_MAX_N];
   void *mem;
   int leaf_tab; /* AVX-512: row N-3 chunks by leaf512_tab (see there) */
-  int pk;       /* the P words are packed into the D words (see PK_SH) */
+  int pk;       /* the P words are packed into the L and D words (see PK_SH) */
   /* side-part solutions waiting for the rotation check (see side_leaf) */
   int nq;
   uint32_t q_idx[LEAFQ], q_bit[LEAFQ], q_c2[LEAFQ], q_c1[LEAFQ];
@@ -60,6 +60,7 @@ typedef struct bctx_s {
  * word's bits PK_SH..31 (above every column: L's bits >= N are never read as columns), so a step
  * stores three arrays instead of four. An index is < LV_CAP = 2^10, so PK_SH + 10 <= 32. */
 #define PK_SH NQ_FAST_PACK_MAX_N
+_Static_assert(LV_CAP <= 1024 && PK_SH + 10 <= 32 && PK_SH <= 30, "packed P word does not fit");
 
 /* Rebuild and classify the queued side-part solutions (solver_fast.c). */
 void nq_side_flush(bctx_t *c);
