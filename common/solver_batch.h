@@ -39,6 +39,7 @@ typedef struct bctx_s {
   uint32_t *L[NQ_MAX_N], *D[NQ_MAX_N], *R[NQ_MAX_N], *B[NQ_MAX_N], *P[NQ_MAX_N];
   void *mem;
   int leaf_tab; /* AVX-512: row N-3 chunks by leaf512_tab (see there) */
+  int pk;       /* the P words are packed into the L and D words (see PK_SH) */
   /* side-part solutions waiting for the rotation check (see side_leaf) */
   int nq;
   uint32_t q_idx[LEAFQ], q_bit[LEAFQ], q_c2[LEAFQ], q_c1[LEAFQ];
@@ -53,6 +54,13 @@ typedef struct bctx_s {
 #define PF_270 (1u << 31)
 #define PF_FLAGS (PF_90 | PF_270)
 #define P_IDX (~PF_FLAGS)
+
+/* The AVX-512 side part, N <= PK_SH: a node's P word is not stored in an array of its own; its
+ * flags are in its D word (bits 30 and 31, above every column) and its parent's index in its L
+ * word's bits PK_SH..31 (above every column: L's bits >= N are never read as columns), so a step
+ * stores three arrays instead of four. An index is < LV_CAP = 2^10, so PK_SH + 10 <= 32. */
+#define PK_SH NQ_FAST_PACK_MAX_N
+_Static_assert(LV_CAP <= 1024 && PK_SH + 10 <= 32 && PK_SH <= 30, "packed P word does not fit");
 
 /* Rebuild and classify the queued side-part solutions (solver_fast.c). */
 void nq_side_flush(bctx_t *c);
@@ -89,5 +97,10 @@ void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k);
 int nq_x86_leaf_state(void);
 /* Turn them on (on != 0) or off; only where nq_x86_leaf_state() is not 1. */
 void nq_x86_leaf_state_set(int on);
+/* The avx512 variant's packed side part (see PK_SH): 1 = no SIMD build, 2 = on, 3 = off
+ * (decided on the first call: NQ_PACK=0 in the environment starts with it off). */
+int nq_x86_pack_state(void);
+/* Turn it on (on != 0) or off; only where nq_x86_pack_state() is not 1. */
+void nq_x86_pack_state_set(int on);
 
 #endif

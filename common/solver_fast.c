@@ -17,7 +17,8 @@
  * The side part's rotation check needs whole boards. Each stored node keeps its parent's index
  * and two flags saying whether a placed row can make the check matter (column 0 on BOUND2,
  * column N-1 on BOUND1); a solution without them and without ENDBIT last counts in COUNT8 at
- * once, the rest (about 3/N) rebuild their board by walking up the parent indices.
+ * once, the rest (about 3/N) rebuild their board by walking up the parent indices. (The avx512
+ * variant keeps both in spare high bits of the node's L and D words for N <= 22: see PK_SH.)
  *
  * Variants (common/solver_simd.h): avx512 (16 lanes, two independent lane groups), avx2 (8 lanes,
  * lane permutations from lookup tables), both in solver_x86.c, and scalar (portable C, any CPU),
@@ -224,8 +225,9 @@ void nq_side_flush(bctx_t *c) {
   for (int y = e - 2; y > k->y0; y--) {
     const uint32_t *P = c->P[y], *D = c->D[y], *Dup = c->D[y - 1];
     for (int j = 0; j < nq; j++) {
-      uint32_t idx = c->q_idx[j], par = P[idx] & P_IDX;
-      c->q_board[j][y - 1] = D[idx] ^ Dup[par];
+      uint32_t idx = c->q_idx[j];
+      uint32_t par = c->pk ? c->L[y][idx] >> PK_SH : P[idx] & P_IDX;
+      c->q_board[j][y - 1] = (D[idx] ^ Dup[par]) & k->mask;
       c->q_idx[j] = par;
     }
   }
@@ -402,6 +404,7 @@ static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern)
   bctx_t cx, *c = &cx;
   c->nq = 0;
   c->leaf_tab = 0;
+  c->pk = 0;
   c->mem = NULL;
   c->k = *k;
   int rc = bctx_alloc(c);
@@ -522,6 +525,14 @@ int nq_fast_leaf_table_set(int on) {
 }
 
 int nq_fast_leaf_table_in_use(void) { return nq_x86_leaf_state() == 2; }
+
+int nq_fast_side_pack_set(int on) {
+  if (nq_x86_pack_state() == 1) return on ? NQ_ESTATE : 0;
+  nq_x86_pack_state_set(on);
+  return 0;
+}
+
+int nq_fast_side_pack_in_use(void) { return nq_x86_pack_state() == 2; }
 
 const char *nq_fast_kernel_in_use(void) {
   return nq_fast_kernel_name(nq_fast_kernel_selected());

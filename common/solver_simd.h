@@ -47,4 +47,13 @@ int nq_fast_solve_unit_kernel(const nq_unit_t *u, nq_counts_t *out, nq_kernel_t 
 int nq_fast_leaf_table_set(int on);
 int nq_fast_leaf_table_in_use(void);
 
+/* The avx512 variant's side part, N <= NQ_FAST_PACK_MAX_N: a node's parent index and flags ride
+ * in the spare high bits of its L and D words instead of an array of their own (see PK_SH in
+ * solver_batch.h). Same counts either way. nq_fast_side_pack_set(0) turns that off and (1) back on, for every thread
+ * (NQ_ESTATE for 1 in a build without x86 SIMD); NQ_PACK=0 in the environment starts with it
+ * off. For tests and benchmarks. nq_fast_side_pack_in_use() says whether it is on. */
+#define NQ_FAST_PACK_MAX_N 22
+int nq_fast_side_pack_set(int on);
+int nq_fast_side_pack_in_use(void);
+
 #endif

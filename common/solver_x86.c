@@ -21,6 +21,7 @@
 
 static T512 void lvl512_corner(bctx_t *c, int y, int n);
 static T512 void lvl512_side(bctx_t *c, int y, int n);
+static T512 void lvl512_sidepk(bctx_t *c, int y, int n);
 static void leaf512_tab(bctx_t *c, int y, int n);
 
 /* Independent lane groups per chunk: each takes its own slice of the chunk's nodes, so the
@@ -28,7 +29,13 @@ static void leaf512_tab(bctx_t *c, int y, int n);
 #define NS512 2
 
 /* One chunk of row y (n > 0 nodes, all with free columns): search it and, through recursion,
- * everything below it. SIDE is a compile-time constant after inlining.
+ * everything below it. SIDE (0 corner part, 1 side part, 2 side part with packed words) and
+ * RULES (the row has a rule of its own: see rules_row) are compile-time constants after inlining.
+ *
+ * The stores are what a step pays most for (one more 16-lane store of the children made the
+ * search 1.07x slower, one more compress 1.01x): so where the columns leave room (N <= PK_SH),
+ * the side part's P word is not an array of its own but rides in the spare bits of L and D, and
+ * a step stores three vectors instead of four (1.04-1.09x, docs/performance.md).
  *
  * The refill is the loop's critical path (a lane's last column taken -> the lane is refilled ->
  * its next column), so it stays in the mask registers (knot/kor, no round trip through a
@@ -36,7 +43,8 @@ static void leaf512_tab(bctx_t *c, int y, int n);
  * (one ternlog), which also saves storing them. Measured against the previous kernel: 1.09x
  * (AVX-512, N = 17, docs/performance.md). */
 static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, int y, int n,
-                                                                    const int SIDE) {
+                                                                    const int SIDE,
+                                                                    const int RULES) {
   kctx_t *k = &c->k;
   const int yc = y + 1;
   const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iP = c->P[y];
@@ -44,15 +52,19 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
   const __m512i pflags = _mm512_set1_epi32((int)PF_FLAGS);
   const __m512i one = _mm512_set1_epi32(1);
   const __m512i topv = _mm512_set1_epi32((int)k->topbit);
-  const int f90row = SIDE && y == k->bound2, f270row = SIDE && y == k->bound1;
+  const int f90row = RULES && y == k->bound2, f270row = RULES && y == k->bound1;
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i rowm = _mm512_set1_epi32((int)k->rowmask[yc]);
   const __m512i sidem = _mm512_set1_epi32((int)k->sidemask);
-  const int b2row = SIDE && yc == k->bound2;
+  const int b2row = RULES && yc == k->bound2;
   /* this row's rules, to recompute a parent's free columns (a stored node has some, so the
    * BOUND2 row's "none of the side columns" case cannot occur) */
   const __m512i rowy = _mm512_set1_epi32((int)k->rowmask[y]);
-  const int b2here = SIDE && y == k->bound2;
+  const int b2here = RULES && y == k->bound2;
+  /* SIDE == 2: no P array; the flags ride in D, the parent's index in L (see PK_SH) */
+  const int PK = SIDE == 2;
+  const __m512i lowm = _mm512_set1_epi32((int)((1u << PK_SH) - 1));
+  const __m512i iotapk = _mm512_slli_epi32(iota, PK_SH);
   __m512i wl[NS512], wd[NS512], wr[NS512], wb[NS512], wp[NS512];
   int cur[NS512], end[NS512];
   uint64_t nodes = 0;
@@ -87,7 +99,11 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
         }                                                                                    \
         wb[s] = _mm512_mask_mov_epi32(wb[s], (__mmask16)em, nb);                             \
       }                                                                                      \
-      if (SIDE)                                                                              \
+      if (PK) {                                                                              \
+        wp[s] = _mm512_mask_expand_epi32(                                                    \
+            wp[s], (__mmask16)em,                                                            \
+            _mm512_add_epi32(iotapk, _mm512_set1_epi32((int)((unsigned)at << PK_SH))));      \
+      } else if (SIDE)                                                                       \
         wp[s] = _mm512_mask_expand_epi32(                                                    \
             wp[s], (__mmask16)em,                                                            \
             _mm512_ternarylogic_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(at)),          \
@@ -103,8 +119,19 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
 #define CHILD512(s)                                                                          \
   __m512i bit = _mm512_and_si512(wb[s], _mm512_sub_epi32(zero, wb[s]));                      \
   wb[s] = _mm512_xor_si512(wb[s], bit);                                                      \
+  __m512i cp = PK ? _mm512_and_si512(wd[s], pflags) : wp[s];                                 \
+  if (f90row)                                                                                \
+    cp = _mm512_mask_or_epi32(cp, _mm512_cmpeq_epi32_mask(bit, one), cp,                     \
+                              _mm512_set1_epi32((int)PF_90));                                \
+  if (f270row)                                                                               \
+    cp = _mm512_mask_or_epi32(cp, _mm512_cmpeq_epi32_mask(bit, topv), cp,                    \
+                              _mm512_set1_epi32((int)PF_270));                               \
   __m512i cl = _mm512_slli_epi32(_mm512_or_si512(wl[s], bit), 1);                            \
-  __m512i cd = _mm512_or_si512(wd[s], bit);                                                  \
+  /* packed: the child's D word carries its flags, its L word its parent's index (the masks \
+   * below drop them) */                                                                     \
+  if (PK) cl = _mm512_ternarylogic_epi32(cl, lowm, wp[s], 0xea);                              \
+  __m512i cd = PK ? _mm512_ternarylogic_epi32(wd[s], bit, cp, 0xfe)                          \
+                  : _mm512_or_si512(wd[s], bit);                                             \
   __m512i cr = _mm512_srli_epi32(_mm512_or_si512(wr[s], bit), 1);                            \
   /* rowmask & ~(cl | cd | cr) */                                                            \
   __m512i cb = _mm512_ternarylogic_epi32(rowm, _mm512_or_si512(cl, cd), cr, 0x10);           \
@@ -115,14 +142,7 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
     cb = _mm512_maskz_mov_epi32((__mmask16)~none, cb);                                       \
     cb = _mm512_mask_and_epi32(cb, part, cb, sidem);                                         \
   }                                                                                          \
-  nodes += (uint64_t)__builtin_popcount(act[s]);                                            \
-  __m512i cp = wp[s];                                                                        \
-  if (f90row)                                                                                \
-    cp = _mm512_mask_or_epi32(cp, _mm512_cmpeq_epi32_mask(bit, one), cp,                     \
-                              _mm512_set1_epi32((int)PF_90));                                \
-  if (f270row)                                                                               \
-  cp = _mm512_mask_or_epi32(cp, _mm512_cmpeq_epi32_mask(bit, topv), cp,                      \
-                            _mm512_set1_epi32((int)PF_270))
+  nodes += (uint64_t)__builtin_popcount(act[s])
 
   if (yc == k->n - 2) {
     if (c->leaf_tab) {
@@ -177,11 +197,11 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
             _mm512_storeu_si512(v2, f2);
             for (unsigned mm = ok1; mm; mm &= mm - 1) {
               int i = __builtin_ctz(mm);
-              side_leaf(c, vp[i], vb[i], v1[i], v2[i]);
+              side_leaf(c, PK ? vp[i] >> PK_SH : vp[i], vb[i], v1[i], v2[i]);
             }
             for (unsigned mm = ok2; mm; mm &= mm - 1) {
               int i = __builtin_ctz(mm);
-              side_leaf(c, vp[i], vb[i], v2[i], v1[i]);
+              side_leaf(c, PK ? vp[i] >> PK_SH : vp[i], vb[i], v2[i], v1[i]);
             }
           }
         }
@@ -195,6 +215,8 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
 
   uint32_t *oL = c->L[yc], *oD = c->D[yc], *oR = c->R[yc], *oP = c->P[yc];
   int m = 0;
+#define RECURSE512(Y, M)                                                                     \
+  (SIDE == 2 ? lvl512_sidepk(c, Y, M) : SIDE ? lvl512_side(c, Y, M) : lvl512_corner(c, Y, M))
   for (;;) {
     REFILL512()
     _Pragma("GCC unroll 4") for (int s = 0; s < NS512; s++) {
@@ -203,24 +225,35 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
       _mm512_storeu_si512(oL + m, _mm512_maskz_compress_epi32(keep, cl));
       _mm512_storeu_si512(oD + m, _mm512_maskz_compress_epi32(keep, cd));
       _mm512_storeu_si512(oR + m, _mm512_maskz_compress_epi32(keep, cr));
-      if (SIDE) _mm512_storeu_si512(oP + m, _mm512_maskz_compress_epi32(keep, cp));
+      if (SIDE == 1) _mm512_storeu_si512(oP + m, _mm512_maskz_compress_epi32(keep, cp));
       m += __builtin_popcount(keep);
     }
     if (m > LV_CAP - 16 * NS512) {
-      if (SIDE) lvl512_side(c, yc, m); else lvl512_corner(c, yc, m);
+      RECURSE512(yc, m);
       m = 0;
     }
   }
   if (m) {
-    if (SIDE) lvl512_side(c, yc, m); else lvl512_corner(c, yc, m);
+    RECURSE512(yc, m);
   }
   k->nodes += nodes;
+#undef RECURSE512
 #undef REFILL512
 #undef CHILD512
 }
 
-static T512 void lvl512_corner(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 0); }
-static T512 void lvl512_side(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 1); }
+static T512 void lvl512_corner(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 0, 0); }
+/* The side part's rows with a rule of their own (BOUND2's cut, the flags of rows BOUND1 and
+ * BOUND2) get their own copy of the loop, so the other rows pay nothing for them. */
+static inline int rules_row(const kctx_t *k, int y) {
+  return y == k->bound1 || y == k->bound2 || y + 1 == k->bound2;
+}
+static T512 void lvl512_side(bctx_t *c, int y, int n) {
+  if (rules_row(&c->k, y)) lvl512_body(c, y, n, 1, 1); else lvl512_body(c, y, n, 1, 0);
+}
+static T512 void lvl512_sidepk(bctx_t *c, int y, int n) {
+  if (rules_row(&c->k, y)) lvl512_body(c, y, n, 2, 1); else lvl512_body(c, y, n, 2, 0);
+}
 
 /* ---- AVX-512, row N-3 chunks from two small tables ----
  *
@@ -341,6 +374,7 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
       _mm512_setr_epi32(0x28, 0x12, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i allord = _mm512_set1_epi32(0x3f);
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const uint32_t *fP = c->pk ? iD : iP; /* the flags (see PK_SH) */
   uint32_t s_at[LV_CAP + 16], s_sb[LV_CAP + 16]; /* queued: node index, orders */
   int ns = 0;
   __m512i accn = zero, accs = zero;
@@ -404,7 +438,7 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
         e = _mm512_mask_or_epi32(e, _mm512_test_epi32_mask(f, one), e, _mm512_set1_epi32(0x03));
       if (MODE == LEAF_B2N2) /* row N-2 (BOUND2) on column 0: the orders with f1 second */
         e = _mm512_mask_or_epi32(e, _mm512_test_epi32_mask(f, one), e, _mm512_set1_epi32(0x14));
-      e = _mm512_mask_mov_epi32(e, _mm512_test_epi32_mask(_mm512_loadu_si512(iP + i), pflags),
+      e = _mm512_mask_mov_epi32(e, _mm512_test_epi32_mask(_mm512_loadu_si512(fP + i), pflags),
                                 allord);
       __m512i sb = _mm512_and_si512(rs, e);
       __mmask16 slow = _mm512_mask_test_epi32_mask(valid, sb, sb);
@@ -779,11 +813,36 @@ void nq_x86_leaf_state_set(int on) {
   atomic_store_explicit(&leaf_state, on ? 2 : 3, memory_order_relaxed);
 }
 
+/* The packed side part (PK_SH): 0 = not yet decided, 2 = on, 3 = off. */
+static atomic_int pack_state;
+
+int nq_x86_pack_state(void) {
+  int h = atomic_load_explicit(&pack_state, memory_order_relaxed);
+  if (!h) {
+    const char *env = getenv("NQ_PACK");
+    h = env && !strcmp(env, "0") ? 3 : 2;
+    atomic_store_explicit(&pack_state, h, memory_order_relaxed);
+  }
+  return h;
+}
+
+void nq_x86_pack_state_set(int on) {
+  atomic_store_explicit(&pack_state, on ? 2 : 3, memory_order_relaxed);
+}
+
 void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
   const int side = c->k.side;
   if (k == NQ_KERNEL_AVX512) {
     c->leaf_tab = leaf_tab_ok(&c->k);
-    if (side) lvl512_side(c, y0, 1); else lvl512_corner(c, y0, 1);
+    if (side && c->k.n <= PK_SH && nq_x86_pack_state() == 2) {
+      c->pk = 1;
+      c->D[y0][0] |= c->P[y0][0]; /* the flags; its own index is 0 */
+      lvl512_sidepk(c, y0, 1);
+    } else if (side) {
+      lvl512_side(c, y0, 1);
+    } else {
+      lvl512_corner(c, y0, 1);
+    }
   } else {
     pthread_once(&lut_once, lut_init);
     if (side) lvl256_side(c, y0, 1); else lvl256_corner(c, y0, 1);
@@ -795,5 +854,7 @@ void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
 int nq_x86_cpu_has(nq_kernel_t k) { return k == NQ_KERNEL_AUTO || k == NQ_KERNEL_SCALAR; }
 int nq_x86_leaf_state(void) { return 1; }
 void nq_x86_leaf_state_set(int on) { (void)on; }
+int nq_x86_pack_state(void) { return 1; }
+void nq_x86_pack_state_set(int on) { (void)on; }
 
 #endif

@@ -3,7 +3,8 @@
  * N = 4..13 at depths 2, 3, 4; random units of N = 15/16 at deeper depths; random deep units of
  * N up to 32 (including units whose search is one or two rows long); the variants also agree with
  * one another on larger units, and kernel selection (NQ_KERNEL, nq_fast_kernel_set) works. The
- * avx512 variant is checked with and without its leaf tables (nq_fast_leaf_table_set). */
+ * avx512 variant is checked with and without its leaf tables (nq_fast_leaf_table_set) and with
+ * and without its packed side words (nq_fast_side_pack_set). */
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
@@ -50,6 +51,15 @@ static void check_variants(const nq_unit_t *u, const nq_counts_t *want) {
       ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
       ck_assert_int_eq(nq_fast_leaf_table_set(1), 0);
       assert_same(u, want, &got, "avx512 without leaf tables");
+    }
+    if (variants[i] == NQ_KERNEL_AVX512 && nq_fast_side_pack_in_use() &&
+        u->n <= NQ_FAST_PACK_MAX_N) {
+      /* the same variant with the side part's P array (the path of N >= 23) */
+      ck_assert_int_eq(nq_fast_side_pack_set(0), 0);
+      memset(&got, 0xa5, sizeof got);
+      ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
+      ck_assert_int_eq(nq_fast_side_pack_set(1), 0);
+      assert_same(u, want, &got, "avx512 without packed side words");
     }
   }
   memset(&got, 0xa5, sizeof got);
