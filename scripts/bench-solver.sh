@@ -20,7 +20,8 @@
 # quadrant counter (github EvgenyKluev/N-Queens-Count-Sol), whose board size is fixed when it is
 # compiled, so NQ_PEER_KLUEV is a printf pattern with one %d for N (e.g. /opt/kluev/nqueens-%d);
 # each binary is run as `BIN 1` (one thread) and must print "Result: TOTAL" and "Elapsed time:
-# SECONDS s". This script builds and fetches nothing for it; N without a binary are skipped.
+# SECONDS s". This script builds and fetches nothing for it (scripts/build-kluev.sh builds those
+# binaries from a checkout of that repository); N without a binary are skipped.
 #
 # usage: scripts/bench-solver.sh [N ...]            (default: 15 16 17)
 # env:   BUILD=build     build directory (configured and built if nq-solve is missing)
