@@ -373,6 +373,15 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
   const __m512i endord =
       _mm512_setr_epi32(0x28, 0x12, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i allord = _mm512_set1_epi32(0x3f);
+  /* Of those, the orders that only the 180-degree test can concern (ENDBIT last, no flag, not
+   * column 0 on a BOUND2 row) are decided here when row N-2's column c differs from the mirror
+   * of row 1's (thr): side_class's 180 test compares row 1 with row N-2 mirrored first, so c <
+   * thr means COUNT8 and c > thr not a representative. By the number of free columns below thr
+   * (cnt), the orders whose row N-2 column is below it, and the ones whose is thr (when free). */
+  const uint32_t thr = 1u << (k->n - 1 - __builtin_ctz(k->board[1]));
+  const __m512i thrv = _mm512_set1_epi32((int)thr), thrm = _mm512_set1_epi32((int)(thr - 1));
+  const __m512i ordlt = _mm512_setr_epi32(0, 0x14, 0x35, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i ordeq = _mm512_setr_epi32(0x14, 0x21, 0x0a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const uint32_t *fP = c->pk ? iD : iP; /* the flags (see PK_SH) */
   uint32_t s_at[LV_CAP + 16], s_sb[LV_CAP + 16]; /* queued: node index, orders */
@@ -434,19 +443,30 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
        * the three). They are queued after the loop: no call (and no register spills) here. */
       __m512i rank = _mm512_popcnt_epi32(_mm512_and_si512(f, endm1));
       __m512i e = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f, endv), rank, endord);
-      if (MODE == LEAF_B2N3) /* row N-3 (BOUND2) on column 0: the orders with f1 first */
+      __m512i e180 = e;
+      if (MODE == LEAF_B2N3) { /* row N-3 (BOUND2) on column 0: the orders with f1 first */
         e = _mm512_mask_or_epi32(e, _mm512_test_epi32_mask(f, one), e, _mm512_set1_epi32(0x03));
-      if (MODE == LEAF_B2N2) /* row N-2 (BOUND2) on column 0: the orders with f1 second */
+        e180 = _mm512_andnot_si512(_mm512_set1_epi32(0x03), e180);
+      }
+      if (MODE == LEAF_B2N2) { /* row N-2 (BOUND2) on column 0: the orders with f1 second */
         e = _mm512_mask_or_epi32(e, _mm512_test_epi32_mask(f, one), e, _mm512_set1_epi32(0x14));
-      e = _mm512_mask_mov_epi32(e, _mm512_test_epi32_mask(_mm512_loadu_si512(fP + i), pflags),
-                                allord);
+        e180 = _mm512_andnot_si512(_mm512_set1_epi32(0x14), e180);
+      }
+      __mmask16 flag = _mm512_test_epi32_mask(_mm512_loadu_si512(fP + i), pflags);
+      e = _mm512_mask_mov_epi32(e, flag, allord);
+      /* dec: the 180-only orders decided here; lt: those of them that count */
+      __m512i cnt = _mm512_popcnt_epi32(_mm512_and_si512(f, thrm));
+      __m512i lt = _mm512_permutexvar_epi32(cnt, ordlt);
+      __m512i eq = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f, thrv), cnt, ordeq);
+      __m512i dec = _mm512_maskz_andnot_epi32(_knot_mask16(flag), eq, e180);
+      e = _mm512_andnot_si512(dec, e);
       __m512i sb = _mm512_and_si512(rs, e);
       __mmask16 slow = _mm512_mask_test_epi32_mask(valid, sb, sb);
       __m512i at = _mm512_add_epi32(iota, _mm512_set1_epi32(i));
       _mm512_storeu_si512(s_at + ns, _mm512_maskz_compress_epi32(slow, at));
       _mm512_storeu_si512(s_sb + ns, _mm512_maskz_compress_epi32(slow, sb));
       ns += __builtin_popcount(_cvtmask16_u32(slow));
-      sc = _mm512_andnot_si512(e, rs);
+      sc = _mm512_andnot_si512(_mm512_ternarylogic_epi32(e, dec, lt, 0xf4), rs); /* e|dec&~lt */
     }
     accs = _mm512_mask_add_epi32(accs, valid, accs, _mm512_popcnt_epi32(sc));
   }
