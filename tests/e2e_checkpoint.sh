@@ -9,12 +9,16 @@
 #      runs is at most the uninterrupted client's (the same job and settings on a fresh server,
 #      same machine, measured just before) + 5 x (checkpoint interval + one task) + a start-up
 #      allowance per run.
-#   B. nq-solve --checkpoint on one unit of a few seconds (20:c:4:0,4), killed with SIGKILL five
-#      times at random moments after it has run a while, then run to the end: the counts and node
-#      count equal the uninterrupted solve's bit for bit, and the CPU time lost to the kills is
-#      within 5 x (interval + one task) -- without checkpoints each kill would lose its whole run.
+#   B. nq-solve --checkpoint on one unit of several seconds (22:c:4:0,4,9), killed with SIGKILL
+#      five times at random moments after it has run a while, then run to the end: the counts and
+#      node count equal the uninterrupted solve's bit for bit, and the CPU time lost to the kills
+#      is within 5 x (interval + one task) -- without checkpoints each kill would lose its whole
+#      run.
+# The random moments are fractions of the uninterrupted run's CPU time (with a floor), so that
+# the stops fall inside the work on a fast machine as on a slow one: with fixed delays, a faster
+# solver or CPU finished the unit of B before its fifth kill.
 # A sanitizer build solves about 4x slower: there the test takes N=17 (checkpoints every 0.02 s)
-# and the unit 19:s:2:2,9, so that its time stays modest.
+# and the unit 20:c:4:0,4, so that its time stays modest.
 # CPU times are exact: every process runs under a small bash wrapper that reaps it and records its
 # user + system time (`times`), whether it exited or was killed. Waits poll for states with
 # generous deadlines; the only sleeps pick the random moments.
@@ -73,7 +77,10 @@ reaped() {
          printf "%d %.3f\n", $1, a[1] * 60 + a[2] + b[1] * 60 + b[2] }' "$out.cpu"
 }
 
-# random_sleep LO HI: a random moment, LO..HI seconds from now (tenths).
+# frac BASE DIV FLOOR: max(BASE / DIV, FLOOR), the bound of a random moment.
+frac() { awk -v b="$1" -v d="$2" -v f="$3" 'BEGIN { x = b / d; printf "%.3f", (x > f ? x : f) }'; }
+
+# random_sleep LO HI: a random moment, LO..HI seconds from now (hundredths).
 random_sleep() {
   local lo=$1 hi=$2
   sleep "$(awk -v lo="$lo" -v hi="$hi" -v r="$RANDOM" 'BEGIN { printf "%.2f", lo + (hi - lo) * r / 32767 }')"
@@ -87,8 +94,7 @@ D="$TMP/client"
 mkdir -p "$D"
 N=18
 INTERVAL=0.05
-DELAY="0.1 0.6"
-[ $SLOW -eq 1 ] && N=17 INTERVAL=0.02 DELAY="0.05 0.3"
+[ $SLOW -eq 1 ] && N=17 INTERVAL=0.02
 KEY=""
 PORT=""
 client() { # NAME: a client on the state dir DIR/state, through the wrapper (output in D/NAME.log)
@@ -106,8 +112,11 @@ wait_server_exit 600
 kill -TERM "$CPID" 2>/dev/null || true
 read -r rc BASE <<<"$(reaped "$D/run" 60)"
 check_done "$D" $N
+# Ten stops at most, at least six needed before the job ends: each run lasts BASE/40..BASE/12
+# (at least 0.05..0.3 s) before its stop.
+DELAY_LO=$(frac "$BASE" 40 0.05) DELAY_HI=$(frac "$BASE" 12 0.3)
 say "A: uninterrupted client on N=$N (depth 2, 1 thread, checkpoints every $INTERVAL s):" \
-    "$BASE s CPU"
+    "$BASE s CPU; stops after $DELAY_LO..$DELAY_HI s"
 D="$TMP/client"
 mkdir -p "$D"
 PORT=$(free_port)
@@ -152,7 +161,7 @@ while [ $((KILLS + TERMS)) -lt 10 ] && kill -0 "$SRV" 2>/dev/null; do
     stopped_id=""
   fi
   for i in $(seq 1 600); do log_has "$LOG" "started on" && break; sleep 0.05; done
-  random_sleep $DELAY
+  random_sleep "$DELAY_LO" "$DELAY_HI"
   if [ $((run % 2)) -eq 1 ]; then
     # SIGKILL while the running unit has a checkpoint: freeze, check, kill.
     for i in $(seq 1 3000); do
@@ -209,19 +218,23 @@ fle "$TOTAL" "$BOUND" || fail "the client spent $TOTAL s CPU, more than $BOUND s
 # ---- B. nq-solve --checkpoint: one unit, SIGKILL x5 ----
 D="$TMP/solve"
 mkdir -p "$D"
-UNIT=20:c:4:0,4
-[ $SLOW -eq 1 ] && UNIT=19:s:2:2,9
+UNIT=22:c:4:0,4,9
+[ $SLOW -eq 1 ] && UNIT=20:c:4:0,4
 INTERVAL=0.1
 measured "$D/base" "$BIN/nq-solve" --unit $UNIT --threads 1 --json
 read -r rc BASE <<<"$(reaped "$D/base" 300)"
 [ "$rc" -eq 0 ] || fail "nq-solve --unit $UNIT exited $rc"
 WANT=$(grep -o '"c2".*"nodes":[0-9]*' "$D/base.log")
-say "B: uninterrupted $UNIT: $BASE s CPU ($WANT)"
+# Five runs of BASE/14..BASE/9 each (at least 0.25..0.35 s: a checkpoint, and more) make at most
+# 0.56 BASE of progress, so the unit cannot end before the fifth kill; without checkpoints they
+# would lose about 0.45 BASE, far above the bound below.
+KILL_LO=$(frac "$BASE" 14 0.25) KILL_HI=$(frac "$BASE" 9 0.35)
+say "B: uninterrupted $UNIT: $BASE s CPU ($WANT); kills after $KILL_LO..$KILL_HI s"
 TOTAL=0
 for k in 1 2 3 4 5; do
   measured "$D/run$k" "$BIN/nq-solve" --unit $UNIT --threads 1 --json --checkpoint "$D/u.ckpt" \
     --checkpoint-seconds $INTERVAL
-  random_sleep 0.3 0.6
+  random_sleep "$KILL_LO" "$KILL_HI"
   [ -s "$D/run$k.cpu" ] && fail "run $k finished before its kill; the unit is too small here"
   kill -KILL "$CPID"
   read -r rc cpu <<<"$(reaped "$D/run$k" 60)"
