@@ -39,10 +39,12 @@ typedef struct bctx_s {
   uint32_t *L[NQ_MAX_N], *D[NQ_MAX_N], *R[NQ_MAX_N], *B[NQ_MAX_N], *P[NQ_MAX_N];
   void *mem;
   int leaf_tab; /* AVX-512: row N-3 chunks by leaf512_tab (see there) */
+  int leaf4;    /* AVX-512: row N-4 chunks by leaf512_four (see there); the queued side-part
+                   solutions then come from row N-4 nodes (see side_leaf4) */
   int pk;       /* the P words are packed into the L and D words (see PK_SH) */
   /* side-part solutions waiting for the rotation check (see side_leaf) */
   int nq;
-  uint32_t q_idx[LEAFQ], q_bit[LEAFQ], q_c2[LEAFQ], q_c1[LEAFQ];
+  uint32_t q_idx[LEAFQ], q_c3[LEAFQ], q_bit[LEAFQ], q_c2[LEAFQ], q_c1[LEAFQ];
   uint32_t q_board[LEAFQ][NQ_MAX_N];
 } bctx_t;
 
@@ -76,6 +78,14 @@ static inline void side_leaf(bctx_t *c, uint32_t idx, uint32_t bit, uint32_t c2,
   if (++c->nq == LEAFQ) nq_side_flush(c);
 }
 
+/* The same for leaf512_four: its row N-4 node is entry idx of that row's chunk and took column c3;
+ * rows N-3, N-2 and N-1 are bit, c2 and c1. */
+static inline void side_leaf4(bctx_t *c, uint32_t idx, uint32_t c3, uint32_t bit, uint32_t c2,
+                              uint32_t c1) {
+  c->q_c3[c->nq] = c3;
+  side_leaf(c, idx, bit, c2, c1);
+}
+
 /* A row's five arrays are consecutive, LV_STRIDE apart (see bctx_alloc): one base pointer. */
 #define AL 0
 #define AD LV_STRIDE
@@ -102,5 +112,11 @@ void nq_x86_leaf_state_set(int on);
 int nq_x86_pack_state(void);
 /* Turn it on (on != 0) or off; only where nq_x86_pack_state() is not 1. */
 void nq_x86_pack_state_set(int on);
+/* The avx512 variant's row N-4 tables (leaf512_four; used only with the row N-3 tables): 1 = no
+ * SIMD build, 2 = on, 3 = off (decided on the first call: NQ_LEAF4=0 in the environment starts
+ * with them off). */
+int nq_x86_leaf4_state(void);
+/* Turn them on (on != 0) or off; only where nq_x86_leaf4_state() is not 1. */
+void nq_x86_leaf4_state_set(int on);
 
 #endif

@@ -209,20 +209,22 @@ static int bctx_alloc(bctx_t *c) {
 }
 
 /* Rebuild the boards of the queued side-part solutions and classify them. Each board is found
- * by walking up the parent indices from its row N-3 node; the walks are done side by side, row
- * by row, so their (dependent, cache-missing) loads overlap. Must run before the row N-3 chunk
- * they point into is overwritten: the row N-3 search flushes the queue before it returns. */
+ * by walking up the parent indices from its row N-3 node (row N-4 with leaf512_four, c->leaf4);
+ * the walks are done side by side, row by row, so their (dependent, cache-missing) loads overlap.
+ * Must run before the chunk they point into is overwritten: the search of that row flushes the
+ * queue before it returns. */
 void nq_side_flush(bctx_t *c) {
   kctx_t *k = &c->k;
   const int e = k->n - 1, nq = c->nq;
   for (int j = 0; j < nq; j++) {
     uint32_t *b = c->q_board[j];
     memcpy(b, k->board, (size_t)k->y0 * sizeof *b); /* rows < y0 */
+    if (c->leaf4) b[e - 3] = c->q_c3[j];
     b[e - 2] = c->q_bit[j];
     b[e - 1] = c->q_c2[j];
     b[e] = c->q_c1[j];
   }
-  for (int y = e - 2; y > k->y0; y--) {
+  for (int y = c->leaf4 ? e - 3 : e - 2; y > k->y0; y--) {
     const uint32_t *P = c->P[y], *D = c->D[y], *Dup = c->D[y - 1];
     for (int j = 0; j < nq; j++) {
       uint32_t idx = c->q_idx[j];
@@ -404,6 +406,7 @@ static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern)
   bctx_t cx, *c = &cx;
   c->nq = 0;
   c->leaf_tab = 0;
+  c->leaf4 = 0;
   c->pk = 0;
   c->mem = NULL;
   c->k = *k;
@@ -525,6 +528,14 @@ int nq_fast_leaf_table_set(int on) {
 }
 
 int nq_fast_leaf_table_in_use(void) { return nq_x86_leaf_state() == 2; }
+
+int nq_fast_leaf_four_set(int on) {
+  if (nq_x86_leaf4_state() == 1) return on ? NQ_ESTATE : 0;
+  nq_x86_leaf4_state_set(on);
+  return 0;
+}
+
+int nq_fast_leaf_four_in_use(void) { return nq_x86_leaf4_state() == 2; }
 
 int nq_fast_side_pack_set(int on) {
   if (nq_x86_pack_state() == 1) return on ? NQ_ESTATE : 0;

@@ -47,6 +47,17 @@ int nq_fast_solve_unit_kernel(const nq_unit_t *u, nq_counts_t *out, nq_kernel_t 
 int nq_fast_leaf_table_set(int on);
 int nq_fast_leaf_table_in_use(void);
 
+/* With those tables, the avx512 variant also counts each node of row N-4 with its subtree at once
+ * (rows N-4..N-1, from per-column tables over the 24 orders of its four free columns: see
+ * leaf512_four in solver_x86.c) in the units whose rows N-4..N-1 have no BOUND1 rule; the other
+ * units (and rows) use the row N-3 tables. Same counts either way. nq_fast_leaf_four_set(0) turns
+ * that off and (1) back on, for every thread (NQ_ESTATE for 1 in a build without x86 SIMD);
+ * NQ_LEAF4=0 in the environment starts with it off. For tests and benchmarks.
+ * nq_fast_leaf_four_in_use() says whether it is on (it takes effect only where the row N-3
+ * tables are in use). */
+int nq_fast_leaf_four_set(int on);
+int nq_fast_leaf_four_in_use(void);
+
 /* The avx512 variant's side part, N <= NQ_FAST_PACK_MAX_N: a node's parent index and flags ride
  * in the spare high bits of its L and D words instead of an array of their own (see PK_SH in
  * solver_batch.h). Same counts either way. nq_fast_side_pack_set(0) turns that off and (1) back on, for every thread

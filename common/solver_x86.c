@@ -23,6 +23,7 @@ static T512 void lvl512_corner(bctx_t *c, int y, int n);
 static T512 void lvl512_side(bctx_t *c, int y, int n);
 static T512 void lvl512_sidepk(bctx_t *c, int y, int n);
 static void leaf512_tab(bctx_t *c, int y, int n);
+static void leaf512_four(bctx_t *c, int y, int n);
 
 /* Independent lane groups per chunk: each takes its own slice of the chunk's nodes, so the
  * groups' dependency chains (test -> refill -> lowest bit) overlap instead of queueing. */
@@ -47,6 +48,10 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
                                                                     const int RULES) {
   kctx_t *k = &c->k;
   const int yc = y + 1;
+  if (y == k->n - 4 && c->leaf4) {
+    leaf512_four(c, y, n);
+    return;
+  }
   const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iP = c->P[y];
   const __m512i zero = _mm512_setzero_si512();
   const __m512i pflags = _mm512_set1_epi32((int)PF_FLAGS);
@@ -496,6 +501,292 @@ static T512L void leaf512_tab(bctx_t *c, int y, int n) {
   }
 }
 
+/* ---- AVX-512, row N-4 chunks from tables over the 24 orders of their four free columns ----
+ *
+ * A row N-4 node has exactly four free columns f0 < f1 < f2 < f3. Its subtree (what the row N-4
+ * step and leaf512_tab would add) depends only on which of the four rows the placed queens'
+ * diagonals (and LASTMASK on row N-1) leave each column open, and on the gaps between the
+ * columns (columns up to three apart attack each other on rows as far apart). An order says which
+ * column goes to rows N-4, N-3, N-2, N-1 (24 of them, a bit each in a 32-bit lane). Per column a
+ * 4-bit code (open on row N-4; blocked on rows N-3, N-2, N-1) is cut out of four masks by one
+ * vpmultishiftqb each, each mask placed so that column p's bit for row j is bit p + j; a
+ * 16-entry table per column (vpermd) gives the orders that column allows, and two tables keyed
+ * by the gaps (g1, g2 and g2, g3, min 4) the orders in which no two of the four attack each other
+ * (columns f0 and f3 can only when all gaps are 1, and then f1 and f2 always do as well). Their
+ * AND is the set of solutions. The nodes (what the walk counts) come from the same sets a level
+ * down: row N-4's children are its open columns, row N-3's the legal row N-4/N-3 pairs (each is
+ * two orders: the orders with the legal pair and anything below), row N-2's the legal triples
+ * (one order each); a column's orders at a level are its table's plus the orders that put it on a
+ * row not placed yet, and the gap tables have one version per level.
+ *
+ * The side part's rules: BOUND2 on one of the four rows (units with BOUND1 = 1, 2, 3) is a rule on
+ * orders too (lf4_b2); solutions that need the rotation check are found as in leaf512_body (a flag,
+ * ENDBIT on row N-1 unless the 180-degree test is decided here, the BOUND2 row's queen on column
+ * 0), and their orders stored per node; after the loop they are queued (side_leaf4) and their
+ * boards rebuilt from the row N-4 node. A vector's chain of dependent operations is long, so two
+ * vectors are done side by side. Measured against the row N-4 step + leaf512_tab: 1.09x at N = 17,
+ * 1.08x at N = 18 (docs/performance.md). Corner units whose BOUND1 is on rows N-3..N-1 keep those. */
+#define LF4_LV 3                         /* levels: pairs, triples, solutions */
+static uint8_t lf4_order[24][4];         /* order -> the column index (0..3) of rows N-4..N-1 */
+static uint32_t lf4_rowcol[4][16];       /* [row][column index] -> the orders that put it there */
+static uint32_t lf4_col[4][16];          /* [column index][code] -> the orders it allows */
+static uint32_t lf4_ga[LF4_LV][16], lf4_gb[LF4_LV][16]; /* [level][gap key] -> orders */
+/* [number of free columns below thr] -> the orders whose row N-2 column is below thr */
+static uint32_t lf4_lt[16];
+/* A side-part unit whose BOUND2 row is row N-3 or N-2 (j = 1, 2 of the four): the orders that
+ * keep its rule there, by which side columns are free (bit 0: column 0, i.e. f0; bit 1: column
+ * N-1, f3): none of them taken above that row -> no order; one -> that row takes the other. */
+static uint32_t lf4_b2[3][16];
+static pthread_once_t lf4_once = PTHREAD_ONCE_INIT;
+
+/* Does order o keep the columns ci < cj (dist apart, 0: too far) from attacking each other,
+ * counting only the first `rows` rows (the others are not placed yet at that level)? */
+static int lf4_apart(int o, int ci, int cj, int dist, int rows) {
+  int ri = -1, rj = -1;
+  for (int r = 0; r < 4; r++) {
+    if (lf4_order[o][r] == ci) ri = r;
+    if (lf4_order[o][r] == cj) rj = r;
+  }
+  if (ri >= rows || rj >= rows || !dist) return 1;
+  return (ri > rj ? ri - rj : rj - ri) != dist;
+}
+
+/* The row (0..3) on which order o puts column index col. */
+static int lf4_row(int o, int col) {
+  int r = 0;
+  while (lf4_order[o][r] != col) r++;
+  return r;
+}
+
+static void lf4_init(void) {
+  int o = 0;
+  for (int a = 0; a < 4; a++)
+    for (int b = 0; b < 4; b++)
+      for (int c = 0; c < 4; c++)
+        for (int d = 0; d < 4; d++) {
+          if (a == b || a == c || a == d || b == c || b == d || c == d) continue;
+          lf4_order[o][0] = (uint8_t)a, lf4_order[o][1] = (uint8_t)b;
+          lf4_order[o][2] = (uint8_t)c, lf4_order[o][3] = (uint8_t)d;
+          for (int row = 0; row < 4; row++) lf4_rowcol[row][lf4_order[o][row]] |= 1u << o;
+          o++;
+        }
+  for (int col = 0; col < 4; col++)
+    for (int code = 0; code < 16; code++)
+      for (int q = 0; q < 24; q++) {
+        int r = lf4_row(q, col); /* code bit 0: open on row 0; bits 1..3: blocked on row r */
+        if (r == 0 ? (code & 1) : !(code & (1 << r))) lf4_col[col][code] |= 1u << q;
+      }
+  for (int lv = 0; lv < LF4_LV; lv++) {
+    const int rows = lv + 2; /* the rows placed at this level: N-4.. (2, 3 or 4 of them) */
+    for (int key = 0; key < 16; key++) {
+      /* two gaps, each a field + 1; a field of 3 means four or more apart (no attack) */
+      int ga = (key & 3) + 1, gb = (key >> 2) + 1;
+      int d1 = ga < 4 ? ga : 0, d2 = gb < 4 ? gb : 0, d12 = ga + gb <= 3 ? ga + gb : 0;
+      for (int q = 0; q < 24; q++) {
+        /* key a (g1, g2): columns 0-1, 1-2, 0-2; key b (g2, g3): 1-2 again, 2-3, 1-3 */
+        if (lf4_apart(q, 0, 1, d1, rows) && lf4_apart(q, 1, 2, d2, rows) &&
+            lf4_apart(q, 0, 2, d12, rows))
+          lf4_ga[lv][key] |= 1u << q;
+        if (lf4_apart(q, 1, 2, d1, rows) && lf4_apart(q, 2, 3, d2, rows) &&
+            lf4_apart(q, 1, 3, d12, rows))
+          lf4_gb[lv][key] |= 1u << q;
+      }
+    }
+  }
+  for (int j = 1; j < 3; j++)
+    for (int sf = 0; sf < 4; sf++)
+      for (int q = 0; q < 24; q++) {
+        int r0 = lf4_row(q, 0), r3 = lf4_row(q, 3);
+        int used = 2 - ((sf & 1) + (sf >> 1)) + ((sf & 1) && r0 < j) + ((sf & 2) && r3 < j);
+        int ok = used == 2 || (used == 1 && (((sf & 1) && r0 == j) || ((sf & 2) && r3 == j)));
+        if (ok) lf4_b2[j][sf] |= 1u << q;
+      }
+  for (int below = 0; below <= 4; below++)
+    for (int col = 0; col < below; col++) lf4_lt[below] |= lf4_rowcol[2][col];
+}
+
+#define LEAF4_CORNER 0
+#define LEAF4_SIDE 1
+#define LEAF4_B2 2 /* + j: the side part with BOUND2 = N-4 + j */
+static inline __attribute__((always_inline)) T512L void leaf4_body(bctx_t *c, int y, int n,
+                                                                   const int MODE) {
+  kctx_t *k = &c->k;
+  const int side = MODE != LEAF4_CORNER, j2 = MODE >= LEAF4_B2 ? MODE - LEAF4_B2 : -1;
+  const __m512i sidem = _mm512_set1_epi32((int)k->sidemask);
+  const __m512i b2tab = _mm512_loadu_si512(lf4_b2[j2 > 0 ? j2 : 1]);
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i col0j = _mm512_set1_epi32((int)(j2 >= 0 ? lf4_rowcol[j2][0] : 0));
+  const uint32_t *iL = c->L[y], *iD = c->D[y], *iR = c->R[y], *iP = c->P[y];
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i maskv = _mm512_set1_epi32((int)k->mask);
+  const __m512i lastm3 = _mm512_set1_epi32((int)((side ? k->lastmask : 0) << 3));
+  const __m512i oddk = _mm512_set_epi32(0x3f3f3f3f, 0x1f1f1f1f, 0x3f3f3f3f, 0x1f1f1f1f, 0x3f3f3f3f,
+                                        0x1f1f1f1f, 0x3f3f3f3f, 0x1f1f1f1f, 0x3f3f3f3f, 0x1f1f1f1f,
+                                        0x3f3f3f3f, 0x1f1f1f1f, 0x3f3f3f3f, 0x1f1f1f1f, 0x3f3f3f3f,
+                                        0x1f1f1f1f);
+  const __m512i sel1 = _mm512_set1_epi8(0x01), sel2 = _mm512_set1_epi8(0x03),
+                sel3 = _mm512_set1_epi8(0x07);
+  const __m512i four = _mm512_set1_epi8(4), oneb = _mm512_set1_epi8(1);
+  const __m512i wkey = _mm512_set1_epi32(0x0401);
+  const __m512i topv = _mm512_set1_epi32((int)0x80000000u);
+  /* tup[lv][col]: the orders that leave column col on a row not placed at level lv */
+  __m512i tc[4], tga[LF4_LV], tgb[LF4_LV], tup[2][4];
+  for (int col = 0; col < 4; col++) {
+    tc[col] = _mm512_loadu_si512(lf4_col[col]);
+    tup[1][col] = _mm512_set1_epi32((int)lf4_rowcol[3][col]);
+    tup[0][col] = _mm512_set1_epi32((int)(lf4_rowcol[3][col] | lf4_rowcol[2][col]));
+  }
+  for (int lv = 0; lv < LF4_LV; lv++) {
+    tga[lv] = _mm512_loadu_si512(lf4_ga[lv]);
+    tgb[lv] = _mm512_loadu_si512(lf4_gb[lv]);
+  }
+  const __m512i pflags = _mm512_set1_epi32((int)PF_FLAGS);
+  const __m512i endv = _mm512_set1_epi32((int)k->endbit);
+  const __m512i endm1 = _mm512_set1_epi32((int)(k->endbit - 1));
+  /* by ENDBIT's rank among the free columns: the orders that put it on row N-1 */
+  const __m512i endord = _mm512_loadu_si512(lf4_rowcol[3]);
+  const __m512i allord = _mm512_set1_epi32(0xffffff);
+  const uint32_t thr = 1u << (k->n - 1 - __builtin_ctz(k->board[1] | (1u << 31)));
+  const __m512i thrv = _mm512_set1_epi32((int)thr), thrm = _mm512_set1_epi32((int)(thr - 1));
+  /* the 180-degree test decided here, as in leaf512_body (thr: row 1's column mirrored) */
+  const __m512i ordlt = _mm512_loadu_si512(lf4_lt), ordeq = _mm512_loadu_si512(lf4_rowcol[2]);
+  const uint32_t *fP = c->pk ? iD : iP; /* the flags (see PK_SH) */
+  /* per node, the orders of its solutions that are queued for the rotation check */
+  uint32_t s_sb[LV_CAP + 32] __attribute__((aligned(64)));
+  __m512i accn = zero, accp = zero, accs = zero;
+  /* Two vectors at a time, their operations side by side: one vector's chain of dependent
+   * operations is long, and the second one's fills the gaps. */
+#define H2 for (int h = 0; h < 2; h++)
+  for (int i0 = 0; i0 < n; i0 += 32) {
+    __mmask16 valid[2];
+    __m512i l[2], d[2], r[2], f[2], b0[2], r1[2], b1[2], lz[2], lz2[2], lz3[2], ctrl[2], g[2],
+        ka[2], kb[2], a0[2], s1[2], s2[2], s3[2], t[2], code[2][4], tcol[2][4], set[2][LF4_LV];
+    H2 {
+      const int i = i0 + 16 * h;
+      valid[h] = n - i >= 16 ? (__mmask16)0xffff
+                 : n - i > 0 ? (__mmask16)((1u << (n - i)) - 1) : (__mmask16)0;
+      l[h] = _mm512_loadu_si512(iL + i);
+      d[h] = _mm512_loadu_si512(iD + i);
+      r[h] = _mm512_loadu_si512(iR + i);
+    }
+    H2 f[h] = _mm512_andnot_si512(d[h], maskv);
+    /* the four columns' lzcnt (31 - position): lowest, second lowest, second highest, highest */
+    H2 b0[h] = _mm512_and_si512(f[h], _mm512_sub_epi32(zero, f[h]));
+    H2 lz3[h] = _mm512_lzcnt_epi32(f[h]);
+    H2 r1[h] = _mm512_xor_si512(f[h], b0[h]);
+    H2 lz2[h] = _mm512_lzcnt_epi32(_mm512_xor_si512(f[h], _mm512_srlv_epi32(topv, lz3[h])));
+    H2 b1[h] = _mm512_and_si512(r1[h], _mm512_sub_epi32(zero, r1[h]));
+    H2 lz[h] = _mm512_ternarylogic_epi32(_mm512_lzcnt_epi32(b0[h]),
+                                         _mm512_slli_epi32(_mm512_lzcnt_epi32(b1[h]), 8),
+                                         _mm512_slli_epi32(lz2[h], 16), 0xfe);
+    H2 lz[h] = _mm512_or_si512(lz[h], _mm512_slli_epi32(lz3[h], 24));
+    H2 ctrl[h] = _mm512_xor_si512(lz[h], oddk);
+    /* gaps g1, g2, g3 (bytes 0..2) as min(g, 4) - 1; key a = g1 | g2 << 2, key b = g2 | g3 << 2 */
+    H2 g[h] = _mm512_sub_epi8(lz[h], _mm512_srli_epi32(lz[h], 8));
+    H2 g[h] = _mm512_sub_epi8(_mm512_min_epu8(g[h], four), oneb);
+    H2 ka[h] = _mm512_maddubs_epi16(g[h], wkey);
+    H2 kb[h] = _mm512_maddubs_epi16(_mm512_srli_epi32(g[h], 8), wkey);
+    /* the code sources: column p's bit for row j at bit p + j */
+    H2 a0[h] = _mm512_ternarylogic_epi32(f[h], l[h], r[h], 0x10); /* f & ~l & ~r */
+    if (j2 == 0) /* row N-4 is BOUND2: as lvl512_body's refill there */
+      H2 a0[h] = _mm512_mask_and_epi32(
+          a0[h], _mm512_cmpneq_epi32_mask(_mm512_and_si512(d[h], sidem), sidem), a0[h], sidem);
+    H2 s1[h] = _mm512_or_si512(_mm512_slli_epi32(l[h], 2), r[h]);
+    H2 s2[h] = _mm512_or_si512(_mm512_slli_epi32(l[h], 4), r[h]);
+    H2 s3[h] = _mm512_ternarylogic_epi32(_mm512_slli_epi32(l[h], 6), r[h], lastm3, 0xfe);
+    H2 t[h] = _mm512_ternarylogic_epi32(sel1, _mm512_multishift_epi64_epi8(ctrl[h], a0[h]),
+                                        _mm512_multishift_epi64_epi8(ctrl[h], s1[h]), 0xca);
+    H2 t[h] = _mm512_ternarylogic_epi32(sel2, t[h], _mm512_multishift_epi64_epi8(ctrl[h], s2[h]),
+                                        0xca);
+    H2 t[h] = _mm512_ternarylogic_epi32(sel3, t[h], _mm512_multishift_epi64_epi8(ctrl[h], s3[h]),
+                                        0xca);
+    H2 {
+      code[h][0] = t[h];
+      code[h][1] = _mm512_srli_epi32(t[h], 8);
+      code[h][2] = _mm512_srli_epi32(t[h], 16);
+      code[h][3] = _mm512_srli_epi32(t[h], 24);
+    }
+    for (int col = 0; col < 4; col++)
+      H2 tcol[h][col] = _mm512_permutexvar_epi32(code[h][col], tc[col]);
+    __m512i b2s[2];
+    if (j2 > 0) /* by the free side columns: bit 0 from f's bit 0, bit 1 from its bit N-1 */
+      H2 b2s[h] = _mm512_permutexvar_epi32(
+          _mm512_ternarylogic_epi32(one, f[h], _mm512_srli_epi32(f[h], k->n - 2), 0xca), b2tab);
+    for (int lv = 0; lv < LF4_LV; lv++) {
+      H2 set[h][lv] = _mm512_and_si512(_mm512_permutexvar_epi32(ka[h], tga[lv]),
+                                       _mm512_permutexvar_epi32(kb[h], tgb[lv]));
+      if (j2 > 0 && j2 < lv + 2) /* the BOUND2 row is placed at this level */
+        H2 set[h][lv] = _mm512_and_si512(set[h][lv], b2s[h]);
+      /* a lower level: each column's orders also where it sits on a row not placed yet */
+      for (int col = 0; col < 4; col++)
+        H2 set[h][lv] = lv == 2 ? _mm512_and_si512(set[h][lv], tcol[h][col])
+                                : _mm512_ternarylogic_epi32(tcol[h][col], tup[lv][col],
+                                                            set[h][lv], 0xa8); /* (a|b)&c */
+    }
+    H2 accn = _mm512_mask_add_epi32(accn, valid[h], accn,
+                                    _mm512_add_epi32(_mm512_popcnt_epi32(a0[h]),
+                                                     _mm512_popcnt_epi32(set[h][1])));
+    H2 accp = _mm512_mask_add_epi32(accp, valid[h], accp, _mm512_popcnt_epi32(set[h][0]));
+    __m512i sc[2];
+    H2 sc[h] = set[h][2];
+    if (side) {
+      __m512i e[2], cnt[2], lt[2], eq[2], dec[2], sb[2];
+      __mmask16 flag[2];
+      H2 {
+        __m512i rank = _mm512_popcnt_epi32(_mm512_and_si512(f[h], endm1));
+        e[h] = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f[h], endv), rank, endord);
+        flag[h] = _mm512_test_epi32_mask(_mm512_loadu_si512(fP + i0 + 16 * h), pflags);
+      }
+      H2 cnt[h] = _mm512_popcnt_epi32(_mm512_and_si512(f[h], thrm));
+      H2 lt[h] = _mm512_permutexvar_epi32(cnt[h], ordlt);
+      H2 eq[h] = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f[h], thrv), cnt[h], ordeq);
+      /* the BOUND2 row's queen on column 0 (f0 there): the rotation check, not the 180 test */
+      H2 dec[h] = _mm512_maskz_andnot_epi32(_knot_mask16(flag[h]), eq[h],
+                                            j2 >= 0 ? _mm512_andnot_si512(col0j, e[h]) : e[h]);
+      if (j2 >= 0)
+        H2 e[h] = _mm512_mask_or_epi32(e[h], _mm512_test_epi32_mask(f[h], one), e[h], col0j);
+      H2 e[h] = _mm512_andnot_si512(dec[h], _mm512_mask_mov_epi32(e[h], flag[h], allord));
+      H2 sb[h] = _mm512_and_si512(set[h][2], e[h]);
+      /* every node's queued orders are stored (most are none): no compress, no count */
+      H2 _mm512_store_si512(s_sb + i0 + 16 * h, _mm512_maskz_mov_epi32(valid[h], sb[h]));
+      H2 sc[h] = _mm512_andnot_si512(
+          _mm512_ternarylogic_epi32(e[h], dec[h], lt[h], 0xf4), set[h][2]); /* e|dec&~lt */
+    }
+    H2 accs = _mm512_mask_add_epi32(accs, valid[h], accs, _mm512_popcnt_epi32(sc[h]));
+  }
+#undef H2
+  for (int i = 0; side && i < n; i += 16) {
+    const __m512i v = _mm512_load_si512(s_sb + i);
+    for (unsigned lanes = _cvtmask16_u32(_mm512_test_epi32_mask(v, v)); lanes;
+         lanes &= lanes - 1) {
+      const int at = i + __builtin_ctz(lanes);
+      uint32_t fr = k->mask & ~iD[at], fc[4];
+      for (int t = 0; t < 4; t++) {
+        fc[t] = fr & (0u - fr);
+        fr ^= fc[t];
+      }
+      for (unsigned mm = s_sb[at]; mm; mm &= mm - 1) {
+        const uint8_t *o = lf4_order[__builtin_ctz(mm)];
+        side_leaf4(c, (uint32_t)at, fc[o[0]], fc[o[1]], fc[o[2]], fc[o[3]]);
+      }
+    }
+  }
+  uint64_t pairs = (uint64_t)(uint32_t)_mm512_reduce_add_epi32(accp);
+  k->nodes += (uint64_t)(uint32_t)_mm512_reduce_add_epi32(accn) + pairs / 2;
+  k->c8 += (uint64_t)(uint32_t)_mm512_reduce_add_epi32(accs);
+  if (side && c->nq) nq_side_flush(c); /* before this chunk is overwritten */
+}
+
+static T512L void leaf512_four(bctx_t *c, int y, int n) {
+  switch (c->leaf4) {
+  case 1 + LEAF4_SIDE: leaf4_body(c, y, n, LEAF4_SIDE); break;
+  case 1 + LEAF4_B2: leaf4_body(c, y, n, LEAF4_B2); break;
+  case 2 + LEAF4_B2: leaf4_body(c, y, n, LEAF4_B2 + 1); break;
+  case 3 + LEAF4_B2: leaf4_body(c, y, n, LEAF4_B2 + 2); break;
+  default: leaf4_body(c, y, n, LEAF4_CORNER); break;
+  }
+}
+
 /* AVX2 has no compress/expand: lane permutations come from two 256-entry tables of byte indices
  * (2 KB each, indexed by an 8-bit lane mask) rather than from BMI2 pdep/pext, which AMD CPUs
  * before Zen 3 run in microcode (tens to hundreds of cycles each, and the kernel needed three per
@@ -816,6 +1107,20 @@ static int leaf_tab_ok(const kctx_t *k) {
   return 1 + (k->bound2 == k->n - 3 ? LEAF_B2N3 : k->bound2 == k->n - 2 ? LEAF_B2N2 : LEAF_SIDE);
 }
 
+/* Whether (and how) a unit's row N-4 chunks go through leaf512_four: 0, or 1 + its LEAF4_ mode.
+ * Only with the row N-3 tables (the same CPU features and N range), for units that have a row
+ * N-4 chunk and no BOUND1 rule on rows N-4..N-1 (in the side part BOUND1 < BOUND2, so only
+ * corner units with BOUND1 > N-4 are left out). */
+static int leaf4_ok(const kctx_t *k) {
+  if (nq_x86_leaf4_state() != 2 || nq_x86_leaf_state() != 2 || k->n > 28 || k->n < 8 ||
+      k->bound1 > k->n - 4 || k->y0 > k->n - 4)
+    return 0;
+  pthread_once(&lf4_once, lf4_init);
+  if (!k->side) return 1 + LEAF4_CORNER;
+  if (k->bound2 < k->n - 4) return 1 + LEAF4_SIDE;
+  return 1 + LEAF4_B2 + k->bound2 - (k->n - 4); /* BOUND2 <= N-2 */
+}
+
 int nq_x86_cpu_has(nq_kernel_t k) {
   __builtin_cpu_init();
   if (k == NQ_KERNEL_AVX512)
@@ -850,10 +1155,28 @@ void nq_x86_pack_state_set(int on) {
   atomic_store_explicit(&pack_state, on ? 2 : 3, memory_order_relaxed);
 }
 
+/* The row N-4 tables: 0 = not yet decided, 2 = on, 3 = off. */
+static atomic_int leaf4_state;
+
+int nq_x86_leaf4_state(void) {
+  int h = atomic_load_explicit(&leaf4_state, memory_order_relaxed);
+  if (!h) {
+    const char *env = getenv("NQ_LEAF4");
+    h = env && !strcmp(env, "0") ? 3 : 2;
+    atomic_store_explicit(&leaf4_state, h, memory_order_relaxed);
+  }
+  return h;
+}
+
+void nq_x86_leaf4_state_set(int on) {
+  atomic_store_explicit(&leaf4_state, on ? 2 : 3, memory_order_relaxed);
+}
+
 void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
   const int side = c->k.side;
   if (k == NQ_KERNEL_AVX512) {
     c->leaf_tab = leaf_tab_ok(&c->k);
+    c->leaf4 = leaf4_ok(&c->k);
     if (side && c->k.n <= PK_SH && nq_x86_pack_state() == 2) {
       c->pk = 1;
       c->D[y0][0] |= c->P[y0][0]; /* the flags; its own index is 0 */
@@ -876,5 +1199,7 @@ int nq_x86_leaf_state(void) { return 1; }
 void nq_x86_leaf_state_set(int on) { (void)on; }
 int nq_x86_pack_state(void) { return 1; }
 void nq_x86_pack_state_set(int on) { (void)on; }
+int nq_x86_leaf4_state(void) { return 1; }
+void nq_x86_leaf4_state_set(int on) { (void)on; }
 
 #endif

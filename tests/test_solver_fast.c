@@ -3,8 +3,9 @@
  * N = 4..13 at depths 2, 3, 4; random units of N = 15/16 at deeper depths; random deep units of
  * N up to 32 (including units whose search is one or two rows long); the variants also agree with
  * one another on larger units, and kernel selection (NQ_KERNEL, nq_fast_kernel_set) works. The
- * avx512 variant is checked with and without its leaf tables (nq_fast_leaf_table_set) and with
- * and without its packed side words (nq_fast_side_pack_set). */
+ * avx512 variant is checked with and without its leaf tables (nq_fast_leaf_table_set), with the
+ * row N-3 tables alone (nq_fast_leaf_four_set) and with and without its packed side words
+ * (nq_fast_side_pack_set). */
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
@@ -51,6 +52,14 @@ static void check_variants(const nq_unit_t *u, const nq_counts_t *want) {
       ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
       ck_assert_int_eq(nq_fast_leaf_table_set(1), 0);
       assert_same(u, want, &got, "avx512 without leaf tables");
+      if (nq_fast_leaf_four_in_use()) {
+        /* with the row N-3 tables but without the row N-4 ones */
+        ck_assert_int_eq(nq_fast_leaf_four_set(0), 0);
+        memset(&got, 0xa5, sizeof got);
+        ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
+        ck_assert_int_eq(nq_fast_leaf_four_set(1), 0);
+        assert_same(u, want, &got, "avx512 without row N-4 tables");
+      }
     }
     if (variants[i] == NQ_KERNEL_AVX512 && nq_fast_side_pack_in_use() &&
         u->n <= NQ_FAST_PACK_MAX_N) {
