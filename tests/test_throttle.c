@@ -100,6 +100,12 @@ static void reference(int n, nq_counts_t *out) {
   ck_assert_int_eq(nq_solve_n(n, 2, &o, out), 0);
 }
 
+static void touch(const char *p) {
+  FILE *f = fopen(p, "w");
+  ck_assert_ptr_nonnull(f);
+  fclose(f);
+}
+
 static void assert_same(const nq_counts_t *a, const nq_counts_t *b) {
   ck_assert_uint_eq(a->c2, b->c2);
   ck_assert_uint_eq(a->c4, b->c4);
@@ -108,25 +114,38 @@ static void assert_same(const nq_counts_t *a, const nq_counts_t *b) {
 }
 
 START_TEST(idle_solver_threads_normal_caller) {
+  /* Held by a pause file before its first task, so the solve is still there to be looked at
+   * however fast the machine is; and small (N = 15), so that it ends in time even when the
+   * machine's other work leaves SCHED_IDLE threads almost no CPU (a busy CI neighbour did). */
+  char *dir = tu_tmpdir("throttle"), path[512];
+  snprintf(path, sizeof path, "%s/pause", dir);
+  touch(path);
   nq_throttle_t *t;
-  nq_throttle_cfg_t cfg = {NQ_PRIO_IDLE, 100, NULL, 0, 0};
+  nq_throttle_cfg_t cfg = {NQ_PRIO_IDLE, 100, path, 0, 0};
   ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
   solve_t s;
-  solve_start(&s, 17, 2, t);
+  solve_start(&s, 15, 2, t);
   /* Seen from outside too, as a user would (the thread's own policy, by its tid). */
-  usleep(100 * 1000);
-  int outside = (int)syscall(SYS_sched_getscheduler, s.tid);
+  int outside;
+  double t0 = nq_now_mono();
+  while ((outside = (int)syscall(SYS_sched_getscheduler, s.tid)) != SCHED_IDLE &&
+         nq_now_mono() - t0 < 60)
+    usleep(10 * 1000);
+  unlink(path);
   solve_join(&s);
   ck_assert_int_eq(s.rc, 0);
   ck_assert_int_eq(outside, SCHED_IDLE);
-  /* Every solver thread that reported progress (if the solve lasted long enough to report) ran under SCHED_IDLE (Linux lets any process
-   * lower itself to it), and this thread -- the client's network thread -- did not change. */
+  /* Every solver thread that reported progress (if the solve lasted long enough to report) ran
+   * under SCHED_IDLE (Linux lets any process lower itself to it), and this thread -- the client's
+   * network thread -- did not change. */
   ck_assert_int_eq(s.policies, s.calls);
   ck_assert_int_eq(policy(), SCHED_NORMAL);
   nq_counts_t ref;
-  reference(17, &ref);
+  reference(15, &ref);
   assert_same(&s.out, &ref);
   nq_throttle_free(t);
+  tu_rmtree(dir);
+  free(dir);
 }
 END_TEST
 
@@ -282,12 +301,6 @@ START_TEST(cpu_limit_counts_exact) {
 }
 END_TEST
 
-static void touch(const char *p) {
-  FILE *f = fopen(p, "w");
-  ck_assert_ptr_nonnull(f);
-  fclose(f);
-}
-
 /* Poll until f(s) holds or the deadline passes. */
 static int wait_for(solve_t *s, int (*f)(solve_t *s, uint32_t ref), uint32_t ref, double limit) {
   double end = nq_now_mono() + limit;
@@ -304,9 +317,10 @@ START_TEST(pause_file_stops_and_resumes) {
   snprintf(path, sizeof path, "%s/pause", dir);
   touch(path); /* paused from the start: nothing is solved until it goes */
   nq_throttle_t *t;
-  /* A CPU limit too: the solve takes a couple of seconds, still running when the second pause
-   * comes (checked below: a solve that ended first fails the test, it does not pass it). */
-  nq_throttle_cfg_t cfg = {NQ_PRIO_NORMAL, 50, path, 0, 0};
+  /* A CPU limit too: the solve takes a few seconds (four times its CPU time), still running when
+   * the second pause comes (checked below: a solve that ended first fails the test, it does not
+   * pass it). */
+  nq_throttle_cfg_t cfg = {NQ_PRIO_NORMAL, 25, path, 0, 0};
   ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
   ck_assert_int_eq(nq_throttle_paused(t), 1);
   solve_t s;
