@@ -1138,36 +1138,26 @@ void nq_x86_leaf_state_set(int on) {
   atomic_store_explicit(&leaf_state, on ? 2 : 3, memory_order_relaxed);
 }
 
-/* The packed side part (PK_SH): 0 = not yet decided, 2 = on, 3 = off. */
-static atomic_int pack_state;
-
-int nq_x86_pack_state(void) {
-  int h = atomic_load_explicit(&pack_state, memory_order_relaxed);
+/* A switch that an environment variable set to 0 starts off: 0 = not yet decided, 2 = on,
+ * 3 = off. */
+static int env_switch(atomic_int *state, const char *var) {
+  int h = atomic_load_explicit(state, memory_order_relaxed);
   if (!h) {
-    const char *env = getenv("NQ_PACK");
+    const char *env = getenv(var);
     h = env && !strcmp(env, "0") ? 3 : 2;
-    atomic_store_explicit(&pack_state, h, memory_order_relaxed);
+    atomic_store_explicit(state, h, memory_order_relaxed);
   }
   return h;
 }
 
+static atomic_int pack_state;  /* the packed side part (PK_SH) */
+static atomic_int leaf4_state; /* the row N-4 tables (leaf512_four) */
+
+int nq_x86_pack_state(void) { return env_switch(&pack_state, "NQ_PACK"); }
 void nq_x86_pack_state_set(int on) {
   atomic_store_explicit(&pack_state, on ? 2 : 3, memory_order_relaxed);
 }
-
-/* The row N-4 tables: 0 = not yet decided, 2 = on, 3 = off. */
-static atomic_int leaf4_state;
-
-int nq_x86_leaf4_state(void) {
-  int h = atomic_load_explicit(&leaf4_state, memory_order_relaxed);
-  if (!h) {
-    const char *env = getenv("NQ_LEAF4");
-    h = env && !strcmp(env, "0") ? 3 : 2;
-    atomic_store_explicit(&leaf4_state, h, memory_order_relaxed);
-  }
-  return h;
-}
-
+int nq_x86_leaf4_state(void) { return env_switch(&leaf4_state, "NQ_LEAF4"); }
 void nq_x86_leaf4_state_set(int on) {
   atomic_store_explicit(&leaf4_state, on ? 2 : 3, memory_order_relaxed);
 }
