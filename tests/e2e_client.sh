@@ -214,7 +214,7 @@ PORT=$(free_port)
 SRV=$!
 for i in $(seq 1 100); do grep -q "listening on" "$D/server.log" && break; sleep 0.1; done
 start_client "$D" "$PORT" long
-for i in $(seq 1 200); do grep -q "started" "$D/client-long.log" && break; sleep 0.05; done
+for i in $(seq 1 1200); do grep -q "started" "$D/client-long.log" && break; sleep 0.05; done
 sleep 0.3
 grep -q "done:" "$D/client-long.log" && fail "the N=21 unit finished too fast for this test"
 FIRST=$(sed -nE 's/.*\(id ([0-9]+)\) started.*/\1/p' "$D/client-long.log" | head -n 1)
@@ -224,8 +224,11 @@ wait "$CPID" 2>/dev/null || true
 PIDS=()
 [ -f "$D/state-long/assigned/$FIRST.json" ] || fail "assignment $FIRST not remembered on disk"
 start_client "$D" "$PORT" long
-for i in $(seq 1 200); do grep -q "session open" "$D/client-long.log" && break; sleep 0.05; done
-sleep 0.5
+# The log already holds the first run's lines: wait for the second start of $FIRST itself.
+for i in $(seq 1 1200); do
+  [ "$(grep -c "(id $FIRST) started" "$D/client-long.log")" -ge 2 ] && break
+  sleep 0.05
+done
 grep -q "resuming 2 assignment(s)" "$D/client-long.log" || fail "no resume after SIGKILL"
 [ "$(grep -c "(id $FIRST) started" "$D/client-long.log")" -eq 2 ] ||
   fail "assignment $FIRST not resumed (or started twice in one run)"

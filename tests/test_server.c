@@ -656,7 +656,9 @@ START_TEST(test_hello_timeout) {
   ck_assert_str_eq(jstr(e, "code"), "timeout");
   json_decref(e);
   double dt = nq_now_mono() - t0;
-  ck_assert_msg(dt >= 9.0 && dt <= 12.5, "hello timeout after %.1f s", dt);
+  /* 10 s from the accept, checked once a second; t0 is after the TLS handshake, which a busy
+   * machine (or the sanitizer build) may take a while over */
+  ck_assert_msg(dt >= 8.0 && dt <= 14.0, "hello timeout after %.1f s", dt);
   ck_assert(tc_run(&t, UNTIL_CLOSED, 5000));
   tc_free(&t);
   tsrv_stop(&s);
@@ -895,7 +897,9 @@ END_TEST
 
 START_TEST(test_limits) {
   tsrv_t s;
-  const char *extra[] = {"--max-conns", "1", "--idle-timeout", "1", NULL};
+  /* 3 s: the second connection must reach the server while the first is still open, even on
+   * a busy machine */
+  const char *extra[] = {"--max-conns", "1", "--idle-timeout", "3", NULL};
   tsrv_start(&s, 8, extra);
   tc_t t, t2;
   tc_connect(&t, &s);
