@@ -646,7 +646,7 @@ static inline __attribute__((always_inline)) T512L void leaf4_body(bctx_t *c, in
   /* by ENDBIT's rank among the free columns: the orders that put it on row N-1 */
   const __m512i endord = _mm512_loadu_si512(lf4_rowcol[3]);
   const __m512i allord = _mm512_set1_epi32(0xffffff);
-  const uint32_t thr = 1u << (k->n - 1 - __builtin_ctz(k->board[1] | (1u << 31)));
+  const uint32_t thr = side ? 1u << (k->n - 1 - __builtin_ctz(k->board[1])) : 0;
   const __m512i thrv = _mm512_set1_epi32((int)thr), thrm = _mm512_set1_epi32((int)(thr - 1));
   /* the 180-degree test decided here, as in leaf512_body (thr: row 1's column mirrored) */
   const __m512i ordlt = _mm512_loadu_si512(lf4_lt), ordeq = _mm512_loadu_si512(lf4_rowcol[2]);
