@@ -524,8 +524,9 @@ static T512L void leaf512_tab(bctx_t *c, int y, int n) {
  * ENDBIT on row N-1 unless the 180-degree test is decided here, the BOUND2 row's queen on column
  * 0), and their orders stored per node; after the loop they are queued (side_leaf4) and their
  * boards rebuilt from the row N-4 node. A vector's chain of dependent operations is long, so two
- * vectors are done side by side. Measured against the row N-4 step + leaf512_tab: 1.09x at N = 17,
- * 1.08x at N = 18 (docs/performance.md). Corner units whose BOUND1 is on rows N-3..N-1 keep those. */
+ * vectors are done side by side. Measured against the row N-4 step + leaf512_tab: 1.04-1.09x at
+ * N = 17-18, 1.05x at N = 20 (docs/performance.md). Corner units whose BOUND1 is on rows N-3..N-1
+ * keep those. */
 #define LF4_LV 3                         /* levels: pairs, triples, solutions */
 static uint8_t lf4_order[24][4];         /* order -> the column index (0..3) of rows N-4..N-1 */
 static uint32_t lf4_rowcol[4][16];       /* [row][column index] -> the orders that put it there */
