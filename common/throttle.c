@@ -160,10 +160,11 @@ void nq_throttle_free(nq_throttle_t *t) {
 void nq_throttle_enter(nq_throttle_t *t, nq_throttle_thread_t *th) {
   th->since = nq_now_mono();
   if (!t) return;
+  int got = nq_priority_apply(t->priority);
 #if defined(__linux__)
+  /* named after its priority is set: whoever finds it by name sees the policy it runs under */
   pthread_setname_np(pthread_self(), "nq-solver");
 #endif
-  int got = nq_priority_apply(t->priority);
   if (got == (int)t->priority) return;
   pthread_mutex_lock(&t->lock);
   int first = !t->warned;

@@ -25,7 +25,8 @@ BIN="$(cd "${1:?usage: e2e_reliability.sh BUILD_DIR}" && pwd)"
 N=13
 DEPTH=3
 KILLS="${NQ_REL_KILLS:-4}"
-JOB_TIMEOUT="${NQ_REL_TIMEOUT:-90}"   # seconds per scenario
+# seconds per scenario: generous, since a client told no_work waits the server's 30 s retry
+JOB_TIMEOUT="${NQ_REL_TIMEOUT:-180}"
 for p in nq-server nq-client nq-admin nq-solve; do
   [ -x "$BIN/$p" ] || { echo "reliability: $BIN/$p missing"; exit 1; }
 done
