@@ -340,6 +340,33 @@ static void leaf_init(void) {
     }
 }
 
+/* The free columns fr of a leaf node, lowest first, one bit each in fc[0..k-1]. */
+static inline void leaf_cols(uint32_t fr, uint32_t *fc, int k) {
+  for (int t = 0; t < k; t++) {
+    fc[t] = fr & (0u - fr);
+    fr ^= fc[t];
+  }
+}
+
+/* The 180-degree test decided in a leaf. side_class's 180 test compares row 1 with row N-2
+ * mirrored first, so with thr = row 1's column mirrored (side_thr), a solution with ENDBIT on row
+ * N-1 and neither flag is COUNT8 when its row N-2 column is below thr, and not a representative
+ * when it is above. By the number of free columns below thr, ordlt gives the orders whose row N-2
+ * column is below it and ordeq the ones whose is thr (when free). Of the orders e180 (ENDBIT last,
+ * no flag in the lanes off `flag`), returns the ones decided here; *lt gets those that count. */
+static inline uint32_t side_thr(const kctx_t *k) {
+  return k->side ? 1u << (k->n - 1 - __builtin_ctz(k->board[1])) : 0;
+}
+static inline __attribute__((always_inline)) T512L __m512i dec180(__m512i f, __mmask16 flag,
+                                                                  __m512i e180, __m512i thrv,
+                                                                  __m512i thrm, __m512i ordlt,
+                                                                  __m512i ordeq, __m512i *lt) {
+  __m512i cnt = _mm512_popcnt_epi32(_mm512_and_si512(f, thrm));
+  *lt = _mm512_permutexvar_epi32(cnt, ordlt);
+  __m512i eq = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f, thrv), cnt, ordeq);
+  return _mm512_maskz_andnot_epi32(_knot_mask16(flag), eq, e180);
+}
+
 /* The row N-3 chunk of n nodes at row y = N-3 (see the block comment above): adds its rows
  * N-2 and N-1 to k->nodes, its solutions to k->c8 or (rotation check) to the side_leaf queue,
  * which it flushes. MODE (a compile-time constant): LEAF_CORNER, LEAF_SIDE, or a side-part unit
@@ -379,11 +406,9 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
       _mm512_setr_epi32(0x28, 0x12, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i allord = _mm512_set1_epi32(0x3f);
   /* Of those, the orders that only the 180-degree test can concern (ENDBIT last, no flag, not
-   * column 0 on a BOUND2 row) are decided here when row N-2's column c differs from the mirror
-   * of row 1's (thr): side_class's 180 test compares row 1 with row N-2 mirrored first, so c <
-   * thr means COUNT8 and c > thr not a representative. By the number of free columns below thr
-   * (cnt), the orders whose row N-2 column is below it, and the ones whose is thr (when free). */
-  const uint32_t thr = 1u << (k->n - 1 - __builtin_ctz(k->board[1]));
+   * column 0 on a BOUND2 row) are decided here (dec180). By the number of free columns below
+   * thr, the orders whose row N-2 column is below it, and the ones whose is thr (when free). */
+  const uint32_t thr = side_thr(k);
   const __m512i thrv = _mm512_set1_epi32((int)thr), thrm = _mm512_set1_epi32((int)(thr - 1));
   const __m512i ordlt = _mm512_setr_epi32(0, 0x14, 0x35, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i ordeq = _mm512_setr_epi32(0x14, 0x21, 0x0a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -460,10 +485,7 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
       __mmask16 flag = _mm512_test_epi32_mask(_mm512_loadu_si512(fP + i), pflags);
       e = _mm512_mask_mov_epi32(e, flag, allord);
       /* dec: the 180-only orders decided here; lt: those of them that count */
-      __m512i cnt = _mm512_popcnt_epi32(_mm512_and_si512(f, thrm));
-      __m512i lt = _mm512_permutexvar_epi32(cnt, ordlt);
-      __m512i eq = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f, thrv), cnt, ordeq);
-      __m512i dec = _mm512_maskz_andnot_epi32(_knot_mask16(flag), eq, e180);
+      __m512i lt, dec = dec180(f, flag, e180, thrv, thrm, ordlt, ordeq, &lt);
       e = _mm512_andnot_si512(dec, e);
       __m512i sb = _mm512_and_si512(rs, e);
       __mmask16 slow = _mm512_mask_test_epi32_mask(valid, sb, sb);
@@ -477,11 +499,8 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
   }
   for (int q = 0; q < ns; q++) {
     const int at = (int)s_at[q];
-    uint32_t fr = k->mask & ~iD[at], fc[3];
-    for (int t = 0; t < 3; t++) {
-      fc[t] = fr & (0u - fr);
-      fr ^= fc[t];
-    }
+    uint32_t fc[3];
+    leaf_cols(k->mask & ~iD[at], fc, 3);
     for (unsigned mm = s_sb[q]; mm; mm &= mm - 1) {
       const uint8_t *o = leaf_order[__builtin_ctz(mm)];
       side_leaf(c, (uint32_t)at, fc[o[0]], fc[o[1]], fc[o[2]]);
@@ -647,7 +666,7 @@ static inline __attribute__((always_inline)) T512L void leaf4_body(bctx_t *c, in
   /* by ENDBIT's rank among the free columns: the orders that put it on row N-1 */
   const __m512i endord = _mm512_loadu_si512(lf4_rowcol[3]);
   const __m512i allord = _mm512_set1_epi32(0xffffff);
-  const uint32_t thr = side ? 1u << (k->n - 1 - __builtin_ctz(k->board[1])) : 0;
+  const uint32_t thr = side_thr(k);
   const __m512i thrv = _mm512_set1_epi32((int)thr), thrm = _mm512_set1_epi32((int)(thr - 1));
   /* the 180-degree test decided here, as in leaf512_body (thr: row 1's column mirrored) */
   const __m512i ordlt = _mm512_loadu_si512(lf4_lt), ordeq = _mm512_loadu_si512(lf4_rowcol[2]);
@@ -731,19 +750,16 @@ static inline __attribute__((always_inline)) T512L void leaf4_body(bctx_t *c, in
     __m512i sc[2];
     H2 sc[h] = set[h][2];
     if (side) {
-      __m512i e[2], cnt[2], lt[2], eq[2], dec[2], sb[2];
+      __m512i e[2], lt[2], dec[2], sb[2];
       __mmask16 flag[2];
       H2 {
         __m512i rank = _mm512_popcnt_epi32(_mm512_and_si512(f[h], endm1));
         e[h] = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f[h], endv), rank, endord);
         flag[h] = _mm512_test_epi32_mask(_mm512_loadu_si512(fP + i0 + 16 * h), pflags);
       }
-      H2 cnt[h] = _mm512_popcnt_epi32(_mm512_and_si512(f[h], thrm));
-      H2 lt[h] = _mm512_permutexvar_epi32(cnt[h], ordlt);
-      H2 eq[h] = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f[h], thrv), cnt[h], ordeq);
       /* the BOUND2 row's queen on column 0 (f0 there): the rotation check, not the 180 test */
-      H2 dec[h] = _mm512_maskz_andnot_epi32(_knot_mask16(flag[h]), eq[h],
-                                            j2 >= 0 ? _mm512_andnot_si512(col0j, e[h]) : e[h]);
+      H2 dec[h] = dec180(f[h], flag[h], j2 >= 0 ? _mm512_andnot_si512(col0j, e[h]) : e[h], thrv,
+                         thrm, ordlt, ordeq, &lt[h]);
       if (j2 >= 0)
         H2 e[h] = _mm512_mask_or_epi32(e[h], _mm512_test_epi32_mask(f[h], one), e[h], col0j);
       H2 e[h] = _mm512_andnot_si512(dec[h], _mm512_mask_mov_epi32(e[h], flag[h], allord));
@@ -761,11 +777,8 @@ static inline __attribute__((always_inline)) T512L void leaf4_body(bctx_t *c, in
     for (unsigned lanes = _cvtmask16_u32(_mm512_test_epi32_mask(v, v)); lanes;
          lanes &= lanes - 1) {
       const int at = i + __builtin_ctz(lanes);
-      uint32_t fr = k->mask & ~iD[at], fc[4];
-      for (int t = 0; t < 4; t++) {
-        fc[t] = fr & (0u - fr);
-        fr ^= fc[t];
-      }
+      uint32_t fc[4];
+      leaf_cols(k->mask & ~iD[at], fc, 4);
       for (unsigned mm = s_sb[at]; mm; mm &= mm - 1) {
         const uint8_t *o = lf4_order[__builtin_ctz(mm)];
         side_leaf4(c, (uint32_t)at, fc[o[0]], fc[o[1]], fc[o[2]], fc[o[3]]);
