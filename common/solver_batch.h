@@ -118,5 +118,10 @@ void nq_x86_pack_state_set(int on);
 int nq_x86_leaf4_state(void);
 /* Turn them on (on != 0) or off; only where nq_x86_leaf4_state() is not 1. */
 void nq_x86_leaf4_state_set(int on);
+/* The avx2 variant's row N-3 leaf (leaf256_tab): 1 = no SIMD build, 2 = on, 3 = off (decided on
+ * the first call: NQ_LEAF2=0 in the environment starts with it off). */
+int nq_x86_leaf2_state(void);
+/* Turn it on (on != 0) or off; only where nq_x86_leaf2_state() is not 1. */
+void nq_x86_leaf2_state_set(int on);
 
 #endif

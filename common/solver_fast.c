@@ -537,6 +537,14 @@ int nq_fast_leaf_four_set(int on) {
 
 int nq_fast_leaf_four_in_use(void) { return nq_x86_leaf4_state() == 2; }
 
+int nq_fast_leaf_avx2_set(int on) {
+  if (nq_x86_leaf2_state() == 1) return on ? NQ_ESTATE : 0;
+  nq_x86_leaf2_state_set(on);
+  return 0;
+}
+
+int nq_fast_leaf_avx2_in_use(void) { return nq_x86_leaf2_state() == 2; }
+
 int nq_fast_side_pack_set(int on) {
   if (nq_x86_pack_state() == 1) return on ? NQ_ESTATE : 0;
   nq_x86_pack_state_set(on);

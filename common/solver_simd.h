@@ -58,6 +58,15 @@ int nq_fast_leaf_table_in_use(void);
 int nq_fast_leaf_four_set(int on);
 int nq_fast_leaf_four_in_use(void);
 
+/* The avx2 variant counts each node of row N-3 with its subtree at once too (rows N-3..N-1 from
+ * per-lane tests of its three free columns, see leaf256_tab in solver_x86.c), N <= 28, except in
+ * side units with BOUND1 on row N-3. Same counts either way. nq_fast_leaf_avx2_set(0) turns that
+ * off and (1) back on, for every thread (NQ_ESTATE for 1 in a build without x86 SIMD);
+ * NQ_LEAF2=0 in the environment starts with it off. For tests and benchmarks.
+ * nq_fast_leaf_avx2_in_use() says whether it is on. */
+int nq_fast_leaf_avx2_set(int on);
+int nq_fast_leaf_avx2_in_use(void);
+
 /* The avx512 variant's side part, N <= NQ_FAST_PACK_MAX_N: a node's parent index and flags ride
  * in the spare high bits of its L and D words instead of an array of their own (see PK_SH in
  * solver_batch.h). Same counts either way. nq_fast_side_pack_set(0) turns that off and (1) back on, for every thread

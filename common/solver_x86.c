@@ -876,6 +876,7 @@ static inline __attribute__((always_inline)) T256 void fill_lanes(
 
 static T256 void lvl256_corner(bctx_t *c, int y, int n);
 static T256 void lvl256_side(bctx_t *c, int y, int n);
+static void leaf256_tab(bctx_t *c, int y, int n);
 
 #define NS256 2 /* independent lane groups, as NS512 */
 
@@ -903,6 +904,10 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
                                                                     const int RULES) {
   kctx_t *k = &c->k;
   const int yc = y + 1;
+  if (yc == k->n - 2 && c->leaf_tab) {
+    leaf256_tab(c, y, n);
+    return;
+  }
   const uint32_t *in = c->L[y];
   const __m256i zero = _mm256_setzero_si256();
   const __m256i pflags = _mm256_set1_epi32((int)PF_FLAGS);
@@ -1095,6 +1100,159 @@ static T256 void lvl256_side(bctx_t *c, int y, int n) {
   }
 }
 
+/* ---- AVX2, row N-3 chunks without a walk ----
+ *
+ * As leaf512_tab, a row N-3 node's subtree (rows N-2 and N-1) depends only on, per free column
+ * f1 < f2 < f3, whether row N-3 may use it, whether the placed queens' diagonals (and the row's
+ * rules) block it on row N-2 and on row N-1, and whether the next free column is one or two
+ * columns further. AVX2 has none of the instructions leaf512_tab cuts its codes with, so here
+ * every such fact is a lane mask of its own (one and + one compare each), and the six orders of
+ * the three columns (leaf_order: which goes to rows N-3, N-2, N-1) are lane masks too: a legal
+ * row N-3/N-2 pair is two facts and its columns' distance, a solution that pair, its row N-1
+ * column and the two other distances. A chunk is read linearly, 8 nodes per vector, with no
+ * refill and no loop-carried chain but the sums (lvl256_body's in-place leaf is bound by its
+ * refill chain). The node count is |row N-3's columns| + the legal pairs, exactly what that leaf
+ * adds. The side part's solutions that need the rotation check (as leaf512_tab's) go to a queue
+ * of (node, orders), compressed with perm_compress, and to side_leaf after the loop. Units with
+ * BOUND1 on row N-3 keep the in-place leaf. */
+static atomic_int leaf2_state; /* the AVX2 row N-3 leaf (NQ_LEAF2) */
+
+/* Whether (and how) a unit's row N-3 chunks go through leaf256_tab: 0, or 1 + its LEAF_ mode. */
+static int leaf256_ok(const kctx_t *k);
+
+static inline __attribute__((always_inline)) T256 void leaf256_body(bctx_t *c, int y, int n,
+                                                                    const int MODE) {
+  kctx_t *k = &c->k;
+  const int side = MODE != LEAF_CORNER;
+  const uint32_t *in = c->L[y];
+  /* lanes past the chunk get no free column (the arrays have room: LV_STRIDE), so they add
+   * nothing: see the node sum below */
+  for (int j = 0; j < 8; j++) c->D[y][n + j] = k->mask;
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i maskv = _mm256_set1_epi32((int)k->mask);
+  const __m256i nrow2 = _mm256_set1_epi32((int)(k->mask & ~k->rowmask[y + 1]));
+  const __m256i lastm = _mm256_set1_epi32((int)(side ? k->lastmask : 0));
+  const __m256i sidem = _mm256_set1_epi32((int)k->sidemask);
+  const __m256i one = _mm256_set1_epi32(1);
+  const __m256i pflags = _mm256_set1_epi32((int)PF_FLAGS);
+  const __m256i endv = _mm256_set1_epi32((int)k->endbit);
+  uint64_t s_m[LV_CAP / 8 + 1]; /* per vector: lanes by order (8 bits each) to queue */
+  __m256i accn = zero, accs = zero;
+  int lanes = 0;
+  for (int i = 0; i < n; i += 8, lanes += 8) {
+    const uint32_t *q = in + i;
+    __m256i l = _mm256_loadu_si256((const __m256i *)(q + AL));
+    __m256i d = _mm256_loadu_si256((const __m256i *)(q + AD));
+    __m256i r = _mm256_loadu_si256((const __m256i *)(q + AR));
+    __m256i b = _mm256_loadu_si256((const __m256i *)(q + AB));
+    __m256i f = _mm256_andnot_si256(d, maskv);
+    __m256i f1 = _mm256_and_si256(f, _mm256_sub_epi32(zero, f));
+    __m256i g = _mm256_xor_si256(f, f1);
+    __m256i f2 = _mm256_and_si256(g, _mm256_sub_epi32(zero, g));
+    __m256i f3 = _mm256_xor_si256(g, f2);
+    /* blocked on row N-2 and on row N-1 by the queens of rows < N-3 and the rows' rules */
+    __m256i u2 = _mm256_or_si256(_mm256_or_si256(_mm256_slli_epi32(l, 1), _mm256_srli_epi32(r, 1)),
+                                 nrow2);
+    __m256i u1 = _mm256_or_si256(_mm256_slli_epi32(l, 2), _mm256_srli_epi32(r, 2));
+    if (side) u1 = _mm256_or_si256(u1, lastm);
+    /* per column: row N-3 may not use it (na), row N-2 may (n), row N-1 may (w); all -1 / 0 */
+#define NOTIN(m, fi) _mm256_cmpeq_epi32(_mm256_and_si256(m, fi), zero)
+    __m256i na1 = NOTIN(b, f1), na2 = NOTIN(b, f2), na3 = NOTIN(b, f3);
+    __m256i n1 = NOTIN(u2, f1), n2 = NOTIN(u2, f2), n3 = NOTIN(u2, f3);
+    __m256i w1 = NOTIN(u1, f1), w2 = NOTIN(u1, f2), w3 = NOTIN(u1, f3);
+    /* the next free column one (a) or two (t) columns further */
+    __m256i a12 = _mm256_cmpeq_epi32(f2, _mm256_slli_epi32(f1, 1));
+    __m256i t12 = _mm256_cmpeq_epi32(f2, _mm256_slli_epi32(f1, 2));
+    __m256i a23 = _mm256_cmpeq_epi32(f3, _mm256_slli_epi32(f2, 1));
+    __m256i t23 = _mm256_cmpeq_epi32(f3, _mm256_slli_epi32(f2, 2));
+    /* legal pairs (row N-3 column, row N-2 column); f1 and f3 are never adjacent */
+    __m256i p12 = _mm256_andnot_si256(_mm256_or_si256(a12, na1), n2);
+    __m256i p21 = _mm256_andnot_si256(_mm256_or_si256(a12, na2), n1);
+    __m256i p13 = _mm256_andnot_si256(na1, n3);
+    __m256i p31 = _mm256_andnot_si256(na3, n1);
+    __m256i p23 = _mm256_andnot_si256(_mm256_or_si256(a23, na2), n3);
+    __m256i p32 = _mm256_andnot_si256(_mm256_or_si256(a23, na3), n2);
+    if (MODE == LEAF_B2N2) { /* BOUND2 = N-2: a free side column may not go to row N-1 */
+      __m256i s1 = NOTIN(sidem, f1), s2 = NOTIN(sidem, f2), s3 = NOTIN(sidem, f3);
+      p12 = _mm256_and_si256(p12, s3);
+      p21 = _mm256_and_si256(p21, s3);
+      p13 = _mm256_and_si256(p13, s2);
+      p31 = _mm256_and_si256(p31, s2);
+      p23 = _mm256_and_si256(p23, s1);
+      p32 = _mm256_and_si256(p32, s1);
+    }
+#undef NOTIN
+    /* solutions, in leaf_order's order: the pair, row N-1's column, and the distances between
+     * row N-1's column and the two others (f1 and f3 are two apart only when a12 and a23) */
+    __m256i s0 = _mm256_andnot_si256(a23, _mm256_and_si256(p12, w3));
+    __m256i s1 = _mm256_andnot_si256(_mm256_or_si256(a23, t12), _mm256_and_si256(p13, w2));
+    __m256i s2 = _mm256_andnot_si256(t23, _mm256_and_si256(p21, w3));
+    __m256i s3 = _mm256_andnot_si256(t12, _mm256_and_si256(p23, w1));
+    __m256i s4 = _mm256_andnot_si256(_mm256_or_si256(a12, t23), _mm256_and_si256(p31, w2));
+    __m256i s5 = _mm256_andnot_si256(a12, _mm256_and_si256(p32, w1));
+    /* a lane's nodes: 3 + na1 + na2 + na3 - (its pairs); lanes past the chunk have na = -1 */
+    __m256i pairs = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(p12, p21),
+                                                      _mm256_add_epi32(p13, p31)),
+                                     _mm256_add_epi32(p23, p32));
+    accn = _mm256_add_epi32(
+        accn, _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(na1, na2), na3), pairs));
+    accs = _mm256_add_epi32(accs, _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(s0, s1),
+                                                                    _mm256_add_epi32(s2, s3)),
+                                                   _mm256_add_epi32(s4, s5)));
+    if (side) {
+      /* Solutions that need the rotation check: every one of a node with a flag, those whose
+       * row N-1 column is ENDBIT, and column 0 on a BOUND2 row. Counted above; per vector, a
+       * lane mask per order goes to s_m (no branch, no compress: scalar stores), and the loop
+       * after this one queues them and takes them back out of the count. */
+      __m256i p = _mm256_loadu_si256((const __m256i *)(q + AP));
+      __m256i nflag = _mm256_cmpeq_epi32(_mm256_and_si256(p, pflags), zero);
+      /* by row N-1's column: the solutions that need no check */
+      __m256i k1 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f1, endv), nflag);
+      __m256i k2 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f2, endv), nflag);
+      __m256i k3 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f3, endv), nflag);
+      __m256i k0a = k3, k0b = k2, k2a = k3, k4a = k2; /* orders 0, 1, 2, 4 */
+      if (MODE == LEAF_B2N3) { /* row N-3 (BOUND2) on column 0: the orders with f1 first */
+        __m256i c0 = _mm256_cmpeq_epi32(f1, one);
+        k0a = _mm256_andnot_si256(c0, k0a);
+        k0b = _mm256_andnot_si256(c0, k0b);
+      }
+      if (MODE == LEAF_B2N2) { /* row N-2 (BOUND2) on column 0: the orders with f1 second */
+        __m256i c0 = _mm256_cmpeq_epi32(f1, one);
+        k2a = _mm256_andnot_si256(c0, k2a);
+        k4a = _mm256_andnot_si256(c0, k4a);
+      }
+#define SLOW8(sj, kj) (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_andnot_si256(kj, sj)))
+      s_m[i >> 3] = SLOW8(s0, k0a) | SLOW8(s1, k0b) << 8 | SLOW8(s2, k2a) << 16 |
+                    SLOW8(s3, k1) << 24 | SLOW8(s4, k4a) << 32 | SLOW8(s5, k1) << 40;
+#undef SLOW8
+    }
+  }
+  int64_t sols = -hsum256(accs);
+  if (side)
+    for (int v = 0; v < lanes >> 3; v++) {
+      for (uint64_t m = s_m[v]; m; m &= m - 1) {
+        const int bit = __builtin_ctzll(m), at = 8 * v + (bit & 7);
+        const uint8_t *o = leaf_order[bit >> 3];
+        uint32_t fc[3];
+        leaf_cols(k->mask & ~c->D[y][at], fc, 3);
+        side_leaf(c, (uint32_t)at, fc[o[0]], fc[o[1]], fc[o[2]]);
+        sols--;
+      }
+    }
+  k->nodes += (uint64_t)(3 * (int64_t)lanes + hsum256(accn));
+  k->c8 += (uint64_t)sols;
+  if (side && c->nq) nq_side_flush(c); /* before this chunk is overwritten */
+}
+
+static T256 void leaf256_tab(bctx_t *c, int y, int n) {
+  switch (c->leaf_tab) {
+  case 1 + LEAF_SIDE: leaf256_body(c, y, n, LEAF_SIDE); break;
+  case 1 + LEAF_B2N3: leaf256_body(c, y, n, LEAF_B2N3); break;
+  case 1 + LEAF_B2N2: leaf256_body(c, y, n, LEAF_B2N2); break;
+  default: leaf256_body(c, y, n, LEAF_CORNER); break;
+  }
+}
+
 /* The AVX-512 leaf tables: 0 = not yet decided, 1 = the CPU lacks them, 2 = on, 3 = off. */
 static atomic_int leaf_state;
 
@@ -1175,6 +1333,18 @@ int nq_x86_leaf4_state(void) { return env_switch(&leaf4_state, "NQ_LEAF4"); }
 void nq_x86_leaf4_state_set(int on) {
   atomic_store_explicit(&leaf4_state, on ? 2 : 3, memory_order_relaxed);
 }
+int nq_x86_leaf2_state(void) { return env_switch(&leaf2_state, "NQ_LEAF2"); }
+void nq_x86_leaf2_state_set(int on) {
+  atomic_store_explicit(&leaf2_state, on ? 2 : 3, memory_order_relaxed);
+}
+
+/* As leaf_tab_ok, for the AVX2 leaf (which needs only AVX2). */
+static int leaf256_ok(const kctx_t *k) {
+  if (nq_x86_leaf2_state() != 2 || k->n > 28) return 0;
+  if (!k->side) return 1 + LEAF_CORNER;
+  if (k->bound1 >= k->n - 3) return 0;
+  return 1 + (k->bound2 == k->n - 3 ? LEAF_B2N3 : k->bound2 == k->n - 2 ? LEAF_B2N2 : LEAF_SIDE);
+}
 
 void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
   const int side = c->k.side;
@@ -1192,6 +1362,7 @@ void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
     }
   } else {
     pthread_once(&lut_once, lut_init);
+    c->leaf_tab = leaf256_ok(&c->k);
     if (side) lvl256_side(c, y0, 1); else lvl256_corner(c, y0, 1);
   }
 }
@@ -1205,5 +1376,7 @@ int nq_x86_pack_state(void) { return 1; }
 void nq_x86_pack_state_set(int on) { (void)on; }
 int nq_x86_leaf4_state(void) { return 1; }
 void nq_x86_leaf4_state_set(int on) { (void)on; }
+int nq_x86_leaf2_state(void) { return 1; }
+void nq_x86_leaf2_state_set(int on) { (void)on; }
 
 #endif

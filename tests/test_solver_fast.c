@@ -5,7 +5,8 @@
  * one another on larger units, and kernel selection (NQ_KERNEL, nq_fast_kernel_set) works. The
  * avx512 variant is checked with and without its leaf tables (nq_fast_leaf_table_set), with the
  * row N-3 tables alone (nq_fast_leaf_four_set) and with and without its packed side words
- * (nq_fast_side_pack_set). */
+ * (nq_fast_side_pack_set); the avx2 variant with and without its row N-3 leaf
+ * (nq_fast_leaf_avx2_set). */
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
@@ -60,6 +61,15 @@ static void check_variants(const nq_unit_t *u, const nq_counts_t *want) {
         ck_assert_int_eq(nq_fast_leaf_four_set(1), 0);
         assert_same(u, want, &got, "avx512 without row N-4 tables");
       }
+    }
+    if (variants[i] == NQ_KERNEL_AVX2 && nq_fast_leaf_avx2_in_use()) {
+      /* the same variant with rows N-3..N-1 made node by node (units with BOUND1 on row N-3,
+       * N > 28) */
+      ck_assert_int_eq(nq_fast_leaf_avx2_set(0), 0);
+      memset(&got, 0xa5, sizeof got);
+      ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
+      ck_assert_int_eq(nq_fast_leaf_avx2_set(1), 0);
+      assert_same(u, want, &got, "avx2 without its row N-3 leaf");
     }
     if (variants[i] == NQ_KERNEL_AVX512 && nq_fast_side_pack_in_use() &&
         u->n <= NQ_FAST_PACK_MAX_N) {
