@@ -1056,6 +1056,9 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
   }
 
   uint32_t *out = c->L[yc];
+  /* leaf256_tab recomputes a row N-3 node's free columns (off any chain there), so they are
+   * not stored */
+  const int nob = c->leaf_tab && yc == k->n - 3;
   int m = 0;
   for (;;) {
     REFILL256()
@@ -1067,7 +1070,7 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
       _mm256_storeu_si256((__m256i *)(o + AL), _mm256_permutevar8x32_epi32(cl, px));
       _mm256_storeu_si256((__m256i *)(o + AD), _mm256_permutevar8x32_epi32(cd, px));
       _mm256_storeu_si256((__m256i *)(o + AR), _mm256_permutevar8x32_epi32(cr, px));
-      _mm256_storeu_si256((__m256i *)(o + AB), _mm256_permutevar8x32_epi32(cb, px));
+      if (!nob) _mm256_storeu_si256((__m256i *)(o + AB), _mm256_permutevar8x32_epi32(cb, px));
       if (SIDE) _mm256_storeu_si256((__m256i *)(o + AP), _mm256_permutevar8x32_epi32(cp, px));
       m += __builtin_popcount(keep);
     }
@@ -1130,6 +1133,7 @@ static inline __attribute__((always_inline)) T256 void leaf256_body(bctx_t *c, i
   for (int j = 0; j < 8; j++) c->D[y][n + j] = k->mask;
   const __m256i zero = _mm256_setzero_si256();
   const __m256i maskv = _mm256_set1_epi32((int)k->mask);
+  const __m256i rowy = _mm256_set1_epi32((int)k->rowmask[y]);
   const __m256i nrow2 = _mm256_set1_epi32((int)(k->mask & ~k->rowmask[y + 1]));
   const __m256i lastm = _mm256_set1_epi32((int)(side ? k->lastmask : 0));
   const __m256i sidem = _mm256_set1_epi32((int)k->sidemask);
@@ -1144,7 +1148,12 @@ static inline __attribute__((always_inline)) T256 void leaf256_body(bctx_t *c, i
     __m256i l = _mm256_loadu_si256((const __m256i *)(q + AL));
     __m256i d = _mm256_loadu_si256((const __m256i *)(q + AD));
     __m256i r = _mm256_loadu_si256((const __m256i *)(q + AR));
-    __m256i b = _mm256_loadu_si256((const __m256i *)(q + AB));
+    /* row N-3's columns, as lvl256_body's child step (which does not store them here) */
+    __m256i b = _mm256_andnot_si256(_mm256_or_si256(_mm256_or_si256(l, d), r), rowy);
+    if (MODE == LEAF_B2N3) { /* BOUND2 = N-3 (a stored node has a side column down) */
+      __m256i full = _mm256_cmpeq_epi32(_mm256_and_si256(d, sidem), sidem);
+      b = _mm256_blendv_epi8(_mm256_and_si256(b, sidem), b, full);
+    }
     __m256i f = _mm256_andnot_si256(d, maskv);
     __m256i f1 = _mm256_and_si256(f, _mm256_sub_epi32(zero, f));
     __m256i g = _mm256_xor_si256(f, f1);
