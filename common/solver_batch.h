@@ -23,6 +23,7 @@ typedef struct kctx_s {
   int n, y0, side;
   uint32_t mask, sidemask, lastmask, topbit, endbit;
   int bound1, bound2;
+  int y90, y270; /* side part: the rows whose step decides PF_S90/R90 and PF_S270/R270, or -1 */
   uint32_t rowmask[NQ_MAX_N];  /* mask minus the columns rows < BOUND1 may not use */
   uint32_t board[NQ_MAX_N];    /* rows < y0 from the unit; deeper rows filled by the search */
   uint64_t nodes, c2, c4, c8;
@@ -55,14 +56,28 @@ typedef struct bctx_s {
 #define PF_90 (1u << 30)
 #define PF_270 (1u << 31)
 #define PF_FLAGS (PF_90 | PF_270)
-#define P_IDX (~PF_FLAGS)
+/* The first step of the flags' checks, decided by the search (the avx512 variant with its table
+ * leaves, see flags_plan in solver_x86.c). The PF_90 check compares row 1's column c1 with the
+ * row of the queen on column 1 counted from the bottom, so row N-1-c1 decides its first step; the
+ * PF_270 check compares it with the row of the queen on column N-2 from the top, so row c1 does.
+ * S: the check passes there (as if no flag); R: it rejects the board (no solution below counts);
+ * neither: the whole check is needed. Only the avx512 table leaves read them (flag_class); every
+ * other path treats a flag as "check" whatever they say. Bits 26..31 of a flag word are the six
+ * flags, in this order (flag_class indexes a table with them). */
+#define PF_S90 (1u << 26)
+#define PF_R90 (1u << 27)
+#define PF_S270 (1u << 28)
+#define PF_R270 (1u << 29)
+#define PF_DEC (PF_S90 | PF_R90 | PF_S270 | PF_R270)
+_Static_assert(PF_90 == 1u << 30 && PF_270 == 1u << 31, "flag_class's table order");
+#define P_IDX (~(PF_FLAGS | PF_DEC))
 
 /* The AVX-512 side part, N <= PK_SH: a node's P word is not stored in an array of its own; its
  * flags are in its D word (bits 30 and 31, above every column) and its parent's index in its L
  * word's bits PK_SH..31 (above every column: L's bits >= N are never read as columns), so a step
  * stores three arrays instead of four. An index is < LV_CAP = 2^10, so PK_SH + 10 <= 32. */
 #define PK_SH NQ_FAST_PACK_MAX_N
-_Static_assert(LV_CAP <= 1024 && PK_SH + 10 <= 32 && PK_SH <= 30, "packed P word does not fit");
+_Static_assert(LV_CAP <= 1024 && PK_SH + 10 <= 32 && PK_SH <= 26, "packed P word does not fit");
 
 /* Rebuild and classify the queued side-part solutions (solver_fast.c). */
 void nq_side_flush(bctx_t *c);
@@ -118,6 +133,11 @@ void nq_x86_pack_state_set(int on);
 int nq_x86_leaf4_state(void);
 /* Turn them on (on != 0) or off; only where nq_x86_leaf4_state() is not 1. */
 void nq_x86_leaf4_state_set(int on);
+/* The avx512 variant's flags decided by the search (PF_S90, flags_plan): 1 = no SIMD build, 2 =
+ * on, 3 = off (decided on the first call: NQ_FLAGDEC=0 in the environment starts with it off). */
+int nq_x86_flagdec_state(void);
+/* Turn it on (on != 0) or off; only where nq_x86_flagdec_state() is not 1. */
+void nq_x86_flagdec_state_set(int on);
 /* The avx2 variant's row N-3 leaf (leaf256_tab): 1 = no SIMD build, 2 = on, 3 = off (decided on
  * the first call: NQ_LEAF2=0 in the environment starts with it off). */
 int nq_x86_leaf2_state(void);

@@ -50,6 +50,28 @@ static void kctx_init(kctx_t *k, const nq_unit_t *u, const nq_unit_state_t *st) 
   uint32_t forbid = k->side ? st->sidemask : 2u;
   for (int y = 0; y < k->n; y++) k->rowmask[y] = y < st->bound1 ? st->mask & ~forbid : st->mask;
   memcpy(k->board, st->board, sizeof k->board);
+  k->y90 = k->y270 = -1;
+  if (k->side && k->y0 >= 2) { /* row 1's column c1 is the unit's */
+    int c1 = __builtin_ctz(k->board[1]);
+    k->y270 = c1;
+    k->y90 = k->n - 1 - c1;
+  }
+}
+
+/* The PF_S90..PF_R270 bits (see PF_DEC) of the decision rows above y0, from the unit's board. The
+ * PF_270 check's first step finds the row of the queen on column N-2 from the top: one above
+ * row c1 rejects the board, none down to row c1 passes it, row c1 needs the rest. The PF_90 check
+ * finds the row of the queen on column 1 from the bottom: one below row N-1-c1 rejects it, one
+ * above passes it (as the search does on those rows, side_dec in solver_x86.c). */
+static uint32_t prefix_dec(const kctx_t *k) {
+  uint32_t f = 0, above = 0;
+  for (int y = 0; y < k->y0; y++) {
+    if (y == k->y270)
+      f |= above & (k->topbit >> 1) ? PF_R270 : k->board[y] == k->topbit >> 1 ? 0 : PF_S270;
+    if (y == k->y90) f |= above & 2u ? PF_S90 : k->board[y] == 2u ? 0 : PF_R90;
+    above |= k->board[y];
+  }
+  return f;
 }
 
 /* The free columns of row y (0 < y < N-1) under the rules, as solver_ref.c applies them. */
@@ -422,7 +444,8 @@ static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern)
     c->B[y0][0] = b;
     c->P[y0][0] = !k->side ? 0 : /* the prefix's flags (see PF_90) */
                       (k->bound2 < y0 && k->board[k->bound2] == 1 ? PF_90 : 0) |
-                      (k->bound1 < y0 && k->board[k->bound1] == k->topbit ? PF_270 : 0);
+                      (k->bound1 < y0 && k->board[k->bound1] == k->topbit ? PF_270 : 0) |
+                      prefix_dec(k);
     memset(&c->B[y0][1], 0, 16 * sizeof(uint32_t)); /* the padding */
     switch (kern) {
 #if NQ_HAVE_X86_SIMD
@@ -536,6 +559,14 @@ int nq_fast_leaf_four_set(int on) {
 }
 
 int nq_fast_leaf_four_in_use(void) { return nq_x86_leaf4_state() == 2; }
+
+int nq_fast_flag_decide_set(int on) {
+  if (nq_x86_flagdec_state() == 1) return on ? NQ_ESTATE : 0;
+  nq_x86_flagdec_state_set(on);
+  return 0;
+}
+
+int nq_fast_flag_decide_in_use(void) { return nq_x86_flagdec_state() == 2; }
 
 int nq_fast_leaf_avx2_set(int on) {
   if (nq_x86_leaf2_state() == 1) return on ? NQ_ESTATE : 0;

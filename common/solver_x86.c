@@ -29,6 +29,10 @@ static void leaf512_four(bctx_t *c, int y, int n);
  * groups' dependency chains (test -> refill -> lowest bit) overlap instead of queueing. */
 #define NS512 2
 
+/* A side-part row's rules of its own (the RULES of lvl512_body; see rules_row). */
+#define RULE_B 1   /* BOUND2's cut (on the row below), the flags of rows BOUND1 and BOUND2 */
+#define RULE_DEC 2 /* the flags' first step decided (k->y90, k->y270) */
+
 /* One chunk of row y (n > 0 nodes, all with free columns): search it and, through recursion,
  * everything below it. SIDE (0 corner part, 1 side part, 2 side part with packed words) and
  * RULES (the row has a rule of its own: see rules_row) are compile-time constants after inlining.
@@ -57,15 +61,20 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
   const __m512i pflags = _mm512_set1_epi32((int)PF_FLAGS);
   const __m512i one = _mm512_set1_epi32(1);
   const __m512i topv = _mm512_set1_epi32((int)k->topbit);
-  const int f90row = RULES && y == k->bound2, f270row = RULES && y == k->bound1;
+  const int f90row = (RULES & RULE_B) && y == k->bound2;
+  const int f270row = (RULES & RULE_B) && y == k->bound1;
+  /* the rows that decide the flags' first step (PF_S90) */
+  const int d90row = (RULES & RULE_DEC) && y == k->y90;
+  const int d270row = (RULES & RULE_DEC) && y == k->y270;
+  const __m512i pfall = _mm512_set1_epi32((int)(PF_FLAGS | PF_DEC));
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i rowm = _mm512_set1_epi32((int)k->rowmask[yc]);
   const __m512i sidem = _mm512_set1_epi32((int)k->sidemask);
-  const int b2row = RULES && yc == k->bound2;
+  const int b2row = (RULES & RULE_B) && yc == k->bound2;
   /* this row's rules, to recompute a parent's free columns (a stored node has some, so the
    * BOUND2 row's "none of the side columns" case cannot occur) */
   const __m512i rowy = _mm512_set1_epi32((int)k->rowmask[y]);
-  const int b2here = RULES && y == k->bound2;
+  const int b2here = (RULES & RULE_B) && y == k->bound2;
   /* SIDE == 2: no P array; the flags ride in D, the parent's index in L (see PK_SH) */
   const int PK = SIDE == 2;
   const __m512i lowm = _mm512_set1_epi32((int)((1u << PK_SH) - 1));
@@ -112,7 +121,7 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
         wp[s] = _mm512_mask_expand_epi32(                                                    \
             wp[s], (__mmask16)em,                                                            \
             _mm512_ternarylogic_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(at)),          \
-                                      _mm512_loadu_si512(iP + at), pflags, 0xf8));           \
+                                      _mm512_loadu_si512(iP + at), pfall, 0xf8));            \
       cur[s] = at + __builtin_popcount(_cvtmask16_u32(em));                                  \
       act[s] = _kor_mask16(act[s], em);                                                      \
     }                                                                                        \
@@ -124,13 +133,28 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
 #define CHILD512(s)                                                                          \
   __m512i bit = _mm512_and_si512(wb[s], _mm512_sub_epi32(zero, wb[s]));                      \
   wb[s] = _mm512_xor_si512(wb[s], bit);                                                      \
-  __m512i cp = PK ? _mm512_and_si512(wd[s], pflags) : wp[s];                                 \
+  __m512i cp = PK ? _mm512_and_si512(wd[s], pfall) : wp[s];                                  \
   if (f90row)                                                                                \
     cp = _mm512_mask_or_epi32(cp, _mm512_cmpeq_epi32_mask(bit, one), cp,                     \
                               _mm512_set1_epi32((int)PF_90));                                \
   if (f270row)                                                                               \
     cp = _mm512_mask_or_epi32(cp, _mm512_cmpeq_epi32_mask(bit, topv), cp,                    \
                               _mm512_set1_epi32((int)PF_270));                               \
+  /* column 1 (PF_90's check) or N-2 (PF_270's) taken above this row, on it, or below */     \
+  if (d90row) {                                                                              \
+    const __m512i c1v = _mm512_set1_epi32(2);                                                \
+    cp = _mm512_mask_or_epi32(cp, _mm512_test_epi32_mask(wd[s], c1v), cp,                    \
+                              _mm512_set1_epi32((int)PF_S90));                               \
+    cp = _mm512_mask_or_epi32(cp, _mm512_testn_epi32_mask(_mm512_or_si512(wd[s], bit), c1v), \
+                              cp, _mm512_set1_epi32((int)PF_R90));                           \
+  }                                                                                          \
+  if (d270row) {                                                                             \
+    const __m512i cnv = _mm512_set1_epi32((int)(k->topbit >> 1));                             \
+    cp = _mm512_mask_or_epi32(cp, _mm512_test_epi32_mask(wd[s], cnv), cp,                    \
+                              _mm512_set1_epi32((int)PF_R270));                              \
+    cp = _mm512_mask_or_epi32(cp, _mm512_testn_epi32_mask(_mm512_or_si512(wd[s], bit), cnv), \
+                              cp, _mm512_set1_epi32((int)PF_S270));                          \
+  }                                                                                          \
   __m512i cl = _mm512_slli_epi32(_mm512_or_si512(wl[s], bit), 1);                            \
   /* packed: the child's D word carries its flags, its L word its parent's index (the masks \
    * below drop them) */                                                                     \
@@ -251,13 +275,24 @@ static T512 void lvl512_corner(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 0
 /* The side part's rows with a rule of their own (BOUND2's cut, the flags of rows BOUND1 and
  * BOUND2) get their own copy of the loop, so the other rows pay nothing for them. */
 static inline int rules_row(const kctx_t *k, int y) {
-  return y == k->bound1 || y == k->bound2 || y + 1 == k->bound2;
+  return (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2 ? RULE_B : 0) |
+         (y == k->y90 || y == k->y270 ? RULE_DEC : 0);
 }
 static T512 void lvl512_side(bctx_t *c, int y, int n) {
-  if (rules_row(&c->k, y)) lvl512_body(c, y, n, 1, 1); else lvl512_body(c, y, n, 1, 0);
+  switch (rules_row(&c->k, y)) {
+  case 0: lvl512_body(c, y, n, 1, 0); break;
+  case RULE_B: lvl512_body(c, y, n, 1, RULE_B); break;
+  case RULE_DEC: lvl512_body(c, y, n, 1, RULE_DEC); break;
+  default: lvl512_body(c, y, n, 1, RULE_B | RULE_DEC); break;
+  }
 }
 static T512 void lvl512_sidepk(bctx_t *c, int y, int n) {
-  if (rules_row(&c->k, y)) lvl512_body(c, y, n, 2, 1); else lvl512_body(c, y, n, 2, 0);
+  switch (rules_row(&c->k, y)) {
+  case 0: lvl512_body(c, y, n, 2, 0); break;
+  case RULE_B: lvl512_body(c, y, n, 2, RULE_B); break;
+  case RULE_DEC: lvl512_body(c, y, n, 2, RULE_DEC); break;
+  default: lvl512_body(c, y, n, 2, RULE_B | RULE_DEC); break;
+  }
 }
 
 /* ---- AVX-512, row N-3 chunks from two small tables ----
@@ -306,7 +341,9 @@ static uint8_t leaf_node_b2[128];
 #define LEAF_B2N2 3
 static pthread_once_t leaf_once = PTHREAD_ONCE_INIT;
 
+static void flag_init(void);
 static void leaf_init(void) {
+  flag_init();
   for (int col = 0; col < 3; col++)
     for (int code = 0; code < 32; code++) {
       uint8_t so = 0, no = 0, nb = 0;
@@ -367,6 +404,54 @@ static inline __attribute__((always_inline)) T512L __m512i dec180(__m512i f, __m
   return _mm512_maskz_andnot_epi32(_knot_mask16(flag), eq, e180);
 }
 
+/* A leaf node's flag word (its P word, or D word when packed) F, bits 26..31 (PF_S90): dead =
+ * lanes whose solutions count nothing (a flag's check rejects at its first step), qall = the
+ * other lanes with a flag whose first step is undecided (their solutions all need the rotation
+ * check); the other lanes' solutions count as if they had no flag. (A rejecting first step of
+ * PF_270's check decides even though the PF_90 and 180-degree checks come first: they could count
+ * the board, COUNT2 or COUNT4, only if it were its own 90- or 180-degree turn, and then PF_270's
+ * check compares equal rows, or the same rows as PF_90's, at that step.) One byte lookup
+ * (flag_tab, built by flag_init) per lane; its bits 3 and 4 are the same with PF_90 set
+ * (b2_col0). */
+static uint8_t flag_tab[64];
+static void flag_init(void) {
+  for (unsigned x = 0; x < 64; x++) {
+    const uint32_t p = x << 26;
+    const int f90 = !!(p & PF_90), f270 = !!(p & PF_270);
+    const int dead = (f90 && (p & PF_R90)) || (f270 && (p & PF_R270));
+    const int q = (f90 && !(p & (PF_R90 | PF_S90))) || (f270 && !(p & (PF_R270 | PF_S270)));
+    flag_tab[x] = (uint8_t)((q && !dead) | dead << 1);
+  }
+  for (unsigned x = 0; x < 64; x++) flag_tab[x] |= (uint8_t)(flag_tab[x | 16] << 3); /* PF_90 */
+}
+static inline __attribute__((always_inline)) T512L __m512i flag_class(__m512i F, __m512i tab,
+                                                                      __mmask16 *qall,
+                                                                      __mmask16 *dead) {
+  const __m512i cls = _mm512_permutexvar_epi8(_mm512_srli_epi32(F, 26), tab);
+  *qall = _mm512_test_epi32_mask(cls, _mm512_set1_epi32(1));
+  *dead = _mm512_test_epi32_mask(cls, _mm512_set1_epi32(2));
+  return cls;
+}
+
+/* A leaf whose rows include BOUND2: its queen there on column 0 is what PF_90 says above it, so
+ * the orders col0 (that put f0 there, in the lanes where f0 is column 0) take the class of the
+ * flag word with PF_90 set (cls's bits 3 and 4): all queued, none counted, or (as a lane without
+ * flags) the ones with ENDBIT last (eend) queued and the others counted. *q and *cnt (the orders
+ * queued and counted) get theirs. */
+static inline __attribute__((always_inline)) T512L void b2_col0(__m512i cls, __m512i f,
+                                                                __m512i eend, __m512i col0,
+                                                                __m512i allord, __m512i *q,
+                                                                __m512i *cnt) {
+  const __mmask16 q2 = _mm512_test_epi32_mask(cls, _mm512_set1_epi32(8));
+  const __mmask16 d2 = _mm512_test_epi32_mask(cls, _mm512_set1_epi32(16));
+  const __m512i m0 = _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(f, _mm512_set1_epi32(1)), col0);
+  const __m512i q0 = _mm512_mask_mov_epi32(_mm512_maskz_mov_epi32((__mmask16)~d2, eend), q2, allord);
+  const __m512i c0 = _mm512_maskz_mov_epi32((__mmask16)~(q2 | d2),
+                                            _mm512_ternarylogic_epi32(eend, eend, eend, 0x55));
+  *q = _mm512_ternarylogic_epi32(m0, *q, q0, 0xac);     /* m0 ? q0 : q */
+  *cnt = _mm512_ternarylogic_epi32(m0, *cnt, c0, 0xac); /* m0 ? c0 : cnt */
+}
+
 /* The row N-3 chunk of n nodes at row y = N-3 (see the block comment above): adds its rows
  * N-2 and N-1 to k->nodes, its solutions to k->c8 or (rotation check) to the side_leaf queue,
  * which it flushes. MODE (a compile-time constant): LEAF_CORNER, LEAF_SIDE, or a side-part unit
@@ -397,8 +482,6 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
   const __m512i tn0 = _mm512_loadu_si512(tnode), tn1 = _mm512_loadu_si512(tnode + 64);
   const __m512i sidem = _mm512_set1_epi32((int)k->sidemask);
   const __m512i side2 = _mm512_set1_epi32((int)(k->sidemask << 2));
-  const __m512i one = _mm512_set1_epi32(1);
-  const __m512i pflags = _mm512_set1_epi32((int)PF_FLAGS);
   const __m512i endv = _mm512_set1_epi32((int)k->endbit);
   const __m512i endm1 = _mm512_set1_epi32((int)(k->endbit - 1));
   /* by ENDBIT's rank among the free columns: the orders that put it on row N-1 */
@@ -414,6 +497,7 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
   const __m512i ordeq = _mm512_setr_epi32(0x14, 0x21, 0x0a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const uint32_t *fP = c->pk ? iD : iP; /* the flags (see PK_SH) */
+  const __m512i ftab = _mm512_loadu_si512(flag_tab);
   uint32_t s_at[LV_CAP + 16], s_sb[LV_CAP + 16]; /* queued: node index, orders */
   int ns = 0;
   __m512i accn = zero, accs = zero;
@@ -472,28 +556,29 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
        * whose row N-1 column is ENDBIT (the orders with that column last, by its rank among
        * the three). They are queued after the loop: no call (and no register spills) here. */
       __m512i rank = _mm512_popcnt_epi32(_mm512_and_si512(f, endm1));
-      __m512i e = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f, endv), rank, endord);
-      __m512i e180 = e;
-      if (MODE == LEAF_B2N3) { /* row N-3 (BOUND2) on column 0: the orders with f1 first */
-        e = _mm512_mask_or_epi32(e, _mm512_test_epi32_mask(f, one), e, _mm512_set1_epi32(0x03));
-        e180 = _mm512_andnot_si512(_mm512_set1_epi32(0x03), e180);
-      }
-      if (MODE == LEAF_B2N2) { /* row N-2 (BOUND2) on column 0: the orders with f1 second */
-        e = _mm512_mask_or_epi32(e, _mm512_test_epi32_mask(f, one), e, _mm512_set1_epi32(0x14));
-        e180 = _mm512_andnot_si512(_mm512_set1_epi32(0x14), e180);
-      }
-      __mmask16 flag = _mm512_test_epi32_mask(_mm512_loadu_si512(fP + i), pflags);
-      e = _mm512_mask_mov_epi32(e, flag, allord);
+      const __m512i eend =
+          _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f, endv), rank, endord);
+      /* on a BOUND2 row, column 0 is the rotation check's: those orders apart (b2_col0) */
+      const __m512i col0 = _mm512_set1_epi32(MODE == LEAF_B2N3 ? 0x03   /* f1 on row N-3 */
+                                             : MODE == LEAF_B2N2 ? 0x14 /* f1 on row N-2 */
+                                                                 : 0);
+      __mmask16 qall, dead;
+      const __m512i cls = flag_class(_mm512_loadu_si512(fP + i), ftab, &qall, &dead);
       /* dec: the 180-only orders decided here; lt: those of them that count */
-      __m512i lt, dec = dec180(f, flag, e180, thrv, thrm, ordlt, ordeq, &lt);
-      e = _mm512_andnot_si512(dec, e);
+      __m512i lt, dec = dec180(f, qall | dead, _mm512_andnot_si512(col0, eend), thrv, thrm, ordlt,
+                               ordeq, &lt);
+      __m512i e = _mm512_maskz_andnot_epi32((__mmask16)~dead, dec,
+                                            _mm512_mask_mov_epi32(eend, qall, allord));
+      __m512i cnt = _mm512_maskz_mov_epi32( /* ~(e | dec & ~lt) */
+          (__mmask16)~(qall | dead), _mm512_ternarylogic_epi32(e, dec, lt, 0x0b));
+      if (MODE == LEAF_B2N3 || MODE == LEAF_B2N2) b2_col0(cls, f, eend, col0, allord, &e, &cnt);
       __m512i sb = _mm512_and_si512(rs, e);
       __mmask16 slow = _mm512_mask_test_epi32_mask(valid, sb, sb);
       __m512i at = _mm512_add_epi32(iota, _mm512_set1_epi32(i));
       _mm512_storeu_si512(s_at + ns, _mm512_maskz_compress_epi32(slow, at));
       _mm512_storeu_si512(s_sb + ns, _mm512_maskz_compress_epi32(slow, sb));
       ns += __builtin_popcount(_cvtmask16_u32(slow));
-      sc = _mm512_andnot_si512(_mm512_ternarylogic_epi32(e, dec, lt, 0xf4), rs); /* e|dec&~lt */
+      sc = _mm512_and_si512(rs, cnt);
     }
     accs = _mm512_mask_add_epi32(accs, valid, accs, _mm512_popcnt_epi32(sc));
   }
@@ -660,7 +745,6 @@ static inline __attribute__((always_inline)) T512L void leaf4_body(bctx_t *c, in
     tga[lv] = _mm512_loadu_si512(lf4_ga[lv]);
     tgb[lv] = _mm512_loadu_si512(lf4_gb[lv]);
   }
-  const __m512i pflags = _mm512_set1_epi32((int)PF_FLAGS);
   const __m512i endv = _mm512_set1_epi32((int)k->endbit);
   const __m512i endm1 = _mm512_set1_epi32((int)(k->endbit - 1));
   /* by ENDBIT's rank among the free columns: the orders that put it on row N-1 */
@@ -671,6 +755,7 @@ static inline __attribute__((always_inline)) T512L void leaf4_body(bctx_t *c, in
   /* the 180-degree test decided here, as in leaf512_body (thr: row 1's column mirrored) */
   const __m512i ordlt = _mm512_loadu_si512(lf4_lt), ordeq = _mm512_loadu_si512(lf4_rowcol[2]);
   const uint32_t *fP = c->pk ? iD : iP; /* the flags (see PK_SH) */
+  const __m512i ftab = _mm512_loadu_si512(flag_tab);
   /* per node, the orders of its solutions that are queued for the rotation check */
   uint32_t s_sb[LV_CAP + 32] __attribute__((aligned(64)));
   __m512i accn = zero, accp = zero, accs = zero;
@@ -750,24 +835,26 @@ static inline __attribute__((always_inline)) T512L void leaf4_body(bctx_t *c, in
     __m512i sc[2];
     H2 sc[h] = set[h][2];
     if (side) {
-      __m512i e[2], lt[2], dec[2], sb[2];
-      __mmask16 flag[2];
+      __m512i e[2], eend[2], cls[2], cnt[2], lt[2], dec[2], sb[2];
+      __mmask16 qall[2], dead[2];
       H2 {
         __m512i rank = _mm512_popcnt_epi32(_mm512_and_si512(f[h], endm1));
-        e[h] = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f[h], endv), rank, endord);
-        flag[h] = _mm512_test_epi32_mask(_mm512_loadu_si512(fP + i0 + 16 * h), pflags);
+        eend[h] = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f[h], endv), rank, endord);
+        cls[h] = flag_class(_mm512_loadu_si512(fP + i0 + 16 * h), ftab, &qall[h], &dead[h]);
       }
-      /* the BOUND2 row's queen on column 0 (f0 there): the rotation check, not the 180 test */
-      H2 dec[h] = dec180(f[h], flag[h], j2 >= 0 ? _mm512_andnot_si512(col0j, e[h]) : e[h], thrv,
-                         thrm, ordlt, ordeq, &lt[h]);
-      if (j2 >= 0)
-        H2 e[h] = _mm512_mask_or_epi32(e[h], _mm512_test_epi32_mask(f[h], one), e[h], col0j);
-      H2 e[h] = _mm512_andnot_si512(dec[h], _mm512_mask_mov_epi32(e[h], flag[h], allord));
+      /* the BOUND2 row's queen on column 0 (f0 there): PF_90's check, not the 180 test (b2_col0) */
+      H2 dec[h] = dec180(f[h], qall[h] | dead[h],
+                         j2 >= 0 ? _mm512_andnot_si512(col0j, eend[h]) : eend[h], thrv, thrm,
+                         ordlt, ordeq, &lt[h]);
+      H2 e[h] = _mm512_maskz_andnot_epi32((__mmask16)~dead[h], dec[h],
+                                          _mm512_mask_mov_epi32(eend[h], qall[h], allord));
+      H2 cnt[h] = _mm512_maskz_mov_epi32((__mmask16)~(qall[h] | dead[h]),
+                                         _mm512_ternarylogic_epi32(e[h], dec[h], lt[h], 0x0b));
+      if (j2 >= 0) H2 b2_col0(cls[h], f[h], eend[h], col0j, allord, &e[h], &cnt[h]);
       H2 sb[h] = _mm512_and_si512(set[h][2], e[h]);
       /* every node's queued orders are stored (most are none): no compress, no count */
       H2 _mm512_store_si512(s_sb + i0 + 16 * h, _mm512_maskz_mov_epi32(valid[h], sb[h]));
-      H2 sc[h] = _mm512_andnot_si512(
-          _mm512_ternarylogic_epi32(e[h], dec[h], lt[h], 0xf4), set[h][2]); /* e|dec&~lt */
+      H2 sc[h] = _mm512_and_si512(set[h][2], cnt[h]);
     }
     H2 accs = _mm512_mask_add_epi32(accs, valid[h], accs, _mm512_popcnt_epi32(sc[h]));
   }
@@ -1342,6 +1429,12 @@ int nq_x86_leaf4_state(void) { return env_switch(&leaf4_state, "NQ_LEAF4"); }
 void nq_x86_leaf4_state_set(int on) {
   atomic_store_explicit(&leaf4_state, on ? 2 : 3, memory_order_relaxed);
 }
+static atomic_int flags_st; /* the flags decided by the search (PF_S90), NQ_FLAGDEC */
+static int flags_state(void) { return env_switch(&flags_st, "NQ_FLAGDEC"); }
+int nq_x86_flagdec_state(void) { return flags_state(); }
+void nq_x86_flagdec_state_set(int on) {
+  atomic_store_explicit(&flags_st, on ? 2 : 3, memory_order_relaxed);
+}
 int nq_x86_leaf2_state(void) { return env_switch(&leaf2_state, "NQ_LEAF2"); }
 void nq_x86_leaf2_state_set(int on) {
   atomic_store_explicit(&leaf2_state, on ? 2 : 3, memory_order_relaxed);
@@ -1355,11 +1448,27 @@ static int leaf256_ok(const kctx_t *k) {
   return 1 + (k->bound2 == k->n - 3 ? LEAF_B2N3 : k->bound2 == k->n - 2 ? LEAF_B2N2 : LEAF_SIDE);
 }
 
+/* Whether this avx512 unit's flags are decided by the search (PF_S90): only with the table leaves
+ * (the only readers); a decision row at or below the leaves' row stays undecided. (The prefix's
+ * rows were decided with the root's flags, solve_batched.) */
+static void flags_plan(bctx_t *c) {
+  kctx_t *k = &c->k;
+  const int leafrow = c->leaf4 ? k->n - 4 : k->n - 3;
+  if (!c->leaf_tab || flags_state() != 2) {
+    k->y90 = k->y270 = -1;
+    c->P[k->y0][0] &= ~PF_DEC; /* undecided */
+    return;
+  }
+  if (k->y90 >= leafrow) k->y90 = -1;
+  if (k->y270 >= leafrow) k->y270 = -1;
+}
+
 void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
   const int side = c->k.side;
   if (k == NQ_KERNEL_AVX512) {
     c->leaf_tab = leaf_tab_ok(&c->k);
     c->leaf4 = leaf4_ok(&c->k);
+    flags_plan(c);
     if (side && c->k.n <= PK_SH && nq_x86_pack_state() == 2) {
       c->pk = 1;
       c->D[y0][0] |= c->P[y0][0]; /* the flags; its own index is 0 */
@@ -1385,6 +1494,8 @@ int nq_x86_pack_state(void) { return 1; }
 void nq_x86_pack_state_set(int on) { (void)on; }
 int nq_x86_leaf4_state(void) { return 1; }
 void nq_x86_leaf4_state_set(int on) { (void)on; }
+int nq_x86_flagdec_state(void) { return 1; }
+void nq_x86_flagdec_state_set(int on) { (void)on; }
 int nq_x86_leaf2_state(void) { return 1; }
 void nq_x86_leaf2_state_set(int on) { (void)on; }
 
