@@ -24,6 +24,8 @@ typedef struct kctx_s {
   uint32_t mask, sidemask, lastmask, topbit, endbit;
   int bound1, bound2;
   int y90, y270; /* side part: the rows whose step decides PF_S90/R90 and PF_S270/R270, or -1 */
+  int ylate, late; /* the row whose step decides part of a check whose row is a leaf's (bits:
+                      1 PF_90's, 2 PF_270's), or -1 (see flags_plan) */
   uint32_t rowmask[NQ_MAX_N];  /* mask minus the columns rows < BOUND1 may not use */
   uint32_t board[NQ_MAX_N];    /* rows < y0 from the unit; deeper rows filled by the search */
   uint64_t nodes, c2, c4, c8;

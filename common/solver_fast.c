@@ -50,7 +50,8 @@ static void kctx_init(kctx_t *k, const nq_unit_t *u, const nq_unit_state_t *st) 
   uint32_t forbid = k->side ? st->sidemask : 2u;
   for (int y = 0; y < k->n; y++) k->rowmask[y] = y < st->bound1 ? st->mask & ~forbid : st->mask;
   memcpy(k->board, st->board, sizeof k->board);
-  k->y90 = k->y270 = -1;
+  k->y90 = k->y270 = k->ylate = -1;
+  k->late = 0;
   if (k->side && k->y0 >= 2) { /* row 1's column c1 is the unit's */
     int c1 = __builtin_ctz(k->board[1]);
     k->y270 = c1;

@@ -31,7 +31,7 @@ static void leaf512_four(bctx_t *c, int y, int n);
 
 /* A side-part row's rules of its own (the RULES of lvl512_body; see rules_row). */
 #define RULE_B 1   /* BOUND2's cut (on the row below), the flags of rows BOUND1 and BOUND2 */
-#define RULE_DEC 2 /* the flags' first step decided (k->y90, k->y270) */
+#define RULE_DEC 2 /* the flags' first step decided (k->y90, k->y270, k->ylate) */
 
 /* One chunk of row y (n > 0 nodes, all with free columns): search it and, through recursion,
  * everything below it. SIDE (0 corner part, 1 side part, 2 side part with packed words) and
@@ -66,6 +66,8 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
   /* the rows that decide the flags' first step (PF_S90) */
   const int d90row = (RULES & RULE_DEC) && y == k->y90;
   const int d270row = (RULES & RULE_DEC) && y == k->y270;
+  const int late90 = (RULES & RULE_DEC) && y == k->ylate && (k->late & 1);
+  const int late270 = (RULES & RULE_DEC) && y == k->ylate && (k->late & 2);
   const __m512i pfall = _mm512_set1_epi32((int)(PF_FLAGS | PF_DEC));
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i rowm = _mm512_set1_epi32((int)k->rowmask[yc]);
@@ -155,6 +157,18 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
     cp = _mm512_mask_or_epi32(cp, _mm512_testn_epi32_mask(_mm512_or_si512(wd[s], bit), cnv), \
                               cp, _mm512_set1_epi32((int)PF_S270));                          \
   }                                                                                          \
+  /* the last row above the leaves, for a check decided on a leaf row: column 1 (N-2) taken   \
+   * above the leaves passes PF_90's check (rejects PF_270's) */                              \
+  if (late90)                                                                                \
+    cp = _mm512_mask_or_epi32(cp,                                                            \
+                              _mm512_test_epi32_mask(_mm512_or_si512(wd[s], bit),            \
+                                                     _mm512_set1_epi32(2)),                  \
+                              cp, _mm512_set1_epi32((int)PF_S90));                           \
+  if (late270)                                                                               \
+    cp = _mm512_mask_or_epi32(cp,                                                            \
+                              _mm512_test_epi32_mask(_mm512_or_si512(wd[s], bit),            \
+                                                     _mm512_set1_epi32((int)(k->topbit >> 1))), \
+                              cp, _mm512_set1_epi32((int)PF_R270));                          \
   __m512i cl = _mm512_slli_epi32(_mm512_or_si512(wl[s], bit), 1);                            \
   /* packed: the child's D word carries its flags, its L word its parent's index (the masks \
    * below drop them) */                                                                     \
@@ -276,7 +290,7 @@ static T512 void lvl512_corner(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 0
  * BOUND2) get their own copy of the loop, so the other rows pay nothing for them. */
 static inline int rules_row(const kctx_t *k, int y) {
   return (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2 ? RULE_B : 0) |
-         (y == k->y90 || y == k->y270 ? RULE_DEC : 0);
+         (y == k->y90 || y == k->y270 || y == k->ylate ? RULE_DEC : 0);
 }
 static T512 void lvl512_side(bctx_t *c, int y, int n) {
   switch (rules_row(&c->k, y)) {
@@ -1449,8 +1463,10 @@ static int leaf256_ok(const kctx_t *k) {
 }
 
 /* Whether this avx512 unit's flags are decided by the search (PF_S90): only with the table leaves
- * (the only readers); a decision row at or below the leaves' row stays undecided. (The prefix's
- * rows were decided with the root's flags, solve_batched.) */
+ * (the only readers). (The prefix's rows were decided with the root's flags, solve_batched.) A
+ * check whose deciding row is at or below the leaves' row is decided in part on the row above the
+ * leaves (k->ylate): the queen on column 1 above the leaves is above row N-1-c1, so PF_90's check
+ * passes; the one on column N-2 above the leaves is above row c1, so PF_270's rejects. */
 static void flags_plan(bctx_t *c) {
   kctx_t *k = &c->k;
   const int leafrow = c->leaf4 ? k->n - 4 : k->n - 3;
@@ -1459,8 +1475,23 @@ static void flags_plan(bctx_t *c) {
     c->P[k->y0][0] &= ~PF_DEC; /* undecided */
     return;
   }
-  if (k->y90 >= leafrow) k->y90 = -1;
-  if (k->y270 >= leafrow) k->y270 = -1;
+  if (k->y90 >= leafrow) {
+    k->y90 = -1;
+    k->late |= 1;
+  }
+  if (k->y270 >= leafrow) {
+    k->y270 = -1;
+    k->late |= 2;
+  }
+  if (!k->late || k->y0 > leafrow) return;
+  if (k->y0 < leafrow) {
+    k->ylate = leafrow - 1;
+    return;
+  }
+  uint32_t above = 0; /* y0 == leafrow: the root is a leaf node */
+  for (int y = 0; y < k->y0; y++) above |= k->board[y];
+  if ((k->late & 1) && (above & 2u)) c->P[k->y0][0] |= PF_S90;
+  if ((k->late & 2) && (above & (k->topbit >> 1))) c->P[k->y0][0] |= PF_R270;
 }
 
 void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
