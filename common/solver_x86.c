@@ -401,21 +401,51 @@ static inline void leaf_cols(uint32_t fr, uint32_t *fc, int k) {
 
 /* The 180-degree test decided in a leaf. side_class's 180 test compares row 1 with row N-2
  * mirrored first, so with thr = row 1's column mirrored (side_thr), a solution with ENDBIT on row
- * N-1 and neither flag is COUNT8 when its row N-2 column is below thr, and not a representative
- * when it is above. By the number of free columns below thr, ordlt gives the orders whose row N-2
- * column is below it and ordeq the ones whose is thr (when free). Of the orders e180 (ENDBIT last,
- * no flag in the lanes off `flag`), returns the ones decided here; *lt gets those that count. */
+ * N-1 whose flags do not decide it is COUNT8 when its row N-2 column is below thr, and not a
+ * representative when it is above; when it is thr, the same holds for row N-3 against row 2's
+ * column mirrored (thr2; known when the prefix has row 2). By the number of free columns below
+ * thr (thr2), ordlt (ordlt2) gives the orders whose row N-2 (N-3) column is below it and ordeq
+ * (ordeq2) the ones whose is it (when free). */
+typedef struct d180_s {
+  __m512i thrv, thrm, ordlt, ordeq, thr2v, thr2m, ordlt2, ordeq2, un2;
+} d180_t;
 static inline uint32_t side_thr(const kctx_t *k) {
   return k->side ? 1u << (k->n - 1 - __builtin_ctz(k->board[1])) : 0;
 }
+static inline __attribute__((always_inline)) T512L d180_t d180_init(const kctx_t *k,
+                                                                   const uint32_t *ordlt,
+                                                                   const uint32_t *ordeq,
+                                                                   const uint32_t *ordlt2,
+                                                                   const uint32_t *ordeq2) {
+  const uint32_t thr = side_thr(k);
+  const int has2 = k->side && k->y0 > 2;
+  const uint32_t thr2 = has2 ? 1u << (k->n - 1 - __builtin_ctz(k->board[2])) : 0;
+  d180_t d;
+  d.thrv = _mm512_set1_epi32((int)thr);
+  d.thrm = _mm512_set1_epi32((int)(thr - 1));
+  d.ordlt = _mm512_loadu_si512(ordlt);
+  d.ordeq = _mm512_loadu_si512(ordeq);
+  d.thr2v = _mm512_set1_epi32((int)thr2);
+  d.thr2m = _mm512_set1_epi32((int)(thr2 - 1));
+  d.ordlt2 = _mm512_loadu_si512(ordlt2);
+  d.ordeq2 = _mm512_loadu_si512(ordeq2);
+  d.un2 = _mm512_set1_epi32(has2 ? 0 : -1); /* without row 2: the second step undecided */
+  return d;
+}
+/* Of the orders e180 (ENDBIT last, in the lanes off `flag`), returns the ones decided here; *lt
+ * gets those that count. */
 static inline __attribute__((always_inline)) T512L __m512i dec180(__m512i f, __mmask16 flag,
-                                                                  __m512i e180, __m512i thrv,
-                                                                  __m512i thrm, __m512i ordlt,
-                                                                  __m512i ordeq, __m512i *lt) {
-  __m512i cnt = _mm512_popcnt_epi32(_mm512_and_si512(f, thrm));
-  *lt = _mm512_permutexvar_epi32(cnt, ordlt);
-  __m512i eq = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f, thrv), cnt, ordeq);
-  return _mm512_maskz_andnot_epi32(_knot_mask16(flag), eq, e180);
+                                                                  __m512i e180, const d180_t *d,
+                                                                  __m512i *lt) {
+  __m512i cnt = _mm512_popcnt_epi32(_mm512_and_si512(f, d->thrm));
+  __m512i lt1 = _mm512_permutexvar_epi32(cnt, d->ordlt);
+  __m512i eq = _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f, d->thrv), cnt, d->ordeq);
+  __m512i cnt2 = _mm512_popcnt_epi32(_mm512_and_si512(f, d->thr2m));
+  __m512i lt2 = _mm512_permutexvar_epi32(cnt2, d->ordlt2);
+  __m512i eq2 = _mm512_or_si512(
+      _mm512_maskz_permutexvar_epi32(_mm512_test_epi32_mask(f, d->thr2v), cnt2, d->ordeq2), d->un2);
+  *lt = _mm512_ternarylogic_epi32(eq, lt1, lt2, 0xac); /* eq ? lt2 : lt1 */
+  return _mm512_maskz_andnot_epi32(_knot_mask16(flag), _mm512_and_si512(eq, eq2), e180);
 }
 
 /* A leaf node's flag word (its P word, or D word when packed) F, bits 26..31 (PF_S90): dead =
@@ -505,10 +535,9 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
   /* Of those, the orders that only the 180-degree test can concern (ENDBIT last, no flag, not
    * column 0 on a BOUND2 row) are decided here (dec180). By the number of free columns below
    * thr, the orders whose row N-2 column is below it, and the ones whose is thr (when free). */
-  const uint32_t thr = side_thr(k);
-  const __m512i thrv = _mm512_set1_epi32((int)thr), thrm = _mm512_set1_epi32((int)(thr - 1));
-  const __m512i ordlt = _mm512_setr_epi32(0, 0x14, 0x35, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-  const __m512i ordeq = _mm512_setr_epi32(0x14, 0x21, 0x0a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  static const uint32_t ordlt[16] = {0, 0x14, 0x35, 0x3f}, ordeq[16] = {0x14, 0x21, 0x0a};
+  static const uint32_t ordlt2[16] = {0, 0x03, 0x0f, 0x3f}, ordeq2[16] = {0x03, 0x0c, 0x30};
+  const d180_t d180 = d180_init(k, ordlt, ordeq, ordlt2, ordeq2);
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const uint32_t *fP = c->pk ? iD : iP; /* the flags (see PK_SH) */
   const __m512i ftab = _mm512_loadu_si512(flag_tab);
@@ -579,8 +608,9 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
       __mmask16 qall, dead;
       const __m512i cls = flag_class(_mm512_loadu_si512(fP + i), ftab, &qall, &dead);
       /* dec: the 180-only orders decided here; lt: those of them that count */
-      __m512i lt, dec = dec180(f, qall | dead, _mm512_andnot_si512(col0, eend), thrv, thrm, ordlt,
-                               ordeq, &lt);
+      const __m512i c0 =
+          _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(f, _mm512_set1_epi32(1)), col0);
+      __m512i lt, dec = dec180(f, qall | dead, _mm512_andnot_si512(c0, eend), &d180, &lt);
       __m512i e = _mm512_maskz_andnot_epi32((__mmask16)~dead, dec,
                                             _mm512_mask_mov_epi32(eend, qall, allord));
       __m512i cnt = _mm512_maskz_mov_epi32( /* ~(e | dec & ~lt) */
@@ -650,8 +680,8 @@ static uint8_t lf4_order[24][4];         /* order -> the column index (0..3) of 
 static uint32_t lf4_rowcol[4][16];       /* [row][column index] -> the orders that put it there */
 static uint32_t lf4_col[4][16];          /* [column index][code] -> the orders it allows */
 static uint32_t lf4_ga[LF4_LV][16], lf4_gb[LF4_LV][16]; /* [level][gap key] -> orders */
-/* [number of free columns below thr] -> the orders whose row N-2 column is below thr */
-static uint32_t lf4_lt[16];
+/* [row][number of free columns below a column] -> the orders whose column on that row is below */
+static uint32_t lf4_lt[4][16];
 /* A side-part unit whose BOUND2 row is row N-3 or N-2 (j = 1, 2 of the four): the orders that
  * keep its rule there, by which side columns are free (bit 0: column 0, i.e. f0; bit 1: column
  * N-1, f3): none of them taken above that row -> no order; one -> that row takes the other. */
@@ -721,7 +751,8 @@ static void lf4_init(void) {
         if (ok) lf4_b2[j][sf] |= 1u << q;
       }
   for (int below = 0; below <= 4; below++)
-    for (int col = 0; col < below; col++) lf4_lt[below] |= lf4_rowcol[2][col];
+    for (int col = 0; col < below; col++)
+      for (int row = 0; row < 4; row++) lf4_lt[row][below] |= lf4_rowcol[row][col];
 }
 
 #define LEAF4_CORNER 0
@@ -764,10 +795,8 @@ static inline __attribute__((always_inline)) T512L void leaf4_body(bctx_t *c, in
   /* by ENDBIT's rank among the free columns: the orders that put it on row N-1 */
   const __m512i endord = _mm512_loadu_si512(lf4_rowcol[3]);
   const __m512i allord = _mm512_set1_epi32(0xffffff);
-  const uint32_t thr = side_thr(k);
-  const __m512i thrv = _mm512_set1_epi32((int)thr), thrm = _mm512_set1_epi32((int)(thr - 1));
-  /* the 180-degree test decided here, as in leaf512_body (thr: row 1's column mirrored) */
-  const __m512i ordlt = _mm512_loadu_si512(lf4_lt), ordeq = _mm512_loadu_si512(lf4_rowcol[2]);
+  /* the 180-degree test decided here, as in leaf512_body */
+  const d180_t d180 = d180_init(k, lf4_lt[2], lf4_rowcol[2], lf4_lt[1], lf4_rowcol[1]);
   const uint32_t *fP = c->pk ? iD : iP; /* the flags (see PK_SH) */
   const __m512i ftab = _mm512_loadu_si512(flag_tab);
   /* per node, the orders of its solutions that are queued for the rotation check */
@@ -857,9 +886,12 @@ static inline __attribute__((always_inline)) T512L void leaf4_body(bctx_t *c, in
         cls[h] = flag_class(_mm512_loadu_si512(fP + i0 + 16 * h), ftab, &qall[h], &dead[h]);
       }
       /* the BOUND2 row's queen on column 0 (f0 there): PF_90's check, not the 180 test (b2_col0) */
-      H2 dec[h] = dec180(f[h], qall[h] | dead[h],
-                         j2 >= 0 ? _mm512_andnot_si512(col0j, eend[h]) : eend[h], thrv, thrm,
-                         ordlt, ordeq, &lt[h]);
+      H2 dec[h] = dec180(
+          f[h], qall[h] | dead[h],
+          j2 >= 0 ? _mm512_andnot_si512(
+                        _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(f[h], one), col0j), eend[h])
+                  : eend[h],
+          &d180, &lt[h]);
       H2 e[h] = _mm512_maskz_andnot_epi32((__mmask16)~dead[h], dec[h],
                                           _mm512_mask_mov_epi32(eend[h], qall[h], allord));
       H2 cnt[h] = _mm512_maskz_mov_epi32((__mmask16)~(qall[h] | dead[h]),
