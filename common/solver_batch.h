@@ -75,7 +75,7 @@ _Static_assert(PF_90 == 1u << 30 && PF_270 == 1u << 31, "flag_class's table orde
 #define P_IDX (~(PF_FLAGS | PF_DEC))
 
 /* The AVX-512 side part, N <= PK_SH: a node's P word is not stored in an array of its own; its
- * flags are in its D word (bits 30 and 31, above every column) and its parent's index in its L
+ * flags are in its D word (bits 26..31, above every column) and its parent's index in its L
  * word's bits PK_SH..31 (above every column: L's bits >= N are never read as columns), so a step
  * stores three arrays instead of four. An index is < LV_CAP = 2^10, so PK_SH + 10 <= 32. */
 #define PK_SH NQ_FAST_PACK_MAX_N

@@ -10,15 +10,20 @@
  * made and never stored. When a chunk fills, the next row is searched (recursively) before going
  * on, so memory stays bounded (LV_CAP nodes per row, cached per thread). A child on row N-2 is
  * never stored: its children (row N-1) are counted with a popcount and its solutions found from
- * its two free columns. Where the CPU allows, the avx512 variant goes one row further: a row N-3
- * chunk is read linearly and each node's rows N-2 and N-1 (nodes and solutions) come from two
- * small tables keyed by its three free columns (leaf512_tab).
+ * its two free columns. The SIMD variants go further: a row N-3 chunk is read linearly and each
+ * node's rows N-2 and N-1 (nodes and solutions) come at once from its three free columns (avx512:
+ * two small tables, leaf512_tab; avx2: lane masks, leaf256_tab), and the avx512 variant does the
+ * same for row N-4 chunks (leaf512_four).
  *
  * The side part's rotation check needs whole boards. Each stored node keeps its parent's index
  * and two flags saying whether a placed row can make the check matter (column 0 on BOUND2,
  * column N-1 on BOUND1); a solution without them and without ENDBIT last counts in COUNT8 at
  * once, the rest (about 3/N) rebuild their board by walking up the parent indices. (The avx512
  * variant keeps both in spare high bits of the node's L and D words for N <= 22: see PK_SH.)
+ * With those table leaves, the search also decides the first step of a flag's check on the row
+ * that settles it (see PF_S90 in solver_batch.h), and the leaves count or drop most flagged
+ * solutions without a rebuild; the avx512 leaves decide the first two steps of the 180-degree
+ * check too (dec180).
  *
  * Variants (common/solver_simd.h): avx512 (16 lanes, two independent lane groups), avx2 (8 lanes,
  * lane permutations from lookup tables), both in solver_x86.c, and scalar (portable C, any CPU),

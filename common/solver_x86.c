@@ -1017,6 +1017,7 @@ static void leaf256_tab(bctx_t *c, int y, int n);
 #define R256_B2ROW 1 /* yc == BOUND2: the children's BOUND2 cut */
 #define R256_F90 2   /* y == BOUND2: flag PF_90 */
 #define R256_F270 4  /* y == BOUND1: flag PF_270 */
+#define R256_DEC 8   /* y == k->y90, k->y270 or k->ylate: the flags' first step (PF_S90) */
 
 /* One chunk of row y, as lvl512_body. SIDE and RULES (the rules this side-part row may have of
  * its own, R256_*) are compile-time constants after inlining, so a row's loop carries only its
@@ -1048,6 +1049,11 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
   const __m256i topv = _mm256_set1_epi32((int)k->topbit);
   const int f90row = (RULES & R256_F90) && y == k->bound2;
   const int f270row = (RULES & R256_F270) && y == k->bound1;
+  const int d90row = (RULES & R256_DEC) && y == k->y90;
+  const int d270row = (RULES & R256_DEC) && y == k->y270;
+  const int late90 = (RULES & R256_DEC) && y == k->ylate && (k->late & 1);
+  const int late270 = (RULES & R256_DEC) && y == k->ylate && (k->late & 2);
+  const __m256i pfall = _mm256_set1_epi32((int)(PF_FLAGS | PF_DEC));
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i rowm = _mm256_set1_epi32((int)k->rowmask[yc]);
   const __m256i sidem = _mm256_set1_epi32((int)k->sidemask);
@@ -1068,7 +1074,7 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
   _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {                                  \
     unsigned em = empty8(wb[s]);                                                             \
     if (__builtin_expect(end[s] - cur[s] >= 8, 1)) {                                         \
-      fill_lanes(&wl[s], &wd[s], &wr[s], &wb[s], &wp[s], in, cur[s], em, iota, pflags, SIDE); \
+      fill_lanes(&wl[s], &wd[s], &wr[s], &wb[s], &wp[s], in, cur[s], em, iota, pfall, SIDE);  \
       cur[s] += __builtin_popcount(em);                                                      \
       act[s] = 0xffu;                                                                        \
     } else {                                                                                 \
@@ -1077,7 +1083,7 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
       int avail = end[s] - cur[s];                                                           \
       if (avail > 0) {                                                                       \
         em = low_bits(em, avail);                                                            \
-        fill_lanes(&wl[s], &wd[s], &wr[s], &wb[s], &wp[s], in, cur[s], em, iota, pflags,     \
+        fill_lanes(&wl[s], &wd[s], &wr[s], &wb[s], &wp[s], in, cur[s], em, iota, pfall,      \
                    SIDE);                                                                    \
         cur[s] += __builtin_popcount(em);                                                    \
       }                                                                                      \
@@ -1110,8 +1116,29 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
     cp = _mm256_or_si256(cp, _mm256_and_si256(_mm256_cmpeq_epi32(bit, one),                  \
                                               _mm256_set1_epi32((int)PF_90)));               \
   if (f270row)                                                                               \
-  cp = _mm256_or_si256(cp, _mm256_and_si256(_mm256_cmpeq_epi32(bit, topv),                   \
-                                            _mm256_set1_epi32((int)PF_270)))
+    cp = _mm256_or_si256(cp, _mm256_and_si256(_mm256_cmpeq_epi32(bit, topv),                 \
+                                              _mm256_set1_epi32((int)PF_270)));              \
+  /* as lvl512_body: column 1 (N-2) taken above this row, on it, or below */                  \
+  if (d90row || late90) {                                                                    \
+    const __m256i c1v = _mm256_set1_epi32(2);                                                \
+    cp = _mm256_or_si256(cp, _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(           \
+                                                  late90 ? cd : wd[s], c1v), c1v),           \
+                                              _mm256_set1_epi32((int)PF_S90)));              \
+    if (d90row)                                                                              \
+      cp = _mm256_or_si256(cp, _mm256_and_si256(                                             \
+                                   _mm256_cmpeq_epi32(_mm256_and_si256(cd, c1v), zero),       \
+                                   _mm256_set1_epi32((int)PF_R90)));                         \
+  }                                                                                          \
+  if (d270row || late270) {                                                                  \
+    const __m256i cnv = _mm256_set1_epi32((int)(k->topbit >> 1));                             \
+    cp = _mm256_or_si256(cp, _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(           \
+                                                  late270 ? cd : wd[s], cnv), cnv),          \
+                                              _mm256_set1_epi32((int)PF_R270)));             \
+    if (d270row)                                                                             \
+      cp = _mm256_or_si256(cp, _mm256_and_si256(                                             \
+                                   _mm256_cmpeq_epi32(_mm256_and_si256(cd, cnv), zero),       \
+                                   _mm256_set1_epi32((int)PF_S270)));                        \
+  }
 
   if (yc == k->n - 2) {
     const __m256i maskv = _mm256_set1_epi32((int)k->mask);
@@ -1226,13 +1253,15 @@ static T256 void lvl256_corner(bctx_t *c, int y, int n) { lvl256_body(c, y, n, 0
 static T256 void lvl256_side(bctx_t *c, int y, int n) {
   const kctx_t *k = &c->k;
   int r = (y + 1 == k->bound2 ? R256_B2ROW : 0) | (y == k->bound2 ? R256_F90 : 0) |
-          (y == k->bound1 ? R256_F270 : 0);
+          (y == k->bound1 ? R256_F270 : 0) |
+          (y == k->y90 || y == k->y270 || y == k->ylate ? R256_DEC : 0);
   switch (r) {
   case 0: lvl256_body(c, y, n, 1, 0); break;
   case R256_B2ROW: lvl256_body(c, y, n, 1, R256_B2ROW); break;
   case R256_F90: lvl256_body(c, y, n, 1, R256_F90); break;
   case R256_F270: lvl256_body(c, y, n, 1, R256_F270); break;
-  default: lvl256_body(c, y, n, 1, R256_B2ROW | R256_F90 | R256_F270); break;
+  case R256_DEC: lvl256_body(c, y, n, 1, R256_DEC); break;
+  default: lvl256_body(c, y, n, 1, R256_B2ROW | R256_F90 | R256_F270 | R256_DEC); break;
   }
 }
 
@@ -1302,6 +1331,25 @@ static inline __attribute__((always_inline)) T256 void leaf256_body(bctx_t *c, i
     __m256i na1 = NOTIN(b, f1), na2 = NOTIN(b, f2), na3 = NOTIN(b, f3);
     __m256i n1 = NOTIN(u2, f1), n2 = NOTIN(u2, f2), n3 = NOTIN(u2, f3);
     __m256i w1 = NOTIN(u1, f1), w2 = NOTIN(u1, f2), w3 = NOTIN(u1, f3);
+    __m256i nqf = zero;
+    if (side) {
+      /* The flags and their first steps (PF_S90; flag_class says why): a lane whose check
+       * rejects there counts nothing (its row N-1 columns are taken away); nqf = lanes with
+       * no flag whose first step is undecided. rj, sj: R and S at their flag's bit. */
+      const __m256i p = _mm256_loadu_si256((const __m256i *)(q + AP));
+      const __m256i b30 = _mm256_set1_epi32((int)PF_90), b31 = _mm256_set1_epi32((int)PF_270);
+      const __m256i p3 = _mm256_slli_epi32(p, 3);
+      const __m256i rj = _mm256_or_si256(_mm256_and_si256(p3, b30),
+                                         _mm256_and_si256(_mm256_slli_epi32(p, 2), b31));
+      const __m256i sj = _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(p, 4), b30),
+                                         _mm256_and_si256(p3, b31));
+      const __m256i live = _mm256_cmpeq_epi32(_mm256_and_si256(p, rj), zero);
+      nqf = _mm256_cmpeq_epi32(
+          _mm256_andnot_si256(_mm256_or_si256(rj, sj), _mm256_and_si256(p, pflags)), zero);
+      w1 = _mm256_and_si256(w1, live);
+      w2 = _mm256_and_si256(w2, live);
+      w3 = _mm256_and_si256(w3, live);
+    }
     /* the next free column one (a) or two (t) columns further */
     __m256i a12 = _mm256_cmpeq_epi32(f2, _mm256_slli_epi32(f1, 1));
     __m256i t12 = _mm256_cmpeq_epi32(f2, _mm256_slli_epi32(f1, 2));
@@ -1346,12 +1394,10 @@ static inline __attribute__((always_inline)) T256 void leaf256_body(bctx_t *c, i
        * row N-1 column is ENDBIT, and column 0 on a BOUND2 row. Counted above; per vector, a
        * lane mask per order goes to s_m (no branch, no compress: scalar stores), and the loop
        * after this one queues them and takes them back out of the count. */
-      __m256i p = _mm256_loadu_si256((const __m256i *)(q + AP));
-      __m256i nflag = _mm256_cmpeq_epi32(_mm256_and_si256(p, pflags), zero);
       /* by row N-1's column: the solutions that need no check */
-      __m256i k1 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f1, endv), nflag);
-      __m256i k2 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f2, endv), nflag);
-      __m256i k3 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f3, endv), nflag);
+      __m256i k1 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f1, endv), nqf);
+      __m256i k2 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f2, endv), nqf);
+      __m256i k3 = _mm256_andnot_si256(_mm256_cmpeq_epi32(f3, endv), nqf);
       __m256i k0a = k3, k0b = k2, k2a = k3, k4a = k2; /* orders 0, 1, 2, 4 */
       if (MODE == LEAF_B2N3) { /* row N-3 (BOUND2) on column 0: the orders with f1 first */
         __m256i c0 = _mm256_cmpeq_epi32(f1, one);
@@ -1544,6 +1590,7 @@ void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
   } else {
     pthread_once(&lut_once, lut_init);
     c->leaf_tab = leaf256_ok(&c->k);
+    flags_plan(c);
     if (side) lvl256_side(c, y0, 1); else lvl256_corner(c, y0, 1);
   }
 }
