@@ -68,7 +68,7 @@ static void kctx_init(kctx_t *k, const nq_unit_t *u, const nq_unit_state_t *st) 
  * PF_270 check's first step finds the row of the queen on column N-2 from the top: one above
  * row c1 rejects the board, none down to row c1 passes it, row c1 needs the rest. The PF_90 check
  * finds the row of the queen on column 1 from the bottom: one below row N-1-c1 rejects it, one
- * above passes it (as the search does on those rows, side_dec in solver_x86.c). */
+ * above passes it (as lvl512_body and lvl256_body do on those rows, solver_x86.c). */
 static uint32_t prefix_dec(const kctx_t *k) {
   uint32_t f = 0, above = 0;
   for (int y = 0; y < k->y0; y++) {

@@ -325,10 +325,11 @@ static T512 void lvl512_sidepk(bctx_t *c, int y, int n) {
  * first two rows are legal, i.e. the row N-1 nodes. The node count is then |a| + that set's
  * size, exactly what the in-place leaf adds.
  *
- * The side part's solutions that need the rotation check (every one of a node with a flag in its
- * P word, and those that put ENDBIT on row N-1) are compress-stored and handed to side_leaf after
- * the loop, so the loop makes no call (a call there made GCC spill its vector constants, and
- * 30-40% of the vectors have such a solution). Side units whose BOUND2 row is N-3 or N-2 have
+ * The side part's solutions that need the rotation check (every one of a node with a flag whose
+ * first step the search left undecided, see flag_class, and those that put ENDBIT on row N-1
+ * unless dec180 decides them) are compress-stored and handed to side_leaf after the loop, so the
+ * loop makes no call (a call there made GCC spill its vector constants, and 30-40% of the vectors
+ * had such a solution). Side units whose BOUND2 row is N-3 or N-2 have
  * modes of their own (see leaf512_body). N > 28 (a code's window must stay inside its lane) and
  * CPUs without AVX512-VBMI, VPOPCNTDQ and CD keep lvl512_body's leaf. Measured against that leaf:
  * 1.14x at N = 17, 1.09x at N = 18 (docs/performance.md). */
@@ -532,9 +533,10 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
   const __m512i endord =
       _mm512_setr_epi32(0x28, 0x12, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i allord = _mm512_set1_epi32(0x3f);
-  /* Of those, the orders that only the 180-degree test can concern (ENDBIT last, no flag, not
-   * column 0 on a BOUND2 row) are decided here (dec180). By the number of free columns below
-   * thr, the orders whose row N-2 column is below it, and the ones whose is thr (when free). */
+  /* Of those, the orders that only the 180-degree test can concern (ENDBIT last, no undecided
+   * flag, not column 0 on a BOUND2 row) are decided here (dec180). By the number of free
+   * columns below thr, the orders whose row N-2 column is below it, and the ones whose is thr
+   * (when free); the same for row N-3 and thr2. */
   static const uint32_t ordlt[16] = {0, 0x14, 0x35, 0x3f}, ordeq[16] = {0x14, 0x21, 0x0a};
   static const uint32_t ordlt2[16] = {0, 0x03, 0x0f, 0x3f}, ordeq2[16] = {0x03, 0x0c, 0x30};
   const d180_t d180 = d180_init(k, ordlt, ordeq, ordlt2, ordeq2);
@@ -668,9 +670,9 @@ static T512L void leaf512_tab(bctx_t *c, int y, int n) {
  * row not placed yet, and the gap tables have one version per level.
  *
  * The side part's rules: BOUND2 on one of the four rows (units with BOUND1 = 1, 2, 3) is a rule on
- * orders too (lf4_b2); solutions that need the rotation check are found as in leaf512_body (a flag,
- * ENDBIT on row N-1 unless the 180-degree test is decided here, the BOUND2 row's queen on column
- * 0), and their orders stored per node; after the loop they are queued (side_leaf4) and their
+ * orders too (lf4_b2); solutions that need the rotation check are found as in leaf512_body (an
+ * undecided flag, ENDBIT on row N-1 unless the 180-degree test is decided here, the BOUND2 row's
+ * queen on column 0 unless the flags decide it: b2_col0), and their orders stored per node; after the loop they are queued (side_leaf4) and their
  * boards rebuilt from the row N-4 node. A vector's chain of dependent operations is long, so two
  * vectors are done side by side. Measured against the row N-4 step + leaf512_tab: 1.04-1.09x at
  * N = 17-18, 1.05x at N = 20 (docs/performance.md). Corner units whose BOUND1 is on rows N-3..N-1
@@ -1277,9 +1279,11 @@ static T256 void lvl256_side(bctx_t *c, int y, int n) {
  * column and the two other distances. A chunk is read linearly, 8 nodes per vector, with no
  * refill and no loop-carried chain but the sums (lvl256_body's in-place leaf is bound by its
  * refill chain). The node count is |row N-3's columns| + the legal pairs, exactly what that leaf
- * adds. The side part's solutions that need the rotation check (as leaf512_tab's) go to a queue
- * of (node, orders), compressed with perm_compress, and to side_leaf after the loop. Units with
- * BOUND1 on row N-3 keep the in-place leaf. */
+ * adds. The side part's solutions that need the rotation check (an undecided flag, ENDBIT on
+ * row N-1, column 0 on a BOUND2 row) are marked per order in a byte mask per vector (movmskps,
+ * no branch) and handed to side_leaf after the loop; those of a lane whose flag's check rejects
+ * (PF_S90) are not counted. Units with BOUND1 on row N-3 keep the in-place leaf. Measured
+ * against it: 1.05x at N = 17 (docs/performance.md). */
 static atomic_int leaf2_state; /* the AVX2 row N-3 leaf (NQ_LEAF2) */
 
 /* Whether (and how) a unit's row N-3 chunks go through leaf256_tab: 0, or 1 + its LEAF_ mode. */
