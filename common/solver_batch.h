@@ -58,13 +58,13 @@ typedef struct bctx_s {
 #define PF_90 (1u << 30)
 #define PF_270 (1u << 31)
 #define PF_FLAGS (PF_90 | PF_270)
-/* The first step of the flags' checks, decided by the search (the avx512 variant with its table
- * leaves, see flags_plan in solver_x86.c). The PF_90 check compares row 1's column c1 with the
+/* The first step of the flags' checks, decided by the search (the avx512 and avx2 variants with
+ * their table leaves, see flags_plan in solver_x86.c). The PF_90 check compares row 1's column c1 with the
  * row of the queen on column 1 counted from the bottom, so row N-1-c1 decides its first step; the
  * PF_270 check compares it with the row of the queen on column N-2 from the top, so row c1 does.
  * S: the check passes there (as if no flag); R: it rejects the board (no solution below counts);
- * neither: the whole check is needed. Only the avx512 table leaves read them (flag_class); every
- * other path treats a flag as "check" whatever they say. Bits 26..31 of a flag word are the six
+ * neither: the whole check is needed. Only the table leaves read them (flag_class, leaf256_body);
+ * every other path treats a flag as "check" whatever they say. Bits 26..31 of a flag word are the six
  * flags, in this order (flag_class indexes a table with them). */
 #define PF_S90 (1u << 26)
 #define PF_R90 (1u << 27)
@@ -135,7 +135,7 @@ void nq_x86_pack_state_set(int on);
 int nq_x86_leaf4_state(void);
 /* Turn them on (on != 0) or off; only where nq_x86_leaf4_state() is not 1. */
 void nq_x86_leaf4_state_set(int on);
-/* The avx512 variant's flags decided by the search (PF_S90, flags_plan): 1 = no SIMD build, 2 =
+/* The flags decided by the search (PF_S90, flags_plan; avx512 and avx2): 1 = no SIMD build, 2 =
  * on, 3 = off (decided on the first call: NQ_FLAGDEC=0 in the environment starts with it off). */
 int nq_x86_flagdec_state(void);
 /* Turn it on (on != 0) or off; only where nq_x86_flagdec_state() is not 1. */
