@@ -142,33 +142,26 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
   if (f270row)                                                                               \
     cp = _mm512_mask_or_epi32(cp, _mm512_cmpeq_epi32_mask(bit, topv), cp,                    \
                               _mm512_set1_epi32((int)PF_270));                               \
-  /* column 1 (PF_90's check) or N-2 (PF_270's) taken above this row, on it, or below */     \
-  if (d90row) {                                                                              \
-    const __m512i c1v = _mm512_set1_epi32(2);                                                \
-    cp = _mm512_mask_or_epi32(cp, _mm512_test_epi32_mask(wd[s], c1v), cp,                    \
+  /* column 1 (PF_90's check) or N-2 (PF_270's) taken above this row, on it, or below; on the \
+   * last row above the leaves, for a check decided on a leaf row, taken above the leaves     \
+   * passes PF_90's check (rejects PF_270's) */                                              \
+  if (d90row || late90) {                                                                    \
+    const __m512i c1v = _mm512_set1_epi32(2), wdb = _mm512_or_si512(wd[s], bit);              \
+    cp = _mm512_mask_or_epi32(cp, _mm512_test_epi32_mask(late90 ? wdb : wd[s], c1v), cp,      \
                               _mm512_set1_epi32((int)PF_S90));                               \
-    cp = _mm512_mask_or_epi32(cp, _mm512_testn_epi32_mask(_mm512_or_si512(wd[s], bit), c1v), \
-                              cp, _mm512_set1_epi32((int)PF_R90));                           \
+    if (d90row)                                                                              \
+      cp = _mm512_mask_or_epi32(cp, _mm512_testn_epi32_mask(wdb, c1v), cp,                   \
+                                _mm512_set1_epi32((int)PF_R90));                             \
   }                                                                                          \
-  if (d270row) {                                                                             \
+  if (d270row || late270) {                                                                  \
     const __m512i cnv = _mm512_set1_epi32((int)(k->topbit >> 1));                             \
-    cp = _mm512_mask_or_epi32(cp, _mm512_test_epi32_mask(wd[s], cnv), cp,                    \
+    const __m512i wdb = _mm512_or_si512(wd[s], bit);                                         \
+    cp = _mm512_mask_or_epi32(cp, _mm512_test_epi32_mask(late270 ? wdb : wd[s], cnv), cp,     \
                               _mm512_set1_epi32((int)PF_R270));                              \
-    cp = _mm512_mask_or_epi32(cp, _mm512_testn_epi32_mask(_mm512_or_si512(wd[s], bit), cnv), \
-                              cp, _mm512_set1_epi32((int)PF_S270));                          \
+    if (d270row)                                                                             \
+      cp = _mm512_mask_or_epi32(cp, _mm512_testn_epi32_mask(wdb, cnv), cp,                   \
+                                _mm512_set1_epi32((int)PF_S270));                            \
   }                                                                                          \
-  /* the last row above the leaves, for a check decided on a leaf row: column 1 (N-2) taken   \
-   * above the leaves passes PF_90's check (rejects PF_270's) */                              \
-  if (late90)                                                                                \
-    cp = _mm512_mask_or_epi32(cp,                                                            \
-                              _mm512_test_epi32_mask(_mm512_or_si512(wd[s], bit),            \
-                                                     _mm512_set1_epi32(2)),                  \
-                              cp, _mm512_set1_epi32((int)PF_S90));                           \
-  if (late270)                                                                               \
-    cp = _mm512_mask_or_epi32(cp,                                                            \
-                              _mm512_test_epi32_mask(_mm512_or_si512(wd[s], bit),            \
-                                                     _mm512_set1_epi32((int)(k->topbit >> 1))), \
-                              cp, _mm512_set1_epi32((int)PF_R270));                          \
   __m512i cl = _mm512_slli_epi32(_mm512_or_si512(wl[s], bit), 1);                            \
   /* packed: the child's D word carries its flags, its L word its parent's index (the masks \
    * below drop them) */                                                                     \
@@ -478,18 +471,20 @@ static inline __attribute__((always_inline)) T512L __m512i flag_class(__m512i F,
   return cls;
 }
 
+/* The orders col0 (that put f0 on the BOUND2 row) in the lanes where f0 is column 0. */
+static inline __attribute__((always_inline)) T512L __m512i b2_col0_lanes(__m512i f,
+                                                                          __m512i col0) {
+  return _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(f, _mm512_set1_epi32(1)), col0);
+}
 /* A leaf whose rows include BOUND2: its queen there on column 0 is what PF_90 says above it, so
- * the orders col0 (that put f0 there, in the lanes where f0 is column 0) take the class of the
- * flag word with PF_90 set (cls's bits 3 and 4): all queued, none counted, or (as a lane without
- * flags) the ones with ENDBIT last (eend) queued and the others counted. *q and *cnt (the orders
- * queued and counted) get theirs. */
-static inline __attribute__((always_inline)) T512L void b2_col0(__m512i cls, __m512i f,
-                                                                __m512i eend, __m512i col0,
-                                                                __m512i allord, __m512i *q,
-                                                                __m512i *cnt) {
+ * those orders (m0, b2_col0_lanes) take the class of the flag word with PF_90 set (cls's bits 3
+ * and 4): all queued, none counted, or (as a lane without flags) the ones with ENDBIT last (eend)
+ * queued and the others counted. *q and *cnt (the orders queued and counted) get theirs. */
+static inline __attribute__((always_inline)) T512L void b2_col0(__m512i cls, __m512i m0,
+                                                                __m512i eend, __m512i allord,
+                                                                __m512i *q, __m512i *cnt) {
   const __mmask16 q2 = _mm512_test_epi32_mask(cls, _mm512_set1_epi32(8));
   const __mmask16 d2 = _mm512_test_epi32_mask(cls, _mm512_set1_epi32(16));
-  const __m512i m0 = _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(f, _mm512_set1_epi32(1)), col0);
   const __m512i q0 = _mm512_mask_mov_epi32(_mm512_maskz_mov_epi32((__mmask16)~d2, eend), q2, allord);
   const __m512i c0 = _mm512_maskz_mov_epi32((__mmask16)~(q2 | d2),
                                             _mm512_ternarylogic_epi32(eend, eend, eend, 0x55));
@@ -610,14 +605,13 @@ static inline __attribute__((always_inline)) T512L void leaf512_body(bctx_t *c, 
       __mmask16 qall, dead;
       const __m512i cls = flag_class(_mm512_loadu_si512(fP + i), ftab, &qall, &dead);
       /* dec: the 180-only orders decided here; lt: those of them that count */
-      const __m512i c0 =
-          _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(f, _mm512_set1_epi32(1)), col0);
+      const __m512i c0 = b2_col0_lanes(f, col0);
       __m512i lt, dec = dec180(f, qall | dead, _mm512_andnot_si512(c0, eend), &d180, &lt);
       __m512i e = _mm512_maskz_andnot_epi32((__mmask16)~dead, dec,
                                             _mm512_mask_mov_epi32(eend, qall, allord));
       __m512i cnt = _mm512_maskz_mov_epi32( /* ~(e | dec & ~lt) */
           (__mmask16)~(qall | dead), _mm512_ternarylogic_epi32(e, dec, lt, 0x0b));
-      if (MODE == LEAF_B2N3 || MODE == LEAF_B2N2) b2_col0(cls, f, eend, col0, allord, &e, &cnt);
+      if (MODE == LEAF_B2N3 || MODE == LEAF_B2N2) b2_col0(cls, c0, eend, allord, &e, &cnt);
       __m512i sb = _mm512_and_si512(rs, e);
       __mmask16 slow = _mm512_mask_test_epi32_mask(valid, sb, sb);
       __m512i at = _mm512_add_epi32(iota, _mm512_set1_epi32(i));
@@ -880,7 +874,7 @@ static inline __attribute__((always_inline)) T512L void leaf4_body(bctx_t *c, in
     __m512i sc[2];
     H2 sc[h] = set[h][2];
     if (side) {
-      __m512i e[2], eend[2], cls[2], cnt[2], lt[2], dec[2], sb[2];
+      __m512i e[2], eend[2], cls[2], c0[2], cnt[2], lt[2], dec[2], sb[2];
       __mmask16 qall[2], dead[2];
       H2 {
         __m512i rank = _mm512_popcnt_epi32(_mm512_and_si512(f[h], endm1));
@@ -888,17 +882,14 @@ static inline __attribute__((always_inline)) T512L void leaf4_body(bctx_t *c, in
         cls[h] = flag_class(_mm512_loadu_si512(fP + i0 + 16 * h), ftab, &qall[h], &dead[h]);
       }
       /* the BOUND2 row's queen on column 0 (f0 there): PF_90's check, not the 180 test (b2_col0) */
-      H2 dec[h] = dec180(
-          f[h], qall[h] | dead[h],
-          j2 >= 0 ? _mm512_andnot_si512(
-                        _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(f[h], one), col0j), eend[h])
-                  : eend[h],
-          &d180, &lt[h]);
+      H2 c0[h] = j2 >= 0 ? b2_col0_lanes(f[h], col0j) : zero;
+      H2 dec[h] = dec180(f[h], qall[h] | dead[h], _mm512_andnot_si512(c0[h], eend[h]), &d180,
+                         &lt[h]);
       H2 e[h] = _mm512_maskz_andnot_epi32((__mmask16)~dead[h], dec[h],
                                           _mm512_mask_mov_epi32(eend[h], qall[h], allord));
       H2 cnt[h] = _mm512_maskz_mov_epi32((__mmask16)~(qall[h] | dead[h]),
                                          _mm512_ternarylogic_epi32(e[h], dec[h], lt[h], 0x0b));
-      if (j2 >= 0) H2 b2_col0(cls[h], f[h], eend[h], col0j, allord, &e[h], &cnt[h]);
+      if (j2 >= 0) H2 b2_col0(cls[h], c0[h], eend[h], allord, &e[h], &cnt[h]);
       H2 sb[h] = _mm512_and_si512(set[h][2], e[h]);
       /* every node's queued orders are stored (most are none): no compress, no count */
       H2 _mm512_store_si512(s_sb + i0 + 16 * h, _mm512_maskz_mov_epi32(valid[h], sb[h]));
@@ -1308,8 +1299,8 @@ static inline __attribute__((always_inline)) T256 void leaf256_body(bctx_t *c, i
   const __m256i endv = _mm256_set1_epi32((int)k->endbit);
   uint64_t s_m[LV_CAP / 8 + 1]; /* per vector: lanes by order (8 bits each) to queue */
   __m256i accn = zero, accs = zero;
-  int lanes = 0;
-  for (int i = 0; i < n; i += 8, lanes += 8) {
+  const int lanes = (n + 7) & ~7; /* the loop's, the padding's included */
+  for (int i = 0; i < n; i += 8) {
     const uint32_t *q = in + i;
     __m256i l = _mm256_loadu_si256((const __m256i *)(q + AL));
     __m256i d = _mm256_loadu_si256((const __m256i *)(q + AD));
