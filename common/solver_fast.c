@@ -550,44 +550,36 @@ int nq_fast_solve_unit(const nq_unit_t *u, nq_counts_t *out) {
   return nq_fast_solve_unit_kernel(u, out, nq_fast_kernel_selected());
 }
 
-int nq_fast_leaf_table_set(int on) {
-  if (nq_x86_leaf_state() == 1) return on ? NQ_ESTATE : 0;
-  nq_x86_leaf_state_set(on);
+/* The kernels' switches (solver_simd.h): state() is 1 where the switch cannot be on, 2 on, 3 off. */
+static int switch_set(int (*state)(void), void (*set)(int), int on) {
+  if (state() == 1) return on ? NQ_ESTATE : 0;
+  set(on);
   return 0;
 }
 
+int nq_fast_leaf_table_set(int on) {
+  return switch_set(nq_x86_leaf_state, nq_x86_leaf_state_set, on);
+}
 int nq_fast_leaf_table_in_use(void) { return nq_x86_leaf_state() == 2; }
 
 int nq_fast_leaf_four_set(int on) {
-  if (nq_x86_leaf4_state() == 1) return on ? NQ_ESTATE : 0;
-  nq_x86_leaf4_state_set(on);
-  return 0;
+  return switch_set(nq_x86_leaf4_state, nq_x86_leaf4_state_set, on);
 }
-
 int nq_fast_leaf_four_in_use(void) { return nq_x86_leaf4_state() == 2; }
 
 int nq_fast_flag_decide_set(int on) {
-  if (nq_x86_flagdec_state() == 1) return on ? NQ_ESTATE : 0;
-  nq_x86_flagdec_state_set(on);
-  return 0;
+  return switch_set(nq_x86_flagdec_state, nq_x86_flagdec_state_set, on);
 }
-
 int nq_fast_flag_decide_in_use(void) { return nq_x86_flagdec_state() == 2; }
 
 int nq_fast_leaf_avx2_set(int on) {
-  if (nq_x86_leaf2_state() == 1) return on ? NQ_ESTATE : 0;
-  nq_x86_leaf2_state_set(on);
-  return 0;
+  return switch_set(nq_x86_leaf2_state, nq_x86_leaf2_state_set, on);
 }
-
 int nq_fast_leaf_avx2_in_use(void) { return nq_x86_leaf2_state() == 2; }
 
 int nq_fast_side_pack_set(int on) {
-  if (nq_x86_pack_state() == 1) return on ? NQ_ESTATE : 0;
-  nq_x86_pack_state_set(on);
-  return 0;
+  return switch_set(nq_x86_pack_state, nq_x86_pack_state_set, on);
 }
-
 int nq_fast_side_pack_in_use(void) { return nq_x86_pack_state() == 2; }
 
 const char *nq_fast_kernel_in_use(void) {
