@@ -39,56 +39,43 @@ static void assert_same(const nq_unit_t *u, const nq_counts_t *want, const nq_co
                (unsigned long long)want->c8, (unsigned long long)want->nodes);
 }
 
+/* Variant k against `want` with one of its switches (set) off, which is then turned back on. */
+static void check_without(const nq_unit_t *u, const nq_counts_t *want, nq_kernel_t k,
+                          int (*set)(int), const char *who) {
+  nq_counts_t got;
+  ck_assert_int_eq(set(0), 0);
+  memset(&got, 0xa5, sizeof got);
+  ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, k), 0);
+  ck_assert_int_eq(set(1), 0);
+  assert_same(u, want, &got, who);
+}
+
 /* Every available variant and nq_fast_solve_unit itself against `want`. */
 static void check_variants(const nq_unit_t *u, const nq_counts_t *want) {
   nq_counts_t got;
   for (int i = 0; i < NVARIANTS; i++) {
-    if (!nq_fast_kernel_available(variants[i])) continue;
+    const nq_kernel_t k = variants[i];
+    if (!nq_fast_kernel_available(k)) continue;
     memset(&got, 0xa5, sizeof got);
-    ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
-    assert_same(u, want, &got, nq_fast_kernel_name(variants[i]));
-    if (variants[i] == NQ_KERNEL_AVX512 && nq_fast_leaf_table_in_use()) {
+    ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, k), 0);
+    assert_same(u, want, &got, nq_fast_kernel_name(k));
+    if (k == NQ_KERNEL_AVX512 && nq_fast_leaf_table_in_use()) {
       /* the same variant without its leaf tables (the path of CPUs that lack VBMI) */
-      ck_assert_int_eq(nq_fast_leaf_table_set(0), 0);
-      memset(&got, 0xa5, sizeof got);
-      ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
-      ck_assert_int_eq(nq_fast_leaf_table_set(1), 0);
-      assert_same(u, want, &got, "avx512 without leaf tables");
-      if (nq_fast_leaf_four_in_use()) {
-        /* with the row N-3 tables but without the row N-4 ones */
-        ck_assert_int_eq(nq_fast_leaf_four_set(0), 0);
-        memset(&got, 0xa5, sizeof got);
-        ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
-        ck_assert_int_eq(nq_fast_leaf_four_set(1), 0);
-        assert_same(u, want, &got, "avx512 without row N-4 tables");
-      }
+      check_without(u, want, k, nq_fast_leaf_table_set, "avx512 without leaf tables");
+      /* with the row N-3 tables but without the row N-4 ones */
+      if (nq_fast_leaf_four_in_use())
+        check_without(u, want, k, nq_fast_leaf_four_set, "avx512 without row N-4 tables");
     }
-    if (variants[i] != NQ_KERNEL_SCALAR && nq_fast_flag_decide_in_use()) {
-      /* the same variant with every flagged solution's board rebuilt and checked */
-      ck_assert_int_eq(nq_fast_flag_decide_set(0), 0);
-      memset(&got, 0xa5, sizeof got);
-      ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
-      ck_assert_int_eq(nq_fast_flag_decide_set(1), 0);
-      assert_same(u, want, &got, "without the flags decided in the search");
-    }
-    if (variants[i] == NQ_KERNEL_AVX2 && nq_fast_leaf_avx2_in_use()) {
-      /* the same variant with rows N-3..N-1 made node by node (units with BOUND1 on row N-3,
-       * N > 28) */
-      ck_assert_int_eq(nq_fast_leaf_avx2_set(0), 0);
-      memset(&got, 0xa5, sizeof got);
-      ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
-      ck_assert_int_eq(nq_fast_leaf_avx2_set(1), 0);
-      assert_same(u, want, &got, "avx2 without its row N-3 leaf");
-    }
-    if (variants[i] == NQ_KERNEL_AVX512 && nq_fast_side_pack_in_use() &&
-        u->n <= NQ_FAST_PACK_MAX_N) {
-      /* the same variant with the side part's P array (the path of N >= 23) */
-      ck_assert_int_eq(nq_fast_side_pack_set(0), 0);
-      memset(&got, 0xa5, sizeof got);
-      ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &got, variants[i]), 0);
-      ck_assert_int_eq(nq_fast_side_pack_set(1), 0);
-      assert_same(u, want, &got, "avx512 without packed side words");
-    }
+    /* the same variant with every flagged solution's board rebuilt and checked */
+    if (k != NQ_KERNEL_SCALAR && nq_fast_flag_decide_in_use())
+      check_without(u, want, k, nq_fast_flag_decide_set, "without the flags decided in the search");
+    /* the same variant with rows N-3..N-1 made node by node (units with BOUND1 on row N-3,
+     * N > 28) */
+    if (k == NQ_KERNEL_AVX2 && nq_fast_leaf_avx2_in_use())
+      check_without(u, want, k, nq_fast_leaf_avx2_set, "avx2 without its row N-3 leaf");
+    /* the same variant with the side part's P array (the path of N >= 23) */
+    if (k == NQ_KERNEL_AVX512 && nq_fast_side_pack_in_use() && u->n <= NQ_FAST_PACK_MAX_N)
+      check_without(u, want, k, nq_fast_side_pack_set, "avx512 without packed side words");
   }
   memset(&got, 0xa5, sizeof got);
   ck_assert_int_eq(nq_fast_solve_unit(u, &got), 0);
