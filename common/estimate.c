@@ -72,16 +72,18 @@ static inline uint32_t select_bit(uint32_t bm, uint32_t k) {
 #define PROBE_BODY(SELECT)                                                                    \
   double x = 1.0, w = 1.0;                                                                    \
   const int side = part == NQ_PART_SIDE;                                                      \
+  uint32_t bd[NQ_MAX_N]; /* the path's columns (the dead-node rule reads them) */             \
+  memcpy(bd, st->board, (size_t)y0 * sizeof bd[0]);                                           \
   for (int y = y0; y <= n - 2; y++) {                                                         \
     int pruned;                                                                               \
-    uint32_t bm = nq_unit_row_allowed(st, part, y, l, d, r, &pruned);                        \
+    uint32_t bm = nq_unit_row_allowed(st, part, y, l, d, r, bd, &pruned);                    \
     uint32_t b = (uint32_t)__builtin_popcount(bm);                                            \
     if (!b) break;                                                                            \
     uint64_t rnd = rng_next(rng);                                                             \
     uint32_t pool = bm, nb = b;                                                               \
     double f = (double)b;                                                                     \
     if (side && y == st->bound2 - 1) {                                                        \
-      pool = alive_at_bound2(st, part, bm, l, d, r);                                          \
+      pool = alive_at_bound2(st, part, bm, l, d, r, bd);                                      \
       if (!pool) {                                                                            \
         x += w * (double)b;                                                                   \
         break;                                                                                \
@@ -92,6 +94,7 @@ static inline uint32_t select_bit(uint32_t bm, uint32_t k) {
     x += w * (double)b;                                                                       \
     w *= f;                                                                                   \
     uint32_t k = (uint32_t)(((rnd >> 32) * (uint64_t)nb) >> 32), bit = SELECT;                \
+    bd[y] = bit;                                                                              \
     l = (l | bit) << 1;                                                                       \
     d |= bit;                                                                                 \
     r = (r | bit) >> 1;                                                                       \
@@ -99,14 +102,16 @@ static inline uint32_t select_bit(uint32_t bm, uint32_t k) {
   return x
 
 /* The columns of pool (children of a side-part node on row BOUND2-1) whose node on row BOUND2
- * has a child: the others are dead ends (one node each, no subtree). */
+ * has a child: the others are dead ends (one node each, no subtree). bd: the path's columns
+ * (row BOUND2-1 is written here). */
 static inline uint32_t alive_at_bound2(const nq_unit_state_t *st, nq_part_t part, uint32_t pool,
-                                       uint32_t l, uint32_t d, uint32_t r) {
+                                       uint32_t l, uint32_t d, uint32_t r, uint32_t *bd) {
   uint32_t alive = 0;
   for (uint32_t t = pool; t; t &= t - 1) {
     uint32_t bit = t & (0u - t);
     int pruned;
-    if (nq_unit_row_allowed(st, part, st->bound2, (l | bit) << 1, d | bit, (r | bit) >> 1,
+    bd[st->bound2 - 1] = bit;
+    if (nq_unit_row_allowed(st, part, st->bound2, (l | bit) << 1, d | bit, (r | bit) >> 1, bd,
                             &pruned))
       alive |= bit;
   }

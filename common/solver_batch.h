@@ -26,6 +26,11 @@ typedef struct kctx_s {
   int y90, y270; /* side part: the rows whose step decides PF_S90/R90 and PF_S270/R270, or -1 */
   int ylate, late; /* the row whose step decides part of a check whose row is a leaf's (bits:
                       1 PF_90's, 2 PF_270's), or -1 (see flags_plan) */
+  /* nq-solver-2's dead nodes (see ref_dead in solver_ref.c; side part, children on rows <= N-4):
+   * the step of row p90 makes a child with PF_90 and PF_R90 dead (or -1: none); the steps of
+   * rows p270lo..p270hi one with PF_270 and, on rows < c1, column N-2 taken (on the others,
+   * PF_R270). Each is found once, on the row where its last fact is placed (see prune_plan). */
+  int c1, p90, p270lo, p270hi;
   uint32_t rowmask[NQ_MAX_N];  /* mask minus the columns rows < BOUND1 may not use */
   uint32_t board[NQ_MAX_N];    /* rows < y0 from the unit; deeper rows filled by the search */
   uint64_t nodes, c2, c4, c8;

@@ -40,6 +40,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The rows whose steps can make a child dead (nq-solver-2, see kctx_t and ref_dead): only
+ * steps of rows y0..N-5. PF_90's check: the child of row max(BOUND2, N-1-c1) is the first to have
+ * both PF_90 and the rejecting first step (PF_R90). PF_270's: the children of rows BOUND1 ..
+ * max(BOUND1, c1), where PF_270 is set and column N-2 may be taken above row c1. A unit whose
+ * own node is dead is found from its prefix (nq_unit_dead, solve_batched). */
+static void prune_plan(kctx_t *k) {
+  const int last = k->n - 5, p90 = k->bound2 > k->y90 ? k->bound2 : k->y90;
+  k->p90 = p90 >= k->y0 && p90 <= last ? p90 : -1;
+  k->p270lo = k->bound1 > k->y0 ? k->bound1 : k->y0;
+  k->p270hi = k->bound1 > k->c1 ? k->bound1 : k->c1;
+  if (k->p270hi > last) k->p270hi = last;
+}
+
 static void kctx_init(kctx_t *k, const nq_unit_t *u, const nq_unit_state_t *st) {
   memset(k, 0, sizeof *k);
   k->n = u->n;
@@ -57,10 +70,14 @@ static void kctx_init(kctx_t *k, const nq_unit_t *u, const nq_unit_state_t *st) 
   memcpy(k->board, st->board, sizeof k->board);
   k->y90 = k->y270 = k->ylate = -1;
   k->late = 0;
+  k->c1 = k->p90 = k->p270hi = -1;
+  k->p270lo = 0;
   if (k->side && k->y0 >= 2) { /* row 1's column c1 is the unit's */
     int c1 = __builtin_ctz(k->board[1]);
+    k->c1 = c1;
     k->y270 = c1;
     k->y90 = k->n - 1 - c1;
+    prune_plan(k);
   }
 }
 
@@ -270,6 +287,10 @@ void nq_side_flush(bctx_t *c) {
 static void lvls_corner(bctx_t *c, int y, int n);
 static void lvls_side(bctx_t *c, int y, int n);
 
+#define SR_B 1 /* lvls_body's RULES: see lvls_side */
+#define SR_P 2
+#define SR_D 4
+
 /* One chunk of row y, scalar. A worker holds one parent (index cur) and the columns it has left
  * (b); each step takes the lowest of them. The next parent's free columns are loaded one step
  * ahead, so when the last column is taken the switch is a select instead of a load: the
@@ -284,8 +305,19 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
   const int yc = y + 1;
   const uint32_t *in = c->L[y];
   const uint32_t rowm = k->rowmask[yc], sidem = k->sidemask, topbit = k->topbit;
-  const int b2row = RULES && yc == k->bound2;
-  const int f90row = RULES && y == k->bound2, f270row = RULES && y == k->bound1;
+  const int RB = RULES & SR_B;
+  const int b2row = RB && yc == k->bound2;
+  const int f90row = RB && y == k->bound2, f270row = RB && y == k->bound1;
+  /* nq-solver-2's dead children (see kctx_t): the first steps that reject are kept in the P
+   * word (PF_R90, PF_R270) from their rows down to the flag's row */
+  const int d90row = (RULES & SR_D) && y == k->y90 && y <= k->n - 5;
+  const int d270row = (RULES & SR_D) && y == k->y270 && y <= k->n - 5;
+  const int pr90 = (RULES & SR_D) && y == k->p90;
+  /* PF_270's dead children: on rows < c1 (SR_P) column N-2 taken, on row max(BOUND1, c1) (SR_D)
+   * the rejecting first step kept in PF_R270 */
+  const int pr270 = (RULES & SR_P) && y >= k->p270lo && y <= k->p270hi && y < k->c1;
+  const int pr270r = (RULES & SR_D) && y >= k->p270lo && y <= k->p270hi && y >= k->c1;
+  const uint32_t coln2 = topbit >> 1;
   const size_t end = (size_t)n;
   uint64_t nodes = 0, sols = 0;
   size_t cur = 0;
@@ -302,9 +334,15 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
     cb = sd == 0 ? 0 : sd != sidem ? cb & sidem : cb;                                        \
   }                                                                                          \
   uint32_t cp = 0;                                                                           \
-  if (SIDE) cp = (uint32_t)CU | (in[CU + AP] & PF_FLAGS);                                    \
+  if (SIDE) cp = (uint32_t)CU | (in[CU + AP] & (PF_FLAGS | PF_R90 | PF_R270));               \
   if (f90row) cp |= bit == 1 ? PF_90 : 0;                                                    \
   if (f270row) cp |= bit == topbit ? PF_270 : 0;                                             \
+  if (d90row) cp |= cd & 2u ? 0 : PF_R90;                                                    \
+  if (d270row) cp |= in[CU + AD] & coln2 ? PF_R270 : 0;                                      \
+  uint32_t dead = 0;                                                                         \
+  if (pr90) dead = (cp & (PF_90 | PF_R90)) == (PF_90 | PF_R90);                              \
+  if (pr270) dead |= (cp & cd << (33 - k->n)) >> 31; /* PF_270, column N-2 */               \
+  if (pr270r) dead |= (cp & cp << 2) >> 31;          /* PF_270, PF_R270 */                   \
   nodes++
 
   /* Next parent when this one is used up. Above the leaf level a parent has several columns
@@ -335,7 +373,7 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
     out[m + AR] = cr;                                                                        \
     out[m + AB] = cb;                                                                        \
     if (SIDE) out[m + AP] = cp;                                                              \
-    m += cb != 0;                                                                            \
+    m += (cb != 0) & (dead ^ 1u);                                                            \
     SNEXT(CU, BB)                                                                            \
   }
 #define SFLUSH(AT)                                                                           \
@@ -351,6 +389,7 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
     const int b2last = RULES && k->bound2 == k->n - 2;
     do {
       SCHILD(cur, b);
+      (void)dead; /* children on row N-2: never dead (rows <= N-4 only) */
       uint32_t f = mask & ~cd, f1 = f & (0u - f), f2 = f ^ f1;
       /* cb has at most two bits (two free columns): no popcount instruction needed */
       nodes += (uint64_t)((cb != 0) + ((cb & (cb - 1)) != 0));
@@ -420,13 +459,29 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
 
 static void lvls_corner(bctx_t *c, int y, int n) { lvls_body(c, y, n, 0, 0); }
 /* The side part's rows with a rule of their own (BOUND2's cut, the flags of rows BOUND1 and
- * BOUND2) get their own copy of the loop, so the other rows pay nothing for them. */
+ * BOUND2: SR_B; the flags' rejecting first steps and PF_90's dead children, rows <= N-5: SR_D;
+ * PF_270's dead children, on rows that can be many: SR_P) get their own copy of the loop, so
+ * the other rows pay nothing for them. */
+static __attribute__((noinline)) void lvls_side0(bctx_t *c, int y, int n) {
+  lvls_body(c, y, n, 1, 0);
+}
+static __attribute__((noinline)) void lvls_sidep(bctx_t *c, int y, int n) {
+  lvls_body(c, y, n, 1, SR_P);
+}
 static void lvls_side(bctx_t *c, int y, int n) {
   const kctx_t *k = &c->k;
-  if (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2)
-    lvls_body(c, y, n, 1, 1);
-  else
-    lvls_body(c, y, n, 1, 0);
+  int r = (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2 ? SR_B : 0) |
+          (y == k->p90 || ((y == k->y90 || y == k->y270) && y <= k->n - 5) ||
+                   (y >= k->p270lo && y <= k->p270hi && y >= k->c1)
+               ? SR_D
+               : 0) |
+          (y >= k->p270lo && y <= k->p270hi && y < k->c1 ? SR_P : 0);
+  switch (r) {
+  case 0: lvls_side0(c, y, n); break;
+  case SR_P: lvls_sidep(c, y, n); break;
+  case SR_B: lvls_body(c, y, n, 1, SR_B); break;
+  default: lvls_body(c, y, n, 1, SR_B | SR_D | SR_P); break;
+  }
 }
 
 /* Search a unit with row y0 <= N-3 by chunks. Returns 0 or NQ_ENOMEM. */
@@ -442,7 +497,10 @@ static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern)
   if (rc) return rc;
   const int y0 = k->y0;
   c->k.nodes = 1;
-  uint32_t b = row_allowed(k, y0, st->left, st->down, st->right);
+  /* a dead node (nq_unit_dead) counts but has no children */
+  uint32_t b = k->side && nq_unit_dead(st, y0, st->board)
+                   ? 0
+                   : row_allowed(k, y0, st->left, st->down, st->right);
   if (b) {
     c->L[y0][0] = st->left;
     c->D[y0][0] = st->down;

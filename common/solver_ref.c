@@ -11,6 +11,7 @@ typedef struct ref_s {
   int sizee;                  /* N - 1: the last row */
   uint32_t mask, topbit, endbit, sidemask, lastmask;
   int bound1, bound2;
+  int y90, y270; /* side part: N-1-c1 and c1, c1 the column of row 1 (see ref_dead) */
   uint32_t board[NQ_MAX_N];
   nq_counts_t c;
 } ref_t;
@@ -74,10 +75,39 @@ static void ref_backtrack1(ref_t *q, int y, uint32_t left, uint32_t down, uint32
   }
 }
 
+/* Whether the side-part node on row y (rows < y placed) is dead (nq-solver-2): one of
+ * ref_check's flags is set by the placed rows, and the first step of that flag's check is decided
+ * by them and rejects the board, so no solution below it counts.
+ * - The 90-degree check (column 0 on row BOUND2) compares row 1's column c1 with the row of the
+ *   queen on column 1 counted from the bottom: it rejects when that queen is below row N-1-c1,
+ *   which is decided once rows 0..N-1-c1 are placed without it.
+ * - The 270-degree check (column N-1 on row BOUND1) compares c1 with the row of the queen on
+ *   column N-2 counted from the top: it rejects when that queen is above row c1, which is decided
+ *   once it is placed. (The 90- and 180-degree checks, which run first, cannot save such a
+ *   board: they count it only if it is its own 90- or 180-degree turn, and then that first step
+ *   compares equal rows, or the same rows as the 90-degree check's.)
+ * Only nodes on rows <= N-4 are tested: the fast kernels count rows N-3..N-1 from their parents'
+ * free columns. */
+static int ref_dead(const ref_t *q, int y) {
+  const uint32_t *b = q->board;
+  if (y > q->sizee - 3 || q->y90 < 0) return 0;
+  int r;
+  if (y > q->bound2 && b[q->bound2] == 1 && y > q->y90) {
+    for (r = 0; r <= q->y90 && b[r] != 2; r++) {}
+    if (r > q->y90) return 1; /* column 1 is on a row below N-1-c1 */
+  }
+  if (y > q->bound1 && b[q->bound1] == q->topbit) {
+    for (r = 0; r < q->y270 && r < y; r++)
+      if (b[r] == q->topbit >> 1) return 1; /* column N-2 is on a row above c1 */
+  }
+  return 0;
+}
+
 /* Side part: row 0 at column BOUND1; SIDEMASK/LASTMASK keep only candidate representatives. */
 static void ref_backtrack2(ref_t *q, int y, uint32_t left, uint32_t down, uint32_t right) {
   uint32_t bitmap = q->mask & ~(left | down | right), bit;
   q->c.nodes++;
+  if (ref_dead(q, y)) return;
   if (y == q->sizee) {
     if (bitmap && !(bitmap & q->lastmask)) {
       q->board[y] = bitmap;
@@ -112,6 +142,13 @@ int nq_ref_solve_unit(const nq_unit_t *u, nq_counts_t *out) {
   q.bound1 = st.bound1;
   q.bound2 = st.bound2;
   memcpy(q.board, st.board, sizeof q.board);
+  q.y90 = q.y270 = -1;
+  if (u->depth >= 2) { /* row 1's column c1 is the unit's */
+    int c1 = 0;
+    while (!(q.board[1] >> c1 & 1)) c1++;
+    q.y270 = c1;
+    q.y90 = q.sizee - c1;
+  }
   if (u->part == NQ_PART_CORNER)
     ref_backtrack1(&q, u->depth, st.left, st.down, st.right);
   else

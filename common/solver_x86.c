@@ -32,6 +32,7 @@ static void leaf512_four(bctx_t *c, int y, int n);
 /* A side-part row's rules of its own (the RULES of lvl512_body; see rules_row). */
 #define RULE_B 1   /* BOUND2's cut (on the row below), the flags of rows BOUND1 and BOUND2 */
 #define RULE_DEC 2 /* the flags' first step decided (k->y90, k->y270, k->ylate) */
+#define RULE_P 4   /* a step that can make a child dead (k->p90, k->p270lo..p270hi) */
 
 /* One chunk of row y (n > 0 nodes, all with free columns): search it and, through recursion,
  * everything below it. SIDE (0 corner part, 1 side part, 2 side part with packed words) and
@@ -68,6 +69,10 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
   const int d270row = (RULES & RULE_DEC) && y == k->y270;
   const int late90 = (RULES & RULE_DEC) && y == k->ylate && (k->late & 1);
   const int late270 = (RULES & RULE_DEC) && y == k->ylate && (k->late & 2);
+  /* nq-solver-2's dead children (see kctx_t) */
+  const int pr90 = (RULES & RULE_P) && y == k->p90;
+  const int pr270 = (RULES & RULE_P) && y >= k->p270lo && y <= k->p270hi;
+  const int pr270d = pr270 && y < k->c1;
   const __m512i pfall = _mm512_set1_epi32((int)(PF_FLAGS | PF_DEC));
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i rowm = _mm512_set1_epi32((int)k->rowmask[yc]);
@@ -171,6 +176,14 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
   __m512i cr = _mm512_srli_epi32(_mm512_or_si512(wr[s], bit), 1);                            \
   /* rowmask & ~(cl | cd | cr) */                                                            \
   __m512i cb = _mm512_ternarylogic_epi32(rowm, _mm512_or_si512(cl, cd), cr, 0x10);           \
+  __mmask16 dead = 0;                                                                        \
+  if (pr90)                                                                                  \
+    dead = _mm512_mask_test_epi32_mask(_mm512_test_epi32_mask(cp, _mm512_set1_epi32((int)PF_90)), \
+                                       cp, _mm512_set1_epi32((int)PF_R90));                  \
+  if (pr270)                                                                                 \
+    dead |= _mm512_mask_test_epi32_mask(                                                     \
+        _mm512_test_epi32_mask(cp, _mm512_set1_epi32((int)PF_270)), pr270d ? cd : cp,         \
+        _mm512_set1_epi32((int)(pr270d ? k->topbit >> 1 : PF_R270)));                        \
   if (b2row) {                                                                               \
     __m512i sd = _mm512_and_si512(cd, sidem);                                                \
     __mmask16 none = _mm512_testn_epi32_mask(sd, sd);                                        \
@@ -195,6 +208,7 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
       REFILL512()
       _Pragma("GCC unroll 4") for (int s = 0; s < NS512; s++) {
         CHILD512(s);
+        (void)dead; /* children on row N-2: never dead (rows <= N-4 only) */
         __mmask16 k1 = _mm512_mask_test_epi32_mask(act[s], cb, cb);
         __mmask16 k2 = _mm512_mask_test_epi32_mask(k1, cb, _mm512_sub_epi32(cb, one));
         nodes += (uint64_t)(__builtin_popcount(k1) + __builtin_popcount(k2));
@@ -257,7 +271,7 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
     REFILL512()
     _Pragma("GCC unroll 4") for (int s = 0; s < NS512; s++) {
       CHILD512(s);
-      __mmask16 keep = _mm512_mask_test_epi32_mask(act[s], cb, cb);
+      __mmask16 keep = _mm512_mask_test_epi32_mask(_kandn_mask16(dead, act[s]), cb, cb);
       _mm512_storeu_si512(oL + m, _mm512_maskz_compress_epi32(keep, cl));
       _mm512_storeu_si512(oD + m, _mm512_maskz_compress_epi32(keep, cd));
       _mm512_storeu_si512(oR + m, _mm512_maskz_compress_epi32(keep, cr));
@@ -283,14 +297,16 @@ static T512 void lvl512_corner(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 0
  * BOUND2) get their own copy of the loop, so the other rows pay nothing for them. */
 static inline int rules_row(const kctx_t *k, int y) {
   return (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2 ? RULE_B : 0) |
-         (y == k->y90 || y == k->y270 || y == k->ylate ? RULE_DEC : 0);
+         (y == k->y90 || y == k->y270 || y == k->ylate ? RULE_DEC : 0) |
+         (y == k->p90 || (y >= k->p270lo && y <= k->p270hi) ? RULE_P : 0);
 }
 static T512 void lvl512_side(bctx_t *c, int y, int n) {
   switch (rules_row(&c->k, y)) {
   case 0: lvl512_body(c, y, n, 1, 0); break;
   case RULE_B: lvl512_body(c, y, n, 1, RULE_B); break;
   case RULE_DEC: lvl512_body(c, y, n, 1, RULE_DEC); break;
-  default: lvl512_body(c, y, n, 1, RULE_B | RULE_DEC); break;
+  case RULE_P: lvl512_body(c, y, n, 1, RULE_P); break;
+  default: lvl512_body(c, y, n, 1, RULE_B | RULE_DEC | RULE_P); break;
   }
 }
 static T512 void lvl512_sidepk(bctx_t *c, int y, int n) {
@@ -298,7 +314,8 @@ static T512 void lvl512_sidepk(bctx_t *c, int y, int n) {
   case 0: lvl512_body(c, y, n, 2, 0); break;
   case RULE_B: lvl512_body(c, y, n, 2, RULE_B); break;
   case RULE_DEC: lvl512_body(c, y, n, 2, RULE_DEC); break;
-  default: lvl512_body(c, y, n, 2, RULE_B | RULE_DEC); break;
+  case RULE_P: lvl512_body(c, y, n, 2, RULE_P); break;
+  default: lvl512_body(c, y, n, 2, RULE_B | RULE_DEC | RULE_P); break;
   }
 }
 
@@ -1011,6 +1028,7 @@ static void leaf256_tab(bctx_t *c, int y, int n);
 #define R256_F90 2   /* y == BOUND2: flag PF_90 */
 #define R256_F270 4  /* y == BOUND1: flag PF_270 */
 #define R256_DEC 8   /* y == k->y90, k->y270 or k->ylate: the flags' first step (PF_S90) */
+#define R256_P 16    /* y == k->p90 or k->p270lo..p270hi: dead children (see kctx_t) */
 
 /* One chunk of row y, as lvl512_body. SIDE and RULES (the rules this side-part row may have of
  * its own, R256_*) are compile-time constants after inlining, so a row's loop carries only its
@@ -1046,6 +1064,9 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
   const int d270row = (RULES & R256_DEC) && y == k->y270;
   const int late90 = (RULES & R256_DEC) && y == k->ylate && (k->late & 1);
   const int late270 = (RULES & R256_DEC) && y == k->ylate && (k->late & 2);
+  const int pr90 = (RULES & R256_P) && y == k->p90;
+  const int pr270 = (RULES & R256_P) && y >= k->p270lo && y <= k->p270hi;
+  const int pr270d = pr270 && y < k->c1;
   const __m256i pfall = _mm256_set1_epi32((int)(PF_FLAGS | PF_DEC));
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i rowm = _mm256_set1_epi32((int)k->rowmask[yc]);
@@ -1131,6 +1152,19 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
       cp = _mm256_or_si256(cp, _mm256_and_si256(                                             \
                                    _mm256_cmpeq_epi32(_mm256_and_si256(cd, cnv), zero),       \
                                    _mm256_set1_epi32((int)PF_S270)));                        \
+  }                                                                                          \
+  /* nq-solver-2's dead children (see kctx_t) get no columns, so they are not stored */      \
+  if (pr90) {                                                                                \
+    const __m256i fr = _mm256_set1_epi32((int)(PF_90 | PF_R90));                             \
+    cb = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(cp, fr), fr), cb);           \
+  }                                                                                          \
+  if (pr270) {                                                                               \
+    const __m256i f = _mm256_set1_epi32((int)PF_270);                                        \
+    const __m256i r = _mm256_set1_epi32((int)(pr270d ? k->topbit >> 1 : PF_R270));           \
+    cb = _mm256_andnot_si256(                                                                \
+        _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(cp, f), f),                     \
+                         _mm256_cmpeq_epi32(_mm256_and_si256(pr270d ? cd : cp, r), r)),      \
+        cb);                                                                                 \
   }
 
   if (yc == k->n - 2) {
@@ -1247,14 +1281,18 @@ static T256 void lvl256_side(bctx_t *c, int y, int n) {
   const kctx_t *k = &c->k;
   int r = (y + 1 == k->bound2 ? R256_B2ROW : 0) | (y == k->bound2 ? R256_F90 : 0) |
           (y == k->bound1 ? R256_F270 : 0) |
-          (y == k->y90 || y == k->y270 || y == k->ylate ? R256_DEC : 0);
+          (y == k->y90 || y == k->y270 || y == k->ylate ? R256_DEC : 0) |
+          (y == k->p90 || (y >= k->p270lo && y <= k->p270hi) ? R256_P : 0);
   switch (r) {
   case 0: lvl256_body(c, y, n, 1, 0); break;
   case R256_B2ROW: lvl256_body(c, y, n, 1, R256_B2ROW); break;
   case R256_F90: lvl256_body(c, y, n, 1, R256_F90); break;
   case R256_F270: lvl256_body(c, y, n, 1, R256_F270); break;
   case R256_DEC: lvl256_body(c, y, n, 1, R256_DEC); break;
-  default: lvl256_body(c, y, n, 1, R256_B2ROW | R256_F90 | R256_F270 | R256_DEC); break;
+  case R256_P: lvl256_body(c, y, n, 1, R256_P); break;
+  default:
+    lvl256_body(c, y, n, 1, R256_B2ROW | R256_F90 | R256_F270 | R256_DEC | R256_P);
+    break;
   }
 }
 
@@ -1545,8 +1583,9 @@ static void flags_plan(bctx_t *c) {
   kctx_t *k = &c->k;
   const int leafrow = c->leaf4 ? k->n - 4 : k->n - 3;
   if (!c->leaf_tab || flags_state() != 2) {
-    k->y90 = k->y270 = -1;
-    c->P[k->y0][0] &= ~PF_DEC; /* undecided */
+    /* only the rejecting first steps the search needs for its dead nodes (see kctx_t) */
+    if (k->y90 > k->n - 5) k->y90 = -1;
+    if (k->y270 > k->n - 5) k->y270 = -1;
     return;
   }
   if (k->y90 >= leafrow) {

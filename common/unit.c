@@ -100,8 +100,13 @@ static int replay(const nq_unit_t *u, nq_unit_state_t *st, char *errbuf, size_t 
   }
   for (int y = first; y < u->depth; y++) {
     int pruned;
-    uint32_t ok = nq_unit_row_allowed(st, u->part, y, st->left, st->down, st->right, &pruned);
+    uint32_t ok =
+        nq_unit_row_allowed(st, u->part, y, st->left, st->down, st->right, st->board, &pruned);
     uint32_t bit = 1u << u->prefix[y];
+    if (pruned == 2)
+      return nq_errorf(errbuf, errlen, NQ_EINVAL,
+                       "row %d: the rows above already reject the board in a rotation check "
+                       "(a dead node), search cut here", y);
     if (pruned)
       return nq_errorf(errbuf, errlen, NQ_EINVAL,
                        "row %d = BOUND2: no corner queen yet, search cut here", y);
@@ -205,7 +210,8 @@ static int gen_walk(gen_t *g, int y) {
   if (y == g->target) return g->cb(&g->u, g->arg);
   int pruned;
   uint32_t bm =
-      nq_unit_row_allowed(&g->st, g->u.part, y, g->st.left, g->st.down, g->st.right, &pruned);
+      nq_unit_row_allowed(&g->st, g->u.part, y, g->st.left, g->st.down, g->st.right,
+                          g->st.board, &pruned);
   nq_unit_state_t saved = g->st;
   while (bm) {
     uint32_t bit = bm & (0u - bm);

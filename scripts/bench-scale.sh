@@ -24,8 +24,8 @@
 #
 #   scripts/bench-scale.sh [DEPTH...]      (default: 4 5)
 #
-# N=28 has 125,866 units at depth 4 (the shallowest the 64-bit guard allows), 2,098,921 at 5 and
-# 31,504,958 at 6. Depth 4 is the baseline of the run: the same load on a job 17x / 250x smaller,
+# N=28 has 125,866 units at depth 4 (the shallowest the 64-bit guard allows), 2,098,052 at 5 and
+# 31,462,358 at 6. Depth 4 is the baseline of the run: the same load on a job 17x / 250x smaller,
 # measured under the same conditions (a shared machine's load moves every latency).
 #   Environment: NQ_BUILD_DIR (default build), NQ_SCALE_N (default 28), NQ_SCALE_CONNS (500),
 #                NQ_SCALE_SECONDS (20, the load's length), NQ_SCALE_THINK (1000 ms),

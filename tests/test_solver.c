@@ -136,6 +136,57 @@ START_TEST(node_count_is_additive) {
 }
 END_TEST
 
+/* nq-solver-2's dead nodes (nq_unit_dead): a dead unit counts one node and nothing else in every
+ * solver, has no children, and a prefix that goes below one is refused with its reason. */
+typedef struct dead_s {
+  long dead, side;
+} dead_t;
+
+static int count_kid(const nq_unit_t *u, void *arg) {
+  (void)u;
+  (*(int *)arg)++;
+  return 0;
+}
+
+static int dead_cb(const nq_unit_t *u, void *arg) {
+  dead_t *t = arg;
+  nq_unit_state_t st;
+  if (u->part != NQ_PART_SIDE) return 0;
+  t->side++;
+  ck_assert_int_eq(nq_unit_state(u, &st), 0);
+  if (!nq_unit_dead(&st, u->depth, st.board)) return 0;
+  t->dead++;
+  nq_counts_t ref, fast;
+  ck_assert_int_eq(nq_ref_solve_unit(u, &ref), 0);
+  ck_assert_int_eq(nq_fast_solve_unit(u, &fast), 0);
+  ck_assert(ref.nodes == 1 && ref.c2 == 0 && ref.c4 == 0 && ref.c8 == 0);
+  ck_assert(fast.nodes == 1 && fast.c2 == 0 && fast.c4 == 0 && fast.c8 == 0);
+  int kids = 0;
+  ck_assert_int_eq(nq_unit_children(u, count_kid, &kids), 0);
+  ck_assert_int_eq(kids, 0);
+  /* one row deeper on a free column: not a unit */
+  uint32_t free = st.mask & ~(st.left | st.down | st.right);
+  if (free && u->depth + 1 <= u->n - 1) {
+    nq_unit_t below = *u;
+    below.prefix[below.depth++] = (uint8_t)__builtin_ctz(free);
+    char txt[NQ_UNIT_TEXT_MAX], err[200];
+    ck_assert_int_gt(nq_unit_format(&below, txt, sizeof txt), 0);
+    ck_assert_int_eq(nq_unit_parse(txt, &below, err, sizeof err), NQ_EINVAL);
+    ck_assert_msg(strstr(err, "dead node") != NULL, "%s: %s", txt, err);
+  }
+  return 0;
+}
+
+START_TEST(dead_nodes_have_no_subtree) {
+  dead_t t = {0, 0};
+  for (int n = 8; n <= 13; n++)
+    for (int d = 2; d <= n - 4; d++) ck_assert_int_eq(nq_units_generate(n, d, dead_cb, &t), 0);
+  /* the rule fires, and not on everything (N=8..13, depths 2..N-4) */
+  ck_assert_int_gt(t.dead, 100);
+  ck_assert_int_lt(t.dead * 4, t.side);
+}
+END_TEST
+
 /* Multi-threaded equals single-threaded, node count included. */
 START_TEST(threads_do_not_change_results) {
   int ns[] = {8, 11, 12, 13, 14};
@@ -275,6 +326,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tu, 300);
   tcase_add_loop_test(tu, units_partition_search, 4, 15);
   tcase_add_test(tu, node_count_is_additive);
+  tcase_add_test(tu, dead_nodes_have_no_subtree);
   tcase_add_test(tu, threads_do_not_change_results);
   tcase_add_test(tu, cancel_and_progress);
   suite_add_tcase(s, tu);

@@ -39,18 +39,47 @@ typedef struct nq_unit_state_s {
   uint32_t board[NQ_MAX_N];   /* board[r] = 1 << prefix[r] for r < depth */
 } nq_unit_state_t;
 
+/* Whether a side-part node on row y (2 <= y; board[r] = its row r's column bit, r < y) is dead
+ * (nq-solver-2): the placed rows set one of the side part's rotation checks' flags and already
+ * reject the board in that check's first step, so no solution below it counts; the search counts
+ * it as a node and does not go below it. The 90-degree check (column 0 on row BOUND2) rejects
+ * when the queen on column 1 is below row N-1-c1 (c1: row 1's column), decided once rows
+ * 0..N-1-c1 are placed without it; the 270-degree check (column N-1 on row BOUND1) when the
+ * queen on column N-2 is above row c1, decided once it is placed. Only rows <= N-4 are tested:
+ * the fast kernels count rows N-3..N-1 from their parents' free columns. docs/design.md. */
+static inline int nq_unit_dead(const nq_unit_state_t *st, int y, const uint32_t *board) {
+  const int e = __builtin_ctz(st->topbit); /* N-1 */
+  if (y < 2 || y > e - 3) return 0;
+  const int c1 = __builtin_ctz(board[1]), y90 = e - c1;
+  int r;
+  if (y > st->bound2 && board[st->bound2] == 1u && y > y90) {
+    for (r = 0; r <= y90 && board[r] != 2u; r++) {}
+    if (r > y90) return 1;
+  }
+  if (y > st->bound1 && board[st->bound1] == st->topbit)
+    for (r = 0; r < c1 && r < y; r++)
+      if (board[r] == st->topbit >> 1) return 1;
+  return 0;
+}
+
 /* The columns the search may try at row y (0 < y < N-1) of a unit with the settings in st, given
- * the attack masks l, d, r; 0 with *pruned set when the side part's BOUND2 rule cuts the whole
- * node. Rows 0 (and row 1 of the corner part) are fixed by part and BOUND1 and are not asked.
- * This is the one home of the per-row rules: the generator, the validator and the estimator
- * (estimate.c) all go through it. Inline because the estimator's probes call it once a row. */
+ * the attack masks l, d, r and the columns of rows < y (board); 0 with *pruned set when the side
+ * part's BOUND2 rule cuts the whole node (1) or the node is dead (2, nq_unit_dead). Rows 0 (and
+ * row 1 of the corner part) are fixed by part and BOUND1 and are not asked. This is the one home
+ * of the per-row rules: the generator, the validator and the estimator (estimate.c) all go
+ * through it. Inline because the estimator's probes call it once a row. */
 static inline uint32_t nq_unit_row_allowed(const nq_unit_state_t *st, nq_part_t part, int y,
-                                           uint32_t l, uint32_t d, uint32_t r, int *pruned) {
+                                           uint32_t l, uint32_t d, uint32_t r,
+                                           const uint32_t *board, int *pruned) {
   uint32_t bm = st->mask & ~(l | d | r);
   *pruned = 0;
   if (part == NQ_PART_CORNER) {
     if (y < st->bound1) bm &= ~2u;
     return bm;
+  }
+  if (nq_unit_dead(st, y, board)) {
+    *pruned = 2;
+    return 0;
   }
   if (y < st->bound1) {
     bm &= ~st->sidemask;
