@@ -468,10 +468,15 @@ static __attribute__((noinline)) void lvls_side0(bctx_t *c, int y, int n) {
 static __attribute__((noinline)) void lvls_sidep(bctx_t *c, int y, int n) {
   lvls_body(c, y, n, 1, SR_P);
 }
+static __attribute__((noinline)) void lvls_sided(bctx_t *c, int y, int n) {
+  lvls_body(c, y, n, 1, SR_D);
+}
 static void lvls_side(bctx_t *c, int y, int n) {
   const kctx_t *k = &c->k;
   int r = (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2 ? SR_B : 0) |
-          (y == k->p90 || ((y == k->y90 || y == k->y270) && y <= k->n - 5) ||
+          /* the rows whose rejecting first step a dead child needs (see prune_plan) */
+          ((k->p90 >= 0 && (y == k->p90 || y == k->y90)) ||
+                   (k->p270lo <= k->p270hi && y == k->c1 && y <= k->n - 5) ||
                    (y >= k->p270lo && y <= k->p270hi && y >= k->c1)
                ? SR_D
                : 0) |
@@ -479,6 +484,7 @@ static void lvls_side(bctx_t *c, int y, int n) {
   switch (r) {
   case 0: lvls_side0(c, y, n); break;
   case SR_P: lvls_sidep(c, y, n); break;
+  case SR_D: lvls_sided(c, y, n); break;
   case SR_B: lvls_body(c, y, n, 1, SR_B); break;
   default: lvls_body(c, y, n, 1, SR_B | SR_D | SR_P); break;
   }
