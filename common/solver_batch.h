@@ -50,6 +50,11 @@ typedef struct bctx_s {
   int leaf4;    /* AVX-512: row N-4 chunks by leaf512_four (see there); the queued side-part
                    solutions then come from row N-4 nodes (see side_leaf4) */
   int pk;       /* the P words are packed into the L and D words (see PK_SH) */
+  /* AVX-512: PF_270's subtrees searched apart (see chain270 in solver_x86.c): the rows' second
+   * set of arrays, whether the search is in such a subtree now, and whether row BOUND1's step
+   * sends its PF_270 children there */
+  uint32_t *aL[NQ_MAX_N], *aD[NQ_MAX_N], *aR[NQ_MAX_N], *aB[NQ_MAX_N], *aP[NQ_MAX_N];
+  int chain270, split270;
   /* side-part solutions waiting for the rotation check (see side_leaf) */
   int nq;
   uint32_t q_idx[LEAFQ], q_c3[LEAFQ], q_bit[LEAFQ], q_c2[LEAFQ], q_c1[LEAFQ];

@@ -219,7 +219,7 @@ static void cache_init(void) { cache_key_ok = pthread_key_create(&cache_key, cac
 /* Chunk buffers for rows y0..N-3, 64-byte aligned. Returns 0 or NQ_ENOMEM. */
 static int bctx_alloc(bctx_t *c) {
   int rows = c->k.n - 2 - c->k.y0;
-  size_t arr = (size_t)LV_STRIDE * sizeof(uint32_t), need = (size_t)rows * 5 * arr;
+  size_t arr = (size_t)LV_STRIDE * sizeof(uint32_t), need = (size_t)rows * 10 * arr;
   pthread_once(&cache_once, cache_init);
   cache_t *cc = cache_key_ok ? pthread_getspecific(cache_key) : NULL;
   if (!cc || cc->size < need) {
@@ -249,6 +249,13 @@ static int bctx_alloc(bctx_t *c) {
     c->R[y] = p; p += LV_STRIDE;
     c->B[y] = p; p += LV_STRIDE;
     c->P[y] = p; p += LV_STRIDE;
+  }
+  for (int y = c->k.y0; y < c->k.n - 2; y++) { /* the second set (chain270) */
+    c->aL[y] = p; p += LV_STRIDE;
+    c->aD[y] = p; p += LV_STRIDE;
+    c->aR[y] = p; p += LV_STRIDE;
+    c->aB[y] = p; p += LV_STRIDE;
+    c->aP[y] = p; p += LV_STRIDE;
   }
   return 0;
 }
@@ -497,6 +504,7 @@ static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern)
   c->leaf_tab = 0;
   c->leaf4 = 0;
   c->pk = 0;
+  c->chain270 = c->split270 = 0;
   c->mem = NULL;
   c->k = *k;
   int rc = bctx_alloc(c);

@@ -22,6 +22,7 @@
 static T512 void lvl512_corner(bctx_t *c, int y, int n);
 static T512 void lvl512_side(bctx_t *c, int y, int n);
 static T512 void lvl512_sidepk(bctx_t *c, int y, int n);
+static T512 void chain270(bctx_t *c, int y, int n);
 static void leaf512_tab(bctx_t *c, int y, int n);
 static void leaf512_four(bctx_t *c, int y, int n);
 
@@ -265,6 +266,10 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
 
   uint32_t *oL = c->L[yc], *oD = c->D[yc], *oR = c->R[yc], *oP = c->P[yc];
   int m = 0;
+  /* row BOUND1's children with PF_270 go to the second set of arrays (see chain270) */
+  const int split = f270row && c->split270 && !c->chain270;
+  uint32_t *xL = c->aL[yc], *xD = c->aD[yc], *xR = c->aR[yc], *xP = c->aP[yc];
+  int m2 = 0;
 #define RECURSE512(Y, M)                                                                     \
   (SIDE == 2 ? lvl512_sidepk(c, Y, M) : SIDE ? lvl512_side(c, Y, M) : lvl512_corner(c, Y, M))
   for (;;) {
@@ -272,6 +277,15 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
     _Pragma("GCC unroll 4") for (int s = 0; s < NS512; s++) {
       CHILD512(s);
       __mmask16 keep = _mm512_mask_test_epi32_mask(_kandn_mask16(dead, act[s]), cb, cb);
+      if (split) {
+        __mmask16 fk = _mm512_mask_cmpeq_epi32_mask(keep, bit, topv);
+        keep = _kandn_mask16(fk, keep);
+        _mm512_storeu_si512(xL + m2, _mm512_maskz_compress_epi32(fk, cl));
+        _mm512_storeu_si512(xD + m2, _mm512_maskz_compress_epi32(fk, cd));
+        _mm512_storeu_si512(xR + m2, _mm512_maskz_compress_epi32(fk, cr));
+        if (SIDE == 1) _mm512_storeu_si512(xP + m2, _mm512_maskz_compress_epi32(fk, cp));
+        m2 += __builtin_popcount(fk);
+      }
       _mm512_storeu_si512(oL + m, _mm512_maskz_compress_epi32(keep, cl));
       _mm512_storeu_si512(oD + m, _mm512_maskz_compress_epi32(keep, cd));
       _mm512_storeu_si512(oR + m, _mm512_maskz_compress_epi32(keep, cr));
@@ -282,10 +296,15 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
       RECURSE512(yc, m);
       m = 0;
     }
+    if (split && m2 > LV_CAP - 16 * NS512) {
+      chain270(c, yc, m2);
+      m2 = 0;
+    }
   }
   if (m) {
     RECURSE512(yc, m);
   }
+  if (m2) chain270(c, yc, m2);
   k->nodes += nodes;
 #undef RECURSE512
 #undef REFILL512
@@ -294,14 +313,50 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
 
 static T512 void lvl512_corner(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 0, 0); }
 /* The side part's rows with a rule of their own (BOUND2's cut, the flags of rows BOUND1 and
- * BOUND2) get their own copy of the loop, so the other rows pay nothing for them. */
-static inline int rules_row(const kctx_t *k, int y) {
+ * BOUND2) get their own copy of the loop, so the other rows pay nothing for them. PF_270's dead
+ * children can only be on the rows p270lo..p270hi of its subtrees (chain270), and on row
+ * BOUND1, which sets the flag. */
+static inline int rules_row(const bctx_t *c, int y) {
+  const kctx_t *k = &c->k;
   return (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2 ? RULE_B : 0) |
          (y == k->y90 || y == k->y270 || y == k->ylate ? RULE_DEC : 0) |
-         (y == k->p90 || (y >= k->p270lo && y <= k->p270hi) ? RULE_P : 0);
+         (y == k->p90 || (y >= k->p270lo && y <= k->p270hi && (c->chain270 || y == k->bound1))
+              ? RULE_P
+              : 0);
 }
+
+/* PF_270's subtrees searched apart. A dead child of PF_270's check is one with PF_270 (column
+ * N-1 on row BOUND1) and, on rows BOUND1..c1, column N-2 taken (see kctx_t): testing every
+ * child on those rows for it cost about as much as the dead subtrees it cut. So row BOUND1's
+ * step stores its children with PF_270 in a second set of arrays, and their subtrees are
+ * searched with the rows' pointers swapped to that set (the rows above are shared, so the
+ * rotation check's board rebuild walks up as before); only there do the rows p270lo..p270hi
+ * test. A unit whose prefix holds row BOUND1 is all one kind (chain270 set at the root, or no
+ * node has the flag). */
+static T512 void chain270(bctx_t *c, int y, int n) {
+  for (int r = y; r < c->k.n - 2; r++) {
+    uint32_t *t;
+    t = c->L[r], c->L[r] = c->aL[r], c->aL[r] = t;
+    t = c->D[r], c->D[r] = c->aD[r], c->aD[r] = t;
+    t = c->R[r], c->R[r] = c->aR[r], c->aR[r] = t;
+    t = c->B[r], c->B[r] = c->aB[r], c->aB[r] = t;
+    t = c->P[r], c->P[r] = c->aP[r], c->aP[r] = t;
+  }
+  c->chain270 = 1;
+  if (c->pk) lvl512_sidepk(c, y, n); else lvl512_side(c, y, n);
+  c->chain270 = 0;
+  for (int r = y; r < c->k.n - 2; r++) {
+    uint32_t *t;
+    t = c->L[r], c->L[r] = c->aL[r], c->aL[r] = t;
+    t = c->D[r], c->D[r] = c->aD[r], c->aD[r] = t;
+    t = c->R[r], c->R[r] = c->aR[r], c->aR[r] = t;
+    t = c->B[r], c->B[r] = c->aB[r], c->aB[r] = t;
+    t = c->P[r], c->P[r] = c->aP[r], c->aP[r] = t;
+  }
+}
+
 static T512 void lvl512_side(bctx_t *c, int y, int n) {
-  switch (rules_row(&c->k, y)) {
+  switch (rules_row(c, y)) {
   case 0: lvl512_body(c, y, n, 1, 0); break;
   case RULE_B: lvl512_body(c, y, n, 1, RULE_B); break;
   case RULE_DEC: lvl512_body(c, y, n, 1, RULE_DEC); break;
@@ -310,7 +365,7 @@ static T512 void lvl512_side(bctx_t *c, int y, int n) {
   }
 }
 static T512 void lvl512_sidepk(bctx_t *c, int y, int n) {
-  switch (rules_row(&c->k, y)) {
+  switch (rules_row(c, y)) {
   case 0: lvl512_body(c, y, n, 2, 0); break;
   case RULE_B: lvl512_body(c, y, n, 2, RULE_B); break;
   case RULE_DEC: lvl512_body(c, y, n, 2, RULE_DEC); break;
@@ -1613,6 +1668,13 @@ void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
     c->leaf_tab = leaf_tab_ok(&c->k);
     c->leaf4 = leaf4_ok(&c->k);
     flags_plan(c);
+    if (side) { /* chain270 */
+      const kctx_t *kk = &c->k;
+      if (kk->bound1 >= y0)
+        c->split270 = kk->bound1 < kk->p270hi;
+      else
+        c->chain270 = kk->p270lo <= kk->p270hi && (c->P[y0][0] & PF_270);
+    }
     if (side && c->k.n <= PK_SH && nq_x86_pack_state() == 2) {
       c->pk = 1;
       c->D[y0][0] |= c->P[y0][0]; /* the flags; its own index is 0 */
