@@ -50,9 +50,9 @@ typedef struct bctx_s {
   int leaf4;    /* AVX-512: row N-4 chunks by leaf512_four (see there); the queued side-part
                    solutions then come from row N-4 nodes (see side_leaf4) */
   int pk;       /* the P words are packed into the L and D words (see PK_SH) */
-  /* AVX-512: PF_270's subtrees searched apart (see chain270 in solver_x86.c): the rows' second
-   * set of arrays, whether the search is in such a subtree now, and whether row BOUND1's step
-   * sends its PF_270 children there */
+  /* PF_270's subtrees searched apart (see nq_chain_plan): the rows' second set of arrays,
+   * whether the search is in such a subtree now, and whether row BOUND1's step sends its
+   * PF_270 children there */
   uint32_t *aL[NQ_MAX_N], *aD[NQ_MAX_N], *aR[NQ_MAX_N], *aB[NQ_MAX_N], *aP[NQ_MAX_N];
   int chain270, split270;
   /* side-part solutions waiting for the rotation check (see side_leaf) */
@@ -93,6 +93,18 @@ _Static_assert(LV_CAP <= 1024 && PK_SH + 10 <= 32 && PK_SH <= 26, "packed P word
 
 /* Rebuild and classify the queued side-part solutions (solver_fast.c). */
 void nq_side_flush(bctx_t *c);
+
+/* PF_270's subtrees searched apart (every variant; solver_fast.c). A dead child of PF_270's
+ * check has PF_270 (column N-1 on row BOUND1) and, on rows BOUND1..c1, column N-2 taken (see
+ * kctx_t): testing every child on those rows for it cost about as much as the dead subtrees
+ * it cut. So row BOUND1's step stores its children with PF_270 in the rows' second set of
+ * arrays (aL..aP), and their subtrees are searched with the rows' pointers swapped to that set
+ * (nq_swap_sets; the rows above are shared, so the rotation check's board rebuild walks up as
+ * before) and chain270 set; only there do the rows p270lo..p270hi test. nq_chain_plan sets
+ * split270 (row BOUND1 is searched) or chain270 (the unit's prefix holds row BOUND1 with
+ * column N-1). */
+void nq_swap_sets(bctx_t *c, int y);
+void nq_chain_plan(bctx_t *c);
 
 /* A side-part solution that needs the rotation check: its row N-3 node is entry idx (a P word)
  * of that row's chunk and took column bit; rows N-2 and N-1 are c2 and c1. */

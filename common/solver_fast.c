@@ -289,10 +289,31 @@ void nq_side_flush(bctx_t *c) {
   c->nq = 0;
 }
 
+void nq_swap_sets(bctx_t *c, int y) {
+  for (int r = y; r < c->k.n - 2; r++) {
+    uint32_t *t;
+    t = c->L[r], c->L[r] = c->aL[r], c->aL[r] = t;
+    t = c->D[r], c->D[r] = c->aD[r], c->aD[r] = t;
+    t = c->R[r], c->R[r] = c->aR[r], c->aR[r] = t;
+    t = c->B[r], c->B[r] = c->aB[r], c->aB[r] = t;
+    t = c->P[r], c->P[r] = c->aP[r], c->aP[r] = t;
+  }
+}
+
+void nq_chain_plan(bctx_t *c) {
+  const kctx_t *k = &c->k;
+  if (!k->side) return;
+  if (k->bound1 >= k->y0)
+    c->split270 = k->bound1 < k->p270hi;
+  else
+    c->chain270 = k->p270lo <= k->p270hi && (c->P[k->y0][0] & PF_270);
+}
+
 /* ---- batched search, scalar: one child per step, no data-dependent branches ---- */
 
 static void lvls_corner(bctx_t *c, int y, int n);
 static void lvls_side(bctx_t *c, int y, int n);
+static void lvls_chain(bctx_t *c, int y, int n);
 
 #define SR_B 1 /* lvls_body's RULES: see lvls_side */
 #define SR_P 2
@@ -325,6 +346,8 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
   const int pr270 = (RULES & SR_P) && y >= k->p270lo && y <= k->p270hi && y < k->c1;
   const int pr270r = (RULES & SR_D) && y >= k->p270lo && y <= k->p270hi && y >= k->c1;
   const uint32_t coln2 = topbit >> 1;
+  /* row BOUND1's children with PF_270 go to the second set of arrays (nq_chain_plan) */
+  const int split = f270row && c->split270 && !c->chain270;
   const size_t end = (size_t)n;
   uint64_t nodes = 0, sols = 0;
   size_t cur = 0;
@@ -380,7 +403,18 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
     out[m + AR] = cr;                                                                        \
     out[m + AB] = cb;                                                                        \
     if (SIDE) out[m + AP] = cp;                                                              \
-    m += (cb != 0) & (dead ^ 1u);                                                            \
+    uint32_t kp = (cb != 0) & (dead ^ 1u);                                                   \
+    if (split) {                                                                             \
+      uint32_t f = bit == topbit;                                                            \
+      out2[m2 + AL] = cl;                                                                    \
+      out2[m2 + AD] = cd;                                                                    \
+      out2[m2 + AR] = cr;                                                                    \
+      out2[m2 + AB] = cb;                                                                    \
+      out2[m2 + AP] = cp;                                                                    \
+      m2 += kp & f;                                                                          \
+      kp &= f ^ 1u;                                                                          \
+    }                                                                                        \
+    m += kp;                                                                                 \
     SNEXT(CU, BB)                                                                            \
   }
 #define SFLUSH(AT)                                                                           \
@@ -388,6 +422,11 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
     out[AB + m] = 0;                                                                         \
     if (SIDE) lvls_side(c, yc, (int)m); else lvls_corner(c, yc, (int)m);                     \
     m = 0;                                                                                   \
+  }                                                                                          \
+  if (split && m2 > LV_CAP - (AT)) {                                                         \
+    out2[AB + m2] = 0;                                                                       \
+    lvls_chain(c, yc, (int)m2);                                                              \
+    m2 = 0;                                                                                  \
   }
 
   if (yc == k->n - 2) {
@@ -431,8 +470,8 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
     return;
   }
 
-  uint32_t *out = c->L[yc];
-  size_t m = 0;
+  uint32_t *out = c->L[yc], *out2 = c->aL[yc];
+  size_t m = 0, m2 = 0;
   if (end >= 16) { /* smaller chunks (the rows near the unit's top) are not worth two workers */
     size_t mid = end / 2, cur2 = mid;
     uint32_t b2 = in[mid + AB];
@@ -456,6 +495,10 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
     out[AB + m] = 0;
     if (SIDE) lvls_side(c, yc, (int)m); else lvls_corner(c, yc, (int)m);
   }
+  if (m2) {
+    out2[AB + m2] = 0;
+    lvls_chain(c, yc, (int)m2);
+  }
   k->nodes += nodes;
 #undef SCHILD
 #undef SNEXT
@@ -478,6 +521,15 @@ static __attribute__((noinline)) void lvls_sidep(bctx_t *c, int y, int n) {
 static __attribute__((noinline)) void lvls_sided(bctx_t *c, int y, int n) {
   lvls_body(c, y, n, 1, SR_D);
 }
+/* A chunk of PF_270's subtrees (nq_chain_plan). */
+static void lvls_chain(bctx_t *c, int y, int n) {
+  nq_swap_sets(c, y);
+  c->chain270 = 1;
+  lvls_side(c, y, n);
+  c->chain270 = 0;
+  nq_swap_sets(c, y);
+}
+
 static void lvls_side(bctx_t *c, int y, int n) {
   const kctx_t *k = &c->k;
   int r = (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2 ? SR_B : 0) |
@@ -487,7 +539,9 @@ static void lvls_side(bctx_t *c, int y, int n) {
                    (y >= k->p270lo && y <= k->p270hi && y >= k->c1)
                ? SR_D
                : 0) |
-          (y >= k->p270lo && y <= k->p270hi && y < k->c1 ? SR_P : 0);
+          (y >= k->p270lo && y <= k->p270hi && y < k->c1 && (c->chain270 || y == k->bound1)
+               ? SR_P
+               : 0);
   switch (r) {
   case 0: lvls_side0(c, y, n); break;
   case SR_P: lvls_sidep(c, y, n); break;
@@ -533,6 +587,7 @@ static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern)
       break;
 #endif
     default:
+      nq_chain_plan(c);
       if (k->side) lvls_side(c, y0, 1); else lvls_corner(c, y0, 1);
       break;
     }

@@ -266,7 +266,7 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
 
   uint32_t *oL = c->L[yc], *oD = c->D[yc], *oR = c->R[yc], *oP = c->P[yc];
   int m = 0;
-  /* row BOUND1's children with PF_270 go to the second set of arrays (see chain270) */
+  /* row BOUND1's children with PF_270 go to the second set of arrays (nq_chain_plan) */
   const int split = f270row && c->split270 && !c->chain270;
   uint32_t *xL = c->aL[yc], *xD = c->aD[yc], *xR = c->aR[yc], *xP = c->aP[yc];
   int m2 = 0;
@@ -325,34 +325,13 @@ static inline int rules_row(const bctx_t *c, int y) {
               : 0);
 }
 
-/* PF_270's subtrees searched apart. A dead child of PF_270's check is one with PF_270 (column
- * N-1 on row BOUND1) and, on rows BOUND1..c1, column N-2 taken (see kctx_t): testing every
- * child on those rows for it cost about as much as the dead subtrees it cut. So row BOUND1's
- * step stores its children with PF_270 in a second set of arrays, and their subtrees are
- * searched with the rows' pointers swapped to that set (the rows above are shared, so the
- * rotation check's board rebuild walks up as before); only there do the rows p270lo..p270hi
- * test. A unit whose prefix holds row BOUND1 is all one kind (chain270 set at the root, or no
- * node has the flag). */
+/* A chunk of PF_270's subtrees (nq_chain_plan, solver_batch.h). */
 static T512 void chain270(bctx_t *c, int y, int n) {
-  for (int r = y; r < c->k.n - 2; r++) {
-    uint32_t *t;
-    t = c->L[r], c->L[r] = c->aL[r], c->aL[r] = t;
-    t = c->D[r], c->D[r] = c->aD[r], c->aD[r] = t;
-    t = c->R[r], c->R[r] = c->aR[r], c->aR[r] = t;
-    t = c->B[r], c->B[r] = c->aB[r], c->aB[r] = t;
-    t = c->P[r], c->P[r] = c->aP[r], c->aP[r] = t;
-  }
+  nq_swap_sets(c, y);
   c->chain270 = 1;
   if (c->pk) lvl512_sidepk(c, y, n); else lvl512_side(c, y, n);
   c->chain270 = 0;
-  for (int r = y; r < c->k.n - 2; r++) {
-    uint32_t *t;
-    t = c->L[r], c->L[r] = c->aL[r], c->aL[r] = t;
-    t = c->D[r], c->D[r] = c->aD[r], c->aD[r] = t;
-    t = c->R[r], c->R[r] = c->aR[r], c->aR[r] = t;
-    t = c->B[r], c->B[r] = c->aB[r], c->aB[r] = t;
-    t = c->P[r], c->P[r] = c->aP[r], c->aP[r] = t;
-  }
+  nq_swap_sets(c, y);
 }
 
 static T512 void lvl512_side(bctx_t *c, int y, int n) {
@@ -1075,6 +1054,14 @@ static inline __attribute__((always_inline)) T256 void fill_lanes(
 static T256 void lvl256_corner(bctx_t *c, int y, int n);
 static T256 void lvl256_side(bctx_t *c, int y, int n);
 static void leaf256_tab(bctx_t *c, int y, int n);
+/* chain270 for the avx2 kernel */
+static T256 void chain256(bctx_t *c, int y, int n) {
+  nq_swap_sets(c, y);
+  c->chain270 = 1;
+  lvl256_side(c, y, n);
+  c->chain270 = 0;
+  nq_swap_sets(c, y);
+}
 
 #define NS256 2 /* independent lane groups, as NS512 */
 
@@ -1302,11 +1289,28 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
    * not stored */
   const int nob = c->leaf_tab && yc == k->n - 3;
   int m = 0;
+  /* row BOUND1's children with PF_270 go to the second set of arrays (nq_chain_plan) */
+  const int split = (RULES & R256_F270) && y == k->bound1 && c->split270 && !c->chain270;
+  uint32_t *xout = c->aL[yc];
+  int m2 = 0;
   for (;;) {
     REFILL256()
     _Pragma("GCC unroll 4") for (int s = 0; s < NS256; s++) {
       CHILD256(s);
       unsigned keep = ~empty8(cb) & 0xffu;
+      if (split) {
+        unsigned fk =
+            keep & (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(bit, topv)));
+        keep &= ~fk;
+        __m256i px2 = perm_compress(fk);
+        uint32_t *o2 = xout + m2;
+        _mm256_storeu_si256((__m256i *)(o2 + AL), _mm256_permutevar8x32_epi32(cl, px2));
+        _mm256_storeu_si256((__m256i *)(o2 + AD), _mm256_permutevar8x32_epi32(cd, px2));
+        _mm256_storeu_si256((__m256i *)(o2 + AR), _mm256_permutevar8x32_epi32(cr, px2));
+        if (!nob) _mm256_storeu_si256((__m256i *)(o2 + AB), _mm256_permutevar8x32_epi32(cb, px2));
+        _mm256_storeu_si256((__m256i *)(o2 + AP), _mm256_permutevar8x32_epi32(cp, px2));
+        m2 += __builtin_popcount(fk);
+      }
       __m256i px = perm_compress(keep);
       uint32_t *o = out + m;
       _mm256_storeu_si256((__m256i *)(o + AL), _mm256_permutevar8x32_epi32(cl, px));
@@ -1320,10 +1324,15 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
       if (SIDE) lvl256_side(c, yc, m); else lvl256_corner(c, yc, m);
       m = 0;
     }
+    if (split && m2 > LV_CAP - 8 * NS256) {
+      chain256(c, yc, m2);
+      m2 = 0;
+    }
   }
   if (m) {
     if (SIDE) lvl256_side(c, yc, m); else lvl256_corner(c, yc, m);
   }
+  if (m2) chain256(c, yc, m2);
   k->nodes += nodes;
 #undef REFILL256
 #undef CHILD256
@@ -1337,7 +1346,9 @@ static T256 void lvl256_side(bctx_t *c, int y, int n) {
   int r = (y + 1 == k->bound2 ? R256_B2ROW : 0) | (y == k->bound2 ? R256_F90 : 0) |
           (y == k->bound1 ? R256_F270 : 0) |
           (y == k->y90 || y == k->y270 || y == k->ylate ? R256_DEC : 0) |
-          (y == k->p90 || (y >= k->p270lo && y <= k->p270hi) ? R256_P : 0);
+          (y == k->p90 || (y >= k->p270lo && y <= k->p270hi && (c->chain270 || y == k->bound1))
+               ? R256_P
+               : 0);
   switch (r) {
   case 0: lvl256_body(c, y, n, 1, 0); break;
   case R256_B2ROW: lvl256_body(c, y, n, 1, R256_B2ROW); break;
@@ -1668,13 +1679,7 @@ void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
     c->leaf_tab = leaf_tab_ok(&c->k);
     c->leaf4 = leaf4_ok(&c->k);
     flags_plan(c);
-    if (side) { /* chain270 */
-      const kctx_t *kk = &c->k;
-      if (kk->bound1 >= y0)
-        c->split270 = kk->bound1 < kk->p270hi;
-      else
-        c->chain270 = kk->p270lo <= kk->p270hi && (c->P[y0][0] & PF_270);
-    }
+    nq_chain_plan(c);
     if (side && c->k.n <= PK_SH && nq_x86_pack_state() == 2) {
       c->pk = 1;
       c->D[y0][0] |= c->P[y0][0]; /* the flags; its own index is 0 */
@@ -1688,6 +1693,7 @@ void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
     pthread_once(&lut_once, lut_init);
     c->leaf_tab = leaf256_ok(&c->k);
     flags_plan(c);
+    nq_chain_plan(c);
     if (side) lvl256_side(c, y0, 1); else lvl256_corner(c, y0, 1);
   }
 }
