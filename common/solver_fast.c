@@ -7,7 +7,8 @@
  * the scalar loop's two interleaved workers) holds one parent, takes its lowest free column per
  * step and emits the child into the next row's chunk; a worker whose parent has no column left
  * moves on to the next parent (vector expand / an index increment). Dead ends are counted when
- * made and never stored. When a chunk fills, the next row is searched (recursively) before going
+ * made and never stored, and so are the side part's dead nodes (nq_unit_dead, prune_plan;
+ * PF_270's subtrees are searched apart for them, nq_chain_plan). When a chunk fills, the next row is searched (recursively) before going
  * on, so memory stays bounded (LV_CAP nodes per row, cached per thread). A child on row N-2 is
  * never stored: its children (row N-1) are counted with a popcount and its solutions found from
  * its two free columns. The SIMD variants go further: a row N-3 chunk is read linearly and each

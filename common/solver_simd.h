@@ -62,7 +62,9 @@ int nq_fast_leaf_four_in_use(void);
  * first step of the rotation checks that the flags PF_90 and PF_270 ask for (which row holds the
  * queen on column 1, or N-2, against row 1's column: see PF_S90 in solver_batch.h), so that the
  * leaves count, or drop, most of those solutions at once instead of rebuilding their boards. Same
- * counts either way. nq_fast_flag_decide_set(0) turns that off and (1) back on, for every thread
+ * counts either way. (The rejecting first steps on rows <= N-5 are decided in every case: the
+ * search needs them for its dead nodes, nq_unit_dead.) nq_fast_flag_decide_set(0) turns the rest
+ * off and (1) back on, for every thread
  * (NQ_ESTATE for 1 in a build without x86 SIMD); NQ_FLAGDEC=0 in the environment starts with it
  * off. For tests and benchmarks. nq_fast_flag_decide_in_use() says whether it is on. */
 int nq_fast_flag_decide_set(int on);
