@@ -1053,6 +1053,21 @@ static inline __attribute__((always_inline)) T256 void fill_lanes(
 
 static T256 void lvl256_corner(bctx_t *c, int y, int n);
 static T256 void lvl256_side(bctx_t *c, int y, int n);
+
+/* Store the children of the lanes in keep at o (a row's five arrays, AL..AP; the free columns
+ * only with WB, the P words only with WP); returns how many. */
+static inline __attribute__((always_inline)) T256 int store256(uint32_t *o, unsigned keep,
+                                                               __m256i cl, __m256i cd, __m256i cr,
+                                                               __m256i cb, __m256i cp,
+                                                               const int WB, const int WP) {
+  __m256i px = perm_compress(keep);
+  _mm256_storeu_si256((__m256i *)(o + AL), _mm256_permutevar8x32_epi32(cl, px));
+  _mm256_storeu_si256((__m256i *)(o + AD), _mm256_permutevar8x32_epi32(cd, px));
+  _mm256_storeu_si256((__m256i *)(o + AR), _mm256_permutevar8x32_epi32(cr, px));
+  if (WB) _mm256_storeu_si256((__m256i *)(o + AB), _mm256_permutevar8x32_epi32(cb, px));
+  if (WP) _mm256_storeu_si256((__m256i *)(o + AP), _mm256_permutevar8x32_epi32(cp, px));
+  return __builtin_popcount(keep);
+}
 static void leaf256_tab(bctx_t *c, int y, int n);
 /* chain270 for the avx2 kernel */
 static T256 void chain256(bctx_t *c, int y, int n) {
@@ -1302,23 +1317,9 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
         unsigned fk =
             keep & (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(bit, topv)));
         keep &= ~fk;
-        __m256i px2 = perm_compress(fk);
-        uint32_t *o2 = xout + m2;
-        _mm256_storeu_si256((__m256i *)(o2 + AL), _mm256_permutevar8x32_epi32(cl, px2));
-        _mm256_storeu_si256((__m256i *)(o2 + AD), _mm256_permutevar8x32_epi32(cd, px2));
-        _mm256_storeu_si256((__m256i *)(o2 + AR), _mm256_permutevar8x32_epi32(cr, px2));
-        if (!nob) _mm256_storeu_si256((__m256i *)(o2 + AB), _mm256_permutevar8x32_epi32(cb, px2));
-        _mm256_storeu_si256((__m256i *)(o2 + AP), _mm256_permutevar8x32_epi32(cp, px2));
-        m2 += __builtin_popcount(fk);
+        m2 += store256(xout + m2, fk, cl, cd, cr, cb, cp, !nob, 1);
       }
-      __m256i px = perm_compress(keep);
-      uint32_t *o = out + m;
-      _mm256_storeu_si256((__m256i *)(o + AL), _mm256_permutevar8x32_epi32(cl, px));
-      _mm256_storeu_si256((__m256i *)(o + AD), _mm256_permutevar8x32_epi32(cd, px));
-      _mm256_storeu_si256((__m256i *)(o + AR), _mm256_permutevar8x32_epi32(cr, px));
-      if (!nob) _mm256_storeu_si256((__m256i *)(o + AB), _mm256_permutevar8x32_epi32(cb, px));
-      if (SIDE) _mm256_storeu_si256((__m256i *)(o + AP), _mm256_permutevar8x32_epi32(cp, px));
-      m += __builtin_popcount(keep);
+      m += store256(out + m, keep, cl, cd, cr, cb, cp, !nob, SIDE);
     }
     if (m > LV_CAP - 8 * NS256) {
       if (SIDE) lvl256_side(c, yc, m); else lvl256_corner(c, yc, m);
