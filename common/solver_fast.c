@@ -8,8 +8,9 @@
  * step and emits the child into the next row's chunk; a worker whose parent has no column left
  * moves on to the next parent (vector expand / an index increment). Dead ends are counted when
  * made and never stored, and so are the side part's dead nodes (nq_unit_dead, prune_plan;
- * PF_270's subtrees are searched apart for them, nq_chain_plan). When a chunk fills, the next row is searched (recursively) before going
- * on, so memory stays bounded (LV_CAP nodes per row, cached per thread). A child on row N-2 is
+ * PF_270's subtrees are searched apart for them, nq_chain_plan). When a chunk fills, the next
+ * row is searched (recursively) before going on, so memory stays bounded (LV_CAP nodes per row
+ * and two sets of them, cached per thread). A child on row N-2 is
  * never stored: its children (row N-1) are counted with a popcount and its solutions found from
  * its two free columns. The SIMD variants go further: a row N-3 chunk is read linearly and each
  * node's rows N-2 and N-1 (nodes and solutions) come at once from its three free columns (avx512:
@@ -251,7 +252,7 @@ static int bctx_alloc(bctx_t *c) {
     c->B[y] = p; p += LV_STRIDE;
     c->P[y] = p; p += LV_STRIDE;
   }
-  for (int y = c->k.y0; y < c->k.n - 2; y++) { /* the second set (chain270) */
+  for (int y = c->k.y0; y < c->k.n - 2; y++) { /* the second set (nq_chain_plan) */
     c->aL[y] = p; p += LV_STRIDE;
     c->aD[y] = p; p += LV_STRIDE;
     c->aR[y] = p; p += LV_STRIDE;

@@ -1643,10 +1643,10 @@ static int leaf256_ok(const kctx_t *k) {
 /* Whether this unit's flags are decided by the search (PF_S90; avx512 or avx2): only with the
  * table leaves (the only readers), except on the rows <= N-5, whose rejecting first steps the
  * dead children need (kctx_t) whatever NQ_FLAGDEC says. (The prefix's rows were decided with the
- * root's flags, solve_batched.) A check whose deciding row is at or below the leaves' row is decided in part on
- * the row above the leaves (k->ylate): the queen on column 1 above the leaves is above row
- * N-1-c1, so PF_90's check passes; the one on column N-2 above the leaves is above row c1, so
- * PF_270's rejects. */
+ * root's flags, solve_batched.) A check whose deciding row is at or below the leaves' row is
+ * decided in part on the row above the leaves (k->ylate): the queen on column 1 above the
+ * leaves is above row N-1-c1, so PF_90's check passes; the one on column N-2 above the leaves is
+ * above row c1, so PF_270's rejects. */
 static void flags_plan(bctx_t *c) {
   kctx_t *k = &c->k;
   const int leafrow = c->leaf4 ? k->n - 4 : k->n - 3;
