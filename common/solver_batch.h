@@ -91,6 +91,16 @@ _Static_assert(PF_90 == 1u << 30 && PF_270 == 1u << 31, "flag_class's table orde
 #define PK_SH NQ_FAST_PACK_MAX_N
 _Static_assert(LV_CAP <= 1024 && PK_SH + 10 <= 32 && PK_SH <= 26, "packed P word does not fit");
 
+/* Whether row y is one of PF_270's dead-child rows p270lo..p270hi (kctx_t). */
+static inline int prune270_row(const kctx_t *k, int y) { return y >= k->p270lo && y <= k->p270hi; }
+
+/* Whether the step of row y can make a child dead in the current chunk: PF_90's row, or a
+ * PF_270 row in PF_270's subtrees (chain270) or on row BOUND1, which sets the flag (the
+ * SIMD variants' row rule; see nq_chain_plan below). */
+static inline int prune_step(const kctx_t *k, int y, int chain270) {
+  return y == k->p90 || (prune270_row(k, y) && (chain270 || y == k->bound1));
+}
+
 /* Rebuild and classify the queued side-part solutions (solver_fast.c). */
 void nq_side_flush(bctx_t *c);
 

@@ -345,8 +345,8 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
   const int pr90 = (RULES & SR_D) && y == k->p90;
   /* PF_270's dead children: on rows < c1 (SR_P) column N-2 taken, on row max(BOUND1, c1) (SR_D)
    * the rejecting first step kept in PF_R270 */
-  const int pr270 = (RULES & SR_P) && y >= k->p270lo && y <= k->p270hi && y < k->c1;
-  const int pr270r = (RULES & SR_D) && y >= k->p270lo && y <= k->p270hi && y >= k->c1;
+  const int pr270 = (RULES & SR_P) && prune270_row(k, y) && y < k->c1;
+  const int pr270r = (RULES & SR_D) && prune270_row(k, y) && y >= k->c1;
   const uint32_t coln2 = topbit >> 1;
   /* row BOUND1's children with PF_270 go to the second set of arrays (nq_chain_plan) */
   const int split = f270row && c->split270 && !c->chain270;
@@ -538,10 +538,10 @@ static void lvls_side(bctx_t *c, int y, int n) {
           /* the rows whose rejecting first step a dead child needs (see prune_plan) */
           ((k->p90 >= 0 && (y == k->p90 || y == k->y90)) ||
                    (k->p270lo <= k->p270hi && y == k->c1 && y <= k->n - 5) ||
-                   (y >= k->p270lo && y <= k->p270hi && y >= k->c1)
+                   (prune270_row(k, y) && y >= k->c1)
                ? SR_D
                : 0) |
-          (y >= k->p270lo && y <= k->p270hi && y < k->c1 && (c->chain270 || y == k->bound1)
+          (prune270_row(k, y) && y < k->c1 && (c->chain270 || y == k->bound1)
                ? SR_P
                : 0);
   switch (r) {

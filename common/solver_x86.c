@@ -72,7 +72,7 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
   const int late270 = (RULES & RULE_DEC) && y == k->ylate && (k->late & 2);
   /* nq-solver-2's dead children (see kctx_t) */
   const int pr90 = (RULES & RULE_P) && y == k->p90;
-  const int pr270 = (RULES & RULE_P) && y >= k->p270lo && y <= k->p270hi;
+  const int pr270 = (RULES & RULE_P) && prune270_row(k, y);
   const int pr270d = pr270 && y < k->c1;
   const __m512i pfall = _mm512_set1_epi32((int)(PF_FLAGS | PF_DEC));
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -320,9 +320,7 @@ static inline int rules_row(const bctx_t *c, int y) {
   const kctx_t *k = &c->k;
   return (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2 ? RULE_B : 0) |
          (y == k->y90 || y == k->y270 || y == k->ylate ? RULE_DEC : 0) |
-         (y == k->p90 || (y >= k->p270lo && y <= k->p270hi && (c->chain270 || y == k->bound1))
-              ? RULE_P
-              : 0);
+         (prune_step(k, y, c->chain270) ? RULE_P : 0);
 }
 
 /* A chunk of PF_270's subtrees (nq_chain_plan, solver_batch.h). */
@@ -1122,7 +1120,7 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
   const int late90 = (RULES & R256_DEC) && y == k->ylate && (k->late & 1);
   const int late270 = (RULES & R256_DEC) && y == k->ylate && (k->late & 2);
   const int pr90 = (RULES & R256_P) && y == k->p90;
-  const int pr270 = (RULES & R256_P) && y >= k->p270lo && y <= k->p270hi;
+  const int pr270 = (RULES & R256_P) && prune270_row(k, y);
   const int pr270d = pr270 && y < k->c1;
   const __m256i pfall = _mm256_set1_epi32((int)(PF_FLAGS | PF_DEC));
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -1347,9 +1345,7 @@ static T256 void lvl256_side(bctx_t *c, int y, int n) {
   int r = (y + 1 == k->bound2 ? R256_B2ROW : 0) | (y == k->bound2 ? R256_F90 : 0) |
           (y == k->bound1 ? R256_F270 : 0) |
           (y == k->y90 || y == k->y270 || y == k->ylate ? R256_DEC : 0) |
-          (y == k->p90 || (y >= k->p270lo && y <= k->p270hi && (c->chain270 || y == k->bound1))
-               ? R256_P
-               : 0);
+          (prune_step(k, y, c->chain270) ? R256_P : 0);
   switch (r) {
   case 0: lvl256_body(c, y, n, 1, 0); break;
   case R256_B2ROW: lvl256_body(c, y, n, 1, R256_B2ROW); break;
