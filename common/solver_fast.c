@@ -320,6 +320,25 @@ static void lvls_chain(bctx_t *c, int y, int n);
 #define SR_B 1 /* lvls_body's RULES: see lvls_side */
 #define SR_P 2
 #define SR_D 4
+#define SR_L 8 /* blocked children (look_step), either part */
+
+/* nq_unit_blocked for a child on row N-1-lookj (lookj = 3..NQ_UNIT_LOOK, the same for a whole
+ * chunk) without a data-dependent branch: the scalar loop has none, and an early exit there made
+ * it 1.5x slower. notm: the bits outside the board; lastm: LASTMASK (side part) or 0. */
+static inline __attribute__((always_inline)) uint32_t look_blocked(int lookj, uint32_t notm,
+                                                                   uint32_t lastm, uint32_t cl,
+                                                                   uint32_t cd, uint32_t cr) {
+  const uint32_t x0 = cd | notm;
+  uint32_t all = x0 | cl | cr, full = 0;
+#pragma GCC unroll 8
+  for (int j = 1; j <= NQ_UNIT_LOOK; j++) {
+    if (j > lookj) break;
+    const uint32_t blk = (j == lookj ? x0 | lastm : x0) | cl << j | cr >> j;
+    full |= blk == ~0u;
+    all &= blk;
+  }
+  return full | (all != x0);
+}
 
 /* One chunk of row y, scalar. A worker holds one parent (index cur) and the columns it has left
  * (b); each step takes the lowest of them. The next parent's free columns are loaded one step
@@ -348,6 +367,10 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
   const int pr270 = (RULES & SR_P) && prune270_row(k, y) && y < k->c1;
   const int pr270r = (RULES & SR_D) && prune270_row(k, y) && y >= k->c1;
   const uint32_t coln2 = topbit >> 1;
+  /* nq-solver-3's blocked children (nq_unit_blocked) */
+  const int look = (RULES & SR_L) && look_step(k, y);
+  const uint32_t lookm = k->mask, lookl = SIDE ? k->lastmask : 0;
+  const int lookj = k->n - 1 - yc;
   /* row BOUND1's children with PF_270 go to the second set of arrays (nq_chain_plan) */
   const int split = f270row && c->split270 && !c->chain270;
   const size_t end = (size_t)n;
@@ -375,6 +398,7 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
   if (pr90) dead = (cp & (PF_90 | PF_R90)) == (PF_90 | PF_R90);                              \
   if (pr270) dead |= (cp & cd << (33 - k->n)) >> 31; /* PF_270, column N-2 */               \
   if (pr270r) dead |= (cp & cp << 2) >> 31;          /* PF_270, PF_R270 */                   \
+  if (look) dead |= look_blocked(lookj, ~lookm, lookl, cl, cd, cr);                          \
   nodes++
 
   /* Next parent when this one is used up. Above the leaf level a parent has several columns
@@ -509,7 +533,12 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
 #undef SFLUSH
 }
 
-static void lvls_corner(bctx_t *c, int y, int n) { lvls_body(c, y, n, 0, 0); }
+static void lvls_corner(bctx_t *c, int y, int n) {
+  if (look_step(&c->k, y))
+    lvls_body(c, y, n, 0, SR_L);
+  else
+    lvls_body(c, y, n, 0, 0);
+}
 /* The side part's rows with a rule of their own (BOUND2's cut, the flags of rows BOUND1 and
  * BOUND2: SR_B; the flags' rejecting first steps and PF_90's dead children, rows <= N-5: SR_D;
  * PF_270's dead children, on rows that can be many: SR_P) get their own copy of the loop, so
@@ -543,13 +572,15 @@ static void lvls_side(bctx_t *c, int y, int n) {
                : 0) |
           (prune270_row(k, y) && y < k->c1 && (c->chain270 || y == k->bound1)
                ? SR_P
-               : 0);
+               : 0) |
+          (look_step(k, y) ? SR_L : 0);
   switch (r) {
   case 0: lvls_side0(c, y, n); break;
   case SR_P: lvls_sidep(c, y, n); break;
   case SR_D: lvls_sided(c, y, n); break;
   case SR_B: lvls_body(c, y, n, 1, SR_B); break;
-  default: lvls_body(c, y, n, 1, SR_B | SR_D | SR_P); break;
+  case SR_L: lvls_body(c, y, n, 1, SR_L); break;
+  default: lvls_body(c, y, n, 1, SR_B | SR_D | SR_P | SR_L); break;
   }
 }
 
@@ -567,8 +598,9 @@ static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern)
   if (rc) return rc;
   const int y0 = k->y0;
   c->k.nodes = 1;
-  /* a dead node (nq_unit_dead) counts but has no children */
-  uint32_t b = k->side && nq_unit_dead(st, y0, st->board)
+  /* a dead or blocked node (nq_unit_cut) counts but has no children */
+  uint32_t b = nq_unit_cut(st, k->side ? NQ_PART_SIDE : NQ_PART_CORNER, y0, st->left, st->down,
+                           st->right, st->board)
                    ? 0
                    : row_allowed(k, y0, st->left, st->down, st->right);
   if (b) {

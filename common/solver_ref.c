@@ -57,10 +57,30 @@ static void ref_check(ref_t *q) {
   q->c.c8++;
 }
 
+/* Whether the node on row y (masks left, down, right) is blocked (nq-solver-3): it is on row
+ * N-5 or N-4 (and >= 2), and the placed rows leave a row below it without a column
+ * (the side part's last row: without one outside LASTMASK), or leave one of the free columns
+ * open on no row from y down. Each free column needs a row of its own and each row a column,
+ * so no solution lies below it. Written out row by row, apart from nq_unit_blocked. */
+static int ref_blocked(const ref_t *q, int y, uint32_t left, uint32_t down, uint32_t right,
+                       uint32_t lastmask) {
+  if (y < 2 || y < q->sizee - 4 || y > q->sizee - 3) return 0;
+  uint32_t open = 0; /* the columns some row y..N-1 can take */
+  for (int row = y; row <= q->sizee; row++) {
+    int k = row - y;
+    uint32_t cols = q->mask & ~down & ~(left << k) & ~(right >> k);
+    if (row == q->sizee) cols &= ~lastmask;
+    if (row > y && cols == 0) return 1;
+    open |= cols;
+  }
+  return (q->mask & ~down & ~open) != 0;
+}
+
 /* Corner part: row 0 at column 0, so every solution is the representative of an 8-orbit. */
 static void ref_backtrack1(ref_t *q, int y, uint32_t left, uint32_t down, uint32_t right) {
   uint32_t bitmap = q->mask & ~(left | down | right), bit;
   q->c.nodes++;
+  if (ref_blocked(q, y, left, down, right, 0)) return;
   if (y == q->sizee) {
     if (bitmap) {
       q->board[y] = bitmap;
@@ -107,7 +127,7 @@ static int ref_dead(const ref_t *q, int y) {
 static void ref_backtrack2(ref_t *q, int y, uint32_t left, uint32_t down, uint32_t right) {
   uint32_t bitmap = q->mask & ~(left | down | right), bit;
   q->c.nodes++;
-  if (ref_dead(q, y)) return;
+  if (ref_dead(q, y) || ref_blocked(q, y, left, down, right, q->lastmask)) return;
   if (y == q->sizee) {
     if (bitmap && !(bitmap & q->lastmask)) {
       q->board[y] = bitmap;

@@ -34,6 +34,7 @@ static void leaf512_four(bctx_t *c, int y, int n);
 #define RULE_B 1   /* BOUND2's cut (on the row below), the flags of rows BOUND1 and BOUND2 */
 #define RULE_DEC 2 /* the flags' first step decided (k->y90, k->y270, k->ylate) */
 #define RULE_P 4   /* a step that can make a child dead (k->p90, k->p270lo..p270hi) */
+#define RULE_LA 8  /* a step whose children may be blocked (look_step; either part) */
 
 /* One chunk of row y (n > 0 nodes, all with free columns): search it and, through recursion,
  * everything below it. SIDE (0 corner part, 1 side part, 2 side part with packed words) and
@@ -74,6 +75,10 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
   const int pr90 = (RULES & RULE_P) && y == k->p90;
   const int pr270 = (RULES & RULE_P) && prune270_row(k, y);
   const int pr270d = pr270 && y < k->c1;
+  /* nq-solver-3's blocked children (nq_unit_blocked): rows yc+1..N-1 below them */
+  const int look = (RULES & RULE_LA) && look_step(k, y), lookj = k->n - 1 - yc;
+  const __m512i notmask = _mm512_set1_epi32((int)~k->mask);
+  const __m512i notlast = _mm512_set1_epi32((int)(~k->mask | (SIDE ? k->lastmask : 0)));
   const __m512i pfall = _mm512_set1_epi32((int)(PF_FLAGS | PF_DEC));
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i rowm = _mm512_set1_epi32((int)k->rowmask[yc]);
@@ -185,6 +190,22 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
     dead |= _mm512_mask_test_epi32_mask(                                                     \
         _mm512_test_epi32_mask(cp, _mm512_set1_epi32((int)PF_270)), pr270d ? cd : cp,         \
         _mm512_set1_epi32((int)(pr270d ? k->topbit >> 1 : PF_R270)));                        \
+  /* blocked: a row below with no open column, or a free column open on no row (the packed \
+   * bits of L and D lie outside the board, under notmask) */                               \
+  if (look) {                                                                                \
+    const __m512i x0 = _mm512_or_si512(cd, notmask);                                         \
+    __m512i open = _mm512_ternarylogic_epi32(x0, cl, cr, 0x01);                              \
+    _Pragma("GCC unroll 8") for (int j = 1; j <= NQ_UNIT_LOOK; j++) {                        \
+      if (j > lookj) break;                                                                  \
+      __m512i o = _mm512_ternarylogic_epi32(j == lookj ? _mm512_or_si512(cd, notlast) : x0,   \
+                                            _mm512_slli_epi32(cl, j), _mm512_srli_epi32(cr, j), \
+                                            0x01);                                           \
+      dead |= _mm512_testn_epi32_mask(o, o);                                                 \
+      open = _mm512_or_si512(open, o);                                                       \
+    }                                                                                        \
+    open = _mm512_ternarylogic_epi32(x0, open, open, 0x01);                                  \
+    dead |= _mm512_test_epi32_mask(open, open);                                              \
+  }                                                                                          \
   if (b2row) {                                                                               \
     __m512i sd = _mm512_and_si512(cd, sidem);                                                \
     __mmask16 none = _mm512_testn_epi32_mask(sd, sd);                                        \
@@ -311,7 +332,12 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
 #undef CHILD512
 }
 
-static T512 void lvl512_corner(bctx_t *c, int y, int n) { lvl512_body(c, y, n, 0, 0); }
+static T512 void lvl512_corner(bctx_t *c, int y, int n) {
+  if (look_step(&c->k, y))
+    lvl512_body(c, y, n, 0, RULE_LA);
+  else
+    lvl512_body(c, y, n, 0, 0);
+}
 /* The side part's rows with a rule of their own (BOUND2's cut, the flags of rows BOUND1 and
  * BOUND2) get their own copy of the loop, so the other rows pay nothing for them. PF_270's dead
  * children can only be on the rows p270lo..p270hi of its subtrees (chain270), and on row
@@ -320,7 +346,7 @@ static inline int rules_row(const bctx_t *c, int y) {
   const kctx_t *k = &c->k;
   return (y == k->bound1 || y == k->bound2 || y + 1 == k->bound2 ? RULE_B : 0) |
          (y == k->y90 || y == k->y270 || y == k->ylate ? RULE_DEC : 0) |
-         (prune_step(k, y, c->chain270) ? RULE_P : 0);
+         (prune_step(k, y, c->chain270) ? RULE_P : 0) | (look_step(k, y) ? RULE_LA : 0);
 }
 
 /* A chunk of PF_270's subtrees (nq_chain_plan, solver_batch.h). */
@@ -338,7 +364,8 @@ static T512 void lvl512_side(bctx_t *c, int y, int n) {
   case RULE_B: lvl512_body(c, y, n, 1, RULE_B); break;
   case RULE_DEC: lvl512_body(c, y, n, 1, RULE_DEC); break;
   case RULE_P: lvl512_body(c, y, n, 1, RULE_P); break;
-  default: lvl512_body(c, y, n, 1, RULE_B | RULE_DEC | RULE_P); break;
+  case RULE_LA: lvl512_body(c, y, n, 1, RULE_LA); break;
+  default: lvl512_body(c, y, n, 1, RULE_B | RULE_DEC | RULE_P | RULE_LA); break;
   }
 }
 static T512 void lvl512_sidepk(bctx_t *c, int y, int n) {
@@ -347,7 +374,8 @@ static T512 void lvl512_sidepk(bctx_t *c, int y, int n) {
   case RULE_B: lvl512_body(c, y, n, 2, RULE_B); break;
   case RULE_DEC: lvl512_body(c, y, n, 2, RULE_DEC); break;
   case RULE_P: lvl512_body(c, y, n, 2, RULE_P); break;
-  default: lvl512_body(c, y, n, 2, RULE_B | RULE_DEC | RULE_P); break;
+  case RULE_LA: lvl512_body(c, y, n, 2, RULE_LA); break;
+  default: lvl512_body(c, y, n, 2, RULE_B | RULE_DEC | RULE_P | RULE_LA); break;
   }
 }
 
@@ -1084,6 +1112,7 @@ static T256 void chain256(bctx_t *c, int y, int n) {
 #define R256_F270 4  /* y == BOUND1: flag PF_270 */
 #define R256_DEC 8   /* y == k->y90, k->y270 or k->ylate: the flags' first step (PF_S90) */
 #define R256_P 16    /* y == k->p90 or k->p270lo..p270hi: dead children (see kctx_t) */
+#define R256_L 32    /* look_step: blocked children (either part) */
 
 /* One chunk of row y, as lvl512_body. SIDE and RULES (the rules this side-part row may have of
  * its own, R256_*) are compile-time constants after inlining, so a row's loop carries only its
@@ -1122,6 +1151,9 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
   const int pr90 = (RULES & R256_P) && y == k->p90;
   const int pr270 = (RULES & R256_P) && prune270_row(k, y);
   const int pr270d = pr270 && y < k->c1;
+  const int look = (RULES & R256_L) && look_step(k, y), lookj = k->n - 1 - yc;
+  const __m256i notmask = _mm256_set1_epi32((int)~k->mask);
+  const __m256i notlast = _mm256_set1_epi32((int)(~k->mask | (SIDE ? k->lastmask : 0)));
   const __m256i pfall = _mm256_set1_epi32((int)(PF_FLAGS | PF_DEC));
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i rowm = _mm256_set1_epi32((int)k->rowmask[yc]);
@@ -1220,6 +1252,22 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
         _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_and_si256(cp, f), f),                     \
                          _mm256_cmpeq_epi32(_mm256_and_si256(pr270d ? cd : cp, r), r)),      \
         cb);                                                                                 \
+  }                                                                                          \
+  /* nq-solver-3's blocked children (nq_unit_blocked) too: a row below whose blocked columns \
+   * are all of them (the largest such word is ~0), or a free column blocked on every row */  \
+  if (look) {                                                                                \
+    const __m256i x0 = _mm256_or_si256(cd, notmask);                                         \
+    __m256i all = _mm256_or_si256(x0, _mm256_or_si256(cl, cr)), top = zero;                  \
+    _Pragma("GCC unroll 8") for (int j = 1; j <= NQ_UNIT_LOOK; j++) {                        \
+      if (j > lookj) break;                                                                  \
+      __m256i blk = _mm256_or_si256(j == lookj ? _mm256_or_si256(cd, notlast) : x0,           \
+                                    _mm256_or_si256(_mm256_slli_epi32(cl, j),                 \
+                                                    _mm256_srli_epi32(cr, j)));              \
+      top = _mm256_max_epu32(top, blk);                                                      \
+      all = _mm256_and_si256(all, blk);                                                      \
+    }                                                                                        \
+    cb = _mm256_and_si256(_mm256_andnot_si256(_mm256_cmpeq_epi32(top, _mm256_set1_epi32(-1)), cb), \
+                          _mm256_cmpeq_epi32(all, x0));                                      \
   }
 
   if (yc == k->n - 2) {
@@ -1337,7 +1385,12 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
 #undef CHILD256
 }
 
-static T256 void lvl256_corner(bctx_t *c, int y, int n) { lvl256_body(c, y, n, 0, 0); }
+static T256 void lvl256_corner(bctx_t *c, int y, int n) {
+  if (look_step(&c->k, y))
+    lvl256_body(c, y, n, 0, R256_L);
+  else
+    lvl256_body(c, y, n, 0, 0);
+}
 /* The side part's rows with rules of their own get their own copy of the loop (as lvls_side),
  * one per rule; the rare row with two (BOUND1 just above BOUND2) a copy with all of them. */
 static T256 void lvl256_side(bctx_t *c, int y, int n) {
@@ -1345,7 +1398,7 @@ static T256 void lvl256_side(bctx_t *c, int y, int n) {
   int r = (y + 1 == k->bound2 ? R256_B2ROW : 0) | (y == k->bound2 ? R256_F90 : 0) |
           (y == k->bound1 ? R256_F270 : 0) |
           (y == k->y90 || y == k->y270 || y == k->ylate ? R256_DEC : 0) |
-          (prune_step(k, y, c->chain270) ? R256_P : 0);
+          (prune_step(k, y, c->chain270) ? R256_P : 0) | (look_step(k, y) ? R256_L : 0);
   switch (r) {
   case 0: lvl256_body(c, y, n, 1, 0); break;
   case R256_B2ROW: lvl256_body(c, y, n, 1, R256_B2ROW); break;
@@ -1353,8 +1406,9 @@ static T256 void lvl256_side(bctx_t *c, int y, int n) {
   case R256_F270: lvl256_body(c, y, n, 1, R256_F270); break;
   case R256_DEC: lvl256_body(c, y, n, 1, R256_DEC); break;
   case R256_P: lvl256_body(c, y, n, 1, R256_P); break;
+  case R256_L: lvl256_body(c, y, n, 1, R256_L); break;
   default:
-    lvl256_body(c, y, n, 1, R256_B2ROW | R256_F90 | R256_F270 | R256_DEC | R256_P);
+    lvl256_body(c, y, n, 1, R256_B2ROW | R256_F90 | R256_F270 | R256_DEC | R256_P | R256_L);
     break;
   }
 }

@@ -107,6 +107,10 @@ static int replay(const nq_unit_t *u, nq_unit_state_t *st, char *errbuf, size_t 
       return nq_errorf(errbuf, errlen, NQ_EINVAL,
                        "row %d: the rows above already reject the board in a rotation check "
                        "(a dead node), search cut here", y);
+    if (pruned == 3)
+      return nq_errorf(errbuf, errlen, NQ_EINVAL,
+                       "row %d: the rows above leave a row below no column, or a free column no "
+                       "row (a blocked node), search cut here", y);
     if (pruned)
       return nq_errorf(errbuf, errlen, NQ_EINVAL,
                        "row %d = BOUND2: no corner queen yet, search cut here", y);

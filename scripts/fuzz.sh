@@ -47,7 +47,7 @@ for t in "${targets[@]}"; do
   if [ "$t" = fuzz_proto ] && [ -z "$(ls -A "$corpus")" ]; then
     i=0
     while IFS= read -r s; do printf '%s' "$s" >"$corpus/seed$i"; i=$((i + 1)); done <<'SEEDS'
-{"type":"hello","v":1,"role":"client","enrol":"k","name":"lab-7","solver":"nq-solver-2","threads":2,"software":"nq-client 0.1.0"}
+{"type":"hello","v":1,"role":"client","enrol":"k","name":"lab-7","solver":"nq-solver-3","threads":2,"software":"nq-client 0.1.0"}
 {"type":"hello","v":1,"role":"admin","token":"t"}
 {"type":"welcome","v":1,"job":{"n":18,"depth":3,"state":"running"},"max_outstanding":16,"progress_interval":900,"client":"lab-7","token":"x"}
 {"type":"get_work","want":4}
@@ -56,7 +56,7 @@ for t in "${targets[@]}"; do
 {"type":"progress","id":123,"nodes":123456789}
 {"type":"progress","id":123,"nodes":123456789,"fraction":0.25,"seconds":61.5}
 {"type":"lease","id":123,"deadline":1763900600}
-{"type":"result","id":123,"unit":"18:c:5:0,5,12","c2":0,"c4":0,"c8":12345,"nodes":987654321,"seconds":1.25,"solver":"nq-solver-2"}
+{"type":"result","id":123,"unit":"18:c:5:0,5,12","c2":0,"c4":0,"c8":12345,"nodes":987654321,"seconds":1.25,"solver":"nq-solver-3"}
 {"type":"ack","id":123,"status":"accepted"}
 {"type":"admin","cmd":"unit_retry","unit":"8:c:2:0,2,4","extra":3}
 {"type":"admin","cmd":"units","state":"disputed","limit":10}
@@ -70,9 +70,9 @@ SEEDS
   if [ "$t" = fuzz_checkpoint ] && [ -z "$(ls -A "$corpus")" ]; then
     i=0
     while IFS= read -r s; do printf 'a%s' "$s" >"$corpus/seed$i"; i=$((i + 1)); done <<'SEEDS'
-{"format":"nq-checkpoint-1","solver":"nq-solver-2","unit":"12:s:2:2,4,6","cut":{"depth":6,"tasks":19,"hash":"0000000000000000000000000000000000000000000000000000000000000000"},"done":{"tasks":3,"c2":0,"c4":0,"c8":5,"nodes":412},"seconds":0.5,"finished":"070000"}
-{"format":"nq-checkpoint-1","solver":"nq-solver-2","n":9,"depth":2,"cut":{"depth":2,"tasks":20,"hash":"a8f55e3258355ce6c0fe33d9a9d5b8429915d8b9fd66fe910fd65c2abb463930"},"done":{"tasks":20,"c2":0,"c4":4,"c8":42,"nodes":1948},"seconds":0.00070101299934322014,"finished":"ffff0f"}
-{"format":"nq-checkpoint-1","solver":"nq-solver-2","unit":"12:s:1:1,3","cut":{"depth":2,"tasks":1,"hash":"c79b932e1e1da3c0e098e5ad2c422937eb904a76cf61d83975a74a68fbb04b99"},"done":{"tasks":1,"c2":0,"c4":1,"c8":75,"nodes":6898},"seconds":0.00064901299992925487,"finished":"01"}
+{"format":"nq-checkpoint-1","solver":"nq-solver-3","unit":"12:s:2:2,4,6","cut":{"depth":6,"tasks":19,"hash":"0000000000000000000000000000000000000000000000000000000000000000"},"done":{"tasks":3,"c2":0,"c4":0,"c8":5,"nodes":412},"seconds":0.5,"finished":"070000"}
+{"format":"nq-checkpoint-1","solver":"nq-solver-3","n":9,"depth":2,"cut":{"depth":2,"tasks":20,"hash":"a8f55e3258355ce6c0fe33d9a9d5b8429915d8b9fd66fe910fd65c2abb463930"},"done":{"tasks":20,"c2":0,"c4":4,"c8":42,"nodes":1948},"seconds":0.00070101299934322014,"finished":"ffff0f"}
+{"format":"nq-checkpoint-1","solver":"nq-solver-3","unit":"12:s:1:1,3","cut":{"depth":2,"tasks":1,"hash":"c79b932e1e1da3c0e098e5ad2c422937eb904a76cf61d83975a74a68fbb04b99"},"done":{"tasks":1,"c2":0,"c4":1,"c8":75,"nodes":6898},"seconds":0.00064901299992925487,"finished":"01"}
 SEEDS
   fi
   # Seeds for the HTTP request handling: byte 0 the chunk size, byte 1 the pause flag.

@@ -386,7 +386,7 @@ START_TEST(hostile_peers_do_not_hurt_honest_clients) {
     char buf[256];
     int l = snprintf(buf, sizeof buf,
                      "{\"type\":\"result\",\"id\":1,\"unit\":\"12:c:2:0,2,4\",\"c2\":0,\"c4\":0,"
-                     "\"c8\":1,\"nodes\":5,\"seconds\":0.1,\"solver\":\"nq-solver-2\"}");
+                     "\"c8\":1,\"nodes\":5,\"seconds\":0.1,\"solver\":\"nq-solver-3\"}");
     attack_payload(buf, (size_t)l, "not_hello", "result before hello");
   }
   attack_payload("{\"type\":\"admin\",\"cmd\":\"status\"}", 31, "not_hello", "admin before hello");
@@ -396,7 +396,7 @@ START_TEST(hostile_peers_do_not_hurt_honest_clients) {
 
   /* hello fields of the wrong type or range (%s is the valid token). */
   {
-#define REST "\"solver\":\"nq-solver-2\",\"threads\":1,\"software\":\"t\""
+#define REST "\"solver\":\"nq-solver-3\",\"threads\":1,\"software\":\"t\""
 #define TOK "\"token\":\"%s\""
     const char *rest = REST;
     struct {
@@ -419,13 +419,13 @@ START_TEST(hostile_peers_do_not_hurt_honest_clients) {
         {"\"v\":1,\"role\":\"client\",\"enrol\":{}," REST, "bad_message", "hello enrol as an object"},
         {"\"v\":1,\"role\":\"client\"," TOK ",\"solver\":1,\"threads\":1,\"software\":\"t\"",
          "bad_message", "hello solver as a number"},
-        {"\"v\":1,\"role\":\"client\"," TOK ",\"solver\":\"nq-solver-2\",\"threads\":\"4\",\"software\":\"t\"",
+        {"\"v\":1,\"role\":\"client\"," TOK ",\"solver\":\"nq-solver-3\",\"threads\":\"4\",\"software\":\"t\"",
          "bad_message", "hello threads as a string"},
-        {"\"v\":1,\"role\":\"client\"," TOK ",\"solver\":\"nq-solver-2\",\"threads\":0,\"software\":\"t\"",
+        {"\"v\":1,\"role\":\"client\"," TOK ",\"solver\":\"nq-solver-3\",\"threads\":0,\"software\":\"t\"",
          "bad_message", "hello threads = 0"},
-        {"\"v\":1,\"role\":\"client\"," TOK ",\"solver\":\"nq-solver-2\",\"threads\":5000,\"software\":\"t\"",
+        {"\"v\":1,\"role\":\"client\"," TOK ",\"solver\":\"nq-solver-3\",\"threads\":5000,\"software\":\"t\"",
          "bad_message", "hello threads = 5000"},
-        {"\"v\":1,\"role\":\"client\"," TOK ",\"solver\":\"nq-solver-2\",\"threads\":1,\"software\":{}",
+        {"\"v\":1,\"role\":\"client\"," TOK ",\"solver\":\"nq-solver-3\",\"threads\":1,\"software\":{}",
          "bad_message", "hello software as an object"},
         {"\"v\":1,\"role\":\"client\",\"token\":\"0000deadbeef\"," REST, "auth", "hello wrong token"},
         {"\"v\":1,\"role\":\"client\",\"token\":\"\"," REST, "auth|bad_message", "hello empty token"},
@@ -465,7 +465,7 @@ START_TEST(hostile_peers_do_not_hurt_honest_clients) {
     char h[600];
     snprintf(h, sizeof h,
              "{\"type\":\"hello\",\"v\":1,\"role\":\"client\",\"token\":\"%s\",\"solver\":"
-             "\"nq-solver-2\",\"threads\":1,\"software\":\"t\"}",
+             "\"nq-solver-3\",\"threads\":1,\"software\":\"t\"}",
              mallory);
     attack_session(mallory, h, "not_hello", "second hello");
     attack_session(mallory, "{\"type\":\"bogus\"}", "unknown_type", "unknown type after hello");

@@ -202,10 +202,10 @@ START_TEST(corrupt_skipped) {
   /* Valid JSON that names another id, and one with a negative count. */
   write_file(dir, "journal", "25.json",
              "{\"type\":\"result\",\"id\":26,\"unit\":\"12:c:3:0,3,5\",\"c2\":0,\"c4\":0,\"c8\":1,"
-             "\"nodes\":5,\"seconds\":1.0,\"solver\":\"nq-solver-2\"}");
+             "\"nodes\":5,\"seconds\":1.0,\"solver\":\"nq-solver-3\"}");
   write_file(dir, "journal", "27.json",
              "{\"type\":\"result\",\"id\":27,\"unit\":\"12:c:3:0,3,5\",\"c2\":0,\"c4\":0,\"c8\":-1,"
-             "\"nodes\":5,\"seconds\":1.0,\"solver\":\"nq-solver-2\"}");
+             "\"nodes\":5,\"seconds\":1.0,\"solver\":\"nq-solver-3\"}");
   write_file(dir, "journal", "notes.txt", "not an entry");
   cli_result_t *v = NULL;
   size_t n = 0, bad = 0;

@@ -376,10 +376,10 @@ START_TEST(version1_wire_bytes) {
   expect_text(nq_lease_pack(&l), "{\"type\":\"lease\",\"id\":123,\"deadline\":1763900600}");
   nq_ack_t a = {123, NQ_ACK_ACCEPTED};
   expect_text(nq_ack_pack(&a), "{\"type\":\"ack\",\"id\":123,\"status\":\"accepted\"}");
-  nq_result_t r = {123, "18:c:5:0,5,12", {0, 0, 12345, 0, 987654321}, 1.25, "nq-solver-2"};
+  nq_result_t r = {123, "18:c:5:0,5,12", {0, 0, 12345, 0, 987654321}, 1.25, "nq-solver-3"};
   expect_text(nq_result_pack(&r),
               "{\"type\":\"result\",\"id\":123,\"unit\":\"18:c:5:0,5,12\",\"c2\":0,\"c4\":0,"
-              "\"c8\":12345,\"nodes\":987654321,\"seconds\":1.25,\"solver\":\"nq-solver-2\"}");
+              "\"c8\":12345,\"nodes\":987654321,\"seconds\":1.25,\"solver\":\"nq-solver-3\"}");
   nq_get_work_t g = {4};
   expect_text(nq_get_work_pack(&g), "{\"type\":\"get_work\",\"want\":4}");
   nq_progress_t p = {.id = 123, .has_nodes = 1, .nodes = 123456789};
@@ -423,7 +423,7 @@ typedef struct {
 #define A1 "{\"id\":1,\"unit\":\"8:c:2:0,2,4\",\"deadline\":5,\"lease\":5}"
 #define R "{\"type\":\"result\",\"id\":7,\"unit\":\"8:c:2:0,2,4\","
 #define RC "\"c2\":0,\"c4\":0,\"c8\":1,\"nodes\":9"
-#define RS ",\"seconds\":0.5,\"solver\":\"nq-solver-2\"}"
+#define RS ",\"seconds\":0.5,\"solver\":\"nq-solver-3\"}"
 #define S65 "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\""
 #define U128                                                                                       \
   "\"8:c:2:0,2,444444444444444444444444444444444444444444444444444444444444444444444444444444444" \

@@ -4,6 +4,7 @@
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
+#include "../common/solver_simd.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -136,11 +137,16 @@ START_TEST(node_count_is_additive) {
 }
 END_TEST
 
-/* nq-solver-2's dead nodes (nq_unit_dead): a dead unit counts one node and nothing else in every
- * solver, has no children, and a prefix that goes below one is refused with its reason. */
-typedef struct dead_s {
-  long dead, side;
-} dead_t;
+/* The cut nodes (nq_unit_cut): nq-solver-2's dead nodes (nq_unit_dead, side part) and
+ * nq-solver-3's blocked ones (nq_unit_blocked, rows N-5 and N-4, both parts). A cut unit counts
+ * one node and nothing else in every solver, has no children, and a prefix that goes below one
+ * is refused with its reason. */
+static const nq_kernel_t kernels[] = {NQ_KERNEL_SCALAR, NQ_KERNEL_AVX2, NQ_KERNEL_AVX512};
+#define NKERNELS (sizeof kernels / sizeof kernels[0])
+
+typedef struct cut_s {
+  long units, dead, blocked, blocked_corner;
+} cut_t;
 
 static int count_kid(const nq_unit_t *u, void *arg) {
   (void)u;
@@ -148,19 +154,27 @@ static int count_kid(const nq_unit_t *u, void *arg) {
   return 0;
 }
 
-static int dead_cb(const nq_unit_t *u, void *arg) {
-  dead_t *t = arg;
+static int cut_cb(const nq_unit_t *u, void *arg) {
+  cut_t *t = arg;
   nq_unit_state_t st;
-  if (u->part != NQ_PART_SIDE) return 0;
-  t->side++;
+  t->units++;
   ck_assert_int_eq(nq_unit_state(u, &st), 0);
-  if (!nq_unit_dead(&st, u->depth, st.board)) return 0;
-  t->dead++;
+  const int cut = nq_unit_cut(&st, u->part, u->depth, st.left, st.down, st.right, st.board);
+  if (!cut) return 0;
+  ck_assert(cut == 2 || cut == 3);
+  if (cut == 2) t->dead++;
+  if (cut == 3) {
+    t->blocked++;
+    t->blocked_corner += u->part == NQ_PART_CORNER;
+  }
   nq_counts_t ref, fast;
   ck_assert_int_eq(nq_ref_solve_unit(u, &ref), 0);
-  ck_assert_int_eq(nq_fast_solve_unit(u, &fast), 0);
   ck_assert(ref.nodes == 1 && ref.c2 == 0 && ref.c4 == 0 && ref.c8 == 0);
-  ck_assert(fast.nodes == 1 && fast.c2 == 0 && fast.c4 == 0 && fast.c8 == 0);
+  for (int i = 0; i < (int)NKERNELS; i++) {
+    if (!nq_fast_kernel_available(kernels[i])) continue;
+    ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &fast, kernels[i]), 0);
+    ck_assert(fast.nodes == 1 && fast.c2 == 0 && fast.c4 == 0 && fast.c8 == 0);
+  }
   int kids = 0;
   ck_assert_int_eq(nq_unit_children(u, count_kid, &kids), 0);
   ck_assert_int_eq(kids, 0);
@@ -172,18 +186,61 @@ static int dead_cb(const nq_unit_t *u, void *arg) {
     char txt[NQ_UNIT_TEXT_MAX], err[200];
     ck_assert_int_gt(nq_unit_format(&below, txt, sizeof txt), 0);
     ck_assert_int_eq(nq_unit_parse(txt, &below, err, sizeof err), NQ_EINVAL);
-    ck_assert_msg(strstr(err, "dead node") != NULL, "%s: %s", txt, err);
+    ck_assert_msg(strstr(err, cut == 2 ? "dead node" : "blocked node") != NULL, "%s: %s", txt,
+                  err);
   }
   return 0;
 }
 
-START_TEST(dead_nodes_have_no_subtree) {
-  dead_t t = {0, 0};
+START_TEST(cut_nodes_have_no_subtree) {
+  cut_t t = {0, 0, 0, 0};
   for (int n = 8; n <= 13; n++)
-    for (int d = 2; d <= n - 4; d++) ck_assert_int_eq(nq_units_generate(n, d, dead_cb, &t), 0);
-  /* the rule fires, and not on everything (N=8..13, depths 2..N-4) */
+    for (int d = 2; d <= n - 4; d++) ck_assert_int_eq(nq_units_generate(n, d, cut_cb, &t), 0);
+  /* both rules fire, in both parts, and not on everything (N=8..13, depths 2..N-4) */
   ck_assert_int_gt(t.dead, 100);
-  ck_assert_int_lt(t.dead * 4, t.side);
+  ck_assert_int_gt(t.blocked, 100);
+  ck_assert_int_gt(t.blocked_corner, 10);
+  ck_assert_int_lt((t.dead + t.blocked) * 2, t.units);
+}
+END_TEST
+
+/* nq_unit_blocked on boards written out by hand (N=8: rows 3 = N-5 and 4 = N-4 only). */
+static void hand_masks(const int *cols, int rows, uint32_t *l, uint32_t *d, uint32_t *r) {
+  *l = *d = *r = 0;
+  for (int y = 0; y < rows; y++) {
+    uint32_t bit = 1u << cols[y];
+    *l = (*l | bit) << 1;
+    *d |= bit;
+    *r = (*r | bit) >> 1;
+  }
+}
+
+START_TEST(blocked_rule_by_hand) {
+  const uint32_t m = 0xff;
+  uint32_t l, d, r;
+  /* columns 0, 2, 4 on rows 0..2, a node on row 3; the open columns: row 3 1, 6, 7; row 4 1, 3,
+   * 7; row 5 3; row 6 1, 3, 5; row 7 1, 3, 5, 6. Every row has one, every free column (1, 3, 5,
+   * 6, 7) a row. */
+  const int a[] = {0, 2, 4, 7};
+  hand_masks(a, 3, &l, &d, &r);
+  ck_assert_int_eq(nq_unit_blocked(m, 0, 7, 3, l, d, r), 0);
+  /* the same with LASTMASK over row 7's columns 1, 3, 5, 6: the last row has none */
+  ck_assert_int_eq(nq_unit_blocked(m, 0x6a, 7, 3, l, d, r), 1);
+  ck_assert_int_eq(nq_unit_blocked(m, 0x2a, 7, 3, l, d, r), 0);
+  /* rows outside N-5..N-4 are never blocked, whatever the masks */
+  ck_assert_int_eq(nq_unit_blocked(m, 0x6a, 7, 2, l, d, r), 0);
+  /* and 0, 2, 4, 7 on rows 0..3: a node on row 4 with columns for every row */
+  hand_masks(a, 4, &l, &d, &r);
+  ck_assert_int_eq(nq_unit_blocked(m, 0, 7, 4, l, d, r), 0);
+  ck_assert_int_eq(nq_unit_blocked(m, 0, 7, 5, l, d, r), 0);
+  /* 0, 2, 4, 1: row 5 has no column */
+  const int b[] = {0, 2, 4, 1};
+  hand_masks(b, 4, &l, &d, &r);
+  ck_assert_int_eq(nq_unit_blocked(m, 0, 7, 4, l, d, r), 1);
+  /* 0, 2, 4, 6: every row has a column (1 and 3; 3; 1 and 5; 1, 3, 5), but free column 7 none */
+  const int c[] = {0, 2, 4, 6};
+  hand_masks(c, 4, &l, &d, &r);
+  ck_assert_int_eq(nq_unit_blocked(m, 0, 7, 4, l, d, r), 1);
 }
 END_TEST
 
@@ -326,7 +383,8 @@ static Suite *suite(void) {
   tcase_set_timeout(tu, 300);
   tcase_add_loop_test(tu, units_partition_search, 4, 15);
   tcase_add_test(tu, node_count_is_additive);
-  tcase_add_test(tu, dead_nodes_have_no_subtree);
+  tcase_add_test(tu, cut_nodes_have_no_subtree);
+  tcase_add_test(tu, blocked_rule_by_hand);
   tcase_add_test(tu, threads_do_not_change_results);
   tcase_add_test(tu, cancel_and_progress);
   suite_add_tcase(s, tu);

@@ -8,9 +8,12 @@
  * own node at row d and every node at rows d+1..N-1 (a node at row y is a board with rows < y
  * placed). Hence nodes(unit) = 1 + the sum of nodes(children one row deeper). It is the same for
  * every implementation and is reported with each result as a fingerprint for cross-checking.
- * nq-solver-2 (this version) does not search below a dead node (nq_unit_dead: a side-part node
- * on a row <= N-4 whose placed rows already reject the board in a rotation check); nq-solver-1
- * did, so its node counts are larger (docs/design.md). The counts c2/c4/c8 are the same.
+ * nq-solver-3 (this version) does not search below a dead node (nq_unit_dead: a side-part node
+ * on a row <= N-4 whose placed rows already reject the board in a rotation check) nor below a
+ * blocked one (nq_unit_blocked: a node on row N-5 or N-4 whose placed rows leave a row below it
+ * no column, or a free column no row). nq-solver-2 searched below blocked nodes, nq-solver-1
+ * below both, so their node counts are larger (docs/design.md). The counts c2/c4/c8 are the
+ * same.
  */
 #ifndef NQ_SOLVER_H
 #define NQ_SOLVER_H
@@ -18,7 +21,7 @@
 #include <stdint.h>
 #include "nq/unit.h"
 
-#define NQ_SOLVER_VERSION "nq-solver-2"
+#define NQ_SOLVER_VERSION "nq-solver-3"
 
 typedef struct nq_counts_s {
   uint64_t c2, c4, c8;

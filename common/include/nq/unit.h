@@ -39,6 +39,29 @@ typedef struct nq_unit_state_s {
   uint32_t board[NQ_MAX_N];   /* board[r] = 1 << prefix[r] for r < depth */
 } nq_unit_state_t;
 
+/* nq-solver-3's blocked nodes: a node on one of the rows N-1-NQ_UNIT_LOOK..N-4 (and >= 2), in
+ * either part, is blocked when the placed rows leave one of the rows below it no column (the
+ * side part's row N-1: none outside LASTMASK), or leave one of its free columns open on none of
+ * the rows y..N-1. No solution lies below it. NQ_UNIT_LOOK = 4: rows N-5 and N-4, which the
+ * kernels test on the steps that make them (docs/design.md; rows N-6..N-4 were no faster with
+ * the SIMD kernels and slower with the scalar one). */
+#define NQ_UNIT_LOOK 4
+
+/* Whether the node on row y with attack masks l, d, r (row y's) is blocked. mask: the board's
+ * columns; lastmask: the columns row N-1 may not use (0 in the corner part); e = N-1. */
+static inline int nq_unit_blocked(uint32_t mask, uint32_t lastmask, int e, int y, uint32_t l,
+                                  uint32_t d, uint32_t r) {
+  if (y < 2 || y < e - NQ_UNIT_LOOK || y > e - 3) return 0;
+  const uint32_t x0 = d | ~mask; /* taken columns, and the bits outside the board */
+  uint32_t all = x0 | l | r;     /* the columns blocked on every row so far: row y's */
+  for (int j = 1; y + j <= e; j++) {
+    const uint32_t blk = x0 | (y + j == e ? lastmask : 0) | l << j | r >> j;
+    if (blk == ~0u) return 1; /* row y+j has no column */
+    all &= blk;
+  }
+  return all != x0; /* a free column that no row y..N-1 can take */
+}
+
 /* Whether a side-part node on row y (2 <= y; board[r] = its row r's column bit, r < y) is dead
  * (nq-solver-2): the placed rows set one of the side part's rotation checks' flags and already
  * reject the board in that check's first step, so no solution below it counts; the search counts
@@ -62,24 +85,32 @@ static inline int nq_unit_dead(const nq_unit_state_t *st, int y, const uint32_t 
   return 0;
 }
 
+/* Whether the node on row y of a unit's search is cut (counts one node, nothing below it): 2 dead
+ * (side part, nq_unit_dead), 3 blocked (nq_unit_blocked), else 0. */
+static inline int nq_unit_cut(const nq_unit_state_t *st, nq_part_t part, int y, uint32_t l,
+                              uint32_t d, uint32_t r, const uint32_t *board) {
+  if (part == NQ_PART_SIDE && nq_unit_dead(st, y, board)) return 2;
+  const int e = __builtin_ctz(st->topbit);
+  if (nq_unit_blocked(st->mask, part == NQ_PART_SIDE ? st->lastmask : 0, e, y, l, d, r)) return 3;
+  return 0;
+}
+
 /* The columns the search may try at row y (0 < y < N-1) of a unit with the settings in st, given
  * the attack masks l, d, r and the columns of rows < y (board); 0 with *pruned set when the side
- * part's BOUND2 rule cuts the whole node (1) or the node is dead (2, nq_unit_dead). Rows 0 (and
- * row 1 of the corner part) are fixed by part and BOUND1 and are not asked. This is the one home
- * of the per-row rules: the generator, the validator and the estimator (estimate.c) all go
- * through it. Inline because the estimator's probes call it once a row. */
+ * part's BOUND2 rule cuts the whole node (1), the node is dead (2, nq_unit_dead) or blocked (3,
+ * nq_unit_blocked). Rows 0 (and row 1 of the corner part) are fixed by part and BOUND1 and are
+ * not asked. This is the one home of the per-row rules: the generator, the validator and the
+ * estimator (estimate.c) all go through it. Inline because the estimator's probes call it once
+ * a row. */
 static inline uint32_t nq_unit_row_allowed(const nq_unit_state_t *st, nq_part_t part, int y,
                                            uint32_t l, uint32_t d, uint32_t r,
                                            const uint32_t *board, int *pruned) {
   uint32_t bm = st->mask & ~(l | d | r);
-  *pruned = 0;
+  *pruned = nq_unit_cut(st, part, y, l, d, r, board);
+  if (*pruned) return 0;
   if (part == NQ_PART_CORNER) {
     if (y < st->bound1) bm &= ~2u;
     return bm;
-  }
-  if (nq_unit_dead(st, y, board)) {
-    *pruned = 2;
-    return 0;
   }
   if (y < st->bound1) {
     bm &= ~st->sidemask;
