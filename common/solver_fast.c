@@ -329,15 +329,17 @@ static inline __attribute__((always_inline)) uint32_t look_blocked(int lookj, ui
                                                                    uint32_t lastm, uint32_t cl,
                                                                    uint32_t cd, uint32_t cr) {
   const uint32_t x0 = cd | notm;
-  uint32_t all = x0 | cl | cr, full = 0;
+  uint32_t all = x0 | cl | cr, top = 0, lj = cl, rj = cr;
 #pragma GCC unroll 8
   for (int j = 1; j <= NQ_UNIT_LOOK; j++) {
     if (j > lookj) break;
-    const uint32_t blk = (j == lookj ? x0 | lastm : x0) | cl << j | cr >> j;
-    full |= blk == ~0u;
+    lj += lj; /* cl << j, cr >> j, one operation each */
+    rj >>= 1;
+    const uint32_t blk = (j == lookj ? x0 | lastm : x0) | lj | rj;
+    top = blk > top ? blk : top; /* ~0 when a row has no column */
     all &= blk;
   }
-  return full | (all != x0);
+  return (top == ~0u) | (all != x0);
 }
 
 /* One chunk of row y, scalar. A worker holds one parent (index cur) and the columns it has left
