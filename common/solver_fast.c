@@ -8,7 +8,9 @@
  * step and emits the child into the next row's chunk; a worker whose parent has no column left
  * moves on to the next parent (vector expand / an index increment). Dead ends are counted when
  * made and never stored, and so are the side part's dead nodes (nq_unit_dead, prune_plan;
- * PF_270's subtrees are searched apart for them, nq_chain_plan). When a chunk fills, the next
+ * PF_270's subtrees are searched apart for them, nq_chain_plan) and the blocked nodes of rows N-5
+ * and N-4 (nq_unit_blocked, look_step: the steps of rows N-6 and N-5 test every child). When a
+ * chunk fills, the next
  * row is searched (recursively) before going on, so memory stays bounded (LV_CAP nodes per row
  * and two sets of them, cached per thread). A child on row N-2 is
  * never stored: its children (row N-1) are counted with a popcount and its solutions found from
@@ -46,7 +48,7 @@
  * steps of rows y0..N-5. PF_90's check: the child of row max(BOUND2, N-1-c1) is the first to have
  * both PF_90 and the rejecting first step (PF_R90). PF_270's: the children of rows BOUND1 ..
  * max(BOUND1, c1), where PF_270 is set and column N-2 may be taken above row c1. A unit whose
- * own node is dead is found from its prefix (nq_unit_dead, solve_batched). */
+ * own node is dead or blocked is found from its prefix (nq_unit_cut, solve_batched). */
 static void prune_plan(kctx_t *k) {
   const int last = k->n - 5, p90 = k->bound2 > k->y90 ? k->bound2 : k->y90;
   k->p90 = p90 >= k->y0 && p90 <= last ? p90 : -1;
