@@ -10,10 +10,9 @@
  * made and never stored, and so are the side part's dead nodes (nq_unit_dead, prune_plan;
  * PF_270's subtrees are searched apart for them, nq_chain_plan) and the blocked nodes of rows N-5
  * and N-4 (nq_unit_blocked, look_step: the steps of rows N-6 and N-5 test every child). When a
- * chunk fills, the next
- * row is searched (recursively) before going on, so memory stays bounded (LV_CAP nodes per row
- * and two sets of them, cached per thread). A child on row N-2 is
- * never stored: its children (row N-1) are counted with a popcount and its solutions found from
+ * chunk fills, the next row is searched (recursively) before going on, so memory stays bounded
+ * (LV_CAP nodes per row and two sets of them, cached per thread). A child on row N-2 is never
+ * stored: its children (row N-1) are counted with a popcount and its solutions found from
  * its two free columns. The SIMD variants go further: a row N-3 chunk is read linearly and each
  * node's rows N-2 and N-1 (nodes and solutions) come at once from its three free columns (avx512:
  * two small tables, leaf512_tab; avx2: lane masks, leaf256_tab), and the avx512 variant does the
@@ -326,7 +325,7 @@ static void lvls_chain(bctx_t *c, int y, int n);
 
 /* nq_unit_blocked for a child on row N-1-lookj (lookj = 3..NQ_UNIT_LOOK, the same for a whole
  * chunk) without a data-dependent branch: the scalar loop has none, and an early exit there made
- * it 1.5x slower. notm: the bits outside the board; lastm: LASTMASK (side part) or 0. */
+ * it about 1.5x slower. notm: the bits outside the board; lastm: LASTMASK (side part) or 0. */
 static inline __attribute__((always_inline)) uint32_t look_blocked(int lookj, uint32_t notm,
                                                                    uint32_t lastm, uint32_t cl,
                                                                    uint32_t cd, uint32_t cr) {
