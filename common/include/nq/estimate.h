@@ -28,7 +28,8 @@
 
 /* The reference core: nodes per second of one core of the fast kernel on which "core-seconds"
  * (e.g. --unit-seconds) are defined. 1e9 nodes/s, i.e. 1 ns a node: an AVX2 x86-64 core of
- * 2020-2024 (this project's kernel: 0.62-0.67 ns a node with AVX-512, 1.08 ns with AVX2;
+ * 2020-2024 (this project's kernel: 0.62-0.67 ns a node with AVX-512, 1.08 ns with AVX2 under
+ * nq-solver-1; 0.40 and 0.78 ns under nq-solver-3, whose tree is a third smaller;
  * docs/performance.md, docs/planning.md). */
 #define NQ_REF_NODES_PER_SEC 1e9
 
