@@ -323,26 +323,6 @@ static void lvls_chain(bctx_t *c, int y, int n);
 #define SR_D 4
 #define SR_L 8 /* blocked children (look_step), either part */
 
-/* nq_unit_blocked for a child on row N-1-lookj (lookj = 3..NQ_UNIT_LOOK, the same for a whole
- * chunk) without a data-dependent branch: the scalar loop has none, and an early exit there made
- * it about 1.5x slower. notm: the bits outside the board; lastm: LASTMASK (side part) or 0. */
-static inline __attribute__((always_inline)) uint32_t look_blocked(int lookj, uint32_t notm,
-                                                                   uint32_t lastm, uint32_t cl,
-                                                                   uint32_t cd, uint32_t cr) {
-  const uint32_t x0 = cd | notm;
-  uint32_t all = x0 | cl | cr, top = 0, lj = cl, rj = cr;
-#pragma GCC unroll 8
-  for (int j = 1; j <= NQ_UNIT_LOOK; j++) {
-    if (j > lookj) break;
-    lj += lj; /* cl << j, cr >> j, one operation each */
-    rj >>= 1;
-    const uint32_t blk = (j == lookj ? x0 | lastm : x0) | lj | rj;
-    top = blk > top ? blk : top; /* ~0 when a row has no column */
-    all &= blk;
-  }
-  return (top == ~0u) | (all != x0);
-}
-
 /* One chunk of row y, scalar. A worker holds one parent (index cur) and the columns it has left
  * (b); each step takes the lowest of them. The next parent's free columns are loaded one step
  * ahead, so when the last column is taken the switch is a select instead of a load: the
@@ -401,7 +381,7 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
   if (pr90) dead = (cp & (PF_90 | PF_R90)) == (PF_90 | PF_R90);                              \
   if (pr270) dead |= (cp & cd << (33 - k->n)) >> 31; /* PF_270, column N-2 */               \
   if (pr270r) dead |= (cp & cp << 2) >> 31;          /* PF_270, PF_R270 */                   \
-  if (look) dead |= look_blocked(lookj, ~lookm, lookl, cl, cd, cr);                          \
+  if (look) dead |= nq_unit_blocked_rows(lookj, ~lookm, lookl, cl, cd, cr);                  \
   nodes++
 
   /* Next parent when this one is used up. Above the leaf level a parent has several columns
