@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Print the rows of common/known.c from the published OEIS sequences (N = 1..27).
+"""Print the rows of common/solver/known.c from the published OEIS sequences (N = 1..27).
 
 TOTAL = A000170, UNIQUE = A002562, R = A033148 (fixed by a 90-degree turn). P = A032522 (fixed
 by a 180-degree turn) follows from OEIS's identity UNIQUE = (TOTAL + P + 2R)/8.

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nq/certs.h"
+#include "nq/hash.h"
 #include "nq/nq.h"
 #include "nq/solver.h"
 

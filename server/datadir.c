@@ -10,6 +10,7 @@
 
 #include "nq/certs.h"
 #include "nq/files.h"
+#include "nq/hash.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 

@@ -1,6 +1,6 @@
 /* nq-server: the message handlers (docs/protocol.md). Each runs inside the batch transaction opened
  * by srv.c and only prepares its reply; srv.c sends it after the commit. Messages are read and
- * built only through common/proto.h; dispatch is the table at the end. */
+ * built only through nq/proto.h (common/net/proto.c); dispatch is the table at the end. */
 #include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 
 #include "admin_api.h"
 #include "nq/certs.h"
+#include "nq/hash.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/proto.h"

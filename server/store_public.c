@@ -5,6 +5,7 @@
 
 #include "nq/certs.h"
 #include "store.h"
+#include "nq/hash.h"
 #include "store_int.h"
 
 /* ---- credit ---- */

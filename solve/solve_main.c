@@ -271,7 +271,7 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
     case 'j': cfg->json = 1; break;
     case 'r': cfg->reference = 1; break;
     case 'h': usage(stdout); return -1;
-    case O_VERSION: nq_print_version("nq-solve"); return -1;
+    case O_VERSION: printf("nq-solve %s\nsolver %s\n", NQ_VERSION_STRING, NQ_SOLVER_VERSION); return -1;
     case O_ESTIMATE: estimate = 1; break;
     case O_SEED: rc = arg_u64("seed", optarg, &cfg->seed); break;
     case O_EFFORT:

@@ -21,6 +21,7 @@
 
 #include "nq/certs.h"
 #include "nq/checkpoint.h"
+#include "nq/hash.h"
 #include "nq/nq.h"
 #include "nq/solver_pool.h"
 

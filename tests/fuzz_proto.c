@@ -1,4 +1,4 @@
-/* libFuzzer target: the message parsers of the wire contract (common/proto.c).
+/* libFuzzer target: the message parsers of the wire contract (common/net/proto.c).
  *
  * The input is decoded as one frame payload (nq_frame_decode, as a connection would), and the
  * object goes through every message parser, whatever its type says, since a peer controls both.

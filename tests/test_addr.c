@@ -1,4 +1,4 @@
-/* tests/test_addr.c: the one HOST:PORT parser (common/addr.c) every program uses. */
+/* tests/test_addr.c: the one HOST:PORT parser (common/net/addr.c) every program uses. */
 #include "nq/addr.h"
 #include "nq/nq.h"
 #include "testutil.h"

@@ -3,6 +3,7 @@
  * (srv_admin_call, behind the protocol's admin request and reply) and its refusals; a finished job checked against the published values; and
  * the nq-admin binary (NQ_BIN_DIR): local mode output, client add, and its error paths. */
 #include "nq/certs.h"
+#include "nq/hash.h"
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/unit.h"

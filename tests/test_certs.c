@@ -1,6 +1,7 @@
-/* Certificates, tokens and the TLS contexts' settings (common/certs.c, common/tls.c), and the log
+/* Certificates, tokens and the TLS contexts' settings (common/net/certs.c, common/net/tls.c), and the log
  * levels: what needs no connection. Connections are tests/test_tls.c. */
 #include "nq/certs.h"
+#include "nq/hash.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/tls.h"

@@ -1,5 +1,5 @@
-/* tests/test_checkpoint.c: checkpoints (common/checkpoint.c) and the runs that make and resume
- * them (common/solver_pool.c).
+/* tests/test_checkpoint.c: checkpoints (common/solver/checkpoint.c) and the runs that make and resume
+ * them (common/solver/solver_pool.c).
  *   - the cut: a pure function of (subject, depth); tasks + expanded rows = the unexpanded unit;
  *     the rule's depth for small and record-sized units;
  *   - stop and resume: every unit of N=12 at depths 2 and 3, stopped after k finished tasks (k
@@ -12,6 +12,7 @@
 #include "nq/certs.h"
 #include "nq/checkpoint.h"
 #include "nq/files.h"
+#include "nq/hash.h"
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/solver_pool.h"

@@ -1,5 +1,5 @@
 /* tests/test_files.c: path joins, mkdir -p, the durable create-new and replace writers and the
- * small readers (common/files.c). */
+ * small readers (common/util/files.c). */
 #include "nq/files.h"
 #include "nq/nq.h"
 #include "testutil.h"

@@ -1,4 +1,4 @@
-/* Tests for common/frame.c: framing, the incremental parser and validation. */
+/* Tests for common/net/frame.c: framing, the incremental parser and validation. */
 #include "nq/frame.h"
 #include "nq/nq.h"
 #include "testutil.h"

@@ -1,4 +1,4 @@
-/* tests/test_proto.c: the wire contract (common/proto.c). Every message is packed, framed,
+/* tests/test_proto.c: the wire contract (common/net/proto.c). Every message is packed, framed,
  * decoded and parsed back to the same values; the version-1 bytes of the messages the programs
  * send are pinned; every malformed variant of every message is refused with the documented error
  * code and fatality; and the field helpers and type/error-code tables are checked. */

@@ -8,7 +8,7 @@
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
-#include "../common/solver_simd.h"
+#include "../common/solver/solver_simd.h"
 #include "testutil.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* tests/test_throttle.c: the solver threads' priority, the CPU-use limit and the pause file
- * (common/throttle.c, through the solver pool as the client uses it). Timing is measured, never
+ * (common/solver/throttle.c, through the solver pool as the client uses it). Timing is measured, never
  * assumed: the CPU-limit check reads the time the solver thread was runnable (schedstat: on a CPU
  * or waiting for one) against its wall time, which a busy machine does not change, unlike the
  * CPU time it gets; pauses are

@@ -11,7 +11,7 @@
  * is searched, and its solutions weigh its orbit size.
  *
  * The inner rows 1..N-2 are walked by a plain recursive bitmap search written like nq's reference
- * solver (common/solver_ref.c): the border queens' column and diagonal attacks are folded into a
+ * solver (common/solver/solver_ref.c): the border queens' column and diagonal attacks are folded into a
  * mask per row; a row that holds a border queen (row c or d) allows only that queen's column.
  *
  * Node count, defined like nq's (docs/design.md): one node per visit of a row, i.e. per partial
@@ -45,7 +45,7 @@
 #define MAXN 32
 #define MAXW 2
 
-/* Published values (common/known.c: A000170, A002562, COUNT2/4/8), the check of every row. */
+/* Published values (common/solver/known.c: A000170, A002562, COUNT2/4/8), the check of every row. */
 static const struct {
   int n;
   unsigned long long total, unique, c2, c4, c8;

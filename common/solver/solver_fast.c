@@ -28,7 +28,7 @@
  * solutions without a rebuild; the avx512 leaves decide the first two steps of the 180-degree
  * check too (dec180).
  *
- * Variants (common/solver_simd.h): avx512 (16 lanes, two independent lane groups), avx2 (8 lanes,
+ * Variants (common/solver/solver_simd.h): avx512 (16 lanes, two independent lane groups), avx2 (8 lanes,
  * lane permutations from lookup tables), both in solver_x86.c, and scalar (portable C, any CPU),
  * here with what they share (types in solver_batch.h). The variant is chosen at run
  * time (__builtin_cpu_supports; NQ_KERNEL in the environment may ask for another); SIMD code is

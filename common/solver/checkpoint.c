@@ -1,10 +1,10 @@
 /* nq: checkpoints -- subjects, the checkpoint record and its file (see checkpoint.h). */
 #include "nq/checkpoint.h"
 
-#include "nq/certs.h"
 #include "nq/files.h"
+#include "nq/hash.h"
+#include "nq/json.h"
 #include "nq/nq.h"
-#include "nq/proto.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -272,9 +272,9 @@ int nq_ckpt_decode(const char *buf, size_t len, nq_ckpt_t *c, char *err, size_t 
   }
   if (nq_msg_get_str(o, "solver", &solver) != 0 || strcmp(solver, NQ_SOLVER_VERSION) != 0) {
     /* The file's own string goes into a one-line message: control characters become '?'. */
-    char seen[NQ_PROTO_SOLVER_MAX + 1] = "?";
+    char seen[NQ_SOLVER_VERSION_MAX + 1] = "?";
     const char *sv = json_string_value(json_object_get(o, "solver"));
-    for (size_t i = 0; sv && sv[i] && i < NQ_PROTO_SOLVER_MAX; i++, seen[i] = '\0')
+    for (size_t i = 0; sv && sv[i] && i < NQ_SOLVER_VERSION_MAX; i++, seen[i] = '\0')
       seen[i] = (unsigned char)sv[i] < 0x20 || sv[i] == 0x7f ? '?' : sv[i];
     rc = refuse(err, errlen, "written by solver %s, this is %s", seen, NQ_SOLVER_VERSION);
     goto out;

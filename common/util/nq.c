@@ -1,9 +1,6 @@
 /* nq: error strings and clocks shared by every program. */
 #include "nq/nq.h"
 
-#include "nq/proto.h"
-#include "nq/solver.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
@@ -54,13 +51,4 @@ int64_t nq_now_wall(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec;
-}
-
-void nq_print_version(const char *prog) {
-  printf("%s %s\n", prog, NQ_VERSION_STRING);
-  if (NQ_PROTO_VERSION_MIN == NQ_PROTO_VERSION_MAX)
-    printf("protocol %d, solver %s\n", NQ_PROTO_VERSION_MAX, NQ_SOLVER_VERSION);
-  else
-    printf("protocol %d..%d, solver %s\n", NQ_PROTO_VERSION_MIN, NQ_PROTO_VERSION_MAX,
-           NQ_SOLVER_VERSION);
 }

@@ -1,6 +1,7 @@
 /* nq: private CA + server certificate generation, tokens and hashing (OpenSSL 3 APIs only). */
 #include "nq/certs.h"
 #include "nq/files.h"
+#include "nq/hash.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/tls.h"
@@ -288,30 +289,6 @@ out:
 
 /* ---- tokens ---- */
 
-void nq_hex_encode(const void *data, size_t len, char *out) {
-  static const char hex[] = "0123456789abcdef";
-  const unsigned char *p = data;
-  for (size_t i = 0; i < len; i++) {
-    out[2 * i] = hex[p[i] >> 4];
-    out[2 * i + 1] = hex[p[i] & 15];
-  }
-  out[2 * len] = '\0';
-}
-
-int nq_hex_decode(const char *hex, size_t len, void *out) {
-  unsigned char *p = out;
-  for (size_t i = 0; i < len; i++) {
-    int v[2];
-    for (int k = 0; k < 2; k++) {
-      char c = hex[2 * i + k];
-      v[k] = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-      if (v[k] < 0) return NQ_EINVAL;
-    }
-    p[i] = (unsigned char)(v[0] << 4 | v[1]);
-  }
-  return hex[2 * len] == '\0' ? 0 : NQ_EINVAL;
-}
-
 int nq_random_token(char *buf, size_t bytes) {
   if (!buf || bytes == 0 || bytes > 4096) return NQ_EINVAL;
   unsigned char raw[4096];
@@ -322,32 +299,4 @@ int nq_random_token(char *buf, size_t bytes) {
   nq_hex_encode(raw, bytes, buf);
   OPENSSL_cleanse(raw, bytes);
   return 0;
-}
-
-int nq_sha256(const void *data, size_t len, unsigned char out[32]) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  ERR_clear_error();
-  if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32) {
-    ERR_clear_error();
-    return NQ_ETLS;
-  }
-  memcpy(out, md, 32);
-  return 0;
-}
-
-int nq_sha256_hex(const char *s, char out[65]) {
-  unsigned char md[32];
-  out[0] = '\0';
-  if (!s) return NQ_EINVAL;
-  int rc = nq_sha256(s, strlen(s), md);
-  if (rc == 0) nq_hex_encode(md, sizeof md, out);
-  return rc;
-}
-
-int nq_secure_streq(const char *a, const char *b) {
-  if (!a || !b) return 0;
-  size_t n = strlen(a);
-  if (n != strlen(b)) return 0;
-  return CRYPTO_memcmp(a, b, n) == 0;
 }

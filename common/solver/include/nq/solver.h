@@ -22,6 +22,8 @@
 #include "nq/unit.h"
 
 #define NQ_SOLVER_VERSION "nq-solver-3"
+/* Solver version strings that files and messages carry: 1..64 characters. */
+#define NQ_SOLVER_VERSION_MAX 64
 
 typedef struct nq_counts_s {
   uint64_t c2, c4, c8;
@@ -56,7 +58,7 @@ int nq_small_n(int n, nq_counts_t *out);
 int nq_ref_solve_n(int n, nq_counts_t *out);
 
 /* The fast kernel, one thread: a row-batched, branch-free search, in SIMD lanes where the CPU
- * has AVX-512 or AVX2 (common/solver_fast.c, solver_x86.c). Counts and nodes equal the
+ * has AVX-512 or AVX2 (common/solver/solver_fast.c, solver_x86.c). Counts and nodes equal the
  * reference exactly. */
 int nq_fast_solve_unit(const nq_unit_t *u, nq_counts_t *out);
 /* The variant nq_fast_solve_unit runs on this machine: "scalar", "avx2" or "avx512". */
@@ -83,7 +85,7 @@ int nq_solve_unit(const nq_unit_t *u, const nq_solve_opts_t *opts, nq_counts_t *
 int nq_solve_n(int n, int depth, const nq_solve_opts_t *opts, nq_counts_t *out);
 
 /* Published values for N = 1..27 (OEIS A000170, A002562, and COUNT2/4/8 derived from A033148
- * and A032522; see common/known.c). Returns NULL beyond the table. For N = 1, c2/c4/c8 are "0". */
+ * and A032522; see common/solver/known.c). Returns NULL beyond the table. For N = 1, c2/c4/c8 are "0". */
 typedef struct nq_known_s {
   int n;
   const char *total, *unique; /* decimal, exact */

@@ -6,8 +6,8 @@
  */
 #include "nq/solver_pool.h"
 
-#include "nq/certs.h"
 #include "nq/files.h"
+#include "nq/hash.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/throttle.h"

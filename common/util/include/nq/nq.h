@@ -37,10 +37,6 @@ enum {
 
 const char *nq_strerror(int err);
 
-/* `--version` of every program: "PROG VERSION" and, on a second line, the protocol versions
- * this build speaks and its solver, on stdout. */
-void nq_print_version(const char *prog);
-
 /* Write a one-line reason (printf-style) into errbuf when errbuf and errlen are given, and
  * return code: `return nq_errorf(errbuf, errlen, NQ_ERANGE, "...", ...)`. */
 int nq_errorf(char *errbuf, size_t errlen, int code, const char *fmt, ...)

@@ -1,4 +1,4 @@
-/* nq: internal interface of the fast kernel's variants (common/solver_fast.c, solver_x86.c). Not
+/* nq: internal interface of the fast kernel's variants (common/solver/solver_fast.c, solver_x86.c). Not
  * installed: tests and benchmarks use it to run one variant on purpose and compare it with the
  * others.
  *

@@ -1,6 +1,6 @@
-/* nq: what the fast kernel's two files share. common/solver_fast.c holds the unit settings, the
+/* nq: what the fast kernel's two files share. common/solver/solver_fast.c holds the unit settings, the
  * chunk buffers, the side part's rotation check, the portable scalar variant and the selection;
- * common/solver_x86.c the x86-64 SIMD variants (avx512 with its row N-3 tables, avx2). Internal:
+ * common/solver/solver_x86.c the x86-64 SIMD variants (avx512 with its row N-3 tables, avx2). Internal:
  * not installed, included by those two files only. The search itself is described at the top of
  * solver_fast.c. */
 #ifndef NQ_SOLVER_BATCH_H

@@ -1,5 +1,5 @@
 /* nq: a private CA and server certificate made in-process (OpenSSL 3, ECDSA P-256), plus
- * random tokens and SHA-256 hashing for client credentials.
+ * random tokens for client credentials (their hashes: nq/hash.h).
  *
  * nq_certs_ensure() lets a fresh server start with TLS and no operator steps: clients are given
  * ca.pem and verify the server against it (docs/tls.md).
@@ -29,20 +29,5 @@ int nq_certs_ensure(const char *dir, const char *const *extra_names);
 /* Write `bytes` random bytes from the CSPRNG as lowercase hex into buf, which must hold
  * 2 * bytes + 1 characters. Returns 0, NQ_EINVAL or NQ_EIO. */
 int nq_random_token(char *buf, size_t bytes);
-
-/* Lowercase hex SHA-256 of the string s (without its terminator). Returns 0 or NQ_ETLS. */
-int nq_sha256_hex(const char *s, char out[65]);
-/* SHA-256 of len bytes (a checkpoint's body, a task list). Returns 0 or NQ_ETLS. */
-int nq_sha256(const void *data, size_t len, unsigned char out[32]);
-
-/* Lowercase hex of len bytes into out (2 * len + 1 characters, NUL-terminated). */
-void nq_hex_encode(const void *data, size_t len, char *out);
-/* The len bytes that exactly 2 * len lowercase hex digits (then the string's end) stand for.
- * Returns 0, or NQ_EINVAL for any other character or a string of another length. */
-int nq_hex_decode(const char *hex, size_t len, void *out);
-
-/* Constant-time comparison of two strings (for token hashes); 1 if equal. Only the lengths
- * may leak through timing. */
-int nq_secure_streq(const char *a, const char *b);
 
 #endif

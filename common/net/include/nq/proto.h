@@ -32,6 +32,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "nq/json.h"
 #include "nq/solver.h"
 
 /* Protocol versions this build speaks. A hello carries the range its sender speaks (v_min..v_max,
@@ -48,7 +49,7 @@
 
 /* Ranges the parsers enforce (docs/protocol.md). */
 #define NQ_PROTO_NAME_MAX 64          /* client names: 1..64 of [A-Za-z0-9._-] */
-#define NQ_PROTO_SOLVER_MAX 64        /* solver version strings: 1..64 characters */
+#define NQ_PROTO_SOLVER_MAX NQ_SOLVER_VERSION_MAX /* solver version strings: 1..64 characters */
 #define NQ_PROTO_THREADS_MAX 1024     /* hello.threads: 1..1024 */
 #define NQ_PROTO_WANT_MAX 256         /* get_work.want: 1..256; assignments per work */
 #define NQ_PROTO_OUTSTANDING_MAX 256  /* welcome.max_outstanding: 1..256 */
@@ -192,7 +193,7 @@ int nq_get_work_parse(const json_t *msg, nq_get_work_t *out, nq_proto_err_t *err
 
 typedef struct nq_assignment_s {
   int64_t id;       /* the assignment (one unit given to one client), >= 0 */
-  const char *unit; /* the unit text, 1..NQ_UNIT_TEXT_MAX-1 bytes (common/include/nq/unit.h) */
+  const char *unit; /* the unit text, 1..NQ_UNIT_TEXT_MAX-1 bytes (common/solver/include/nq/unit.h) */
   int64_t deadline; /* lease expiry, Unix seconds on the server's clock */
   int64_t lease;    /* the same as seconds from now, 0..NQ_PROTO_LEASE_MAX */
 } nq_assignment_t;
@@ -336,25 +337,11 @@ json_t *nq_error_new(nq_errcode_t code, const char *message, int fatal);
 
 json_t *nq_bye_pack(void);
 
-/* ---- field helpers (the parsers above, and the admin output code) ---------------------------- */
+/* The field helpers (nq_msg_get_str, nq_msg_set_u64, ...) are in nq/json.h. */
 
-/* Every one returns NQ_EPROTO when the field is missing or has the wrong type. */
-
-/* A string field; *out points into msg and lives as long as msg does. */
-int nq_msg_get_str(const json_t *msg, const char *key, const char **out);
-/* An integer field (not a real, not a bool) within [min, max]; NQ_ERANGE outside it. */
-int nq_msg_get_int(const json_t *msg, const char *key, int64_t min, int64_t max, int64_t *out);
-/* An unsigned 64-bit field: a non-negative JSON integer, or a string of decimal digits for values
- * above INT64_MAX (JSON integers in jansson are signed 64-bit). NQ_ERANGE if negative/too big. */
-int nq_msg_get_u64(const json_t *msg, const char *key, uint64_t *out);
-/* A boolean field. */
-int nq_msg_get_bool(const json_t *msg, const char *key, int *out);
-/* Optional variants: absent or null yields the default and 0; a present field of the wrong type
- * is still NQ_EPROTO. */
-int nq_msg_opt_str(const json_t *msg, const char *key, const char *def, const char **out);
-int nq_msg_opt_int(const json_t *msg, const char *key, int64_t min, int64_t max, int64_t def,
-                   int64_t *out);
-/* Store a u64 the way nq_msg_get_u64 reads it: an integer up to INT64_MAX, else a string. */
-int nq_msg_set_u64(json_t *msg, const char *key, uint64_t v);
+/* `--version` of every program that speaks the protocol: "PROG VERSION" and, on a second line,
+ * the protocol versions this build speaks and its solver, on stdout. (nq-solve speaks none and
+ * prints "solver VERSION" instead.) */
+void nq_print_version(const char *prog);
 
 #endif
