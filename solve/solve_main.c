@@ -133,7 +133,7 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
 /* Count N or one unit. */
 static int run_solve(const solve_cfg_t *cfg) {
   progress_t pr = {nq_now_mono(), 0};
-  nq_solve_opts_t so = {cfg->threads, on_progress, &pr, NULL, NULL};
+  nq_solve_opts_t so = {cfg->threads, on_progress, &pr, NULL, NULL, NULL};
   nq_counts_t res;
   int rc, threads = cfg->threads;
   nq_subject_t subj;

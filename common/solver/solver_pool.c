@@ -7,6 +7,7 @@
 #include "nq/solver_pool.h"
 
 #include "nq/files.h"
+#include "nq/gpu.h"
 #include "nq/hash.h"
 #include "nq/log.h"
 #include "nq/nq.h"
@@ -127,6 +128,7 @@ struct nq_run_s {
   nq_ckpt_t state;        /* what is finished: bitmap, count, sums */
   double t_start, t_end;  /* solving: t_start > 0, t_end = 0 */
   double last_progress, last_interval;
+  unsigned engines;       /* NQ_ENGINE_* bits of this run's finished tasks */
   /* Set before solving. */
   double interval;
   void (*on_interval)(nq_run_t *r, void *arg);
@@ -224,6 +226,7 @@ void nq_run_status(nq_run_t *r, nq_run_status_t *st) {
   st->nodes = r->state.sum.nodes;
   st->seconds = run_seconds(r);
   st->cut_depth = r->cut.depth;
+  st->engines = r->engines;
   pthread_mutex_unlock(&r->lock);
 }
 
@@ -245,10 +248,11 @@ typedef struct pool_s {
 } pool_t;
 
 /* Record a finished task; say which callbacks are due (the lock is taken here). */
-static void task_done(pool_t *p, uint32_t i, const nq_counts_t *c, uint64_t *nodes,
-                      int *progress_due, int *interval_due) {
+static void task_done(pool_t *p, uint32_t i, const nq_counts_t *c, unsigned engine,
+                      uint64_t *nodes, int *progress_due, int *interval_due) {
   nq_run_t *r = p->run;
   pthread_mutex_lock(&r->lock);
+  r->engines |= engine;
   r->state.done[i / 8] |= (uint8_t)(1u << (i % 8));
   r->state.ndone++;
   nq_counts_add(&r->state.sum, c);
@@ -261,18 +265,35 @@ static void task_done(pool_t *p, uint32_t i, const nq_counts_t *c, uint64_t *nod
   pthread_mutex_unlock(&r->lock);
 }
 
-static void *pool_worker(void *arg) {
-  pool_t *p = arg;
+/* Record a finished task and run the callbacks that are due, outside the lock. */
+static void finish(pool_t *p, uint32_t i, const nq_counts_t *c, unsigned engine) {
   nq_run_t *r = p->run;
-  nq_throttle_thread_t th;
-  nq_throttle_enter(p->opts->throttle, &th);
+  uint64_t nodes;
+  int progress_due, interval_due;
+  task_done(p, i, c, engine, &nodes, &progress_due, &interval_due);
+  if (progress_due) p->opts->progress(nodes, p->opts->progress_arg);
+  if (interval_due && !atomic_flag_test_and_set(&p->in_interval)) {
+    r->on_interval(r, r->interval_arg);
+    atomic_flag_clear(&p->in_interval);
+  }
+}
+
+/* Between two tasks (or two launches): wait out a pause or the CPU limit; 1 when cancelled. */
+static int stop_here(pool_t *p, nq_throttle_thread_t *th) {
+  nq_throttle_wait(p->opts->throttle, th, p->opts->cancel);
+  if (p->opts->cancel && __atomic_load_n(p->opts->cancel, __ATOMIC_RELAXED)) {
+    atomic_store(&p->rc, NQ_ESTATE);
+    return 1;
+  }
+  return 0;
+}
+
+/* A CPU thread: one task at a time, from the shared counter, until none is left. */
+static void cpu_loop(pool_t *p, nq_throttle_thread_t *th) {
+  nq_run_t *r = p->run;
   for (;;) {
     /* A pause or the CPU limit waits here, between two tasks: nothing in flight is touched. */
-    nq_throttle_wait(p->opts->throttle, &th, p->opts->cancel);
-    if (p->opts->cancel && __atomic_load_n(p->opts->cancel, __ATOMIC_RELAXED)) {
-      atomic_store(&p->rc, NQ_ESTATE);
-      break;
-    }
+    if (stop_here(p, th)) break;
     size_t i = atomic_fetch_add(&p->next, 1);
     if (i >= r->cut.ntasks) break;
     if (r->skip[i / 8] >> (i % 8) & 1) continue; /* finished before the resume */
@@ -282,22 +303,73 @@ static void *pool_worker(void *arg) {
       atomic_store(&p->rc, rc);
       break;
     }
-    uint64_t nodes;
-    int progress_due, interval_due;
-    task_done(p, (uint32_t)i, &c, &nodes, &progress_due, &interval_due);
-    if (progress_due) p->opts->progress(nodes, p->opts->progress_arg);
-    if (interval_due && !atomic_flag_test_and_set(&p->in_interval)) {
-      r->on_interval(r, r->interval_arg);
-      atomic_flag_clear(&p->in_interval);
-    }
+    finish(p, (uint32_t)i, &c, NQ_ENGINE_CPU);
   }
+}
+
+static void *pool_worker(void *arg) {
+  pool_t *p = arg;
+  nq_throttle_thread_t th;
+  nq_throttle_enter(p->opts->throttle, &th);
+  cpu_loop(p, &th);
+  return NULL;
+}
+
+#define GPU_BATCH_SECONDS 1.0 /* a device's batch of tasks: about this long */
+#define GPU_BATCH_MAX 65536
+
+/* The device's thread: batches of tasks from the same counter, each solved in launches that
+ * stop for a cancel, a pause or the duty cycle between them (nq_gpu_solve). A failed device's
+ * batch, and every task after it, is solved on the CPU here. */
+static void *pool_gpu(void *arg) {
+  pool_t *p = arg;
+  nq_run_t *r = p->run;
+  nq_throttle_thread_t th;
+  nq_throttle_enter(p->opts->throttle, &th);
+  nq_gpu_ctl_t ctl = {p->opts->cancel, p->opts->throttle, &th};
+  size_t batch = 8;
+  nq_unit_t *units = malloc(GPU_BATCH_MAX * sizeof *units);
+  nq_counts_t *got = malloc(GPU_BATCH_MAX * sizeof *got);
+  uint32_t *which = malloc(GPU_BATCH_MAX * sizeof *which);
+  int rc = units && got && which ? 0 : NQ_ENOMEM;
+  while (rc == 0 && !stop_here(p, &th)) {
+    size_t i0 = atomic_fetch_add(&p->next, batch), k = 0;
+    if (i0 >= r->cut.ntasks) break;
+    for (size_t i = i0; i < i0 + batch && i < r->cut.ntasks; i++)
+      if (!(r->skip[i / 8] >> (i % 8) & 1)) {
+        which[k] = (uint32_t)i;
+        units[k++] = r->cut.tasks[i];
+      }
+    double t0 = nq_now_mono();
+    rc = nq_gpu_solve(p->opts->gpu, units, k, got, &ctl);
+    double dt = nq_now_mono() - t0;
+    if (rc == NQ_ECANCELED) {
+      atomic_store(&p->rc, NQ_ESTATE);
+      break;
+    }
+    if (rc) { /* the device failed (nq_gpu_solve said why on the log): the CPU takes over */
+      for (size_t j = 0; j < k && (rc = nq_fast_solve_unit(&units[j], &got[j])) == 0; j++)
+        finish(p, which[j], &got[j], NQ_ENGINE_CPU);
+      if (rc == 0) cpu_loop(p, &th);
+      break;
+    }
+    for (size_t j = 0; j < k; j++) finish(p, which[j], &got[j], NQ_ENGINE_GPU);
+    /* The next batch: about GPU_BATCH_SECONDS at the speed just seen, at most twice this one. */
+    double f = dt > 1e-3 ? GPU_BATCH_SECONDS / dt : 2.0;
+    size_t next = (size_t)((double)batch * (f > 2.0 ? 2.0 : f));
+    batch = next < 1 ? 1 : next > GPU_BATCH_MAX ? GPU_BATCH_MAX : next;
+  }
+  if (rc) atomic_store(&p->rc, rc);
+  free(units);
+  free(got);
+  free(which);
   return NULL;
 }
 
 int nq_run_solve(nq_run_t *r, const nq_solve_opts_t *opts, nq_counts_t *out) {
-  nq_solve_opts_t o = {1, NULL, NULL, NULL, NULL};
+  nq_solve_opts_t o = {1, NULL, NULL, NULL, NULL, NULL};
   if (opts) o = *opts;
-  if (o.threads < 1) o.threads = 1;
+  if (o.threads < 1 && !o.gpu) o.threads = 1;
   pool_t p = {.run = r, .opts = &o};
   atomic_init(&p.next, 0);
   atomic_init(&p.rc, 0);
@@ -307,14 +379,19 @@ int nq_run_solve(nq_run_t *r, const nq_solve_opts_t *opts, nq_counts_t *out) {
   r->t_end = 0;
   pthread_mutex_unlock(&r->lock);
   int nthreads = o.threads, started = 0;
-  pthread_t tid[256];
+  pthread_t tid[257];
   if (nthreads > 256) nthreads = 256;
   if ((uint32_t)nthreads > r->cut.ntasks - r->resumed) nthreads = (int)(r->cut.ntasks - r->resumed);
+  /* The caller's thread is a CPU thread, or the device's when there is no CPU thread. */
+  if (o.gpu && nthreads > 0 && pthread_create(&tid[started], NULL, pool_gpu, &p) == 0) started++;
   for (int i = 1; i < nthreads; i++) {
     if (pthread_create(&tid[started], NULL, pool_worker, &p) != 0) break;
     started++;
   }
-  pool_worker(&p);
+  if (nthreads > 0 || !o.gpu)
+    pool_worker(&p);
+  else
+    pool_gpu(&p);
   for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
   pthread_mutex_lock(&r->lock);
   r->t_end = nq_now_mono();

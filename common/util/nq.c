@@ -27,6 +27,8 @@ const char *nq_strerror(int err) {
   case NQ_ETXN: return "no transaction open, or one already open";
   case NQ_EBUSY: return "busy";
   case NQ_ESCHEMA: return "database schema newer than this program";
+  case NQ_ENODEV: return "no such device or kernel";
+  case NQ_EDEVICE: return "device failure";
   default: return "unknown error";
   }
 }

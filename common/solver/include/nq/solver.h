@@ -69,13 +69,18 @@ const char *nq_fast_kernel_in_use(void);
 typedef void (*nq_progress_cb)(uint64_t nodes_done, void *arg);
 
 typedef struct nq_solve_opts_s {
-  int threads;           /* >= 1 */
+  int threads;           /* CPU threads: >= 1, or 0 with a gpu (a GPU-only solve) */
   nq_progress_cb progress;
   void *progress_arg;
   volatile int *cancel;  /* if non-NULL and set non-zero, the solve stops early with NQ_ESTATE */
   struct nq_throttle_s *throttle; /* NULL, or the priority / pause / CPU limit of every solver
                                      thread of the pool (nq/throttle.h) */
+  struct nq_gpu_s *gpu;  /* NULL, or a device (nq/gpu.h) that takes batches of the pool's tasks
+                            beside the CPU threads, from its own thread */
 } nq_solve_opts_t;
+
+/* What solved a run's tasks (nq_run_status_t.engines): the CPU kernel, a GPU, or both. */
+enum { NQ_ENGINE_CPU = 1, NQ_ENGINE_GPU = 2 };
 
 /* Solve one unit with a pthread pool: the unit is expanded a few rows deeper into tasks that the
  * workers take dynamically. Results equal nq_fast_solve_unit exactly (nodes included). */

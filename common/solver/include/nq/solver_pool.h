@@ -63,7 +63,11 @@ int nq_run_new(const nq_subject_t *s, const nq_ckpt_t *resume, nq_run_t **out, c
 void nq_run_free(nq_run_t *r);
 
 /* Solve the tasks not finished yet on opts->threads threads (the caller's thread is one of them;
- * opts may be NULL: one thread). opts->progress gets the nodes of every finished task, resumed
+ * opts may be NULL: one thread) and, with opts->gpu, on that device too: one more thread takes
+ * batches of tasks (sized to about a second of the device's measured speed) and solves them on
+ * the device, recording each task as a CPU thread does. When the device fails, that thread
+ * solves the batch it held, and every task after it, on the CPU: nothing finished is lost. With
+ * threads 0 the caller's thread is the device's (a GPU-only solve, which falls back the same way). opts->progress gets the nodes of every finished task, resumed
  * ones included. Returns 0 and *out (the whole subject's counts, the expanded rows' nodes
  * included), or NQ_ESTATE when *opts->cancel stopped it (what finished stays recorded: take a
  * snapshot), or the kernel's error. Run it once per run. */
@@ -84,6 +88,7 @@ typedef struct nq_run_status_s {
   uint64_t nodes;          /* nodes of the finished tasks */
   double seconds;          /* as in a snapshot */
   int cut_depth;
+  unsigned engines;        /* NQ_ENGINE_* bits: what solved this run's tasks (not resumed ones) */
 } nq_run_status_t;
 
 /* From any thread: where the run stands. */

@@ -32,7 +32,9 @@ enum {
   NQ_ENOTOPEN = -16, /* the connection is not open (not yet, or no longer) */
   NQ_ETXN = -17,     /* transaction misuse: none is open, or one already is */
   NQ_EBUSY = -18,    /* busy: held by an earlier request, or locked by another process */
-  NQ_ESCHEMA = -19   /* the database's schema is newer than this program knows */
+  NQ_ESCHEMA = -19,  /* the database's schema is newer than this program knows */
+  NQ_ENODEV = -20,   /* no such device or kernel in this build or on this machine */
+  NQ_EDEVICE = -21   /* a device failed (a GPU's driver, build, resources or results) */
 };
 
 const char *nq_strerror(int err);

@@ -1,0 +1,174 @@
+/* nq: the OpenCL kernel of the GPU backend (nq-solver-3, OpenCL C 1.2).
+ *
+ * One work-item solves one subtree: a prefix of `depth` rows (a unit of the generator, cut deep
+ * enough below a pool task that a launch holds ~1e5 of them, common/solver/gpu_opencl.c). The
+ * search is the reference's (common/solver/solver_ref.c) made iterative: a stack of the rows'
+ * remaining candidates and attack masks, no recursion, the same rules in the same order, so every
+ * node the reference counts is counted here -- dead and blocked nodes as one node each, nothing
+ * below them -- and the side part's leaves go through the same rotation check. Each work-item
+ * writes its c2, c4, c8 and node count; the host adds them up per task (no 64-bit atomics, which
+ * OpenCL 1.2 does not promise).
+ *
+ * A subtree record is 32 bytes: byte 0 the depth d (2..N-1), bytes 1..d the columns of rows
+ * 0..d-1. The part and BOUND1 follow from them: the corner part has row 0 in column 0 (BOUND1 is
+ * row 1's column), the side part row 0 in column BOUND1 >= 1.
+ *
+ * NQ_CORRUPT (a build option the tests use) adds one to work-item 0's COUNT4: the self-test must
+ * refuse such a device.
+ */
+#ifndef NQ_CORRUPT
+#define NQ_CORRUPT 0
+#endif
+
+#define NQ_REC 32
+
+/* ref_blocked: a node on row N-5 or N-4 (and >= 2) whose placed rows leave a row below it no
+ * column (row N-1: none outside lastmask), or a free column no row from y down. */
+static int nq_blocked(int e, int y, uint mask, uint l, uint d, uint r, uint lastmask) {
+  if (y < 2 || y < e - 4 || y > e - 3) return 0;
+  uint open = 0;
+  for (int row = y; row <= e; row++) {
+    const int k = row - y;
+    uint cols = mask & ~d & ~(l << k) & ~(r >> k);
+    if (row == e) cols &= ~lastmask;
+    if (row > y && cols == 0) return 1;
+    open |= cols;
+  }
+  return (mask & ~d & ~open) != 0;
+}
+
+/* ref_dead: a side-part node on a row <= N-4 whose placed rows already reject the board in the
+ * 90- or 270-degree check. */
+static int nq_dead(int e, int y, const uint *b, int bound1, int bound2, uint topbit, int y90,
+                   int y270) {
+  if (y > e - 3) return 0;
+  int r;
+  if (y > bound2 && b[bound2] == 1u && y > y90) {
+    for (r = 0; r <= y90 && b[r] != 2u; r++) {}
+    if (r > y90) return 1;
+  }
+  if (y > bound1 && b[bound1] == topbit)
+    for (r = 0; r < y270 && r < y; r++)
+      if (b[r] == topbit >> 1) return 1;
+  return 0;
+}
+
+/* ref_check: the side part's leaf, counted once in the class of its orbit, or not at all.
+ * Returns 2, 4, 8 or 0. */
+static int nq_check(int e, const uint *b, int bound1, int bound2, uint topbit, uint endbit) {
+  int own, you;
+  uint bit, ptn;
+  if (b[bound2] == 1u) {
+    for (ptn = 2, own = 1; own <= e; own++, ptn <<= 1) {
+      bit = 1;
+      for (you = e; b[you] != ptn && b[own] >= bit; you--) bit <<= 1;
+      if (b[own] > bit) return 0;
+      if (b[own] < bit) break;
+    }
+    if (own > e) return 2;
+  }
+  if (b[e] == endbit) {
+    for (you = e - 1, own = 1; own <= e; own++, you--) {
+      bit = 1;
+      for (ptn = topbit; ptn != b[you] && b[own] >= bit; ptn >>= 1) bit <<= 1;
+      if (b[own] > bit) return 0;
+      if (b[own] < bit) break;
+    }
+    if (own > e) return 4;
+  }
+  if (b[bound1] == topbit) {
+    for (ptn = topbit >> 1, own = 1; own <= e; own++, ptn >>= 1) {
+      bit = 1;
+      for (you = 0; b[you] != ptn && b[own] >= bit; you++) bit <<= 1;
+      if (b[own] > bit) return 0;
+      if (b[own] < bit) break;
+    }
+  }
+  return 8;
+}
+
+__kernel void nq_solve(__global const uchar *recs, const uint count, const int n,
+                       __global ulong *out) {
+  const size_t gid = get_global_id(0);
+  if (gid >= count) return;
+  __global const uchar *t = recs + (size_t)NQ_REC * gid;
+  const int depth = t[0], e = n - 1;
+  const uint mask = n == 32 ? 0xffffffffu : ((1u << n) - 1u), topbit = 1u << e;
+  const int side = t[1] != 0;
+  const int bound1 = side ? t[1] : t[2], bound2 = side ? e - bound1 : 0;
+  uint sidemask = 0, endbit = 0, lastmask = 0;
+  if (side) {
+    sidemask = topbit | 1u;
+    endbit = topbit >> bound1;
+    uint last = topbit | 1u;
+    for (int i = 1; i < bound1; i++) last |= (last >> 1) | (last << 1);
+    lastmask = last & mask;
+  }
+  uint board[32], bm[32], ls[32], ds[32], rs[32];
+  uint l = 0, d = 0, r = 0;
+  for (int y = 0; y < depth; y++) {
+    const uint bit = 1u << t[1 + y];
+    board[y] = bit;
+    l = (l | bit) << 1;
+    d |= bit;
+    r = (r | bit) >> 1;
+  }
+  const int c1 = t[2], y90 = e - c1, y270 = c1; /* row 1's column (see ref_dead) */
+  ulong c2 = 0, c4 = 0, c8 = 0, nodes = 0;
+  int y = depth;
+  for (;;) {
+    /* Visit the node on row y with attack masks l, d, r: one node, then its children. */
+    nodes++;
+    uint next = 0;
+    const uint bitmap = mask & ~(l | d | r);
+    const int cut = (side && nq_dead(e, y, board, bound1, bound2, topbit, y90, y270)) ||
+                    nq_blocked(e, y, mask, l, d, r, side ? lastmask : 0u);
+    if (!cut && y == e) {
+      if (!side) {
+        c8 += bitmap != 0;
+      } else if (bitmap && !(bitmap & lastmask)) {
+        board[e] = bitmap;
+        const int k = nq_check(e, board, bound1, bound2, topbit, endbit);
+        c2 += k == 2;
+        c4 += k == 4;
+        c8 += k == 8;
+      }
+    } else if (!cut) {
+      next = bitmap;
+      if (!side) {
+        if (y < bound1) next &= ~2u;
+      } else if (y < bound1) {
+        next &= ~sidemask;
+      } else if (y == bound2) {
+        if (!(d & sidemask)) next = 0;
+        else if ((d & sidemask) != sidemask) next &= sidemask;
+      }
+    }
+    if (next) {
+      bm[y] = next;
+      ls[y] = l;
+      ds[y] = d;
+      rs[y] = r;
+    } else {
+      do {
+        y--;
+      } while (y >= depth && !bm[y]);
+      if (y < depth) break;
+    }
+    const uint bit = bm[y] & (0u - bm[y]);
+    bm[y] ^= bit;
+    board[y] = bit;
+    l = (ls[y] | bit) << 1;
+    d = ds[y] | bit;
+    r = (rs[y] | bit) >> 1;
+    y++;
+  }
+#if NQ_CORRUPT
+  if (gid == 0) c4++;
+#endif
+  __global ulong *o = out + 4 * gid;
+  o[0] = c2;
+  o[1] = c4;
+  o[2] = c8;
+  o[3] = nodes;
+}

@@ -1,0 +1,101 @@
+/* nq: the GPU backend -- nq-solver-3 on OpenCL 1.2 devices (docs/gpu.md).
+ *
+ * A device solves lists of units exactly as the CPU kernels do: the same c2, c4, c8 and node
+ * count for every unit (dead and blocked nodes cut the same way), so a GPU result and a CPU result
+ * of one unit agree on the fingerprint. How: each unit of a batch is expanded on the host, row by
+ * row through the generator (nq_unit_children), until the batch holds enough subtrees to fill the
+ * device and each subtree has at most NQ_GPU_ROWS_MAX rows left; the expanded rows' nodes are
+ * counted on the host. One work-item then searches one subtree (common/solver/gpu_kernel.cl: the
+ * reference's search, iterative, over bitmask stacks), and the host adds the work-items' counts
+ * up per unit.
+ *
+ * Launches are bounded in time: a batch goes to the device in launches whose size is adapted to
+ * the measured speed so that each takes about `launch_seconds` (0.1 s by default, well under a
+ * desktop display watchdog's 2-5 s). Between two launches the solve checks its cancel flag and
+ * waits in its throttle (pause file, duty cycle), like a CPU solver thread between two tasks.
+ *
+ * The kernel's source is compiled into the binary (no file is looked up at run time). Built only
+ * with NQ_OPENCL (CMake finds the OpenCL loader); without it every device list is empty and
+ * nq_gpu_open answers NQ_ENODEV.
+ *
+ * Self-test. nq_gpu_open builds the kernel and, before the device takes any work, solves a fixed
+ * set of units (every unit of N=11 at depth 3 and of N=12 at depth 4, both parts) and compares
+ * each with the reference solver, counts and nodes; a device that disagrees is refused with a
+ * message naming it and the unit that differs (a broken driver or a miscompile).
+ */
+#ifndef NQ_GPU_H
+#define NQ_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nq/solver.h"
+#include "nq/unit.h"
+
+#define NQ_GPU_MAX_DEVICES 64
+#define NQ_GPU_ROWS_MAX 12      /* a subtree never has more rows left below it than this */
+#define NQ_GPU_ROWS_MIN 6       /* and the host stops expanding at this many */
+#define NQ_GPU_SUBTREES (1u << 17) /* a batch is expanded until it holds this many subtrees */
+
+typedef struct nq_gpu_info_s {
+  int index;              /* 0.. in platform order, then the platform's device order */
+  int is_gpu;             /* a GPU or accelerator (not a CPU device such as pocl) */
+  unsigned compute_units;
+  uint64_t global_mem;    /* bytes */
+  char name[128], vendor[128], platform[128], driver[64], version[64];
+} nq_gpu_info_t;
+
+/* 1 when this build has the OpenCL backend. */
+int nq_gpu_built(void);
+
+/* Every OpenCL device on this machine, up to max (*count: how many were written). A machine
+ * without an OpenCL driver has none (0, *count = 0). NQ_ENODEV without the backend. */
+int nq_gpu_list(nq_gpu_info_t *out, int max, int *count);
+
+/* The devices a --gpu value names, from the list: "off" none; "auto" every GPU or accelerator;
+ * "all" every device, CPU devices (pocl) too; "0,2" those indexes. Writes their indexes (at most
+ * max) and *count. NQ_EINVAL with a reason for anything else or an index not in the list. */
+int nq_gpu_select(const char *spec, const nq_gpu_info_t *devs, int ndevs, int *idx, int max,
+                  int *count, char *err, size_t errlen);
+
+typedef struct nq_gpu_opts_s {
+  double launch_seconds;  /* the time a launch aims at (0: 0.1) */
+  int corrupt;            /* tests: build the kernel with NQ_CORRUPT (one wrong COUNT4) */
+  unsigned fail_after;    /* tests: the launch after this many (the self-test's not counted)
+                             fails as a lost device's would (0: never) */
+} nq_gpu_opts_t;
+
+typedef struct nq_gpu_s nq_gpu_t;
+
+/* Open device `index` (of nq_gpu_list), build the kernel and run the self-test. Returns 0 and
+ * *out; NQ_ENODEV (no such device, or no backend); NQ_EDEVICE with a one-line reason in err when
+ * the driver fails, the kernel does not build or the self-test disagrees. opts may be NULL. */
+int nq_gpu_open(int index, const nq_gpu_opts_t *opts, nq_gpu_t **out, char *err, size_t errlen);
+void nq_gpu_close(nq_gpu_t *g);
+
+/* "opencl:<device name>": the backend label a result carries. */
+const char *nq_gpu_label(const nq_gpu_t *g);
+const nq_gpu_info_t *nq_gpu_info(const nq_gpu_t *g);
+
+/* What a solve checks between two launches. */
+typedef struct nq_gpu_ctl_s {
+  volatile int *cancel;            /* non-zero: stop (NQ_ECANCELED) */
+  struct nq_throttle_s *throttle;  /* pause and duty cycle (may be NULL) */
+  struct nq_throttle_thread_s *th; /* the calling thread's throttle account */
+} nq_gpu_ctl_t;
+
+/* Solve units[0..n-1] on the device; out[i] gets unit i's counts (nodes included), exactly as
+ * nq_fast_solve_unit. ctl may be NULL. Returns 0; NQ_ECANCELED when ctl->cancel stopped it (out
+ * is then undefined); NQ_EDEVICE when the device failed (the device is marked failed: every later
+ * call answers NQ_EDEVICE at once, and the caller finishes the units elsewhere); NQ_ENOMEM;
+ * NQ_EINVAL for a unit that does not validate. One thread at a time per device. */
+int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out,
+                 const nq_gpu_ctl_t *ctl);
+
+/* The device's speed so far: nodes solved on it and the seconds its launches took. */
+void nq_gpu_rate(const nq_gpu_t *g, uint64_t *nodes, double *seconds);
+
+/* Whether the device has failed (see nq_gpu_solve), and why. */
+int nq_gpu_failed(const nq_gpu_t *g, const char **why);
+
+#endif

@@ -1,0 +1,270 @@
+/* tests/test_gpu.c: the OpenCL backend (common/solver/gpu_opencl.c, gpu_kernel.cl) against the
+ * reference, unit by unit, counts and nodes; whole N through the pool on the device alone and
+ * beside CPU threads; the self-test's refusal of a corrupt kernel; a device failure mid-solve.
+ * Runs on any OpenCL device, pocl's CPU device in CI; skipped (77) when this build has no OpenCL
+ * backend or the machine no device, which scripts/bootstrap.sh installs. */
+#include "nq/gpu.h"
+#include "nq/nq.h"
+#include "nq/solver.h"
+#include "nq/solver_pool.h"
+#include "nq/unit.h"
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static nq_gpu_t *open_dev(const nq_gpu_opts_t *o) {
+  nq_gpu_t *g = NULL;
+  char err[512] = "";
+  int rc = nq_gpu_open(0, o, &g, err, sizeof err);
+  ck_assert_msg(rc == 0, "nq_gpu_open: %s", err);
+  return g;
+}
+
+typedef struct list_s {
+  nq_unit_t *v;
+  size_t len, cap;
+} list_t;
+
+static int push(const nq_unit_t *u, void *arg) {
+  list_t *l = arg;
+  if (l->len == l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 256;
+    l->v = realloc(l->v, l->cap * sizeof *l->v);
+    ck_assert_ptr_nonnull(l->v);
+  }
+  l->v[l->len++] = *u;
+  return 0;
+}
+
+/* Every unit of (n, depth) on the device equals the reference: counts and nodes. */
+static void every_unit(nq_gpu_t *g, int n, int depth) {
+  list_t l = {0};
+  ck_assert_int_eq(nq_units_generate(n, depth, push, &l), 0);
+  nq_counts_t *got = calloc(l.len, sizeof *got);
+  ck_assert_int_eq(nq_gpu_solve(g, l.v, l.len, got, NULL), 0);
+  for (size_t i = 0; i < l.len; i++) {
+    nq_counts_t want;
+    char t[NQ_UNIT_TEXT_MAX];
+    ck_assert_int_eq(nq_ref_solve_unit(&l.v[i], &want), 0);
+    nq_unit_format(&l.v[i], t, sizeof t);
+    ck_assert_msg(got[i].c2 == want.c2 && got[i].c4 == want.c4 && got[i].c8 == want.c8 &&
+                      got[i].nodes == want.nodes,
+                  "%s: gpu c2=%llu c4=%llu c8=%llu nodes=%llu, reference %llu %llu %llu %llu", t,
+                  (unsigned long long)got[i].c2, (unsigned long long)got[i].c4,
+                  (unsigned long long)got[i].c8, (unsigned long long)got[i].nodes,
+                  (unsigned long long)want.c2, (unsigned long long)want.c4,
+                  (unsigned long long)want.c8, (unsigned long long)want.nodes);
+  }
+  free(got);
+  free(l.v);
+}
+
+START_TEST(units_small_n) {
+  nq_gpu_t *g = open_dev(NULL);
+  for (int n = 4; n <= 13; n++)
+    for (int d = 2; d <= 4 && d <= n - 1; d++) every_unit(g, n, d);
+  every_unit(g, 14, 3);
+  nq_gpu_close(g);
+}
+END_TEST
+
+/* Units deep enough that the host does not expand them (a record of depth N-1: one leaf). */
+START_TEST(units_deep) {
+  nq_gpu_t *g = open_dev(NULL);
+  every_unit(g, 9, 8);
+  every_unit(g, 10, 7);
+  every_unit(g, 12, 9);
+  nq_gpu_close(g);
+}
+END_TEST
+
+static void check_known(int n, const nq_counts_t *c) {
+  const nq_known_t *k = nq_known(n);
+  char buf[40];
+  nq_totals_t t;
+  memset(&t, 0, sizeof t);
+  nq_totals_add(&t, c);
+  ck_assert_str_eq(nq_u128_str(nq_totals_total(&t), buf), k->total);
+  ck_assert_str_eq(nq_u128_str(t.c2, buf), k->c2);
+  ck_assert_str_eq(nq_u128_str(t.c4, buf), k->c4);
+  ck_assert_str_eq(nq_u128_str(t.c8, buf), k->c8);
+}
+
+/* Whole N through the pool: the device alone (threads 0), and beside a CPU thread, equal the CPU
+ * solve, node count included; a GPU-only run says so in its engines. */
+START_TEST(whole_n_pool) {
+  nq_gpu_t *g = open_dev(NULL);
+  for (int n = 15; n <= 16; n++) {
+    nq_counts_t cpu, gpu, both;
+    nq_solve_opts_t oc = {.threads = 2}, og = {.threads = 0, .gpu = g},
+                    ob = {.threads = 1, .gpu = g};
+    ck_assert_int_eq(nq_solve_n(n, 2, &oc, &cpu), 0);
+    ck_assert_int_eq(nq_solve_n(n, 2, &og, &gpu), 0);
+    ck_assert_int_eq(nq_solve_n(n, 2, &ob, &both), 0);
+    check_known(n, &gpu);
+    ck_assert_uint_eq(gpu.nodes, cpu.nodes);
+    ck_assert_uint_eq(both.nodes, cpu.nodes);
+    ck_assert_uint_eq(gpu.c4, cpu.c4);
+    ck_assert_uint_eq(both.c8, cpu.c8);
+  }
+  nq_subject_t s;
+  ck_assert_int_eq(nq_subject_whole(&s, 13, 2), 0);
+  nq_run_t *r;
+  ck_assert_int_eq(nq_run_new(&s, NULL, &r, NULL, 0), 0);
+  nq_solve_opts_t og = {.threads = 0, .gpu = g};
+  nq_counts_t c;
+  ck_assert_int_eq(nq_run_solve(r, &og, &c), 0);
+  nq_run_status_t st;
+  nq_run_status(r, &st);
+  ck_assert_uint_eq(st.engines, NQ_ENGINE_GPU);
+  ck_assert_uint_eq(st.ndone, st.ntasks);
+  nq_run_free(r);
+  check_known(13, &c);
+  uint64_t nodes;
+  double secs;
+  nq_gpu_rate(g, &nodes, &secs);
+  ck_assert_uint_gt(nodes, 0);
+  nq_gpu_close(g);
+}
+END_TEST
+
+/* A kernel built to corrupt one count is refused by the self-test, with the device's name. */
+START_TEST(selftest_refuses_corrupt) {
+  nq_gpu_opts_t o = {.corrupt = 1};
+  nq_gpu_t *g = NULL;
+  char err[512] = "";
+  ck_assert_int_eq(nq_gpu_open(0, &o, &g, err, sizeof err), NQ_EDEVICE);
+  ck_assert_ptr_null(g);
+  nq_gpu_info_t devs[NQ_GPU_MAX_DEVICES];
+  int n;
+  ck_assert_int_eq(nq_gpu_list(devs, NQ_GPU_MAX_DEVICES, &n), 0);
+  ck_assert_msg(strstr(err, "self-test") && strstr(err, devs[0].name), "%s", err);
+}
+END_TEST
+
+/* The device fails at its third launch of a GPU-only solve (N=14 cut at depth 4: the first two
+ * batches, of 8 and 16 tasks, are a launch each): the pool finishes on the CPU, exact, and the
+ * run says both engines worked; the device answers NQ_EDEVICE from then on. */
+START_TEST(device_failure_mid_solve) {
+  nq_gpu_opts_t o = {.fail_after = 2};
+  nq_gpu_t *g = open_dev(&o);
+  nq_subject_t s;
+  ck_assert_int_eq(nq_subject_whole(&s, 14, 4), 0);
+  nq_run_t *r;
+  ck_assert_int_eq(nq_run_new(&s, NULL, &r, NULL, 0), 0);
+  nq_solve_opts_t og = {.threads = 0, .gpu = g};
+  nq_counts_t c;
+  ck_assert_int_eq(nq_run_solve(r, &og, &c), 0);
+  nq_run_status_t st;
+  nq_run_status(r, &st);
+  ck_assert_uint_eq(st.ndone, st.ntasks);
+  ck_assert_uint_gt(st.ntasks, 24);
+  ck_assert_uint_eq(st.engines, NQ_ENGINE_GPU | NQ_ENGINE_CPU);
+  nq_run_free(r);
+  check_known(14, &c);
+  nq_counts_t cpu;
+  ck_assert_int_eq(nq_solve_n(14, 2, NULL, &cpu), 0);
+  ck_assert_uint_eq(c.nodes, cpu.nodes);
+  const char *why;
+  ck_assert_int_eq(nq_gpu_failed(g, &why), 1);
+  ck_assert_ptr_nonnull(strstr(why, "injected"));
+  nq_unit_t u;
+  ck_assert_int_eq(nq_unit_parse("10:c:2:0,2", &u, NULL, 0), 0);
+  ck_assert_int_eq(nq_gpu_solve(g, &u, 1, &c, NULL), NQ_EDEVICE);
+  nq_gpu_close(g);
+}
+END_TEST
+
+START_TEST(cancel_between_launches) {
+  nq_gpu_opts_t o = {.launch_seconds = 0.001};
+  nq_gpu_t *g = open_dev(&o);
+  list_t l = {0};
+  ck_assert_int_eq(nq_units_generate(14, 3, push, &l), 0);
+  nq_counts_t *got = calloc(l.len, sizeof *got);
+  volatile int cancel = 1;
+  nq_gpu_ctl_t ctl = {&cancel, NULL, NULL};
+  ck_assert_int_eq(nq_gpu_solve(g, l.v, l.len, got, &ctl), NQ_ECANCELED);
+  cancel = 0;
+  ck_assert_int_eq(nq_gpu_solve(g, l.v, 3, got, &ctl), 0);
+  free(got);
+  free(l.v);
+  nq_gpu_close(g);
+}
+END_TEST
+
+START_TEST(select_spec) {
+  nq_gpu_info_t d[3] = {{.index = 0, .is_gpu = 0}, {.index = 1, .is_gpu = 1},
+                        {.index = 2, .is_gpu = 1}};
+  int idx[8], n;
+  char err[256];
+  ck_assert_int_eq(nq_gpu_select("off", d, 3, idx, 8, &n, err, sizeof err), 0);
+  ck_assert_int_eq(n, 0);
+  ck_assert_int_eq(nq_gpu_select("auto", d, 3, idx, 8, &n, err, sizeof err), 0);
+  ck_assert_int_eq(n, 2);
+  ck_assert_int_eq(idx[0], 1);
+  ck_assert_int_eq(nq_gpu_select("all", d, 3, idx, 8, &n, err, sizeof err), 0);
+  ck_assert_int_eq(n, 3);
+  ck_assert_int_eq(nq_gpu_select("2,0", d, 3, idx, 8, &n, err, sizeof err), 0);
+  ck_assert_int_eq(n, 2);
+  ck_assert_int_eq(idx[0], 2);
+  ck_assert_int_eq(idx[1], 0);
+  ck_assert_int_eq(nq_gpu_select("3", d, 3, idx, 8, &n, err, sizeof err), NQ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "no OpenCL device 3"));
+  ck_assert_int_eq(nq_gpu_select("1,1", d, 3, idx, 8, &n, err, sizeof err), NQ_EINVAL);
+  ck_assert_int_eq(nq_gpu_select("1,", d, 3, idx, 8, &n, err, sizeof err), NQ_EINVAL);
+  ck_assert_int_eq(nq_gpu_select("gpu", d, 3, idx, 8, &n, err, sizeof err), NQ_EINVAL);
+  ck_assert_int_eq(nq_gpu_select("", d, 3, idx, 8, &n, err, sizeof err), NQ_EINVAL);
+}
+END_TEST
+
+/* Device 0, looked up in a child: an OpenCL driver started in this process (pocl starts threads)
+ * would not survive the fork of each test. */
+static int first_device(nq_gpu_info_t *out) {
+  int fd[2];
+  if (pipe(fd) != 0) return 0;
+  pid_t pid = fork();
+  if (pid == 0) {
+    nq_gpu_info_t devs[NQ_GPU_MAX_DEVICES];
+    int n = 0;
+    if (nq_gpu_list(devs, NQ_GPU_MAX_DEVICES, &n) == 0 && n > 0 &&
+        write(fd[1], &devs[0], sizeof devs[0]) != (ssize_t)sizeof devs[0])
+      _exit(1);
+    _exit(0);
+  }
+  close(fd[1]);
+  ssize_t got = pid > 0 ? read(fd[0], out, sizeof *out) : -1;
+  close(fd[0]);
+  if (pid > 0) waitpid(pid, NULL, 0);
+  return got == (ssize_t)sizeof *out;
+}
+
+int main(void) {
+  Suite *s = suite_create("gpu");
+  TCase *sel = tcase_create("select");
+  tcase_add_test(sel, select_spec);
+  suite_add_tcase(s, sel);
+  nq_gpu_info_t devs[1];
+  if (!nq_gpu_built() || !first_device(&devs[0])) {
+    fprintf(stderr, "test_gpu: %s: only the --gpu parser is tested\n",
+            nq_gpu_built() ? "no OpenCL device (apt-get install pocl-opencl-icd)"
+                           : "built without OpenCL");
+    int failed = tu_run_suite(s);
+    return failed ? failed : 77;
+  }
+  fprintf(stderr, "test_gpu: device 0 is %s (%s, %s)\n", devs[0].name, devs[0].platform,
+          devs[0].driver);
+  TCase *tc = tcase_create("device");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, units_small_n);
+  tcase_add_test(tc, units_deep);
+  tcase_add_test(tc, whole_n_pool);
+  tcase_add_test(tc, selftest_refuses_corrupt);
+  tcase_add_test(tc, device_failure_mid_solve);
+  tcase_add_test(tc, cancel_between_launches);
+  suite_add_tcase(s, tc);
+  return tu_run_suite(s);
+}
