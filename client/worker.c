@@ -99,7 +99,7 @@ static void solve_one(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, n
   sh->run = run;
   post_progress_locked(sh, id); /* where a resumed unit starts from */
   pthread_mutex_unlock(&sh->lock);
-  nq_solve_opts_t opts = {sh->threads, on_progress, sh, &sh->cancel, sh->throttle, NULL};
+  nq_solve_opts_t opts = {sh->threads, on_progress, sh, &sh->cancel, sh->throttle, NULL, 0};
   rc = nq_run_solve(run, &opts, &done->counts);
   /* A solve that stopped because we asked it to is cancelled, whatever code the pool uses. */
   if (rc != 0 && __atomic_load_n(&sh->cancel, __ATOMIC_RELAXED)) rc = NQ_ECANCELED;

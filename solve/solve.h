@@ -21,6 +21,8 @@ typedef struct solve_cfg_s {
   double unit_nodes;   /* >= 0: size units to this many nodes (< 0: not given) */
   uint64_t max_units;
   unsigned audit;      /* --audit K: re-estimate every K-th unit of a plan (0: no) */
+  const char *gpu;           /* --gpu auto|off|all|LIST (default off) */
+  int threads_given;         /* --threads was on the command line */
   const char *checkpoint;    /* --checkpoint FILE: save and resume a count (NULL: no) */
   double checkpoint_seconds; /* seconds between two saves */
 } solve_cfg_t;

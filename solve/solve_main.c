@@ -5,7 +5,11 @@
  *   nq-solve N --depth d --list-units                                the units of N at depth d
  *   nq-solve N [--depth d] --estimate [...]                          estimated cost (solve_plan.c)
  *   nq-solve N --unit-seconds S [--max-depth D] --plan|--list-units  units sized to S
+ *   nq-solve N --gpu all [--threads 0]                               count on OpenCL devices
+ *   nq-solve --gpu-list                                              the OpenCL devices
  */
+#include "nq/gpu.h"
+#include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/plan.h"
 #include "nq/solver.h"
@@ -30,7 +34,12 @@ static void usage(FILE *f) {
           "       nq-solve N --estimate [--depth D] [--seed S] [--effort P] [--calibrate SECS]\n"
           "       nq-solve N --unit-seconds S [--depth D] [--max-depth D] --plan|--list-units\n"
           "options:\n"
-          "  --threads T       worker threads (default: online CPUs)\n"
+          "  --threads T       CPU threads (default: online CPUs; 0 with --gpu: the devices\n"
+          "                    alone)\n"
+          "  --gpu auto|off|all|LIST  count on OpenCL devices too (default off): auto = every\n"
+          "                    GPU or accelerator, all = CPU devices (pocl) too, LIST = indexes\n"
+          "                    such as 0,1; each device must pass a self-test first\n"
+          "  --gpu-list        the OpenCL devices: index, name, platform, driver, compute units\n"
           "  --depth D         unit depth, 2..N-1: of --list-units (default 2), of the units\n"
           "                    --estimate reports on (default 2), the start depth of a plan\n"
           "                    (default: automatic, the first depth whose nodes average at\n"
@@ -93,9 +102,10 @@ static int list_cb(const nq_unit_t *u, void *arg) {
   return 0;
 }
 
-static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double secs, int threads) {
+static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double secs, int threads,
+                         const char *kernel) {
   const char *unit = cfg->unit_text;
-  int n = cfg->n, ref = cfg->reference;
+  int n = cfg->n;
   nq_totals_t t;
   memset(&t, 0, sizeof t);
   nq_totals_add(&t, c);
@@ -109,7 +119,7 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
                           total, "unique", uniq, "c2", (json_int_t)c->c2, "c4", (json_int_t)c->c4,
                           "c8", (json_int_t)c->c8, "nodes", (json_int_t)c->nodes, "seconds", secs,
                           "threads", threads, "solver", NQ_SOLVER_VERSION);
-    json_object_set_new(o, "kernel", json_string(ref ? "reference" : nq_fast_kernel_in_use()));
+    json_object_set_new(o, "kernel", json_string(kernel));
     if (unit) json_object_set_new(o, "unit", json_string(unit));
     if (c->count1) json_object_set_new(o, "count1", json_integer((json_int_t)c->count1));
     if (k) json_object_set_new(o, "matches_published", json_boolean(match));
@@ -126,14 +136,68 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
   if (c->count1) printf("COUNT1   %llu   (N=1: one solution, fixed by every symmetry)\n",
                         (unsigned long long)c->count1);
   printf("nodes    %llu\nseconds  %.3f\nthreads  %d\nkernel   %s\n", (unsigned long long)c->nodes,
-         secs, threads, ref ? "reference" : nq_fast_kernel_in_use());
+         secs, threads, kernel);
   if (k) printf("published %s (OEIS A000170/A002562)\n", match ? "MATCH" : "MISMATCH");
+}
+
+/* What computed a count: the reference, the CPU kernel, the devices that solved part of it (each
+ * "opencl:NAME"), joined by '+'. */
+static void kernel_label(const solve_cfg_t *cfg, nq_gpu_t *const *gpus, int ngpus, char *buf,
+                         size_t len) {
+  buf[0] = '\0';
+  if (cfg->reference) {
+    snprintf(buf, len, "reference");
+    return;
+  }
+  size_t off = 0;
+  for (int i = 0; i < ngpus; i++) {
+    uint64_t nodes;
+    double secs;
+    nq_gpu_rate(gpus[i], &nodes, &secs);
+    if (nodes && off < len) off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "+" : "",
+                                                    nq_gpu_label(gpus[i]));
+  }
+  int cpu = cfg->threads > 0;
+  for (int i = 0; i < ngpus; i++) cpu |= nq_gpu_failed(gpus[i], NULL);
+  if ((cpu || !off) && off < len)
+    snprintf(buf + off, len - off, "%s%s", off ? "+" : "", nq_fast_kernel_in_use());
+}
+
+/* nq-solve --gpu-list */
+static int run_gpu_list(void) {
+  nq_gpu_info_t d[NQ_GPU_MAX_DEVICES];
+  int n = 0;
+  if (nq_gpu_list(d, NQ_GPU_MAX_DEVICES, &n) != 0) {
+    printf("this build has no OpenCL backend (built with NQ_OPENCL=OFF or without the loader)\n");
+    return 0;
+  }
+  if (n == 0) printf("no OpenCL device (no driver installed: a GPU's vendor driver, or "
+                     "pocl-opencl-icd for the CPU)\n");
+  for (int i = 0; i < n; i++)
+    printf("%d  %s  [%s]  %s, driver %s, %s, %u compute units, %.1f GiB\n", d[i].index,
+           d[i].name, d[i].is_gpu ? "gpu" : "cpu", d[i].platform, d[i].driver, d[i].version,
+           d[i].compute_units, (double)d[i].global_mem / (1024.0 * 1024 * 1024));
+  return 0;
 }
 
 /* Count N or one unit. */
 static int run_solve(const solve_cfg_t *cfg) {
+  nq_gpu_t *gpus[16];
+  int ngpus = 0;
+  char err[512];
+  if (cfg->gpu && !cfg->reference) {
+    int rc = nq_gpu_open_spec(cfg->gpu, NULL, gpus, 16, &ngpus, err, sizeof err);
+    if (rc) {
+      fprintf(stderr, "nq-solve: %s\n", err);
+      return 2;
+    }
+    if (ngpus == 0 && cfg->threads == 0) {
+      fprintf(stderr, "nq-solve: --threads 0 and no OpenCL device passed its self-test\n");
+      return 1;
+    }
+  }
   progress_t pr = {nq_now_mono(), 0};
-  nq_solve_opts_t so = {cfg->threads, on_progress, &pr, NULL, NULL, NULL};
+  nq_solve_opts_t so = {cfg->threads, on_progress, &pr, NULL, NULL, gpus, ngpus};
   nq_counts_t res;
   int rc, threads = cfg->threads;
   nq_subject_t subj;
@@ -158,11 +222,14 @@ static int run_solve(const solve_cfg_t *cfg) {
   }
   double secs = nq_now_mono() - pr.start;
   if (pr.shown) fputc('\n', stderr);
+  char kernel[512];
+  kernel_label(cfg, gpus, ngpus, kernel, sizeof kernel);
+  for (int i = 0; i < ngpus; i++) nq_gpu_close(gpus[i]);
   if (rc) {
     fprintf(stderr, "nq-solve: %s\n", nq_strerror(rc));
     return 1;
   }
-  print_result(cfg, &res, secs, threads);
+  print_result(cfg, &res, secs, threads, kernel);
   return 0;
 }
 
@@ -237,7 +304,7 @@ static int arg_double(const char *opt, const char *s, double lo, double hi, doub
 
 enum {
   O_ESTIMATE = 256, O_SEED, O_EFFORT, O_CALIB, O_USECS, O_UNODES, O_MAXD, O_MAXU, O_PLAN,
-  O_VERIFY, O_AUDIT, O_UEFFORT, O_CKPT, O_CKPT_SECS, O_VERSION
+  O_VERIFY, O_AUDIT, O_UEFFORT, O_CKPT, O_CKPT_SECS, O_VERSION, O_GPU, O_GPU_LIST
 };
 
 /* Parse argv into cfg and the mode's name; returns 0, or an exit status (help: -1). */
@@ -259,12 +326,19 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
       {"checkpoint", required_argument, 0, O_CKPT},
       {"checkpoint-seconds", required_argument, 0, O_CKPT_SECS},
       {"version", no_argument, 0, O_VERSION},
+      {"gpu", required_argument, 0, O_GPU},
+      {"gpu-list", no_argument, 0, O_GPU_LIST},
       {0, 0, 0, 0}};
   int c, rc = 0, estimate = 0, plan = 0;
   long v;
   while (!rc && (c = getopt_long(argc, argv, "t:d:u:ljrh", opts, NULL)) != -1) {
     switch (c) {
-    case 't': if (!(rc = arg_long("threads", optarg, 1, 256, &v))) cfg->threads = (int)v; break;
+    case 't':
+      if (!(rc = arg_long("threads", optarg, 0, 256, &v))) cfg->threads = (int)v;
+      cfg->threads_given = 1;
+      break;
+    case O_GPU: cfg->gpu = optarg; break;
+    case O_GPU_LIST: return run_gpu_list() ? 1 : -1;
     case 'd': if (!(rc = arg_long("depth", optarg, 2, NQ_MAX_N, &v))) cfg->depth = (int)v; break;
     case 'u': cfg->unit_text = optarg; break;
     case 'l': cfg->list = 1; break;
@@ -301,6 +375,14 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
     }
   }
   if (rc) return rc;
+  if (cfg->threads == 0 && (!cfg->gpu || !strcmp(cfg->gpu, "off"))) {
+    fprintf(stderr, "nq-solve: --threads 0 needs --gpu (a count on the devices alone)\n");
+    return 2;
+  }
+  if (cfg->gpu && cfg->reference) {
+    fprintf(stderr, "nq-solve: --reference is the CPU's plain solver; it does not go with --gpu\n");
+    return 2;
+  }
   if (cfg->checkpoint && (cfg->reference || !*cfg->checkpoint)) {
     fprintf(stderr, "nq-solve: --checkpoint needs a file name and the fast solver\n");
     return 2;
@@ -325,6 +407,10 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
     return 2;
   }
   *mode = estimate ? "estimate" : sized ? "plan" : cfg->list ? "list-units" : "solve";
+  if (cfg->gpu && strcmp(*mode, "solve")) {
+    fprintf(stderr, "nq-solve: --gpu goes with a count, not with --%s\n", *mode);
+    return 2;
+  }
   if (cfg->checkpoint && strcmp(*mode, "solve")) {
     fprintf(stderr, "nq-solve: --checkpoint goes with a count, not with --%s\n", *mode);
     return 2;
@@ -370,6 +456,7 @@ static int parse_target(int argc, char **argv, solve_cfg_t *cfg, const solve_mod
 int main(int argc, char **argv) {
   solve_cfg_t cfg;
   memset(&cfg, 0, sizeof cfg);
+  nq_log_init("nq-solve", NQ_LOG_INFO);
   cfg.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (cfg.threads < 1) cfg.threads = 1;
   cfg.seed = NQ_EST_DEFAULT_SEED;

@@ -160,7 +160,7 @@ static int plan_unit_cb(const nq_plan_unit_t *pu, void *arg) {
   }
   if (po->cfg->audit && pu->index % po->cfg->audit == 0) return plan_audit_unit(po, pu);
   if (!po->cfg->verify) return 0;
-  nq_solve_opts_t so = {po->cfg->threads, NULL, NULL, NULL, NULL, NULL};
+  nq_solve_opts_t so = {po->cfg->threads, NULL, NULL, NULL, NULL, NULL, 0};
   nq_counts_t c;
   int rc = nq_solve_unit(&pu->unit, &so, &c);
   if (rc) return rc;
@@ -177,7 +177,7 @@ static int plan_unit_cb(const nq_plan_unit_t *pu, void *arg) {
 
 /* --verify: solve N whole and hold the plan's units (plus its split nodes) to it. */
 static int plan_verify(const solve_cfg_t *cfg, const nq_plan_summary_t *s, planout_t *po) {
-  nq_solve_opts_t so = {cfg->threads, NULL, NULL, NULL, NULL, NULL};
+  nq_solve_opts_t so = {cfg->threads, NULL, NULL, NULL, NULL, NULL, 0};
   nq_counts_t whole;
   int rc = nq_solve_n(cfg->n, 2, &so, &whole);
   if (rc) {

@@ -73,7 +73,7 @@ static void run_and_stop(const nq_subject_t *s, int depth, uint32_t after, nq_ck
   if (depth) nq_ckpt_free(&start);
   stop_t st = {after == 0, after};
   nq_run_on_interval(r, 1e-9, stop_after, &st); /* after every task */
-  nq_solve_opts_t o = {1, NULL, NULL, &st.cancel, NULL, NULL};
+  nq_solve_opts_t o = {1, NULL, NULL, &st.cancel, NULL, NULL, 0};
   nq_counts_t c;
   int rc = nq_run_solve(r, &o, &c);
   nq_ckpt_t snap;
@@ -103,7 +103,7 @@ static void resume_exact(const nq_subject_t *s, const nq_ckpt_t *c, int threads,
   nq_run_status_t st;
   nq_run_status(r, &st);
   ck_assert_uint_eq(st.resumed, c->ndone);
-  nq_solve_opts_t o = {threads, NULL, NULL, NULL, NULL, NULL};
+  nq_solve_opts_t o = {threads, NULL, NULL, NULL, NULL, NULL, 0};
   nq_counts_t got;
   ck_assert_int_eq(nq_run_solve(r, &o, &got), 0);
   assert_counts_eq(&got, want, what);
@@ -246,7 +246,7 @@ START_TEST(stop_resume_whole_n) {
   nq_subject_t s;
   ck_assert_int_eq(nq_subject_whole(&s, 13, 3), 0);
   nq_counts_t ref;
-  nq_solve_opts_t o = {2, NULL, NULL, NULL, NULL, NULL};
+  nq_solve_opts_t o = {2, NULL, NULL, NULL, NULL, NULL, 0};
   ck_assert_int_eq(nq_solve_n(13, 3, &o, &ref), 0);
   for (int rep = 0; rep < 5; rep++) {
     nq_ckpt_t c;
@@ -483,7 +483,7 @@ START_TEST(file_save_load_and_checkpointed_solve) {
   ck_assert_uint_eq(d.ndone, 40);
   nq_ckpt_free(&d);
   double secs = -1;
-  nq_solve_opts_t o = {2, NULL, NULL, NULL, NULL, NULL};
+  nq_solve_opts_t o = {2, NULL, NULL, NULL, NULL, NULL, 0};
   ck_assert_int_eq(nq_solve_checkpointed(&s, &o, path, 60, &got, &secs), 0);
   assert_counts_eq(&got, &ref, "checkpointed solve");
   ck_assert(secs >= c.seconds);

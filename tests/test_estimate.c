@@ -125,7 +125,7 @@ END_TEST
  * 5 standard errors, for five seeds each; the exact nodes above the depth are counted. */
 START_TEST(whole_n_within_bound) {
   for (int n = 8; n <= 16; n++) {
-    nq_solve_opts_t so = {1, NULL, NULL, NULL, NULL, NULL};
+    nq_solve_opts_t so = {1, NULL, NULL, NULL, NULL, NULL, 0};
     nq_counts_t whole;
     ck_assert_int_eq(nq_solve_n(n, 2, &so, &whole), 0);
     for (int depth = 2; depth <= 4; depth += 2) {

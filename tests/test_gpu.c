@@ -100,8 +100,8 @@ START_TEST(whole_n_pool) {
   nq_gpu_t *g = open_dev(NULL);
   for (int n = 15; n <= 16; n++) {
     nq_counts_t cpu, gpu, both;
-    nq_solve_opts_t oc = {.threads = 2}, og = {.threads = 0, .gpu = g},
-                    ob = {.threads = 1, .gpu = g};
+    nq_solve_opts_t oc = {.threads = 2}, og = {.threads = 0, .gpus = &g, .ngpus = 1},
+                    ob = {.threads = 1, .gpus = &g, .ngpus = 1};
     ck_assert_int_eq(nq_solve_n(n, 2, &oc, &cpu), 0);
     ck_assert_int_eq(nq_solve_n(n, 2, &og, &gpu), 0);
     ck_assert_int_eq(nq_solve_n(n, 2, &ob, &both), 0);
@@ -115,7 +115,7 @@ START_TEST(whole_n_pool) {
   ck_assert_int_eq(nq_subject_whole(&s, 13, 2), 0);
   nq_run_t *r;
   ck_assert_int_eq(nq_run_new(&s, NULL, &r, NULL, 0), 0);
-  nq_solve_opts_t og = {.threads = 0, .gpu = g};
+  nq_solve_opts_t og = {.threads = 0, .gpus = &g, .ngpus = 1};
   nq_counts_t c;
   ck_assert_int_eq(nq_run_solve(r, &og, &c), 0);
   nq_run_status_t st;
@@ -156,7 +156,7 @@ START_TEST(device_failure_mid_solve) {
   ck_assert_int_eq(nq_subject_whole(&s, 14, 4), 0);
   nq_run_t *r;
   ck_assert_int_eq(nq_run_new(&s, NULL, &r, NULL, 0), 0);
-  nq_solve_opts_t og = {.threads = 0, .gpu = g};
+  nq_solve_opts_t og = {.threads = 0, .gpus = &g, .ngpus = 1};
   nq_counts_t c;
   ck_assert_int_eq(nq_run_solve(r, &og, &c), 0);
   nq_run_status_t st;

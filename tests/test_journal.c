@@ -329,7 +329,7 @@ static int cmp_unit(const nq_unit_t *u, void *arg) {
   cmp_t *c = arg;
   volatile int never = 0;
   uint64_t seen = 0;
-  nq_solve_opts_t o = {c->threads, count_progress, &seen, &never, NULL, NULL};
+  nq_solve_opts_t o = {c->threads, count_progress, &seen, &never, NULL, NULL, 0};
   nq_counts_t a, b;
   ck_assert_int_eq(nq_fast_solve_unit(u, &a), 0);
   ck_assert_int_eq(nq_solve_unit(u, &o, &b), 0);
@@ -359,7 +359,7 @@ START_TEST(worker_solve_cancel) {
   ck_assert_int_eq(nq_unit_parse("16:c:2:0,2", &u, NULL, 0), 0);
   volatile int cancel = 1;
   uint64_t seen = 0;
-  nq_solve_opts_t o = {1, count_progress, &seen, &cancel, NULL, NULL};
+  nq_solve_opts_t o = {1, count_progress, &seen, &cancel, NULL, NULL, 0};
   nq_counts_t c;
   ck_assert_int_eq(nq_solve_unit(&u, &o, &c), NQ_ESTATE);
   cancel = 0;

@@ -110,7 +110,7 @@ static int check_cover(int n, double target, int start, int max_depth, const nq_
 
 START_TEST(mixed_depths_cover_exactly) {
   int n = _i, mixed = 0;
-  nq_solve_opts_t so = {1, NULL, NULL, NULL, NULL, NULL};
+  nq_solve_opts_t so = {1, NULL, NULL, NULL, NULL, NULL, 0};
   nq_counts_t whole;
   ck_assert_int_eq(nq_solve_n(n, 2, &so, &whole), 0);
   /* Targets from a tenth of N down to a 1e-4th (a few nodes for small N): one unit to tens of

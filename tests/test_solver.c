@@ -41,7 +41,7 @@ END_TEST
 START_TEST(known_fast) {
   int n = _i;
   nq_counts_t c;
-  nq_solve_opts_t o = {2, NULL, NULL, NULL, NULL, NULL};
+  nq_solve_opts_t o = {2, NULL, NULL, NULL, NULL, NULL, 0};
   ck_assert_int_eq(nq_solve_n(n, 3, &o, &c), 0);
   assert_known(n, &c, "fast");
   if (n >= NQ_UNIT_MIN_N && n <= 13) { /* the same tree: node counts agree too */
@@ -250,10 +250,10 @@ START_TEST(threads_do_not_change_results) {
   int ts[] = {2, 3, 4, 7};
   for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
     nq_counts_t one, many;
-    nq_solve_opts_t o1 = {1, NULL, NULL, NULL, NULL, NULL};
+    nq_solve_opts_t o1 = {1, NULL, NULL, NULL, NULL, NULL, 0};
     ck_assert_int_eq(nq_solve_n(ns[i], 2, &o1, &one), 0);
     for (size_t j = 0; j < sizeof ts / sizeof ts[0]; j++) {
-      nq_solve_opts_t o = {ts[j], NULL, NULL, NULL, NULL, NULL};
+      nq_solve_opts_t o = {ts[j], NULL, NULL, NULL, NULL, NULL, 0};
       ck_assert_int_eq(nq_solve_n(ns[i], 2 + (int)j % 3, &o, &many), 0);
       ck_assert(memcmp(&one, &many, sizeof one) == 0);
     }
@@ -262,7 +262,7 @@ START_TEST(threads_do_not_change_results) {
   nq_unit_t u;
   ck_assert_int_eq(nq_unit_parse("15:s:3:3,1", &u, NULL, 0), 0);
   nq_counts_t a, b;
-  nq_solve_opts_t o4 = {4, NULL, NULL, NULL, NULL, NULL};
+  nq_solve_opts_t o4 = {4, NULL, NULL, NULL, NULL, NULL, 0};
   ck_assert_int_eq(nq_fast_solve_unit(&u, &a), 0);
   ck_assert_int_eq(nq_solve_unit(&u, &o4, &b), 0);
   ck_assert(memcmp(&a, &b, sizeof a) == 0);
@@ -274,10 +274,10 @@ static void on_progress(uint64_t nodes, void *arg) { *(uint64_t *)arg = nodes; }
 START_TEST(cancel_and_progress) {
   volatile int cancel = 1;
   nq_counts_t c;
-  nq_solve_opts_t o = {2, NULL, NULL, &cancel, NULL, NULL};
+  nq_solve_opts_t o = {2, NULL, NULL, &cancel, NULL, NULL, 0};
   ck_assert_int_eq(nq_solve_n(12, 3, &o, &c), NQ_ESTATE);
   uint64_t seen = 0;
-  nq_solve_opts_t p = {2, on_progress, &seen, NULL, NULL, NULL};
+  nq_solve_opts_t p = {2, on_progress, &seen, NULL, NULL, NULL, 0};
   ck_assert_int_eq(nq_solve_n(15, 3, &p, &c), 0);
   ck_assert_uint_le(seen, c.nodes); /* progress never claims more than the final count */
 }

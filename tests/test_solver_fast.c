@@ -250,7 +250,7 @@ START_TEST(whole_n_each_variant) {
     ck_assert_int_eq(nq_fast_kernel_selected(), variants[i]);
     for (int n = 4; n <= 14; n++) {
       nq_counts_t c, one;
-      nq_solve_opts_t o = {2, NULL, NULL, NULL, NULL, NULL};
+      nq_solve_opts_t o = {2, NULL, NULL, NULL, NULL, NULL, 0};
       ck_assert_int_eq(nq_solve_n(n, 3, &o, &c), 0);
       o.threads = 1;
       ck_assert_int_eq(nq_solve_n(n, 2, &o, &one), 0);

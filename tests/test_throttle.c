@@ -75,7 +75,7 @@ static void solve_start(solve_t *s, int n, int threads, nq_throttle_t *t) {
   nq_subject_t subj;
   ck_assert_int_eq(nq_subject_whole(&subj, n, 2), 0);
   ck_assert_int_eq(nq_run_new(&subj, NULL, &s->run, NULL, 0), 0);
-  nq_solve_opts_t o = {threads, on_progress, s, &s->cancel, t, NULL};
+  nq_solve_opts_t o = {threads, on_progress, s, &s->cancel, t, NULL, 0};
   s->opts = o;
   pthread_mutex_init(&s->lock, NULL);
   ck_assert_int_eq(pthread_create(&s->th, NULL, solve_main, s), 0);
@@ -96,7 +96,7 @@ static uint32_t ndone(solve_t *s) {
 
 /* The same solve without a throttle: the reference the throttled one must equal bit for bit. */
 static void reference(int n, nq_counts_t *out) {
-  nq_solve_opts_t o = {2, NULL, NULL, NULL, NULL, NULL};
+  nq_solve_opts_t o = {2, NULL, NULL, NULL, NULL, NULL, 0};
   ck_assert_int_eq(nq_solve_n(n, 2, &o, out), 0);
 }
 
@@ -257,7 +257,7 @@ typedef struct many_s {
 static void *many_main(void *arg) {
   many_t *m = arg;
   __atomic_store_n(&m->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-  nq_solve_opts_t o = {1, NULL, NULL, &m->stop, m->t, NULL};
+  nq_solve_opts_t o = {1, NULL, NULL, &m->stop, m->t, NULL, 0};
   while (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED)) {
     nq_counts_t c;
     if (nq_solve_n(12, 2, &o, &c) == 0) m->solves++;

@@ -46,6 +46,40 @@ int nq_gpu_select(const char *spec, const nq_gpu_info_t *devs, int ndevs, int *i
   return 0;
 }
 
+int nq_gpu_open_spec(const char *spec, const nq_gpu_opts_t *opts, nq_gpu_t **out, int max,
+                     int *count, char *err, size_t errlen) {
+  *count = 0;
+  if (spec && !strcmp(spec, "off")) return 0;
+  nq_gpu_info_t devs[NQ_GPU_MAX_DEVICES];
+  int ndev = 0, idx[NQ_GPU_MAX_DEVICES], nsel = 0;
+  if (nq_gpu_list(devs, NQ_GPU_MAX_DEVICES, &ndev) != 0) {
+    if (spec && !strcmp(spec, "auto")) return 0; /* nothing to use, nothing asked for by name */
+    return nq_errorf(err, errlen, NQ_ENODEV, "--gpu %s: this build has no OpenCL backend", spec);
+  }
+  int rc = nq_gpu_select(spec, devs, ndev, idx, NQ_GPU_MAX_DEVICES, &nsel, err, errlen);
+  if (rc) return rc;
+  nq_gpu_opts_t o = {0};
+  if (opts) o = *opts;
+  const char *fa = getenv("NQ_GPU_FAIL_AFTER"), *co = getenv("NQ_GPU_CORRUPT");
+  if (fa && *fa && !o.fail_after) o.fail_after = (unsigned)strtoul(fa, NULL, 10);
+  if (co && !strcmp(co, "1")) o.corrupt = 1;
+  for (int i = 0; i < nsel && *count < max; i++) {
+    char why[1024];
+    nq_gpu_t *g;
+    int r = nq_gpu_open(idx[i], &o, &g, why, sizeof why);
+    if (r) {
+      nq_log(NQ_LOG_ERROR, "OpenCL device %d (%s) refused, the CPU goes on without it: %s", idx[i],
+             devs[idx[i]].name, why);
+      continue;
+    }
+    nq_log(NQ_LOG_INFO, "OpenCL device %d: %s (%s, driver %s, %u compute units) passed its "
+           "self-test", idx[i], devs[idx[i]].name, devs[idx[i]].platform, devs[idx[i]].driver,
+           devs[idx[i]].compute_units);
+    out[(*count)++] = g;
+  }
+  return 0;
+}
+
 #ifndef NQ_HAVE_OPENCL
 
 int nq_gpu_built(void) { return 0; }

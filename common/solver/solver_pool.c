@@ -321,8 +321,14 @@ static void *pool_worker(void *arg) {
 /* The device's thread: batches of tasks from the same counter, each solved in launches that
  * stop for a cancel, a pause or the duty cycle between them (nq_gpu_solve). A failed device's
  * batch, and every task after it, is solved on the CPU here. */
+typedef struct gpu_arg_s {
+  pool_t *p;
+  nq_gpu_t *g;
+} gpu_arg_t;
+
 static void *pool_gpu(void *arg) {
-  pool_t *p = arg;
+  pool_t *p = ((gpu_arg_t *)arg)->p;
+  nq_gpu_t *dev = ((gpu_arg_t *)arg)->g;
   nq_run_t *r = p->run;
   nq_throttle_thread_t th;
   nq_throttle_enter(p->opts->throttle, &th);
@@ -341,7 +347,7 @@ static void *pool_gpu(void *arg) {
         units[k++] = r->cut.tasks[i];
       }
     double t0 = nq_now_mono();
-    rc = nq_gpu_solve(p->opts->gpu, units, k, got, &ctl);
+    rc = nq_gpu_solve(dev, units, k, got, &ctl);
     double dt = nq_now_mono() - t0;
     if (rc == NQ_ECANCELED) {
       atomic_store(&p->rc, NQ_ESTATE);
@@ -367,9 +373,11 @@ static void *pool_gpu(void *arg) {
 }
 
 int nq_run_solve(nq_run_t *r, const nq_solve_opts_t *opts, nq_counts_t *out) {
-  nq_solve_opts_t o = {1, NULL, NULL, NULL, NULL, NULL};
+  nq_solve_opts_t o = {1, NULL, NULL, NULL, NULL, NULL, 0};
   if (opts) o = *opts;
-  if (o.threads < 1 && !o.gpu) o.threads = 1;
+  if (o.ngpus < 0 || !o.gpus) o.ngpus = 0;
+  if (o.ngpus > 16) o.ngpus = 16;
+  if (o.threads < 1 && !o.ngpus) o.threads = 1;
   pool_t p = {.run = r, .opts = &o};
   atomic_init(&p.next, 0);
   atomic_init(&p.rc, 0);
@@ -379,19 +387,24 @@ int nq_run_solve(nq_run_t *r, const nq_solve_opts_t *opts, nq_counts_t *out) {
   r->t_end = 0;
   pthread_mutex_unlock(&r->lock);
   int nthreads = o.threads, started = 0;
-  pthread_t tid[257];
+  pthread_t tid[256 + 16];
+  gpu_arg_t ga[16];
   if (nthreads > 256) nthreads = 256;
   if ((uint32_t)nthreads > r->cut.ntasks - r->resumed) nthreads = (int)(r->cut.ntasks - r->resumed);
-  /* The caller's thread is a CPU thread, or the device's when there is no CPU thread. */
-  if (o.gpu && nthreads > 0 && pthread_create(&tid[started], NULL, pool_gpu, &p) == 0) started++;
+  /* The caller's thread is a CPU thread, or the first device's when there is no CPU thread. */
+  for (int i = 0; i < o.ngpus; i++) {
+    ga[i] = (gpu_arg_t){&p, o.gpus[i]};
+    if ((i > 0 || nthreads > 0) && pthread_create(&tid[started], NULL, pool_gpu, &ga[i]) == 0)
+      started++;
+  }
   for (int i = 1; i < nthreads; i++) {
     if (pthread_create(&tid[started], NULL, pool_worker, &p) != 0) break;
     started++;
   }
-  if (nthreads > 0 || !o.gpu)
+  if (nthreads > 0 || !o.ngpus)
     pool_worker(&p);
   else
-    pool_gpu(&p);
+    pool_gpu(&ga[0]);
   for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
   pthread_mutex_lock(&r->lock);
   r->t_end = nq_now_mono();

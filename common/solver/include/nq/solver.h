@@ -75,8 +75,9 @@ typedef struct nq_solve_opts_s {
   volatile int *cancel;  /* if non-NULL and set non-zero, the solve stops early with NQ_ESTATE */
   struct nq_throttle_s *throttle; /* NULL, or the priority / pause / CPU limit of every solver
                                      thread of the pool (nq/throttle.h) */
-  struct nq_gpu_s *gpu;  /* NULL, or a device (nq/gpu.h) that takes batches of the pool's tasks
-                            beside the CPU threads, from its own thread */
+  struct nq_gpu_s *const *gpus; /* ngpus devices (nq/gpu.h), each taking batches of the pool's
+                                   tasks beside the CPU threads, from a thread of its own */
+  int ngpus;
 } nq_solve_opts_t;
 
 /* What solved a run's tasks (nq_run_status_t.engines): the CPU kernel, a GPU, or both. */

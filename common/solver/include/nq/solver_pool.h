@@ -63,11 +63,11 @@ int nq_run_new(const nq_subject_t *s, const nq_ckpt_t *resume, nq_run_t **out, c
 void nq_run_free(nq_run_t *r);
 
 /* Solve the tasks not finished yet on opts->threads threads (the caller's thread is one of them;
- * opts may be NULL: one thread) and, with opts->gpu, on that device too: one more thread takes
+ * opts may be NULL: one thread) and on opts->gpus too: for each device one more thread takes
  * batches of tasks (sized to about a second of the device's measured speed) and solves them on
- * the device, recording each task as a CPU thread does. When the device fails, that thread
- * solves the batch it held, and every task after it, on the CPU: nothing finished is lost. With
- * threads 0 the caller's thread is the device's (a GPU-only solve, which falls back the same way). opts->progress gets the nodes of every finished task, resumed
+ * the device, recording each task as a CPU thread does. When a device fails, its thread solves
+ * the batch it held, and every task after it, on the CPU: nothing finished is lost. With threads
+ * 0 the caller's thread is the first device's (a GPU-only solve, which falls back the same way). opts->progress gets the nodes of every finished task, resumed
  * ones included. Returns 0 and *out (the whole subject's counts, the expanded rows' nodes
  * included), or NQ_ESTATE when *opts->cancel stopped it (what finished stays recorded: take a
  * snapshot), or the kernel's error. Run it once per run. */
