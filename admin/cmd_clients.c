@@ -22,16 +22,17 @@ int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
   } else {
     const json_t *list = adm_get(d, "clients");
     char seen[64];
-    printf("%-24s %-16s %-7s %-8s %8s %8s %5s %20s  %-24s %-20s %-16s %s\n", "NAME", "OWNER",
+    printf("%-24s %-16s %-7s %-8s %8s %8s %5s %20s  %-24s %-20s %-16s %-8s %s\n", "NAME", "OWNER",
            "ACTIVE", "BANNED", "VALID", "INVALID", "HELD", "CREDIT", "SHOWN AS", "LAST SEEN",
-           "SOFTWARE", "PROTOCOL");
+           "SOFTWARE", "PROTOCOL", "BACKENDS");
     for (size_t i = 0; i < json_array_size(list); i++) {
       const json_t *c = json_array_get(list, i);
       const json_t *sw = adm_get(c, "software");
       long long proto = (long long)adm_int(c, "protocol");
       char pv[24] = "-";
       if (proto > 0) snprintf(pv, sizeof pv, "%lld", proto);
-      printf("%-24s %-16s %-7s %-8s %8lld %8lld %5lld %20s  %-24s %-20s %-16s %s\n",
+      const char *be = adm_str(c, "backends");
+      printf("%-24s %-16s %-7s %-8s %8lld %8lld %5lld %20s  %-24s %-20s %-16s %-8s %s\n",
              adm_str(c, "name"), adm_str(c, "owner"),
              json_is_true(adm_get(c, "active")) ? "yes" : "no",
              json_is_true(adm_get(c, "banned"))    ? "BANNED"
@@ -40,7 +41,7 @@ int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
              (long long)adm_int(c, "valid"), (long long)adm_int(c, "invalid"),
              (long long)adm_int(c, "outstanding"), adm_str(c, "credit"),
              adm_str(c, "display_name"), adm_time(adm_int(c, "last_seen"), seen, sizeof seen),
-             json_is_string(sw) ? json_string_value(sw) : "-", pv);
+             json_is_string(sw) ? json_string_value(sw) : "-", pv, *be ? be : "-");
     }
     printf("%zu client(s)\n", json_array_size(list));
   }

@@ -77,10 +77,11 @@ static void print_unit(const json_t *u) {
   const json_t *reps = adm_get(u, "replicas");
   for (size_t i = 0; i < json_array_size(reps); i++) {
     const json_t *r = json_array_get(reps, i);
-    printf("    result from %-20s c2 %lld c4 %lld c8 %lld nodes %lld (%s, %s)\n",
+    const json_t *be = adm_get(r, "backend");
+    printf("    result from %-20s c2 %lld c4 %lld c8 %lld nodes %lld (%s, %s, %s)\n",
            adm_str(r, "client"), (long long)adm_int(r, "c2"), (long long)adm_int(r, "c4"),
            (long long)adm_int(r, "c8"), (long long)adm_int(r, "nodes"), adm_str(r, "solver"),
-           adm_str(r, "state"));
+           json_is_string(be) ? json_string_value(be) : "backend unknown", adm_str(r, "state"));
   }
   print_running(u);
 }

@@ -21,6 +21,7 @@
 #include "nq/addr.h"
 #include "nq/conn.h"
 #include "nq/files.h"
+#include "nq/gpu.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/proto.h"
@@ -57,6 +58,8 @@ struct cli_s {
   cli_journal_t j;
   cli_worker_t worker;
   nq_throttle_t *throttle; /* the solver threads' priority, CPU limit and pause file */
+  nq_gpu_t *gpus[CLI_GPUS_MAX]; /* the devices that passed their self-test (--gpu) */
+  int ngpus;
   uv_timer_t retry_timer, progress_timer, stop_timer, ckpt_timer;
   uv_signal_t sigint, sigterm;
   nq_conn_t *conn;
@@ -280,8 +283,10 @@ static void on_open(nq_conn_t *c) {
   cli_t *cli = nq_conn_data(c);
   const cli_config_t *cfg = cli->cfg;
   char name[NQ_PROTO_NAME_MAX + 1];
+  /* hello.threads is 1..1024: a client of devices alone says 1 (its one worker). */
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, NULL, NULL, NQ_SOLVER_VERSION,
-                  cfg->threads, "nq-client " NQ_VERSION_STRING, cfg->public_name, 0, 0, 0};
+                  cfg->threads > 0 ? cfg->threads : 1, "nq-client " NQ_VERSION_STRING,
+                  cfg->public_name, 0, 0, 0};
   if (cli->enrolling) {
     h.enrol = cfg->enrol;
     h.name = enrol_name(cfg, name);
@@ -747,6 +752,7 @@ static void unit_finished(cli_t *cli, cli_worker_event_t *ev) {
   r.counts = ev->counts;
   r.seconds = ev->seconds;
   snprintf(r.solver, sizeof r.solver, "%s", NQ_SOLVER_VERSION);
+  snprintf(r.backend, sizeof r.backend, "%s", ev->backend);
   if (cli->cfg->fault_lie) r.counts.c8 += 1; /* test-only fault injection */
   double rate = ev->seconds > 0 ? (double)ev->counts.nodes / ev->seconds : 0;
   char resumed[64] = "";
@@ -922,6 +928,7 @@ static void cli_release(cli_t *cli) {
     nq_log(NQ_LOG_WARN, "the solver was still in a task; leaving without it (the checkpoint "
            "has what was finished)");
     cli->throttle = NULL; /* the thread still uses it; the process is about to exit */
+    cli->ngpus = 0;       /* and its devices */
   }
   set_state(cli, CLI_STATE_DONE);
 }
@@ -987,6 +994,7 @@ void cli_config_default(cli_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   cfg->threads = n > 0 ? (n > 1024 ? 1024 : (int)n) : 1;
+  cfg->gpu = "auto";
   cfg->backoff_min = 0.5;
   cfg->backoff_max = 60;
   cfg->prefetch = 1;
@@ -1083,6 +1091,7 @@ static void load_assigned(cli_t *cli) {
 }
 
 static void cli_release_memory(cli_t *cli) {
+  for (int i = 0; i < cli->ngpus; i++) nq_gpu_close(cli->gpus[i]);
   nq_throttle_free(cli->throttle);
   cli_journal_close(&cli->j);
   nq_tls_ctx_free(cli->tls);
@@ -1113,6 +1122,19 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
     cli_release_memory(cli);
     return CLI_EXIT_SETUP;
   }
+  /* The devices first: each passes its self-test before it takes work, or is refused by name
+   * (nq_gpu_open_spec logs it) and the CPU goes on without it. */
+  char gerr[512];
+  const char *gspec = cfg->gpu ? cfg->gpu : "auto";
+  if (nq_gpu_open_spec(gspec, NULL, cli->gpus, CLI_GPUS_MAX, &cli->ngpus, gerr, sizeof gerr) != 0 ||
+      (cfg->threads == 0 && cli->ngpus == 0)) {
+    if (cli->ngpus == 0 && cfg->threads == 0)
+      snprintf(gerr, sizeof gerr, "--threads 0 needs an OpenCL device that passes its self-test, "
+               "and none did (--gpu %s; nq-solve --gpu-list shows the devices)", gspec);
+    nq_log(NQ_LOG_ERROR, "%s", gerr);
+    cli_release_memory(cli);
+    return CLI_EXIT_SETUP;
+  }
   /* From here on the handles exist: a failure ends the daemon through the normal release. */
   uv_timer_init(loop, &cli->retry_timer);
   uv_timer_init(loop, &cli->progress_timer);
@@ -1130,14 +1152,16 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
   *out = cli;
   nq_throttle_cfg_t tc = {cfg->priority, cfg->cpu_limit, cfg->pause_file, 0, 0};
   if (nq_throttle_new(&tc, &cli->throttle) != 0 ||
-      cli_worker_init(&cli->worker, loop, cfg->threads, cli->throttle, on_worker_event, cli) != 0) {
+      cli_worker_init(&cli->worker, loop, cfg->threads, cli->gpus, cli->ngpus, cli->throttle,
+                      on_worker_event, cli) != 0) {
     nq_log(NQ_LOG_ERROR, "cannot start the solver thread");
     leave(cli, CLI_REASON_FAILURE);
     cli_finish(cli);
     return 0;
   }
-  nq_log(NQ_LOG_INFO, "nq-client %s: server %s:%d, %d thread(s) at %s priority, CPU limit %d%%, "
-         "state %s%s", NQ_VERSION_STRING, cfg->host, cfg->port, cfg->threads,
+  nq_log(NQ_LOG_INFO, "nq-client %s: server %s:%d, %d thread(s) and %d GPU(s) at %s priority, "
+         "CPU limit %d%%, state %s%s", NQ_VERSION_STRING, cfg->host, cfg->port, cfg->threads,
+         cli->ngpus,
          nq_priority_name(cfg->priority), cfg->cpu_limit, cfg->state,
          cfg->fault_lie ? ", FAULT INJECTION lie (test only)" : "");
   load_assigned(cli);

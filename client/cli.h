@@ -71,7 +71,8 @@ typedef struct cli_config_s {
   const char *token;  /* --token, or NULL */
   const char *enrol;  /* --enrol, or NULL */
   const char *name;   /* --name, or NULL (host name) */
-  int threads;        /* --threads, >= 1 */
+  int threads;        /* --threads: CPU threads, >= 0 (0: the devices alone) */
+  const char *gpu;    /* --gpu auto|off|all|LIST: the OpenCL devices that solve too (auto) */
   const char *public_name; /* --public-name: shown on the server's public page; NULL: anonymous */
   const char *state;  /* --state directory */
   long max_units;     /* --max-units (--once is 1); 0 = no limit */
@@ -89,7 +90,7 @@ typedef struct cli_config_s {
   void *observer;
 } cli_config_t;
 
-/* Fill defaults: threads = online CPUs, state = $HOME/.nq-client, backoff 0.5 .. 60 s,
+/* Fill defaults: threads = online CPUs, gpu "auto", state = $HOME/.nq-client, backoff 0.5 .. 60 s,
  * prefetch 1, checkpoints every 60 s, signals handled, solver at idle priority, no CPU limit,
  * no pause file. */
 void cli_config_default(cli_config_t *cfg);

@@ -3,6 +3,7 @@
  *             (--token-file F | --token T | --enrol-file F | --enrol KEY [--name NAME])
  *             [--threads T] [--state DIR] [--once] [--max-units K] [--checkpoint-seconds S]
  *             [--priority idle|low|normal] [--cpu-limit PCT] [--pause-file PATH]
+ *             [--gpu auto|off|all|LIST]
  *             [--help] [--version]
  * docs/client.md has the details.
  */
@@ -43,7 +44,12 @@ static void usage(FILE *f) {
           "  --public-name NAME  the name to be credited under on the server's public page\n"
           "                      (1..64 of [A-Za-z0-9._-]; default: anonymous, shown as\n"
           "                      anonymous- and a short hash)\n"
-          "  --threads T         solver threads (default: online CPUs)\n"
+          "  --threads T         CPU solver threads (default: online CPUs; 0 with a GPU: the\n"
+          "                      GPU alone)\n"
+          "  --gpu auto|off|all|LIST  OpenCL devices that solve too (default auto: every GPU or\n"
+          "                      accelerator; all: CPU devices such as pocl too; LIST: indexes\n"
+          "                      such as 0,1, from nq-solve --gpu-list); each must pass a\n"
+          "                      self-test first; pause, CPU limit act between its launches\n"
           "  --state DIR         state directory: token, journal, checkpoints\n"
           "                      (default: $HOME/.nq-client)\n"
           "  --once              solve one unit, report it and exit\n"
@@ -120,7 +126,7 @@ int main(int argc, char **argv) {
   cli_config_default(&cfg);
   enum { O_SERVER = 1, O_CA, O_TOKEN, O_ENROL, O_NAME, O_THREADS, O_STATE, O_ONCE, O_MAX, O_CKPT,
          O_PUBLIC, O_HELP, O_VERSION, O_TOKEN_FILE, O_ENROL_FILE, O_PRIORITY, O_CPU_LIMIT,
-         O_PAUSE_FILE };
+         O_PAUSE_FILE, O_GPU };
   static const struct option opts[] = {
       {"server", required_argument, NULL, O_SERVER}, {"ca", required_argument, NULL, O_CA},
       {"token", required_argument, NULL, O_TOKEN},   {"enrol", required_argument, NULL, O_ENROL},
@@ -135,6 +141,7 @@ int main(int argc, char **argv) {
       {"priority", required_argument, NULL, O_PRIORITY},
       {"cpu-limit", required_argument, NULL, O_CPU_LIMIT},
       {"pause-file", required_argument, NULL, O_PAUSE_FILE},
+      {"gpu", required_argument, NULL, O_GPU},
       {NULL, 0, NULL, 0}};
   if (argc < 2) { /* a volunteer who just types the name gets the usage, not a cryptic error */
     usage(stderr);
@@ -163,8 +170,8 @@ int main(int argc, char **argv) {
     case O_STATE: cfg.state = optarg; break;
     case O_ONCE: once = 1; break;
     case O_THREADS:
-      if (parse_long(optarg, 1, 1024, &v)) {
-        fprintf(stderr, "nq-client: --threads wants 1..1024, not '%s'\n", optarg);
+      if (parse_long(optarg, 0, 1024, &v)) {
+        fprintf(stderr, "nq-client: --threads wants 0..1024, not '%s'\n", optarg);
         return CLI_EXIT_USAGE;
       }
       cfg.threads = (int)v;
@@ -190,6 +197,7 @@ int main(int argc, char **argv) {
     case O_TOKEN_FILE: token_file = optarg; break;
     case O_ENROL_FILE: enrol_file = optarg; break;
     case O_PAUSE_FILE: cfg.pause_file = optarg; break;
+    case O_GPU: cfg.gpu = optarg; break;
     case O_PRIORITY:
       if (nq_priority_parse(optarg, &cfg.priority) != 0) {
         fprintf(stderr, "nq-client: --priority wants idle, low or normal, not '%s'\n", optarg);

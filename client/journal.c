@@ -255,7 +255,8 @@ static int entry_list(const char *dir, const char *what, size_t elem_size, entry
 /* ---- results ---- */
 
 json_t *cli_result_pack(const cli_result_t *r) {
-  nq_result_t m = {r->id, r->unit, r->counts, r->seconds, r->solver};
+  nq_result_t m = {r->id, r->unit, r->counts, r->seconds, r->solver,
+                   r->backend[0] ? r->backend : NULL};
   return nq_result_pack(&m);
 }
 
@@ -273,6 +274,7 @@ static int result_parse(const json_t *o, int64_t id, void *slot) {
   r->id = m.id;
   strcpy(r->unit, m.unit);
   strcpy(r->solver, m.solver);
+  if (m.backend) snprintf(r->backend, sizeof r->backend, "%s", m.backend); /* parser: <= 128 */
   r->counts = m.counts;
   r->seconds = m.seconds;
   return r->id == id ? 0 : NQ_EPROTO; /* the name must agree with the content */

@@ -57,6 +57,7 @@ typedef struct cli_result_s {
   nq_counts_t counts; /* c2, c4, c8, nodes (count1 unused: units exist only for N >= 4) */
   double seconds;
   char solver[CLI_SOLVER_MAX];
+  char backend[NQ_PROTO_BACKEND_MAX + 1]; /* what computed it ("" when unknown: not sent) */
 } cli_result_t;
 
 /* One assignment as received in `work`. */

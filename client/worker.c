@@ -13,6 +13,8 @@
 struct cli_worker_shared_s {
   uv_async_t *async;   /* the loop's handle: used only while !quit, under the lock */
   int threads;
+  nq_gpu_t *gpus[CLI_GPUS_MAX]; /* borrowed */
+  int ngpus;
   nq_throttle_t *throttle; /* borrowed */
   volatile int cancel; /* handed to nq_solve_opts_t.cancel */
   pthread_mutex_t lock;
@@ -82,6 +84,26 @@ static int make_run(int64_t id, const nq_unit_t *u, nq_ckpt_t *resume, nq_run_t 
   return rc;
 }
 
+/* What solved a unit (a result's backend): each device that counted nodes in this run, then the
+ * CPU kernel if CPU threads solved tasks, joined by '+' and cut to the protocol's 128 characters
+ * (at a '+', so that no name is cut in half). */
+static void backend_label(const cli_worker_shared_t *sh, unsigned engines, const uint64_t *before,
+                          char *buf, size_t len) {
+  size_t off = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < sh->ngpus && (engines & NQ_ENGINE_GPU); i++) {
+    uint64_t nodes;
+    double secs;
+    nq_gpu_rate(sh->gpus[i], &nodes, &secs);
+    const char *l = nq_gpu_label(sh->gpus[i]);
+    if (nodes != before[i] && off + strlen(l) + 1 < len)
+      off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "+" : "", l);
+  }
+  const char *k = nq_fast_kernel_in_use();
+  if (((engines & NQ_ENGINE_CPU) || !off) && off + strlen(k) + 1 < len)
+    snprintf(buf + off, len - off, "%s%s", off ? "+" : "", k);
+}
+
 /* Solve one unit; the lock is not held. Fills the DONE event (except kind/id). */
 static void solve_one(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, nq_ckpt_t *resume,
                       cli_worker_event_t *done) {
@@ -99,7 +121,13 @@ static void solve_one(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, n
   sh->run = run;
   post_progress_locked(sh, id); /* where a resumed unit starts from */
   pthread_mutex_unlock(&sh->lock);
-  nq_solve_opts_t opts = {sh->threads, on_progress, sh, &sh->cancel, sh->throttle, NULL, 0};
+  nq_solve_opts_t opts = {sh->threads, on_progress, sh, &sh->cancel, sh->throttle, sh->gpus,
+                          sh->ngpus};
+  uint64_t before[CLI_GPUS_MAX];
+  for (int i = 0; i < sh->ngpus; i++) {
+    double secs;
+    nq_gpu_rate(sh->gpus[i], &before[i], &secs);
+  }
   rc = nq_run_solve(run, &opts, &done->counts);
   /* A solve that stopped because we asked it to is cancelled, whatever code the pool uses. */
   if (rc != 0 && __atomic_load_n(&sh->cancel, __ATOMIC_RELAXED)) rc = NQ_ECANCELED;
@@ -111,6 +139,7 @@ static void solve_one(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, n
   done->resumed = st.resumed;
   done->ntasks = st.ntasks;
   done->fraction = nq_run_fraction(run, 0);
+  backend_label(sh, st.engines, before, done->backend, sizeof done->backend);
   pthread_mutex_lock(&sh->lock);
   sh->run = NULL; /* no snapshot can reach it any more */
   pthread_mutex_unlock(&sh->lock);
@@ -165,14 +194,17 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_throttle_t *throttle,
-                    void (*on_event)(cli_worker_t *w), void *data) {
+int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_gpu_t *const *gpus,
+                    int ngpus, nq_throttle_t *throttle, void (*on_event)(cli_worker_t *w),
+                    void *data) {
   memset(w, 0, sizeof *w);
   w->on_event = on_event;
   w->data = data;
   cli_worker_shared_t *sh = calloc(1, sizeof *sh);
   if (!sh) return NQ_ENOMEM;
-  sh->threads = threads < 1 ? 1 : threads;
+  sh->ngpus = ngpus < 0 ? 0 : ngpus > CLI_GPUS_MAX ? CLI_GPUS_MAX : ngpus;
+  for (int i = 0; i < sh->ngpus; i++) sh->gpus[i] = gpus[i];
+  sh->threads = threads < 1 && !sh->ngpus ? 1 : threads < 0 ? 0 : threads;
   sh->throttle = throttle;
   sh->async = &w->async;
   pthread_condattr_t ca;

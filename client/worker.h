@@ -25,9 +25,13 @@
 #include <uv.h>
 
 #include "nq/checkpoint.h"
+#include "nq/gpu.h"
 #include "nq/solver.h"
 #include "nq/throttle.h"
 #include "nq/unit.h"
+
+#define CLI_GPUS_MAX 16        /* devices one client uses */
+#define CLI_BACKEND_MAX 129    /* a result's backend and its terminator (1..128 characters) */
 
 typedef struct cli_worker_s cli_worker_t;
 typedef struct cli_worker_shared_s cli_worker_shared_t; /* worker.c: the thread's side */
@@ -42,6 +46,8 @@ typedef struct cli_worker_event_s {
   double seconds;       /* solve time of the unit so far, every run of a resumed unit together */
   uint32_t resumed;     /* DONE: tasks that were finished in the checkpoint it resumed from */
   uint32_t ntasks;      /* DONE: tasks of its cut */
+  char backend[CLI_BACKEND_MAX]; /* DONE with status 0: what solved it ("avx512",
+                                      "opencl:NAME", several joined by '+') */
   int has_ckpt;         /* DONE with NQ_ECANCELED: ckpt holds what was finished (poller frees) */
   nq_ckpt_t ckpt;
 } cli_worker_event_t;
@@ -57,13 +63,16 @@ struct cli_worker_s {
   void *data;
 };
 
-/* Start the thread and the async handle on `loop`. The solves run under `throttle` (may be NULL;
+/* Start the thread and the async handle on `loop`. Each unit is solved by `threads` CPU threads
+ * (0: none) and the ngpus devices of gpus (borrowed, like throttle), nq_run_solve's pool. The
+ * solves run under `throttle` (may be NULL;
  * borrowed: it must outlive the thread, which a stop that leaves it running lets go on using).
  * on_event(w) runs on the loop thread whenever
  * the worker posted something; it should call cli_worker_poll until it returns CLI_WEV_NONE.
  * Returns 0, NQ_EIO or NQ_ENOMEM. */
-int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_throttle_t *throttle,
-                    void (*on_event)(cli_worker_t *w), void *data);
+int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_gpu_t *const *gpus,
+                    int ngpus, nq_throttle_t *throttle, void (*on_event)(cli_worker_t *w),
+                    void *data);
 /* Hand the worker one unit, to resume from `resume` when it is not NULL (the worker takes it
  * over, and frees it, whether it can use it or not: a checkpoint that is not this unit's or whose
  * cut this solver does not make is refused with a log line and the unit starts from zero).

@@ -8,8 +8,10 @@ shift || true
 
 # libhttp-parser-dev: the HTTP request parser of the status page (docs/http.md); Debian 12 has no
 # llhttp package. python3-prometheus-client: the suite checks /metrics with its parser.
+# ocl-icd-opencl-dev, opencl-c-headers: the OpenCL loader and headers of the GPU backend
+# (docs/gpu.md); pocl-opencl-icd: an OpenCL device on the CPU, which the GPU tests run on.
 PKGS=(libuv1-dev libsqlite3-dev libssl-dev check libjansson-dev pkg-config cmake build-essential
-  libhttp-parser-dev python3-prometheus-client)
+  libhttp-parser-dev python3-prometheus-client ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -268,6 +268,13 @@ static int client_cb(const srv_client_t *c, void *arg) {
                         own.name, "suspect", c->suspect, "network", c->net, "software",
                         c->software[0] ? c->software : NULL, "protocol", (json_int_t)c->protocol);
   if (!o) return NQ_ENOMEM;
+  char backends[512];
+  rc = srv_client_backends(l->st, c->id, backends, sizeof backends);
+  if (rc == 0 && json_object_set_new(o, "backends", json_string(backends)) != 0) rc = NQ_ENOMEM;
+  if (rc) {
+    json_decref(o);
+    return rc;
+  }
   /* Credit (schema 009): the verified nodes its agreeing results earned, and its public name. */
   srv_credit_t cr;
   int ok = 1;
@@ -333,11 +340,12 @@ static int asg_cb(const srv_asg_info_t *a, void *arg) {
   if (a->reported_at == 0) return 0; /* only results take part in the vote */
   srv_client_t c;
   const char *who = srv_client_get(l->st, a->client_id, &c) == 0 ? c.name : "?";
-  json_t *o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:I}", "assignment",
+  json_t *o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:s?, s:I}", "assignment",
                         (json_int_t)a->id, "client", who, "state", srv_asg_state_name(a->state),
                         "c2", (json_int_t)a->counts.c2, "c4", (json_int_t)a->counts.c4, "c8",
                         (json_int_t)a->counts.c8, "nodes", (json_int_t)a->counts.nodes, "solver",
-                        a->solver, "reported_at", (json_int_t)a->reported_at);
+                        a->solver, "backend", a->backend[0] ? a->backend : NULL, "reported_at",
+                        (json_int_t)a->reported_at);
   return o && json_array_append_new(l->arr, o) == 0 ? 0 : NQ_ENOMEM;
 }
 
@@ -385,7 +393,9 @@ static int unit_cb(const srv_unit_info_t *u, void *arg) {
                           (json_int_t)u->verified_at);
     if (!c || json_object_update(o, c) != 0) rc = NQ_ENOMEM;
     json_decref(c);
-  } else if (u->state == SRV_UNIT_DISPUTED) {
+  }
+  /* The results that voted, with the backend that computed each: a verified unit's evidence. */
+  if (rc == 0 && (u->state == SRV_UNIT_VERIFIED || u->state == SRV_UNIT_DISPUTED)) {
     list_ctx_t r = {json_array(), l->now, l->st};
     rc = r.arr ? srv_asg_list_unit(l->st, u->id, asg_cb, &r) : NQ_ENOMEM;
     if (rc == 0 && json_object_set_new(o, "replicas", r.arr) != 0) rc = NQ_ENOMEM;

@@ -619,8 +619,8 @@ static int judge_late(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_t
 }
 
 static int result_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, const char *unit_text,
-                         const nq_counts_t *c, double seconds, const char *solver, int64_t now,
-                         srv_result_info_t *info) {
+                         const nq_counts_t *c, double seconds, const char *solver,
+                         const char *backend, int64_t now, srv_result_info_t *info) {
   srv_asg_info_t a;
   srv_unit_info_t u;
   int rc = srv_asg_get_unit(s->store, asg_id, &a, &u);
@@ -641,6 +641,7 @@ static int result_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, cons
     /* A spot check is work the server asked for: accepted. Any other result is late. */
     info->status = a.spot ? SRV_RESULT_ACCEPTED : SRV_RESULT_LATE;
     rc = srv_asg_set_result(s->store, asg_id, c, seconds, solver, SRV_ASG_REPORTED, !a.spot, now);
+    if (rc == 0 && backend) rc = srv_asg_set_backend(s->store, asg_id, backend);
     if (rc == 0) rc = srv_store_unit_refresh(s->store, a.unit_id);
     if (rc == 0)
       rc = a.spot ? spot_result(s, &a, c, solver, now, info)
@@ -649,6 +650,7 @@ static int result_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, cons
     /* Open or disputed: the result votes (a disputed unit resolves itself by more votes). */
     info->status = SRV_RESULT_ACCEPTED;
     rc = srv_asg_set_result(s->store, asg_id, c, seconds, solver, SRV_ASG_REPORTED, 0, now);
+    if (rc == 0 && backend) rc = srv_asg_set_backend(s->store, asg_id, backend);
     if (rc == 0) rc = quorum_check(s, a.unit_id, u.job_id, now, info);
   }
   return rc;
@@ -656,7 +658,8 @@ static int result_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, cons
 
 int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
                      const char *unit_text, const nq_counts_t *counts, double seconds,
-                     const char *solver, int64_t now, srv_result_info_t *info) {
+                     const char *solver, const char *backend, int64_t now,
+                     srv_result_info_t *info) {
   srv_result_info_t tmp;
   if (!info) info = &tmp;
   memset(info, 0, sizeof *info);
@@ -664,7 +667,7 @@ int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
   if (rc == 0) rc = srv_store_savepoint(s->store);
   if (rc) return rc;
   rc = srv_store_release(s->store, result_locked(s, client_id, assignment_id, unit_text, counts,
-                                                 seconds, solver, now, info));
+                                                 seconds, solver, backend, now, info));
   if (rc) memset(info, 0, sizeof *info);
   return rc;
 }

@@ -254,6 +254,7 @@ typedef struct srv_asg_info_s {
   nq_counts_t counts; /* valid when reported_at != 0 */
   double seconds;
   char solver[SRV_SOLVER_MAX + 1];
+  char backend[NQ_PROTO_BACKEND_MAX + 1]; /* what computed the result (schema 010); "" unknown */
   /* The last progress the client reported (schema 004); progress_at = 0 before the first. */
   double progress;         /* share of the unit done, 0..1; -1 when not reported */
   double progress_seconds; /* the client's solve time on the unit so far; -1 when not reported */
@@ -431,6 +432,12 @@ int srv_asg_set_result(srv_store_t *st, int64_t asg_id, const nq_counts_t *c, do
                        const char *solver, srv_asg_state_t state, int late, int64_t now);
 /* Judge a result: the assignment becomes valid or invalid, and its client's counter of that
  * kind grows by one. */
+/* The distinct backends of the client's newest SRV_BACKENDS_HISTORY results, sorted, separated by
+ * spaces ("" when none said), cut to len. */
+#define SRV_BACKENDS_HISTORY 1000
+int srv_client_backends(srv_store_t *st, int64_t client_id, char *buf, size_t len);
+/* The backend that computed the assignment's result (schema 010). */
+int srv_asg_set_backend(srv_store_t *st, int64_t asg_id, const char *backend);
 int srv_asg_judge(srv_store_t *st, int64_t asg_id, int64_t client_id, int valid);
 /* The undecided (reported) results of a unit, oldest first. */
 int srv_asg_list_reported(srv_store_t *st, int64_t unit_id, srv_asg_cb cb, void *arg);

@@ -241,12 +241,12 @@ const char *srv_asg_state_name(srv_asg_state_t s) {
 
 #define ASG_COLS "id, unit_id, client_id, state, issued, deadline, reported_at, late, " \
                  "c2, c4, c8, nodes, seconds, solver, progress, progress_seconds, progress_nodes, " \
-                 "progress_at, net, spot, voided, " ASG_WHO("client_id", "voided")
+                 "progress_at, net, spot, voided, " ASG_WHO("client_id", "voided") ", backend"
 #define ASG_COLS_A "a.id, a.unit_id, a.client_id, a.state, a.issued, a.deadline, a.reported_at, " \
                    "a.late, a.c2, a.c4, a.c8, a.nodes, a.seconds, a.solver, a.progress, " \
                    "a.progress_seconds, a.progress_nodes, a.progress_at, a.net, a.spot, a.voided, " \
-                   ASG_WHO("a.client_id", "a.voided")
-#define ASG_NCOLS 23
+                   ASG_WHO("a.client_id", "a.voided") ", a.backend"
+#define ASG_NCOLS 24
 
 /* The owner of the assignment's client, and whether its vote counts not (voided, or the client is
  * banned or suspect). */
@@ -289,6 +289,7 @@ static void asg_row(sqlite3_stmt *s, srv_asg_info_t *a) {
   a->voided = sqlite3_column_int(s, 20);
   a->owner_id = col_i64(s, 21);
   a->novote = sqlite3_column_int(s, 22);
+  col_str(s, 23, a->backend, sizeof a->backend);
 }
 
 int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out) {
@@ -564,6 +565,24 @@ int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id
   return rc;
 }
 
+int srv_client_backends(srv_store_t *st, int64_t client_id, char *buf, size_t len) {
+  sqlite3_stmt *q;
+  /* Newest first through the partial index assignments_client_reported (schema 003). */
+  int rc = srv_store_stmt(st, "SELECT coalesce(group_concat(b, ' '), '') FROM (SELECT DISTINCT "
+                              "backend AS b FROM (SELECT backend FROM assignments WHERE "
+                              "client_id = ?1 AND seconds IS NOT NULL ORDER BY id DESC LIMIT ?2) "
+                              "WHERE backend IS NOT NULL ORDER BY b)", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, client_id);
+  sqlite3_bind_int(q, 2, SRV_BACKENDS_HISTORY);
+  if (sqlite3_step(q) == SQLITE_ROW)
+    col_str(q, 0, buf, len);
+  else
+    rc = srv_store_fail(st, "client backends");
+  sqlite3_reset(q);
+  return rc;
+}
+
 /* A new row, or the client's own expired one for the unit leased again (same id: still one
  * assignment, so at most one result, per unit and client). The client's network goes with it. */
 static int asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
@@ -667,6 +686,15 @@ int srv_asg_set_result(srv_store_t *st, int64_t asg_id, const nq_counts_t *c, do
   sqlite3_bind_text(q, 9, solver, -1, SQLITE_STATIC);
   sqlite3_bind_int64(q, 10, now);
   return srv_store_step(st, q, "store result");
+}
+
+int srv_asg_set_backend(srv_store_t *st, int64_t asg_id, const char *backend) {
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "UPDATE assignments SET backend = ?2 WHERE id = ?1", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, asg_id);
+  sqlite3_bind_text(q, 2, backend, -1, SQLITE_STATIC);
+  return srv_store_step(st, q, "store result backend");
 }
 
 int srv_asg_judge(srv_store_t *st, int64_t asg_id, int64_t client_id, int valid) {

@@ -88,7 +88,7 @@ int fx_work(fx_t *f, int64_t client, int want, int64_t now, srv_work_t *out, srv
 int fx_report_secs(fx_t *f, int64_t client, int64_t asg, const char *unit, const nq_counts_t *c,
                    double seconds, const char *solver, int64_t now, srv_result_info_t *info) {
   ck_assert_int_eq(srv_store_begin(f->st), 0);
-  int rc = srv_sched_result(&f->sched, client, asg, unit, c, seconds, solver, now, info);
+  int rc = srv_sched_result(&f->sched, client, asg, unit, c, seconds, solver, NULL, now, info);
   ck_assert_int_eq(srv_store_commit(f->st), 0);
   return rc;
 }

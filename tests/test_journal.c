@@ -382,7 +382,7 @@ START_TEST(worker_stop_does_not_wait_for_a_task) {
   uv_loop_t loop;
   ck_assert_int_eq(uv_loop_init(&loop), 0);
   cli_worker_t w;
-  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, NULL, no_event, NULL), 0);
+  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, NULL, 0, NULL, no_event, NULL), 0);
   nq_unit_t u;
   ck_assert_int_eq(nq_unit_parse("12:c:3:0,3,5", &u, NULL, 0), 0);
   ck_assert_int_eq(cli_worker_submit(&w, 3, &u, NULL), 0);
@@ -398,7 +398,7 @@ START_TEST(worker_stop_does_not_wait_for_a_task) {
   uv_run(&loop, UV_RUN_DEFAULT);
 
   /* One task of seconds: the unit resumed from an empty checkpoint whose cut is the unit itself. */
-  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, NULL, no_event, NULL), 0);
+  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, NULL, 0, NULL, no_event, NULL), 0);
   ck_assert_int_eq(nq_unit_parse("20:c:4:0,4", &u, NULL, 0), 0);
   nq_subject_t s;
   nq_cut_t cut;

@@ -249,7 +249,8 @@ START_TEST(round_trip_progress_result) {
   ck_assert_int_eq(lb.deadline, 1763900600);
   json_decref(m);
 
-  nq_result_t r = {42, "18:s:3:3,0,10", {1, 2, 3, 0, (uint64_t)INT64_MAX}, 1.25, NQ_SOLVER_VERSION};
+  nq_result_t r = {42, "18:s:3:3,0,10", {1, 2, 3, 0, (uint64_t)INT64_MAX}, 1.25, NQ_SOLVER_VERSION,
+                   "opencl:NVIDIA H200+avx512"};
   nq_result_t rb;
   m = over_wire(nq_result_pack(&r));
   ck_assert_int_eq(nq_result_parse(m, &rb, &err), 0);
@@ -259,6 +260,7 @@ START_TEST(round_trip_progress_result) {
   ck_assert(rb.counts.nodes == (uint64_t)INT64_MAX);
   ck_assert_double_eq(rb.seconds, 1.25);
   ck_assert_str_eq(rb.solver, NQ_SOLVER_VERSION);
+  ck_assert_str_eq(rb.backend, "opencl:NVIDIA H200+avx512");
   json_decref(m);
 
   for (int s = NQ_ACK_ACCEPTED; s <= NQ_ACK_LATE; s++) {
@@ -269,6 +271,42 @@ START_TEST(round_trip_progress_result) {
     ck_assert_int_eq(ab.status, s);
     json_decref(m);
   }
+}
+END_TEST
+
+/* result.backend is optional; present, it is 1..128 printable ASCII characters. */
+START_TEST(result_backend_checked) {
+  nq_proto_err_t err;
+  nq_result_t rb;
+  const char *base = "{\"type\":\"result\",\"id\":5,\"unit\":\"10:c:2:0,2\",\"c2\":0,"
+                     "\"c4\":0,\"c8\":1,\"nodes\":9,\"seconds\":0.5,\"solver\":\"s\"";
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s}", base);
+  json_t *m = json_loads(buf, 0, NULL);
+  ck_assert_int_eq(nq_result_parse(m, &rb, &err), 0);
+  ck_assert_ptr_null(rb.backend);
+  json_decref(m);
+  char longb[200];
+  memset(longb, 'x', 129);
+  longb[129] = '\0';
+  const char *bad[] = {"\"\"", "7", "\"a\\u0001b\"", "\"caf\u00c3\u00a9\""};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0] + 1; i++) {
+    if (i < sizeof bad / sizeof bad[0])
+      snprintf(buf, sizeof buf, "%s,\"backend\":%s}", base, bad[i]);
+    else
+      snprintf(buf, sizeof buf, "%s,\"backend\":\"%s\"}", base, longb);
+    m = json_loads(buf, 0, NULL);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(nq_result_parse(m, &rb, &err), NQ_EPROTO);
+    ck_assert_int_eq(err.code, NQ_ERR_BAD_MESSAGE);
+    json_decref(m);
+  }
+  longb[128] = '\0'; /* 128 characters: the most */
+  snprintf(buf, sizeof buf, "%s,\"backend\":\"%s\"}", base, longb);
+  m = json_loads(buf, 0, NULL);
+  ck_assert_int_eq(nq_result_parse(m, &rb, &err), 0);
+  ck_assert_uint_eq(strlen(rb.backend), 128);
+  json_decref(m);
 }
 END_TEST
 
@@ -376,7 +414,7 @@ START_TEST(version1_wire_bytes) {
   expect_text(nq_lease_pack(&l), "{\"type\":\"lease\",\"id\":123,\"deadline\":1763900600}");
   nq_ack_t a = {123, NQ_ACK_ACCEPTED};
   expect_text(nq_ack_pack(&a), "{\"type\":\"ack\",\"id\":123,\"status\":\"accepted\"}");
-  nq_result_t r = {123, "18:c:5:0,5,12", {0, 0, 12345, 0, 987654321}, 1.25, "nq-solver-3"};
+  nq_result_t r = {123, "18:c:5:0,5,12", {0, 0, 12345, 0, 987654321}, 1.25, "nq-solver-3", NULL};
   expect_text(nq_result_pack(&r),
               "{\"type\":\"result\",\"id\":123,\"unit\":\"18:c:5:0,5,12\",\"c2\":0,\"c4\":0,"
               "\"c8\":12345,\"nodes\":987654321,\"seconds\":1.25,\"solver\":\"nq-solver-3\"}");
@@ -704,7 +742,7 @@ END_TEST
 /* Packing a struct with a required string missing fails cleanly instead of sending half a
  * message. */
 START_TEST(pack_refuses_missing_strings) {
-  nq_result_t r = {1, NULL, {0, 0, 0, 0, 1}, 0, "s"};
+  nq_result_t r = {1, NULL, {0, 0, 0, 0, 1}, 0, "s", NULL};
   ck_assert_ptr_null(nq_result_pack(&r));
   r.unit = "u";
   r.solver = NULL;
@@ -819,6 +857,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, round_trip_work);
   tcase_add_test(tc, round_trip_progress_result);
   tcase_add_test(tc, round_trip_admin_error_bye);
+  tcase_add_test(tc, result_backend_checked);
   tcase_add_test(tc, version1_wire_bytes);
   tcase_add_test(tc, malformed_refused);
   tcase_add_test(tc, version_messages);

@@ -463,7 +463,17 @@ json_t *nq_result_pack(const nq_result_t *r) {
   put_u64(o, "nodes", r->counts.nodes, &ok);
   put(o, "seconds", json_real(r->seconds), &ok);
   put(o, "solver", r->solver ? json_string(r->solver) : NULL, &ok);
+  if (r->backend) put(o, "backend", json_string(r->backend), &ok);
   return msg_done(o, ok);
+}
+
+/* result.backend: 1..NQ_PROTO_BACKEND_MAX printable ASCII characters. */
+static int backend_valid(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n > NQ_PROTO_BACKEND_MAX) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (s[i] < 0x20 || s[i] > 0x7e) return 0;
+  return 1;
 }
 
 int nq_result_parse(const json_t *m, nq_result_t *r, nq_proto_err_t *err) {
@@ -482,6 +492,9 @@ int nq_result_parse(const json_t *m, nq_result_t *r, nq_proto_err_t *err) {
   if (nq_msg_get_str(m, "unit", &r->unit) || nq_msg_get_str(m, "solver", &r->solver) ||
       !json_is_number(sec))
     return BAD("result: unit and solver must be strings, seconds a number");
+  if (nq_msg_opt_str(m, "backend", NULL, &r->backend) || (r->backend && !backend_valid(r->backend)))
+    return BAD("result: backend must be a string of 1..%d printable ASCII characters",
+               NQ_PROTO_BACKEND_MAX);
   r->seconds = json_number_value(sec);
   /* Wrong types are a broken client; impossible values may be a bug in one result only. */
   if (range || r->seconds < 0)

@@ -376,8 +376,8 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
     o->c4 += r[1];
     o->c8 += r[2];
     o->nodes += r[3];
-    g->nodes += r[3];
   }
+  for (size_t i = 0; rc == 0 && i < n; i++) g->nodes += out[i].nodes; /* the host's rows too */
   free(recs);
   free(res);
   subs_free(&s);

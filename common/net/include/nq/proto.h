@@ -50,6 +50,7 @@
 /* Ranges the parsers enforce (docs/protocol.md). */
 #define NQ_PROTO_NAME_MAX 64          /* client names: 1..64 of [A-Za-z0-9._-] */
 #define NQ_PROTO_SOLVER_MAX NQ_SOLVER_VERSION_MAX /* solver version strings: 1..64 characters */
+#define NQ_PROTO_BACKEND_MAX 128      /* result.backend: 1..128 printable ASCII characters */
 #define NQ_PROTO_THREADS_MAX 1024     /* hello.threads: 1..1024 */
 #define NQ_PROTO_WANT_MAX 256         /* get_work.want: 1..256; assignments per work */
 #define NQ_PROTO_OUTSTANDING_MAX 256  /* welcome.max_outstanding: 1..256 */
@@ -248,11 +249,14 @@ typedef struct nq_result_s {
   nq_counts_t counts; /* c2, c4, c8, nodes (count1 is not sent: units exist for N >= 4 only) */
   double seconds;
   const char *solver;
+  const char *backend; /* optional (NULL: not said): what computed it, e.g. "avx512", "scalar",
+                          "opencl:NVIDIA H200", several joined by '+' */
 } nq_result_t;
 
 /* Checks: id a non-negative integer, c2/c4/c8/nodes integers, unit and solver strings, seconds a
- * number (all fatal bad_message); a count outside 0..2^63-1 or negative seconds is the non-fatal
- * bad_result with the id. Whether the numbers are possible for the unit is the server's check. */
+ * number, backend (when present) 1..NQ_PROTO_BACKEND_MAX printable ASCII characters (all fatal
+ * bad_message); a count outside 0..2^63-1 or negative seconds is the non-fatal bad_result with
+ * the id. Whether the numbers are possible for the unit is the server's check. */
 json_t *nq_result_pack(const nq_result_t *r);
 int nq_result_parse(const json_t *msg, nq_result_t *out, nq_proto_err_t *err);
 

@@ -102,7 +102,8 @@ typedef struct nq_gpu_ctl_s {
 int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out,
                  const nq_gpu_ctl_t *ctl);
 
-/* The device's speed so far: nodes solved on it and the seconds its launches took. */
+/* The device's work so far: the nodes of the units it solved (the rows the host expanded for it
+ * included) and the seconds its launches took. */
 void nq_gpu_rate(const nq_gpu_t *g, uint64_t *nodes, double *seconds);
 
 /* Whether the device has failed (see nq_gpu_solve), and why. */
