@@ -146,9 +146,10 @@ START_TEST(selftest_refuses_corrupt) {
 }
 END_TEST
 
-/* The device fails at its third launch of a GPU-only solve (N=14 cut at depth 4: the first two
- * batches, of 8 and 16 tasks, are a launch each): the pool finishes on the CPU, exact, and the
- * run says both engines worked; the device answers NQ_EDEVICE from then on. */
+/* The device fails at its third launch of a GPU-only solve (N=14 cut at depth 4: the first
+ * batches are a launch each, their subtrees fewer than the first launch takes): the pool
+ * finishes on the CPU, exact, and the run says both engines worked; the device answers
+ * NQ_EDEVICE from then on. */
 START_TEST(device_failure_mid_solve) {
   nq_gpu_opts_t o = {.fail_after = 2};
   nq_gpu_t *g = open_dev(&o);

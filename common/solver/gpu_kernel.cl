@@ -21,6 +21,13 @@
 #endif
 
 #define NQ_REC 32
+/* Work-items of a work-group (the host launches exactly these) and stack rows: a subtree has at
+ * most NQ_ROWS rows below its prefix (NQ_GPU_ROWS_MAX, given by the host), so its search keeps
+ * at most NQ_ROWS rows of candidates on the stack. */
+#define NQ_GROUP 64
+#ifndef NQ_ROWS
+#define NQ_ROWS 12
+#endif
 
 /* ref_blocked: a node on row N-5 or N-4 (and >= 2) whose placed rows leave a row below it no
  * column (row N-1: none outside lastmask), or a free column no row from y down. */
@@ -87,9 +94,17 @@ static int nq_check(int e, const uint *b, int bound1, int bound2, uint topbit, u
   return 8;
 }
 
-__kernel void nq_solve(__global const uchar *recs, const uint count, const int n,
-                       __global ulong *out) {
+/* The stacks live in local memory, row-major across the group's work-items (consecutive
+ * work-items, consecutive words: no bank conflicts); private arrays indexed by the row would
+ * spill to the device's slow per-thread memory. */
+#define STK(a, row) stk[((a) * NQ_ROWS + (row)) * NQ_GROUP + lid]
+
+__kernel __attribute__((reqd_work_group_size(NQ_GROUP, 1, 1)))
+void nq_solve(__global const uchar *recs, const uint count, const int n,
+              __global ulong *out) {
+  __local uint stk[4 * NQ_ROWS * NQ_GROUP];
   const size_t gid = get_global_id(0);
+  const int lid = (int)get_local_id(0);
   if (gid >= count) return;
   __global const uchar *t = recs + (size_t)NQ_REC * gid;
   const int depth = t[0], e = n - 1;
@@ -104,7 +119,7 @@ __kernel void nq_solve(__global const uchar *recs, const uint count, const int n
     for (int i = 1; i < bound1; i++) last |= (last >> 1) | (last << 1);
     lastmask = last & mask;
   }
-  uint board[32], bm[32], ls[32], ds[32], rs[32];
+  uint board[32];
   uint l = 0, d = 0, r = 0;
   for (int y = 0; y < depth; y++) {
     const uint bit = 1u << t[1 + y];
@@ -144,23 +159,25 @@ __kernel void nq_solve(__global const uchar *recs, const uint count, const int n
         else if ((d & sidemask) != sidemask) next &= sidemask;
       }
     }
+    int k = y - depth; /* the stack row of row y */
     if (next) {
-      bm[y] = next;
-      ls[y] = l;
-      ds[y] = d;
-      rs[y] = r;
+      STK(0, k) = next;
+      STK(1, k) = l;
+      STK(2, k) = d;
+      STK(3, k) = r;
     } else {
       do {
-        y--;
-      } while (y >= depth && !bm[y]);
-      if (y < depth) break;
+        k--;
+      } while (k >= 0 && !STK(0, k));
+      if (k < 0) break;
+      y = depth + k;
     }
-    const uint bit = bm[y] & (0u - bm[y]);
-    bm[y] ^= bit;
+    const uint cand = STK(0, k), bit = cand & (0u - cand);
+    STK(0, k) = cand ^ bit;
     board[y] = bit;
-    l = (ls[y] | bit) << 1;
-    d = ds[y] | bit;
-    r = (rs[y] | bit) >> 1;
+    l = (STK(1, k) | bit) << 1;
+    d = STK(2, k) | bit;
+    r = (STK(3, k) | bit) >> 1;
     y++;
   }
 #if NQ_CORRUPT

@@ -121,6 +121,7 @@ int nq_gpu_failed(const nq_gpu_t *g, const char **why) {
 extern const char nq_gpu_kernel_src[];
 
 #define REC 32             /* bytes of a subtree record (gpu_kernel.cl) */
+#define GROUP 64           /* work-items of a work-group (NQ_GROUP in gpu_kernel.cl) */
 #define CHUNK_MIN 64
 #define CHUNK_MAX (1u << 22)
 #define CHUNK_FIRST 4096   /* the first launch: small, since the speed is not known yet */
@@ -312,11 +313,9 @@ static int launch(nq_gpu_t *g, size_t off, size_t count, cl_uint total, cl_int n
   if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 2, sizeof(cl_int), &n);
   if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 3, sizeof(cl_mem), &g->out);
   if (e != CL_SUCCESS) return fail(g, "cannot set the kernel's arguments", e);
-  /* Work-groups of 64 (two warps, one wavefront) where the launch is large enough. */
-  size_t local = 64, global = (count + local - 1) / local * local, offset = off;
+  /* Work-groups of 64 (two warps, one wavefront): the kernel's stacks are sized for them. */
+  size_t local = GROUP, global = (count + local - 1) / local * local, offset = off;
   e = clEnqueueNDRangeKernel(g->q, g->k, 1, &offset, &global, &local, 0, NULL, NULL);
-  if (e == CL_INVALID_WORK_GROUP_SIZE) /* a device with smaller groups: let the driver pick */
-    e = clEnqueueNDRangeKernel(g->q, g->k, 1, &offset, &global, NULL, 0, NULL, NULL);
   if (e == CL_SUCCESS) e = clFinish(g->q);
   return e == CL_SUCCESS ? 0 : fail(g, "kernel launch failed", e);
 }
@@ -449,7 +448,10 @@ static int build(nq_gpu_t *g, const nq_gpu_opts_t *o, char *err, size_t errlen) 
   g->prog = clCreateProgramWithSource(g->ctx, 1, &src, NULL, &e);
   if (e != CL_SUCCESS) return nq_errorf(err, errlen, NQ_EDEVICE, "GPU %s: cannot load the kernel "
                                         "(OpenCL error %d)", g->label, (int)e);
-  const char *opts = o && o->corrupt ? "-cl-std=CL1.2 -DNQ_CORRUPT=1" : "-cl-std=CL1.2";
+  /* NQ_ROWS: the most rows a subtree has below it (expand() keeps to NQ_GPU_ROWS_MAX). */
+  char opts[96];
+  snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DNQ_ROWS=%d%s", NQ_GPU_ROWS_MAX,
+           o && o->corrupt ? " -DNQ_CORRUPT=1" : "");
   e = clBuildProgram(g->prog, 1, &g->dev, opts, NULL, NULL);
   if (e != CL_SUCCESS) {
     char log[512] = "";

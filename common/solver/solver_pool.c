@@ -317,6 +317,8 @@ static void *pool_worker(void *arg) {
 
 #define GPU_BATCH_SECONDS 1.0 /* a device's batch of tasks: about this long */
 #define GPU_BATCH_MAX 65536
+#define GPU_BATCH_FIRST 32    /* tasks of the first batch: the device's speed is not known yet */
+#define GPU_BATCH_GROWTH 4.0  /* a batch is at most this many times the one before */
 
 /* The device's thread: batches of tasks from the same counter, each solved in launches that
  * stop for a cancel, a pause or the duty cycle between them (nq_gpu_solve). A failed device's
@@ -333,7 +335,7 @@ static void *pool_gpu(void *arg) {
   nq_throttle_thread_t th;
   nq_throttle_enter(p->opts->throttle, &th);
   nq_gpu_ctl_t ctl = {p->opts->cancel, p->opts->throttle, &th};
-  size_t batch = 8;
+  size_t batch = GPU_BATCH_FIRST;
   nq_unit_t *units = malloc(GPU_BATCH_MAX * sizeof *units);
   nq_counts_t *got = malloc(GPU_BATCH_MAX * sizeof *got);
   uint32_t *which = malloc(GPU_BATCH_MAX * sizeof *which);
@@ -360,9 +362,10 @@ static void *pool_gpu(void *arg) {
       break;
     }
     for (size_t j = 0; j < k; j++) finish(p, which[j], &got[j], NQ_ENGINE_GPU);
-    /* The next batch: about GPU_BATCH_SECONDS at the speed just seen, at most twice this one. */
-    double f = dt > 1e-3 ? GPU_BATCH_SECONDS / dt : 2.0;
-    size_t next = (size_t)((double)batch * (f > 2.0 ? 2.0 : f));
+    /* The next batch: about GPU_BATCH_SECONDS at the speed just seen, growing by at most
+     * GPU_BATCH_GROWTH (a device comes up to speed within a few batches). */
+    double f = dt > 1e-3 ? GPU_BATCH_SECONDS / dt : GPU_BATCH_GROWTH;
+    size_t next = (size_t)((double)batch * (f > GPU_BATCH_GROWTH ? GPU_BATCH_GROWTH : f));
     batch = next < 1 ? 1 : next > GPU_BATCH_MAX ? GPU_BATCH_MAX : next;
   }
   if (rc) atomic_store(&p->rc, rc);
