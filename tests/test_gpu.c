@@ -82,6 +82,18 @@ START_TEST(units_deep) {
 }
 END_TEST
 
+/* Launches of 16 nodes a slot: every search is stopped and resumed many times and the tails are
+ * split again and again; the counts and nodes stay the reference's. */
+START_TEST(units_split_searches) {
+  nq_gpu_opts_t o = {.budget = 16};
+  nq_gpu_t *g = open_dev(&o);
+  every_unit(g, 13, 3);
+  every_unit(g, 14, 2);
+  ck_assert_uint_gt(nq_gpu_splits(g), 100);
+  nq_gpu_close(g);
+}
+END_TEST
+
 static void check_known(int n, const nq_counts_t *c) {
   const nq_known_t *k = nq_known(n);
   char buf[40];
@@ -262,6 +274,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, units_small_n);
   tcase_add_test(tc, units_deep);
+  tcase_add_test(tc, units_split_searches);
   tcase_add_test(tc, whole_n_pool);
   tcase_add_test(tc, selftest_refuses_corrupt);
   tcase_add_test(tc, device_failure_mid_solve);

@@ -1,20 +1,23 @@
 /* nq: the OpenCL kernel of the GPU backend (nq-solver-3, OpenCL C 1.2).
  *
- * One work-item solves one subtree: a prefix of `depth` rows (a unit of the generator, cut deep
- * enough below a pool task that a launch holds ~1e5 of them, common/solver/gpu_opencl.c). The
- * search is the reference's (common/solver/solver_ref.c) made iterative: a stack of the rows'
- * remaining candidates and attack masks, no recursion, the same rules in the same order, so every
- * node the reference counts is counted here -- dead and blocked nodes as one node each, nothing
- * below them -- and the side part's leaves go through the same rotation check. Each work-item
- * writes its c2, c4, c8 and node count; the host adds them up per task (no 64-bit atomics, which
- * OpenCL 1.2 does not promise).
+ * One work-item searches one subtree held in its slot: a prefix of `depth` rows (a unit of the
+ * generator, cut below a pool task by the host, common/solver/gpu_opencl.c). The search is the
+ * reference's (common/solver/solver_ref.c) made iterative: a stack of the rows' remaining
+ * candidates and attack masks, no recursion, the same rules in the same order, so every node the
+ * reference counts is counted here -- dead and blocked nodes as one node each, nothing below
+ * them -- and the side part's leaves go through the same rotation check. A launch runs each
+ * work-item for at most `budget` nodes, then saves its search in the slot, so a launch's time is
+ * bounded whatever the subtree's size; the next launch resumes it, and the host can split what a
+ * saved search has left into new subtrees for idle slots. Each slot keeps its c2, c4, c8 and
+ * node count; the host adds them up per task (no 64-bit atomics, which OpenCL 1.2 does not
+ * promise).
  *
  * A subtree record is 32 bytes: byte 0 the depth d (2..N-1), bytes 1..d the columns of rows
  * 0..d-1. The part and BOUND1 follow from them: the corner part has row 0 in column 0 (BOUND1 is
  * row 1's column), the side part row 0 in column BOUND1 >= 1.
  *
- * NQ_CORRUPT (a build option the tests use) adds one to work-item 0's COUNT4: the self-test must
- * refuse such a device.
+ * NQ_CORRUPT (a build option the tests use) adds one to slot 0's COUNT4 each time its subtree is
+ * searched: the self-test must refuse such a device.
  */
 #ifndef NQ_CORRUPT
 #define NQ_CORRUPT 0
@@ -99,14 +102,37 @@ static int nq_check(int e, const uint *b, int bound1, int bound2, uint topbit, u
  * spill to the device's slow per-thread memory. */
 #define STK(a, row) stk[((a) * NQ_ROWS + (row)) * NQ_GROUP + lid]
 
+/* A slot's saved search (global memory, NQ_SLOT words a slot): the node to visit next (row y,
+ * masks l, d, r), the columns of rows 0..y-1, and the stack rows of rows depth..y-1 (remaining
+ * candidates and the masks they came with). */
+#define NQ_SLOT (5 + 32 + 4 * NQ_ROWS)
+#define SV_Y 0
+#define SV_L 1
+#define SV_D 2
+#define SV_R 3
+#define SV_BOARD 5
+#define SV_STACK (5 + 32)
+
+/* Slot states (stat[]): the host fills a slot (FRESH), the kernel runs it for at most `budget`
+ * nodes a launch (RUNNING between launches) until its subtree is searched (DONE); the host takes
+ * its counts and empties it. */
+#define NQ_EMPTY 0u
+#define NQ_FRESH 1u
+#define NQ_RUNNING 2u
+#define NQ_DONE 3u
+
 __kernel __attribute__((reqd_work_group_size(NQ_GROUP, 1, 1)))
-void nq_solve(__global const uchar *recs, const uint count, const int n,
-              __global ulong *out) {
+void nq_run(__global const uchar *recs, __global uint *stat, __global uint *save,
+            __global ulong *out, const uint nslots, const int n, const uint budget) {
   __local uint stk[4 * NQ_ROWS * NQ_GROUP];
   const size_t gid = get_global_id(0);
   const int lid = (int)get_local_id(0);
-  if (gid >= count) return;
+  if (gid >= nslots) return;
+  const uint status = stat[gid];
+  if (status != NQ_FRESH && status != NQ_RUNNING) return;
   __global const uchar *t = recs + (size_t)NQ_REC * gid;
+  __global uint *sv = save + (size_t)NQ_SLOT * gid;
+  __global ulong *o = out + 4 * gid;
   const int depth = t[0], e = n - 1;
   const uint mask = n == 32 ? 0xffffffffu : ((1u << n) - 1u), topbit = 1u << e;
   const int side = t[1] != 0;
@@ -121,17 +147,43 @@ void nq_solve(__global const uchar *recs, const uint count, const int n,
   }
   uint board[32];
   uint l = 0, d = 0, r = 0;
-  for (int y = 0; y < depth; y++) {
-    const uint bit = 1u << t[1 + y];
-    board[y] = bit;
-    l = (l | bit) << 1;
-    d |= bit;
-    r = (r | bit) >> 1;
+  int y = depth;
+  ulong c2 = 0, c4 = 0, c8 = 0, nodes = 0;
+  if (status == NQ_FRESH) {
+    for (int i = 0; i < depth; i++) {
+      const uint bit = 1u << t[1 + i];
+      board[i] = bit;
+      l = (l | bit) << 1;
+      d |= bit;
+      r = (r | bit) >> 1;
+    }
+  } else {
+    y = (int)sv[SV_Y];
+    l = sv[SV_L];
+    d = sv[SV_D];
+    r = sv[SV_R];
+    for (int i = 0; i < y; i++) board[i] = sv[SV_BOARD + i];
+    for (int k = 0; k < y - depth; k++)
+      for (int a = 0; a < 4; a++) STK(a, k) = sv[SV_STACK + 4 * k + a];
+    c2 = o[0];
+    c4 = o[1];
+    c8 = o[2];
+    nodes = o[3];
   }
   const int c1 = t[2], y90 = e - c1, y270 = c1; /* row 1's column (see ref_dead) */
-  ulong c2 = 0, c4 = 0, c8 = 0, nodes = 0;
-  int y = depth;
+  uint steps = 0, done = 1;
   for (;;) {
+    if (steps++ == budget) { /* this launch's share: save where the search stands */
+      sv[SV_Y] = (uint)y;
+      sv[SV_L] = l;
+      sv[SV_D] = d;
+      sv[SV_R] = r;
+      for (int i = 0; i < y; i++) sv[SV_BOARD + i] = board[i];
+      for (int k = 0; k < y - depth; k++)
+        for (int a = 0; a < 4; a++) sv[SV_STACK + 4 * k + a] = STK(a, k);
+      done = 0;
+      break;
+    }
     /* Visit the node on row y with attack masks l, d, r: one node, then its children. */
     nodes++;
     uint next = 0;
@@ -181,11 +233,11 @@ void nq_solve(__global const uchar *recs, const uint count, const int n,
     y++;
   }
 #if NQ_CORRUPT
-  if (gid == 0) c4++;
+  if (done && gid == 0) c4++;
 #endif
-  __global ulong *o = out + 4 * gid;
   o[0] = c2;
   o[1] = c4;
   o[2] = c8;
   o[3] = nodes;
+  stat[gid] = done ? NQ_DONE : NQ_RUNNING;
 }

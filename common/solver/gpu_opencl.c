@@ -111,6 +111,7 @@ int nq_gpu_failed(const nq_gpu_t *g, const char **why) {
   if (why) *why = "no OpenCL backend";
   return 1;
 }
+uint64_t nq_gpu_splits(const nq_gpu_t *g) { return (void)g, 0; }
 
 #else /* NQ_HAVE_OPENCL */
 
@@ -122,9 +123,14 @@ extern const char nq_gpu_kernel_src[];
 
 #define REC 32             /* bytes of a subtree record (gpu_kernel.cl) */
 #define GROUP 64           /* work-items of a work-group (NQ_GROUP in gpu_kernel.cl) */
-#define CHUNK_MIN 64
-#define CHUNK_MAX (1u << 22)
-#define CHUNK_FIRST 4096   /* the first launch: small, since the speed is not known yet */
+#define SLOT_WORDS (5 + 32 + 4 * NQ_GPU_ROWS_MAX) /* a slot's saved search (NQ_SLOT) */
+#define SLOTS_PER_CU 2048  /* slots per compute unit: a GPU's resident threads */
+#define SLOTS_MIN 1024
+#define SLOTS_MAX (1u << 19)
+#define BUDGET_FIRST 4096  /* nodes a work-item may visit in the first launch */
+#define BUDGET_MIN 256
+#define BUDGET_MAX (1u << 24)
+enum { S_EMPTY = 0, S_FRESH, S_RUNNING, S_DONE }; /* NQ_EMPTY.. in gpu_kernel.cl */
 
 struct nq_gpu_s {
   nq_gpu_info_t info;
@@ -134,14 +140,19 @@ struct nq_gpu_s {
   cl_command_queue q;
   cl_program prog;
   cl_kernel k;
-  cl_mem recs, out;
-  size_t cap;            /* subtrees the two buffers hold */
-  size_t chunk;          /* work-items of the next launch */
+  cl_mem recs, stat, save, out; /* the slots: record, state, saved search, counts */
+  size_t nslots;
+  unsigned char *h_recs;  /* host copies of recs, stat and out */
+  cl_uint *h_stat;
+  cl_ulong *h_out;
+  uint32_t *owner;        /* the unit (of the solve) each slot's subtree is below */
+  unsigned budget;        /* nodes a work-item visits per launch (adapted to launch_s) */
+  int budget_fixed;       /* nq_gpu_opts_t.budget was given */
   double launch_s;
   unsigned fail_after, launches;
   int failed;
   char why[256];
-  uint64_t nodes;
+  uint64_t nodes, splits;
   double busy;
 };
 
@@ -203,6 +214,8 @@ int nq_gpu_failed(const nq_gpu_t *g, const char **why) {
   return g->failed;
 }
 
+uint64_t nq_gpu_splits(const nq_gpu_t *g) { return g->splits; }
+
 /* Mark the device failed (every later solve answers NQ_EDEVICE) and say why on the log. */
 static int fail(nq_gpu_t *g, const char *what, cl_int code) {
   if (!g->failed)
@@ -213,20 +226,24 @@ static int fail(nq_gpu_t *g, const char *what, cl_int code) {
   return NQ_EDEVICE;
 }
 
-/* Room for `n` subtrees in the device buffers. */
-static int reserve(nq_gpu_t *g, size_t n) {
-  if (n <= g->cap) return 0;
-  size_t cap = g->cap ? g->cap : 1u << 16;
-  while (cap < n) cap *= 2;
-  if (g->recs) clReleaseMemObject(g->recs);
-  if (g->out) clReleaseMemObject(g->out);
-  g->recs = g->out = NULL;
-  g->cap = 0;
-  cl_int e1, e2;
-  g->recs = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY, cap * REC, NULL, &e1);
-  g->out = clCreateBuffer(g->ctx, CL_MEM_WRITE_ONLY, cap * 4 * sizeof(cl_ulong), NULL, &e2);
-  if (e1 != CL_SUCCESS || e2 != CL_SUCCESS) return fail(g, "cannot allocate device memory", e1 ? e1 : e2);
-  g->cap = cap;
+/* The slots: nslots of each buffer on the device and the host copies. */
+static int slots_alloc(nq_gpu_t *g) {
+  size_t n = (size_t)g->info.compute_units * SLOTS_PER_CU;
+  n = n < SLOTS_MIN ? SLOTS_MIN : n > SLOTS_MAX ? SLOTS_MAX : n;
+  n = (n + GROUP - 1) / GROUP * GROUP;
+  cl_int e[4];
+  g->recs = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY, n * REC, NULL, &e[0]);
+  g->stat = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL, &e[1]);
+  g->save = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, n * SLOT_WORDS * sizeof(cl_uint), NULL, &e[2]);
+  g->out = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, n * 4 * sizeof(cl_ulong), NULL, &e[3]);
+  for (int i = 0; i < 4; i++)
+    if (e[i] != CL_SUCCESS) return fail(g, "cannot allocate device memory", e[i]);
+  g->h_recs = calloc(n, REC);
+  g->h_stat = calloc(n, sizeof *g->h_stat);
+  g->h_out = calloc(n * 4, sizeof *g->h_out);
+  g->owner = calloc(n, sizeof *g->owner);
+  if (!g->h_recs || !g->h_stat || !g->h_out || !g->owner) return NQ_ENOMEM;
+  g->nslots = n;
   return 0;
 }
 
@@ -305,19 +322,69 @@ static int expand(const nq_unit_t *units, size_t n, nq_counts_t *out, subs_t *re
 
 /* ---- launches ------------------------------------------------------------------------------ */
 
-static int launch(nq_gpu_t *g, size_t off, size_t count, cl_uint total, cl_int n) {
+/* One launch over the first `used` slots; then the slots' states and counts are read back. */
+static int launch(nq_gpu_t *g, size_t used, cl_int n) {
   if (g->fail_after && ++g->launches > g->fail_after)
     return fail(g, "injected device failure (NQ_GPU_FAIL_AFTER)", CL_DEVICE_NOT_AVAILABLE);
-  cl_int e = clSetKernelArg(g->k, 0, sizeof(cl_mem), &g->recs);
-  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 1, sizeof(cl_uint), &total);
-  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 2, sizeof(cl_int), &n);
-  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 3, sizeof(cl_mem), &g->out);
+  cl_uint ns = (cl_uint)used, budget = g->budget;
+  cl_int e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, 0, used * REC, g->h_recs, 0, NULL,
+                                  NULL);
+  if (e == CL_SUCCESS)
+    e = clEnqueueWriteBuffer(g->q, g->stat, CL_FALSE, 0, used * sizeof(cl_uint), g->h_stat, 0,
+                             NULL, NULL);
+  if (e != CL_SUCCESS) return fail(g, "cannot copy the subtrees to the device", e);
+  cl_mem args[4] = {g->recs, g->stat, g->save, g->out};
+  for (cl_uint i = 0; i < 4 && e == CL_SUCCESS; i++) e = clSetKernelArg(g->k, i, sizeof(cl_mem), &args[i]);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 4, sizeof(cl_uint), &ns);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 5, sizeof(cl_int), &n);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 6, sizeof(cl_uint), &budget);
   if (e != CL_SUCCESS) return fail(g, "cannot set the kernel's arguments", e);
   /* Work-groups of 64 (two warps, one wavefront): the kernel's stacks are sized for them. */
-  size_t local = GROUP, global = (count + local - 1) / local * local, offset = off;
-  e = clEnqueueNDRangeKernel(g->q, g->k, 1, &offset, &global, &local, 0, NULL, NULL);
-  if (e == CL_SUCCESS) e = clFinish(g->q);
+  size_t local = GROUP, global = (used + GROUP - 1) / GROUP * GROUP;
+  e = clEnqueueNDRangeKernel(g->q, g->k, 1, NULL, &global, &local, 0, NULL, NULL);
+  if (e != CL_SUCCESS) return fail(g, "kernel launch failed", e);
+  e = clEnqueueReadBuffer(g->q, g->stat, CL_FALSE, 0, used * sizeof(cl_uint), g->h_stat, 0, NULL,
+                          NULL);
+  if (e == CL_SUCCESS)
+    e = clEnqueueReadBuffer(g->q, g->out, CL_TRUE, 0, used * 4 * sizeof(cl_ulong), g->h_out, 0,
+                            NULL, NULL);
   return e == CL_SUCCESS ? 0 : fail(g, "kernel launch failed", e);
+}
+
+/* A slot's search stopped at a launch's end, split into what it has left (a few dozen subtrees
+ * as a rule): the node it was to visit next, and each candidate left on its stack. Its counts so
+ * far go to its unit; the slot is emptied. The saved search is read from the device. */
+static int split(nq_gpu_t *g, size_t slot, int n, nq_counts_t *out, subs_t *q) {
+  cl_uint sv[SLOT_WORDS];
+  cl_int e = clEnqueueReadBuffer(g->q, g->save, CL_TRUE, slot * sizeof sv, sizeof sv, sv, 0, NULL,
+                                 NULL);
+  if (e != CL_SUCCESS) return fail(g, "cannot read a saved search back", e);
+  const unsigned char *t = g->h_recs + slot * REC;
+  int depth = t[0], y = (int)sv[0];
+  if (y < depth || y > n - 1) return fail(g, "a saved search is out of range", CL_INVALID_VALUE);
+  nq_unit_t u;
+  memset(&u, 0, sizeof u);
+  u.n = n;
+  for (int i = 0; i < y; i++) u.prefix[i] = (uint8_t)__builtin_ctz(sv[5 + i]);
+  u.part = u.prefix[0] == 0 ? NQ_PART_CORNER : NQ_PART_SIDE;
+  u.bound1 = u.part == NQ_PART_CORNER ? u.prefix[1] : u.prefix[0];
+  q->cur = g->owner[slot];
+  u.depth = y; /* the node it was to visit next */
+  int rc = subs_push(&u, q);
+  for (int k = 0; rc == 0 && k < y - depth; k++) { /* the candidates left on row depth + k */
+    for (uint32_t left = sv[5 + 32 + 4 * k]; rc == 0 && left; left &= left - 1) {
+      u.depth = depth + k + 1;
+      u.prefix[depth + k] = (uint8_t)__builtin_ctz(left);
+      rc = subs_push(&u, q);
+    }
+    u.prefix[depth + k] = (uint8_t)__builtin_ctz(sv[5 + depth + k]); /* back to the path */
+  }
+  const cl_ulong *o = g->h_out + 4 * slot;
+  nq_counts_t *c = &out[g->owner[slot]];
+  c->c2 += o[0], c->c4 += o[1], c->c8 += o[2], c->nodes += o[3];
+  g->h_stat[slot] = S_EMPTY;
+  g->splits++;
+  return rc;
 }
 
 int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out,
@@ -327,59 +394,65 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
   if (n == 0) return 0;
   for (size_t i = 0; i < n; i++)
     if (units[i].n != units[0].n || nq_unit_validate(&units[i], NULL, 0)) return NQ_EINVAL;
-  subs_t s;
-  int rc = expand(units, n, out, &s);
+  const int bn = units[0].n;
+  subs_t q;
+  int rc = expand(units, n, out, &q);
   if (rc) return rc;
-  unsigned char *recs = calloc(s.len ? s.len : 1, REC);
-  cl_ulong *res = malloc((s.len ? s.len : 1) * 4 * sizeof *res);
-  if (!recs || !res) rc = NQ_ENOMEM;
-  for (size_t i = 0; rc == 0 && i < s.len; i++) {
-    unsigned char *r = recs + i * REC;
-    r[0] = (unsigned char)s.v[i].depth;
-    memcpy(r + 1, s.v[i].prefix, (size_t)s.v[i].depth);
-  }
-  if (rc == 0 && s.len) rc = reserve(g, s.len);
-  if (rc == 0 && s.len) {
-    cl_int e = clEnqueueWriteBuffer(g->q, g->recs, CL_TRUE, 0, s.len * REC, recs, 0, NULL, NULL);
-    if (e != CL_SUCCESS) rc = fail(g, "cannot copy the subtrees to the device", e);
-  }
-  /* Launches of about launch_s each, between which the solve can be stopped or paused. */
-  for (size_t off = 0; rc == 0 && off < s.len;) {
+  /* Fill the empty slots from the queue, launch, take the finished ones; when the queue is empty
+   * and most slots idle, split the searches still running. Until nothing is left. */
+  size_t next = 0;
+  for (size_t i = 0; i < g->nslots; i++) g->h_stat[i] = S_EMPTY;
+  while (rc == 0) {
+    size_t used = 0, active = 0;
+    for (size_t i = 0; i < g->nslots; i++) {
+      if (g->h_stat[i] == S_EMPTY && next < q.len) {
+        unsigned char *r = g->h_recs + i * REC;
+        r[0] = (unsigned char)q.v[next].depth;
+        memcpy(r + 1, q.v[next].prefix, (size_t)q.v[next].depth);
+        g->owner[i] = q.owner[next++];
+        g->h_stat[i] = S_FRESH;
+      }
+      if (g->h_stat[i] != S_EMPTY) used = i + 1, active++;
+    }
+    if (active == 0) break;
     if (ctl && ctl->cancel && __atomic_load_n(ctl->cancel, __ATOMIC_RELAXED)) {
       rc = NQ_ECANCELED;
       break;
     }
     if (ctl && ctl->throttle) nq_throttle_wait(ctl->throttle, ctl->th, ctl->cancel);
-    size_t count = s.len - off < g->chunk ? s.len - off : g->chunk;
     double t0 = nq_now_mono();
-    rc = launch(g, off, count, (cl_uint)(off + count), units[0].n);
+    rc = launch(g, used, bn);
     double dt = nq_now_mono() - t0;
     g->busy += dt;
-    off += count;
-    if (rc == 0 && count == g->chunk) { /* a full launch says how fast the device is */
-      double f = dt > 1e-6 ? g->launch_s / dt : 4.0;
-      f = f > 4.0 ? 4.0 : f < 0.25 ? 0.25 : f;
-      size_t c = (size_t)((double)g->chunk * f);
-      g->chunk = c < CHUNK_MIN ? CHUNK_MIN : c > CHUNK_MAX ? CHUNK_MAX : c;
+    if (rc) break;
+    /* The next launch's budget: about launch_s at the speed just seen (at most 4x a step). */
+    double f = dt > 1e-6 ? g->launch_s / dt : 4.0;
+    f = f > 4.0 ? 4.0 : f < 0.25 ? 0.25 : f;
+    double b = (double)g->budget * f;
+    if (!g->budget_fixed)
+      g->budget = b < BUDGET_MIN ? BUDGET_MIN : b > BUDGET_MAX ? BUDGET_MAX : (unsigned)b;
+    size_t running = 0;
+    for (size_t i = 0; i < used; i++) {
+      if (g->h_stat[i] == S_DONE) {
+        const cl_ulong *o = g->h_out + 4 * i;
+        nq_counts_t *c = &out[g->owner[i]];
+        c->c2 += o[0], c->c4 += o[1], c->c8 += o[2], c->nodes += o[3];
+        g->h_stat[i] = S_EMPTY;
+      } else if (g->h_stat[i] == S_RUNNING) {
+        running++;
+      } else if (g->h_stat[i] != S_EMPTY) {
+        rc = fail(g, "a slot came back in an unknown state", CL_INVALID_VALUE);
+      }
+    }
+    /* The tail: nothing queued and fewer than a quarter of the slots busy. */
+    if (rc == 0 && next == q.len && running > 0 && running < g->nslots / 4) {
+      for (size_t i = 0; rc == 0 && i < used; i++)
+        if (g->h_stat[i] == S_RUNNING) rc = split(g, i, bn, out, &q);
     }
   }
-  if (rc == 0 && s.len) {
-    cl_int e = clEnqueueReadBuffer(g->q, g->out, CL_TRUE, 0, s.len * 4 * sizeof(cl_ulong), res, 0,
-                                   NULL, NULL);
-    if (e != CL_SUCCESS) rc = fail(g, "cannot read the results back", e);
-  }
-  for (size_t i = 0; rc == 0 && i < s.len; i++) {
-    nq_counts_t *o = &out[s.owner[i]];
-    const cl_ulong *r = res + 4 * i;
-    o->c2 += r[0];
-    o->c4 += r[1];
-    o->c8 += r[2];
-    o->nodes += r[3];
-  }
-  for (size_t i = 0; rc == 0 && i < n; i++) g->nodes += out[i].nodes; /* the host's rows too */
-  free(recs);
-  free(res);
-  subs_free(&s);
+  if (rc == 0)
+    for (size_t i = 0; i < n; i++) g->nodes += out[i].nodes; /* the host's rows too */
+  subs_free(&q);
   return rc;
 }
 
@@ -461,8 +534,8 @@ static int build(nq_gpu_t *g, const nq_gpu_opts_t *o, char *err, size_t errlen) 
     return nq_errorf(err, errlen, NQ_EDEVICE, "GPU %s: the kernel does not build (OpenCL error "
                      "%d): %.300s", g->label, (int)e, log);
   }
-  g->k = clCreateKernel(g->prog, "nq_solve", &e);
-  if (e != CL_SUCCESS) return nq_errorf(err, errlen, NQ_EDEVICE, "GPU %s: no kernel nq_solve "
+  g->k = clCreateKernel(g->prog, "nq_run", &e);
+  if (e != CL_SUCCESS) return nq_errorf(err, errlen, NQ_EDEVICE, "GPU %s: no kernel nq_run "
                                         "(OpenCL error %d)", g->label, (int)e);
   return 0;
 }
@@ -479,9 +552,12 @@ int nq_gpu_open(int index, const nq_gpu_opts_t *opts, nq_gpu_t **out, char *err,
   g->info = info[index];
   g->dev = ids[index];
   snprintf(g->label, sizeof g->label, "opencl:%s", g->info.name);
-  g->chunk = CHUNK_FIRST;
+  g->budget = opts && opts->budget ? opts->budget : BUDGET_FIRST;
+  g->budget_fixed = opts && opts->budget;
   g->launch_s = opts && opts->launch_seconds > 0 ? opts->launch_seconds : 0.1;
   int rc = build(g, opts, err, errlen);
+  if (rc == 0 && (rc = slots_alloc(g)) != 0)
+    rc = nq_errorf(err, errlen, rc, "GPU %s: %s", g->label, rc == NQ_ENOMEM ? "out of memory" : g->why);
   if (rc == 0) rc = self_test(g, err, errlen);
   if (rc) {
     nq_gpu_close(g);
@@ -495,8 +571,13 @@ int nq_gpu_open(int index, const nq_gpu_opts_t *opts, nq_gpu_t **out, char *err,
 
 void nq_gpu_close(nq_gpu_t *g) {
   if (!g) return;
-  if (g->recs) clReleaseMemObject(g->recs);
-  if (g->out) clReleaseMemObject(g->out);
+  cl_mem bufs[4] = {g->recs, g->stat, g->save, g->out};
+  for (int i = 0; i < 4; i++)
+    if (bufs[i]) clReleaseMemObject(bufs[i]);
+  free(g->h_recs);
+  free(g->h_stat);
+  free(g->h_out);
+  free(g->owner);
   if (g->k) clReleaseKernel(g->k);
   if (g->prog) clReleaseProgram(g->prog);
   if (g->q) clReleaseCommandQueue(g->q);

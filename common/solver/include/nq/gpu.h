@@ -9,10 +9,15 @@
  * reference's search, iterative, over bitmask stacks), and the host adds the work-items' counts
  * up per unit.
  *
- * Launches are bounded in time: a batch goes to the device in launches whose size is adapted to
- * the measured speed so that each takes about `launch_seconds` (0.1 s by default, well under a
- * desktop display watchdog's 2-5 s). Between two launches the solve checks its cancel flag and
- * waits in its throttle (pause file, duty cycle), like a CPU solver thread between two tasks.
+ * Launches are bounded in time. The device has slots (2048 per compute unit); a launch runs each
+ * slot's search for at most `budget` nodes and saves it, the budget adapted to the measured
+ * speed so that a launch takes about `launch_seconds` (0.1 s by default, well under a desktop
+ * display watchdog's 2-5 s), however large a subtree is. Between launches the host takes the
+ * finished slots' counts and refills them; at a batch's tail (nothing queued, under a quarter of
+ * the slots busy) it splits each search still running into what it has left -- the node it was
+ * to visit and each candidate left on its stack -- so the stragglers spread over the idle slots.
+ * Between two launches the solve also checks its cancel flag and waits in its throttle (pause
+ * file, duty cycle), like a CPU solver thread between two tasks.
  *
  * The kernel's source is compiled into the binary (no file is looked up at run time). Built only
  * with NQ_OPENCL (CMake finds the OpenCL loader); without it every device list is empty and
@@ -60,6 +65,8 @@ int nq_gpu_select(const char *spec, const nq_gpu_info_t *devs, int ndevs, int *i
 
 typedef struct nq_gpu_opts_s {
   double launch_seconds;  /* the time a launch aims at (0: 0.1) */
+  unsigned budget;        /* nodes a slot's search may visit per launch, fixed (0: adapted to
+                             launch_seconds; tests use a small one to split every search) */
   int corrupt;            /* tests: build the kernel with NQ_CORRUPT (one wrong COUNT4) */
   unsigned fail_after;    /* tests: the launch after this many (the self-test's not counted)
                              fails as a lost device's would (0: never) */
@@ -95,7 +102,8 @@ typedef struct nq_gpu_ctl_s {
 } nq_gpu_ctl_t;
 
 /* Solve units[0..n-1] on the device; out[i] gets unit i's counts (nodes included), exactly as
- * nq_fast_solve_unit. ctl may be NULL. Returns 0; NQ_ECANCELED when ctl->cancel stopped it (out
+ * nq_fast_solve_unit: every node is visited once, in a slot, whether its search was split or
+ * not. ctl may be NULL. Returns 0; NQ_ECANCELED when ctl->cancel stopped it (out
  * is then undefined); NQ_EDEVICE when the device failed (the device is marked failed: every later
  * call answers NQ_EDEVICE at once, and the caller finishes the units elsewhere); NQ_ENOMEM;
  * NQ_EINVAL for a unit that does not validate. One thread at a time per device. */
@@ -105,6 +113,9 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
 /* The device's work so far: the nodes of the units it solved (the rows the host expanded for it
  * included) and the seconds its launches took. */
 void nq_gpu_rate(const nq_gpu_t *g, uint64_t *nodes, double *seconds);
+
+/* Searches split at a batch's tail so far (nq/gpu.h's design; for tests and benchmarks). */
+uint64_t nq_gpu_splits(const nq_gpu_t *g);
 
 /* Whether the device has failed (see nq_gpu_solve), and why. */
 int nq_gpu_failed(const nq_gpu_t *g, const char **why);
