@@ -7,9 +7,11 @@
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/solver_pool.h"
+#include "nq/throttle.h"
 #include "nq/unit.h"
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +142,65 @@ START_TEST(whole_n_pool) {
   double secs;
   nq_gpu_rate(g, &nodes, &secs);
   ck_assert_uint_gt(nodes, 0);
+  nq_gpu_close(g);
+}
+END_TEST
+
+typedef struct paused_s {
+  nq_gpu_t *g;
+  nq_throttle_t *t;
+  volatile int finished;
+  nq_counts_t c;
+  int rc;
+} paused_t;
+
+static void *paused_solve(void *arg) {
+  paused_t *p = arg;
+  nq_solve_opts_t o = {.threads = 0, .throttle = p->t, .gpus = &p->g, .ngpus = 1};
+  p->rc = nq_solve_n(14, 2, &o, &p->c);
+  __atomic_store_n(&p->finished, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+/* The pause file holds the device between launches: nothing finishes while it exists (however
+ * long the wait: the solve cannot end while paused), and the count is exact once it is gone. */
+START_TEST(pause_between_launches) {
+  char *dir = tu_tmpdir("gpu-pause");
+  char path[512];
+  snprintf(path, sizeof path, "%s/pause", dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fclose(f);
+  paused_t p = {.g = open_dev(NULL)};
+  nq_throttle_cfg_t tc = {NQ_PRIO_NORMAL, 100, path, 0, 0.02};
+  ck_assert_int_eq(nq_throttle_new(&tc, &p.t), 0);
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, paused_solve, &p), 0);
+  for (int i = 0; i < 20; i++) { /* 0.5 s paused, and not finished */
+    tu_sleep_ms(25);
+    ck_assert_int_eq(__atomic_load_n(&p.finished, __ATOMIC_ACQUIRE), 0);
+  }
+  ck_assert_int_eq(nq_throttle_paused(p.t), 1);
+  ck_assert_int_eq(unlink(path), 0);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(p.rc, 0);
+  check_known(14, &p.c);
+  nq_throttle_free(p.t);
+  nq_gpu_close(p.g);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
+/* NQ_SLOW_TESTS=1: whole N=17 on the device alone equals the CPU's count and nodes. */
+START_TEST(whole_n17_slow) {
+  nq_gpu_t *g = open_dev(NULL);
+  nq_counts_t cpu, gpu;
+  nq_solve_opts_t oc = {.threads = 2}, og = {.threads = 0, .gpus = &g, .ngpus = 1};
+  ck_assert_int_eq(nq_solve_n(17, 2, &og, &gpu), 0);
+  ck_assert_int_eq(nq_solve_n(17, 2, &oc, &cpu), 0);
+  check_known(17, &gpu);
+  ck_assert_uint_eq(gpu.nodes, cpu.nodes);
   nq_gpu_close(g);
 }
 END_TEST
@@ -279,6 +340,9 @@ int main(void) {
   tcase_add_test(tc, selftest_refuses_corrupt);
   tcase_add_test(tc, device_failure_mid_solve);
   tcase_add_test(tc, cancel_between_launches);
+  tcase_add_test(tc, pause_between_launches);
+  const char *slow = getenv("NQ_SLOW_TESTS");
+  if (slow && !strcmp(slow, "1")) tcase_add_test(tc, whole_n17_slow);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }
