@@ -108,6 +108,24 @@ static void check_known(int n, const nq_counts_t *c) {
   ck_assert_str_eq(nq_u128_str(t.c8, buf), k->c8);
 }
 
+/* All of N (cut at `depth`) as one run on the device alone: every task done, the published
+ * counts and the CPU's nodes; *st says how the run went. */
+static void gpu_run(nq_gpu_t *g, int n, int depth, nq_run_status_t *st) {
+  nq_subject_t s;
+  ck_assert_int_eq(nq_subject_whole(&s, n, depth), 0);
+  nq_run_t *r;
+  ck_assert_int_eq(nq_run_new(&s, NULL, &r, NULL, 0), 0);
+  nq_solve_opts_t og = {.threads = 0, .gpus = &g, .ngpus = 1};
+  nq_counts_t c, cpu;
+  ck_assert_int_eq(nq_run_solve(r, &og, &c), 0);
+  nq_run_status(r, st);
+  ck_assert_uint_eq(st->ndone, st->ntasks);
+  nq_run_free(r);
+  check_known(n, &c);
+  ck_assert_int_eq(nq_solve_n(n, 2, NULL, &cpu), 0);
+  ck_assert_uint_eq(c.nodes, cpu.nodes);
+}
+
 /* Whole N through the pool: the device alone (threads 0), and beside a CPU thread, equal the CPU
  * solve, node count included; a GPU-only run says so in its engines. */
 START_TEST(whole_n_pool) {
@@ -125,19 +143,9 @@ START_TEST(whole_n_pool) {
     ck_assert_uint_eq(gpu.c4, cpu.c4);
     ck_assert_uint_eq(both.c8, cpu.c8);
   }
-  nq_subject_t s;
-  ck_assert_int_eq(nq_subject_whole(&s, 13, 2), 0);
-  nq_run_t *r;
-  ck_assert_int_eq(nq_run_new(&s, NULL, &r, NULL, 0), 0);
-  nq_solve_opts_t og = {.threads = 0, .gpus = &g, .ngpus = 1};
-  nq_counts_t c;
-  ck_assert_int_eq(nq_run_solve(r, &og, &c), 0);
   nq_run_status_t st;
-  nq_run_status(r, &st);
+  gpu_run(g, 13, 2, &st);
   ck_assert_uint_eq(st.engines, NQ_ENGINE_GPU);
-  ck_assert_uint_eq(st.ndone, st.ntasks);
-  nq_run_free(r);
-  check_known(13, &c);
   uint64_t nodes;
   double secs;
   nq_gpu_rate(g, &nodes, &secs);
@@ -226,23 +234,11 @@ END_TEST
 START_TEST(device_failure_mid_solve) {
   nq_gpu_opts_t o = {.fail_after = 2};
   nq_gpu_t *g = open_dev(&o);
-  nq_subject_t s;
-  ck_assert_int_eq(nq_subject_whole(&s, 14, 4), 0);
-  nq_run_t *r;
-  ck_assert_int_eq(nq_run_new(&s, NULL, &r, NULL, 0), 0);
-  nq_solve_opts_t og = {.threads = 0, .gpus = &g, .ngpus = 1};
-  nq_counts_t c;
-  ck_assert_int_eq(nq_run_solve(r, &og, &c), 0);
   nq_run_status_t st;
-  nq_run_status(r, &st);
-  ck_assert_uint_eq(st.ndone, st.ntasks);
+  gpu_run(g, 14, 4, &st);
   ck_assert_uint_gt(st.ntasks, 24);
   ck_assert_uint_eq(st.engines, NQ_ENGINE_GPU | NQ_ENGINE_CPU);
-  nq_run_free(r);
-  check_known(14, &c);
-  nq_counts_t cpu;
-  ck_assert_int_eq(nq_solve_n(14, 2, NULL, &cpu), 0);
-  ck_assert_uint_eq(c.nodes, cpu.nodes);
+  nq_counts_t c;
   const char *why;
   ck_assert_int_eq(nq_gpu_failed(g, &why), 1);
   ck_assert_ptr_nonnull(strstr(why, "injected"));
