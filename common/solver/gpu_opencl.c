@@ -281,10 +281,9 @@ static void subs_free(subs_t *s) {
 static int rows_below(const nq_unit_t *u) { return u->n - 1 - u->depth; }
 
 /* Expand units into subtrees (see nq/gpu.h): every subtree has at most `rows` rows below it,
- * `rows` starting at NQ_GPU_ROWS_MAX and lowered while the batch holds fewer than
- * NQ_GPU_SUBTREES subtrees, down to NQ_GPU_ROWS_MIN. The expanded nodes are added to
- * out[owner].nodes. */
-static int expand(const nq_unit_t *units, size_t n, nq_counts_t *out, subs_t *res) {
+ * `rows` starting at NQ_GPU_ROWS_MAX and lowered while the batch holds fewer than `want`
+ * subtrees, down to NQ_GPU_ROWS_MIN. The expanded nodes are added to out[owner].nodes. */
+static int expand(const nq_unit_t *units, size_t n, size_t want, nq_counts_t *out, subs_t *res) {
   subs_t cur = {0};
   int rc = 0, rows = 0;
   for (size_t i = 0; i < n && rc == 0; i++) {
@@ -297,7 +296,7 @@ static int expand(const nq_unit_t *units, size_t n, nq_counts_t *out, subs_t *re
     int deeper = 0;
     for (size_t i = 0; i < cur.len && !deeper; i++) deeper = rows_below(&cur.v[i]) > rows;
     if (!deeper) {
-      if (cur.len >= NQ_GPU_SUBTREES || rows <= NQ_GPU_ROWS_MIN) break;
+      if (cur.len >= want || rows <= NQ_GPU_ROWS_MIN) break;
       rows--;
       continue;
     }
@@ -396,7 +395,9 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
     if (units[i].n != units[0].n || nq_unit_validate(&units[i], NULL, 0)) return NQ_EINVAL;
   const int bn = units[0].n;
   subs_t q;
-  int rc = expand(units, n, out, &q);
+  /* Enough subtrees to fill every slot twice over (NQ_GPU_SUBTREES at least). */
+  size_t want = 2 * g->nslots > NQ_GPU_SUBTREES ? 2 * g->nslots : NQ_GPU_SUBTREES;
+  int rc = expand(units, n, want, out, &q);
   if (rc) return rc;
   /* Fill the empty slots from the queue, launch, take the finished ones; when the queue is empty
    * and most slots idle, split the searches still running. Until nothing is left. */
