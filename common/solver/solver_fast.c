@@ -603,6 +603,11 @@ static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern)
       nq_x86_search(c, y0, kern);
       break;
 #endif
+#if NQ_HAVE_NEON
+    case NQ_KERNEL_NEON:
+      nq_neon_search(c, y0);
+      break;
+#endif
     default:
       nq_chain_plan(c);
       if (k->side) lvls_side(c, y0, 1); else lvls_corner(c, y0, 1);
@@ -625,6 +630,7 @@ int nq_fast_kernel_available(nq_kernel_t k) {
   case NQ_KERNEL_SCALAR: return 1;
   case NQ_KERNEL_AVX2:
   case NQ_KERNEL_AVX512: return nq_x86_cpu_has(k);
+  case NQ_KERNEL_NEON: return NQ_HAVE_NEON; /* every ARMv8-A CPU has it */
   default: return 0;
   }
 }
@@ -635,6 +641,7 @@ const char *nq_fast_kernel_name(nq_kernel_t k) {
   case NQ_KERNEL_SCALAR: return "scalar";
   case NQ_KERNEL_AVX2: return "avx2";
   case NQ_KERNEL_AVX512: return "avx512";
+  case NQ_KERNEL_NEON: return "neon";
   default: return "?";
   }
 }
@@ -642,6 +649,7 @@ const char *nq_fast_kernel_name(nq_kernel_t k) {
 static nq_kernel_t best_available(void) {
   if (nq_fast_kernel_available(NQ_KERNEL_AVX512)) return NQ_KERNEL_AVX512;
   if (nq_fast_kernel_available(NQ_KERNEL_AVX2)) return NQ_KERNEL_AVX2;
+  if (nq_fast_kernel_available(NQ_KERNEL_NEON)) return NQ_KERNEL_NEON;
   return NQ_KERNEL_SCALAR;
 }
 
