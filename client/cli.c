@@ -1159,9 +1159,9 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
     cli_finish(cli);
     return 0;
   }
-  nq_log(NQ_LOG_INFO, "nq-client %s: server %s:%d, %d thread(s) and %d GPU(s) at %s priority, "
-         "CPU limit %d%%, state %s%s", NQ_VERSION_STRING, cfg->host, cfg->port, cfg->threads,
-         cli->ngpus,
+  nq_log(NQ_LOG_INFO, "nq-client %s: server %s:%d, %d thread(s) (kernel %s) and %d GPU(s) at %s "
+         "priority, CPU limit %d%%, state %s%s", NQ_VERSION_STRING, cfg->host, cfg->port,
+         cfg->threads, nq_fast_kernel_in_use(), cli->ngpus,
          nq_priority_name(cfg->priority), cfg->cpu_limit, cfg->state,
          cfg->fault_lie ? ", FAULT INJECTION lie (test only)" : "");
   load_assigned(cli);

@@ -6,10 +6,12 @@
 # solver suites, and makes the arm64 nq-client .deb with cpack.
 #
 #   bash scripts/build-arm64.sh [--test] [--no-deb]
-#     --test    then run the solver suites (every kernel, neon included, against the reference,
-#               unit by unit, N <= 14) on the arm64 binaries under qemu-aarch64-static, and check
-#               that build-arm64/nq-solve 13 prints TOTAL 73712 with the neon kernel and the same
-#               node count as an x86 nq-solve (NQ_X86_SOLVE, default build/nq-solve, if built)
+#     --test    then, under qemu-aarch64-static: the solver suites on the arm64 binaries (every
+#               kernel, neon included, against the reference, unit by unit, N <= 14), and
+#               build-arm64/nq-solve 13 must print TOTAL 73712 with the neon kernel and the node
+#               count of the x86 build's nq-solve (tests/arm64_solver.sh); then a job N=12 with
+#               one arm64 and one x86 client against the x86 nq-server (tests/arm64_e2e.sh). The
+#               x86 build is NQ_X86_BUILD (default build/); without it only the first part runs.
 #     --no-deb  skip cpack
 #
 # Emulation times mean nothing for arm64 hardware (docs/performance.md, "The arm64 kernel").
@@ -22,7 +24,7 @@ for a in "$@"; do
   case "$a" in
   --test) TEST=1 ;;
   --no-deb) DEB=0 ;;
-  -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
   *) echo "build-arm64.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -66,5 +68,11 @@ if [ "$DEB" = 1 ]; then
 fi
 
 if [ "$TEST" = 1 ]; then
-  bash tests/arm64_solver.sh "$BUILD" "${NQ_X86_SOLVE:-build/nq-solve}"
+  X86=${NQ_X86_BUILD:-build}
+  bash tests/arm64_solver.sh "$BUILD" "$X86/nq-solve"
+  if [ -x "$X86/nq-server" ] && [ -x "$X86/nq-client" ]; then
+    bash tests/arm64_e2e.sh "$X86" "$BUILD"
+  else
+    echo "build-arm64: no x86 nq-server/nq-client in $X86: the mixed job (tests/arm64_e2e.sh) not run"
+  fi
 fi
