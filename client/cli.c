@@ -1150,7 +1150,9 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
     uv_signal_start(&cli->sigterm, on_signal, SIGTERM);
   }
   *out = cli;
-  nq_throttle_cfg_t tc = {cfg->priority, cfg->cpu_limit, cfg->pause_file, 0, 0};
+  nq_throttle_cfg_t tc = {.priority = cfg->priority,
+                          .cpu_limit = cfg->cpu_limit,
+                          .pause_file = cfg->pause_file};
   if (nq_throttle_new(&tc, &cli->throttle) != 0 ||
       cli_worker_init(&cli->worker, loop, cfg->threads, cli->gpus, cli->ngpus, cli->throttle,
                       on_worker_event, cli) != 0) {

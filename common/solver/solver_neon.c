@@ -65,6 +65,11 @@ static inline unsigned low4(unsigned m, int keep) {
   return m;
 }
 
+/* 0 - v, lane by lane (v & -v: the lowest set bit). */
+static inline uint32x4_t neg4(uint32x4_t v) {
+  return vreinterpretq_u32_s32(vnegq_s32(vreinterpretq_s32_u32(v)));
+}
+
 /* Lanes (4-bit mask) where v is all ones. */
 static inline unsigned lanes4(uint32x4_t v) {
   const uint32x4_t lb = {1, 2, 4, 8};
@@ -192,7 +197,7 @@ static inline __attribute__((always_inline)) void lvln_body(bctx_t *c, int y, in
 
   /* wb & (wb - 1) drops the lowest column (the loop-carried chain). */
 #define CHILDN(s)                                                                            \
-  uint32x4_t bit = vandq_u32(wb[s], vreinterpretq_u32_s32(vnegq_s32(vreinterpretq_s32_u32(wb[s])))); \
+  uint32x4_t bit = vandq_u32(wb[s], neg4(wb[s]));                                           \
   wb[s] = vandq_u32(wb[s], vsubq_u32(wb[s], one));                                           \
   uint32x4_t cl = vshlq_n_u32(vorrq_u32(wl[s], bit), 1);                                     \
   uint32x4_t cd = vorrq_u32(wd[s], bit);                                                     \
@@ -257,7 +262,7 @@ static inline __attribute__((always_inline)) void lvln_body(bctx_t *c, int y, in
         accn = vaddq_u32(accn, vaddq_u32(vceqzq_u32(cb),
                                          vceqzq_u32(vandq_u32(cb, vsubq_u32(cb, one)))));
         uint32x4_t f = vbicq_u32(maskv, cd);
-        uint32x4_t f1 = vandq_u32(f, vreinterpretq_u32_s32(vnegq_s32(vreinterpretq_s32_u32(f))));
+        uint32x4_t f1 = vandq_u32(f, neg4(f));
         uint32x4_t f2 = veorq_u32(f, f1);
         /* Row N-2 takes f1 (or f2), row N-1 the other: a solution when the first is allowed,
          * the other is not attacked by rows < N-2 (g; in the side part not in LASTMASK
