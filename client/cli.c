@@ -573,6 +573,17 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
   outcome(cli, "session open");
   snprintf(cli->st.client, sizeof cli->st.client, "%s", client);
   cli->st.job_n = w.job_n;
+  /* What the volunteer is told: the public name, the page, the credit (optional fields). */
+  if (w.shown_as) snprintf(cli->st.shown_as, sizeof cli->st.shown_as, "%s", w.shown_as);
+  if (w.page) snprintf(cli->st.page, sizeof cli->st.page, "%s", w.page);
+  if (w.credit) {
+    snprintf(cli->st.credit, sizeof cli->st.credit, "%s", w.credit);
+    cli->st.has_credit = 1;
+    cli->st.credit_at = (int64_t)time(NULL);
+  }
+  if (w.shown_as || w.credit)
+    nq_log(NQ_LOG_INFO, "credited as %s%s%s, credit %s nodes", w.shown_as ? w.shown_as : "?",
+           w.page ? " on " : "", w.page ? w.page : "", w.credit ? w.credit : "?");
   uint64_t idle = (uint64_t)(pi * 3 > 180 ? pi * 3 : 180) * 1000;
   nq_conn_set_idle_timeout(cli->conn, idle);
   if (cli->running) { /* a unit that ran on while we were away: report at the new pace */
@@ -1323,7 +1334,7 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
     memcpy(cli->st.shown_as, prev.shown_as, sizeof prev.shown_as);
     memcpy(cli->st.page, prev.page, sizeof prev.page);
     cli->st.has_credit = prev.has_credit;
-    cli->st.credit = prev.credit;
+    memcpy(cli->st.credit, prev.credit, sizeof prev.credit);
     cli->st.credit_at = prev.credit_at;
     cli->st.last_contact = prev.last_contact;
     memcpy(cli->st.last_outcome, prev.last_outcome, sizeof prev.last_outcome);

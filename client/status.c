@@ -33,7 +33,7 @@ static const struct {
     FLD(version, F_STR),     FLD(kernel, F_STR),        FLD(server, F_STR),
     FLD(conn, F_STR),        FLD(last_contact, F_I64),  FLD(last_outcome, F_STR),
     FLD(down_since, F_I64),  FLD(client, F_STR),        FLD(shown_as, F_STR),
-    FLD(page, F_STR),        FLD(has_credit, F_INT),    FLD(credit, F_DBL),
+    FLD(page, F_STR),        FLD(has_credit, F_INT),    FLD(credit, F_STR),
     FLD(credit_at, F_I64),   FLD(job_n, F_INT),         FLD(threads, F_INT),
     FLD(priority, F_STR),    FLD(cpu_limit, F_INT),     FLD(paused, F_INT),
     FLD(pause_reason, F_STR), FLD(units_done, F_I64),   FLD(nodes_done, F_U64),
@@ -287,7 +287,7 @@ void cli_status_print_text(FILE *f, const cli_status_view_t *v, int64_t now) {
       if (s->shown_as[0]) fprintf(f, ", shown as %s", s->shown_as);
       if (s->page[0]) fprintf(f, " on %s", s->page);
       if (s->has_credit)
-        fprintf(f, ", credit %.6g (%s)", s->credit, ago(now, s->credit_at, a, sizeof a));
+        fprintf(f, ", credit %s nodes (%s)", s->credit, ago(now, s->credit_at, a, sizeof a));
       fputc('\n', f);
     }
   }

@@ -37,10 +37,10 @@ typedef struct cli_status_s {
   int64_t down_since;    /* Unix seconds since the server is out of reach; 0: it is not */
   /* From the server's welcome (kept across restarts; empty or has_credit 0 until one says) */
   char client[NQ_PROTO_NAME_MAX + 1];   /* this client's name on the server */
-  char shown_as[NQ_PROTO_NAME_MAX + 1]; /* the name the public page credits its owner under */
-  char page[256];                       /* the public page's address */
+  char shown_as[NQ_PROTO_SHOWN_MAX + 1]; /* the name the public page credits it under */
+  char page[NQ_PROTO_PAGE_MAX + 1];     /* the public page's address */
   int has_credit;
-  double credit;                        /* the owner's credit, as the server last said */
+  char credit[NQ_PROTO_CREDIT_MAX + 1]; /* this client's credit (verified nodes), decimal */
   int64_t credit_at;                    /* Unix seconds it said so */
   int job_n;                            /* 0: not known */
   /* The guest's settings and pause */

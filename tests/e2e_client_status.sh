@@ -5,7 +5,8 @@
 #      (WARN "out of reach"), keeps each further attempt off INFO, and `status` says it runs and
 #      the server is out of reach; after SIGTERM `status` says it does not run;
 #   2. a long unit (N=18, --cpu-limit 10): `status --json` shows it running with its percent,
-#      node count and the server's welcome (client name, job); the pause file pauses it and
+#      node count and the server's welcome (client name, job, the public name, page and credit,
+#      also logged); the pause file pauses it and
 #      `status` says "paused" with the reason, and its solve seconds do not grow while paused;
 #      after SIGTERM `status` shows the unit's checkpoint (tasks done, percent) from the state
 #      directory alone;
@@ -60,9 +61,9 @@ say "out of reach: one WARN, status says so, then not running"
 D="$TMP/unit"
 mkdir -p "$D"
 PORT=$(free_port)
-e2e_start_server "$D" "$PORT" --n 18 --depth 2
+e2e_start_server "$D" "$PORT" --n 18 --depth 2 --page-url https://nq.example.org/
 "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" --enrol "$(cat "$D/data/enrol.key")" \
-  --name vol1 --threads 1 --cpu-limit 10 --priority normal --state "$D/st" --pause-file "$D/pause" \
+  --name vol1 --public-name volunteer-1 --threads 1 --cpu-limit 10 --priority normal --state "$D/st" --pause-file "$D/pause" \
   --checkpoint-seconds 1 >"$D/client-b.log" 2>&1 &
 CPID=$!
 PIDS+=("$CPID")
@@ -71,9 +72,15 @@ moving() { status_json "$D/st" "$S" && [ "$(jget "$S" 'j["status"]["running"] an
 until_ok 120 "no unit with a fraction done in status" moving
 [ "$(jget "$S" 'j["status"]["client"]')" = vol1 ] || fail "status: client name $(jget "$S" 'j["status"]["client"]')"
 [ "$(jget "$S" 'j["status"]["job_n"]')" = 18 ] || fail "status: job"
+[ "$(jget "$S" '(j["status"]["shown_as"], j["status"]["page"], j["status"]["has_credit"], j["status"]["credit"])')" = \
+  "('volunteer-1', 'https://nq.example.org/', 1, '0')" ] || fail "status: the welcome's news: $(cat "$S")"
+grep -q "INFO: credited as volunteer-1 on https://nq.example.org/, credit 0 nodes" "$D/client-b.log" ||
+  fail "the client did not log its public name, page and credit"
 "$BIN/nq-client" status --state "$D/st" >"$D/text"
 grep -qE "^unit: +18:.*[0-9.]+% done" "$D/text" || { cat "$D/text"; fail "status text: no unit percent"; }
 grep -q "solving" "$D/text" || fail "status text: not solving"
+grep -q "^volunteer: .*shown as volunteer-1 on https://nq.example.org/, credit 0 nodes" "$D/text" ||
+  { cat "$D/text"; fail "status text: no volunteer line"; }
 paused() { status_json "$D/st" "$S" && [ "$(jget "$S" 'j["status"]["paused"]')" = 1 ]; }
 # The pause must catch a unit part way (seconds > 0); one that comes between two units is let go
 # and tried again.
