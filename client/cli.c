@@ -95,6 +95,7 @@ struct cli_s {
   double last_seconds;     /* solve time of the last unit; -1 before the first */
   /* What the volunteer is told (status.h, the INFO summary) */
   cli_status_t st;         /* kept between writes: the welcome's news, the last contact */
+  int status_warned;       /* a failed write of it was logged */
   double down_since;       /* monotonic time the server went out of reach; 0: it is not */
   int down_warned;         /* the WARN for it was logged */
   uint64_t nodes_done;     /* of the units this process solved */
@@ -815,12 +816,11 @@ static void fill_status(cli_t *cli, int stopped) {
 
 /* STATE/status.json for `nq-client status` (status.h); a failure is said once. */
 static void write_status(cli_t *cli, int stopped) {
-  static int warned;
   fill_status(cli, stopped);
   int rc = cli_status_write(cli->j.dir, &cli->st);
-  if (rc && !warned)
+  if (rc && !cli->status_warned)
     nq_log(NQ_LOG_WARN, "cannot write %s/%s: %s", cli->j.dir, CLI_STATUS_FILE, nq_strerror(rc));
-  warned |= rc != 0;
+  cli->status_warned |= rc != 0;
 }
 
 /* At INFO, every summary_seconds: what was solved since the last summary (the units' own lines

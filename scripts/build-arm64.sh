@@ -32,22 +32,12 @@ done
 # ---- what it needs ----
 PKGS=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static cmake pkg-config dpkg-dev
   libuv1-dev:arm64 libssl-dev:arm64 libjansson-dev:arm64 check:arm64 libsubunit-dev:arm64)
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+. scripts/lib.sh
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   echo "build-arm64: dpkg --add-architecture arm64"
-  $SUDO dpkg --add-architecture arm64
-  $SUDO apt-get update -qq
+  if [ "$(id -u)" -eq 0 ]; then dpkg --add-architecture arm64; else sudo dpkg --add-architecture arm64; fi
 fi
-missing=()
-for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "build-arm64: installing ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+apt_need build-arm64 "${PKGS[@]}"
 
 # ---- the build ----
 # pkg-config reads the arm64 .pc files only; ctest and the man pages run the binaries under qemu.

@@ -127,6 +127,9 @@ void nq_side_flush(bctx_t *c);
  * column N-1). */
 void nq_swap_sets(bctx_t *c, int y);
 void nq_chain_plan(bctx_t *c);
+/* Search a chunk of row y of PF_270's subtrees (in the second set) with a variant's side-part
+ * row function: the sets swapped and chain270 set around it. */
+void nq_chain_search(bctx_t *c, int y, int n, void (*side)(bctx_t *c, int y, int n));
 
 /* A side-part solution that needs the rotation check: its row N-3 node is entry idx (a P word)
  * of that row's chunk and took column bit; rows N-2 and N-1 are c2 and c1. */

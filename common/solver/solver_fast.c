@@ -535,14 +535,16 @@ static __attribute__((noinline)) void lvls_sidep(bctx_t *c, int y, int n) {
 static __attribute__((noinline)) void lvls_sided(bctx_t *c, int y, int n) {
   lvls_body(c, y, n, 1, SR_D);
 }
-/* A chunk of PF_270's subtrees (nq_chain_plan). */
-static void lvls_chain(bctx_t *c, int y, int n) {
+void nq_chain_search(bctx_t *c, int y, int n, void (*side)(bctx_t *c, int y, int n)) {
   nq_swap_sets(c, y);
   c->chain270 = 1;
-  lvls_side(c, y, n);
+  side(c, y, n);
   c->chain270 = 0;
   nq_swap_sets(c, y);
 }
+
+/* A chunk of PF_270's subtrees (nq_chain_plan). */
+static void lvls_chain(bctx_t *c, int y, int n) { nq_chain_search(c, y, n, lvls_side); }
 
 static void lvls_side(bctx_t *c, int y, int n) {
   const kctx_t *k = &c->k;

@@ -124,13 +124,7 @@ static void lvln_corner(bctx_t *c, int y, int n);
 static void lvln_side(bctx_t *c, int y, int n);
 
 /* PF_270's subtrees searched apart (nq_chain_plan). */
-static void chainn(bctx_t *c, int y, int n) {
-  nq_swap_sets(c, y);
-  c->chain270 = 1;
-  lvln_side(c, y, n);
-  c->chain270 = 0;
-  nq_swap_sets(c, y);
-}
+static void chainn(bctx_t *c, int y, int n) { nq_chain_search(c, y, n, lvln_side); }
 
 /* One chunk of row y (n > 0 nodes, all with free columns): search it and, through recursion,
  * everything below it. As lvl256_body (solver_x86.c): each lane holds one parent and takes its
