@@ -16,6 +16,7 @@
  */
 #include "cli.h"
 #include "journal.h"
+#include "status.h"
 #include "worker.h"
 
 #include "nq/addr.h"
@@ -31,6 +32,7 @@
 
 #include <assert.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,7 @@
 #define SHORT_UNIT_S 0.25 /* units faster than this get a deeper prefetch */
 #define SHORT_PREFETCH 4
 #define PROGRESS_INTERVAL_MAX 86400 /* a longer one from the server is clamped to a day */
+#define UNIT_LINE_S 60 /* a unit that took longer gets its own INFO line */
 
 /* How far leaving has got, once a reason is set. */
 typedef enum {
@@ -60,7 +63,7 @@ struct cli_s {
   nq_throttle_t *throttle; /* the solver threads' priority, CPU limit and pause file */
   nq_gpu_t *gpus[CLI_GPUS_MAX]; /* the devices that passed their self-test (--gpu) */
   int ngpus;
-  uv_timer_t retry_timer, progress_timer, stop_timer, ckpt_timer;
+  uv_timer_t retry_timer, progress_timer, stop_timer, ckpt_timer, status_timer;
   uv_signal_t sigint, sigterm;
   nq_conn_t *conn;
   cli_state_t state;
@@ -90,6 +93,17 @@ struct cli_s {
   long units_done;         /* units solved by this process */
   long units_resumed;      /* ... of which resumed from a checkpoint */
   double last_seconds;     /* solve time of the last unit; -1 before the first */
+  /* What the volunteer is told (status.h, the INFO summary) */
+  cli_status_t st;         /* kept between writes: the welcome's news, the last contact */
+  int status_warned;       /* a failed write of it was logged */
+  double down_since;       /* monotonic time the server went out of reach; 0: it is not */
+  int down_warned;         /* the WARN for it was logged */
+  uint64_t nodes_done;     /* of the units this process solved */
+  double seconds_done;
+  double summary_at;       /* monotonic time of the last summary */
+  long sum_units;          /* since then */
+  uint64_t sum_nodes;
+  double sum_seconds;
 };
 
 static void cli_pump(cli_t *cli);
@@ -152,6 +166,43 @@ static void leave(cli_t *cli, cli_reason_t why) {
 }
 
 /* ---- small helpers ---- */
+
+/* What the last connection attempt or session came to (status.h: last_outcome). */
+static void outcome(cli_t *cli, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cli->st.last_outcome, sizeof cli->st.last_outcome, fmt, ap);
+  va_end(ap);
+}
+
+/* A connection attempt failed: the first failure of an outage is logged at INFO, the next ones
+ * at DEBUG (the backoff makes them up to one a minute), and an outage longer than
+ * unreachable_warn_seconds once at WARN. Returns the level for the caller's own line. */
+static int out_of_reach(cli_t *cli, const char *why) {
+  double now = nq_now_mono();
+  int first = cli->down_since == 0;
+  if (first) {
+    cli->down_since = now;
+    cli->st.down_since = (int64_t)time(NULL);
+  }
+  outcome(cli, "%s", why);
+  if (!cli->down_warned && now - cli->down_since >= cli->cfg->unreachable_warn_seconds) {
+    cli->down_warned = 1;
+    nq_log(NQ_LOG_WARN, "server %s:%d out of reach for %.0f s (%s); solving goes on, results "
+           "wait in the journal", cli->cfg->host, cli->cfg->port, now - cli->down_since, why);
+  }
+  return first ? NQ_LOG_INFO : NQ_LOG_DEBUG;
+}
+
+/* The server answered (welcome): the end of an outage. */
+static void in_reach(cli_t *cli) {
+  if (cli->down_warned)
+    nq_log(NQ_LOG_INFO, "server %s:%d reachable again after %.0f s", cli->cfg->host,
+           cli->cfg->port, nq_now_mono() - cli->down_since);
+  cli->down_since = 0;
+  cli->down_warned = 0;
+  cli->st.down_since = 0;
+}
 
 static double jitter(cli_t *cli) {
   return 0.75 + 0.5 * ((double)rand_r(&cli->rng) / RAND_MAX); /* +-25% */
@@ -319,12 +370,14 @@ static void on_error(nq_conn_t *c, int status) {
   if (strncmp(e, "resolve ", 8) == 0) {
     /* A name that does not resolve is a typo or a DNS outage: say it loudly; the reconnect
      * backoff (up to backoff_max) keeps the retries, and these lines, rare. */
+    out_of_reach(cli, e);
     nq_log(NQ_LOG_ERROR, "cannot resolve the server name '%s' (%s); check --server; retrying "
            "with backoff", cli->cfg->host, e);
     return;
   }
-  nq_log(cli->state == CLI_STATE_READY ? NQ_LOG_WARN : NQ_LOG_INFO, "connection to %s:%d: %s",
-         cli->cfg->host, cli->cfg->port, e[0] ? e : nq_strerror(status));
+  const char *why = e[0] ? e : nq_strerror(status);
+  int level = cli->state == CLI_STATE_READY ? NQ_LOG_WARN : out_of_reach(cli, why);
+  nq_log(level, "connection to %s:%d: %s", cli->cfg->host, cli->cfg->port, why);
 }
 
 static void on_close(nq_conn_t *c) {
@@ -343,7 +396,10 @@ static void on_close(nq_conn_t *c) {
     cli_finish(cli);
     return;
   }
-  if (was_ready) nq_log(NQ_LOG_WARN, "disconnected from %s:%d", cli->cfg->host, cli->cfg->port);
+  if (was_ready) {
+    nq_log(NQ_LOG_WARN, "disconnected from %s:%d", cli->cfg->host, cli->cfg->port);
+    outcome(cli, "disconnected");
+  }
   schedule_reconnect(cli);
 }
 
@@ -359,8 +415,8 @@ static void cli_connect(cli_t *cli) {
   if (rc) {
     cli->conn = NULL;
     set_state(cli, CLI_STATE_IDLE);
-    nq_log(NQ_LOG_WARN, "cannot connect to %s:%d: %s", cli->cfg->host, cli->cfg->port,
-           nq_strerror(rc));
+    nq_log(out_of_reach(cli, nq_strerror(rc)), "cannot connect to %s:%d: %s", cli->cfg->host,
+           cli->cfg->port, nq_strerror(rc));
     schedule_reconnect(cli);
   }
 }
@@ -384,8 +440,7 @@ static void schedule_reconnect(cli_t *cli) {
   if (d > cfg->backoff_max) d = cfg->backoff_max;
   d *= jitter(cli);
   cli->attempt++;
-  nq_log(cli->attempt > 1 ? NQ_LOG_INFO : NQ_LOG_DEBUG, "reconnecting in %.1f s (attempt %d)", d,
-         cli->attempt);
+  nq_log(NQ_LOG_DEBUG, "reconnecting in %.1f s (attempt %d)", d, cli->attempt);
   uv_timer_start(&cli->retry_timer, on_retry_timer, (uint64_t)(d * 1000), 0);
 }
 
@@ -515,6 +570,21 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
   cli->max_outstanding = w.max_outstanding;
   nq_log(NQ_LOG_INFO, "session open as %s: job N=%d %s, progress every %d s", client, w.job_n,
          w.job_state == NQ_JOB_DONE ? "done" : "running", pi);
+  in_reach(cli);
+  outcome(cli, "session open");
+  snprintf(cli->st.client, sizeof cli->st.client, "%s", client);
+  cli->st.job_n = w.job_n;
+  /* What the volunteer is told: the public name, the page, the credit (optional fields). */
+  if (w.shown_as) snprintf(cli->st.shown_as, sizeof cli->st.shown_as, "%s", w.shown_as);
+  if (w.page) snprintf(cli->st.page, sizeof cli->st.page, "%s", w.page);
+  if (w.credit) {
+    snprintf(cli->st.credit, sizeof cli->st.credit, "%s", w.credit);
+    cli->st.has_credit = 1;
+    cli->st.credit_at = (int64_t)time(NULL);
+  }
+  if (w.shown_as || w.credit)
+    nq_log(NQ_LOG_INFO, "credited as %s%s%s, credit %s nodes", w.shown_as ? w.shown_as : "?",
+           w.page ? " on " : "", w.page ? w.page : "", w.credit ? w.credit : "?");
   uint64_t idle = (uint64_t)(pi * 3 > 180 ? pi * 3 : 180) * 1000;
   nq_conn_set_idle_timeout(cli->conn, idle);
   if (cli->running) { /* a unit that ran on while we were away: report at the new pace */
@@ -596,7 +666,8 @@ static void handle_ack(cli_t *cli, const json_t *msg) {
     server_broke_protocol(cli, "ack", &err);
     return;
   }
-  nq_log(NQ_LOG_INFO, "ack %" PRId64 ": %s", a.id, nq_ack_status_name(a.status));
+  nq_log(a.status == NQ_ACK_ACCEPTED ? NQ_LOG_DEBUG : NQ_LOG_INFO, "ack %" PRId64 ": %s", a.id,
+         nq_ack_status_name(a.status));
   result_answered(cli, a.id);
   cli_pump(cli);
 }
@@ -637,6 +708,7 @@ static void on_frame(nq_conn_t *c, json_t *msg) {
   cli_t *cli = nq_conn_data(c);
   const char *name;
   nq_msg_type_t t = nq_msg_type(msg, &name);
+  cli->st.last_contact = (int64_t)time(NULL);
   int when = cli->state == CLI_STATE_HELLO ? IN_HELLO : IN_READY;
   if (handlers[t].fn && (handlers[t].when & when)) {
     handlers[t].fn(cli, msg);
@@ -705,6 +777,75 @@ static nq_ckpt_t *load_checkpoint(cli_t *cli, const cli_assign_t *a) {
   return NULL;
 }
 
+/* ---- what the volunteer is told: the status file and the summary ---- */
+
+static void fill_status(cli_t *cli, int stopped) {
+  cli_status_t *s = &cli->st;
+  const cli_config_t *cfg = cli->cfg;
+  s->pid = (int64_t)getpid();
+  s->updated = (int64_t)time(NULL);
+  s->stopped = stopped;
+  snprintf(s->version, sizeof s->version, "%s", NQ_VERSION_STRING);
+  snprintf(s->kernel, sizeof s->kernel, "%s", nq_fast_kernel_in_use());
+  snprintf(s->server, sizeof s->server, strchr(cfg->host, ':') ? "[%s]:%d" : "%s:%d", cfg->host,
+           cfg->port);
+  snprintf(s->conn, sizeof s->conn, "%s", cli_state_name(cli->state));
+  s->threads = cfg->threads;
+  snprintf(s->priority, sizeof s->priority, "%s", nq_priority_name(cfg->priority));
+  s->cpu_limit = cfg->cpu_limit;
+  s->paused = nq_throttle_paused(cli->throttle);
+  nq_throttle_pause_reason(cli->throttle, s->pause_reason, sizeof s->pause_reason);
+  s->units_done = cli->units_done;
+  s->nodes_done = cli->nodes_done;
+  s->solve_seconds = cli->seconds_done;
+  s->queued = (int)cli->qlen;
+  s->running = cli->running;
+  snprintf(s->unit, sizeof s->unit, "%s", cli->running ? cli->cur.unit : "");
+  s->unit_id = cli->running ? cli->cur.id : 0;
+  s->fraction = cli->running ? cli->cur_fraction : 0;
+  s->nodes = cli->running ? cli->cur_nodes : 0;
+  s->seconds = cli->running ? cli->cur_seconds : 0;
+  nq_ckpt_t c; /* live figures where the worker has them (the progress events stop in a pause) */
+  if (cli->running && cli_worker_snapshot(&cli->worker, cli->cur.id, &c) == 0) {
+    s->fraction = nq_ckpt_fraction(&c, 0);
+    s->nodes = c.sum.nodes;
+    s->seconds = c.seconds;
+    nq_ckpt_free(&c);
+  }
+}
+
+/* STATE/status.json for `nq-client status` (status.h); a failure is said once. */
+static void write_status(cli_t *cli, int stopped) {
+  fill_status(cli, stopped);
+  int rc = cli_status_write(cli->j.dir, &cli->st);
+  if (rc && !cli->status_warned)
+    nq_log(NQ_LOG_WARN, "cannot write %s/%s: %s", cli->j.dir, CLI_STATUS_FILE, nq_strerror(rc));
+  cli->status_warned |= rc != 0;
+}
+
+/* At INFO, every summary_seconds: what was solved since the last summary (the units' own lines
+ * are at DEBUG). Nothing solved, nothing said. */
+static void log_summary(cli_t *cli) {
+  double now = nq_now_mono();
+  if (now - cli->summary_at < cli->cfg->summary_seconds) return;
+  if (cli->sum_units > 0)
+    nq_log(NQ_LOG_INFO, "%ld unit(s) solved in the last %.0f s: %" PRIu64 " nodes in %.1f s of "
+           "solving (%.3g nodes/s); %ld unit(s) in all", cli->sum_units, now - cli->summary_at,
+           cli->sum_nodes, cli->sum_seconds,
+           cli->sum_seconds > 0 ? (double)cli->sum_nodes / cli->sum_seconds : 0.0,
+           cli->units_done);
+  cli->summary_at = now;
+  cli->sum_units = 0;
+  cli->sum_nodes = 0;
+  cli->sum_seconds = 0;
+}
+
+static void on_status_timer(uv_timer_t *t) {
+  cli_t *cli = t->data;
+  write_status(cli, 0);
+  log_summary(cli);
+}
+
 /* ---- the worker ---- */
 
 /* A unit the worker stopped (a stop request, the end of the job, or the server no longer needs
@@ -760,7 +901,9 @@ static void unit_finished(cli_t *cli, cli_worker_event_t *ev) {
     snprintf(resumed, sizeof resumed, " (resumed at %u of %u tasks)", ev->resumed, ev->ntasks);
     cli->units_resumed++;
   }
-  nq_log(NQ_LOG_INFO,
+  /* One line per unit only at DEBUG (small units make thousands a minute), unless it took long:
+   * the INFO summary (log_summary) says the rest. */
+  nq_log(ev->seconds > UNIT_LINE_S ? NQ_LOG_INFO : NQ_LOG_DEBUG,
          "unit %s (id %" PRId64 ") done: c2=%" PRIu64 " c4=%" PRIu64 " c8=%" PRIu64
          " nodes=%" PRIu64 " in %.2f s (%.3g nodes/s)%s%s",
          r.unit, r.id, r.counts.c2, r.counts.c4, r.counts.c8, r.counts.nodes, r.seconds, rate,
@@ -771,6 +914,11 @@ static void unit_finished(cli_t *cli, cli_worker_event_t *ev) {
   cli_assigned_remove(&cli->j, a.id);
   cli_ckpt_remove(&cli->j, a.id); /* the journal holds the whole answer now */
   cli->units_done++;
+  cli->nodes_done += r.counts.nodes;
+  cli->seconds_done += ev->seconds;
+  cli->sum_units++;
+  cli->sum_nodes += r.counts.nodes;
+  cli->sum_seconds += ev->seconds;
   cli->last_seconds = ev->seconds;
   cli->nowork_wait = 0; /* a free worker is worth one immediate get_work */
   if (cli->state == CLI_STATE_READY) send_result(cli, &r);
@@ -841,8 +989,8 @@ static void start_next(cli_t *cli) {
     cli->cur_fraction = cli->cur_seconds = 0;
     cli->cur_progressed = cli->cur_drop = 0;
     cli->cur_saved = resumed;
-    nq_log(NQ_LOG_INFO, "unit %s (id %" PRId64 ") started on %d thread(s)", a.unit, a.id,
-           cli->cfg->threads);
+    nq_log(NQ_LOG_DEBUG, "unit %s (id %" PRId64 ") started on %d thread(s)%s", a.unit, a.id,
+           cli->cfg->threads, nq_throttle_paused(cli->throttle) ? " (paused)" : "");
     uint64_t ms = (uint64_t)(cli->progress_interval > 0 ? cli->progress_interval : 60) * 1000;
     /* A unit from an earlier run may have been decided or reissued meanwhile: ask at once. */
     uv_timer_start(&cli->progress_timer, on_progress_timer,
@@ -914,10 +1062,12 @@ static void cli_release(cli_t *cli) {
   uv_timer_stop(&cli->progress_timer);
   uv_timer_stop(&cli->stop_timer);
   uv_timer_stop(&cli->ckpt_timer);
+  uv_timer_stop(&cli->status_timer);
   uv_close((uv_handle_t *)&cli->retry_timer, NULL);
   uv_close((uv_handle_t *)&cli->progress_timer, NULL);
   uv_close((uv_handle_t *)&cli->stop_timer, NULL);
   uv_close((uv_handle_t *)&cli->ckpt_timer, NULL);
+  uv_close((uv_handle_t *)&cli->status_timer, NULL);
   if (cli->cfg->handle_signals) {
     uv_close((uv_handle_t *)&cli->sigint, NULL);
     uv_close((uv_handle_t *)&cli->sigterm, NULL);
@@ -930,7 +1080,10 @@ static void cli_release(cli_t *cli) {
     cli->throttle = NULL; /* the thread still uses it; the process is about to exit */
     cli->ngpus = 0;       /* and its devices */
   }
+  log_summary(cli);
+  cli->running = 0;
   set_state(cli, CLI_STATE_DONE);
+  write_status(cli, 1);
 }
 
 /* End the session for cli->reason: bye if we are in one, close, then release. Re-entered from
@@ -1002,6 +1155,8 @@ void cli_config_default(cli_config_t *cfg) {
   cfg->handle_signals = 1;
   cfg->priority = NQ_PRIO_IDLE;
   cfg->cpu_limit = 100;
+  cfg->summary_seconds = 60;
+  cfg->unreachable_warn_seconds = 180;
   const char *home = getenv("HOME");
   static char state[4096];
   if (nq_path_join(state, sizeof state, home && *home ? home : ".", ".nq-client") != 0)
@@ -1140,8 +1295,9 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
   uv_timer_init(loop, &cli->progress_timer);
   uv_timer_init(loop, &cli->stop_timer);
   uv_timer_init(loop, &cli->ckpt_timer);
+  uv_timer_init(loop, &cli->status_timer);
   cli->retry_timer.data = cli->progress_timer.data = cli->stop_timer.data = cli;
-  cli->ckpt_timer.data = cli;
+  cli->ckpt_timer.data = cli->status_timer.data = cli;
   if (cfg->handle_signals) {
     uv_signal_init(loop, &cli->sigint);
     uv_signal_init(loop, &cli->sigterm);
@@ -1150,7 +1306,14 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
     uv_signal_start(&cli->sigterm, on_signal, SIGTERM);
   }
   *out = cli;
-  nq_throttle_cfg_t tc = {cfg->priority, cfg->cpu_limit, cfg->pause_file, 0, 0};
+  nq_throttle_cfg_t tc = {.priority = cfg->priority,
+                          .cpu_limit = cfg->cpu_limit,
+                          .pause_file = cfg->pause_file,
+                          .pause_on_battery = cfg->pause_on_battery,
+                          .power_dir = cfg->power_dir,
+                          .pause_window = cfg->pause_window,
+                          .pause_from = cfg->pause_from,
+                          .pause_to = cfg->pause_to};
   if (nq_throttle_new(&tc, &cli->throttle) != 0 ||
       cli_worker_init(&cli->worker, loop, cfg->threads, cli->gpus, cli->ngpus, cli->throttle,
                       on_worker_event, cli) != 0) {
@@ -1159,13 +1322,31 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
     cli_finish(cli);
     return 0;
   }
-  nq_log(NQ_LOG_INFO, "nq-client %s: server %s:%d, %d thread(s) and %d GPU(s) at %s priority, "
-         "CPU limit %d%%, state %s%s", NQ_VERSION_STRING, cfg->host, cfg->port, cfg->threads,
-         cli->ngpus,
+  nq_log(NQ_LOG_INFO, "nq-client %s: server %s:%d, %d thread(s) (kernel %s) and %d GPU(s) at %s "
+         "priority, CPU limit %d%%, state %s%s", NQ_VERSION_STRING, cfg->host, cfg->port,
+         cfg->threads, nq_fast_kernel_in_use(), cli->ngpus,
          nq_priority_name(cfg->priority), cfg->cpu_limit, cfg->state,
          cfg->fault_lie ? ", FAULT INJECTION lie (test only)" : "");
+  /* What an earlier run heard from the server stays known until this one hears it again. */
+  cli_status_t prev;
+  if (cli_status_read(cli->j.dir, &prev, NULL, 0) == 0) {
+    memcpy(cli->st.client, prev.client, sizeof prev.client);
+    memcpy(cli->st.shown_as, prev.shown_as, sizeof prev.shown_as);
+    memcpy(cli->st.page, prev.page, sizeof prev.page);
+    cli->st.has_credit = prev.has_credit;
+    memcpy(cli->st.credit, prev.credit, sizeof prev.credit);
+    cli->st.credit_at = prev.credit_at;
+    cli->st.last_contact = prev.last_contact;
+    memcpy(cli->st.last_outcome, prev.last_outcome, sizeof prev.last_outcome);
+  }
+  cli->summary_at = nq_now_mono();
   load_assigned(cli);
   start_next(cli); /* resumed units run while we connect */
+  write_status(cli, 0);
+  double sp = CLI_STATUS_SECONDS; /* a shorter summary interval is kept too */
+  if (cfg->summary_seconds > 0 && cfg->summary_seconds < sp) sp = cfg->summary_seconds;
+  uv_timer_start(&cli->status_timer, on_status_timer, (uint64_t)(sp * 1000),
+                 (uint64_t)(sp * 1000));
   cli_connect(cli);
   return 0;
 }

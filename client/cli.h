@@ -80,6 +80,12 @@ typedef struct cli_config_s {
   nq_priority_t priority; /* --priority of the solver threads (idle) */
   int cpu_limit;      /* --cpu-limit: 1..100 percent of the solver threads' time (100) */
   const char *pause_file; /* --pause-file: the solver waits while it exists, or NULL */
+  int pause_on_battery;   /* --pause-on-battery: the solver waits while on battery */
+  const char *power_dir;  /* where the batteries are (NULL: /sys/class/power_supply; tests) */
+  int pause_window;       /* --pause-between FROM-TO: the solver waits in that daily window */
+  int pause_from, pause_to; /* its minutes after midnight */
+  double summary_seconds; /* --log-summary: the INFO summary of the units solved, this often (60) */
+  double unreachable_warn_seconds; /* a server out of reach this long is a WARN (180) */
   int fault_lie;      /* NQ_CLIENT_FAULT=lie: test-only, report c8 + 1 */
   double backoff_min; /* seconds; first reconnect delay (0.5) */
   double backoff_max; /* seconds; the cap (60) */

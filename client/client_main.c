@@ -4,12 +4,15 @@
  *             [--threads T] [--state DIR] [--once] [--max-units K] [--checkpoint-seconds S]
  *             [--priority idle|low|normal] [--cpu-limit PCT] [--pause-file PATH]
  *             [--gpu auto|off|all|LIST]
- *             [--help] [--version]
+ *             [--pause-on-battery] [--pause-between HH:MM-HH:MM]
+ *             [--log-level LEVEL] [--log-summary S] [--help] [--version]
+ *   nq-client status [--state DIR] [--json]
  * docs/client.md has the details.
  */
 #include "cli.h"
 
 #include "journal.h"
+#include "status.h"
 
 #include "nq/files.h"
 #include "nq/log.h"
@@ -31,7 +34,11 @@ static void usage(FILE *f) {
           "                 [--threads T] [--state DIR] [--once] [--max-units K]\n"
           "                 [--checkpoint-seconds S] [--public-name NAME]\n"
           "                 [--priority idle|low|normal] [--cpu-limit PCT] [--pause-file PATH]\n"
+          "                 [--pause-on-battery] [--pause-between HH:MM-HH:MM]\n"
+          "                 [--log-level LEVEL] [--log-summary S] [--warn-unreachable S]\n"
+          "       nq-client status [--state DIR] [--json]\n"
           "Fetch N-Queens work units from nq-server, solve them, report the counts.\n"
+          "`nq-client status` says what the client with that state directory is doing.\n"
           "  --server HOST:PORT  the server; HOST is also the name its certificate must match\n"
           "  --ca FILE           PEM file of the CA that signed the server certificate\n"
           "  --token-file FILE   read this client's token from FILE (first line; keep it 0600);\n"
@@ -62,7 +69,16 @@ static void usage(FILE *f) {
           "                      is refused), low (nice 19) or normal\n"
           "  --cpu-limit PCT     run the solver threads PCT%% of the time (1..100, default 100)\n"
           "  --pause-file PATH   the solver pauses while PATH exists (docs/client.md has\n"
-          "                      recipes: on battery, user active, time windows)\n"
+          "                      recipes: user active, and more)\n"
+          "  --pause-on-battery  the solver pauses while a battery discharges\n"
+          "                      (/sys/class/power_supply)\n"
+          "  --pause-between HH:MM-HH:MM  the solver pauses every day in that window of\n"
+          "                      local time (22:00-07:00 wraps past midnight)\n"
+          "  --log-level LEVEL   error, warn, info (default) or debug: each unit's lines are at\n"
+          "                      debug unless it took over a minute\n"
+          "  --log-summary S     at info, what was solved every S seconds (default 60)\n"
+          "  --warn-unreachable S  a server out of reach for S seconds is a warning\n"
+          "                      (default 180; each failed attempt is info once, then debug)\n"
           "  --help              this text\n"
           "  --version           the software and protocol versions\n"
           "Exit status: 0 done/stopped, 2 bad arguments, 3 setup (CA file, state dir,\n"
@@ -126,7 +142,8 @@ int main(int argc, char **argv) {
   cli_config_default(&cfg);
   enum { O_SERVER = 1, O_CA, O_TOKEN, O_ENROL, O_NAME, O_THREADS, O_STATE, O_ONCE, O_MAX, O_CKPT,
          O_PUBLIC, O_HELP, O_VERSION, O_TOKEN_FILE, O_ENROL_FILE, O_PRIORITY, O_CPU_LIMIT,
-         O_PAUSE_FILE, O_GPU };
+         O_PAUSE_FILE, O_GPU, O_PAUSE_BATTERY, O_PAUSE_BETWEEN, O_LOG_LEVEL, O_LOG_SUMMARY,
+         O_WARN_UNREACH };
   static const struct option opts[] = {
       {"server", required_argument, NULL, O_SERVER}, {"ca", required_argument, NULL, O_CA},
       {"token", required_argument, NULL, O_TOKEN},   {"enrol", required_argument, NULL, O_ENROL},
@@ -142,11 +159,17 @@ int main(int argc, char **argv) {
       {"cpu-limit", required_argument, NULL, O_CPU_LIMIT},
       {"pause-file", required_argument, NULL, O_PAUSE_FILE},
       {"gpu", required_argument, NULL, O_GPU},
+      {"pause-on-battery", no_argument, NULL, O_PAUSE_BATTERY},
+      {"pause-between", required_argument, NULL, O_PAUSE_BETWEEN},
+      {"log-level", required_argument, NULL, O_LOG_LEVEL},
+      {"log-summary", required_argument, NULL, O_LOG_SUMMARY},
+      {"warn-unreachable", required_argument, NULL, O_WARN_UNREACH},
       {NULL, 0, NULL, 0}};
   if (argc < 2) { /* a volunteer who just types the name gets the usage, not a cryptic error */
     usage(stderr);
     return CLI_EXIT_USAGE;
   }
+  if (strcmp(argv[1], "status") == 0) return cli_status_main(argc - 1, argv + 1, cfg.state);
   const char *server = NULL, *token_file = NULL, *enrol_file = NULL;
   int once = 0;
   long v;
@@ -198,6 +221,37 @@ int main(int argc, char **argv) {
     case O_ENROL_FILE: enrol_file = optarg; break;
     case O_PAUSE_FILE: cfg.pause_file = optarg; break;
     case O_GPU: cfg.gpu = optarg; break;
+    case O_PAUSE_BATTERY: cfg.pause_on_battery = 1; break;
+    case O_PAUSE_BETWEEN:
+      if (nq_pause_window_parse(optarg, &cfg.pause_from, &cfg.pause_to) != 0) {
+        fprintf(stderr, "nq-client: --pause-between wants HH:MM-HH:MM (two different times of "
+                "day), not '%s'\n", optarg);
+        return CLI_EXIT_USAGE;
+      }
+      cfg.pause_window = 1;
+      break;
+    case O_LOG_LEVEL: {
+      int l = nq_log_parse_level(optarg);
+      if (l < 0) {
+        fprintf(stderr, "nq-client: --log-level wants error, warn, info or debug, not '%s'\n",
+                optarg);
+        return CLI_EXIT_USAGE;
+      }
+      nq_log_set_level(l);
+      break;
+    }
+    case O_LOG_SUMMARY:
+    case O_WARN_UNREACH: {
+      char *end;
+      double d = strtod(optarg, &end);
+      if (!*optarg || *end || !(d >= 1 && d <= 86400)) {
+        fprintf(stderr, "nq-client: %s wants seconds 1..86400, not '%s'\n",
+                o == O_LOG_SUMMARY ? "--log-summary" : "--warn-unreachable", optarg);
+        return CLI_EXIT_USAGE;
+      }
+      *(o == O_LOG_SUMMARY ? &cfg.summary_seconds : &cfg.unreachable_warn_seconds) = d;
+      break;
+    }
     case O_PRIORITY:
       if (nq_priority_parse(optarg, &cfg.priority) != 0) {
         fprintf(stderr, "nq-client: --priority wants idle, low or normal, not '%s'\n", optarg);

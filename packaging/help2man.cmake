@@ -1,5 +1,6 @@
-# A man page from a program's --help (cmake -P): EXE, PROG, SUMMARY, VERSION, OUT.
-execute_process(COMMAND ${EXE} --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
+# A man page from a program's --help (cmake -P): EXE, PROG, SUMMARY, VERSION, OUT; EMU, the
+# emulator that runs EXE in a cross build (qemu-aarch64-static; empty otherwise).
+execute_process(COMMAND ${EMU} ${EXE} --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${EXE} --help failed (${rc})")
 endif()

@@ -18,7 +18,8 @@ set(NQ_SYSUSERSDIR ${CMAKE_INSTALL_PREFIX}/lib/sysusers.d)
 function(nq_man prog component summary)
   set(_out ${CMAKE_BINARY_DIR}/man/${prog}.1)
   add_custom_command(OUTPUT ${_out}
-    COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${prog}> -DPROG=${prog} -DSUMMARY=${summary}
+    COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${prog}> "-DEMU=${CMAKE_CROSSCOMPILING_EMULATOR}"
+            -DPROG=${prog} -DSUMMARY=${summary}
             -DVERSION=${PROJECT_VERSION} -DOUT=${_out} -P ${CMAKE_SOURCE_DIR}/packaging/help2man.cmake
     DEPENDS ${prog} ${CMAKE_SOURCE_DIR}/packaging/help2man.cmake VERBATIM)
   add_custom_target(man-${prog} ALL DEPENDS ${_out})

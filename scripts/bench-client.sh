@@ -46,7 +46,7 @@ run_client() {
   t0=$(now)
   "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$d/data/ca.pem" \
     --enrol "$(cat "$d/data/enrol.key")" --name bench --threads "$THREADS" --priority normal \
-    --state "$d/state" --max-units "$K" 2>"$d/client.log"
+    --state "$d/state" --max-units "$K" --log-level debug 2>"$d/client.log" # the units it solved
   t1=$(now)
   kill -TERM "$SRV"; wait "$SRV" || true; SRV=""
   CLIENT=$(echo "$t1 - $t0" | bc -l)

@@ -12,17 +12,8 @@ shift || true
 # (docs/gpu.md); pocl-opencl-icd: an OpenCL device on the CPU, which the GPU tests run on.
 PKGS=(libuv1-dev libsqlite3-dev libssl-dev check libjansson-dev pkg-config cmake build-essential
   libhttp-parser-dev python3-prometheus-client ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd)
-missing=()
-for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bootstrap: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+. scripts/lib.sh
+apt_need bootstrap "${PKGS[@]}"
 
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build "$BUILD" -j"$(nproc)"

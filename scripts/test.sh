@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # The test command: install deps, build from scratch, run the check suites and the end-to-end
-# tests, then the Debian packages and the static client (tests/test_packages.sh), then the same
+# tests, then the Debian packages and the static client (tests/test_packages.sh), then
+# the arm64 client cross-built and its solver suites and a mixed job run under qemu, then the same
 # suites again under AddressSanitizer + UndefinedBehaviorSanitizer, then every libFuzzer target
 # (frame, unit and message parsers) for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rm -rf build-test build-test-static build-asan
+rm -rf build-test build-test-static build-asan build-arm64
 # Prefix /usr: the packages tests/test_packages.sh makes from this tree install there.
 scripts/bootstrap.sh build-test -DCMAKE_INSTALL_PREFIX=/usr
 (cd build-test && ctest --output-on-failure -j2)
 echo "== packages (cpack -G DEB) and the static client =="
 bash tests/test_packages.sh build-test build-test-static
+echo "== arm64: cross build, solver suites and a mixed job under qemu (scripts/build-arm64.sh) =="
+NQ_X86_BUILD=build-test bash scripts/build-arm64.sh --test
 echo "== sanitizer build (ASan + UBSan) =="
 scripts/bootstrap.sh build-asan -DNQ_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

@@ -63,6 +63,8 @@ static void usage(FILE *f) {
           "  --http-max-conns K    concurrent HTTP connections; more get 503 (default 64)\n"
           "  --http-timeout S      an HTTP request must arrive whole within S seconds (default\n"
           "                        10); a connection idle 3*S seconds is closed\n"
+          "  --page-url URL        the public page's address that clients are told (default:\n"
+          "                        http://ADDR:PORT/ of --http unless it is a wildcard)\n"
           "  --help                this text\n"
           "  --version             the software and protocol versions\n"
           "Environment: NQ_LOG_LEVEL=error|warn|info|debug.\n",
@@ -83,7 +85,7 @@ static int int_arg(const char *opt, const char *v, long min, long max) {
 static void parse_args(srv_config_t *cfg, int argc, char **argv) {
   enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE,
          O_LEASEMIN, O_MAXOUT, O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT,
-         O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPTIME, O_HELP, O_HELLO, O_PREAUTH, O_ENROL, O_MAXCLI,
+         O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPTIME, O_PAGEURL, O_HELP, O_HELLO, O_PREAUTH, O_ENROL, O_MAXCLI,
          O_AFLIMIT, O_AFDELAY, O_SUMMARY, O_VERSION };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
@@ -108,6 +110,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"http", required_argument, 0, O_HTTP},
       {"http-max-conns", required_argument, 0, O_HTTPMAX},
       {"http-timeout", required_argument, 0, O_HTTPTIME},
+      {"page-url", required_argument, 0, O_PAGEURL},
       {"hello-timeout", required_argument, 0, O_HELLO},
       {"max-preauth-per-addr", required_argument, 0, O_PREAUTH},
       {"enrol-per-addr", required_argument, 0, O_ENROL},
@@ -188,6 +191,18 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       }
       break;
     case O_HTTPMAX: cfg->http.max_conns = int_arg("http-max-conns", optarg, 1, 100000); break;
+    case O_PAGEURL: {
+      size_t n = strlen(optarg), i;
+      for (i = 0; i < n && optarg[i] >= 0x20 && optarg[i] <= 0x7e; i++) {
+      }
+      if (n < 1 || n > NQ_PROTO_PAGE_MAX || i < n) {
+        fprintf(stderr, "nq-server: --page-url: expected 1..%d printable ASCII characters\n",
+                NQ_PROTO_PAGE_MAX);
+        exit(2);
+      }
+      cfg->page_url = optarg;
+      break;
+    }
     case O_HTTPTIME:
       cfg->http.request_ms = 1000 * int_arg("http-timeout", optarg, 1, 3600);
       cfg->http.idle_ms = 3 * cfg->http.request_ms;

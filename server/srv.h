@@ -71,6 +71,9 @@ typedef struct srv_config_s {
    * given with --http); otherwise it is logged and the server runs without the page. */
   srv_http_cfg_t http;
   int http_off, http_required;
+  /* The public page's address told to clients in welcome (--page-url); NULL: http://ADDR:PORT/
+   * of the page when it listens on a named address, nothing when on a wildcard one. */
+  const char *page_url;
   int hello_timeout;    /* s from accept to a hello (TLS handshake included); default 10 */
   int max_preauth_per_addr; /* pre-auth connections per address (peers.h); default 16, 0 = any */
   int enrol_per_addr;   /* enrolments per address: burst and per hour; default 20, 0 = any */

@@ -14,6 +14,7 @@
 #include "nq/nq.h"
 #include "nq/proto.h"
 #include "srv.h"
+#include "web.h"
 
 #include <arpa/inet.h>
 
@@ -71,7 +72,18 @@ static int secret_matches(srv_t *s, const char *key, const char *secret) {
   return nq_secure_streq(want, got);
 }
 
-static json_t *welcome_new(srv_t *s, int64_t speak, const char *client, const char *token) {
+/* The public page's address for welcome (srv_cfg_t.page_url), in buf; NULL when there is none. */
+static const char *page_url(srv_t *s, char *buf, size_t len) {
+  if (s->cfg.page_url) return s->cfg.page_url;
+  const char *b = srv_web_bound(s);
+  if (!b || !strncmp(b, "0.0.0.0:", 8) || !strncmp(b, "[::]:", 5)) return NULL;
+  snprintf(buf, len, "http://%s/", b);
+  return buf;
+}
+
+/* client_id > 0: a client session, told its public name and credit too. */
+static json_t *welcome_new(srv_t *s, int64_t speak, const char *client, const char *token,
+                           int64_t client_id) {
   const srv_job_t *j = &s->sched.job;
   int interval = s->cfg.lease_seconds / 4;
   /* A finished job with spot checks still wanted is not done for a client: it may be the owner
@@ -80,7 +92,17 @@ static json_t *welcome_new(srv_t *s, int64_t speak, const char *client, const ch
   if (s->job_done && client && srv_job_spot_pending(s->store, j->id, &spot) != 0) spot = 0;
   nq_welcome_t w = {speak, client, token, j->n, j->depth,
                     s->job_done && spot == 0 ? NQ_JOB_DONE : NQ_JOB_RUNNING,
-                    s->cfg.max_outstanding, interval < 1 ? 1 : interval};
+                    s->cfg.max_outstanding, interval < 1 ? 1 : interval, NULL, NULL, NULL};
+  char url[NQ_PROTO_PAGE_MAX + 1], credit[40];
+  srv_credit_t c;
+  if (client_id > 0) {
+    w.page = page_url(s, url, sizeof url);
+    /* informative: a store failure leaves the fields out rather than refusing the session */
+    if (srv_credit_get(s->store, client_id, &c) == 0) {
+      w.shown_as = c.display;
+      w.credit = nq_u128_str(c.credit, credit);
+    }
+  }
   return nq_welcome_pack(&w);
 }
 
@@ -235,7 +257,7 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
     sc->state = SRV_CONN_ADMIN;
     snprintf(sc->name, sizeof sc->name, "admin");
     nq_log(NQ_LOG_INFO, "admin connected from %s", nq_conn_peer(sc->conn));
-    r->reply = welcome_new(s, h.speak, NULL, NULL);
+    r->reply = welcome_new(s, h.speak, NULL, NULL, 0);
     return;
   }
   char token[2 * SRV_SECRET_BYTES + 1];
@@ -253,7 +275,7 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
   nq_log(NQ_LOG_INFO, "client %s connected from %s (%s, %d threads, %s, protocol %lld)", sc->name,
          nq_conn_peer(sc->conn), h.solver ? h.solver : "?", h.threads ? h.threads : 1,
          h.software ? h.software : "?", (long long)h.speak);
-  r->reply = welcome_new(s, h.speak, sc->name, enrolled ? token : NULL);
+  r->reply = welcome_new(s, h.speak, sc->name, enrolled ? token : NULL, sc->client_id);
 }
 
 /* ---- client requests ---- */

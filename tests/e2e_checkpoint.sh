@@ -102,7 +102,8 @@ KEY=""
 PORT=""
 client() { # NAME: a client on the state dir DIR/state, through the wrapper (output in D/NAME.log)
   measured "$D/$1" "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
-    --enrol "$KEY" --name victim --threads 1 --priority normal --state "$D/state" --checkpoint-seconds $INTERVAL
+    --enrol "$KEY" --name victim --threads 1 --priority normal --state "$D/state" --checkpoint-seconds $INTERVAL \
+    --log-level debug # its per-unit lines ("started on")
 }
 # The uninterrupted client: the whole job in one run, on its own server and directories.
 D="$TMP/base"

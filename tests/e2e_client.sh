@@ -35,7 +35,7 @@ start_client() {
   local dir=$1 port=$2 name=$3
   "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
     --enrol "$(cat "$dir/data/enrol.key")" --name "$name" --threads 1 --priority normal \
-    --state "$dir/state-$name" >>"$dir/client-$name.log" 2>&1 &
+    --state "$dir/state-$name" --log-level debug >>"$dir/client-$name.log" 2>&1 & # "ack" lines
   CPID=$!
   PIDS+=("$CPID")
 }
@@ -164,7 +164,7 @@ for c in a b c; do
   f="$D/state-$c/token"
   [ -s "$f" ] || fail "client $c stored no token"
   [ "$(stat -c %a "$f")" = 600 ] || fail "token of $c has mode $(stat -c %a "$f")"
-  grep -q "done:" "$D/client-$c.log" || fail "client $c solved nothing"
+  grep -q ") done:" "$D/client-$c.log" || fail "client $c solved nothing"
 done
 say "full job: 3 clients, tokens stored 0600"
 
@@ -177,7 +177,7 @@ start_client "$D" "$PORT" victim
 VICTIM=$CPID
 start_client "$D" "$PORT" other
 for i in $(seq 1 200); do
-  [ "$(grep -c "done:" "$D/client-victim.log" || true)" -ge 3 ] && break
+  [ "$(grep -c ") done:" "$D/client-victim.log" || true)" -ge 3 ] && break
   sleep 0.05
 done
 # Freeze the server so that what the victim finishes now stays unacknowledged (journal only).
@@ -216,7 +216,7 @@ for i in $(seq 1 100); do grep -q "listening on" "$D/server.log" && break; sleep
 start_client "$D" "$PORT" long
 for i in $(seq 1 1200); do grep -q "started" "$D/client-long.log" && break; sleep 0.05; done
 sleep 0.3
-grep -q "done:" "$D/client-long.log" && fail "the N=21 unit finished too fast for this test"
+grep -q ") done:" "$D/client-long.log" && fail "the N=21 unit finished too fast for this test"
 FIRST=$(sed -nE 's/.*\(id ([0-9]+)\) started.*/\1/p' "$D/client-long.log" | head -n 1)
 [ -n "$FIRST" ] || fail "the long client started nothing"
 kill -9 "$CPID"

@@ -180,7 +180,8 @@ START_TEST(pause_between_launches) {
   ck_assert_ptr_nonnull(f);
   fclose(f);
   paused_t p = {.g = open_dev(NULL)};
-  nq_throttle_cfg_t tc = {NQ_PRIO_NORMAL, 100, path, 0, 0.02};
+  nq_throttle_cfg_t tc = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 100, .pause_file = path,
+                          .poll = 0.02};
   ck_assert_int_eq(nq_throttle_new(&tc, &p.t), 0);
   pthread_t th;
   ck_assert_int_eq(pthread_create(&th, NULL, paused_solve, &p), 0);

@@ -79,6 +79,8 @@ grep -qx "Restart=on-failure" "$CU" || fail "client unit: Restart"
 grep -q "^LoadCredential=" "$CU" || fail "client unit: no LoadCredential="
 grep -qx "CPUSchedulingPolicy=idle" "$CU" || fail "client unit: CPUSchedulingPolicy"
 grep -q "^ExecStart=/usr/bin/nq-client .*%d/nq-secret" "$CU" || fail "client unit: ExecStart"
+grep -q "^ExecStart=/usr/bin/nq-client .*--pause-file /run/nq-client.pause" "$CU" ||
+  fail "client unit: no default pause file"
 grep -Eq -- "--token |--enrol " "$CU" && fail "client unit: a secret on the command line"
 grep -q "^ExecStart=/usr/bin/nq-server " "$SU" || fail "server unit: ExecStart"
 if command -v systemd-analyze >/dev/null; then

@@ -156,7 +156,8 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_int_eq(b.threads, 0);
   json_decref(m);
 
-  nq_welcome_t w = {1, "lab-7", "newtoken", 18, 3, NQ_JOB_RUNNING, 16, 900};
+  nq_welcome_t w = {1, "lab-7", "newtoken", 18, 3, NQ_JOB_RUNNING, 16, 900, "alice",
+                    "https://nq.example.org/", "340282366920938463463374607431768211455"};
   m = over_wire(nq_welcome_pack(&w));
   nq_welcome_t wb;
   ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), 0);
@@ -168,12 +169,18 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_int_eq(wb.job_state, NQ_JOB_RUNNING);
   ck_assert_int_eq(wb.max_outstanding, 16);
   ck_assert_int_eq(wb.progress_interval, 900);
+  ck_assert_str_eq(wb.shown_as, "alice");
+  ck_assert_str_eq(wb.page, "https://nq.example.org/");
+  ck_assert_str_eq(wb.credit, "340282366920938463463374607431768211455");
   json_decref(m);
-  nq_welcome_t wa = {1, NULL, NULL, 8, 3, NQ_JOB_DONE, 256, 2147483647};
+  nq_welcome_t wa = {1, NULL, NULL, 8, 3, NQ_JOB_DONE, 256, 2147483647, NULL, NULL, NULL};
   m = over_wire(nq_welcome_pack(&wa));
   ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), 0);
   ck_assert_ptr_null(wb.client);
   ck_assert_ptr_null(wb.token);
+  ck_assert_ptr_null(wb.shown_as);
+  ck_assert_ptr_null(wb.page);
+  ck_assert_ptr_null(wb.credit);
   ck_assert_int_eq(wb.job_state, NQ_JOB_DONE);
   ck_assert_int_eq(wb.max_outstanding, 256);
   ck_assert_int_eq(wb.progress_interval, 2147483647);
@@ -397,7 +404,7 @@ END_TEST
 /* The bytes of version 1 as today's programs send them: a peer built before this module must
  * read exactly what it always read. */
 START_TEST(version1_wire_bytes) {
-  nq_welcome_t w = {1, "lab-7", NULL, 18, 3, NQ_JOB_RUNNING, 16, 900};
+  nq_welcome_t w = {1, "lab-7", NULL, 18, 3, NQ_JOB_RUNNING, 16, 900, NULL, NULL, NULL};
   expect_text(nq_welcome_pack(&w),
               "{\"type\":\"welcome\",\"v\":1,\"job\":{\"n\":18,\"depth\":3,\"state\":\"running\"},"
               "\"max_outstanding\":16,\"progress_interval\":900,\"client\":\"lab-7\"}");
@@ -543,6 +550,14 @@ static const case_t cases[] = {
     BADM(welcome, W "\"v\":1," JOB ",\"max_outstanding\":16}"),
     BADM(welcome, W WOK ",\"client\":5}"),
     BADM(welcome, W WOK ",\"token\":[]}"),
+    OK_(welcome, W WOK ",\"shown_as\":\"anonymous-3fa2c1\",\"page\":\"http://h:8/\",\"credit\":\"0\"}"),
+    BADM(welcome, W WOK ",\"shown_as\":\"\"}"),
+    BADM(welcome, W WOK ",\"shown_as\":\"a\\nb\"}"),
+    BADM(welcome, W WOK ",\"page\":7}"),
+    BADM(welcome, W WOK ",\"credit\":12}"),
+    BADM(welcome, W WOK ",\"credit\":\"-1\"}"),
+    BADM(welcome, W WOK ",\"credit\":\"1e9\"}"),
+    BADM(welcome, W WOK ",\"credit\":\"340282366920938463463374607431768211456\"}"),
     /* get_work */
     OK_(get_work, "{\"type\":\"get_work\",\"want\":1}"),
     BADM(get_work, "{\"type\":\"get_work\"}"),

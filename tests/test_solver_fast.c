@@ -18,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const nq_kernel_t variants[] = {NQ_KERNEL_SCALAR, NQ_KERNEL_AVX2, NQ_KERNEL_AVX512};
+static const nq_kernel_t variants[] = {NQ_KERNEL_SCALAR, NQ_KERNEL_AVX2, NQ_KERNEL_AVX512,
+                                         NQ_KERNEL_NEON};
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
 static void unit_text(const nq_unit_t *u, char *buf) {

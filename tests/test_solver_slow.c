@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const nq_kernel_t variants[] = {NQ_KERNEL_SCALAR, NQ_KERNEL_AVX2, NQ_KERNEL_AVX512};
+static const nq_kernel_t variants[] = {NQ_KERNEL_SCALAR, NQ_KERNEL_AVX2, NQ_KERNEL_AVX512,
+                                         NQ_KERNEL_NEON};
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
 /* Whole-N node counts (nq-solver-3), as `nq-solve N --reference` prints them. */

@@ -1,4 +1,5 @@
-/* tests/test_throttle.c: the solver threads' priority, the CPU-use limit and the pause file
+/* tests/test_throttle.c: the solver threads' priority, the CPU-use limit, the pause file, battery
+ * and time window, and paused time left out of the solve time
  * (common/solver/throttle.c, through the solver pool as the client uses it). Timing is measured, never
  * assumed: the CPU-limit check reads the time the solver thread was runnable (schedstat: on a CPU
  * or waiting for one) against its wall time, which a busy machine does not change, unlike the
@@ -15,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 START_TEST(priority_names) {
@@ -30,7 +33,7 @@ START_TEST(priority_names) {
   ck_assert_int_eq(nq_priority_parse("", &p), NQ_EINVAL);
   ck_assert_str_eq(nq_priority_name(NQ_PRIO_LOW), "low");
   nq_throttle_t *t;
-  nq_throttle_cfg_t bad = {NQ_PRIO_IDLE, 0, NULL, 0, 0};
+  nq_throttle_cfg_t bad = {.priority = NQ_PRIO_IDLE, .cpu_limit = 0};
   ck_assert_int_eq(nq_throttle_new(&bad, &t), NQ_EINVAL);
   bad.cpu_limit = 101;
   ck_assert_int_eq(nq_throttle_new(&bad, &t), NQ_EINVAL);
@@ -121,7 +124,7 @@ START_TEST(idle_solver_threads_normal_caller) {
   snprintf(path, sizeof path, "%s/pause", dir);
   touch(path);
   nq_throttle_t *t;
-  nq_throttle_cfg_t cfg = {NQ_PRIO_IDLE, 100, path, 0, 0};
+  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_IDLE, .cpu_limit = 100, .pause_file = path};
   ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
   solve_t s;
   solve_start(&s, 15, 2, t);
@@ -151,7 +154,7 @@ END_TEST
 
 START_TEST(normal_priority_leaves_threads_alone) {
   nq_throttle_t *t;
-  nq_throttle_cfg_t cfg = {NQ_PRIO_NORMAL, 100, NULL, 0, 0};
+  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 100};
   ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
   solve_t s;
   solve_start(&s, 12, 2, t);
@@ -226,7 +229,7 @@ static double cpu_seconds(pid_t tid) {
 
 START_TEST(cpu_limit_half) {
   nq_throttle_t *t;
-  nq_throttle_cfg_t cfg = {NQ_PRIO_NORMAL, 50, NULL, 0, 0};
+  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 50};
   ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
   solve_t s;
   solve_start(&s, 18, 1, t); /* far longer than the window: busy all along */
@@ -268,7 +271,7 @@ static void *many_main(void *arg) {
 START_TEST(cpu_limit_short_solves) {
   many_t m;
   memset(&m, 0, sizeof m);
-  nq_throttle_cfg_t cfg = {NQ_PRIO_NORMAL, 50, NULL, 0, 0};
+  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 50};
   ck_assert_int_eq(nq_throttle_new(&cfg, &m.t), 0);
   pthread_t th;
   ck_assert_int_eq(pthread_create(&th, NULL, many_main, &m), 0);
@@ -288,7 +291,7 @@ END_TEST
 
 START_TEST(cpu_limit_counts_exact) {
   nq_throttle_t *t;
-  nq_throttle_cfg_t cfg = {NQ_PRIO_IDLE, 30, NULL, 0.05, 0};
+  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_IDLE, .cpu_limit = 30, .period = 0.05};
   ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
   solve_t s;
   solve_start(&s, 13, 2, t);
@@ -320,7 +323,7 @@ START_TEST(pause_file_stops_and_resumes) {
   /* A CPU limit too: the solve takes a few seconds (four times its CPU time), still running when
    * the second pause comes (checked below: a solve that ended first fails the test, it does not
    * pass it). */
-  nq_throttle_cfg_t cfg = {NQ_PRIO_NORMAL, 25, path, 0, 0};
+  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 25, .pause_file = path};
   ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
   ck_assert_int_eq(nq_throttle_paused(t), 1);
   solve_t s;
@@ -360,7 +363,7 @@ START_TEST(cancel_while_paused) {
   snprintf(path, sizeof path, "%s/pause", dir);
   touch(path);
   nq_throttle_t *t;
-  nq_throttle_cfg_t cfg = {NQ_PRIO_NORMAL, 100, path, 0, 0};
+  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 100, .pause_file = path};
   ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
   solve_t s;
   solve_start(&s, 14, 2, t);
@@ -376,6 +379,130 @@ START_TEST(cancel_while_paused) {
 }
 END_TEST
 
+/* Paused time is not solve time: a solve that waited 1.5 s on the pause file reports about its
+ * solving time, and the throttle counts the pause. */
+START_TEST(paused_time_not_solve_time) {
+  char *dir = tu_tmpdir("throttle"), path[512];
+  snprintf(path, sizeof path, "%s/pause", dir);
+  touch(path);
+  nq_throttle_t *t;
+  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 100, .pause_file = path,
+                           .poll = 0.02};
+  ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
+  char why[160];
+  nq_throttle_pause_reason(t, why, sizeof why);
+  ck_assert_ptr_nonnull(strstr(why, "exists"));
+  solve_t s;
+  double t0 = nq_now_mono();
+  solve_start(&s, 12, 1, t); /* milliseconds of solving, after 1.5 s paused */
+  usleep(1500 * 1000);
+  ck_assert_uint_eq(ndone(&s), 0);
+  unlink(path);
+  pthread_join(s.th, NULL);
+  double wall = nq_now_mono() - t0;
+  ck_assert_int_eq(s.rc, 0);
+  nq_ckpt_t c;
+  ck_assert_int_eq(nq_run_snapshot(s.run, &c), 0);
+  ck_assert_msg(c.seconds < 0.5 * wall, "solve time %.2f s of %.2f s wall", c.seconds, wall);
+  nq_ckpt_free(&c);
+  nq_run_free(s.run);
+  pthread_mutex_destroy(&s.lock);
+  double paused = nq_throttle_paused_seconds(t);
+  ck_assert_msg(paused >= 1.4 && paused <= wall + 0.1, "paused %.2f s of %.2f", paused, wall);
+  nq_throttle_pause_reason(t, why, sizeof why);
+  ck_assert_str_eq(why, "");
+  nq_throttle_free(t);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
+static void put(const char *dir, const char *name, const char *text) {
+  char p[600];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *f = fopen(p, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* --pause-on-battery: a discharging battery under the power_supply directory pauses; charging,
+ * or a mains supply only, does not. */
+START_TEST(pause_on_battery) {
+  char *dir = tu_tmpdir("power"), sub[600];
+  snprintf(sub, sizeof sub, "%s/AC", dir);
+  ck_assert_int_eq(mkdir(sub, 0700), 0);
+  put(sub, "type", "Mains\n");
+  put(sub, "online", "0\n");
+  snprintf(sub, sizeof sub, "%s/BAT0", dir);
+  ck_assert_int_eq(mkdir(sub, 0700), 0);
+  put(sub, "type", "Battery\n");
+  put(sub, "status", "Discharging\n");
+  nq_throttle_t *t;
+  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 100, .poll = 0.02,
+                           .pause_on_battery = 1, .power_dir = dir};
+  ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
+  ck_assert_int_eq(nq_throttle_paused(t), 1);
+  char why[160];
+  nq_throttle_pause_reason(t, why, sizeof why);
+  ck_assert_str_eq(why, "on battery");
+  put(sub, "status", "Charging\n");
+  double t0 = nq_now_mono();
+  while (nq_throttle_paused(t)) {
+    ck_assert(nq_now_mono() - t0 < 30);
+    usleep(10 * 1000);
+  }
+  put(sub, "status", "Discharging\n");
+  while (!nq_throttle_paused(t)) {
+    ck_assert(nq_now_mono() - t0 < 30);
+    usleep(10 * 1000);
+  }
+  nq_throttle_free(t);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
+/* --pause-between: the window holding the current minute pauses, one that does not hold it
+ * does not; bad windows are refused. */
+START_TEST(pause_window) {
+  int from, to;
+  ck_assert_int_eq(nq_pause_window_parse("08:00-18:30", &from, &to), 0);
+  ck_assert_int_eq(from, 480);
+  ck_assert_int_eq(to, 1110);
+  ck_assert_int_eq(nq_pause_window_parse("22:00-06:00", &from, &to), 0);
+  const char *bad[] = {"", "8:00-18:00", "08:00-18:00x", "24:00-01:00", "08:60-09:00",
+                       "08:00-08:00", "08:00", "08:00 18:00", NULL};
+  for (int i = 0; bad[i]; i++)
+    ck_assert_msg(nq_pause_window_parse(bad[i], &from, &to) == NQ_EINVAL, "%s", bad[i]);
+  time_t now = time(NULL);
+  struct tm tm;
+  localtime_r(&now, &tm);
+  int m = tm.tm_hour * 60 + tm.tm_min;
+  /* [m - 5, m + 5) holds now (wrapping past midnight where it must); [m + 5, m + 10) does not
+   * unless the minute turns five times during the test */
+  nq_throttle_cfg_t in = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 100, .poll = 0.02,
+                          .pause_window = 1, .pause_from = (m + 1435) % 1440,
+                          .pause_to = (m + 5) % 1440};
+  nq_throttle_cfg_t out = in;
+  out.pause_from = (m + 5) % 1440;
+  out.pause_to = (m + 10) % 1440;
+  nq_throttle_t *t;
+  ck_assert_int_eq(nq_throttle_new(&in, &t), 0);
+  ck_assert_int_eq(nq_throttle_paused(t), 1);
+  char why[160];
+  nq_throttle_pause_reason(t, why, sizeof why);
+  ck_assert_ptr_nonnull(strstr(why, "pause window"));
+  nq_throttle_free(t);
+  ck_assert_int_eq(nq_throttle_new(&out, &t), 0);
+  ck_assert_int_eq(nq_throttle_paused(t), 0);
+  nq_throttle_free(t);
+  nq_throttle_cfg_t same = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 100, .pause_window = 1,
+                           .pause_from = 60, .pause_to = 60};
+  ck_assert_int_eq(nq_throttle_new(&same, &t), NQ_EINVAL);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("throttle");
   TCase *tc = tcase_create("throttle");
@@ -388,6 +515,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, cpu_limit_counts_exact);
   tcase_add_test(tc, pause_file_stops_and_resumes);
   tcase_add_test(tc, cancel_while_paused);
+  tcase_add_test(tc, paused_time_not_solve_time);
+  tcase_add_test(tc, pause_on_battery);
+  tcase_add_test(tc, pause_window);
   suite_add_tcase(s, tc);
   return s;
 }

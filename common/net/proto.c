@@ -215,10 +215,10 @@ static int negotiate(int64_t lo, int64_t hi, int64_t *speak, nq_proto_err_t *err
   return 0;
 }
 
-/* 1 if s is 1..NQ_PROTO_SOFTWARE_MAX printable ASCII characters. */
-static int software_valid(const char *s) {
+/* 1 if s is 1..max printable ASCII characters. */
+static int text_valid(const char *s, size_t max) {
   size_t n = strlen(s);
-  if (n < 1 || n > NQ_PROTO_SOFTWARE_MAX) return 0;
+  if (n < 1 || n > max) return 0;
   for (; *s; s++)
     if (*s < 0x20 || *s > 0x7e) return 0;
   return 1;
@@ -247,7 +247,7 @@ int nq_hello_parse(const json_t *m, nq_hello_t *h, nq_proto_err_t *err) {
            (h->solver && (!*h->solver || strlen(h->solver) > NQ_PROTO_SOLVER_MAX)))
     bad = "solver must be a string of 1..64 characters";
   else if (nq_msg_opt_str(m, "software", NULL, &h->software) ||
-           (h->software && !software_valid(h->software)))
+           (h->software && !text_valid(h->software, NQ_PROTO_SOFTWARE_MAX)))
     bad = "software must be 1..64 printable ASCII characters";
   else if (nq_msg_opt_int(m, "threads", 1, NQ_PROTO_THREADS_MAX, 0, &threads))
     bad = "threads must be an integer 1..1024";
@@ -284,6 +284,9 @@ json_t *nq_welcome_pack(const nq_welcome_t *w) {
   put(o, "progress_interval", json_integer(w->progress_interval), &ok);
   if (w->client) put(o, "client", json_string(w->client), &ok);
   if (w->token) put(o, "token", json_string(w->token), &ok);
+  if (w->shown_as) put(o, "shown_as", json_string(w->shown_as), &ok);
+  if (w->page) put(o, "page", json_string(w->page), &ok);
+  if (w->credit) put(o, "credit", json_string(w->credit), &ok);
   return msg_done(o, ok);
 }
 
@@ -307,6 +310,15 @@ int nq_welcome_parse(const json_t *m, nq_welcome_t *w, nq_proto_err_t *err) {
     return BAD("welcome: max_outstanding must be 1..256 and progress_interval >= 1");
   if (nq_msg_opt_str(m, "client", NULL, &w->client) || nq_msg_opt_str(m, "token", NULL, &w->token))
     return BAD("welcome: client and token must be strings");
+  nq_u128 credit;
+  if (nq_msg_opt_str(m, "shown_as", NULL, &w->shown_as) ||
+      (w->shown_as && !text_valid(w->shown_as, NQ_PROTO_SHOWN_MAX)) ||
+      nq_msg_opt_str(m, "page", NULL, &w->page) ||
+      (w->page && !text_valid(w->page, NQ_PROTO_PAGE_MAX)) ||
+      nq_msg_opt_str(m, "credit", NULL, &w->credit) ||
+      (w->credit && nq_u128_parse(w->credit, &credit) != 0))
+    return BAD("welcome: shown_as (1..88) and page (1..255) must be printable ASCII, credit a "
+               "decimal string");
   w->job_n = (int)n;
   w->job_depth = (int)depth;
   w->job_state = (nq_job_state_t)lookup(job_state_names, NELEM(job_state_names), state);

@@ -16,6 +16,11 @@
 #else
 #define NQ_HAVE_X86_SIMD 0
 #endif
+#if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(NQ_NO_SIMD)
+#define NQ_HAVE_NEON 1
+#else
+#define NQ_HAVE_NEON 0
+#endif
 
 /* ---- what every variant shares: the unit's settings, and the counts ---- */
 
@@ -122,6 +127,9 @@ void nq_side_flush(bctx_t *c);
  * column N-1). */
 void nq_swap_sets(bctx_t *c, int y);
 void nq_chain_plan(bctx_t *c);
+/* Search a chunk of row y of PF_270's subtrees (in the second set) with a variant's side-part
+ * row function: the sets swapped and chain270 set around it. */
+void nq_chain_search(bctx_t *c, int y, int n, void (*side)(bctx_t *c, int y, int n));
 
 /* A side-part solution that needs the rotation check: its row N-3 node is entry idx (a P word)
  * of that row's chunk and took column bit; rows N-2 and N-1 are c2 and c1. */
@@ -148,6 +156,13 @@ static inline void side_leaf4(bctx_t *c, uint32_t idx, uint32_t c3, uint32_t bit
 #define AR (2 * LV_STRIDE)
 #define AB (3 * LV_STRIDE)
 #define AP (4 * LV_STRIDE)
+
+/* ---- the arm64 variant (solver_neon.c) ---- */
+
+#if NQ_HAVE_NEON
+/* Search the unit of c from its one node on row y0 with the neon variant. */
+void nq_neon_search(bctx_t *c, int y0);
+#endif
 
 /* ---- the x86-64 SIMD variants (solver_x86.c; without SIMD, answers for scalar alone) ---- */
 

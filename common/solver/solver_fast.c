@@ -535,14 +535,16 @@ static __attribute__((noinline)) void lvls_sidep(bctx_t *c, int y, int n) {
 static __attribute__((noinline)) void lvls_sided(bctx_t *c, int y, int n) {
   lvls_body(c, y, n, 1, SR_D);
 }
-/* A chunk of PF_270's subtrees (nq_chain_plan). */
-static void lvls_chain(bctx_t *c, int y, int n) {
+void nq_chain_search(bctx_t *c, int y, int n, void (*side)(bctx_t *c, int y, int n)) {
   nq_swap_sets(c, y);
   c->chain270 = 1;
-  lvls_side(c, y, n);
+  side(c, y, n);
   c->chain270 = 0;
   nq_swap_sets(c, y);
 }
+
+/* A chunk of PF_270's subtrees (nq_chain_plan). */
+static void lvls_chain(bctx_t *c, int y, int n) { nq_chain_search(c, y, n, lvls_side); }
 
 static void lvls_side(bctx_t *c, int y, int n) {
   const kctx_t *k = &c->k;
@@ -603,6 +605,11 @@ static int solve_batched(kctx_t *k, const nq_unit_state_t *st, nq_kernel_t kern)
       nq_x86_search(c, y0, kern);
       break;
 #endif
+#if NQ_HAVE_NEON
+    case NQ_KERNEL_NEON:
+      nq_neon_search(c, y0);
+      break;
+#endif
     default:
       nq_chain_plan(c);
       if (k->side) lvls_side(c, y0, 1); else lvls_corner(c, y0, 1);
@@ -625,6 +632,7 @@ int nq_fast_kernel_available(nq_kernel_t k) {
   case NQ_KERNEL_SCALAR: return 1;
   case NQ_KERNEL_AVX2:
   case NQ_KERNEL_AVX512: return nq_x86_cpu_has(k);
+  case NQ_KERNEL_NEON: return NQ_HAVE_NEON; /* every ARMv8-A CPU has it */
   default: return 0;
   }
 }
@@ -635,6 +643,7 @@ const char *nq_fast_kernel_name(nq_kernel_t k) {
   case NQ_KERNEL_SCALAR: return "scalar";
   case NQ_KERNEL_AVX2: return "avx2";
   case NQ_KERNEL_AVX512: return "avx512";
+  case NQ_KERNEL_NEON: return "neon";
   default: return "?";
   }
 }
@@ -642,6 +651,7 @@ const char *nq_fast_kernel_name(nq_kernel_t k) {
 static nq_kernel_t best_available(void) {
   if (nq_fast_kernel_available(NQ_KERNEL_AVX512)) return NQ_KERNEL_AVX512;
   if (nq_fast_kernel_available(NQ_KERNEL_AVX2)) return NQ_KERNEL_AVX2;
+  if (nq_fast_kernel_available(NQ_KERNEL_NEON)) return NQ_KERNEL_NEON;
   return NQ_KERNEL_SCALAR;
 }
 

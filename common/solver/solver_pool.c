@@ -127,6 +127,8 @@ struct nq_run_s {
   pthread_mutex_t lock;
   nq_ckpt_t state;        /* what is finished: bitmap, count, sums */
   double t_start, t_end;  /* solving: t_start > 0, t_end = 0 */
+  nq_throttle_t *throttle; /* the solve's: its paused time is not solve time */
+  double paused_start, paused_end; /* its nq_throttle_paused_seconds at t_start and t_end */
   double last_progress, last_interval;
   unsigned engines;       /* NQ_ENGINE_* bits of this run's finished tasks */
   /* Set before solving. */
@@ -200,10 +202,15 @@ void nq_run_on_interval(nq_run_t *r, double seconds, void (*fn)(nq_run_t *r, voi
   r->interval_arg = arg;
 }
 
-/* Solve time so far; the lock is held. */
+/* Solve time so far, time paused left out; the lock is held. */
 static double run_seconds(const nq_run_t *r) {
-  double end = r->t_end > 0 ? r->t_end : r->t_start > 0 ? nq_now_mono() : 0;
-  return r->seconds_before + (r->t_start > 0 ? end - r->t_start : 0);
+  if (r->t_start <= 0) return r->seconds_before;
+  int running = r->t_end <= 0;
+  double end = running ? nq_now_mono() : r->t_end;
+  double paused = (running ? nq_throttle_paused_seconds(r->throttle) : r->paused_end) -
+                  r->paused_start;
+  double s = end - r->t_start - paused;
+  return r->seconds_before + (s > 0 ? s : 0);
 }
 
 int nq_run_snapshot(nq_run_t *r, nq_ckpt_t *out) {
@@ -388,6 +395,8 @@ int nq_run_solve(nq_run_t *r, const nq_solve_opts_t *opts, nq_counts_t *out) {
   pthread_mutex_lock(&r->lock);
   r->t_start = r->last_progress = r->last_interval = nq_now_mono();
   r->t_end = 0;
+  r->throttle = o.throttle;
+  r->paused_start = nq_throttle_paused_seconds(o.throttle);
   pthread_mutex_unlock(&r->lock);
   int nthreads = o.threads, started = 0;
   pthread_t tid[256 + 16];
@@ -411,6 +420,7 @@ int nq_run_solve(nq_run_t *r, const nq_solve_opts_t *opts, nq_counts_t *out) {
   for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
   pthread_mutex_lock(&r->lock);
   r->t_end = nq_now_mono();
+  r->paused_end = nq_throttle_paused_seconds(o.throttle);
   nq_counts_t sum = r->state.sum;
   pthread_mutex_unlock(&r->lock);
   int rc = atomic_load(&p.rc);

@@ -6,8 +6,9 @@
  *   scalar  row-batched search in portable C, one child per step, branch-free
  *   avx2    the same, 8 lanes of 32 bits (AVX2; lane permutations from tables, not pdep/pext)
  *   avx512  the same, 16 lanes of 32 bits in two lane groups (AVX-512F/VL/BW + BMI2)
+ *   neon    the same as avx2 (without its row N-3 leaf), 4 lanes of 32 bits (arm64 builds only)
  * nq_fast_solve_unit() picks the best variant the CPU supports, unless the environment variable
- * NQ_KERNEL (scalar | avx2 | avx512 | auto) asks for another; a variant the CPU lacks falls back
+ * NQ_KERNEL (scalar | avx2 | avx512 | neon | auto) asks for another; a variant the CPU lacks falls back
  * to the best one it has.
  */
 #ifndef NQ_SOLVER_SIMD_H
@@ -19,14 +20,15 @@ typedef enum {
   NQ_KERNEL_AUTO = 0,
   NQ_KERNEL_SCALAR = 1,
   NQ_KERNEL_AVX2 = 2,
-  NQ_KERNEL_AVX512 = 3
+  NQ_KERNEL_AVX512 = 3,
+  NQ_KERNEL_NEON = 4
 } nq_kernel_t;
 
-#define NQ_KERNEL_COUNT 4
+#define NQ_KERNEL_COUNT 5
 
 /* Non-zero when this CPU (and OS) can run the variant; AUTO and SCALAR always can. */
 int nq_fast_kernel_available(nq_kernel_t k);
-/* "auto", "scalar", "avx2", "avx512". */
+/* "auto", "scalar", "avx2", "avx512", "neon". */
 const char *nq_fast_kernel_name(nq_kernel_t k);
 /* The variant nq_fast_solve_unit uses now (NQ_KERNEL honoured, never AUTO). */
 nq_kernel_t nq_fast_kernel_selected(void);

@@ -2,15 +2,18 @@
 #define _GNU_SOURCE /* SCHED_IDLE, pthread_setname_np */
 #include "nq/throttle.h"
 
+#include "nq/files.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,10 +28,16 @@ struct nq_throttle_s {
   nq_priority_t priority;
   int cpu_limit;
   char *pause_file;
+  int battery;         /* pause on battery, batteries under power_dir */
+  char *power_dir;
+  int window, wfrom, wto; /* pause window, minutes after midnight */
   double period, poll;
   pthread_mutex_t lock;
-  pthread_cond_t cond; /* the pause file changed, or quit (monotonic clock) */
-  int file_paused;     /* guarded by lock */
+  pthread_cond_t cond; /* the pause changed, or quit (monotonic clock) */
+  int paused;          /* a pause condition holds (guarded by lock, as the next three) */
+  char reason[160];    /* which one */
+  double paused_total; /* seconds paused before paused_since */
+  double paused_since; /* monotonic time the current pause began */
   double debt;         /* seconds of rest owed by the solver threads together (guarded by lock) */
   int quit;            /* guarded by lock */
   int has_thread;
@@ -83,21 +92,75 @@ static void add_seconds(struct timespec *ts, double s) {
   if (ts->tv_nsec >= 1000000000L) ts->tv_sec++, ts->tv_nsec -= 1000000000L;
 }
 
-/* The controller: look for the pause file every `poll` seconds; say when it comes and goes. */
+/* Whether a battery under dir (the sysfs power_supply class) is discharging: an entry whose
+ * `type` is "Battery" and whose `status` is "Discharging". No such directory: no. */
+static int battery_discharging(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int yes = 0;
+  struct dirent *e;
+  while (!yes && (e = readdir(d)) != NULL) {
+    char p[4096], v[64];
+    if (e->d_name[0] == '.') continue;
+    snprintf(p, sizeof p, "%s/%s/type", dir, e->d_name);
+    if (nq_file_read_line(p, v, sizeof v) != 0 || strcmp(v, "Battery") != 0) continue;
+    snprintf(p, sizeof p, "%s/%s/status", dir, e->d_name);
+    yes = nq_file_read_line(p, v, sizeof v) == 0 && strcmp(v, "Discharging") == 0;
+  }
+  closedir(d);
+  return yes;
+}
+
+/* Whether the local time of day is in [from, to) (minutes; from > to wraps past midnight). */
+static int in_window(int from, int to) {
+  time_t now = time(NULL);
+  struct tm tm;
+  if (!localtime_r(&now, &tm)) return 0;
+  int m = tm.tm_hour * 60 + tm.tm_min;
+  return from < to ? m >= from && m < to : m >= from || m < to;
+}
+
+/* Look at every pause condition now (no lock held: file system reads); why gets the first that
+ * holds. Returns 1 when one does. */
+static int look(const nq_throttle_t *t, char *why, size_t len) {
+  struct stat st;
+  why[0] = '\0';
+  if (t->pause_file && stat(t->pause_file, &st) == 0) {
+    snprintf(why, len, "%s exists", t->pause_file);
+  } else if (t->battery && battery_discharging(t->power_dir)) {
+    snprintf(why, len, "on battery");
+  } else if (t->window && in_window(t->wfrom, t->wto)) {
+    snprintf(why, len, "pause window %02d:%02d-%02d:%02d", t->wfrom / 60, t->wfrom % 60,
+             t->wto / 60, t->wto % 60);
+  }
+  return why[0] != '\0';
+}
+
+/* Record the pause state (the lock is held): its time account, the log line, the waiters. */
+static void set_paused_locked(nq_throttle_t *t, int on, const char *why) {
+  double now = nq_now_mono();
+  if (on && !t->paused) {
+    t->paused_since = now;
+    nq_log(NQ_LOG_INFO, "solver paused: %s", why);
+  } else if (!on && t->paused) {
+    t->paused_total += now - t->paused_since;
+    nq_log(NQ_LOG_INFO, "solver resumed (was: %s)", t->reason);
+  }
+  t->paused = on;
+  snprintf(t->reason, sizeof t->reason, "%s", on ? why : "");
+  pthread_cond_broadcast(&t->cond);
+}
+
+/* The controller: look at the pause conditions every `poll` seconds. */
 static void *controller_main(void *arg) {
   nq_throttle_t *t = arg;
   pthread_mutex_lock(&t->lock);
   while (!t->quit) {
     pthread_mutex_unlock(&t->lock);
-    struct stat st;
-    int exists = stat(t->pause_file, &st) == 0;
+    char why[sizeof t->reason];
+    int on = look(t, why, sizeof why);
     pthread_mutex_lock(&t->lock);
-    if (exists != t->file_paused) {
-      t->file_paused = exists;
-      pthread_cond_broadcast(&t->cond);
-      nq_log(NQ_LOG_INFO, exists ? "solver paused: %s exists" : "solver resumed: %s is gone",
-             t->pause_file);
-    }
+    if (on != t->paused || (on && strcmp(why, t->reason) != 0)) set_paused_locked(t, on, why);
     struct timespec until;
     add_seconds(&until, t->poll);
     while (!t->quit && pthread_cond_timedwait(&t->cond, &t->lock, &until) == 0) {
@@ -105,6 +168,18 @@ static void *controller_main(void *arg) {
   }
   pthread_mutex_unlock(&t->lock);
   return NULL;
+}
+
+int nq_pause_window_parse(const char *s, int *from, int *to) {
+  unsigned h1, m1, h2, m2;
+  char tail;
+  if (!s || sscanf(s, "%2u:%2u-%2u:%2u%c", &h1, &m1, &h2, &m2, &tail) != 4 || h1 > 23 ||
+      h2 > 23 || m1 > 59 || m2 > 59 || strlen(s) != 11)
+    return NQ_EINVAL;
+  if (h1 * 60 + m1 == h2 * 60 + m2) return NQ_EINVAL;
+  *from = (int)(h1 * 60 + m1);
+  *to = (int)(h2 * 60 + m2);
+  return 0;
 }
 
 int nq_throttle_new(const nq_throttle_cfg_t *cfg, nq_throttle_t **out) {
@@ -117,7 +192,19 @@ int nq_throttle_new(const nq_throttle_cfg_t *cfg, nq_throttle_t **out) {
   t->cpu_limit = cfg->cpu_limit;
   t->period = cfg->period > 0 ? cfg->period : 1.0;
   t->poll = cfg->poll > 0 ? cfg->poll : 0.25;
-  if (cfg->pause_file && !(t->pause_file = strdup(cfg->pause_file))) {
+  t->battery = cfg->pause_on_battery;
+  t->window = cfg->pause_window;
+  t->wfrom = cfg->pause_from;
+  t->wto = cfg->pause_to;
+  if (t->window && (t->wfrom < 0 || t->wfrom >= 1440 || t->wto < 0 || t->wto >= 1440 ||
+                    t->wfrom == t->wto)) {
+    free(t);
+    return NQ_EINVAL;
+  }
+  if ((cfg->pause_file && !(t->pause_file = strdup(cfg->pause_file))) ||
+      (t->battery && !(t->power_dir = strdup(cfg->power_dir ? cfg->power_dir
+                                                              : "/sys/class/power_supply")))) {
+    free(t->pause_file);
     free(t);
     return NQ_ENOMEM;
   }
@@ -127,11 +214,10 @@ int nq_throttle_new(const nq_throttle_cfg_t *cfg, nq_throttle_t **out) {
   pthread_mutex_init(&t->lock, NULL);
   pthread_cond_init(&t->cond, &ca);
   pthread_condattr_destroy(&ca);
-  if (t->pause_file) {
-    /* The first look happens here, so a client started while the file exists never solves. */
-    struct stat st;
-    t->file_paused = stat(t->pause_file, &st) == 0;
-    if (t->file_paused) nq_log(NQ_LOG_INFO, "solver paused: %s exists", t->pause_file);
+  if (t->pause_file || t->battery || t->window) {
+    /* The first look happens here, so a client started while paused never solves. */
+    char why[sizeof t->reason];
+    if (look(t, why, sizeof why)) set_paused_locked(t, 1, why);
     if (pthread_create(&t->thread, NULL, controller_main, t) != 0) {
       nq_throttle_free(t);
       return NQ_EIO;
@@ -154,6 +240,7 @@ void nq_throttle_free(nq_throttle_t *t) {
   pthread_cond_destroy(&t->cond);
   pthread_mutex_destroy(&t->lock);
   free(t->pause_file);
+  free(t->power_dir);
   free(t);
 }
 
@@ -216,9 +303,9 @@ int nq_throttle_wait(nq_throttle_t *t, nq_throttle_thread_t *th, volatile int *c
     }
     pthread_mutex_unlock(&t->lock);
   }
-  if (t->pause_file) {
+  if (t->has_thread) {
     pthread_mutex_lock(&t->lock);
-    while (t->file_paused && !t->quit && !cancelled(cancel)) {
+    while (t->paused && !t->quit && !cancelled(cancel)) {
       rest_locked(t, WAIT_SLICE, cancel);
       since = nq_now_mono(); /* a pause is not owed rest: the run starts again when it ends */
       waited = 1;
@@ -232,7 +319,24 @@ int nq_throttle_wait(nq_throttle_t *t, nq_throttle_thread_t *th, volatile int *c
 int nq_throttle_paused(nq_throttle_t *t) {
   if (!t) return 0;
   pthread_mutex_lock(&t->lock);
-  int p = t->file_paused;
+  int p = t->paused;
   pthread_mutex_unlock(&t->lock);
   return p;
+}
+
+void nq_throttle_pause_reason(nq_throttle_t *t, char *buf, size_t len) {
+  if (!len) return;
+  buf[0] = '\0';
+  if (!t) return;
+  pthread_mutex_lock(&t->lock);
+  snprintf(buf, len, "%s", t->reason);
+  pthread_mutex_unlock(&t->lock);
+}
+
+double nq_throttle_paused_seconds(nq_throttle_t *t) {
+  if (!t) return 0;
+  pthread_mutex_lock(&t->lock);
+  double s = t->paused_total + (t->paused ? nq_now_mono() - t->paused_since : 0);
+  pthread_mutex_unlock(&t->lock);
+  return s;
 }

@@ -58,6 +58,9 @@
 #define NQ_PROTO_RETRY_EXTRA_MAX 1000 /* admin unit_retry `extra`: 1..1000 */
 #define NQ_PROTO_ERRMSG_MAX 200       /* bytes of a parse error's message */
 #define NQ_PROTO_SOFTWARE_MAX 64      /* hello.software: 1..64 printable ASCII characters */
+#define NQ_PROTO_SHOWN_MAX 88         /* welcome.shown_as: 1..88 printable ASCII characters */
+#define NQ_PROTO_PAGE_MAX 255         /* welcome.page: 1..255 printable ASCII characters */
+#define NQ_PROTO_CREDIT_MAX 39        /* welcome.credit: the decimal digits of a u128 */
 #define NQ_PROTO_V_LIMIT 1000000      /* protocol versions on the wire: 0..this (0 is never spoken) */
 
 /* ---- message types --------------------------------------------------------------------------- */
@@ -175,11 +178,16 @@ typedef struct nq_welcome_s {
   nq_job_state_t job_state;
   int max_outstanding;   /* 1..NQ_PROTO_OUTSTANDING_MAX */
   int progress_interval; /* seconds, >= 1 */
+  /* For the volunteer (optional; a client logs them and `nq-client status` shows them): */
+  const char *shown_as;  /* the name the public page credits this client under */
+  const char *page;      /* the public page's address */
+  const char *credit;    /* this client's credit (verified nodes), decimal */
 } nq_welcome_t;
 
 /* Checks: v an integer inside [MIN, MAX] (else version: the client speaks another protocol);
  * job {n 1..32, depth >= 1, state "running"|"done"}; max_outstanding and progress_interval in
- * range; client and token strings when present. */
+ * range; client and token strings when present; shown_as and page printable ASCII
+ * (NQ_PROTO_SHOWN_MAX, NQ_PROTO_PAGE_MAX), credit a decimal u128, when present. */
 json_t *nq_welcome_pack(const nq_welcome_t *w);
 int nq_welcome_parse(const json_t *msg, nq_welcome_t *out, nq_proto_err_t *err);
 

@@ -79,7 +79,8 @@ void nq_run_on_interval(nq_run_t *r, double seconds, void (*fn)(nq_run_t *r, voi
                         void *arg);
 
 /* From any thread: a copy of what is finished (release with nq_ckpt_free). Its `seconds` are the
- * resumed checkpoint's plus this run's solving time so far. 0 or NQ_ENOMEM. */
+ * resumed checkpoint's plus this run's solving time so far (wall time, less the time its throttle
+ * was paused: nq_throttle_paused_seconds). 0 or NQ_ENOMEM. */
 int nq_run_snapshot(nq_run_t *r, nq_ckpt_t *out);
 
 typedef struct nq_run_status_s {

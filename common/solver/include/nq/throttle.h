@@ -13,8 +13,10 @@
  * Pause and CPU limit. Solver threads call nq_throttle_wait between two tasks (the solver pool's
  * grain: milliseconds on small units, a tenth of a second on average and seconds at most on a
  * record unit's, see solver_pool.h);
- *   - while the pause file exists it blocks. A controller thread, started only when there is a
- *     pause file, looks for it every `poll` seconds (0.25), so a pause takes hold within about
+ *   - while a pause condition holds it blocks: the pause file exists, or (pause_on_battery) a
+ *     battery under power_dir (/sys/class/power_supply) is discharging, or (pause_window) the
+ *     local time is inside pause_from..pause_to. A controller thread, started only when there
+ *     is such a condition, looks every `poll` seconds (0.25), so a pause takes hold within about
  *     poll + one task;
  *   - with cpu_limit PCT < 100 the throttle keeps one account for all solver threads: each
  *     task's wall time is run time, and for every second of it (100-PCT)/PCT seconds of rest are
@@ -26,10 +28,14 @@
  *     Wall time (not CPU time) is the measure: on a busy machine the limit caps what the client
  *     asks for, it does not make the client ask for more to catch up.
  * Nothing is stopped inside a task: a paused solve is only a solve that waits, so counts, node
- * counts and checkpoints are those of an uninterrupted one. Time paused is not run time.
+ * counts and checkpoints are those of an uninterrupted one. Time paused is not run time, nor
+ * solve time: nq_throttle_paused_seconds counts it, and a solver pool run leaves it out of its
+ * seconds (solver_pool.h).
  */
 #ifndef NQ_THROTTLE_H
 #define NQ_THROTTLE_H
+
+#include <stddef.h>
 
 typedef enum { NQ_PRIO_IDLE = 0, NQ_PRIO_LOW, NQ_PRIO_NORMAL } nq_priority_t;
 
@@ -48,6 +54,10 @@ typedef struct nq_throttle_cfg_s {
   const char *pause_file; /* pause while this path exists; NULL = none (copied) */
   double period;          /* seconds of one duty cycle (0: 1.0) */
   double poll;            /* seconds between two looks at the pause file (0: 0.25) */
+  int pause_on_battery;   /* pause while a battery under power_dir is discharging */
+  const char *power_dir;  /* NULL: /sys/class/power_supply (copied) */
+  int pause_window;       /* pause while the local time is in [pause_from, pause_to) */
+  int pause_from, pause_to; /* minutes after midnight, 0..1439, different; from > to wraps */
 } nq_throttle_cfg_t;
 
 typedef struct nq_throttle_s nq_throttle_t;
@@ -69,7 +79,16 @@ typedef struct nq_throttle_thread_s {
  * every 100 ms). Returns 1 if it waited, else 0. */
 void nq_throttle_enter(nq_throttle_t *t, nq_throttle_thread_t *th);
 int nq_throttle_wait(nq_throttle_t *t, nq_throttle_thread_t *th, volatile int *cancel);
-/* From any thread: 1 while the pause file exists (as the controller last saw it). */
+/* From any thread: 1 while a pause condition holds (as the controller last saw it). */
 int nq_throttle_paused(nq_throttle_t *t);
+/* From any thread: why the solver is paused now ("" when it is not), e.g. "/run/pause exists",
+ * "on battery", "pause window 08:00-18:00". Copies at most len - 1 bytes into buf. */
+void nq_throttle_pause_reason(nq_throttle_t *t, char *buf, size_t len);
+/* From any thread: seconds (monotonic) that a pause condition has held since the throttle was
+ * made, the current pause included. 0 for NULL. */
+double nq_throttle_paused_seconds(nq_throttle_t *t);
+
+/* "HH:MM-HH:MM" -> minutes after midnight; NQ_EINVAL unless both are valid times and differ. */
+int nq_pause_window_parse(const char *s, int *from, int *to);
 
 #endif

@@ -1,0 +1,396 @@
+/* nq-client: the status file and `nq-client status` (see status.h). */
+#include "status.h"
+
+#include "journal.h"
+
+#include "nq/checkpoint.h"
+#include "nq/files.h"
+#include "nq/json.h"
+#include "nq/nq.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* ---- the status file: one table of its keys, read by the pack and the parse alike ---- */
+
+enum { F_I64, F_INT, F_U64, F_DBL, F_STR };
+#define FLD(k, t) {#k, t, offsetof(cli_status_t, k), sizeof(((cli_status_t *)0)->k)}
+static const struct {
+  const char *key;
+  int type;
+  size_t off, size;
+} fields[] = {
+    FLD(pid, F_I64),         FLD(updated, F_I64),       FLD(stopped, F_INT),
+    FLD(version, F_STR),     FLD(kernel, F_STR),        FLD(server, F_STR),
+    FLD(conn, F_STR),        FLD(last_contact, F_I64),  FLD(last_outcome, F_STR),
+    FLD(down_since, F_I64),  FLD(client, F_STR),        FLD(shown_as, F_STR),
+    FLD(page, F_STR),        FLD(has_credit, F_INT),    FLD(credit, F_STR),
+    FLD(credit_at, F_I64),   FLD(job_n, F_INT),         FLD(threads, F_INT),
+    FLD(priority, F_STR),    FLD(cpu_limit, F_INT),     FLD(paused, F_INT),
+    FLD(pause_reason, F_STR), FLD(units_done, F_I64),   FLD(nodes_done, F_U64),
+    FLD(solve_seconds, F_DBL), FLD(queued, F_INT),      FLD(running, F_INT),
+    FLD(unit, F_STR),        FLD(unit_id, F_I64),       FLD(fraction, F_DBL),
+    FLD(nodes, F_U64),       FLD(seconds, F_DBL),
+};
+#undef FLD
+#define NFIELDS (sizeof fields / sizeof fields[0])
+
+json_t *cli_status_pack(const cli_status_t *s) {
+  json_t *o = json_object();
+  if (!o) return NULL;
+  int bad = 0;
+  for (size_t i = 0; i < NFIELDS; i++) {
+    const char *p = (const char *)s + fields[i].off;
+    json_t *v = NULL;
+    switch (fields[i].type) {
+    case F_I64: v = json_integer(*(const int64_t *)p); break;
+    case F_INT: v = json_integer(*(const int *)p); break;
+    case F_DBL: v = json_real(*(const double *)p); break;
+    case F_STR: v = json_string(p); break;
+    case F_U64: bad |= nq_msg_set_u64(o, fields[i].key, *(const uint64_t *)p) != 0; continue;
+    }
+    bad |= json_object_set_new(o, fields[i].key, v) != 0;
+  }
+  if (bad) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+int cli_status_parse(const json_t *o, cli_status_t *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  for (size_t i = 0; i < NFIELDS; i++) {
+    char *p = (char *)out + fields[i].off;
+    const json_t *v = json_object_get(o, fields[i].key);
+    int64_t n = 0;
+    const char *str = NULL;
+    int rc = 0;
+    switch (fields[i].type) {
+    case F_I64:
+      rc = nq_msg_get_int(o, fields[i].key, INT64_MIN, INT64_MAX, &n);
+      *(int64_t *)p = n;
+      break;
+    case F_INT:
+      rc = nq_msg_get_int(o, fields[i].key, -1000000000, 1000000000, &n);
+      *(int *)p = (int)n;
+      break;
+    case F_U64: rc = nq_msg_get_u64(o, fields[i].key, (uint64_t *)p); break;
+    case F_DBL:
+      if (json_is_number(v)) *(double *)p = json_number_value(v);
+      else rc = NQ_EPROTO;
+      break;
+    case F_STR:
+      rc = nq_msg_get_str(o, fields[i].key, &str);
+      if (rc == 0 && strlen(str) >= fields[i].size) rc = NQ_EPROTO;
+      if (rc == 0) memcpy(p, str, strlen(str) + 1);
+      break;
+    }
+    if (rc) {
+      if (errlen) snprintf(err, errlen, "key '%s' missing or bad", fields[i].key);
+      return NQ_EPROTO;
+    }
+  }
+  return 0;
+}
+
+int cli_status_write(const char *state_dir, const cli_status_t *s) {
+  json_t *o = cli_status_pack(s);
+  char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  json_decref(o);
+  if (!text) return NQ_ENOMEM;
+  size_t len = strlen(text);
+  int rc = nq_file_replace_volatile(state_dir, CLI_STATUS_FILE, text, len, 0644);
+  free(text);
+  return rc;
+}
+
+static char *join(const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+int cli_status_read(const char *state_dir, cli_status_t *out, char *err, size_t errlen) {
+  char *path = join(state_dir, CLI_STATUS_FILE), *text = NULL;
+  size_t len = 0;
+  if (!path) return NQ_ENOMEM;
+  int rc = nq_file_read(path, 1 << 16, &text, &len);
+  free(path);
+  if (rc) return rc;
+  json_error_t je;
+  json_t *o = json_loadb(text, len, 0, &je);
+  free(text);
+  if (!json_is_object(o)) {
+    if (errlen) snprintf(err, errlen, "not a JSON object: %s", o ? "" : je.text);
+    json_decref(o);
+    return NQ_EPROTO;
+  }
+  rc = cli_status_parse(o, out, err, errlen);
+  json_decref(o);
+  return rc;
+}
+
+/* ---- the view: the status file and the directory ---- */
+
+/* Alive: kill(pid, 0) finds it (EPERM: it exists under another user). */
+static int alive(int64_t pid) {
+  return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/* The entries of dir/sub named <id><suffix> (not dot-files, not .bad): their ids, or count only
+ * (ids NULL). Returns the count; a missing directory has none. */
+static size_t list_ids(const char *dir, const char *sub, const char *suffix, int64_t **ids) {
+  char *p = join(dir, sub);
+  DIR *d = p ? opendir(p) : NULL;
+  free(p);
+  size_t n = 0, cap = 0;
+  if (ids) *ids = NULL;
+  if (!d) return 0;
+  struct dirent *e;
+  size_t sl = strlen(suffix);
+  while ((e = readdir(d)) != NULL) {
+    size_t l = strlen(e->d_name);
+    char *end;
+    if (e->d_name[0] == '.' || l <= sl || strcmp(e->d_name + l - sl, suffix) != 0) continue;
+    long long id = strtoll(e->d_name, &end, 10);
+    if (end != e->d_name + l - sl) continue;
+    if (ids) {
+      if (n == cap) {
+        int64_t *v = realloc(*ids, (cap = cap ? 2 * cap : 8) * sizeof *v);
+        if (!v) break;
+        *ids = v;
+      }
+      (*ids)[n] = id;
+    }
+    n++;
+  }
+  closedir(d);
+  return n;
+}
+
+int cli_status_view(const char *state_dir, cli_status_view_t *v, char *err, size_t errlen) {
+  memset(v, 0, sizeof *v);
+  struct stat st;
+  if (stat(state_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (errlen) snprintf(err, errlen, "no state directory %s", state_dir);
+    return NQ_ENOTFOUND;
+  }
+  char why[160] = "";
+  int rc = cli_status_read(state_dir, &v->s, why, sizeof why);
+  v->has_file = rc == 0;
+  if (rc && rc != NQ_ENOTFOUND && errlen)
+    snprintf(err, errlen, "%s/%s unreadable: %s", state_dir, CLI_STATUS_FILE,
+             why[0] ? why : nq_strerror(rc));
+  /* the lock file names the daemon that holds (or last held) the directory */
+  char *lp = join(state_dir, CLI_LOCK_FILE), line[32];
+  int64_t lock_pid = 0;
+  if (lp && nq_file_read_line(lp, line, sizeof line) == 0) lock_pid = strtoll(line, NULL, 10);
+  free(lp);
+  v->pid = v->has_file ? v->s.pid : lock_pid;
+  v->running = alive(v->pid) && (!v->has_file || !v->s.stopped) &&
+               (lock_pid == 0 || lock_pid == v->pid);
+  v->journal = list_ids(state_dir, "journal", ".json", NULL);
+  v->assigned = list_ids(state_dir, "assigned", ".json", NULL);
+  int64_t *ids = NULL;
+  size_t n = list_ids(state_dir, "checkpoint", ".ckpt", &ids);
+  v->ckpt = n ? calloc(n, sizeof *v->ckpt) : NULL;
+  for (size_t i = 0; v->ckpt && i < n; i++) {
+    char name[64], *p;
+    snprintf(name, sizeof name, "checkpoint/%" PRId64 ".ckpt", ids[i]);
+    nq_ckpt_t c;
+    if (!(p = join(state_dir, name))) break;
+    char why2[NQ_CKPT_ERR_MAX];
+    int lrc = nq_ckpt_load(p, &c, why2, sizeof why2);
+    free(p);
+    if (lrc) continue; /* a torn or foreign file: the daemon sets it aside when it needs it */
+    cli_status_ckpt_t *k = &v->ckpt[v->nckpt++];
+    k->id = ids[i];
+    if (c.subject.whole || nq_unit_format(&c.subject.unit, k->unit, sizeof k->unit) < 0)
+      snprintf(k->unit, sizeof k->unit, "N=%d", c.subject.n);
+    k->ndone = c.ndone;
+    k->ntasks = c.ntasks;
+    k->nodes = c.sum.nodes;
+    k->seconds = c.seconds;
+    nq_ckpt_free(&c);
+  }
+  free(ids);
+  return 0;
+}
+
+void cli_status_view_free(cli_status_view_t *v) {
+  free(v->ckpt);
+  memset(v, 0, sizeof *v);
+}
+
+/* "12 s ago", "3 min ago", "2.5 h ago", "4 d ago". */
+static const char *ago(int64_t now, int64_t t, char *buf, size_t len) {
+  int64_t d = now - t;
+  if (d < 0) d = 0;
+  if (d < 120) snprintf(buf, len, "%" PRId64 " s ago", d);
+  else if (d < 7200) snprintf(buf, len, "%" PRId64 " min ago", d / 60);
+  else if (d < 172800) snprintf(buf, len, "%.1f h ago", (double)d / 3600);
+  else snprintf(buf, len, "%" PRId64 " d ago", d / 86400);
+  return buf;
+}
+
+static const char *duration(double s, char *buf, size_t len) {
+  if (s < 120) snprintf(buf, len, "%.0f s", s);
+  else if (s < 7200) snprintf(buf, len, "%.0f min", s / 60);
+  else if (s < 172800) snprintf(buf, len, "%.1f h", s / 3600);
+  else snprintf(buf, len, "%.1f d", s / 86400);
+  return buf;
+}
+
+void cli_status_print_text(FILE *f, const cli_status_view_t *v, int64_t now) {
+  const cli_status_t *s = &v->s;
+  char a[32], b[32];
+  if (v->running)
+    fprintf(f, "client:     running (pid %" PRId64 ")", v->pid);
+  else if (v->has_file)
+    fprintf(f, "client:     not running (last seen %s)", ago(now, s->updated, a, sizeof a));
+  else
+    fprintf(f, "client:     not running");
+  if (v->has_file)
+    fprintf(f, ", nq-client %s, kernel %s, %d thread(s) at %s priority, CPU limit %d%%",
+            s->version, s->kernel, s->threads, s->priority, s->cpu_limit);
+  fputc('\n', f);
+  if (v->has_file && v->running)
+    fprintf(f, "solver:     %s%s%s\n", s->paused ? "paused (" : s->running ? "solving" : "idle",
+            s->paused ? s->pause_reason : "", s->paused ? ")" : "");
+  if (v->has_file) {
+    fprintf(f, "server:     %s", s->server);
+    if (v->running && !strcmp(s->conn, "ready"))
+      fprintf(f, ", connected");
+    else if (v->running && s->down_since > 0)
+      fprintf(f, ", out of reach for %s", duration((double)(now - s->down_since), a, sizeof a));
+    else if (v->running)
+      fprintf(f, ", %s", s->conn);
+    if (s->last_contact > 0)
+      fprintf(f, "; last contact %s", ago(now, s->last_contact, b, sizeof b));
+    else
+      fprintf(f, "; never reached");
+    if (s->last_outcome[0]) fprintf(f, " (%s)", s->last_outcome);
+    fputc('\n', f);
+    if (s->client[0] || s->shown_as[0] || s->has_credit) {
+      fprintf(f, "volunteer:  client %s", s->client[0] ? s->client : "?");
+      if (s->shown_as[0]) fprintf(f, ", shown as %s", s->shown_as);
+      if (s->page[0]) fprintf(f, " on %s", s->page);
+      if (s->has_credit)
+        fprintf(f, ", credit %s nodes (%s)", s->credit, ago(now, s->credit_at, a, sizeof a));
+      fputc('\n', f);
+    }
+  }
+  if (v->has_file && v->running && s->running) {
+    double rate = s->seconds > 0 ? (double)s->nodes / s->seconds : 0;
+    fprintf(f, "unit:       %s (id %" PRId64 "): %.1f%% done, %" PRIu64 " nodes in %.1f s",
+            s->unit, s->unit_id, 100.0 * s->fraction, s->nodes, s->seconds);
+    if (rate > 0) fprintf(f, " (%.3g nodes/s)", rate);
+    if (s->fraction > 0 && s->fraction < 1)
+      fprintf(f, ", about %s to go",
+              duration(s->seconds * (1 - s->fraction) / s->fraction, a, sizeof a));
+    fputc('\n', f);
+  }
+  for (size_t i = 0; i < v->nckpt; i++) {
+    const cli_status_ckpt_t *k = &v->ckpt[i];
+    if (v->running && s->running && k->id == s->unit_id) continue; /* shown live above */
+    fprintf(f, "checkpoint: %s (id %" PRId64 "): %u of %u tasks (%.1f%%), %" PRIu64
+               " nodes in %.1f s\n",
+            k->unit, k->id, k->ndone, k->ntasks,
+            k->ntasks ? 100.0 * k->ndone / k->ntasks : 0.0, k->nodes, k->seconds);
+  }
+  fprintf(f, "work:       %zu assignment(s) held, %zu result(s) waiting for the server\n",
+          v->assigned, v->journal);
+  if (v->has_file)
+    fprintf(f, "this run:   %" PRId64 " unit(s) solved, %" PRIu64 " nodes in %.1f s of solving\n",
+            s->units_done, s->nodes_done, s->solve_seconds);
+}
+
+json_t *cli_status_view_json(const cli_status_view_t *v) {
+  json_t *o = json_object(), *ck = json_array();
+  if (!o || !ck) {
+    json_decref(o);
+    json_decref(ck);
+    return NULL;
+  }
+  json_object_set_new(o, "running", json_boolean(v->running));
+  json_object_set_new(o, "pid", json_integer(v->pid));
+  json_object_set_new(o, "status", v->has_file ? cli_status_pack(&v->s) : json_null());
+  json_object_set_new(o, "journal", json_integer((json_int_t)v->journal));
+  json_object_set_new(o, "assigned", json_integer((json_int_t)v->assigned));
+  for (size_t i = 0; i < v->nckpt; i++) {
+    const cli_status_ckpt_t *k = &v->ckpt[i];
+    json_t *c = json_pack("{s:I, s:s, s:I, s:I, s:f}", "id", (json_int_t)k->id, "unit", k->unit,
+                          "done", (json_int_t)k->ndone, "tasks", (json_int_t)k->ntasks,
+                          "seconds", k->seconds);
+    if (c && nq_msg_set_u64(c, "nodes", k->nodes) == 0) json_array_append_new(ck, c);
+    else json_decref(c);
+  }
+  json_object_set_new(o, "checkpoints", ck);
+  return o;
+}
+
+int cli_status_main(int argc, char **argv, const char *default_state) {
+  static const struct option opts[] = {{"state", required_argument, NULL, 's'},
+                                        {"json", no_argument, NULL, 'j'},
+                                        {"help", no_argument, NULL, 'h'},
+                                        {NULL, 0, NULL, 0}};
+  const char *state = default_state;
+  int as_json = 0;
+  optind = 1;
+  opterr = 0;
+  for (;;) {
+    int o = getopt_long(argc, argv, "", opts, NULL);
+    if (o == -1) break;
+    if (o == 's') {
+      state = optarg;
+    } else if (o == 'j') {
+      as_json = 1;
+    } else if (o == 'h') {
+      printf("usage: nq-client status [--state DIR] [--json]\n"
+             "What the client with state directory DIR (default %s) is doing: whether it\n"
+             "runs, its unit with percent done, rate and time to go, the checkpoints of units\n"
+             "in progress, results waiting for the server, the last contact with the server,\n"
+             "the name and credit the server reported, priority, CPU limit and pause.\n"
+             "Works whether the client runs or not; reads the directory only.\n"
+             "  --json  one JSON object, for scripts and desktop widgets\n",
+             default_state);
+      return 0;
+    } else {
+      fprintf(stderr, "nq-client status: unknown or incomplete option '%s'\n", argv[optind - 1]);
+      return 2;
+    }
+  }
+  if (optind < argc || !state || !*state) {
+    fprintf(stderr, "usage: nq-client status [--state DIR] [--json]\n");
+    return 2;
+  }
+  cli_status_view_t v;
+  char err[300] = "";
+  if (cli_status_view(state, &v, err, sizeof err) != 0) {
+    fprintf(stderr, "nq-client status: %s\n", err);
+    return 3;
+  }
+  if (err[0]) fprintf(stderr, "nq-client status: %s\n", err);
+  if (as_json) {
+    json_t *o = cli_status_view_json(&v);
+    char *t = o ? json_dumps(o, JSON_INDENT(2)) : NULL;
+    if (t) puts(t);
+    free(t);
+    json_decref(o);
+  } else {
+    cli_status_print_text(stdout, &v, (int64_t)time(NULL));
+  }
+  cli_status_view_free(&v);
+  return 0;
+}
