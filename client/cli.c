@@ -54,16 +54,36 @@ typedef enum {
   LIFE_RELEASED     /* every handle is closing; the state is DONE */
 } cli_life_t;
 
+/* A lane: one solver worker and the unit it runs. The CPU threads are one lane and each GPU is
+ * a lane of its own (docs/gpu.md): each takes its own units from the queue and reports them, so
+ * a device's results are the device's alone and the CPU's the CPU's. */
+typedef struct cli_lane_s {
+  cli_t *cli;
+  int index;
+  cli_worker_t worker;
+  uv_timer_t progress_timer, ckpt_timer;
+  int running;             /* the worker holds cur */
+  cli_assign_t cur;        /* the running assignment */
+  uint64_t cur_nodes, cur_nodes_sent;
+  double cur_fraction, cur_seconds; /* from the worker: share done, solve time (all runs) */
+  int cur_progressed;      /* a progress was sent for cur */
+  int cur_drop;            /* the server no longer needs cur: stop it and forget it */
+  uint32_t cur_saved;      /* finished tasks in cur's last checkpoint file */
+} cli_lane_t;
+
+#define CLI_LANES_MAX (1 + CLI_GPUS_MAX)
+
 struct cli_s {
   const cli_config_t *cfg;
   uv_loop_t *loop;
   nq_tls_ctx_t *tls;
   cli_journal_t j;
-  cli_worker_t worker;
+  cli_lane_t lanes[CLI_LANES_MAX];
+  int nlanes;              /* lanes started (their handles exist) */
   nq_throttle_t *throttle; /* the solver threads' priority, CPU limit and pause file */
   nq_gpu_t *gpus[CLI_GPUS_MAX]; /* the devices that passed their self-test (--gpu) */
   int ngpus;
-  uv_timer_t retry_timer, progress_timer, stop_timer, ckpt_timer, status_timer;
+  uv_timer_t retry_timer, stop_timer, status_timer;
   uv_signal_t sigint, sigterm;
   nq_conn_t *conn;
   cli_state_t state;
@@ -79,13 +99,6 @@ struct cli_s {
   /* Work. */
   cli_assign_t *queue;     /* received, not started, in arrival order */
   size_t qlen, qcap;
-  int running;             /* the worker holds cur */
-  cli_assign_t cur;        /* the running assignment */
-  uint64_t cur_nodes, cur_nodes_sent;
-  double cur_fraction, cur_seconds; /* from the worker: share done, solve time (all runs) */
-  int cur_progressed;      /* a progress was sent for cur */
-  int cur_drop;            /* the server no longer needs cur: stop it and forget it */
-  uint32_t cur_saved;      /* finished tasks in cur's last checkpoint file */
   int64_t *sent;           /* result ids sent on this connection and not answered yet */
   size_t nsent, capsent;
   int getwork_inflight;
@@ -108,7 +121,25 @@ struct cli_s {
 
 static void cli_pump(cli_t *cli);
 static void on_progress_timer(uv_timer_t *t);
-static void send_progress(cli_t *cli);
+static void send_progress(cli_lane_t *ln);
+
+/* The lane running assignment id, or NULL. */
+static cli_lane_t *lane_of(cli_t *cli, int64_t id) {
+  for (int i = 0; i < cli->nlanes; i++)
+    if (cli->lanes[i].running && cli->lanes[i].cur.id == id) return &cli->lanes[i];
+  return NULL;
+}
+
+/* How many lanes run a unit. */
+static int lanes_running(const cli_t *cli) {
+  int n = 0;
+  for (int i = 0; i < cli->nlanes; i++) n += cli->lanes[i].running;
+  return n;
+}
+
+static void lanes_cancel(cli_t *cli) {
+  for (int i = 0; i < cli->nlanes; i++) cli_worker_cancel(&cli->lanes[i].worker);
+}
 static void cli_finish(cli_t *cli);
 
 /* ---- names ---- */
@@ -306,9 +337,9 @@ static void job_finished(cli_t *cli) {
   size_t n = 0;
   if (cli_ckpt_list(&cli->j, &ids, &n) == 0)
     for (size_t i = 0; i < n; i++)
-      if (!cli->running || ids[i] != cli->cur.id) cli_ckpt_remove(&cli->j, ids[i]);
+      if (!lane_of(cli, ids[i])) cli_ckpt_remove(&cli->j, ids[i]);
   free(ids);
-  cli_worker_cancel(&cli->worker);
+  lanes_cancel(cli);
 }
 
 /* ---- the connection ---- */
@@ -388,7 +419,7 @@ static void on_close(nq_conn_t *c) {
   cli->nsent = 0; /* unanswered results stay in the journal and go out again */
   cli->getwork_inflight = 0;
   cli->nowork_wait = 0;
-  uv_timer_stop(&cli->progress_timer);
+  for (int i = 0; i < cli->nlanes; i++) uv_timer_stop(&cli->lanes[i].progress_timer);
   /* Closing, a reason that closes at once, a stop or the end of the job: leave now (the journal
    * keeps what was not acknowledged). Only a reached limit reconnects, to deliver its results. */
   if (cli->life == LIFE_CLOSING ||
@@ -517,19 +548,20 @@ static void handle_error(cli_t *cli, const json_t *msg) {
     cli_pump(cli);
     return;
   }
-  if (e.id > 0 && cli->running && cli->cur.id == e.id) {
+  cli_lane_t *ln = e.id > 0 ? lane_of(cli, e.id) : NULL;
+  if (ln) {
     if (e.code == NQ_ERR_UNKNOWN_ASSIGNMENT) {
       /* Decided, or not ours any more: its result could only be late. Stop and forget it. */
       nq_log(NQ_LOG_WARN, "assignment %" PRId64 " is no longer needed (%s: %s): unit %s dropped",
-             e.id, e.name, e.message, cli->cur.unit);
-      cli->cur_drop = 1;
-      cli_worker_cancel(&cli->worker);
+             e.id, e.name, e.message, ln->cur.unit);
+      ln->cur_drop = 1;
+      cli_worker_cancel(&ln->worker);
     } else {
       /* lease_expired: another client has the unit too, but ours is still taken until it is
        * decided, so it is worth finishing (a resumed unit is often most of the way). */
       nq_log(NQ_LOG_INFO, "lease of assignment %" PRId64 " not extended (%s: %s); finishing "
-             "unit %s anyway", e.id, e.name, e.message, cli->cur.unit);
-      cli->cur.unconfirmed = 0;
+             "unit %s anyway", e.id, e.name, e.message, ln->cur.unit);
+      ln->cur.unconfirmed = 0;
     }
     return;
   }
@@ -587,12 +619,15 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
            w.page ? " on " : "", w.page ? w.page : "", w.credit ? w.credit : "?");
   uint64_t idle = (uint64_t)(pi * 3 > 180 ? pi * 3 : 180) * 1000;
   nq_conn_set_idle_timeout(cli->conn, idle);
-  if (cli->running) { /* a unit that ran on while we were away: report at the new pace */
-    uint64_t ms = (uint64_t)pi * 1000;
-    uv_timer_start(&cli->progress_timer, on_progress_timer, ms, ms);
+  for (int i = 0; i < cli->nlanes; i++) { /* units that ran on while we were away */
+    cli_lane_t *ln = &cli->lanes[i];
+    if (!ln->running) continue;
+    uint64_t ms = (uint64_t)pi * 1000; /* report at the new pace */
+    uv_timer_start(&ln->progress_timer, on_progress_timer, ms, ms);
   }
   send_journal(cli);
-  if (cli->running && cli->cur.unconfirmed) send_progress(cli); /* do we still hold it? */
+  for (int i = 0; i < cli->nlanes; i++) /* do we still hold them? */
+    if (cli->lanes[i].running && cli->lanes[i].cur.unconfirmed) send_progress(&cli->lanes[i]);
   if (w.job_state == NQ_JOB_DONE) {
     nq_log(NQ_LOG_INFO, "the job is done; nothing to do");
     job_finished(cli);
@@ -618,8 +653,9 @@ static void handle_work(cli_t *cli, const json_t *msg) {
     /* On our clock: the lease counts from receipt, so clock skew does not matter. */
     as.deadline = now + w.a[i].lease;
     /* The server re-sends what we hold (so we still hold it); never run one twice. */
-    if (cli->running && cli->cur.id == as.id) cli->cur.unconfirmed = 0;
-    if ((cli->running && cli->cur.id == as.id) || queue_confirm(cli, as.id) ||
+    cli_lane_t *held = lane_of(cli, as.id);
+    if (held) held->cur.unconfirmed = 0;
+    if (held || queue_confirm(cli, as.id) ||
         sent_find(cli, as.id) || cli_journal_has(&cli->j, as.id))
       continue;
     if (cli->reason != CLI_REASON_NONE) continue;
@@ -723,36 +759,38 @@ static void on_frame(nq_conn_t *c, json_t *msg) {
 
 /* ---- progress ---- */
 
-/* progress {id, nodes, fraction, seconds} for the running unit, now. */
-static void send_progress(cli_t *cli) {
-  if (cli->state != CLI_STATE_READY || !cli->running) return;
-  nq_progress_t p = {.id = cli->cur.id, .has_nodes = 1, .nodes = cli->cur_nodes,
-                     .has_fraction = 1, .fraction = cli->cur_fraction, .has_seconds = 1,
-                     .seconds = cli->cur_seconds};
+/* progress {id, nodes, fraction, seconds} for the lane's running unit, now. */
+static void send_progress(cli_lane_t *ln) {
+  cli_t *cli = ln->cli;
+  if (cli->state != CLI_STATE_READY || !ln->running) return;
+  nq_progress_t p = {.id = ln->cur.id, .has_nodes = 1, .nodes = ln->cur_nodes,
+                     .has_fraction = 1, .fraction = ln->cur_fraction, .has_seconds = 1,
+                     .seconds = ln->cur_seconds};
   if (send_new(cli, nq_progress_pack(&p)) == 0) {
-    cli->cur_nodes_sent = cli->cur_nodes;
-    cli->cur_progressed = 1;
+    ln->cur_nodes_sent = ln->cur_nodes;
+    ln->cur_progressed = 1;
   }
 }
 
 static void on_progress_timer(uv_timer_t *t) {
-  cli_t *cli = t->data;
+  cli_lane_t *ln = t->data;
   /* The first progress of a unit goes out even without new nodes: it turns the lease sized for
    * the queue into a full one (or revives it if the unit waited in the queue past its deadline). */
-  if (!cli->cur_progressed || cli->cur_nodes != cli->cur_nodes_sent) send_progress(cli);
+  if (!ln->cur_progressed || ln->cur_nodes != ln->cur_nodes_sent) send_progress(ln);
 }
 
 /* ---- checkpoints ---- */
 
-/* Save what is finished of the running unit, if anything new is (STATE/checkpoint/<id>.ckpt). */
-static void save_checkpoint(cli_t *cli) {
+/* Save what is finished of the lane's running unit, if anything new is
+ * (STATE/checkpoint/<id>.ckpt). */
+static void save_checkpoint(cli_lane_t *ln) {
   nq_ckpt_t c;
-  if (!cli->running || cli_worker_snapshot(&cli->worker, cli->cur.id, &c) != 0) return;
-  if (c.ndone > 0 && c.ndone != cli->cur_saved) {
-    int rc = cli_ckpt_put(&cli->j, cli->cur.id, &c);
-    if (rc == 0) cli->cur_saved = c.ndone;
+  if (!ln->running || cli_worker_snapshot(&ln->worker, ln->cur.id, &c) != 0) return;
+  if (c.ndone > 0 && c.ndone != ln->cur_saved) {
+    int rc = cli_ckpt_put(&ln->cli->j, ln->cur.id, &c);
+    if (rc == 0) ln->cur_saved = c.ndone;
     nq_log(rc ? NQ_LOG_WARN : NQ_LOG_DEBUG, "checkpoint of %s (id %" PRId64 "): %u of %u tasks%s",
-           cli->cur.unit, cli->cur.id, c.ndone, c.ntasks, rc ? ": cannot be written" : "");
+           ln->cur.unit, ln->cur.id, c.ndone, c.ntasks, rc ? ": cannot be written" : "");
   }
   nq_ckpt_free(&c);
 }
@@ -799,14 +837,18 @@ static void fill_status(cli_t *cli, int stopped) {
   s->nodes_done = cli->nodes_done;
   s->solve_seconds = cli->seconds_done;
   s->queued = (int)cli->qlen;
-  s->running = cli->running;
-  snprintf(s->unit, sizeof s->unit, "%s", cli->running ? cli->cur.unit : "");
-  s->unit_id = cli->running ? cli->cur.id : 0;
-  s->fraction = cli->running ? cli->cur_fraction : 0;
-  s->nodes = cli->running ? cli->cur_nodes : 0;
-  s->seconds = cli->running ? cli->cur_seconds : 0;
+  /* The unit shown is the first lane's that runs one (the CPU's before the devices'). */
+  const cli_lane_t *ln = NULL;
+  for (int i = 0; i < cli->nlanes && !ln; i++)
+    if (cli->lanes[i].running) ln = &cli->lanes[i];
+  s->running = ln != NULL;
+  snprintf(s->unit, sizeof s->unit, "%s", ln ? ln->cur.unit : "");
+  s->unit_id = ln ? ln->cur.id : 0;
+  s->fraction = ln ? ln->cur_fraction : 0;
+  s->nodes = ln ? ln->cur_nodes : 0;
+  s->seconds = ln ? ln->cur_seconds : 0;
   nq_ckpt_t c; /* live figures where the worker has them (the progress events stop in a pause) */
-  if (cli->running && cli_worker_snapshot(&cli->worker, cli->cur.id, &c) == 0) {
+  if (ln && cli_worker_snapshot((cli_worker_t *)&ln->worker, ln->cur.id, &c) == 0) {
     s->fraction = nq_ckpt_fraction(&c, 0);
     s->nodes = c.sum.nodes;
     s->seconds = c.seconds;
@@ -850,15 +892,16 @@ static void on_status_timer(uv_timer_t *t) {
 
 /* A unit the worker stopped (a stop request, the end of the job, or the server no longer needs
  * it): what it finished is checkpointed for a later run, unless nobody needs it any more. */
-static void unit_stopped(cli_t *cli, const cli_assign_t *a, const cli_worker_event_t *ev) {
-  if (cli->cur_drop || cli->reason == CLI_REASON_JOB_DONE) {
+static void unit_stopped(cli_lane_t *ln, const cli_assign_t *a, const cli_worker_event_t *ev) {
+  cli_t *cli = ln->cli;
+  if (ln->cur_drop || cli->reason == CLI_REASON_JOB_DONE) {
     cli_assigned_remove(&cli->j, a->id);
     cli_ckpt_remove(&cli->j, a->id);
     nq_log(NQ_LOG_INFO, "unit %s (id %" PRId64 ") stopped and forgotten", a->unit, a->id);
     return;
   }
   int rc = 0;
-  if (ev->has_ckpt && ev->ckpt.ndone > 0 && ev->ckpt.ndone != cli->cur_saved)
+  if (ev->has_ckpt && ev->ckpt.ndone > 0 && ev->ckpt.ndone != ln->cur_saved)
     rc = cli_ckpt_put(&cli->j, a->id, &ev->ckpt);
   nq_log(rc ? NQ_LOG_WARN : NQ_LOG_INFO,
          "unit %s (id %" PRId64 ") stopped at %.1f%% (%u of %u tasks)%s; assignment kept in %s",
@@ -868,13 +911,14 @@ static void unit_stopped(cli_t *cli, const cli_assign_t *a, const cli_worker_eve
          cli->j.dir);
 }
 
-static void unit_finished(cli_t *cli, cli_worker_event_t *ev) {
-  cli_assign_t a = cli->cur;
-  cli->running = 0;
-  uv_timer_stop(&cli->progress_timer);
-  uv_timer_stop(&cli->ckpt_timer);
+static void unit_finished(cli_lane_t *ln, cli_worker_event_t *ev) {
+  cli_t *cli = ln->cli;
+  cli_assign_t a = ln->cur;
+  ln->running = 0;
+  uv_timer_stop(&ln->progress_timer);
+  uv_timer_stop(&ln->ckpt_timer);
   if (ev->status == NQ_ECANCELED) {
-    unit_stopped(cli, &a, ev);
+    unit_stopped(ln, &a, ev);
     if (ev->has_ckpt) nq_ckpt_free(&ev->ckpt);
     return;
   }
@@ -925,17 +969,18 @@ static void unit_finished(cli_t *cli, cli_worker_event_t *ev) {
 }
 
 static void on_worker_event(cli_worker_t *w) {
-  cli_t *cli = w->data;
+  cli_lane_t *ln = w->data;
+  cli_t *cli = ln->cli;
   cli_worker_event_t ev;
   while (cli_worker_poll(w, &ev) != CLI_WEV_NONE) {
     if (ev.kind == CLI_WEV_PROGRESS) {
-      if (cli->running && ev.id == cli->cur.id) {
-        cli->cur_nodes = ev.counts.nodes;
-        cli->cur_fraction = ev.fraction;
-        cli->cur_seconds = ev.seconds;
+      if (ln->running && ev.id == ln->cur.id) {
+        ln->cur_nodes = ev.counts.nodes;
+        ln->cur_fraction = ev.fraction;
+        ln->cur_seconds = ev.seconds;
       }
-    } else if (cli->running && ev.id == cli->cur.id) {
-      unit_finished(cli, &ev);
+    } else if (ln->running && ev.id == ln->cur.id) {
+      unit_finished(ln, &ev);
     } else if (ev.has_ckpt) {
       nq_ckpt_free(&ev.ckpt);
     }
@@ -953,9 +998,23 @@ static uint64_t first_progress_ms(const cli_assign_t *a, uint64_t interval_ms) {
   return ms < interval_ms ? ms : interval_ms;
 }
 
-/* Start the next queued unit if the worker is free. */
-static void start_next(cli_t *cli) {
-  while (!cli->running && cli->qlen > 0 && cli->reason == CLI_REASON_NONE) {
+/* "the CPU (N threads)" or "GPU opencl:NAME": what a lane solves on. */
+static const char *lane_name(const cli_lane_t *ln) {
+  static char buf[CLI_LANES_MAX][200];
+  const cli_t *cli = ln->cli;
+  int g = ln->index - (cli->cfg->threads > 0);
+  if (g < 0)
+    snprintf(buf[ln->index], sizeof buf[0], "the CPU (%d thread(s), %s)", cli->cfg->threads,
+             nq_fast_kernel_in_use());
+  else
+    snprintf(buf[ln->index], sizeof buf[0], "GPU %s", nq_gpu_label(cli->gpus[g]));
+  return buf[ln->index];
+}
+
+/* Start the next queued unit on the lane if its worker is free. */
+static void start_lane(cli_lane_t *ln) {
+  cli_t *cli = ln->cli;
+  while (!ln->running && cli->qlen > 0 && cli->reason == CLI_REASON_NONE) {
     cli_assign_t a = cli->queue[0];
     memmove(cli->queue, cli->queue + 1, (cli->qlen - 1) * sizeof *cli->queue);
     cli->qlen--;
@@ -967,7 +1026,7 @@ static void start_next(cli_t *cli) {
       cli_assigned_remove(&cli->j, a.id);
       continue;
     }
-    if (cli_worker_busy(&cli->worker)) {
+    if (cli_worker_busy(&ln->worker)) {
       /* The previous unit's DONE is still in flight: put it back and wait for it. */
       memmove(cli->queue + 1, cli->queue, cli->qlen * sizeof *cli->queue);
       cli->queue[0] = a;
@@ -976,30 +1035,35 @@ static void start_next(cli_t *cli) {
     }
     nq_ckpt_t *resume = load_checkpoint(cli, &a);
     uint32_t resumed = resume ? resume->ndone : 0; /* the worker owns resume once submitted */
-    if (cli_worker_submit(&cli->worker, a.id, &u, resume) != 0) { /* not busy: not started */
+    if (cli_worker_submit(&ln->worker, a.id, &u, resume) != 0) { /* not busy: not started */
       nq_log(NQ_LOG_ERROR, "the solver thread is gone; assignment %" PRId64 " kept", a.id);
       if (resume) nq_ckpt_free(resume);
       free(resume);
       leave(cli, CLI_REASON_FAILURE);
       return;
     }
-    cli->running = 1;
-    cli->cur = a;
-    cli->cur_nodes = cli->cur_nodes_sent = 0;
-    cli->cur_fraction = cli->cur_seconds = 0;
-    cli->cur_progressed = cli->cur_drop = 0;
-    cli->cur_saved = resumed;
-    nq_log(NQ_LOG_DEBUG, "unit %s (id %" PRId64 ") started on %d thread(s)%s", a.unit, a.id,
-           cli->cfg->threads, nq_throttle_paused(cli->throttle) ? " (paused)" : "");
+    ln->running = 1;
+    ln->cur = a;
+    ln->cur_nodes = ln->cur_nodes_sent = 0;
+    ln->cur_fraction = ln->cur_seconds = 0;
+    ln->cur_progressed = ln->cur_drop = 0;
+    ln->cur_saved = resumed;
+    nq_log(NQ_LOG_DEBUG, "unit %s (id %" PRId64 ") started on %s%s", a.unit, a.id,
+           lane_name(ln), nq_throttle_paused(cli->throttle) ? " (paused)" : "");
     uint64_t ms = (uint64_t)(cli->progress_interval > 0 ? cli->progress_interval : 60) * 1000;
     /* A unit from an earlier run may have been decided or reissued meanwhile: ask at once. */
-    uv_timer_start(&cli->progress_timer, on_progress_timer,
+    uv_timer_start(&ln->progress_timer, on_progress_timer,
                    a.unconfirmed && cli->state == CLI_STATE_READY ? 0 : first_progress_ms(&a, ms),
                    ms);
     uint64_t cms = (uint64_t)(cli->cfg->checkpoint_seconds * 1000);
     if (cms < 10) cms = 10;
-    uv_timer_start(&cli->ckpt_timer, on_ckpt_timer, cms, cms);
+    uv_timer_start(&ln->ckpt_timer, on_ckpt_timer, cms, cms);
   }
+}
+
+/* Every free lane takes the next queued unit (the devices' lanes first: they are the fastest). */
+static void start_next(cli_t *cli) {
+  for (int i = cli->nlanes - 1; i >= 0; i--) start_lane(&cli->lanes[i]);
 }
 
 /* ---- the scheduler of this client: what to do next ---- */
@@ -1009,7 +1073,7 @@ static void start_next(cli_t *cli) {
  * limit or the end of the job we wait for the server to take what the journal holds,
  * reconnecting if need be. */
 static void drain(cli_t *cli) {
-  if (cli->running) return;
+  if (lanes_running(cli)) return;
   if (cli->state == CLI_STATE_READY) {
     if (cli->nsent == 0) cli_finish(cli);
   } else if (cli->reason == CLI_REASON_STOPPED) {
@@ -1036,13 +1100,13 @@ static void cli_pump(cli_t *cli) {
     return;
   }
   if (cli->state != CLI_STATE_READY || cli->getwork_inflight || cli->nowork_wait) return;
-  long held = (long)cli->qlen + cli->running;
-  /* Prefetch one unit; when units take less than a round trip plus the server's commit, the
-   * solver would idle between them, so hold a few more. */
+  long held = (long)cli->qlen + lanes_running(cli);
+  /* A unit for every lane, and a prefetch of one; when units take less than a round trip plus
+   * the server's commit, the solver would idle between them, so hold a few more. */
   long prefetch = cfg->prefetch > 0 ? cfg->prefetch : 0;
   if (cli->last_seconds >= 0 && cli->last_seconds < SHORT_UNIT_S && prefetch < SHORT_PREFETCH)
     prefetch = SHORT_PREFETCH;
-  long target = 1 + prefetch;
+  long target = cli->nlanes + prefetch;
   if (target > cli->max_outstanding) target = cli->max_outstanding;
   if (limit > 0 && target > limit - cli->units_done) target = limit - cli->units_done;
   if (held >= target) return;
@@ -1059,29 +1123,32 @@ static void cli_release(cli_t *cli) {
   assert(!cli->conn); /* the connection closes first: its on_close brings us here */
   cli->life = LIFE_RELEASED;
   uv_timer_stop(&cli->retry_timer);
-  uv_timer_stop(&cli->progress_timer);
   uv_timer_stop(&cli->stop_timer);
-  uv_timer_stop(&cli->ckpt_timer);
   uv_timer_stop(&cli->status_timer);
   uv_close((uv_handle_t *)&cli->retry_timer, NULL);
-  uv_close((uv_handle_t *)&cli->progress_timer, NULL);
   uv_close((uv_handle_t *)&cli->stop_timer, NULL);
-  uv_close((uv_handle_t *)&cli->ckpt_timer, NULL);
   uv_close((uv_handle_t *)&cli->status_timer, NULL);
+  for (int i = 0; i < cli->nlanes; i++) {
+    uv_timer_stop(&cli->lanes[i].progress_timer);
+    uv_timer_stop(&cli->lanes[i].ckpt_timer);
+    uv_close((uv_handle_t *)&cli->lanes[i].progress_timer, NULL);
+    uv_close((uv_handle_t *)&cli->lanes[i].ckpt_timer, NULL);
+  }
   if (cli->cfg->handle_signals) {
     uv_close((uv_handle_t *)&cli->sigint, NULL);
     uv_close((uv_handle_t *)&cli->sigterm, NULL);
   }
   /* A task of a big unit may run for a while yet: it is not waited for (the stop request already
    * checkpointed what was finished); the thread finishes it alone while the process exits. */
-  if (!cli_worker_stop(&cli->worker, STOP_JOIN_MS)) {
+  for (int i = 0; i < cli->nlanes; i++) {
+    if (cli_worker_stop(&cli->lanes[i].worker, STOP_JOIN_MS)) continue;
     nq_log(NQ_LOG_WARN, "the solver was still in a task; leaving without it (the checkpoint "
            "has what was finished)");
     cli->throttle = NULL; /* the thread still uses it; the process is about to exit */
     cli->ngpus = 0;       /* and its devices */
   }
   log_summary(cli);
-  cli->running = 0;
+  for (int i = 0; i < cli->nlanes; i++) cli->lanes[i].running = 0;
   set_state(cli, CLI_STATE_DONE);
   write_status(cli, 1);
 }
@@ -1091,9 +1158,9 @@ static void cli_release(cli_t *cli) {
 static void cli_finish(cli_t *cli) {
   if (cli->life == LIFE_RUNNING) {
     cli->life = LIFE_CLOSING;
-    cli_worker_cancel(&cli->worker);
+    lanes_cancel(cli);
     uv_timer_stop(&cli->retry_timer);
-    uv_timer_stop(&cli->progress_timer);
+    for (int i = 0; i < cli->nlanes; i++) uv_timer_stop(&cli->lanes[i].progress_timer);
   }
   if (cli->conn) {
     if (cli->state == CLI_STATE_READY) send_new(cli, nq_bye_pack());
@@ -1105,7 +1172,7 @@ static void cli_finish(cli_t *cli) {
 
 static void on_stop_timer(uv_timer_t *t) {
   cli_t *cli = t->data;
-  if (cli->running)
+  if (lanes_running(cli))
     nq_log(NQ_LOG_WARN, "the running unit did not stop in time; its checkpoint has what was "
            "finished at the stop request");
   else
@@ -1124,11 +1191,13 @@ void cli_stop(cli_t *cli) {
   leave(cli, CLI_REASON_STOPPED);
   /* Checkpoint first: whatever happens next (a slow task, a SIGKILL), this much is kept. Then
    * the server hears how far the unit got, and the solver stops taking tasks. */
-  save_checkpoint(cli);
-  send_progress(cli);
-  cli_worker_cancel(&cli->worker);
+  for (int i = 0; i < cli->nlanes; i++) {
+    save_checkpoint(&cli->lanes[i]);
+    send_progress(&cli->lanes[i]);
+    cli_worker_cancel(&cli->lanes[i].worker);
+    uv_timer_stop(&cli->lanes[i].ckpt_timer);
+  }
   uv_timer_stop(&cli->retry_timer);
-  uv_timer_stop(&cli->ckpt_timer);
   uv_timer_start(&cli->stop_timer, on_stop_timer, STOP_GRACE_MS, 0);
   cli_pump(cli);
 }
@@ -1255,6 +1324,27 @@ static void cli_release_memory(cli_t *cli) {
   free(cli);
 }
 
+/* The lanes: the CPU's (with --threads > 0), then one for each device, each with its worker
+ * thread and its timers. A lane whose worker cannot start is not counted. */
+static int start_lanes(cli_t *cli) {
+  int cpu = cli->cfg->threads > 0, n = cpu + cli->ngpus;
+  for (int i = 0; i < n; i++) {
+    cli_lane_t *ln = &cli->lanes[i];
+    ln->cli = cli;
+    ln->index = i;
+    int rc = i < cpu ? cli_worker_init(&ln->worker, cli->loop, cli->cfg->threads, NULL, 0,
+                                       cli->throttle, on_worker_event, ln)
+                     : cli_worker_init(&ln->worker, cli->loop, 0, &cli->gpus[i - cpu], 1,
+                                       cli->throttle, on_worker_event, ln);
+    if (rc) return rc;
+    uv_timer_init(cli->loop, &ln->progress_timer);
+    uv_timer_init(cli->loop, &ln->ckpt_timer);
+    ln->progress_timer.data = ln->ckpt_timer.data = ln;
+    cli->nlanes++;
+  }
+  return 0;
+}
+
 int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
   *out = NULL;
   cli_t *cli = calloc(1, sizeof *cli);
@@ -1292,12 +1382,9 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
   }
   /* From here on the handles exist: a failure ends the daemon through the normal release. */
   uv_timer_init(loop, &cli->retry_timer);
-  uv_timer_init(loop, &cli->progress_timer);
   uv_timer_init(loop, &cli->stop_timer);
-  uv_timer_init(loop, &cli->ckpt_timer);
   uv_timer_init(loop, &cli->status_timer);
-  cli->retry_timer.data = cli->progress_timer.data = cli->stop_timer.data = cli;
-  cli->ckpt_timer.data = cli->status_timer.data = cli;
+  cli->retry_timer.data = cli->stop_timer.data = cli->status_timer.data = cli;
   if (cfg->handle_signals) {
     uv_signal_init(loop, &cli->sigint);
     uv_signal_init(loop, &cli->sigterm);
@@ -1314,9 +1401,7 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
                           .pause_window = cfg->pause_window,
                           .pause_from = cfg->pause_from,
                           .pause_to = cfg->pause_to};
-  if (nq_throttle_new(&tc, &cli->throttle) != 0 ||
-      cli_worker_init(&cli->worker, loop, cfg->threads, cli->gpus, cli->ngpus, cli->throttle,
-                      on_worker_event, cli) != 0) {
+  if (nq_throttle_new(&tc, &cli->throttle) != 0 || start_lanes(cli) != 0) {
     nq_log(NQ_LOG_ERROR, "cannot start the solver thread");
     leave(cli, CLI_REASON_FAILURE);
     cli_finish(cli);

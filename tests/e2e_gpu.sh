@@ -7,6 +7,8 @@
 #      (--threads 0 --gpu all) and one on the CPU alone (--gpu off): it matches the published
 #      values, every verified unit has one result of each, and the store says which backend
 #      computed each result (nq-admin units);
+#   1b. one client with a CPU lane and a device lane (--threads 1 --gpu all) beside a CPU-only
+#      client: each lane leases and solves its own units (no result is shared between them);
 #   2. a device failure injected mid-job (NQ_GPU_FAIL_AFTER=3 on the device's client): the client
 #      finishes its units on the CPU, loses none, and the job still matches;
 #   3. a device whose results are wrong (NQ_GPU_CORRUPT=1) is refused by its self-test, naming it,
@@ -96,6 +98,22 @@ nunits=$(wc -l <"$D/backends")
 "$BIN/nq-admin" clients --data "$D/data" | grep -E "^gpu " | grep -q "opencl:" ||
   fail "nq-admin clients does not show the gpu client's backend"
 say "every verified unit: one result from the device, one from the CPU ($nunits results)"
+stop_all
+
+# ---- 1b. one client with a CPU lane and a device lane: each lane leases and solves its own units ----
+D="$TMP/lanes"
+mkdir -p "$D"
+PORT=$(free_port)
+e2e_start_server "$D" "$PORT" --n 12 --depth 4 --quorum 2 --quorum-distinct client --exit-when-done
+start_client "$D" "$PORT" both --threads 1 --gpu all
+start_client "$D" "$PORT" cpu --threads 1 --gpu off
+wait_server_exit 300
+check_done "$D" 12
+verified_backends "$D" >"$D/backends"
+grep -qE " both opencl:" "$D/backends" || fail "no result of the device lane"
+grep -qE " both (scalar|avx2|avx512)$" "$D/backends" || fail "no result of the CPU lane"
+grep -E " both " "$D/backends" | grep -qF "+" && fail "a result shared between the lanes"
+say "a client with a CPU lane and a device lane: $(grep -c ' both opencl:' "$D/backends") results by the device, $(grep -cE ' both (scalar|avx2|avx512)$' "$D/backends") by the CPU"
 stop_all
 
 # ---- 2. the device fails mid-job ----
