@@ -209,7 +209,7 @@ static int run_solve(const solve_cfg_t *cfg) {
     so.cancel = &stop_flag;
     double spent;
     rc = nq_solve_checkpointed(&subj, &so, cfg->checkpoint, cfg->checkpoint_seconds, &res, &spent);
-    if (rc == NQ_ESTATE) {
+    if (rc == NQ_ECANCELED) {
       fprintf(stderr, "\nnq-solve: stopped; %s holds what is finished\n", cfg->checkpoint);
       return 1;
     }

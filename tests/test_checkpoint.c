@@ -78,8 +78,8 @@ static void run_and_stop(const nq_subject_t *s, int depth, uint32_t after, nq_ck
   int rc = nq_run_solve(r, &o, &c);
   nq_ckpt_t snap;
   ck_assert_int_eq(nq_run_snapshot(r, &snap), 0);
-  ck_assert(rc == 0 || rc == NQ_ESTATE);
-  if (rc == NQ_ESTATE) ck_assert_uint_eq(snap.ndone, after); /* one thread stops exactly there */
+  ck_assert(rc == 0 || rc == NQ_ECANCELED);
+  if (rc == NQ_ECANCELED) ck_assert_uint_eq(snap.ndone, after); /* one thread stops exactly there */
   char *buf;
   size_t len;
   ck_assert_int_eq(nq_ckpt_encode(&snap, &buf, &len), 0);

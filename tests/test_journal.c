@@ -361,7 +361,7 @@ START_TEST(worker_solve_cancel) {
   uint64_t seen = 0;
   nq_solve_opts_t o = {1, count_progress, &seen, &cancel, NULL, NULL, 0};
   nq_counts_t c;
-  ck_assert_int_eq(nq_solve_unit(&u, &o, &c), NQ_ESTATE);
+  ck_assert_int_eq(nq_solve_unit(&u, &o, &c), NQ_ECANCELED);
   cancel = 0;
   ck_assert_int_eq(nq_solve_unit(&u, &o, &c), 0);
   nq_counts_t ref;

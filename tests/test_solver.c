@@ -276,7 +276,7 @@ START_TEST(cancel_and_progress) {
   volatile int cancel = 1;
   nq_counts_t c;
   nq_solve_opts_t o = {2, NULL, NULL, &cancel, NULL, NULL, 0};
-  ck_assert_int_eq(nq_solve_n(12, 3, &o, &c), NQ_ESTATE);
+  ck_assert_int_eq(nq_solve_n(12, 3, &o, &c), NQ_ECANCELED);
   uint64_t seen = 0;
   nq_solve_opts_t p = {2, on_progress, &seen, NULL, NULL, NULL, 0};
   ck_assert_int_eq(nq_solve_n(15, 3, &p, &c), 0);

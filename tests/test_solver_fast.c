@@ -244,7 +244,7 @@ END_TEST
 START_TEST(whole_n_each_variant) {
   for (int i = 0; i < NVARIANTS; i++) {
     if (!nq_fast_kernel_available(variants[i])) {
-      ck_assert_int_eq(nq_fast_kernel_set(variants[i]), NQ_ESTATE);
+      ck_assert_int_eq(nq_fast_kernel_set(variants[i]), NQ_ENODEV);
       continue;
     }
     ck_assert_int_eq(nq_fast_kernel_set(variants[i]), 0);
@@ -283,7 +283,7 @@ START_TEST(env_selects_kernel) {
   ck_assert_str_eq(nq_fast_kernel_name(NQ_KERNEL_SCALAR), "scalar");
   ck_assert_str_eq(nq_fast_kernel_name(NQ_KERNEL_AVX512), "avx512");
   ck_assert_int_eq(nq_fast_kernel_available(NQ_KERNEL_SCALAR), 1);
-  ck_assert_int_eq(nq_fast_kernel_set((nq_kernel_t)99), NQ_ESTATE);
+  ck_assert_int_eq(nq_fast_kernel_set((nq_kernel_t)99), NQ_ENODEV);
 }
 END_TEST
 

@@ -239,7 +239,7 @@ START_TEST(cpu_limit_half) {
   double cpu = (cpu_seconds(s.tid) - c0) / (nq_now_mono() - t0);
   __atomic_store_n(&s.cancel, 1, __ATOMIC_RELAXED);
   solve_join(&s);
-  ck_assert_int_eq(s.rc, NQ_ESTATE);
+  ck_assert_int_eq(s.rc, NQ_ECANCELED);
   nq_throttle_free(t);
   fprintf(stderr, "cpu_limit_half: runnable %.0f%% of 4 s, on a CPU %.0f%%\n", share * 100,
           cpu * 100);
@@ -371,7 +371,7 @@ START_TEST(cancel_while_paused) {
   double t0 = nq_now_mono();
   __atomic_store_n(&s.cancel, 1, __ATOMIC_RELAXED);
   solve_join(&s);
-  ck_assert_int_eq(s.rc, NQ_ESTATE); /* a stop is not held up by the pause */
+  ck_assert_int_eq(s.rc, NQ_ECANCELED); /* a stop is not held up by the pause */
   ck_assert_msg(nq_now_mono() - t0 < 10, "cancel took %.1f s", nq_now_mono() - t0);
   nq_throttle_free(t);
   tu_rmtree(dir);

@@ -172,7 +172,7 @@ int nq_est_probe_set(const char *name) {
   }
   if (!strcmp(name, "auto") || !strcmp(name, "pdep")) {
     probe_fn f = probe_pick();
-    if (!strcmp(name, "pdep") && f == probe_plain) return NQ_ESTATE;
+    if (!strcmp(name, "pdep") && f == probe_plain) return NQ_ENODEV;
     atomic_store_explicit(&probe_chosen, f, memory_order_relaxed);
     return 0;
   }

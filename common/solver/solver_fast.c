@@ -672,7 +672,7 @@ nq_kernel_t nq_fast_kernel_selected(void) {
 }
 
 int nq_fast_kernel_set(nq_kernel_t k) {
-  if ((int)k < 0 || (int)k >= NQ_KERNEL_COUNT || !nq_fast_kernel_available(k)) return NQ_ESTATE;
+  if ((int)k < 0 || (int)k >= NQ_KERNEL_COUNT || !nq_fast_kernel_available(k)) return NQ_ENODEV;
   if (k == NQ_KERNEL_AUTO) k = best_available();
   atomic_store_explicit(&selected_kernel, (int)k, memory_order_relaxed);
   return 0;
@@ -683,7 +683,7 @@ int nq_fast_solve_unit_kernel(const nq_unit_t *u, nq_counts_t *out, nq_kernel_t 
   int rc = nq_unit_state(u, &st);
   if (rc) return rc;
   if (kern == NQ_KERNEL_AUTO) kern = best_available();
-  if (!nq_fast_kernel_available(kern)) return NQ_ESTATE;
+  if (!nq_fast_kernel_available(kern)) return NQ_ENODEV;
   kctx_t k;
   kctx_init(&k, u, &st);
   if (k.y0 >= k.n - 2) {
@@ -706,7 +706,7 @@ int nq_fast_solve_unit(const nq_unit_t *u, nq_counts_t *out) {
 
 /* The kernels' switches (solver_simd.h): state() is 1 where the switch cannot be on, 2 on, 3 off. */
 static int switch_set(int (*state)(void), void (*set)(int), int on) {
-  if (state() == 1) return on ? NQ_ESTATE : 0;
+  if (state() == 1) return on ? NQ_ENODEV : 0;
   set(on);
   return 0;
 }

@@ -289,7 +289,7 @@ static void finish(pool_t *p, uint32_t i, const nq_counts_t *c, unsigned engine)
 static int stop_here(pool_t *p, nq_throttle_thread_t *th) {
   nq_throttle_wait(p->opts->throttle, th, p->opts->cancel);
   if (p->opts->cancel && __atomic_load_n(p->opts->cancel, __ATOMIC_RELAXED)) {
-    atomic_store(&p->rc, NQ_ESTATE);
+    atomic_store(&p->rc, NQ_ECANCELED);
     return 1;
   }
   return 0;
@@ -359,7 +359,7 @@ static void *pool_gpu(void *arg) {
     rc = nq_gpu_solve(dev, units, k, got, &ctl);
     double dt = nq_now_mono() - t0;
     if (rc == NQ_ECANCELED) {
-      atomic_store(&p->rc, NQ_ESTATE);
+      atomic_store(&p->rc, NQ_ECANCELED);
       break;
     }
     if (rc) { /* the device failed (nq_gpu_solve said why on the log): the CPU takes over */
@@ -502,7 +502,7 @@ int nq_solve_checkpointed(const nq_subject_t *s, const nq_solve_opts_t *opts, co
            path, st.ndone, st.ntasks, st.seconds);
   nq_run_on_interval(r, interval, save_now, &f);
   rc = nq_run_solve(r, opts, out);
-  if (rc == 0 || rc == NQ_ESTATE) {
+  if (rc == 0 || rc == NQ_ECANCELED) {
     f.failed = 0; /* the last save decides: a failure to write it is the answer */
     save_now(r, &f);
     if (f.failed && rc == 0) rc = NQ_EIO;

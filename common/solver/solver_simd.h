@@ -33,9 +33,9 @@ const char *nq_fast_kernel_name(nq_kernel_t k);
 /* The variant nq_fast_solve_unit uses now (NQ_KERNEL honoured, never AUTO). */
 nq_kernel_t nq_fast_kernel_selected(void);
 /* Make nq_fast_solve_unit use variant k from now on (every thread); AUTO means the best one the
- * CPU has. NQ_ESTATE (and no change) if the CPU lacks k. For tests and benchmarks. */
+ * CPU has. NQ_ENODEV (and no change) if the CPU lacks k. For tests and benchmarks. */
 int nq_fast_kernel_set(nq_kernel_t k);
-/* Solve with one variant. NQ_EINVAL for an invalid unit, NQ_ESTATE if the CPU lacks the variant;
+/* Solve with one variant. NQ_EINVAL for an invalid unit, NQ_ENODEV if the CPU lacks the variant;
  * AUTO means the best available one (ignoring NQ_KERNEL). */
 int nq_fast_solve_unit_kernel(const nq_unit_t *u, nq_counts_t *out, nq_kernel_t k);
 
@@ -43,7 +43,7 @@ int nq_fast_solve_unit_kernel(const nq_unit_t *u, nq_counts_t *out, nq_kernel_t 
  * N-3..N-1 at once, see leaf512_tab in solver_x86.c) where the CPU also has AVX512-VBMI,
  * VPOPCNTDQ and CD and N <= 28; otherwise it makes those rows' nodes one by one as the other
  * variants do. Same counts either way. nq_fast_leaf_table_set(0) turns the tables off and (1) back
- * on, for every thread (NQ_ESTATE for 1 where the CPU lacks them); NQ_LEAF=0 in the environment
+ * on, for every thread (NQ_ENODEV for 1 where the CPU lacks them); NQ_LEAF=0 in the environment
  * starts with them off. For tests and benchmarks. nq_fast_leaf_table_in_use() says whether the
  * avx512 variant uses them now. */
 int nq_fast_leaf_table_set(int on);
@@ -53,7 +53,7 @@ int nq_fast_leaf_table_in_use(void);
  * (rows N-4..N-1, from per-column tables over the 24 orders of its four free columns: see
  * leaf512_four in solver_x86.c) in the units whose rows N-4..N-1 have no BOUND1 rule; the other
  * units (and rows) use the row N-3 tables. Same counts either way. nq_fast_leaf_four_set(0) turns
- * that off and (1) back on, for every thread (NQ_ESTATE for 1 in a build without x86 SIMD);
+ * that off and (1) back on, for every thread (NQ_ENODEV for 1 in a build without x86 SIMD);
  * NQ_LEAF4=0 in the environment starts with it off. For tests and benchmarks.
  * nq_fast_leaf_four_in_use() says whether it is on (it takes effect only where the row N-3
  * tables are in use). */
@@ -67,7 +67,7 @@ int nq_fast_leaf_four_in_use(void);
  * counts either way. (The rejecting first steps on rows <= N-5 are decided in every case: the
  * search needs them for its dead nodes, nq_unit_dead.) nq_fast_flag_decide_set(0) turns the rest
  * off and (1) back on, for every thread
- * (NQ_ESTATE for 1 in a build without x86 SIMD); NQ_FLAGDEC=0 in the environment starts with it
+ * (NQ_ENODEV for 1 in a build without x86 SIMD); NQ_FLAGDEC=0 in the environment starts with it
  * off. For tests and benchmarks. nq_fast_flag_decide_in_use() says whether it is on. */
 int nq_fast_flag_decide_set(int on);
 int nq_fast_flag_decide_in_use(void);
@@ -75,7 +75,7 @@ int nq_fast_flag_decide_in_use(void);
 /* The avx2 variant counts each node of row N-3 with its subtree at once too (rows N-3..N-1 from
  * per-lane tests of its three free columns, see leaf256_tab in solver_x86.c), N <= 28, except in
  * side units with BOUND1 on row N-3. Same counts either way. nq_fast_leaf_avx2_set(0) turns that
- * off and (1) back on, for every thread (NQ_ESTATE for 1 in a build without x86 SIMD);
+ * off and (1) back on, for every thread (NQ_ENODEV for 1 in a build without x86 SIMD);
  * NQ_LEAF2=0 in the environment starts with it off. For tests and benchmarks.
  * nq_fast_leaf_avx2_in_use() says whether it is on. */
 int nq_fast_leaf_avx2_set(int on);
@@ -84,7 +84,7 @@ int nq_fast_leaf_avx2_in_use(void);
 /* The avx512 variant's side part, N <= NQ_FAST_PACK_MAX_N: a node's parent index and flags ride
  * in the spare high bits of its L and D words instead of an array of their own (see PK_SH in
  * solver_batch.h). Same counts either way. nq_fast_side_pack_set(0) turns that off and (1) back on, for every thread
- * (NQ_ESTATE for 1 in a build without x86 SIMD); NQ_PACK=0 in the environment starts with it
+ * (NQ_ENODEV for 1 in a build without x86 SIMD); NQ_PACK=0 in the environment starts with it
  * off. For tests and benchmarks. nq_fast_side_pack_in_use() says whether it is on. */
 #define NQ_FAST_PACK_MAX_N 22
 int nq_fast_side_pack_set(int on);

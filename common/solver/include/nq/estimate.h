@@ -55,7 +55,7 @@ int nq_estimate_unit(const nq_unit_t *u, uint64_t seed, unsigned probes, nq_est_
 
 /* The probe's bit select: "pdep" (BMI2, where the CPU runs it in hardware) or "plain" (a loop,
  * any CPU); both walk the same paths, so estimates are equal bit for bit. For tests and
- * benchmarks: nq_est_probe_set("plain" | "pdep" | "auto") returns 0, NQ_ESTATE when this CPU
+ * benchmarks: nq_est_probe_set("plain" | "pdep" | "auto") returns 0, NQ_ENODEV when this CPU
  * lacks pdep (or runs it in microcode), NQ_EINVAL for another name. NQ_EST_PROBE=plain in the
  * environment makes "auto" (the default) plain. */
 const char *nq_est_probe_in_use(void);

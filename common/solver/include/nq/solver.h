@@ -72,7 +72,7 @@ typedef struct nq_solve_opts_s {
   int threads;           /* CPU threads: >= 1, or 0 with a gpu (a GPU-only solve) */
   nq_progress_cb progress;
   void *progress_arg;
-  volatile int *cancel;  /* if non-NULL and set non-zero, the solve stops early with NQ_ESTATE */
+  volatile int *cancel;  /* if non-NULL and set non-zero, the solve stops early with NQ_ECANCELED */
   struct nq_throttle_s *throttle; /* NULL, or the priority / pause / CPU limit of every solver
                                      thread of the pool (nq/throttle.h) */
   struct nq_gpu_s *const *gpus; /* ngpus devices (nq/gpu.h), each taking batches of the pool's

@@ -69,7 +69,7 @@ void nq_run_free(nq_run_t *r);
  * the batch it held, and every task after it, on the CPU: nothing finished is lost. With threads
  * 0 the caller's thread is the first device's (a GPU-only solve, which falls back the same way). opts->progress gets the nodes of every finished task, resumed
  * ones included. Returns 0 and *out (the whole subject's counts, the expanded rows' nodes
- * included), or NQ_ESTATE when *opts->cancel stopped it (what finished stays recorded: take a
+ * included), or NQ_ECANCELED when *opts->cancel stopped it (what finished stays recorded: take a
  * snapshot), or the kernel's error. Run it once per run. */
 int nq_run_solve(nq_run_t *r, const nq_solve_opts_t *opts, nq_counts_t *out);
 
@@ -101,7 +101,7 @@ double nq_run_fraction(nq_run_t *r, uint64_t est_nodes);
 /* nq-solve --checkpoint: solve s resuming from the checkpoint file at `path` when there is a
  * valid one for s (a refused one is reported on the log and replaced), saving it every
  * `interval` seconds of solving and once more at the end -- complete, so that running the same
- * command again answers at once -- or when *opts->cancel stops the solve (NQ_ESTATE then).
+ * command again answers at once -- or when *opts->cancel stops the solve (NQ_ECANCELED then).
  * *seconds (may be NULL) gets the solve time of every run together. Returns as nq_run_solve, or
  * NQ_EIO when the file cannot be written. */
 int nq_solve_checkpointed(const nq_subject_t *s, const nq_solve_opts_t *opts, const char *path,
