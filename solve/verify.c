@@ -446,17 +446,12 @@ static int pass_content(vrun_t *v, FILE *f) {
   return rc < 0 ? VERIFY_ERROR : rc;
 }
 
-int verify_file(const char *path, const verify_opts_t *o, verify_report_t *rep, char *err,
-                size_t errlen) {
+int verify_stream(FILE *f, const verify_opts_t *o, verify_report_t *rep, char *err,
+                  size_t errlen) {
   vrun_t v = {.o = o, .rep = rep, .err = err, .errlen = errlen, .rng = o->seed};
   memset(rep, 0, sizeof *rep);
   err[0] = '\0';
   int rc = VERIFY_ERROR;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-    return VERIFY_ERROR;
-  }
   if (!(v.ln = malloc(sizeof *v.ln))) {
     snprintf(err, errlen, "out of memory");
     goto out;
@@ -472,6 +467,18 @@ out:
   walk_free(&v.walk);
   free(v.res);
   free(v.ln);
+  return rc;
+}
+
+int verify_file(const char *path, const verify_opts_t *o, verify_report_t *rep, char *err,
+                size_t errlen) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    memset(rep, 0, sizeof *rep);
+    snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    return VERIFY_ERROR;
+  }
+  int rc = verify_stream(f, o, rep, err, errlen);
   fclose(f);
   return rc;
 }

@@ -35,5 +35,8 @@ typedef struct verify_report_s {
  * cannot run here (err says why). */
 int verify_file(const char *path, const verify_opts_t *o, verify_report_t *rep, char *err,
                 size_t errlen);
+/* The same on an open stream, which must be seekable (the checks read it twice). */
+int verify_stream(FILE *f, const verify_opts_t *o, verify_report_t *rep, char *err,
+                  size_t errlen);
 
 #endif
