@@ -33,8 +33,10 @@ typedef struct level_s {
 
 typedef struct walk_s {
   level_t lv[NQ_MAX_N + 1];
-  int top; /* -1: the whole tree is covered */
-  uint64_t split;
+  int top;          /* -1: the whole tree is covered */
+  int max_depth;    /* the deepest unit's depth (the header's) */
+  uint64_t split;   /* split nodes so far */
+  uint64_t limit;   /* the header's split nodes (UINT64_MAX: not known) */
 } walk_t;
 
 static int push_kid(const nq_unit_t *u, void *arg) {
@@ -59,9 +61,11 @@ static void walk_settle(walk_t *w) {
   while (w->top >= 0 && w->lv[w->top].next == w->lv[w->top].n) w->top--;
 }
 
-static int walk_init(walk_t *w, int n) {
+static int walk_init(walk_t *w, const nq_ev_header_t *h) {
   memset(w, 0, sizeof *w);
-  int rc = nq_units_generate(n, 2, push_kid, &w->lv[0]);
+  w->max_depth = h->depth;
+  w->limit = h->has_internal ? h->internal : UINT64_MAX;
+  int rc = nq_units_generate(h->n, 2, push_kid, &w->lv[0]);
   w->top = 0;
   walk_settle(w);
   return rc;
@@ -76,6 +80,38 @@ static int is_ancestor(const nq_unit_t *a, const nq_unit_t *b) {
 static int same_node(const nq_unit_t *a, const nq_unit_t *b) {
   return a->part == b->part && a->depth == b->depth &&
          memcmp(a->prefix, b->prefix, (size_t)a->depth) == 0;
+}
+
+/* Split the expected node: it counts as a split node and its children (made by
+ * nq_unit_children, the generator's own rule) take its place, a level deeper; a node without
+ * children simply ends there. 1: split with children; 0: split, none; NQ_ERANGE (a node on the
+ * last row cannot be split); NQ_ENOMEM. */
+static int walk_split(walk_t *w) {
+  level_t *l = &w->lv[w->top];
+  nq_unit_t e = l->kids[l->next];
+  if (e.depth + 1 > e.n - 1 || w->top + 1 > NQ_MAX_N) return NQ_ERANGE;
+  level_t *c = &w->lv[w->top + 1];
+  c->n = c->next = 0;
+  int rc = nq_unit_children(&e, push_kid, c);
+  if (rc) return rc;
+  l->next++;
+  w->split++;
+  if (c->n) {
+    w->top++;
+    return 1;
+  }
+  walk_settle(w);
+  return 0;
+}
+
+/* Whether the expected node may be a split node with no unit below it: a node above the deepest
+ * unit (a flat job's shallower rows have dead ends, nodes whose subtree stops before the units'
+ * row: the generator emits no unit for them, and they hold no solution, which is a node on row
+ * N-1), as long as the split nodes stay within the header's count of them (which bounds the
+ * walk's work on a real gap). */
+static int walk_may_split(const walk_t *w) {
+  const level_t *l = &w->lv[w->top];
+  return l->kids[l->next].depth < w->max_depth && w->split < w->limit;
 }
 
 /* Feed the next unit u (units strictly increasing in nq_unit_cmp, checked by the caller). 0, or
@@ -94,34 +130,44 @@ static int walk_feed(walk_t *w, const nq_unit_t *u, char *err, size_t errlen) {
       walk_settle(w);
       return 0;
     }
+    nq_unit_format(e, et, sizeof et);
     if (is_ancestor(e, u)) {
-      /* e is a split node: its children take its place (a level deeper). */
-      if (w->top + 1 > NQ_MAX_N || e->depth + 1 > e->n - 1) break;
-      level_t *c = &w->lv[w->top + 1];
-      c->n = c->next = 0;
-      nq_unit_t parent = *e;
-      l->next++;
-      int rc = nq_unit_children(&parent, push_kid, c);
+      int rc = walk_split(w);
       if (rc == NQ_ENOMEM) return rc;
-      if (rc || c->n == 0) {
-        nq_unit_format(&parent, et, sizeof et);
+      if (rc != 1) {
         snprintf(err, errlen, "lies below %s, a node with no children in the search", et);
         return NQ_EINVAL;
       }
-      w->top++;
-      w->split++;
       continue;
     }
-    nq_unit_format(e, et, sizeof et);
-    if (nq_unit_cmp(u, e) > 0)
-      snprintf(err, errlen, "comes after node %s, which no unit covers: the units leave a gap", et);
-    else
+    if (nq_unit_cmp(u, e) < 0) {
       snprintf(err, errlen, "lies inside a subtree an earlier unit already covers (next free node: %s)",
                et);
+      return NQ_EINVAL;
+    }
+    if (walk_may_split(w)) {
+      int rc = walk_split(w);
+      if (rc == NQ_ENOMEM) return rc;
+      if (rc >= 0) continue;
+    }
+    snprintf(err, errlen, "comes after node %s, which no unit covers: the units leave a gap", et);
     return NQ_EINVAL;
   }
-  snprintf(err, errlen, "is not a node of the search tree");
-  return NQ_EINVAL;
+}
+
+/* After the last unit: what is left must be split nodes with no unit below them. 0 when the tree
+ * is done; NQ_EINVAL with the first uncovered node in err; NQ_ENOMEM. */
+static int walk_finish(walk_t *w, char *err, size_t errlen) {
+  while (w->top >= 0) {
+    int rc = walk_may_split(w) ? walk_split(w) : NQ_ERANGE;
+    if (rc == NQ_ENOMEM) return rc;
+    if (rc < 0) {
+      const level_t *l = &w->lv[w->top];
+      nq_unit_format(&l->kids[l->next], err, errlen);
+      return NQ_EINVAL;
+    }
+  }
+  return 0;
 }
 
 /* ---- the sample (a reservoir of K units, Algorithm R over a splitmix64 stream) -------------- */
@@ -276,6 +322,9 @@ static int on_unit(vrun_t *v, const nq_ev_unit_t *eu) {
   if (nq_unit_parse(eu->text, &s.u, why, sizeof why) != 0)
     return fail(v, "unit '%s' is not a valid unit: %s", eu->text, why);
   if (s.u.n != h->n) return fail(v, "unit %s is not a unit of N=%d", eu->text, h->n);
+  if (s.u.depth < h->min_depth || s.u.depth > h->depth)
+    return fail(v, "unit %s has depth %d, outside the header's %d..%d", eu->text, s.u.depth,
+                h->min_depth, h->depth);
   /* The numbers the scheduler would refuse in a result (docs/store.md, "Results"). */
   if (eu->nodes < 1 || eu->c2 > eu->nodes || eu->c4 > eu->nodes - eu->c2 ||
       eu->c8 > eu->nodes - eu->c2 - eu->c4 || (s.u.part == NQ_PART_CORNER && (eu->c2 || eu->c4)))
@@ -330,12 +379,16 @@ static int on_totals(vrun_t *v, const nq_ev_totals_t *t) {
   const nq_ev_header_t *h = &v->rep->header;
   int rc;
   v->rep->totals = *t;
-  if (v->walk.top >= 0) {
-    char et[NQ_UNIT_TEXT_MAX];
-    const level_t *l = &v->walk.lv[v->walk.top];
-    nq_unit_format(&l->kids[l->next], et, sizeof et);
-    return fail(v, "the units end before the tree does: node %s is covered by no unit", et);
+  char et[NQ_UNIT_TEXT_MAX];
+  if ((rc = walk_finish(&v->walk, et, sizeof et)) == NQ_ENOMEM) {
+    snprintf(v->err, v->errlen, "out of memory");
+    return VERIFY_ERROR;
   }
+  if (rc) return fail(v, "the units end before the tree does: node %s is covered by no unit", et);
+  /* The nodes above the units are the plan's split nodes, which the header records. */
+  if (h->has_internal && v->walk.split != h->internal)
+    return fail(v, "the units leave %llu split nodes above them; the header says internal %llu",
+                (unsigned long long)v->walk.split, (unsigned long long)h->internal);
   if (v->rep->units != h->units || t->units != v->rep->units)
     return fail(v, "totals: the header says %llu units, the totals %llu, the file has %llu",
                 (unsigned long long)h->units, (unsigned long long)t->units,
@@ -418,7 +471,7 @@ static int pass_content(vrun_t *v, FILE *f) {
       rc = fail(v, v->line == 1 ? "the first line is not the header" : "a second header");
     } else if (t == NQ_EV_HEADER) {
       v->rep->header = v->ln->header;
-      if (walk_init(&v->walk, v->ln->header.n) != 0) rc = fail(v, "header: cannot walk N");
+      if (walk_init(&v->walk, &v->ln->header) != 0) rc = fail(v, "header: cannot walk N");
       else if (!v->o->sample) {
       } else if (v->o->sample >= v->ln->header.units) {
         v->all = 1;

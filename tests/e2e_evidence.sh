@@ -93,10 +93,16 @@ sed "$((LINES - 2))d" "$F" >"$T/x" && fixsum "$T/x" "$T/last-removed"
 expect_fail "$T/last-removed" "the units end before the tree does: node .* is covered by no unit"
 sed "${K}p" "$F" >"$T/x" && fixsum "$T/x" "$T/duplicated"
 expect_fail "$T/duplicated" "unit $U appears twice"
-sed "${K}s/\"text\":\"$U\"/\"text\":\"$KID\"/" "$F" >"$T/x" && fixsum "$T/x" "$T/one-child"
-expect_fail "$T/one-child" "which no unit covers"
+# A unit replaced by one of its children: deeper than the job's units; and with the header's depth
+# raised to match (a careful forger), a gap where the other child should be.
+sed "${K}s/\"text\":\"$U\"/\"text\":\"$KID\"/" "$F" >"$T/x" && fixsum "$T/x" "$T/deeper"
+expect_fail "$T/deeper" "unit $KID has depth $((DEPTH + 1)), outside the header's $DEPTH..$DEPTH"
+sed -e "${K}s/\"text\":\"$U\"/\"text\":\"$KID\"/" -e "1s/\"depth\":$DEPTH,/\"depth\":$((DEPTH + 1)),/" \
+  "$F" >"$T/x" && fixsum "$T/x" "$T/one-child"
+expect_fail "$T/one-child" "comes after node $U,[0-9]*, which no unit covers"
 sed -n "${K}p" "$F" | sed "s/\"text\":\"$U\"/\"text\":\"$KID\"/" >"$T/kidline"
-sed "${K}r $T/kidline" "$F" >"$T/x" && fixsum "$T/x" "$T/ancestor"
+sed -e "${K}r $T/kidline" -e "1s/\"depth\":$DEPTH,/\"depth\":$((DEPTH + 1)),/" "$F" >"$T/x" &&
+  fixsum "$T/x" "$T/ancestor"
 expect_fail "$T/ancestor" "lies below unit $U"
 # bump_c8 LINE first|all: the file with "c8" + 1 on LINE, in its first field or in every one.
 bump_c8() {
