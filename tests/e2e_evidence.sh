@@ -34,6 +34,10 @@ rc=0; "$BIN/nq-admin" export --data "$D/data" --out "$D/early.jsonl" 2>"$D/err" 
 [ ! -e "$D/early.jsonl" ] || fail "a refused export left a file"
 rc=0; "$BIN/nq-admin" export --data "$D/data" 2>"$D/err" || rc=$?
 [ $rc -eq 2 ] || fail "export without --out: exit $rc, want 2"
+rc=0; "$BIN/nq-admin" export --data "$D/data" --out "$D/x" --quorum-distinct team 2>"$D/err" || rc=$?
+[ $rc -eq 2 ] && grep -q "client, owner or network" "$D/err" || fail "a bad --quorum-distinct: exit $rc"
+rc=0; "$BIN/nq-admin" export --server "127.0.0.1:$PORT" --out "$D/x" 2>"$D/err" || rc=$?
+[ $rc -eq 2 ] && grep -q "local mode only" "$D/err" || fail "export over --server: exit $rc"
 
 for c in a b; do
   "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
@@ -45,10 +49,17 @@ wait_server_exit 300
 check_done "$D" $N
 say "job done"
 
+rc=0; "$BIN/nq-admin" export --data "$D/data" --out "$D/no/such/dir/f" 2>"$D/err" || rc=$?
+[ $rc -eq 1 ] && grep -q "cannot create" "$D/err" || fail "export to a missing directory: exit $rc"
 F="$D/evidence.jsonl"
 "$BIN/nq-admin" export --data "$D/data" --out "$F" --quorum-distinct client >"$D/export.out" ||
   fail "export: $(cat "$D/export.out")"
 grep -q "exported N=$N: .* TOTAL 14200 UNIQUE 1787" "$D/export.out" || fail "export summary: $(cat "$D/export.out")"
+ls "$D" | grep -q "\.tmp\." && fail "export left a temporary file"
+# To stdout: the same units and totals (the header's export time may differ by a second).
+"$BIN/nq-admin" export --data "$D/data" --out - --quorum-distinct client 2>/dev/null |
+  sed -n '2,$p' | head -n -1 | cmp -s - <(sed -n '2,$p' "$F" | head -n -1) ||
+  fail "export to stdout differs from the file"
 head -n 1 "$F" | grep -q '"format":"nq-evidence","version":1,"n":12' || fail "header: $(head -c 300 "$F")"
 "$BIN/nq-verify" "$F" --sample 20 --seed 7 >"$D/verify.out" 2>&1 || fail "nq-verify: $(cat "$D/verify.out")"
 grep -q "VERIFIED" "$D/verify.out" && grep -q "^TOTAL *14200" "$D/verify.out" &&
