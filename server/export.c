@@ -66,6 +66,12 @@ int srv_export_write(srv_store_t *st, int64_t job_id, nq_ev_distinct_t distinct,
     rc = NQ_ESTATE;
     goto out;
   }
+  if (!job.has_internal) { /* only a job made before schema 5, until nq-server opens it */
+    snprintf(err, errlen, "the job for N=%d does not know its split nodes yet: start nq-server on "
+             "this data directory once, then export", job.n);
+    rc = NQ_ESTATE;
+    goto out;
+  }
   fill_header(&job, distinct, now, &h);
   if ((rc = nq_ev_writer_begin(out, &x.w)) != 0 || (rc = nq_ev_write_header(x.w, &h)) != 0) {
     snprintf(err, errlen, "writing the header: %s", rc == NQ_EIO ? strerror(errno) : nq_strerror(rc));

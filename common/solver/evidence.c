@@ -87,7 +87,11 @@ int nq_ev_write_header(nq_ev_writer_t *w, const nq_ev_header_t *h) {
   bad |= json_object_set_new(o, "min_depth", json_integer(h->min_depth));
   bad |= json_object_set_new(o, "unit_seconds", json_real(h->unit_seconds));
   bad |= set_u64(o, "seed", h->seed);
-  if (h->has_internal) bad |= set_u64(o, "internal", h->internal);
+  if (!h->has_internal) {
+    json_decref(o);
+    return NQ_EINVAL; /* the format requires the split nodes */
+  }
+  bad |= set_u64(o, "internal", h->internal);
   bad |= json_object_set_new(o, "quorum", json_integer(h->quorum));
   bad |= json_object_set_new(o, "max_results", json_integer(h->max_results));
   bad |= json_object_set_new(o, "quorum_distinct", json_string(nq_ev_distinct_name(h->distinct)));
@@ -273,10 +277,9 @@ static int parse_header(pctx_t *p, const json_t *o, nq_ev_header_t *h) {
     return perr(p, NQ_EINVAL, "header: field \"unit_seconds\" is not a number 0..1e12");
   h->unit_seconds = json_number_value(us);
   if ((rc = nq_msg_get_u64(o, "seed", &h->seed))) return field_err(p, rc, w, "seed");
-  if (json_object_get(o, "internal")) {
-    if ((rc = get_u64(p, o, w, "internal", &h->internal))) return rc;
-    h->has_internal = 1;
-  }
+  /* Required: it bounds nq-verify's walk of the split nodes (docs/evidence.md). */
+  if ((rc = get_u64(p, o, w, "internal", &h->internal))) return rc;
+  h->has_internal = 1;
   if ((rc = get_int(p, o, w, "quorum", 1, 1000, &v))) return rc;
   h->quorum = (int)v;
   if ((rc = get_int(p, o, w, "max_results", h->quorum, 100000, &v))) return rc;

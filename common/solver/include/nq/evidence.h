@@ -47,8 +47,9 @@ typedef struct nq_ev_header_s {
   int depth, min_depth;               /* deepest and shallowest unit prefix */
   double unit_seconds;                /* the plan's target (0: a flat --depth job) */
   uint64_t seed;                      /* the plan's estimator seed */
-  int has_internal;
-  uint64_t internal;                  /* the plan's split nodes, when known */
+  int has_internal;                   /* always 1 in a file (the writer refuses 0) */
+  uint64_t internal;                  /* the plan's split nodes: nodes(units) + internal =
+                                         the whole N's nodes */
   int quorum, max_results;            /* the job's quorum rule */
   nq_ev_distinct_t distinct;          /* what made two results independent */
   uint64_t units;                     /* the number of unit lines that follow */
