@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The evidence file end to end (docs/evidence.md): a real nq-server finishes N=12 (depth 4, quorum
-# 2 by client) with two nq-clients; nq-admin export writes its evidence and nq-verify, which needs
+# 2 by client, 10% spot checks) with three nq-clients; nq-admin export writes its evidence and nq-verify, which needs
 # no server and no database, passes it with a recomputed sample of 20 units. Then every kind of
 # tampering fails, each with its own message: a unit removed, a unit duplicated, a unit replaced by
 # one of its two children (the other missing), a unit and one of its children, a count changed
@@ -26,7 +26,7 @@ D="$TMP/job"
 mkdir -p "$D"
 PORT=$(free_port)
 e2e_start_server "$D" "$PORT" --n $N --depth $DEPTH --quorum 2 --quorum-distinct client \
-  --exit-when-done
+  --spot-check 10 --exit-when-done
 
 # A running job has no evidence yet, and the file is not left behind.
 rc=0; "$BIN/nq-admin" export --data "$D/data" --out "$D/early.jsonl" 2>"$D/err" || rc=$?
@@ -39,7 +39,7 @@ rc=0; "$BIN/nq-admin" export --data "$D/data" --out "$D/x" --quorum-distinct tea
 rc=0; "$BIN/nq-admin" export --server "127.0.0.1:$PORT" --out "$D/x" 2>"$D/err" || rc=$?
 [ $rc -eq 2 ] && grep -q "local mode only" "$D/err" || fail "export over --server: exit $rc"
 
-for c in a b; do
+for c in a b c; do
   "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
     --enrol "$(cat "$D/data/enrol.key")" --name "$c" --threads 1 --priority normal \
     --state "$D/state-$c" >>"$D/client-$c.log" 2>&1 &
@@ -65,6 +65,9 @@ head -n 1 "$F" | grep -q '"format":"nq-evidence","version":1,"n":12' || fail "he
 grep -q "VERIFIED" "$D/verify.out" && grep -q "^TOTAL *14200" "$D/verify.out" &&
   grep -q "20 unit(s) recomputed with reference (seed 7): all agree" "$D/verify.out" ||
   fail "nq-verify output: $(cat "$D/verify.out")"
+# Three clients, quorum 2: every spot check went to the third one.
+grep -Eq "results +[0-9]+ \([0-9]+ invalid, [1-9][0-9]* spot checks\)" "$D/verify.out" ||
+  fail "no spot checks in the evidence: $(cat "$D/verify.out")"
 # The fast kernel recounts too (whichever variant this CPU runs).
 "$BIN/nq-verify" "$F" --sample 20 --kernel auto >"$D/verify2.out" 2>&1 ||
   fail "nq-verify --kernel auto: $(cat "$D/verify2.out")"
