@@ -103,7 +103,7 @@ void nq_ev_writer_free(nq_ev_writer_t *w);
 
 /* ---- reading ---------------------------------------------------------------------------------
  * One parsed line: its type and the matching member (the others untouched). `unit` is large
- * (about 200 KiB): allocate the struct, do not put it on a small stack. */
+ * (about 150 KiB): allocate the struct, do not put it on a small stack. */
 typedef struct nq_ev_line_s {
   nq_ev_type_t type;
   nq_ev_header_t header;
