@@ -76,9 +76,10 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # and libc for both, libsqlite3-0 for the server only; nothing for a static client.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_CLIENT_PACKAGE_NAME nq-client)
-set(CPACK_COMPONENT_CLIENT_DESCRIPTION "N-Queens volunteer client (nq-client, nq-solve)
+set(CPACK_COMPONENT_CLIENT_DESCRIPTION "N-Queens volunteer client (nq-client, nq-solve, nq-verify)
 nq-client fetches N-Queens work units from an nq-server, solves them at idle priority
-(with an optional CPU-use limit and pause file) and reports exact counts.")
+(with an optional CPU-use limit and pause file) and reports exact counts. nq-verify checks
+a finished job's evidence file with no server and no database.")
 set(CPACK_DEBIAN_CLIENT_PACKAGE_CONTROL_EXTRA ${CMAKE_SOURCE_DIR}/packaging/deb/client/postinst
   ${CMAKE_SOURCE_DIR}/packaging/deb/client/prerm)
 set(CPACK_DEBIAN_SERVER_PACKAGE_NAME nq-server)

@@ -7,7 +7,7 @@
 #   3. the units: the exit codes that must not restart, credentials by LoadCredential=, idle CPU
 #      policy; with systemd-analyze: `verify` clean and `security` exposure <= 2.0 for both;
 #   4. a static client (-DNQ_STATIC_CLIENT=ON, client only: no SQLite) built in STATIC_BUILD:
-#      ldd finds no dynamic dependencies, nq-solve is exact with every kernel the CPU has, and
+#      ldd finds no dynamic dependencies (nq-verify's too), nq-solve is exact with every kernel the CPU has, and
 #      the static nq-client solves a whole N=10 job from BUILD's nq-server exactly.
 #
 #   bash tests/test_packages.sh BUILD [STATIC_BUILD]    (STATIC_BUILD default: BUILD-static)
@@ -119,7 +119,7 @@ for k in "" scalar avx2 avx512; do
   out=$(NQ_KERNEL=$k "$STATIC/nq-solve" 12 2>&1) || { [ -n "$k" ] && continue; fail "nq-solve 12"; }
   grep -q "published MATCH" <<<"$out" || fail "static nq-solve 12 (kernel ${k:-auto}): $out"
 done
-say "static nq-client and nq-solve: no dynamic dependencies; nq-solve exact on every kernel"
+say "static nq-client, nq-solve and nq-verify: no dynamic dependencies; nq-solve exact on every kernel"
 D="$TMP/static"
 mkdir -p "$D"
 PORT=$(free_port)
