@@ -7,8 +7,9 @@
 #   3. the units: the exit codes that must not restart, credentials by LoadCredential=, idle CPU
 #      policy; with systemd-analyze: `verify` clean and `security` exposure <= 2.0 for both;
 #   4. a static client (-DNQ_STATIC_CLIENT=ON, client only: no SQLite) built in STATIC_BUILD:
-#      ldd finds no dynamic dependencies (nq-verify's too), nq-solve is exact with every kernel the CPU has, and
-#      the static nq-client solves a whole N=10 job from BUILD's nq-server exactly.
+#      ldd finds no dynamic dependencies (nq-verify's too), nq-solve is exact with every kernel
+#      the CPU has, and the static nq-client solves a whole N=10 job from BUILD's nq-server
+#      exactly.
 #
 #   bash tests/test_packages.sh BUILD [STATIC_BUILD]    (STATIC_BUILD default: BUILD-static)
 set -euo pipefail
