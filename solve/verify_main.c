@@ -13,6 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "nq/json.h"
 #include "nq/nq.h"
 #include "verify.h"
 
@@ -20,7 +23,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: nq-verify FILE [--sample K|all] [--seed S] [--kernel K] [--threads T]\n"
+          "usage: nq-verify FILE [--sample K|all] [--seed S] [--kernel K] [--threads T] [--json]\n"
           "Check an nq evidence file (nq-admin export): its SHA-256, every unit text, that the\n"
           "units tile the search tree exactly once, that every unit meets the job's recorded\n"
           "verification rule, that the totals are the units' sums (TOTAL = 2 C2 + 4 C4 + 8 C8,\n"
@@ -32,6 +35,7 @@ static void usage(FILE *f) {
           "  --kernel K      reference (the plain solver), auto, scalar, avx2 or avx512\n"
           "                  (default reference)\n"
           "  --threads T     threads of a fast-kernel recount (default: online CPUs)\n"
+          "  --json          print the outcome as one JSON object (on stdout, failures too)\n"
           "  --version       the software, solver and evidence format versions\n"
           "exit status: 0 verified, 1 the file fails a check (the reason is printed),\n"
           "             2 usage, 3 the file cannot be read or the kernel cannot run here\n",
@@ -87,14 +91,53 @@ static void print_report(const char *path, const verify_opts_t *o, const verify_
   printf("sha256     matches\n");
 }
 
+/* --json: {"verified":true|false, "status":EXIT, "error":..., then the report's figures}. */
+static void print_json(const char *path, const verify_opts_t *o, const verify_report_t *r, int rc,
+                       const char *err) {
+  char a[48];
+  json_t *j = json_object();
+  if (!j) return;
+  json_object_set_new(j, "file", json_string(path));
+  json_object_set_new(j, "verified", json_boolean(rc == VERIFY_OK));
+  json_object_set_new(j, "status", json_integer(rc));
+  if (rc != VERIFY_OK) json_object_set_new(j, "error", json_string(err));
+  if (rc == VERIFY_OK) {
+    const nq_ev_header_t *h = &r->header;
+    json_object_set_new(j, "n", json_integer(h->n));
+    json_object_set_new(j, "job", json_integer(h->job));
+    json_object_set_new(j, "quorum", json_integer(h->quorum));
+    json_object_set_new(j, "quorum_distinct", json_string(nq_ev_distinct_name(h->distinct)));
+    nq_msg_set_u64(j, "units", r->units);
+    nq_msg_set_u64(j, "split_nodes", r->split_nodes);
+    nq_msg_set_u64(j, "results", r->results);
+    nq_msg_set_u64(j, "invalid_results", r->invalid_results);
+    nq_msg_set_u64(j, "spot_results", r->spot_results);
+    nq_msg_set_u64(j, "multi_backend_units", r->multi_backend_units);
+    json_object_set_new(j, "c2", json_string(nq_u128_str(r->totals.c2, a)));
+    json_object_set_new(j, "c4", json_string(nq_u128_str(r->totals.c4, a)));
+    json_object_set_new(j, "c8", json_string(nq_u128_str(r->totals.c8, a)));
+    json_object_set_new(j, "nodes", json_string(nq_u128_str(r->totals.nodes, a)));
+    json_object_set_new(j, "total", json_string(nq_u128_str(r->totals.total, a)));
+    json_object_set_new(j, "unique", json_string(nq_u128_str(r->totals.unique, a)));
+    nq_msg_set_u64(j, "sampled", r->sampled);
+    json_object_set_new(j, "kernel", json_string(r->sampled ? r->kernel : ""));
+    nq_msg_set_u64(j, "seed", o->seed);
+  }
+  char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  if (s) printf("%s\n", s);
+  free(s);
+  json_decref(j);
+}
+
 int main(int argc, char **argv) {
   static const struct option opts[] = {
       {"sample", required_argument, NULL, 's'}, {"seed", required_argument, NULL, 'S'},
       {"kernel", required_argument, NULL, 'k'}, {"threads", required_argument, NULL, 't'},
       {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+      {"json", no_argument, NULL, 'j'},
       {NULL, 0, NULL, 0}};
   verify_opts_t o = {.sample = DEFAULT_SAMPLE, .kernel = "reference"};
-  int seed_given = 0, c;
+  int seed_given = 0, json = 0, c;
   uint64_t v;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   o.threads = ncpu > 0 && ncpu < 1024 ? (int)ncpu : 1;
@@ -117,6 +160,7 @@ int main(int argc, char **argv) {
       seed_given = 1;
       break;
     case 'k': o.kernel = optarg; break;
+    case 'j': json = 1; break;
     case 't':
       if (parse_u64(optarg, &v) != 0 || v < 1 || v > 1024) {
         fprintf(stderr, "nq-verify: --threads wants 1..1024, not '%s'\n", optarg);
@@ -145,6 +189,10 @@ int main(int argc, char **argv) {
   verify_report_t rep;
   char err[1024];
   int rc = verify_file(path, &o, &rep, err, sizeof err);
+  if (json) {
+    print_json(path, &o, &rep, rc, err);
+    return rc;
+  }
   if (rc != VERIFY_OK) {
     fprintf(stderr, "nq-verify: %s: %s%s\n", path, rc == VERIFY_FAILED ? "FAILED: " : "", err);
     return rc;

@@ -65,6 +65,10 @@ head -n 1 "$F" | grep -q '"format":"nq-evidence","version":1,"n":12' || fail "he
 grep -q "VERIFIED" "$D/verify.out" && grep -q "^TOTAL *14200" "$D/verify.out" &&
   grep -q "20 unit(s) recomputed with reference (seed 7): all agree" "$D/verify.out" ||
   fail "nq-verify output: $(cat "$D/verify.out")"
+"$BIN/nq-verify" "$F" --sample 3 --seed 9 --json >"$D/verify.json" ||
+  fail "nq-verify --json: $(cat "$D/verify.json")"
+grep -q '^{"file":".*","verified":true,"status":0,"n":12,.*"total":"14200","unique":"1787","sampled":3,"kernel":"reference","seed":9}$' \
+  "$D/verify.json" || fail "nq-verify --json: $(cat "$D/verify.json")"
 # Three clients, quorum 2: every spot check went to the third one.
 grep -Eq "results +[0-9]+ \([0-9]+ invalid, [1-9][0-9]* spot checks\)" "$D/verify.out" ||
   fail "no spot checks in the evidence: $(cat "$D/verify.out")"
@@ -158,6 +162,9 @@ expect_fail "$T/cut-line" "truncated: the file does not end with its sha256 line
 expect_fail "$T/by-owner" "1 agreeing result(s) of distinct owners, the quorum is 2"
 rc=0; "$BIN/nq-verify" "$D/none.jsonl" >"$D/out" 2>&1 || rc=$?
 [ $rc -eq 3 ] || fail "a missing file: exit $rc, want 3"
+rc=0; "$BIN/nq-verify" "$T/removed" --json >"$D/out" 2>&1 || rc=$?
+[ $rc -eq 1 ] && grep -q '"verified":false,"status":1,"error":"line 2: unit .*leave a gap"}$' "$D/out" ||
+  fail "nq-verify --json of a failure: exit $rc: $(cat "$D/out")"
 rc=0; "$BIN/nq-verify" "$F" --kernel nope >"$D/out" 2>&1 || rc=$?
 [ $rc -eq 2 ] || fail "an unknown kernel: exit $rc, want 2"
 say "PASS"
