@@ -39,6 +39,8 @@ typedef struct adm_opts_s {
   int force;              /* --force (job archive/delete while clients hold leases) */
   int all_disputed;       /* --all-disputed (unit retry) */
   const char *client;     /* --client NAME (unit retry) */
+  const char *out;        /* --out FILE (export) */
+  const char *distinct;   /* --quorum-distinct client|owner|network (export) */
   int help;               /* --help */
   int argc;               /* positional arguments (they point into the process's argv) */
   char *argv[ADM_MAX_ARGS];
@@ -118,5 +120,6 @@ int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_owners(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_owner(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_job(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_export(const adm_cmd_t *cmd, adm_opts_t *o);
 
 #endif

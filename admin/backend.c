@@ -18,7 +18,7 @@
 
 enum { OPT_SERVER = 1000, OPT_CA, OPT_TOKEN, OPT_TOKEN_FILE, OPT_HOSTNAME, OPT_DATA, OPT_N,
        OPT_JSON, OPT_WATCH, OPT_STATE, OPT_LIMIT, OPT_EXTRA, OPT_FORCE, OPT_ALL_DISPUTED,
-       OPT_CLIENT, OPT_HELP };
+       OPT_CLIENT, OPT_OUT, OPT_DISTINCT, OPT_HELP };
 
 static const struct option long_opts[] = {
     {"server", required_argument, NULL, OPT_SERVER},
@@ -36,6 +36,8 @@ static const struct option long_opts[] = {
     {"force", no_argument, NULL, OPT_FORCE},
     {"all-disputed", no_argument, NULL, OPT_ALL_DISPUTED},
     {"client", required_argument, NULL, OPT_CLIENT},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"quorum-distinct", required_argument, NULL, OPT_DISTINCT},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
@@ -89,6 +91,8 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
     case OPT_ALL_DISPUTED: o->all_disputed = 1; break;
     case OPT_CLIENT: o->client = optarg; break;
     case OPT_STATE: o->state = optarg; break;
+    case OPT_OUT: o->out = optarg; break;
+    case OPT_DISTINCT: o->distinct = optarg; break;
     case 'h':
     case OPT_HELP: o->help = 1; break;
     case OPT_N:

@@ -3,7 +3,7 @@
 #   cmake -S . -B build-pkg -DCMAKE_INSTALL_PREFIX=/usr && cmake --build build-pkg
 #   (cd build-pkg && cpack -G DEB)   -> nq-client_VERSION_ARCH.deb, nq-server_VERSION_ARCH.deb
 #
-# Components: `client` (nq-client, nq-solve, their man pages, the client unit, the client docs)
+# Components: `client` (nq-client, nq-solve, nq-verify, their man pages, the client unit, the client docs)
 # and `server` (nq-server, nq-admin, the schema migrations, the server unit, the system user).
 # The client package never needs SQLite; with NQ_CLIENT_ONLY only it is made, and with
 # NQ_STATIC_CLIENT its binaries are static and it depends on nothing.
@@ -28,14 +28,15 @@ endfunction()
 
 configure_file(${CMAKE_SOURCE_DIR}/packaging/nq-client.service.in
   ${CMAKE_BINARY_DIR}/packaging/nq-client.service @ONLY)
-install(TARGETS nq-client nq-solve RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT client)
+install(TARGETS nq-client nq-solve nq-verify RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT client)
 install(FILES ${CMAKE_BINARY_DIR}/packaging/nq-client.service DESTINATION ${NQ_UNITDIR}
   COMPONENT client)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/docs/client.md
-  ${CMAKE_SOURCE_DIR}/docs/operations.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/nq-client
+  ${CMAKE_SOURCE_DIR}/docs/operations.md ${CMAKE_SOURCE_DIR}/docs/evidence.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/nq-client
   COMPONENT client)
 nq_man(nq-client client "volunteer daemon that solves N-Queens work units")
 nq_man(nq-solve client "count N-Queens solutions, alone")
+nq_man(nq-verify client "check an nq evidence file: tiling, quorum, totals, a recomputed sample")
 set(NQ_COMPONENTS client)
 
 if(NOT NQ_CLIENT_ONLY)
@@ -75,9 +76,10 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # and libc for both, libsqlite3-0 for the server only; nothing for a static client.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_CLIENT_PACKAGE_NAME nq-client)
-set(CPACK_COMPONENT_CLIENT_DESCRIPTION "N-Queens volunteer client (nq-client, nq-solve)
+set(CPACK_COMPONENT_CLIENT_DESCRIPTION "N-Queens volunteer client (nq-client, nq-solve, nq-verify)
 nq-client fetches N-Queens work units from an nq-server, solves them at idle priority
-(with an optional CPU-use limit and pause file) and reports exact counts.")
+(with an optional CPU-use limit and pause file) and reports exact counts. nq-verify checks
+a finished job's evidence file with no server and no database.")
 set(CPACK_DEBIAN_CLIENT_PACKAGE_CONTROL_EXTRA ${CMAKE_SOURCE_DIR}/packaging/deb/client/postinst
   ${CMAKE_SOURCE_DIR}/packaging/deb/client/prerm)
 set(CPACK_DEBIAN_SERVER_PACKAGE_NAME nq-server)

@@ -82,8 +82,30 @@ SEEDS
     printf '\x01\x00POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc' >"$corpus/seed2"
     printf '\x10\x01GET /../etc/passwd HTTP/1.1\r\nA: b\r\nC: d\r\n\r\nGET / HTTP/1.1\r\nConnection: close\r\n\r\n' >"$corpus/seed3"
   fi
+  # Seeds for the evidence file: N=5 at depth 2, as lines (first byte even) and as a whole file
+  # whose sha256 line the target appends (first byte odd), see tests/fuzz_verify.c.
+  if [ "$t" = fuzz_verify ] && [ -z "$(ls -A "$corpus")" ]; then
+    ev() {
+      local r='"results":[{"client":"a","owner":"o","state":"valid","spot":false,"voided":false,"solver":"nq-solver-3","backend":"avx2",CNT,"reported":1},{"client":"b","owner":"o","net":2,"state":"valid","spot":true,"voided":false,"solver":"nq-solver-3","backend":"reference",CNT,"reported":1}]'
+      printf '%s\n' '{"type":"header","format":"nq-evidence","version":1,"n":5,"job":1,"solver":"nq-solver-3","software":"0.1.0","depth":2,"min_depth":2,"unit_seconds":0.0,"seed":1,"internal":0,"quorum":2,"max_results":5,"quorum_distinct":"client","units":4,"created":1,"finished":2,"exported":3}'
+      local u c
+      while read -r u c; do
+        printf '{"type":"unit","text":"%s","state":"verified",%s,"nodes_solver":"nq-solver-3","verified_at":1,%s}\n' \
+          "$u" "$c" "${r//CNT/$c}"
+      done <<'UNITS'
+5:c:2:0,2 "c2":0,"c4":0,"c8":1,"nodes":3
+5:c:3:0,3 "c2":0,"c4":0,"c8":0,"nodes":1
+5:s:1:1,3 "c2":0,"c4":0,"c8":0,"nodes":2
+5:s:1:1,4 "c2":1,"c4":0,"c8":0,"nodes":5
+UNITS
+      printf '%s\n' '{"type":"totals","units":4,"c2":"1","c4":"0","c8":"1","nodes":"11","total":"10","unique":"2"}'
+    }
+    { printf '\x00'; ev; printf '%s\n' '{"type":"sha256","sha256":"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"}'; } >"$corpus/seed0"
+    { printf '\x01'; ev; } >"$corpus/seed1"
+  fi
   maxlen=4096
   [ "$t" = fuzz_unit ] && maxlen=256   # unit texts are < 128 bytes
+  [ "$t" = fuzz_verify ] && maxlen=8192
   dict=()
   [ -f "tests/$t.dict" ] && dict=(-dict="tests/$t.dict")
   echo "== $t: ${SECS}s"

@@ -7,8 +7,9 @@
 #   3. the units: the exit codes that must not restart, credentials by LoadCredential=, idle CPU
 #      policy; with systemd-analyze: `verify` clean and `security` exposure <= 2.0 for both;
 #   4. a static client (-DNQ_STATIC_CLIENT=ON, client only: no SQLite) built in STATIC_BUILD:
-#      ldd finds no dynamic dependencies, nq-solve is exact with every kernel the CPU has, and
-#      the static nq-client solves a whole N=10 job from BUILD's nq-server exactly.
+#      ldd finds no dynamic dependencies (nq-verify's too), nq-solve is exact with every kernel
+#      the CPU has, and the static nq-client solves a whole N=10 job from BUILD's nq-server
+#      exactly.
 #
 #   bash tests/test_packages.sh BUILD [STATIC_BUILD]    (STATIC_BUILD default: BUILD-static)
 set -euo pipefail
@@ -47,8 +48,9 @@ info=$(dpkg-deb -I "$SDEB")
 grep -q " postinst" <<<"$info" || fail "nq-server has no postinst (system user)"
 dpkg-deb -c "$CDEB" | awk '{print $6}' >"$TMP/client.list"
 dpkg-deb -c "$SDEB" | awk '{print $6}' >"$TMP/server.list"
-for f in usr/bin/nq-client usr/bin/nq-solve usr/lib/systemd/system/nq-client.service \
-         usr/share/man/man1/nq-client.1 usr/share/doc/nq-client/operations.md; do
+for f in usr/bin/nq-client usr/bin/nq-solve usr/bin/nq-verify usr/lib/systemd/system/nq-client.service \
+         usr/share/man/man1/nq-client.1 usr/share/man/man1/nq-verify.1 \
+         usr/share/doc/nq-client/operations.md usr/share/doc/nq-client/evidence.md; do
   grep -qx "./$f" "$TMP/client.list" || fail "nq-client lacks $f"
 done
 for f in usr/bin/nq-server usr/bin/nq-admin usr/lib/systemd/system/nq-server.service \
@@ -70,6 +72,9 @@ dpkg -x "$SDEB" "$ROOT"
 "$ROOT/usr/bin/nq-client" --version >"$TMP/v" || fail "unpacked nq-client --version failed"
 grep -qx "nq-client $VERSION" <(head -n 1 "$TMP/v") || fail "unpacked nq-client --version: $(cat "$TMP/v")"
 say "unpacked: $(head -n 1 "$TMP/v")"
+# nq-verify checks evidence anywhere: no SQLite, no libuv, no TLS library.
+"$ROOT/usr/bin/nq-verify" --version | grep -qx "nq-verify $VERSION" || fail "unpacked nq-verify --version"
+ldd "$ROOT/usr/bin/nq-verify" | grep -E "sqlite|libuv|libssl" && fail "nq-verify links more than the solver"
 
 # ---- 3. the units ----
 CU="$ROOT/usr/lib/systemd/system/nq-client.service"
@@ -105,9 +110,9 @@ fi
 cmake -S "$SRC" -B "$STATIC" -DNQ_STATIC_CLIENT=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   >"$TMP/static-cmake.log" 2>&1 || { cat "$TMP/static-cmake.log"; fail "static configure"; }
 grep -qi "^SQLITE" "$STATIC/CMakeCache.txt" && fail "the client-only build looked for SQLite"
-cmake --build "$STATIC" -j2 --target nq-client nq-solve >"$TMP/static-build.log" 2>&1 ||
+cmake --build "$STATIC" -j2 --target nq-client nq-solve nq-verify >"$TMP/static-build.log" 2>&1 ||
   { tail -n 30 "$TMP/static-build.log"; fail "static build"; }
-for p in nq-client nq-solve; do
+for p in nq-client nq-solve nq-verify; do
   out=$(ldd "$STATIC/$p" 2>&1 || true)
   grep -q "not a dynamic executable\|statically linked" <<<"$out" || fail "$p is dynamic: $out"
 done
@@ -115,7 +120,7 @@ for k in "" scalar avx2 avx512; do
   out=$(NQ_KERNEL=$k "$STATIC/nq-solve" 12 2>&1) || { [ -n "$k" ] && continue; fail "nq-solve 12"; }
   grep -q "published MATCH" <<<"$out" || fail "static nq-solve 12 (kernel ${k:-auto}): $out"
 done
-say "static nq-client and nq-solve: no dynamic dependencies; nq-solve exact on every kernel"
+say "static nq-client, nq-solve and nq-verify: no dynamic dependencies; nq-solve exact on every kernel"
 D="$TMP/static"
 mkdir -p "$D"
 PORT=$(free_port)

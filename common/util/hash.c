@@ -44,6 +44,48 @@ int nq_sha256(const void *data, size_t len, unsigned char out[32]) {
   return 0;
 }
 
+/* The context is libcrypto's digest context itself, behind our own name. */
+int nq_sha256_begin(nq_sha256_ctx_t **out) {
+  *out = NULL;
+  ERR_clear_error();
+  EVP_MD_CTX *c = EVP_MD_CTX_new();
+  if (!c) return NQ_ENOMEM;
+  if (EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1) {
+    EVP_MD_CTX_free(c);
+    ERR_clear_error();
+    return NQ_ETLS;
+  }
+  *out = (nq_sha256_ctx_t *)c;
+  return 0;
+}
+
+int nq_sha256_add(nq_sha256_ctx_t *c, const void *data, size_t len) {
+  ERR_clear_error();
+  if (EVP_DigestUpdate((EVP_MD_CTX *)c, data, len) != 1) {
+    ERR_clear_error();
+    return NQ_ETLS;
+  }
+  return 0;
+}
+
+int nq_sha256_end(nq_sha256_ctx_t *c, unsigned char out[32]) {
+  int rc = 0;
+  if (!c) return NQ_EINVAL;
+  if (out) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    ERR_clear_error();
+    if (EVP_DigestFinal_ex((EVP_MD_CTX *)c, md, &n) != 1 || n != 32) {
+      ERR_clear_error();
+      rc = NQ_ETLS;
+    } else {
+      memcpy(out, md, 32);
+    }
+  }
+  EVP_MD_CTX_free((EVP_MD_CTX *)c);
+  return rc;
+}
+
 int nq_sha256_hex(const char *s, char out[65]) {
   unsigned char md[32];
   out[0] = '\0';

@@ -12,7 +12,9 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "nq/evidence.h"
 #include "nq/proto.h"
 
 typedef struct nq_admin_db_s nq_admin_db_t;
@@ -37,5 +39,20 @@ int nq_admin_db_call(nq_admin_db_t *db, const nq_admin_req_t *req, int64_t now, 
  * delete in local mode: they rewrite a job and must not run beside a server). 0 and *fd (close it
  * to release); NQ_EBUSY when a server runs on it (errbuf names its pid); NQ_EIO. */
 int nq_admin_db_lock(const char *data_dir, int *fd, char *errbuf, size_t errlen);
+
+/* What nq_admin_db_export wrote. */
+typedef struct nq_admin_export_s {
+  int n;
+  uint64_t units;
+  nq_u128 total, unique;
+} nq_admin_export_t;
+
+/* Write the evidence file of the picked job (nq/evidence.h, docs/evidence.md) to out, as of
+ * `now`, recording `distinct` (the server's --quorum-distinct) as the rule its units were
+ * verified by. Streams from one read snapshot (a running server goes on). 0 and *info;
+ * NQ_ENOTFOUND (no job), NQ_ESTATE (the job is not done), NQ_ERANGE, NQ_EIO, NQ_ENOMEM with a
+ * one-line reason in errbuf. */
+int nq_admin_db_export(nq_admin_db_t *db, nq_ev_distinct_t distinct, int64_t now, FILE *out,
+                       nq_admin_export_t *info, char *errbuf, size_t errlen);
 
 #endif

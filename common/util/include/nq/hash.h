@@ -13,6 +13,14 @@ int nq_sha256_hex(const char *s, char out[65]);
 /* SHA-256 of len bytes (a checkpoint's body, a task list). Returns 0 or NQ_ETLS. */
 int nq_sha256(const void *data, size_t len, unsigned char out[32]);
 
+/* SHA-256 over data that arrives in pieces (the evidence file, nq/evidence.h, hashed as it is
+ * written or read, in bounded memory). nq_sha256_begin: 0 and *out, or NQ_ENOMEM / NQ_ETLS.
+ * nq_sha256_add: 0 or NQ_ETLS. nq_sha256_end writes the digest and frees the context (out may
+ * be NULL to only free it); 0 or NQ_ETLS. */
+typedef struct nq_sha256_ctx_s nq_sha256_ctx_t;
+int nq_sha256_begin(nq_sha256_ctx_t **out);
+int nq_sha256_add(nq_sha256_ctx_t *c, const void *data, size_t len);
+int nq_sha256_end(nq_sha256_ctx_t *c, unsigned char out[32]);
 /* Lowercase hex of len bytes into out (2 * len + 1 characters, NUL-terminated). */
 void nq_hex_encode(const void *data, size_t len, char *out);
 /* The len bytes that exactly 2 * len lowercase hex digits (then the string's end) stand for.

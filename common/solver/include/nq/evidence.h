@@ -1,0 +1,135 @@
+/* nq: the evidence file -- a finished job's units, results and totals as one self-describing,
+ * checksummed file that leaves the server (nq-admin export writes it, nq-verify checks it with
+ * no server and no database). The format is documented in docs/evidence.md; this module is its
+ * one pack and one parse, so the writer and the verifier cannot drift apart.
+ *
+ * JSON lines, UTF-8, each line one JSON object ending in "\n", in this order:
+ *   {"type":"header", "format":"nq-evidence", "version":1, "n":..., ...}   exactly one, first
+ *   {"type":"unit", "text":..., "c2":..., ..., "results":[...]}             one per unit, in the
+ *                                                                          generator's order
+ *   {"type":"totals", "units":..., "c2":"...", ..., "total":"...", "unique":"..."}   one
+ *   {"type":"sha256", "sha256":"<64 hex>"}   last: SHA-256 of every byte before this line
+ * 64-bit counts are JSON integers up to INT64_MAX (a string of digits above it, nq/json.h);
+ * 128-bit totals are strings of decimal digits.
+ */
+#ifndef NQ_EVIDENCE_H
+#define NQ_EVIDENCE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nq/solver.h"
+#include "nq/unit.h"
+
+#define NQ_EV_FORMAT "nq-evidence"
+#define NQ_EV_VERSION 1
+/* Longest line a reader accepts (a unit with NQ_EV_RESULTS_MAX results fits well inside). */
+#define NQ_EV_LINE_MAX (1 << 20)
+/* Most results one unit line may carry (every result the store holds for a unit, judged or
+ * not; the scheduler stops a unit at 3 x max_results + extra_results). */
+#define NQ_EV_RESULTS_MAX 256
+#define NQ_EV_NAME_MAX 129 /* client, owner, backend, solver names: up to 128 bytes */
+
+/* What makes two agreeing results independent in the quorum rule (the server's
+ * --quorum-distinct): their clients, their clients' owners, or their networks. */
+typedef enum { NQ_EV_DISTINCT_CLIENT = 0, NQ_EV_DISTINCT_OWNER, NQ_EV_DISTINCT_NETWORK } nq_ev_distinct_t;
+const char *nq_ev_distinct_name(nq_ev_distinct_t d);
+/* The mode for "client", "owner" or "network"; NQ_EINVAL for anything else. */
+int nq_ev_distinct_parse(const char *name);
+
+/* The first line: the job and the rules its units were verified by. */
+typedef struct nq_ev_header_s {
+  int version;                        /* NQ_EV_VERSION */
+  int n;                              /* NQ_UNIT_MIN_N..NQ_MAX_N */
+  int64_t job;                        /* the job's id on the server that made the file */
+  char solver[NQ_EV_NAME_MAX];        /* NQ_SOLVER_VERSION of the exporter */
+  char software[NQ_EV_NAME_MAX];      /* the exporter's nq version */
+  int depth, min_depth;               /* deepest and shallowest unit prefix */
+  double unit_seconds;                /* the plan's target (0: a flat --depth job) */
+  uint64_t seed;                      /* the plan's estimator seed */
+  int has_internal;                   /* always 1 in a file (the writer refuses 0) */
+  uint64_t internal;                  /* the plan's split nodes: nodes(units) + internal =
+                                         the whole N's nodes */
+  int quorum, max_results;            /* the job's quorum rule */
+  nq_ev_distinct_t distinct;          /* what made two results independent */
+  uint64_t units;                     /* the number of unit lines that follow */
+  int64_t created, finished, exported; /* Unix times (finished 0: not finished) */
+} nq_ev_header_t;
+
+/* One result of a unit, as the store judged it. */
+typedef struct nq_ev_result_s {
+  char client[NQ_EV_NAME_MAX], owner[NQ_EV_NAME_MAX];
+  int64_t net;                        /* an opaque number per network (0: unknown); equal
+                                         numbers in one file = the same network */
+  char state[16];                     /* valid, invalid, late or reported */
+  int spot, voided;                   /* a spot check; a result that lost its vote */
+  char solver[NQ_EV_NAME_MAX];        /* the client's solver version */
+  char backend[NQ_EV_NAME_MAX];       /* the kernel that computed it ("" = not said) */
+  uint64_t c2, c4, c8, nodes;
+  int64_t reported;                   /* Unix time */
+} nq_ev_result_t;
+
+/* One unit line. */
+typedef struct nq_ev_unit_s {
+  char text[NQ_UNIT_TEXT_MAX];
+  char state[16];                     /* "verified" in a finished job */
+  uint64_t c2, c4, c8, nodes;         /* the verified counts */
+  char nodes_solver[NQ_EV_NAME_MAX];  /* the solver version the nodes value comes from */
+  int64_t verified_at;
+  int nresults;
+  nq_ev_result_t results[NQ_EV_RESULTS_MAX];
+} nq_ev_unit_t;
+
+/* The totals line: the job's stored totals. */
+typedef struct nq_ev_totals_s {
+  uint64_t units;
+  nq_u128 c2, c4, c8, nodes, total, unique;
+} nq_ev_totals_t;
+
+typedef enum { NQ_EV_HEADER = 1, NQ_EV_UNIT, NQ_EV_TOTALS, NQ_EV_SHA256 } nq_ev_type_t;
+
+/* ---- writing ---------------------------------------------------------------------------------
+ * A writer hashes every byte it writes. Use: begin, header, each unit, totals, end (which writes
+ * the sha256 line). Each returns 0, NQ_EIO (the stream failed: errno says why), NQ_EINVAL (a
+ * value the format cannot carry) or NQ_ENOMEM / NQ_ETLS. nq_ev_writer_free releases a writer that
+ * was not ended. */
+typedef struct nq_ev_writer_s nq_ev_writer_t;
+int nq_ev_writer_begin(FILE *f, nq_ev_writer_t **out);
+int nq_ev_write_header(nq_ev_writer_t *w, const nq_ev_header_t *h);
+int nq_ev_write_unit(nq_ev_writer_t *w, const nq_ev_unit_t *u);
+int nq_ev_write_totals(nq_ev_writer_t *w, const nq_ev_totals_t *t);
+int nq_ev_writer_end(nq_ev_writer_t *w);
+void nq_ev_writer_free(nq_ev_writer_t *w);
+
+/* ---- reading ---------------------------------------------------------------------------------
+ * One parsed line: its type and the matching member (the others untouched). `unit` is large
+ * (about 150 KiB): allocate the struct, do not put it on a small stack. */
+typedef struct nq_ev_line_s {
+  nq_ev_type_t type;
+  nq_ev_header_t header;
+  nq_ev_unit_t unit;
+  nq_ev_totals_t totals;
+  unsigned char sha256[32];
+} nq_ev_line_t;
+
+/* Parse one line (len bytes, without its "\n"; it need not be NUL-terminated). Checks the JSON
+ * and every field's type and range, not the unit text's meaning (nq_unit_parse is the caller's).
+ * Returns 0, or NQ_EINVAL / NQ_ERANGE with a one-line reason in err. */
+int nq_ev_parse_line(const char *line, size_t len, nq_ev_line_t *out, char *err, size_t errlen);
+
+/* A reader of lines from a stream: each line is handed out with the SHA-256 of every byte
+ * before it available (nq_ev_reader_digest), so the sha256 line can be checked against it; at
+ * the end of the stream the digest is that of every line but the last. */
+typedef struct nq_ev_reader_s nq_ev_reader_t;
+int nq_ev_reader_begin(FILE *f, nq_ev_reader_t **out);
+/* The next line in *line (without "\n"; valid until the next call) and its length: 1; 0 at the
+ * end of the stream; NQ_EIO (read error), NQ_ETOOBIG (a line over NQ_EV_LINE_MAX) or NQ_EINVAL
+ * (a last line without its "\n": a truncated file, or a NUL byte in a line). *lineno counts
+ * from 1. */
+int nq_ev_reader_next(nq_ev_reader_t *r, const char **line, size_t *len, uint64_t *lineno);
+/* SHA-256 of every byte before the line nq_ev_reader_next returned last. Ends the hashing: call
+ * it once. 0, NQ_ESTATE (called before) or NQ_ETLS. */
+int nq_ev_reader_digest(nq_ev_reader_t *r, unsigned char out[32]);
+void nq_ev_reader_free(nq_ev_reader_t *r);
+
+#endif

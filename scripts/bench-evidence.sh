@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Memory and time of nq-admin export and nq-verify on a large job (issue 30): both stream, so
+# their peak memory must not grow with the number of units.
+#
+#   bash scripts/bench-evidence.sh BUILD_DIR [N] [DEPTH]      (default N=20, depth 6: 1,870,974 units)
+#
+# The job is made by nq-server (--depth, on loopback, stopped once the job is running), then
+# "finished" without solving, with the sqlite3 shell: every unit verified with counts 0 and
+# nodes 1 by two valid results of two clients (fabricated numbers: this measures the streaming,
+# not a count; a recount would fail, so nq-verify runs with --sample 0). For comparison the same
+# two programs run on a small job made the same way (N=12 depth 4, 1,290 units), so the ratio of
+# the peaks shows what grows with the file.
+# Prints, per job: units, file size, and for export and verify: wall seconds and peak RSS (KiB,
+# from /usr/bin/time -f %M).
+set -euo pipefail
+
+BIN="$(cd "${1:?usage: bench-evidence.sh BUILD_DIR [N] [DEPTH]}" && pwd)"
+N=${2:-20}
+DEPTH=${3:-6}
+for p in nq-server nq-admin nq-verify; do [ -x "$BIN/$p" ] || { echo "missing $BIN/$p"; exit 1; }; done
+command -v sqlite3 >/dev/null || { echo "needs the sqlite3 shell"; exit 1; }
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time"; exit 1; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/nq-bench-evidence.XXXXXX")
+SRV=""
+trap '[ -n "$SRV" ] && kill -9 $SRV 2>/dev/null; rm -rf "$TMP"' EXIT
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# make_job DIR N DEPTH: a finished job of fabricated results in DIR/data/nq.db.
+make_job() {
+  local dir=$1 n=$2 depth=$3 port i
+  mkdir -p "$dir"
+  port=$(free_port)
+  "$BIN/nq-server" --n "$n" --depth "$depth" --listen "127.0.0.1:$port" --data "$dir/data" \
+    >"$dir/server.log" 2>&1 &
+  SRV=$!
+  for i in $(seq 1 6000); do
+    grep -q "listening on" "$dir/server.log" && break
+    kill -0 $SRV 2>/dev/null || { cat "$dir/server.log"; exit 1; }
+    sleep 0.1
+  done
+  kill $SRV; wait $SRV || true
+  SRV=""
+  sqlite3 "$dir/data/nq.db" <<SQL
+PRAGMA journal_mode = WAL;
+BEGIN;
+INSERT INTO clients (name, token_hash, created) VALUES ('bench-a', 'bench-a', 1), ('bench-b', 'bench-b', 1);
+INSERT INTO assignments (unit_id, client_id, issued, deadline, state, c2, c4, c8, nodes, seconds,
+                         solver, reported_at, backend)
+  SELECT u.id, c.id, 1, 2, 'valid', 0, 0, 0, 1, 0, 'nq-solver-3', 2, 'scalar'
+  FROM units u, clients c WHERE c.name IN ('bench-a', 'bench-b');
+UPDATE units SET state = 'verified', c2 = 0, c4 = 0, c8 = 0, nodes = 1, results = 2, best = 2,
+                 need = 0, verified_at = 2;
+UPDATE jobs SET state = 'done', finished = 3, c2 = '0', c4 = '0', c8 = '0', total = '0', uniq = '0',
+                nodes = (SELECT CAST(count(*) AS TEXT) FROM units);
+COMMIT;
+SQL
+}
+
+# measure DIR: export and verify, with their peak memory.
+measure() {
+  local dir=$1 units size
+  /usr/bin/time -f "%e %M" -o "$dir/t-export" "$BIN/nq-admin" export --data "$dir/data" \
+    --out "$dir/e.jsonl" --quorum-distinct client >/dev/null
+  /usr/bin/time -f "%e %M" -o "$dir/t-verify" "$BIN/nq-verify" "$dir/e.jsonl" --sample 0 \
+    >"$dir/verify.out"
+  grep -q VERIFIED "$dir/verify.out" || { cat "$dir/verify.out"; exit 1; }
+  units=$(($(wc -l <"$dir/e.jsonl") - 3))
+  size=$(du -m "$dir/e.jsonl" | cut -f1)
+  read -r ew em <"$dir/t-export"
+  read -r vw vm <"$dir/t-verify"
+  printf "%-6s %10s units %6s MiB   export %7.1f s %8s KiB   verify %7.1f s %8s KiB\n" \
+    "$(basename "$dir")" "$units" "$size" "$ew" "$em" "$vw" "$vm"
+  echo "$em $vm" >"$dir/peaks"
+}
+
+make_job "$TMP/small" 12 4
+make_job "$TMP/large" "$N" "$DEPTH"
+measure "$TMP/small"
+measure "$TMP/large"
+read -r sem svm <"$TMP/small/peaks"
+read -r lem lvm <"$TMP/large/peaks"
+echo "peak RSS, large / small: export $(awk -v a="$lem" -v b="$sem" 'BEGIN{printf "%.2f", a/b}')x," \
+     "verify $(awk -v a="$lvm" -v b="$svm" 'BEGIN{printf "%.2f", a/b}')x"

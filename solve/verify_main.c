@@ -1,0 +1,202 @@
+/* nq-verify: check an evidence file that nq-admin export wrote (docs/evidence.md) -- the
+ * checksum, every unit text, the tiling of the search tree, the verification rule, the totals,
+ * and a random sample of units recomputed on this machine. It needs no server and no database:
+ * it links the solver library alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "nq/json.h"
+#include "nq/nq.h"
+#include "verify.h"
+
+#define DEFAULT_SAMPLE 20
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: nq-verify FILE [--sample K|all] [--seed S] [--kernel K] [--threads T] [--json]\n"
+          "Check an nq evidence file (nq-admin export): its SHA-256, every unit text, that the\n"
+          "units tile the search tree exactly once, that every unit meets the job's recorded\n"
+          "verification rule, that the totals are the units' sums (TOTAL = 2 C2 + 4 C4 + 8 C8,\n"
+          "UNIQUE = C2 + C4 + C8), and recompute K random units here.\n"
+          "options:\n"
+          "  --sample K|all  units to recompute (default %d; 0: none; all: every unit)\n"
+          "  --seed S        the sample's seed (default: random, printed; the same seed picks\n"
+          "                  the same units)\n"
+          "  --kernel K      reference (the plain solver), auto, scalar, avx2 or avx512\n"
+          "                  (default reference)\n"
+          "  --threads T     threads of a fast-kernel recount (default: online CPUs)\n"
+          "  --json          print the outcome as one JSON object (on stdout, failures too)\n"
+          "  --version       the software, solver and evidence format versions\n"
+          "exit status: 0 verified, 1 the file fails a check (the reason is printed),\n"
+          "             2 usage, 3 the file cannot be read or the kernel cannot run here\n",
+          DEFAULT_SAMPLE);
+}
+
+static int parse_u64(const char *s, uint64_t *out) {
+  char *end;
+  errno = 0;
+  if (!s || !*s || *s == '-') return -1;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+static uint64_t random_seed(void) {
+  uint64_t s = 0;
+  int fd = open("/dev/urandom", O_RDONLY);
+  if (fd >= 0) {
+    if (read(fd, &s, sizeof s) != (ssize_t)sizeof s) s = 0;
+    close(fd);
+  }
+  if (!s) s = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+  return s % 1000000000000ull; /* short enough to retype */
+}
+
+static void print_report(const char *path, const verify_opts_t *o, const verify_report_t *r) {
+  char a[48], b[48], c[48], d[48], t[48], u[48];
+  const nq_ev_header_t *h = &r->header;
+  printf("nq-verify: %s: VERIFIED\n", path);
+  printf("N          %d (job %" PRId64 ", %s, exported by nq %s)\n", h->n, h->job, h->solver,
+         h->software);
+  printf("units      %" PRIu64 ": valid texts, tiling the search tree exactly once (%" PRIu64
+         " split nodes above them)\n", r->units, r->split_nodes);
+  printf("rule       every unit verified by >= %d agreeing results of distinct %ss\n", h->quorum,
+         nq_ev_distinct_name(h->distinct));
+  printf("results    %" PRIu64 " (%" PRIu64 " invalid, %" PRIu64 " spot checks); units with "
+         "results of >= 2 backends: %" PRIu64 "\n", r->results, r->invalid_results,
+         r->spot_results, r->multi_backend_units);
+  printf("totals     C2 %s C4 %s C8 %s nodes %s: the units' sums\n", nq_u128_str(r->totals.c2, a),
+         nq_u128_str(r->totals.c4, b), nq_u128_str(r->totals.c8, c),
+         nq_u128_str(r->totals.nodes, d));
+  printf("TOTAL      %s\nUNIQUE     %s\n", nq_u128_str(r->totals.total, t),
+         nq_u128_str(r->totals.unique, u));
+  if (r->sampled)
+    printf("sample     %" PRIu64 " unit(s) recomputed with %s (seed %" PRIu64 "): all agree%s\n",
+           r->sampled, r->kernel, o->seed,
+           r->nodes_skipped ? " (nodes not compared where another solver version counted them)"
+                            : "");
+  else
+    printf("sample     none\n");
+  printf("sha256     matches\n");
+}
+
+/* --json: {"verified":true|false, "status":EXIT, "error":..., then the report's figures}. */
+static void print_json(const char *path, const verify_opts_t *o, const verify_report_t *r, int rc,
+                       const char *err) {
+  char a[48];
+  json_t *j = json_object();
+  if (!j) return;
+  json_object_set_new(j, "file", json_string(path));
+  json_object_set_new(j, "verified", json_boolean(rc == VERIFY_OK));
+  json_object_set_new(j, "status", json_integer(rc));
+  if (rc != VERIFY_OK) json_object_set_new(j, "error", json_string(err));
+  if (rc == VERIFY_OK) {
+    const nq_ev_header_t *h = &r->header;
+    json_object_set_new(j, "n", json_integer(h->n));
+    json_object_set_new(j, "job", json_integer(h->job));
+    json_object_set_new(j, "quorum", json_integer(h->quorum));
+    json_object_set_new(j, "quorum_distinct", json_string(nq_ev_distinct_name(h->distinct)));
+    nq_msg_set_u64(j, "units", r->units);
+    nq_msg_set_u64(j, "split_nodes", r->split_nodes);
+    nq_msg_set_u64(j, "results", r->results);
+    nq_msg_set_u64(j, "invalid_results", r->invalid_results);
+    nq_msg_set_u64(j, "spot_results", r->spot_results);
+    nq_msg_set_u64(j, "multi_backend_units", r->multi_backend_units);
+    json_object_set_new(j, "c2", json_string(nq_u128_str(r->totals.c2, a)));
+    json_object_set_new(j, "c4", json_string(nq_u128_str(r->totals.c4, a)));
+    json_object_set_new(j, "c8", json_string(nq_u128_str(r->totals.c8, a)));
+    json_object_set_new(j, "nodes", json_string(nq_u128_str(r->totals.nodes, a)));
+    json_object_set_new(j, "total", json_string(nq_u128_str(r->totals.total, a)));
+    json_object_set_new(j, "unique", json_string(nq_u128_str(r->totals.unique, a)));
+    nq_msg_set_u64(j, "sampled", r->sampled);
+    json_object_set_new(j, "kernel", json_string(r->sampled ? r->kernel : ""));
+    nq_msg_set_u64(j, "seed", o->seed);
+  }
+  char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  if (s) printf("%s\n", s);
+  free(s);
+  json_decref(j);
+}
+
+int main(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"sample", required_argument, NULL, 's'}, {"seed", required_argument, NULL, 'S'},
+      {"kernel", required_argument, NULL, 'k'}, {"threads", required_argument, NULL, 't'},
+      {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+      {"json", no_argument, NULL, 'j'},
+      {NULL, 0, NULL, 0}};
+  verify_opts_t o = {.sample = DEFAULT_SAMPLE, .kernel = "reference"};
+  int seed_given = 0, json = 0, c;
+  uint64_t v;
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  o.threads = ncpu > 0 && ncpu < 1024 ? (int)ncpu : 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 's':
+      if (!strcmp(optarg, "all")) {
+        o.sample = UINT64_MAX;
+      } else if (parse_u64(optarg, &o.sample) != 0 || o.sample > 100000000) {
+        fprintf(stderr, "nq-verify: --sample wants 0..100000000 or all, not '%s'\n", optarg);
+        return VERIFY_USAGE;
+      }
+      break;
+    case 'S':
+      if (parse_u64(optarg, &o.seed) != 0) {
+        fprintf(stderr, "nq-verify: --seed wants a non-negative integer, not '%s'\n", optarg);
+        return VERIFY_USAGE;
+      }
+      seed_given = 1;
+      break;
+    case 'k': o.kernel = optarg; break;
+    case 'j': json = 1; break;
+    case 't':
+      if (parse_u64(optarg, &v) != 0 || v < 1 || v > 1024) {
+        fprintf(stderr, "nq-verify: --threads wants 1..1024, not '%s'\n", optarg);
+        return VERIFY_USAGE;
+      }
+      o.threads = (int)v;
+      break;
+    case 'h': usage(stdout); return VERIFY_OK;
+    case 'V':
+      printf("nq-verify %s\nsolver %s, evidence format %d\n", NQ_VERSION_STRING, NQ_SOLVER_VERSION,
+             NQ_EV_VERSION);
+      return VERIFY_OK;
+    default:
+      fprintf(stderr, "nq-verify: bad option '%s'\n", argv[optind - 1]);
+      usage(stderr);
+      return VERIFY_USAGE;
+    }
+  }
+  if (optind != argc - 1) {
+    fprintf(stderr, "nq-verify: %s\n", optind == argc ? "which file?" : "one file only");
+    usage(stderr);
+    return VERIFY_USAGE;
+  }
+  if (!seed_given) o.seed = random_seed();
+  const char *path = argv[optind];
+  verify_report_t rep;
+  char err[1024];
+  int rc = verify_file(path, &o, &rep, err, sizeof err);
+  if (json) {
+    print_json(path, &o, &rep, rc, err);
+    return rc;
+  }
+  if (rc != VERIFY_OK) {
+    fprintf(stderr, "nq-verify: %s: %s%s\n", path, rc == VERIFY_FAILED ? "FAILED: " : "", err);
+    return rc;
+  }
+  print_report(path, &o, &rep);
+  return VERIFY_OK;
+}

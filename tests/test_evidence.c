@@ -1,0 +1,381 @@
+/* Evidence file suite (nq/evidence.h, solve/verify.c): every line type written and parsed back,
+ * malformed lines refused with a reason, the line reader's digest and its refusals, and
+ * nq-verify's checks on files built here from plans of mixed depths (a plan's units tile the tree
+ * exactly: the walk must agree) -- passing with every unit recounted, and failing, each with its
+ * own reason, on a gap, an out-of-order unit, a unit of another N, an unverified unit, a missing
+ * vote, votes of one key, a sum off by one and a wrong recount. The tampering of a real job's
+ * export is tests/e2e_evidence.sh. */
+#include "nq/evidence.h"
+#include "nq/hash.h"
+#include "nq/nq.h"
+#include "nq/plan.h"
+#include "nq/solver.h"
+#include "testutil.h"
+#include "verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a file built from a plan ------------------------------------------------------------- */
+
+/* What to break while building (one at a time). */
+enum { T_NONE, T_DROP, T_SWAP, T_OTHER_N, T_UNVERIFIED, T_ONE_VOTE, T_SAME_KEY, T_SUM, T_COUNT, T_INTERNAL };
+
+typedef struct build_s {
+  int min_depth, max_depth; /* of the units written */
+  nq_ev_writer_t *w;
+  nq_ev_unit_t *eu;
+  nq_totals_t sums;
+  uint64_t units, at;
+  int tamper;
+  uint64_t victim;     /* the index of the unit to break */
+  nq_ev_unit_t *held;  /* T_SWAP: the victim, written after the next unit */
+} build_t;
+
+static void result(nq_ev_result_t *r, const char *client, const nq_counts_t *c) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->client, sizeof r->client, "%s", client);
+  snprintf(r->owner, sizeof r->owner, "owner-%s", client);
+  snprintf(r->state, sizeof r->state, "valid");
+  snprintf(r->solver, sizeof r->solver, NQ_SOLVER_VERSION);
+  snprintf(r->backend, sizeof r->backend, "%s", client[0] == 'a' ? "avx2" : "reference");
+  r->c2 = c->c2;
+  r->c4 = c->c4;
+  r->c8 = c->c8;
+  r->nodes = c->nodes;
+  r->reported = 1700000000;
+}
+
+static int plan_unit(const nq_plan_unit_t *pu, void *arg) {
+  build_t *b = arg;
+  uint64_t i = b->at++;
+  if (!b->min_depth || pu->unit.depth < b->min_depth) b->min_depth = pu->unit.depth;
+  if (pu->unit.depth > b->max_depth) b->max_depth = pu->unit.depth;
+  nq_counts_t c;
+  ck_assert_int_eq(nq_ref_solve_unit(&pu->unit, &c), 0);
+  nq_ev_unit_t *eu = b->eu;
+  memset(eu, 0, sizeof *eu);
+  nq_unit_format(&pu->unit, eu->text, sizeof eu->text);
+  snprintf(eu->state, sizeof eu->state, "verified");
+  snprintf(eu->nodes_solver, sizeof eu->nodes_solver, NQ_SOLVER_VERSION);
+  eu->c2 = c.c2;
+  eu->c4 = c.c4;
+  eu->c8 = c.c8;
+  eu->nodes = c.nodes;
+  eu->nresults = 2;
+  result(&eu->results[0], "a", &c);
+  result(&eu->results[1], "b", &c);
+  if (i == b->victim) {
+    switch (b->tamper) {
+    case T_DROP: return 0;
+    case T_OTHER_N: eu->text[1] = eu->text[1] == '0' ? '1' : '0'; break; /* 10: -> 11: */
+    case T_UNVERIFIED: snprintf(eu->state, sizeof eu->state, "awaiting"); break;
+    case T_ONE_VOTE: snprintf(eu->results[1].state, sizeof eu->results[1].state, "invalid"); break;
+    case T_SAME_KEY: snprintf(eu->results[1].client, sizeof eu->results[1].client, "a"); break;
+    case T_SWAP:
+      b->held = malloc(sizeof *b->held);
+      *b->held = *eu;
+      nq_totals_add(&b->sums, &c);
+      b->units++;
+      return 0;
+    case T_COUNT: /* every copy of the count changes alike: only a recount sees it */
+      eu->nodes += 1;
+      eu->results[0].nodes += 1;
+      eu->results[1].nodes += 1;
+      c.nodes += 1;
+      break;
+    }
+  }
+  nq_totals_add(&b->sums, &c);
+  b->units++;
+  ck_assert_int_eq(nq_ev_write_unit(b->w, eu), 0);
+  if (b->held && i == b->victim + 1) {
+    ck_assert_int_eq(nq_ev_write_unit(b->w, b->held), 0);
+    free(b->held);
+    b->held = NULL;
+  }
+  return 0;
+}
+
+/* > 0: build() makes a flat job at this depth instead of a plan of mixed depths. */
+static int flat_depth;
+
+/* A file for N with a plan of about target nodes a unit (mixed depths), broken as asked. */
+static FILE *build(int n, double target, int tamper, uint64_t victim, uint64_t *units) {
+  FILE *f = tmpfile();
+  ck_assert_ptr_nonnull(f);
+  build_t b = {.tamper = tamper, .victim = victim};
+  b.eu = malloc(sizeof *b.eu);
+  ck_assert_ptr_nonnull(b.eu);
+  nq_plan_opts_t po = {.n = n, .target_nodes = target, .start_depth = 2, .max_depth = n - 1};
+  if (flat_depth) po = (nq_plan_opts_t){.n = n, .start_depth = flat_depth, .max_depth = flat_depth};
+  nq_plan_summary_t sum;
+  char err[256];
+  /* The header needs the number of units first: count them with a dry run. */
+  FILE *null = fopen("/dev/null", "w");
+  ck_assert_int_eq(nq_ev_writer_begin(null, &b.w), 0);
+  ck_assert_int_eq(nq_plan_run(&po, plan_unit, &b, &sum, err, sizeof err), 0);
+  nq_ev_writer_free(b.w);
+  fclose(null);
+  nq_ev_header_t h = {.version = NQ_EV_VERSION, .n = n, .job = 7, .depth = b.max_depth,
+                      .min_depth = b.min_depth, .seed = 1, .quorum = 2, .max_results = 3,
+                      .distinct = NQ_EV_DISTINCT_CLIENT, .units = b.units, .created = 1,
+                      .finished = 2, .exported = 3, .has_internal = 1,
+                      .internal = sum.internal + (tamper == T_INTERNAL)};
+  snprintf(h.solver, sizeof h.solver, NQ_SOLVER_VERSION);
+  snprintf(h.software, sizeof h.software, "test");
+  b.sums = (nq_totals_t){0};
+  b.units = b.at = 0;
+  ck_assert_int_eq(nq_ev_writer_begin(f, &b.w), 0);
+  ck_assert_int_eq(nq_ev_write_header(b.w, &h), 0);
+  ck_assert_int_eq(nq_plan_run(&po, plan_unit, &b, NULL, err, sizeof err), 0);
+  nq_ev_totals_t t = {.units = b.units, .c2 = b.sums.c2, .c4 = b.sums.c4, .c8 = b.sums.c8,
+                      .nodes = b.sums.nodes};
+  if (tamper == T_SUM) t.c8 += 1;
+  t.total = 2 * t.c2 + 4 * t.c4 + 8 * t.c8;
+  t.unique = t.c2 + t.c4 + t.c8;
+  ck_assert_int_eq(nq_ev_write_totals(b.w, &t), 0);
+  ck_assert_int_eq(nq_ev_writer_end(b.w), 0);
+  free(b.eu);
+  rewind(f);
+  if (units) *units = b.units;
+  return f;
+}
+
+static int check(FILE *f, uint64_t sample, const char *kernel, verify_report_t *rep, char *err,
+                 size_t errlen) {
+  verify_opts_t o = {.sample = sample, .seed = 42, .kernel = kernel, .threads = 2};
+  int rc = verify_stream(f, &o, rep, err, errlen);
+  fclose(f);
+  return rc;
+}
+
+/* A plan of mixed depths passes, every unit recounted; the totals are N's. */
+START_TEST(plan_file_verifies) {
+  static verify_report_t rep;
+  char err[1024];
+  uint64_t units;
+  FILE *f = build(10, 30, T_NONE, 0, &units);
+  ck_assert_int_gt(units, 20);
+  ck_assert_msg(check(f, UINT64_MAX, "reference", &rep, err, sizeof err) == VERIFY_OK, "%s", err);
+  ck_assert_uint_eq(rep.units, units);
+  ck_assert_uint_eq(rep.sampled, units);
+  ck_assert(rep.totals.total == 724 && rep.totals.unique == 92);
+  ck_assert_uint_eq(rep.multi_backend_units, units);
+  ck_assert_uint_gt(rep.split_nodes, 0);
+  /* A sample of 5 with the fast kernel, and none. */
+  f = build(10, 30, T_NONE, 0, NULL);
+  ck_assert_msg(check(f, 5, "auto", &rep, err, sizeof err) == VERIFY_OK, "%s", err);
+  ck_assert_uint_eq(rep.sampled, 5);
+  f = build(10, 30, T_NONE, 0, NULL);
+  ck_assert_msg(check(f, 0, "reference", &rep, err, sizeof err) == VERIFY_OK, "%s", err);
+  ck_assert_uint_eq(rep.sampled, 0);
+  /* Flat jobs: deep ones have dead ends above their depth (nodes without children, which get no
+   * unit and count as split nodes). */
+  for (flat_depth = 2; flat_depth <= 9; flat_depth++) {
+    f = build(10, 0, T_NONE, 0, &units);
+    ck_assert_msg(check(f, UINT64_MAX, "reference", &rep, err, sizeof err) == VERIFY_OK,
+                  "depth %d: %s", flat_depth, err);
+    ck_assert(rep.totals.total == 724 && rep.units == units);
+  }
+  flat_depth = 0;
+}
+END_TEST
+
+/* Each break, at a few places in the file, fails with its own reason. */
+START_TEST(broken_files_fail) {
+  /* A unit dropped above the deepest row is taken for a split node, and its subtree walked: a
+   * gap where it reaches a unit's row, else more split nodes than the header's. */
+  static const struct {
+    int tamper;
+    const char *want, *or;
+  } cases[] = {
+      {T_DROP, "which no unit covers", "split nodes above them"},
+      {T_SWAP, "which no unit covers", NULL}, /* the later unit first: a gap before it */
+      {T_OTHER_N, "is not a unit of N=10", NULL},
+      {T_UNVERIFIED, "not verified (state awaiting)", NULL},
+      {T_ONE_VOTE, "1 agreeing result(s) of distinct clients, the quorum is 2", NULL},
+      {T_SAME_KEY, "1 agreeing result(s) of distinct clients", NULL},
+      {T_SUM, "totals: c8 is", NULL},
+      {T_COUNT, "recomputed with reference", NULL},
+      {T_INTERNAL, "split nodes above them; the header says internal", NULL},
+  };
+  static verify_report_t rep;
+  char err[1024];
+  uint64_t units;
+  fclose(build(10, 30, T_NONE, 0, &units));
+  const uint64_t at[] = {0, units / 2, units - 2};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t k = 0; k < 3; k++) {
+      if (cases[i].tamper == T_DROP && k == 2) continue; /* dropping the last but one: below */
+      FILE *f = build(10, 30, cases[i].tamper, at[k], NULL);
+      int rc = check(f, UINT64_MAX, "reference", &rep, err, sizeof err);
+      ck_assert_msg(rc == VERIFY_FAILED && (strstr(err, cases[i].want) ||
+                                            (cases[i].or && strstr(err, cases[i].or))),
+                    "case %zu at %llu: %d %s",
+                    i, (unsigned long long)at[k], rc, err);
+    }
+  /* The last unit missing: the tree is not finished when the units end. */
+  FILE *f = build(10, 30, T_DROP, units - 1, NULL);
+  ck_assert_int_eq(check(f, 0, "reference", &rep, err, sizeof err), VERIFY_FAILED);
+  ck_assert_msg(strstr(err, "the units end before the tree does"), "%s", err);
+}
+END_TEST
+
+/* ---- lines ---------------------------------------------------------------------------------- */
+
+static char *one_line(int type, const void *v, size_t *len) {
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  nq_ev_writer_t *w;
+  ck_assert_int_eq(nq_ev_writer_begin(f, &w), 0);
+  int rc = type == NQ_EV_HEADER ? nq_ev_write_header(w, v)
+           : type == NQ_EV_UNIT ? nq_ev_write_unit(w, v)
+                                : nq_ev_write_totals(w, v);
+  ck_assert_int_eq(rc, 0);
+  nq_ev_writer_free(w);
+  fclose(f);
+  *len = n - 1;
+  return buf;
+}
+
+START_TEST(lines_round_trip) {
+  static nq_ev_line_t l;
+  static nq_ev_unit_t u;
+  char err[256];
+  size_t len;
+  nq_ev_header_t h = {.n = 28, .job = 3, .depth = 9, .min_depth = 6, .unit_seconds = 7200,
+                      .seed = UINT64_MAX, .has_internal = 1, .internal = 123456789012345ull,
+                      .quorum = 2, .max_results = 4, .distinct = NQ_EV_DISTINCT_NETWORK,
+                      .units = 3000000, .created = 5, .finished = 6, .exported = 7};
+  snprintf(h.solver, sizeof h.solver, "nq-solver-3");
+  snprintf(h.software, sizeof h.software, "0.1.0");
+  char *s = one_line(NQ_EV_HEADER, &h, &len);
+  ck_assert_int_eq(nq_ev_parse_line(s, len, &l, err, sizeof err), 0);
+  ck_assert_int_eq(l.type, NQ_EV_HEADER);
+  ck_assert(l.header.n == 28 && l.header.seed == UINT64_MAX && l.header.internal == h.internal &&
+            l.header.distinct == NQ_EV_DISTINCT_NETWORK && l.header.units == 3000000 &&
+            l.header.unit_seconds == 7200 && !strcmp(l.header.solver, "nq-solver-3"));
+  free(s);
+  snprintf(u.text, sizeof u.text, "28:s:3:3,0,10");
+  snprintf(u.state, sizeof u.state, "verified");
+  u.c2 = 1;
+  u.c8 = (uint64_t)INT64_MAX;
+  u.nodes = (uint64_t)INT64_MAX;
+  u.nresults = NQ_EV_RESULTS_MAX;
+  for (int i = 0; i < u.nresults; i++) {
+    snprintf(u.results[i].client, sizeof u.results[i].client, "c\"%d\\", i);
+    snprintf(u.results[i].state, sizeof u.results[i].state, "valid");
+    u.results[i].net = i + 1;
+    u.results[i].spot = i & 1;
+  }
+  s = one_line(NQ_EV_UNIT, &u, &len);
+  ck_assert_int_lt(len, NQ_EV_LINE_MAX);
+  ck_assert_msg(nq_ev_parse_line(s, len, &l, err, sizeof err) == 0, "%s", err);
+  ck_assert(l.unit.nresults == NQ_EV_RESULTS_MAX && l.unit.c8 == (uint64_t)INT64_MAX &&
+            !strcmp(l.unit.results[9].client, "c\"9\\") && l.unit.results[9].spot &&
+            l.unit.results[9].net == 10);
+  free(s);
+  nq_ev_totals_t t = {.units = 2, .c2 = 1, .c8 = ~(nq_u128)0 >> 4, .nodes = 5};
+  s = one_line(NQ_EV_TOTALS, &t, &len);
+  ck_assert_int_eq(nq_ev_parse_line(s, len, &l, err, sizeof err), 0);
+  ck_assert(l.totals.c8 == t.c8 && l.totals.units == 2);
+  free(s);
+}
+END_TEST
+
+START_TEST(bad_lines_refused) {
+  static nq_ev_line_t l;
+  static const struct {
+    const char *line, *want;
+  } cases[] = {
+      {"", "not JSON"},
+      {"[1]", "not a JSON object"},
+      {"{\"type\":\"x\"}", "unknown line type"},
+      {"{\"type\":1}", "\"type\" is missing"},
+      {"{\"type\":\"totals\",\"type\":\"unit\"}", "not JSON"},
+      {"{\"type\":\"header\",\"format\":\"other\"}", "is not nq-evidence"},
+      {"{\"type\":\"header\",\"format\":\"nq-evidence\",\"version\":2}", "version 2"},
+      {"{\"type\":\"header\",\"format\":\"nq-evidence\",\"version\":1,\"n\":33}", "\"n\" is out of range"},
+      {"{\"type\":\"unit\",\"text\":\"4:c:2:0,2\",\"state\":\"verified\",\"c2\":-1}", "\"c2\" is out of range"},
+      {"{\"type\":\"unit\",\"text\":\"4:c:2:0,2\",\"state\":\"verified\",\"c2\":\"9223372036854775808\"}",
+       "\"c2\" is out of range"},
+      {"{\"type\":\"unit\",\"text\":\"4:c:2:0,2\",\"state\":\"verified\",\"c2\":0,\"c4\":0,\"c8\":0,"
+       "\"nodes\":1,\"nodes_solver\":\"x\",\"verified_at\":0,\"results\":{}}",
+       "\"results\" is not an array"},
+      {"{\"type\":\"unit\",\"text\":\"4:c:2:0,2\",\"state\":\"verified\",\"c2\":0,\"c4\":0,\"c8\":0,"
+       "\"nodes\":1,\"nodes_solver\":\"x\",\"verified_at\":0,\"results\":[7]}",
+       "a result is not an object"},
+      {"{\"type\":\"totals\",\"units\":1,\"c2\":\"1x\"}", "\"c2\" is not a string of decimal digits"},
+      {"{\"type\":\"totals\",\"units\":1,\"c2\":\"340282366920938463463374607431768211456\"}",
+       "below 2^128"},
+      {"{\"type\":\"sha256\",\"sha256\":\"ABC\"}", "not 64 lowercase hex digits"},
+  };
+  char err[256];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    err[0] = '\0';
+    ck_assert_int_ne(nq_ev_parse_line(cases[i].line, strlen(cases[i].line), &l, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, cases[i].want), "%s: got '%s'", cases[i].line, err);
+  }
+}
+END_TEST
+
+/* The reader: the digest covers every line but the last; a cut, a NUL or an over-long line is
+ * refused. */
+START_TEST(reader_digest_and_refusals) {
+  const char text[] = "{\"a\":1}\n{\"b\":2}\nlast\n";
+  FILE *f = fmemopen((void *)text, strlen(text), "rb");
+  nq_ev_reader_t *r;
+  const char *line;
+  size_t len;
+  uint64_t no;
+  ck_assert_int_eq(nq_ev_reader_begin(f, &r), 0);
+  int lines = 0;
+  while (nq_ev_reader_next(r, &line, &len, &no) == 1) lines++;
+  ck_assert_int_eq(lines, 3);
+  unsigned char md[32], want[32];
+  ck_assert_int_eq(nq_ev_reader_digest(r, md), 0);
+  ck_assert_int_eq(nq_sha256(text, strlen(text) - 5, want), 0);
+  ck_assert(memcmp(md, want, 32) == 0);
+  ck_assert_int_eq(nq_ev_reader_digest(r, md), NQ_ESTATE);
+  nq_ev_reader_free(r);
+  fclose(f);
+  const char *bad[] = {"{}\n{\"cut", "{}\n{\0}\n"};
+  const size_t badlen[] = {8, 7};
+  for (int i = 0; i < 2; i++) {
+    f = fmemopen((void *)bad[i], badlen[i], "rb");
+    ck_assert_int_eq(nq_ev_reader_begin(f, &r), 0);
+    ck_assert_int_eq(nq_ev_reader_next(r, &line, &len, &no), 1);
+    ck_assert_int_eq(nq_ev_reader_next(r, &line, &len, &no), NQ_EINVAL);
+    ck_assert_uint_eq(no, 2);
+    nq_ev_reader_free(r);
+    fclose(f);
+  }
+  char *big = malloc(NQ_EV_LINE_MAX + 10);
+  memset(big, 'x', NQ_EV_LINE_MAX + 9);
+  big[NQ_EV_LINE_MAX + 9] = '\n';
+  f = fmemopen(big, NQ_EV_LINE_MAX + 10, "rb");
+  ck_assert_int_eq(nq_ev_reader_begin(f, &r), 0);
+  ck_assert_int_eq(nq_ev_reader_next(r, &line, &len, &no), NQ_ETOOBIG);
+  nq_ev_reader_free(r);
+  fclose(f);
+  free(big);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("evidence");
+  TCase *tc = tcase_create("evidence");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, lines_round_trip);
+  tcase_add_test(tc, bad_lines_refused);
+  tcase_add_test(tc, reader_digest_and_refusals);
+  tcase_add_test(tc, plan_file_verifies);
+  tcase_add_test(tc, broken_files_fail);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return tu_run_suite(suite()); }
