@@ -62,6 +62,8 @@ void srv_config_default(srv_config_t *cfg) {
   cfg->auth_fail_limit = 20;
   cfg->auth_fail_delay = 5;
   cfg->summary_seconds = 10;
+  cfg->backup_every = 3600;
+  cfg->backup_keep = 24;
 }
 
 int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
@@ -510,6 +512,7 @@ void srv_stop(srv_t *s, int exit_code) {
   }
   close_all_handles(s);
   srv_web_stop(s);
+  srv_backup_stop(s);
   srv_peers_summary(&s->peers, s->cfg.summary_seconds, uv_now(s->loop));
   nq_log(NQ_LOG_INFO, "shutdown: closing %d connection(s); %llu requests in %llu batches "
          "(%.1f per commit), %llu failed commits", n, (unsigned long long)s->batch_reqs,
@@ -757,11 +760,13 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
     goto fail;
   }
   if ((rc = srv_web_start(s, errbuf, errlen)) != 0) goto fail;
+  if ((rc = srv_backup_start(s, errbuf, errlen)) != 0) goto fail;
   if (s->sched.job.state == SRV_JOB_DONE) srv_job_finished(s);
   return 0;
 fail:
   close_all_handles(s);
   srv_web_stop(s);
+  srv_backup_stop(s);
   uv_run(loop, UV_RUN_NOWAIT); /* runs the close callbacks of what was opened */
   srv_free(s);
   return rc;
