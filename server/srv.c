@@ -64,6 +64,7 @@ void srv_config_default(srv_config_t *cfg) {
   cfg->summary_seconds = 10;
   cfg->backup_every = 3600;
   cfg->backup_keep = 24;
+  cfg->outage_max = 7 * 86400;
 }
 
 int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
@@ -513,6 +514,7 @@ void srv_stop(srv_t *s, int exit_code) {
   close_all_handles(s);
   srv_web_stop(s);
   srv_backup_stop(s);
+  srv_outage_stop(s);
   srv_peers_summary(&s->peers, s->cfg.summary_seconds, uv_now(s->loop));
   nq_log(NQ_LOG_INFO, "shutdown: closing %d connection(s); %llu requests in %llu batches "
          "(%.1f per commit), %llu failed commits", n, (unsigned long long)s->batch_reqs,
@@ -748,6 +750,7 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   rc = srv_datadir_init(&s->dd, cfg->data_dir, cfg->hostnames, errbuf, errlen);
   if (rc != 0) goto fail;
   if ((rc = store_start(s, now, errbuf, errlen)) != 0) goto fail;
+  if ((rc = srv_outage_start(s, now, errbuf, errlen)) != 0) goto fail;
   if ((rc = nq_tls_ctx_server_new(s->dd.server_cert, s->dd.server_key, &s->tls)) != 0) {
     snprintf(errbuf, errlen, "TLS context from %s: %s", s->dd.server_cert, nq_strerror(rc));
     goto fail;
@@ -767,6 +770,7 @@ fail:
   close_all_handles(s);
   srv_web_stop(s);
   srv_backup_stop(s);
+  srv_outage_stop(s);
   uv_run(loop, UV_RUN_NOWAIT); /* runs the close callbacks of what was opened */
   srv_free(s);
   return rc;

@@ -566,6 +566,15 @@ int srv_history_list(srv_store_t *st, int64_t job_id, srv_history_cb cb, void *a
 /* How many samples the job has. */
 int srv_history_count(srv_store_t *st, int64_t job_id, int64_t *n);
 
+/* ---- outages (store_outage.c; srv_outage.h) ------------------------------------------------ */
+
+#define SRV_META_ALIVE "alive_at" /* the last moment the server was known alive (Unix seconds) */
+
+/* Give every lease that was live at `alive_at` (state leased, deadline > alive_at) `by` more
+ * seconds: deadline and issued both move, so the hold limit moves with the lease. by <= 0 changes
+ * nothing. *n (may be NULL) gets how many leases moved. Atomic on its own. */
+int srv_asg_shift_leases(srv_store_t *st, int64_t alive_at, int64_t by, int64_t *n);
+
 /* ---- backups and checks (store_backup.c) ---------------------------------------------------- */
 
 #define SRV_META_BACKUP_TAKEN "backup_taken" /* in a backup: when it was taken (Unix seconds) */
