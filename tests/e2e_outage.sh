@@ -34,7 +34,7 @@ EXP_UNITS=$("$BIN/nq-solve" $N --depth $DEPTH --list-units 2>/dev/null | grep -c
 start_server() {
   e2e_start_server "$D" "$PORT" --n $N --depth $DEPTH --quorum 1 --max-results 3 \
     --quorum-distinct client --spot-check 0 --lease-seconds $LEASE --lease-min $LEASE \
-    --max-outstanding 3 --outage-max "${NQ_OUTAGE_MAX:-604800}" "$@"
+    --max-outstanding 3 --http off --outage-max "${NQ_OUTAGE_MAX:-604800}" "$@"
 }
 
 q() { # q SQL: one value from the database (read-only; the server may be running)
