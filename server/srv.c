@@ -721,10 +721,13 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
   sc.quorum_distinct = (srv_distinct_t)s->cfg.quorum_distinct;
   sc.spot_check = s->cfg.spot_check;
   sc.hold_factor = s->cfg.hold_factor;
-  if ((rc = srv_sched_init(&s->sched, s->store, job.id, &sc)) != 0) {
+  int recounted = 0;
+  if ((rc = srv_sched_init(&s->sched, s->store, job.id, &sc)) != 0 ||
+      (rc = srv_sched_recount_disputed(&s->sched, now, &recounted)) != 0) {
     snprintf(errbuf, errlen, "scheduler: %s", srv_store_errmsg(s->store));
     return rc;
   }
+  if (recounted) nq_log(NQ_LOG_INFO, "votes of %d disputed unit(s) counted again", recounted);
   warn_one_owner(s);
   return 0;
 }
