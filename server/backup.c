@@ -141,14 +141,14 @@ static int list_backups(const char *dir, char (**out)[NQ_BACKUP_NAME_MAX], int *
       break;
     }
     v = p;
-    snprintf(v[cnt++], NQ_BACKUP_NAME_MAX, "%s", e->d_name);
+    memcpy(v[cnt++], e->d_name, strlen(e->d_name) + 1); /* shorter than NQ_BACKUP_NAME_MAX */
   }
   closedir(d);
   if (rc) {
     free(v);
     return rc;
   }
-  qsort(v, (size_t)cnt, sizeof *v, name_cmp);
+  if (cnt > 1) qsort(v, (size_t)cnt, sizeof *v, name_cmp);
   *out = v;
   *n = cnt;
   return 0;
