@@ -22,7 +22,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nq/files.h"
 
 #define N 8
 #define DEPTH 3
@@ -252,11 +257,95 @@ START_TEST(upgrade_each_version_and_finish) {
 }
 END_TEST
 
+/* Wait for a child's exit (up to limit_s); its exit status, or -1 when it did not exit. */
+static int wait_exit(pid_t pid, double limit_s) {
+  double t0 = tu_now_s();
+  int st = 0;
+  while (tu_now_s() - t0 < limit_s) {
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    tu_sleep_ms(100);
+  }
+  return -1;
+}
+
+/* The same half-done job of a schema-001 server, finished by today's programs: nq-server opens
+ * the old database in its data directory (migrations, the recount of the old dispute) and two
+ * real nq-clients, enrolled afresh, finish the job to the published totals. The old clients never
+ * come back: their lease expires and is reissued. */
+START_TEST(upgrade_from_001_with_real_clients) {
+  char *dir = tu_tmpdir("upgrade-real");
+  char data[600], db[700], d1[600], err[256] = "";
+  snprintf(data, sizeof data, "%s/data", dir);
+  snprintf(db, sizeof db, "%s/nq.db", data);
+  snprintf(d1, sizeof d1, "%s/schema-001", dir);
+  ck_assert_int_eq(mkdir(data, 0700), 0);
+  schema_upto(d1, 1);
+  srv_store_t *st = NULL;
+  ck_assert_msg(srv_store_open(&st, db, d1, err, sizeof err) == 0, "open 001: %s", err);
+  static old_job_t o;
+  make_old_job(st, &o);
+  srv_store_close(st);
+  const char *bin = tu_bin_dir();
+  char server[600], client[600], listen[64], srvlog[700], port_s[16];
+  snprintf(server, sizeof server, "%s/nq-server", bin);
+  snprintf(client, sizeof client, "%s/nq-client", bin);
+  int port = tu_free_port();
+  snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
+  snprintf(port_s, sizeof port_s, "%d", port);
+  snprintf(srvlog, sizeof srvlog, "%s/server.log", dir);
+  char *sargv[] = {server, "--n", "8", "--depth", "3", "--quorum-distinct", "client",
+                   "--listen", listen, "--data", data, "--http", "off", "--lease-seconds", "2",
+                   "--lease-min", "2", "--exit-when-done", NULL};
+  int spid = tu_spawn(sargv, srvlog);
+  ck_assert_int_gt(spid, 0);
+  char ca[700], key[700], enrol[200] = "";
+  snprintf(ca, sizeof ca, "%s/ca.pem", data);
+  snprintf(key, sizeof key, "%s/enrol.key", data);
+  for (int i = 0; i < 300; i++) {
+    int fd = nq_file_read_line(key, enrol, sizeof enrol) == 0 ? tu_tcp_connect(port) : -1;
+    if (fd >= 0) {
+      close(fd);
+      break;
+    }
+    enrol[0] = 0;
+    tu_sleep_ms(100);
+  }
+  ck_assert_msg(enrol[0], "the server did not start (see %s)", srvlog);
+  int cpid[2];
+  for (int i = 0; i < 2; i++) {
+    char state[700], name[16], clog[700], srv[64];
+    snprintf(state, sizeof state, "%s/state-%d", dir, i);
+    snprintf(name, sizeof name, "new-%d", i);
+    snprintf(clog, sizeof clog, "%s/client-%d.log", dir, i);
+    snprintf(srv, sizeof srv, "127.0.0.1:%d", port);
+    char *cargv[] = {client, "--server", srv, "--ca", ca, "--enrol", enrol, "--name", name,
+                     "--threads", "1", "--priority", "normal", "--state", state, NULL};
+    cpid[i] = tu_spawn(cargv, clog);
+    ck_assert_int_gt(cpid[i], 0);
+  }
+  int rc = wait_exit(spid, 120);
+  for (int i = 0; i < 2; i++) {
+    kill(cpid[i], SIGTERM);
+    waitpid(cpid[i], NULL, 0);
+  }
+  if (rc < 0) kill(spid, SIGKILL);
+  ck_assert_msg(rc == 0, "nq-server: %d (see %s)", rc, srvlog);
+  char total[64] = "";
+  fx_qs(db, "SELECT total || ' ' || uniq FROM jobs WHERE id = 1", total, sizeof total);
+  ck_assert_str_eq(total, "92 12");
+  ck_assert_int_eq(fx_q1(db, "SELECT count(*) FROM units WHERE state != 'verified'"), 0);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("upgrade");
   TCase *tc = tcase_create("upgrade");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, upgrade_each_version_and_finish);
+  tcase_add_test(tc, upgrade_from_001_with_real_clients);
   suite_add_tcase(s, tc);
   return s;
 }
