@@ -42,6 +42,9 @@ open(sys.argv[1], "w").write("%.3f %d\n" % (r.ru_utime + r.ru_stime, rc))
 EOF
 }
 
+# 0. The fixture itself: each impairment does what it says (against an echo server).
+python3 "$(dirname "$0")/netem_selftest.py" "$BIN/nq-netem" || fail "nq-netem does not impair as it says"
+
 cpu_of "$TMP/solve.cpu" "$BIN/nq-solve" $N --threads 1 >/dev/null 2>&1
 SOLVE=$(cut -d' ' -f1 "$TMP/solve.cpu")
 say "nq-solve $N --threads 1: $SOLVE core-s; the job's ideal is $QUORUM x that"
