@@ -45,12 +45,13 @@ out:
 
 /* ---- the check ----------------------------------------------------------------------------- */
 
-/* A sum over the units of one job, split at 2^32 like the job_stats counters (schema 005). */
-#define SCAN(expr, where) "(SELECT coalesce(sum(" expr "), 0) FROM units u WHERE " \
-                          "u.job_id = s.job_id" where ")"
-#define SPLIT(col, where) col "_hi != " SCAN("coalesce(u." col ", 0) >> 32", where) " OR " \
-                          col "_lo != " SCAN("coalesce(u." col ", 0) & 4294967295", where)
-#define VERIFIED " AND u.state = 'verified'"
+/* The verified units' sum of a column, split at 2^32 like the job_stats counters (schema 005),
+ * as columns COL_hi and COL_lo of the scan; and the counter pair PFX_hi/_lo against them. */
+#define VSUM(col)                                                                               \
+  "sum(CASE WHEN state = 'verified' THEN coalesce(" col ", 0) >> 32 ELSE 0 END) AS " col "_hi, " \
+  "sum(CASE WHEN state = 'verified' THEN coalesce(" col ", 0) & 4294967295 ELSE 0 END) AS " col "_lo"
+#define VNE(pfx, col) "s." pfx "_hi != coalesce(u." col "_hi, 0) OR s." pfx "_lo != coalesce(u." \
+                      col "_lo, 0)"
 /* The per-minute rate buckets as a scan of the reported results. */
 #define RATE_SCAN                                                                               \
   "SELECT u.job_id AS job, a.reported_at / 60 AS minute, count(*) AS n, "                     \
@@ -71,21 +72,23 @@ static const struct {
     {"jobs whose unit count differs from their units",
      "SELECT count(*) FROM jobs j WHERE state != 'creating' AND units != (SELECT count(*) FROM "
      "units u WHERE u.job_id = j.id)"},
+    /* One pass over the units for every job's counters (a record job has 30 million). */
     {"job counters (job_stats) that differ from a recount of the units",
-     "SELECT count(*) FROM job_stats s WHERE "
-     "pending != " SCAN("1", " AND u.state = 'pending'") " OR "
-     "leased != " SCAN("1", " AND u.state = 'leased'") " OR "
-     "awaiting != " SCAN("1", " AND u.state = 'awaiting'") " OR "
-     "verified != " SCAN("1", VERIFIED) " OR "
-     "disputed != " SCAN("1", " AND u.state = 'disputed'") " OR "
-     "results != " SCAN("u.results", "") " OR "
-     SPLIT("c2", VERIFIED) " OR " SPLIT("c4", VERIFIED) " OR "
-     SPLIT("c8", VERIFIED) " OR " SPLIT("nodes", VERIFIED) " OR "
-     "vest_hi != " SCAN("coalesce(u.est_nodes, 0) >> 32", VERIFIED) " OR "
-     "vest_lo != " SCAN("coalesce(u.est_nodes, 0) & 4294967295", VERIFIED) " OR "
-     "est_hi != " SCAN("coalesce(u.est_nodes, 0) >> 32", "") " OR "
-     "est_lo != " SCAN("coalesce(u.est_nodes, 0) & 4294967295", "") " OR "
-     "est_units != " SCAN("u.est_nodes IS NOT NULL", "")},
+     "SELECT count(*) FROM job_stats s LEFT JOIN (SELECT job_id, "
+     "sum(state = 'pending') AS pending, sum(state = 'leased') AS leased, "
+     "sum(state = 'awaiting') AS awaiting, sum(state = 'verified') AS verified, "
+     "sum(state = 'disputed') AS disputed, sum(results) AS results, "
+     VSUM("c2") ", " VSUM("c4") ", " VSUM("c8") ", " VSUM("nodes") ", " VSUM("est_nodes") ", "
+     "sum(coalesce(est_nodes, 0) >> 32) AS est_hi, "
+     "sum(coalesce(est_nodes, 0) & 4294967295) AS est_lo, "
+     "sum(est_nodes IS NOT NULL) AS est_units FROM units GROUP BY job_id) u "
+     "ON u.job_id = s.job_id WHERE "
+     "s.pending != coalesce(u.pending, 0) OR s.leased != coalesce(u.leased, 0) OR "
+     "s.awaiting != coalesce(u.awaiting, 0) OR s.verified != coalesce(u.verified, 0) OR "
+     "s.disputed != coalesce(u.disputed, 0) OR s.results != coalesce(u.results, 0) OR "
+     VNE("c2", "c2") " OR " VNE("c4", "c4") " OR " VNE("c8", "c8") " OR " VNE("nodes", "nodes")
+     " OR " VNE("vest", "est_nodes") " OR s.est_hi != coalesce(u.est_hi, 0) OR "
+     "s.est_lo != coalesce(u.est_lo, 0) OR s.est_units != coalesce(u.est_units, 0)"},
     {"units whose live leases or results differ from their assignments",
      "SELECT count(*) FROM units u WHERE live != (SELECT count(*) FROM assignments a WHERE "
      "a.unit_id = u.id AND a.state = 'leased') OR results != (SELECT count(*) FROM assignments "
