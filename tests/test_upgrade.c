@@ -202,6 +202,7 @@ static void upgrade_from(int k) {
   }
   if (k >= 8) exec(st, "UPDATE clients SET software = 'nq-client 0.0.9', protocol = 1");
   if (k >= 9) exec(st, "UPDATE clients SET public_name = 'alice' WHERE name = 'a'");
+  if (k >= 10) exec(st, "UPDATE assignments SET backend = 'avx2' WHERE reported_at IS NOT NULL");
   srv_store_close(st);
   /* Today's server opens it: every later migration, then the checks. */
   fx_reopen(&f);
