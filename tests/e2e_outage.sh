@@ -3,11 +3,14 @@
 # N=18 depth 2 (121 units), quorum 1 by client, three clients with leases of 8 s. Once some units
 # are verified the server is killed with SIGKILL and stays down for OUTAGE (default 14) seconds,
 # longer than every lease; the clients go on computing what they hold. After the restart every
-# lease live at the crash must still be its holder's: the job finishes with the published
-# values, and no unit was leased a second time (exactly one assignment per unit, none expired):
-# the first sweep after the restart would otherwise have expired them all and handed the units
-# out again while their holders were still computing them (NQ_OUTAGE_MAX=0 runs the server with
+# lease live at the crash (leased, its deadline after the server's last alive stamp) must still
+# be its holder's: the job finishes with the published values, each of those assignments ends
+# with its holder's result (valid), and none of their units was leased a second time. The first
+# sweep after the restart would otherwise have expired them all and handed the units out again
+# while their holders were still computing them (NQ_OUTAGE_MAX=0 runs the server with
 # --outage-max 0 to see that happen: the script then reports the doubled leases and fails).
+# Leases that expire for the usual reasons on a slow machine (a queued unit not started within
+# its 8 s) are counted and shown, not failed: they are no cost of the outage.
 #
 #   bash tests/e2e_outage.sh BUILD_DIR
 set -euo pipefail
@@ -66,8 +69,10 @@ done
 kill -9 "$SRV"
 wait "$SRV" 2>/dev/null || true
 SRV=""
-held=$(q "SELECT count(*) FROM assignments WHERE state = 'leased'")
-say "killed the server at $v/$EXP_UNITS verified units, $held leases out; down for $OUTAGE s (leases: $LEASE s)"
+LIVE="state = 'leased' AND deadline > (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'alive_at')"
+held=$(q "SELECT count(*) FROM assignments WHERE $LIVE")
+held_ids=$(q "SELECT coalesce(group_concat(id), '0') FROM assignments WHERE $LIVE")
+say "killed the server at $v/$EXP_UNITS verified units, $held leases live; down for $OUTAGE s (leases: $LEASE s)"
 sleep "$OUTAGE"
 start_server --exit-when-done
 [ "${NQ_OUTAGE_MAX:-1}" = 0 ] || grep -q "live lease(s) extended" "$D/server.log" || fail "no extension logged"
@@ -75,10 +80,12 @@ say "$(grep -o 'the server was down.*' "$D/server.log" | tail -n 1)"
 wait_server_exit 180
 check_done "$D" $N
 
+[ "$held" -ge 1 ] || fail "no lease was live at the crash"
+kept=$(q "SELECT count(*) FROM assignments WHERE id IN ($held_ids) AND state = 'valid'")
+doubled=$(q "SELECT count(*) FROM (SELECT unit_id FROM assignments WHERE unit_id IN (SELECT unit_id FROM assignments WHERE id IN ($held_ids)) GROUP BY unit_id HAVING count(*) > 1)")
 assignments=$(q "SELECT count(*) FROM assignments")
 expired=$(q "SELECT count(*) FROM assignments WHERE state = 'expired'")
-doubled=$(q "SELECT count(*) FROM (SELECT unit_id FROM assignments GROUP BY unit_id HAVING count(*) > 1)")
-say "units $EXP_UNITS, assignments $assignments, expired $expired, units leased twice $doubled"
-[ "$doubled" -eq 0 ] && [ "$expired" -eq 0 ] && [ "$assignments" -eq "$EXP_UNITS" ] ||
-  fail "the outage cost work: $doubled unit(s) leased twice, $expired lease(s) expired"
+say "leases live at the crash $held: kept by their holders $kept, their units leased twice $doubled; in all $assignments assignments for $EXP_UNITS units, $expired expired (the usual way)"
+[ "$doubled" -eq 0 ] && [ "$kept" -eq "$held" ] ||
+  fail "the outage cost work: $((held - kept)) of $held live lease(s) lost, $doubled unit(s) leased twice"
 say "PASS: an outage of $OUTAGE s (> the $LEASE s leases) cost no unit a second lease"
