@@ -41,6 +41,7 @@ typedef struct adm_opts_s {
   const char *client;     /* --client NAME (unit retry) */
   const char *out;        /* --out FILE (export) */
   const char *distinct;   /* --quorum-distinct client|owner|network (export) */
+  const char *to;         /* --to FILE (backup) */
   int help;               /* --help */
   int argc;               /* positional arguments (they point into the process's argv) */
   char *argv[ADM_MAX_ARGS];
@@ -121,5 +122,7 @@ int adm_cmd_owners(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_owner(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_job(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_export(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_backup(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_restore(const adm_cmd_t *cmd, adm_opts_t *o);
 
 #endif

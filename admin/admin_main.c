@@ -64,6 +64,18 @@ static const adm_cmd_t commands[] = {
      "--quorum-distinct; default owner), recorded in the file. Local mode (--data) only;\n"
      "the file is read from one snapshot, so a running server may go on.",
      adm_cmd_export},
+    {"backup", "--to FILE [--json]",
+     "Take a backup of DIR/nq.db now (local mode: on the server's machine, beside a running\n"
+     "server, which is not held up): an online copy, fsync'ed, then checked (integrity, and\n"
+     "every counter recounted from the tables) before it is renamed to FILE. nq-server\n"
+     "--backup-dir takes them on a schedule.",
+     adm_cmd_backup},
+    {"restore", "FILE [--json]",
+     "Put the backup FILE in place as DIR/nq.db (DIR from --data, created if missing). The\n"
+     "backup is checked first; the database it replaces is moved aside (nq.db.before-restore-\n"
+     "TIME), never deleted. Refused while a server runs on DIR. Then start nq-server on DIR:\n"
+     "clients still holding leases carry on (docs/operations.md, the restore drill).",
+     adm_cmd_restore},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -18,7 +18,7 @@
 
 enum { OPT_SERVER = 1000, OPT_CA, OPT_TOKEN, OPT_TOKEN_FILE, OPT_HOSTNAME, OPT_DATA, OPT_N,
        OPT_JSON, OPT_WATCH, OPT_STATE, OPT_LIMIT, OPT_EXTRA, OPT_FORCE, OPT_ALL_DISPUTED,
-       OPT_CLIENT, OPT_OUT, OPT_DISTINCT, OPT_HELP };
+       OPT_CLIENT, OPT_OUT, OPT_DISTINCT, OPT_TO, OPT_HELP };
 
 static const struct option long_opts[] = {
     {"server", required_argument, NULL, OPT_SERVER},
@@ -38,6 +38,7 @@ static const struct option long_opts[] = {
     {"client", required_argument, NULL, OPT_CLIENT},
     {"out", required_argument, NULL, OPT_OUT},
     {"quorum-distinct", required_argument, NULL, OPT_DISTINCT},
+    {"to", required_argument, NULL, OPT_TO},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
@@ -90,6 +91,7 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
     case OPT_FORCE: o->force = 1; break;
     case OPT_ALL_DISPUTED: o->all_disputed = 1; break;
     case OPT_CLIENT: o->client = optarg; break;
+    case OPT_TO: o->to = optarg; break;
     case OPT_STATE: o->state = optarg; break;
     case OPT_OUT: o->out = optarg; break;
     case OPT_DISTINCT: o->distinct = optarg; break;

@@ -98,6 +98,14 @@ static void print_table(const json_t *st) {
   printf("clients    active %lld  known %lld  banned %lld  suspect %lld\n",
          (long long)adm_int(st, "clients.active"), (long long)adm_int(st, "clients.known"),
          (long long)adm_int(st, "clients.banned"), (long long)adm_int(st, "clients.suspect"));
+  char bt[64];
+  if (adm_int(st, "backup.failed_at") > 0)
+    printf("backup     FAILING since %s: %s\n", adm_time(adm_int(st, "backup.failed_at"), bt,
+           sizeof bt), adm_str(st, "backup.error"));
+  if (adm_int(st, "backup.last_good") > 0)
+    printf("backup     last good %s (%s ago): %s\n", adm_time(adm_int(st, "backup.last_good"), bt,
+           sizeof bt), adm_duration(adm_int(st, "now") - adm_int(st, "backup.last_good"), b1,
+           sizeof b1), adm_str(st, "backup.file"));
   if (adm_int(st, "units.spot_checks") > 0)
     printf("spot       %lld verified unit(s) waiting for a check by another owner\n",
            (long long)adm_int(st, "units.spot_checks"));

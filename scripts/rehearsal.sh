@@ -13,7 +13,8 @@
 #
 #   scripts/rehearsal.sh N [S]      S: --unit-seconds (default: the server's, 7200 reference s)
 #   Environment: NQ_BUILD_DIR (default build), NQ_REHEARSAL_TIMEOUT (s, default 1800),
-#                NQ_REHEARSAL_KEEP=1 keeps the data directory and logs.
+#                NQ_REHEARSAL_KEEP=1 keeps the data directory and logs,
+#                NQ_REHEARSAL_CLIENT_ARGS more nq-client options (e.g. "--priority normal").
 # Exit status 0 only with MATCH (and the node count equal to nq-solve's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -106,7 +107,7 @@ grep "^job:" "$DIR/server.out"
 for c in 1 2; do
   cpu_run "$DIR/client-$c.cpu" "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$DIR/data/ca.pem" \
     --enrol "$(cat "$DIR/data/enrol.key")" --name "rehearsal-$c" --threads "$THREADS" \
-    --state "$DIR/client-$c" >"$DIR/client-$c.log" 2>&1 &
+    ${NQ_REHEARSAL_CLIENT_ARGS:-} --state "$DIR/client-$c" >"$DIR/client-$c.log" 2>&1 &
   PIDS+=($!)
 done
 # The server exits (--exit-when-done) once the last unit is verified.

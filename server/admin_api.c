@@ -198,6 +198,28 @@ static json_t *progress_json(const srv_stats_t *s, int64_t now, json_t **rate_ou
   return o;
 }
 
+/* One backup meta row, "<unix time> <text>": the time (0 when absent) and the text. */
+static int64_t backup_meta(srv_store_t *st, const char *key, char *text, size_t len) {
+  char v[900];
+  text[0] = 0;
+  if (srv_meta_get(st, key, v, sizeof v) != 0) return 0;
+  char *sp = strchr(v, ' ');
+  snprintf(text, len, "%s", sp ? sp + 1 : "");
+  return strtoll(v, NULL, 10);
+}
+
+/* The scheduled backups (srv_backup.h): the last good one, and a failure since. */
+static json_t *backup_json(srv_store_t *st) {
+  char file[900], why[900];
+  int64_t good = backup_meta(st, SRV_META_BACKUP_OK, file, sizeof file);
+  int64_t bad = backup_meta(st, SRV_META_BACKUP_ERROR, why, sizeof why);
+  int failing = bad > 0 && bad >= good;
+  return json_pack("{s:o, s:o, s:o, s:o}", "last_good", good ? json_integer(good) : json_null(),
+                   "file", good ? json_string(file) : json_null(), "failed_at",
+                   failing ? json_integer(bad) : json_null(), "error",
+                   failing ? json_string(why) : json_null());
+}
+
 json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
   srv_stats_t s;
   if (srv_store_stats(st, job_in->id, now, SRV_STATUS_ACTIVE_WINDOW, SRV_STATUS_RATE_WINDOW, &s))
@@ -229,6 +251,7 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
                               "known", (json_int_t)s.clients_known, "banned",
                               (json_int_t)s.clients_banned, "suspect",
                               (json_int_t)s.clients_suspect), &ok);
+  put(o, "backup", backup_json(st), &ok);
   json_t *d = ok ? srv_units_json(st, job->id, SRV_UNIT_DISPUTED, SRV_STATUS_DISPUTED_MAX, now)
                  : NULL;
   if (d) {

@@ -39,6 +39,11 @@ typedef struct srv_metrics_s {
   uint64_t commits_failed;
   srv_hist_t commit;   /* one group commit (srv_store_commit) */
   srv_hist_t get_work; /* handling one get_work request, inside its batch */
+  /* Scheduled backups (srv_backup.c). */
+  uint64_t backups_ok, backups_failed;
+  int64_t backup_last_ok;      /* Unix time the last good backup was taken; 0: none yet */
+  double backup_last_seconds;  /* its copy and check */
+  int64_t backup_last_bytes;
 } srv_metrics_t;
 
 /* Seconds since an uv_hrtime() stamp. */

@@ -773,3 +773,22 @@ int srv_sched_reopen(srv_sched_t *s, int64_t unit_id, int64_t now, int *job_reop
   if (job_reopened) *job_reopened = rc ? 0 : info.job_reopened;
   return rc;
 }
+
+/* ---- start -------------------------------------------------------------------------------- */
+
+int srv_sched_recount_disputed(srv_sched_t *s, int64_t now, int *n) {
+  int64_t *ids = NULL;
+  int cnt = 0;
+  srv_result_info_t info;
+  memset(&info, 0, sizeof info);
+  if (n) *n = 0;
+  int rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  rc = srv_units_disputed(s->store, s->job.id, 0, &ids, &cnt);
+  for (int i = 0; i < cnt && rc == 0; i++) rc = quorum_check(s, ids[i], s->job.id, now, &info);
+  free(ids);
+  rc = srv_store_release(s->store, rc);
+  if (rc == 0) rc = srv_job_get(s->store, s->job.id, &s->job);
+  if (rc == 0 && n) *n = cnt;
+  return rc;
+}

@@ -182,6 +182,13 @@ int srv_sched_reopen(srv_sched_t *s, int64_t unit_id, int64_t now, int *job_reop
  * a timer; get_work also calls it. */
 int srv_sched_expire(srv_sched_t *s, int64_t now, int64_t *n_expired);
 
+/* At start: count the votes of every disputed unit of the job again (best, others, need), as a
+ * result would. A database from before schema 006 kept its disputed units with others = 0 and
+ * need = 0, so they took no replica and the job could never finish (test_upgrade); for a unit
+ * counted since, nothing changes. In the caller's transaction when one is open, else in its own;
+ * refreshes s->job (a recount may verify the last unit). *n (may be NULL): units recounted. */
+int srv_sched_recount_disputed(srv_sched_t *s, int64_t now, int *n);
+
 /* Earliest deadline of a leased assignment of the job, or 0 if none (for the sweep timer). */
 int srv_sched_next_deadline(srv_sched_t *s, int64_t *deadline);
 

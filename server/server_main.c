@@ -58,6 +58,13 @@ static void usage(FILE *f) {
           "  --hostname NAME       extra name/IP in the server certificate (repeatable)\n"
           "  --ban-threshold T     auto-ban after T invalid results, 0 = never (default 3)\n"
           "  --exit-when-done      exit 0 shortly after the job is finished\n"
+          "  --backup-dir DIR      take scheduled online backups of the database into DIR,\n"
+          "                        each checked before it counts (docs/operations.md)\n"
+          "  --backup-every S      seconds between backups (default 3600)\n"
+          "  --backup-keep K       good backups kept, the oldest removed (default 24)\n"
+          "  --outage-max S        after a stop or crash, leases live at that moment are\n"
+          "                        extended by the downtime, at most S seconds (default 604800,\n"
+          "                        0 = never): clients that come back keep their units\n"
           "  --http ADDR:PORT      the public status page, /metrics and /api/* (default\n"
           "                        127.0.0.1:7448; `off` for none; see docs/http.md)\n"
           "  --http-max-conns K    concurrent HTTP connections; more get 503 (default 64)\n"
@@ -86,7 +93,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
   enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE,
          O_LEASEMIN, O_MAXOUT, O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT,
          O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPTIME, O_PAGEURL, O_HELP, O_HELLO, O_PREAUTH, O_ENROL, O_MAXCLI,
-         O_AFLIMIT, O_AFDELAY, O_SUMMARY, O_VERSION };
+         O_AFLIMIT, O_AFDELAY, O_SUMMARY, O_VERSION, O_BKDIR, O_BKEVERY, O_BKKEEP, O_OUTMAX };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
       {"depth", required_argument, 0, O_DEPTH},
@@ -118,6 +125,10 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"auth-fail-limit", required_argument, 0, O_AFLIMIT},
       {"auth-fail-delay", required_argument, 0, O_AFDELAY},
       {"log-summary", required_argument, 0, O_SUMMARY},
+      {"backup-dir", required_argument, 0, O_BKDIR},
+      {"backup-every", required_argument, 0, O_BKEVERY},
+      {"backup-keep", required_argument, 0, O_BKKEEP},
+      {"outage-max", required_argument, 0, O_OUTMAX},
       {"help", no_argument, 0, O_HELP},
       {"version", no_argument, 0, O_VERSION},
       {0, 0, 0, 0}};
@@ -216,6 +227,16 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
     case O_AFLIMIT: cfg->auth_fail_limit = int_arg("auth-fail-limit", optarg, 0, 1000000); break;
     case O_AFDELAY: cfg->auth_fail_delay = int_arg("auth-fail-delay", optarg, 1, 600); break;
     case O_SUMMARY: cfg->summary_seconds = int_arg("log-summary", optarg, 1, 3600); break;
+    case O_BKDIR:
+      if (!*optarg) {
+        fprintf(stderr, "nq-server: --backup-dir: expected a directory\n");
+        exit(2);
+      }
+      cfg->backup_dir = optarg;
+      break;
+    case O_BKEVERY: cfg->backup_every = int_arg("backup-every", optarg, 1, 30 * 86400); break;
+    case O_BKKEEP: cfg->backup_keep = int_arg("backup-keep", optarg, 1, 100000); break;
+    case O_OUTMAX: cfg->outage_max = int_arg("outage-max", optarg, 0, 365 * 86400); break;
     case O_HELP: usage(stdout); exit(0);
     case O_VERSION: nq_print_version("nq-server"); exit(0);
     default: usage(stderr); exit(2);

@@ -62,6 +62,9 @@ void srv_config_default(srv_config_t *cfg) {
   cfg->auth_fail_limit = 20;
   cfg->auth_fail_delay = 5;
   cfg->summary_seconds = 10;
+  cfg->backup_every = 3600;
+  cfg->backup_keep = 24;
+  cfg->outage_max = 7 * 86400;
 }
 
 int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
@@ -510,6 +513,8 @@ void srv_stop(srv_t *s, int exit_code) {
   }
   close_all_handles(s);
   srv_web_stop(s);
+  srv_backup_stop(s);
+  srv_outage_stop(s);
   srv_peers_summary(&s->peers, s->cfg.summary_seconds, uv_now(s->loop));
   nq_log(NQ_LOG_INFO, "shutdown: closing %d connection(s); %llu requests in %llu batches "
          "(%.1f per commit), %llu failed commits", n, (unsigned long long)s->batch_reqs,
@@ -716,10 +721,13 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
   sc.quorum_distinct = (srv_distinct_t)s->cfg.quorum_distinct;
   sc.spot_check = s->cfg.spot_check;
   sc.hold_factor = s->cfg.hold_factor;
-  if ((rc = srv_sched_init(&s->sched, s->store, job.id, &sc)) != 0) {
+  int recounted = 0;
+  if ((rc = srv_sched_init(&s->sched, s->store, job.id, &sc)) != 0 ||
+      (rc = srv_sched_recount_disputed(&s->sched, now, &recounted)) != 0) {
     snprintf(errbuf, errlen, "scheduler: %s", srv_store_errmsg(s->store));
     return rc;
   }
+  if (recounted) nq_log(NQ_LOG_INFO, "votes of %d disputed unit(s) counted again", recounted);
   warn_one_owner(s);
   return 0;
 }
@@ -745,6 +753,7 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   rc = srv_datadir_init(&s->dd, cfg->data_dir, cfg->hostnames, errbuf, errlen);
   if (rc != 0) goto fail;
   if ((rc = store_start(s, now, errbuf, errlen)) != 0) goto fail;
+  if ((rc = srv_outage_start(s, now, errbuf, errlen)) != 0) goto fail;
   if ((rc = nq_tls_ctx_server_new(s->dd.server_cert, s->dd.server_key, &s->tls)) != 0) {
     snprintf(errbuf, errlen, "TLS context from %s: %s", s->dd.server_cert, nq_strerror(rc));
     goto fail;
@@ -757,11 +766,14 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
     goto fail;
   }
   if ((rc = srv_web_start(s, errbuf, errlen)) != 0) goto fail;
+  if ((rc = srv_backup_start(s, errbuf, errlen)) != 0) goto fail;
   if (s->sched.job.state == SRV_JOB_DONE) srv_job_finished(s);
   return 0;
 fail:
   close_all_handles(s);
   srv_web_stop(s);
+  srv_backup_stop(s);
+  srv_outage_stop(s);
   uv_run(loop, UV_RUN_NOWAIT); /* runs the close callbacks of what was opened */
   srv_free(s);
   return rc;

@@ -23,6 +23,8 @@
 #include "metrics.h"
 #include "nq/conn.h"
 #include "peers.h"
+#include "srv_backup.h"
+#include "srv_outage.h"
 #include "nq/proto.h"
 #include "nq/tls.h"
 #include "sched.h"
@@ -82,6 +84,12 @@ typedef struct srv_config_s {
                            default 20, 0 = never */
   int auth_fail_delay;  /* s a slowed refusal waits; default 5 */
   int summary_seconds;  /* interval of the refusal summaries in the log; default 10 */
+  /* Scheduled backups (srv_backup.h): none while backup_dir is NULL. */
+  const char *backup_dir;
+  int backup_every;     /* s between backups; default 3600 */
+  int backup_keep;      /* good backups kept; default 24 */
+  int outage_max;       /* most seconds a lease is extended by after an outage (srv_outage.h);
+                           default 7 days, 0 = never */
 } srv_config_t;
 
 /* Defaults for every option (n = 0: must be set). */
@@ -167,6 +175,8 @@ struct srv_s {
   uint64_t batches, batch_reqs, commits_failed; /* counters for logs / admin status */
   srv_metrics_t metrics;  /* for /metrics */
   struct srv_web_s *web;  /* the HTTP status page (web.h), NULL when off */
+  srv_backup_t *backup;   /* scheduled backups (srv_backup.h), NULL when off */
+  srv_outage_t *outage;   /* the alive stamps (srv_outage.h) */
 };
 
 /* Open the data dir, the store and the job, build the TLS context and start listening.

@@ -167,6 +167,22 @@ static void metrics_job(web_buf_t *b, const srv_stats_t *st) {
   web_buf_printf(b, "nq_leases %lld\n", (long long)st->leased);
 }
 
+/* Scheduled backups (srv_backup.h): a failure shows here as well as in the log. */
+static void metrics_backup(web_buf_t *b, const srv_metrics_t *m) {
+  metric_head(b, "nq_backups_total", "counter",
+              "Scheduled backups since the server started, by outcome (a failed one is an ERROR).");
+  web_buf_printf(b, "nq_backups_total{outcome=\"good\"} %llu\nnq_backups_total{outcome=\"failed\"} "
+                 "%llu\n", (unsigned long long)m->backups_ok, (unsigned long long)m->backups_failed);
+  metric_head(b, "nq_backup_last_good_timestamp_seconds", "gauge",
+              "When the last good (checked) backup of this run was taken; 0: none yet.");
+  web_buf_printf(b, "nq_backup_last_good_timestamp_seconds %lld\n", (long long)m->backup_last_ok);
+  metric_head(b, "nq_backup_last_duration_seconds", "gauge",
+              "Copy and check of the last good backup.");
+  web_buf_printf(b, "nq_backup_last_duration_seconds %.3f\n", m->backup_last_seconds);
+  metric_head(b, "nq_backup_last_size_bytes", "gauge", "Size of the last good backup.");
+  web_buf_printf(b, "nq_backup_last_size_bytes %lld\n", (long long)m->backup_last_bytes);
+}
+
 char *srv_web_metrics_text(srv_t *s, int64_t now, size_t *len) {
   srv_stats_t st;
   if (srv_store_stats(s->store, s->sched.job.id, now, SRV_STATUS_ACTIVE_WINDOW,
@@ -195,6 +211,7 @@ char *srv_web_metrics_text(srv_t *s, int64_t now, size_t *len) {
   metric_hist(&b, "nq_commit_duration_seconds", "Time of one group commit.", &s->metrics.commit);
   metric_hist(&b, "nq_get_work_duration_seconds", "Time to handle one get_work request.",
               &s->metrics.get_work);
+  metrics_backup(&b, &s->metrics);
   metric_head(&b, "nq_batch_requests_total", "counter", "Requests handled in group commits.");
   web_buf_printf(&b, "nq_batch_requests_total %llu\n", (unsigned long long)s->batch_reqs);
   return web_buf_take(&b, len);

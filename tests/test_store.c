@@ -506,6 +506,45 @@ START_TEST(job_archive_and_delete) {
 }
 END_TEST
 
+/* After an outage (srv_outage.h) the leases live at the last stamp get the time back, deadline
+ * and issue together; leases already due then, results and other states do not move. */
+START_TEST(leases_shift_after_outage) {
+  fx_t f;
+  fx_init(&f, 8, 3, 2, 5, NULL);
+  int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b"), c = fx_client(&f, "c");
+  srv_work_t wa[2], wb[1], wc[1];
+  ck_assert_int_eq(fx_work(&f, a, 2, T0, wa, NULL), 2);       /* due T0 + 3600 */
+  ck_assert_int_eq(fx_work(&f, b, 1, T0, wb, NULL), 1);
+  ck_assert_int_eq(fx_report_true(&f, b, &wb[0], T0 + 1, NULL), 0);
+  ck_assert_int_eq(fx_work(&f, c, 1, T0 + 3000, wc, NULL), 1); /* due T0 + 6600 */
+  int64_t n = -1;
+  ck_assert_int_eq(srv_asg_shift_leases(f.st, T0 + 4000, 0, &n), 0);
+  ck_assert_int_eq(n, 0);
+  ck_assert_int_eq(srv_asg_shift_leases(f.st, T0 + 4000, 500, &n), 0);
+  ck_assert_int_eq(n, 1);
+  srv_asg_info_t i;
+  ck_assert_int_eq(srv_asg_get(f.st, wc[0].id, &i), 0);
+  ck_assert_int_eq(i.deadline, T0 + 7100);
+  ck_assert_int_eq(i.issued, T0 + 3500);
+  for (int k = 0; k < 2; k++) {
+    ck_assert_int_eq(srv_asg_get(f.st, wa[k].id, &i), 0);
+    ck_assert_int_eq(i.deadline, T0 + 3600);
+    ck_assert_int_eq(i.issued, T0);
+  }
+  ck_assert_int_eq(srv_asg_get(f.st, wb[0].id, &i), 0);
+  ck_assert_int_eq(i.issued, T0);
+  /* The sweep at the old deadline takes a's leases (already due at the stamp), not c's. */
+  int64_t swept = 0;
+  ck_assert_int_eq(srv_store_begin(f.st), 0);
+  ck_assert_int_eq(srv_sched_expire(&f.sched, T0 + 6600, &swept), 0);
+  ck_assert_int_eq(srv_store_commit(f.st), 0);
+  ck_assert_int_eq(swept, 2);
+  ck_assert_int_eq(fx_asg_state(&f, wc[0].id), SRV_ASG_LEASED);
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("store");
   TCase *tc = tcase_create("store");
@@ -520,6 +559,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, client_registry);
   tcase_add_test(tc, two_jobs_listed);
   tcase_add_test(tc, job_archive_and_delete);
+  tcase_add_test(tc, leases_shift_after_outage);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -9,7 +9,12 @@
  * --solve is given, in which case each unit is really solved (only sensible for small N). With
  * --idle the connections only say hello and stay open (for memory measurements). With
  * --admin-token-file F one more connection, as the operator, asks for the status every
- * --status-ms MS (default 200) and times each answer.
+ * --status-ms MS (default 200) and times each answer. With --reconnect a connection that the
+ * server closes or drops (a restart, `busy`) comes back as nq-client does: after a jittered
+ * exponential backoff (0.5 s doubling to --backoff-max, +-25%), with the token it enrolled with;
+ * it never gives up. It then prints "all N welcomed again at +S s (wall MS)" each time every
+ * connection is back, and the summary the time each took to come back (scripts/bench-storm.sh);
+ * --stop-after K ends the run when every connection has been welcomed K times.
  * Prints one summary line: connections, results acked, results/s, errors, and the latency of
  * get_work (request to work/no_work), result (to its ack) and status: p50, p99 and max in ms, of
  * the requests sent once every connection was welcomed.
@@ -89,26 +94,35 @@ typedef struct lg_conn_s {
   double t_req;                 /* when the get_work (or status) in flight was sent */
   double t_res[LG_PIPE_MAX];    /* when each result in flight was sent: acks come in order */
   int res_head;
+  char *token;                  /* --reconnect: the token it enrolled with */
+  int timer_open;               /* retry is not closed */
+  int attempt;                  /* --reconnect: failed attempts since it was last welcomed */
+  double t_down;                /* when it lost a welcomed session (0: it has not) */
 } lg_conn_t;
 
 struct lg_s {
   uv_loop_t *loop;
   nq_tls_ctx_t *tls;
   const char *host, *enrol, *admin_token;
-  int port, nconns, want, seconds, solve, idle, think_ms, status_ms;
+  int port, nconns, want, seconds, solve, idle, think_ms, status_ms, reconnect;
+  int stop_after, all_back; /* --stop-after K: stop once every connection was welcomed K times */
+  double backoff_max;
   unsigned run, rng;
   lg_conn_t *conns;
   lg_conn_t prober;
   int open, welcomed, closed, stopping;
   uint64_t acks, errors, work_msgs, nowork;
   double t0, t_all_welcomed;
-  lat_t lat_work, lat_result, lat_status;
+  lat_t lat_work, lat_result, lat_status, lat_back;
+  uint64_t reconnects, busy;
   uv_timer_t stop_timer, report_timer;
 };
 
 static void lat_sample(lg_t *lg, lat_t *l, double sent) {
   if (lg->t_all_welcomed > 0 && sent >= lg->t_all_welcomed) lat_add(l, nq_now_mono() - sent);
 }
+
+static void lg_stop(lg_t *lg);
 
 static void lg_get_work(lg_conn_t *lc) {
   nq_get_work_t g = {lc->lg->want};
@@ -171,6 +185,10 @@ static void on_open(nq_conn_t *c) {
   lc->lg->open++;
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, lc->lg->enrol, name,
                   NQ_SOLVER_VERSION, 0, "nq-loadgen " NQ_VERSION_STRING, NULL, 0, 0, 0};
+  if (lc->token) { /* back after a reconnect: log in, do not enrol again */
+    h.token = lc->token;
+    h.enrol = h.name = NULL;
+  }
   if (lc->admin) {
     h.role = NQ_ROLE_ADMIN;
     h.token = lc->lg->admin_token;
@@ -199,7 +217,23 @@ static void on_welcome(lg_conn_t *lc, const json_t *m) {
     lg_status(lc);
     return;
   }
-  if (++lg->welcomed == lg->nconns) lg->t_all_welcomed = nq_now_mono();
+  if (lg->reconnect && w.token && !lc->token) lc->token = strdup(w.token);
+  lc->attempt = 0;
+  if (lc->t_down > 0) {
+    lat_add(&lg->lat_back, nq_now_mono() - lc->t_down);
+    lc->t_down = 0;
+  }
+  if (++lg->welcomed == lg->nconns) {
+    lg->t_all_welcomed = nq_now_mono();
+    if (lg->reconnect) { /* the storm benchmark waits for this line */
+      uv_timeval64_t tv;
+      uv_gettimeofday(&tv);
+      printf("all %d welcomed again at +%.3f s (wall %lld ms)\n", lg->nconns,
+             lg->t_all_welcomed - lg->t0, (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000);
+      fflush(stdout);
+    }
+    if (lg->stop_after > 0 && ++lg->all_back >= lg->stop_after) lg_stop(lg);
+  }
   if (!lg->idle) lg_next(lc);
 }
 
@@ -257,6 +291,7 @@ static void on_error_msg(lg_conn_t *lc, const json_t *m) {
     return;
   }
   lg_error(lc, "error", e.name, e.message);
+  if (e.code == NQ_ERR_BUSY) lc->lg->busy++;
   if (lc->awaiting > 0 && !e.fatal) {
     result_answered(lc);
     if (lc->awaiting == 0) lg_next(lc);
@@ -285,18 +320,45 @@ static void on_error(nq_conn_t *c, int status) {
     nq_log(NQ_LOG_WARN, "conn %d: %s", lc->idx, nq_conn_errstr(c));
 }
 
+static void lg_reconnect(uv_timer_t *t);
+
 static void on_close(nq_conn_t *c) {
   lg_conn_t *lc = nq_conn_data(c);
+  lg_t *lg = lc->lg;
   lc->c = NULL;
-  if (!lc->admin) lc->lg->closed++;
+  if (lc->welcomed && !lc->admin) {
+    lc->welcomed = 0;
+    lg->welcomed--;
+    if (lc->t_down == 0) lc->t_down = nq_now_mono();
+  }
+  if (lg->reconnect && !lg->stopping && !lc->done && !lc->admin) {
+    /* As nq-client: 0.5 s doubling up to the maximum, +-25%. */
+    double d = 0.5;
+    for (int i = 0; i < lc->attempt && d < lg->backoff_max; i++) d *= 2;
+    if (d > lg->backoff_max) d = lg->backoff_max;
+    d *= 0.75 + 0.5 * (double)(rand_r(&lg->rng) % 10001) / 10000.0;
+    lc->attempt++;
+    uv_timer_stop(&lc->retry);
+    uv_timer_start(&lc->retry, lg_reconnect, (uint64_t)(d * 1000), 0);
+    return;
+  }
+  if (!lc->admin) lg->closed++;
+  lc->timer_open = 0;
   uv_close((uv_handle_t *)&lc->retry, NULL);
 }
 
 static void lg_stop(lg_t *lg) {
   if (lg->stopping) return;
   lg->stopping = 1;
-  for (int i = 0; i < lg->nconns; i++)
-    if (lg->conns[i].c) nq_conn_close(lg->conns[i].c, NULL, NULL);
+  for (int i = 0; i < lg->nconns; i++) {
+    lg_conn_t *lc = &lg->conns[i];
+    if (lc->c) {
+      nq_conn_close(lc->c, NULL, NULL);
+    } else if (lc->timer_open) { /* waiting to reconnect */
+      lc->timer_open = 0;
+      uv_close((uv_handle_t *)&lc->retry, NULL);
+    }
+  }
   if (lg->prober.c) nq_conn_close(lg->prober.c, NULL, NULL);
   uv_close((uv_handle_t *)&lg->stop_timer, NULL);
   uv_close((uv_handle_t *)&lg->report_timer, NULL);
@@ -315,7 +377,8 @@ static void on_report(uv_timer_t *t) {
 static void usage(FILE *f) {
   fprintf(f, "usage: nq-loadgen --server HOST:PORT --ca CA.pem (--enrol KEY | --enrol-file FILE)\n"
              "                  [--conns 100] [--seconds 10] [--want 8] [--think MS] [--solve]\n"
-             "                  [--idle] [--admin-token-file F [--status-ms 200]] [--help] [--version]\n");
+             "                  [--idle] [--admin-token-file F [--status-ms 200]]\n"
+             "                  [--reconnect [--backoff-max 60] [--stop-after K]] [--help] [--version]\n");
 }
 
 /* Open one connection (client i, or the status prober); 0 or -1. */
@@ -323,16 +386,34 @@ static int lg_connect(lg_t *lg, lg_conn_t *lc, int idx, int admin) {
   lc->lg = lg;
   lc->idx = idx;
   lc->admin = admin;
-  uv_timer_init(lg->loop, &lc->retry);
-  lc->retry.data = lc;
+  if (!lc->timer_open) {
+    uv_timer_init(lg->loop, &lc->retry);
+    lc->retry.data = lc;
+    lc->timer_open = 1;
+  }
   nq_conn_opts_t co = {.on_open = on_open, .on_frame = on_frame, .on_error = on_error,
                        .on_close = on_close, .data = lc, .handshake_timeout_ms = 30000};
   if (nq_conn_connect(lg->loop, lg->host, lg->port, lg->tls, lg->host, &co, &lc->c) == 0)
     return 0;
   lg->errors++;
   if (!admin) lg->closed++;
+  lc->timer_open = 0;
   uv_close((uv_handle_t *)&lc->retry, NULL);
   return -1;
+}
+
+/* --reconnect: the backoff is over; try again (a failure to even start is one more attempt). */
+static void lg_reconnect(uv_timer_t *t) {
+  lg_conn_t *lc = t->data;
+  lg_t *lg = lc->lg;
+  if (lg->stopping) return;
+  lg->reconnects++;
+  nq_conn_opts_t co = {.on_open = on_open, .on_frame = on_frame, .on_error = on_error,
+                       .on_close = on_close, .data = lc, .handshake_timeout_ms = 30000};
+  if (nq_conn_connect(lg->loop, lg->host, lg->port, lg->tls, lg->host, &co, &lc->c) != 0) {
+    lc->attempt++;
+    uv_timer_start(&lc->retry, lg_reconnect, (uint64_t)(lg->backoff_max * 1000), 0);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -344,6 +425,8 @@ int main(int argc, char **argv) {
       {"idle", no_argument, 0, 'i'},         {"help", no_argument, 0, 'h'},
       {"think", required_argument, 0, 'k'},  {"admin-token-file", required_argument, 0, 'A'},
       {"status-ms", required_argument, 0, 'm'}, {"version", no_argument, 0, 'V'},
+      {"reconnect", no_argument, 0, 'R'},   {"backoff-max", required_argument, 0, 'B'},
+      {"stop-after", required_argument, 0, 'K'},
       {0, 0, 0, 0}};
   lg_t lg;
   memset(&lg, 0, sizeof lg);
@@ -351,6 +434,7 @@ int main(int argc, char **argv) {
   lg.seconds = 10;
   lg.want = 8;
   lg.status_ms = 200;
+  lg.backoff_max = 60;
   const char *server = NULL, *ca = NULL;
   char key[256], token[256];
   int o;
@@ -380,6 +464,9 @@ int main(int argc, char **argv) {
       lg.admin_token = token;
       break;
     case 'i': lg.idle = 1; break;
+    case 'R': lg.reconnect = 1; break;
+    case 'B': lg.backoff_max = atof(optarg); break;
+    case 'K': lg.stop_after = atoi(optarg); break;
     case 'h': usage(stdout); return 0;
     case 'V': nq_print_version("nq-loadgen"); return 0;
     default: usage(stderr); return 2;
@@ -388,7 +475,7 @@ int main(int argc, char **argv) {
   char host[NQ_HOST_MAX];
   if (!server || nq_hostport_parse(server, host, sizeof host, &lg.port, 0) != 0 || !ca ||
       !lg.enrol || lg.nconns < 1 || lg.seconds < 1 || lg.want < 1 || lg.want > LG_PIPE_MAX ||
-      lg.think_ms < 0 || lg.status_ms < 1) {
+      lg.think_ms < 0 || lg.status_ms < 1 || !(lg.backoff_max >= 0.5 && lg.backoff_max <= 3600)) {
     usage(stderr);
     return 2;
   }
@@ -427,7 +514,14 @@ int main(int argc, char **argv) {
   lat_print("get_work", &lg.lat_work);
   lat_print("result", &lg.lat_result);
   if (lg.admin_token) lat_print("status", &lg.lat_status);
+  if (lg.reconnect) {
+    printf(" reconnects=%llu busy=%llu", (unsigned long long)lg.reconnects,
+           (unsigned long long)lg.busy);
+    lat_print("back", &lg.lat_back);
+  }
   printf("\n");
+  for (int i = 0; i < lg.nconns; i++) free(lg.conns[i].token);
+  free(lg.lat_back.v);
   free(lg.lat_work.v);
   free(lg.lat_result.v);
   free(lg.lat_status.v);

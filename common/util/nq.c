@@ -29,6 +29,7 @@ const char *nq_strerror(int err) {
   case NQ_ESCHEMA: return "database schema newer than this program";
   case NQ_ENODEV: return "no such device or kernel";
   case NQ_EDEVICE: return "device failure";
+  case NQ_ECORRUPT: return "data fails its consistency checks";
   default: return "unknown error";
   }
 }

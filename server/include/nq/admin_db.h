@@ -1,8 +1,9 @@
 /* nq: the server library's public interface for nq-admin's local mode -- the server's database
  * opened directly (beside a running server, or without one) and the admin API over it.
  *
- * This is the only header of server/ that code outside server/ includes (nq-admin links the
- * server library for it); the store, the scheduler and the admin API behind it stay private.
+ * With nq/backup.h, this is the only header of server/ that code outside server/ includes
+ * (nq-admin links the server library for them); the store, the scheduler and the admin API
+ * behind it stay private.
  * Requests and refusals are the protocol's (nq/proto.h), so a command reads the same whether it
  * runs here or through a server's admin session.
  */
