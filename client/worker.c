@@ -20,6 +20,8 @@ struct cli_worker_shared_s {
   pthread_mutex_t lock;
   pthread_cond_t cond;   /* a job, or quit */
   pthread_cond_t exited_cond;
+  pthread_cond_t notify_cond; /* something for the loop: the notifier thread tells it */
+  int notify_pending;
   int quit, exited, orphan;
   int has_job, running;
   int64_t job_id;
@@ -37,9 +39,27 @@ static void on_async(uv_async_t *a) {
   if (w->on_event) w->on_event(w);
 }
 
-/* Tell the loop; the lock is held. After quit the handle may be closed: say nothing. */
+/* Tell the loop; the lock is held. The solver threads run at idle priority: one preempted in
+ * the middle of uv_async_send leaves the loop thread spinning in uv__async_spin until it runs
+ * again (69% of a client's time on a busy machine, docs/performance.md). So they only wake the
+ * notifier thread, which runs at the loop's priority and sends. */
 static void notify_locked(cli_worker_shared_t *sh) {
-  if (!sh->quit) uv_async_send(sh->async);
+  sh->notify_pending = 1;
+  pthread_cond_signal(&sh->notify_cond);
+}
+
+/* The notifier: one uv_async_send per wake-up, never after quit (the handle may be closed). */
+static void *notifier_main(void *arg) {
+  cli_worker_shared_t *sh = arg;
+  pthread_mutex_lock(&sh->lock);
+  for (;;) {
+    while (!sh->quit && !sh->notify_pending) pthread_cond_wait(&sh->notify_cond, &sh->lock);
+    if (sh->quit) break;
+    sh->notify_pending = 0;
+    uv_async_send(sh->async);
+  }
+  pthread_mutex_unlock(&sh->lock);
+  return NULL;
 }
 
 /* Where the run stands, as a PROGRESS event; the lock is held. */
@@ -153,6 +173,7 @@ static void shared_free(cli_worker_shared_t *sh) {
   }
   if (sh->done_new && sh->done.has_ckpt) nq_ckpt_free(&sh->done.ckpt);
   pthread_cond_destroy(&sh->exited_cond);
+  pthread_cond_destroy(&sh->notify_cond);
   pthread_cond_destroy(&sh->cond);
   pthread_mutex_destroy(&sh->lock);
   free(sh);
@@ -213,6 +234,7 @@ int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_gpu_t *con
   int ok = pthread_mutex_init(&sh->lock, NULL) == 0;
   ok = ok && pthread_cond_init(&sh->cond, NULL) == 0;
   ok = ok && pthread_cond_init(&sh->exited_cond, &ca) == 0;
+  ok = ok && pthread_cond_init(&sh->notify_cond, NULL) == 0;
   pthread_condattr_destroy(&ca);
   if (!ok) {
     free(sh); /* glibc's mutexes and condition variables hold no resources of their own */
@@ -223,7 +245,18 @@ int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_gpu_t *con
     return NQ_EIO;
   }
   w->async.data = w;
+  /* The notifier first (created here, on the loop's thread: it keeps the loop's priority). */
+  if (pthread_create(&w->notifier, NULL, notifier_main, sh) != 0) {
+    uv_close((uv_handle_t *)&w->async, NULL);
+    shared_free(sh);
+    return NQ_EIO;
+  }
   if (pthread_create(&w->thread, NULL, worker_main, sh) != 0) {
+    pthread_mutex_lock(&sh->lock);
+    sh->quit = 1;
+    pthread_cond_signal(&sh->notify_cond);
+    pthread_mutex_unlock(&sh->lock);
+    pthread_join(w->notifier, NULL);
     uv_close((uv_handle_t *)&w->async, NULL);
     shared_free(sh);
     return NQ_EIO;
@@ -299,14 +332,16 @@ int cli_worker_stop(cli_worker_t *w, int wait_ms) {
   until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
   if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
   pthread_mutex_lock(&sh->lock);
-  sh->quit = 1; /* from here on the thread never touches the handle */
+  sh->quit = 1; /* from here on no thread touches the handle */
   __atomic_store_n(&sh->cancel, 1, __ATOMIC_RELAXED);
   pthread_cond_signal(&sh->cond);
+  pthread_cond_signal(&sh->notify_cond);
   while (!sh->exited && pthread_cond_timedwait(&sh->exited_cond, &sh->lock, &until) == 0) {
   }
   int joined = sh->exited;
   if (!joined) sh->orphan = 1; /* the thread frees sh when its task is done */
   pthread_mutex_unlock(&sh->lock);
+  pthread_join(w->notifier, NULL); /* it saw quit: gone at once, before sh may be freed */
   if (joined) {
     pthread_join(w->thread, NULL);
     shared_free(sh);

@@ -3,9 +3,10 @@
  * One pthread runs one unit at a time as a run of the solver pool (nq/solver_pool.h: the unit's
  * deterministic cut, a pool of `threads` threads, the worker being one of them), from zero or from
  * a checkpoint. It never touches loop handles: what it has to say (a finished or stopped unit, how
- * far the running one is) goes into a state guarded by a mutex, followed by uv_async_send on the
- * async handle the worker owns; the loop thread then calls cli_worker_poll from `on_event`. The
- * loop thread takes a checkpoint of the running unit whenever it wants (cli_worker_snapshot): the
+ * far the running one is) goes into a state guarded by a mutex, and a notifier thread at the
+ * loop's priority then calls uv_async_send on the async handle the worker owns (the solver
+ * threads at idle priority never do: one preempted inside it would make the loop spin); the loop
+ * thread then calls cli_worker_poll from `on_event`. The loop thread takes a checkpoint of the running unit whenever it wants (cli_worker_snapshot): the
  * tasks finished so far, without stopping anything.
  *
  * That shared state lives on the heap, apart from the cli_worker_t the loop owns, so that a stop
@@ -57,6 +58,7 @@ enum { CLI_WEV_NONE = 0, CLI_WEV_PROGRESS, CLI_WEV_DONE };
 struct cli_worker_s {
   uv_async_t async;         /* owned; on_event runs on the loop thread */
   pthread_t thread;
+  pthread_t notifier;       /* sends the thread's news to the loop (worker.c, notify_locked) */
   cli_worker_shared_t *sh;  /* shared with the thread (worker.c) */
   int started;
   void (*on_event)(cli_worker_t *w);
