@@ -6,8 +6,9 @@
  * far the running one is) goes into a state guarded by a mutex, and a notifier thread at the
  * loop's priority then calls uv_async_send on the async handle the worker owns (the solver
  * threads at idle priority never do: one preempted inside it would make the loop spin); the loop
- * thread then calls cli_worker_poll from `on_event`. The loop thread takes a checkpoint of the running unit whenever it wants (cli_worker_snapshot): the
- * tasks finished so far, without stopping anything.
+ * thread then calls cli_worker_poll from `on_event`. The loop thread takes a checkpoint of the
+ * running unit whenever it wants (cli_worker_snapshot): the tasks finished so far, without
+ * stopping anything.
  *
  * That shared state lives on the heap, apart from the cli_worker_t the loop owns, so that a stop
  * never has to wait for a long task: cli_worker_stop waits a bounded time for the thread and
