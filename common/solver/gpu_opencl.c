@@ -395,9 +395,10 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
     if (units[i].n != units[0].n || nq_unit_validate(&units[i], NULL, 0)) return NQ_EINVAL;
   const int bn = units[0].n;
   subs_t q;
-  /* Enough subtrees to fill every slot twice over (NQ_GPU_SUBTREES at least). */
-  size_t want = 2 * g->nslots > NQ_GPU_SUBTREES ? 2 * g->nslots : NQ_GPU_SUBTREES;
-  int rc = expand(units, n, want, out, &q);
+  /* NQ_GPU_SUBTREES, not the device's slots: expanding a batch to twice an H200's 270,336 slots
+   * made N=17 0.19 -> 0.85 s and N=18 0.39 -> 0.83 s (the host's expansion and the smaller
+   * subtrees); the tail's splitting fills the slots instead. */
+  int rc = expand(units, n, NQ_GPU_SUBTREES, out, &q);
   if (rc) return rc;
   /* Fill the empty slots from the queue, launch, take the finished ones; when the queue is empty
    * and most slots idle, split the searches still running. Until nothing is left. */

@@ -4,8 +4,8 @@
  * count for every unit (dead and blocked nodes cut the same way), so a GPU result and a CPU result
  * of one unit agree on the fingerprint. How: each unit of a batch is expanded on the host, row by
  * row through the generator (nq_unit_children), until the batch holds enough subtrees to fill the
- * device (twice its slots, NQ_GPU_SUBTREES at least) and each subtree has at most
- * NQ_GPU_ROWS_MAX rows left; the expanded rows' nodes are counted on the host. One work-item then searches one subtree (common/solver/gpu_kernel.cl: the
+ * device (NQ_GPU_SUBTREES) and each subtree has at most NQ_GPU_ROWS_MAX rows left; the expanded
+ * rows' nodes are counted on the host. One work-item then searches one subtree (common/solver/gpu_kernel.cl: the
  * reference's search, iterative, over bitmask stacks), and the host adds the work-items' counts
  * up per unit.
  *
@@ -40,8 +40,7 @@
 #define NQ_GPU_MAX_DEVICES 64
 #define NQ_GPU_ROWS_MAX 12      /* a subtree never has more rows left below it than this */
 #define NQ_GPU_ROWS_MIN 6       /* and the host stops expanding at this many */
-#define NQ_GPU_SUBTREES (1u << 17) /* a batch is expanded until it holds at least this many
-                                      subtrees (and twice the device's slots) */
+#define NQ_GPU_SUBTREES (1u << 17) /* a batch is expanded until it holds this many subtrees */
 
 typedef struct nq_gpu_info_s {
   int index;              /* 0.. in platform order, then the platform's device order */
