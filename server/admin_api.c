@@ -283,13 +283,16 @@ static int client_cb(const srv_client_t *c, void *arg) {
   srv_owner_t own;
   int rc = srv_owner_get(l->st, c->owner_id, &own);
   if (rc) return rc;
-  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, s:b, s:I, s:s, s:b, s:s, s:s?, s:I}",
+  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, s:b, s:I, s:s, s:b, s:s, s:s?, s:I, "
+                        "s:I, s:b}",
                         "name", c->name, "id", (json_int_t)c->id, "created",
                         (json_int_t)c->created, "last_seen", (json_int_t)c->last_seen, "active",
                         active, "valid", (json_int_t)c->valid, "invalid", (json_int_t)c->invalid,
                         "banned", c->banned, "outstanding", (json_int_t)c->outstanding, "owner",
                         own.name, "suspect", c->suspect, "network", c->net, "software",
-                        c->software[0] ? c->software : NULL, "protocol", (json_int_t)c->protocol);
+                        c->software[0] ? c->software : NULL, "protocol", (json_int_t)c->protocol,
+                        "lapses", (json_int_t)c->lapses, "hoarding",
+                        srv_sched_lapse_factor(c->lapses) > 1);
   if (!o) return NQ_ENOMEM;
   char backends[512];
   rc = srv_client_backends(l->st, c->id, backends, sizeof backends);
