@@ -14,7 +14,9 @@
  *     (with the busiest addresses) instead of one line per refusal.
  * Entries without connections whose state has decayed are dropped; the table holds at most
  * SRV_PEERS_MAX entries, beyond which new addresses are not tracked (they are still bound by
- * --max-conns, and counted in the summaries as "untracked").
+ * --max-conns, and counted in the summaries as "untracked"). A summary line names the busiest
+ * addresses and, when many addresses of one network take part, the busiest networks (IPv4 /24,
+ * IPv6 /48) with how many addresses each.
  *
  * Loop thread only. Times are the loop's milliseconds (uv_now). */
 #ifndef SRV_PEERS_H
@@ -41,6 +43,7 @@ typedef enum {
   SRV_PEER_AUTH_DELAYED,        /* ... of which the refusal was delayed */
   SRV_PEER_ENROL_RATE,          /* enrolment refused: the address's rate */
   SRV_PEER_ENROL_CAP,           /* enrolment refused: --max-clients reached */
+  SRV_PEER_EVICTED,             /* pre-auth connection closed to admit a newer one */
   SRV_PEER_NCOUNT
 } srv_peer_count_t;
 
@@ -77,6 +80,9 @@ typedef struct srv_peers_s {
 int srv_addr_key(const struct sockaddr_storage *ss, srv_addr_key_t *k);
 /* "192.0.2.7" or "2001:db8:1:2::/64". */
 void srv_addr_key_str(const srv_addr_key_t *k, char out[SRV_PEER_ADDR_STR]);
+/* Its network, as the summaries group an address-spread flood: "192.0.2.0/24" or
+ * "2001:db8:1::/48". */
+void srv_addr_net_str(const srv_addr_key_t *k, char out[SRV_PEER_ADDR_STR]);
 
 /* Returns 0 or NQ_ENOMEM. */
 int srv_peers_init(srv_peers_t *p, const srv_peer_limits_t *lim);

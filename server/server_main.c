@@ -48,6 +48,9 @@ static void usage(FILE *f) {
           "  --max-preauth-per-addr N\n"
           "                        connections not yet logged in per address (IPv4, IPv6 /64);\n"
           "                        more are dropped at once, 0 = no limit (default 16)\n"
+          "  --max-preauth N       connections not yet logged in, in all; past N, or when the\n"
+          "                        server is full, the oldest is closed to admit a new one\n"
+          "                        (default --max-conns / 2)\n"
           "  --enrol-per-addr N    enrolments per address: N at once, N more per hour,\n"
           "                        0 = no limit (default 20)\n"
           "  --max-clients N       enrolled clients at most, 0 = no cap (default 100000)\n"
@@ -92,7 +95,8 @@ static int int_arg(const char *opt, const char *v, long min, long max) {
 static void parse_args(srv_config_t *cfg, int argc, char **argv) {
   enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE,
          O_LEASEMIN, O_MAXOUT, O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT,
-         O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPTIME, O_PAGEURL, O_HELP, O_HELLO, O_PREAUTH, O_ENROL, O_MAXCLI,
+         O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPTIME, O_PAGEURL, O_HELP, O_HELLO, O_PREAUTH,
+         O_PREAUTHALL, O_ENROL, O_MAXCLI,
          O_AFLIMIT, O_AFDELAY, O_SUMMARY, O_VERSION, O_BKDIR, O_BKEVERY, O_BKKEEP, O_OUTMAX };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
@@ -120,6 +124,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"page-url", required_argument, 0, O_PAGEURL},
       {"hello-timeout", required_argument, 0, O_HELLO},
       {"max-preauth-per-addr", required_argument, 0, O_PREAUTH},
+      {"max-preauth", required_argument, 0, O_PREAUTHALL},
       {"enrol-per-addr", required_argument, 0, O_ENROL},
       {"max-clients", required_argument, 0, O_MAXCLI},
       {"auth-fail-limit", required_argument, 0, O_AFLIMIT},
@@ -222,6 +227,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
     case O_PREAUTH:
       cfg->max_preauth_per_addr = int_arg("max-preauth-per-addr", optarg, 0, 1000000);
       break;
+    case O_PREAUTHALL: cfg->max_preauth = int_arg("max-preauth", optarg, 1, 1000000); break;
     case O_ENROL: cfg->enrol_per_addr = int_arg("enrol-per-addr", optarg, 0, 1000000); break;
     case O_MAXCLI: cfg->max_clients = int_arg("max-clients", optarg, 0, 1000000000); break;
     case O_AFLIMIT: cfg->auth_fail_limit = int_arg("auth-fail-limit", optarg, 0, 1000000); break;

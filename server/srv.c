@@ -152,6 +152,14 @@ static void on_conn_error(nq_conn_t *c, int status) {
 /* The connection no longer counts as pre-auth for its address (hello succeeded, or it closed). */
 static void conn_preauth_done(srv_conn_t *sc) {
   if (!sc->preauth) return;
+  srv_t *s = sc->srv;
+  if (sc->pa_prev) sc->pa_prev->pa_next = sc->pa_next;
+  else s->pa_head = sc->pa_next;
+  if (sc->pa_next) sc->pa_next->pa_prev = sc->pa_prev;
+  else s->pa_tail = sc->pa_prev;
+  sc->pa_prev = sc->pa_next = NULL;
+  assert(s->npreauth > 0);
+  s->npreauth--;
   sc->preauth = 0;
   if (sc->peer) {
     assert(sc->peer->preauth > 0);
@@ -180,15 +188,51 @@ static void on_reject_closed(uv_handle_t *h) {
   free(h);
 }
 
-/* Accept and drop at once: libuv keeps reporting a pending connection until it is accepted. */
-static void reject_raw(srv_t *s, uv_stream_t *server) {
+/* Accept and drop at once: libuv keeps reporting a pending connection until it is accepted.
+ * `count`: summarise the refusal under the peer's address (SRV_PEER_REFUSED_BUSY). */
+static void reject_raw(srv_t *s, uv_stream_t *server, int count) {
   uv_tcp_t *t = malloc(sizeof *t);
   if (!t || uv_tcp_init(s->loop, t) != 0) {
     free(t);
+    if (count) srv_peers_count(&s->peers, NULL, SRV_PEER_REFUSED_BUSY);
     return;
   }
-  uv_accept(server, (uv_stream_t *)t);
+  srv_peer_t *pe = NULL;
+  if (uv_accept(server, (uv_stream_t *)t) == 0 && count) {
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    srv_addr_key_t k;
+    if (uv_tcp_getpeername(t, (struct sockaddr *)&ss, &len) == 0 && srv_addr_key(&ss, &k) == 0)
+      pe = srv_peers_get(&s->peers, &k, uv_now(s->loop));
+  }
+  if (count) srv_peers_count(&s->peers, pe, SRV_PEER_REFUSED_BUSY);
   uv_close((uv_handle_t *)t, on_reject_closed);
+}
+
+/* Room for clients that log in: close the oldest connection that has not said hello (other
+ * than `keep`), preferring one that never sent a byte (an idle flood) over one in its TLS
+ * handshake, and never one with a request in the current batch (its hello is being handled).
+ * Returns 1 if one was closed. It stops counting against --max-conns at once. */
+#define EVICT_SCAN 64
+static int evict_preauth(srv_t *s, const srv_conn_t *keep) {
+  srv_conn_t *victim = NULL;
+  int scanned = 0;
+  for (srv_conn_t *sc = s->pa_head; sc && scanned < EVICT_SCAN; sc = sc->pa_next, scanned++) {
+    if (sc == keep || sc->refs > 0 || !sc->conn) continue;
+    if (!nq_conn_heard(sc->conn)) {
+      victim = sc;
+      break;
+    }
+    if (!victim) victim = sc;
+  }
+  if (!victim) return 0;
+  srv_peers_count(&s->peers, victim->peer, SRV_PEER_EVICTED);
+  conn_preauth_done(victim);
+  victim->refused = 1;
+  s->nconns--;
+  victim->state = SRV_CONN_DEAD;
+  nq_conn_abort(victim->conn);
+  return 1;
 }
 
 /* Find the address entry of a new connection and count it there. Returns 0, or -1 when its
@@ -205,6 +249,11 @@ static int conn_attach_peer(srv_t *s, srv_conn_t *sc) {
   }
   sc->peer = pe;
   sc->preauth = 1;
+  sc->pa_prev = s->pa_tail;
+  if (s->pa_tail) s->pa_tail->pa_next = sc;
+  else s->pa_head = sc;
+  s->pa_tail = sc;
+  s->npreauth++;
   if (pe) {
     pe->conns++;
     pe->preauth++;
@@ -218,14 +267,17 @@ static void on_connection(uv_stream_t *server, int status) {
     nq_log(NQ_LOG_WARN, "accept: %s", uv_strerror(status));
     return;
   }
-  if (s->stopping || s->nconns >= s->cfg.max_conns + BUSY_SLACK) {
-    if (!s->stopping) srv_peers_count(&s->peers, NULL, SRV_PEER_REFUSED_BUSY);
-    reject_raw(s, server);
+  if (s->stopping) {
+    reject_raw(s, server, 0);
+    return;
+  }
+  if (s->nconns >= s->cfg.max_conns + BUSY_SLACK && !evict_preauth(s, NULL)) {
+    reject_raw(s, server, 1);
     return;
   }
   srv_conn_t *sc = calloc(1, sizeof *sc);
   if (!sc) {
-    reject_raw(s, server);
+    reject_raw(s, server, 0);
     return;
   }
   sc->srv = s;
@@ -262,7 +314,13 @@ static void on_connection(uv_stream_t *server, int status) {
     s->nconns--;
     sc->state = SRV_CONN_DEAD;
     nq_conn_abort(sc->conn);
-  } else if (s->nconns > s->cfg.max_conns) {
+    return;
+  }
+  /* Logged-in clients keep their slots: connections that have not said hello get at most
+   * preauth_cap of them, and when the server is full the oldest of those makes room. */
+  while ((s->npreauth > s->preauth_cap || s->nconns > s->cfg.max_conns) && evict_preauth(s, sc)) {
+  }
+  if (s->nconns > s->cfg.max_conns) {
     sc->busy = 1;
     srv_peers_count(&s->peers, sc->peer, SRV_PEER_REFUSED_BUSY);
   }
@@ -742,6 +800,8 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   s->dd.lock_fd = -1;
   s->loop = loop;
   s->cfg = *cfg;
+  s->preauth_cap = cfg->max_preauth > 0 ? cfg->max_preauth : cfg->max_conns / 2;
+  if (s->preauth_cap < 1) s->preauth_cap = 1;
   int64_t now = nq_now_wall();
   srv_peer_limits_t lim = {cfg->max_preauth_per_addr, cfg->enrol_per_addr, cfg->auth_fail_limit,
                            cfg->auth_fail_delay * 1000};

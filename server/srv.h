@@ -78,6 +78,8 @@ typedef struct srv_config_s {
   const char *page_url;
   int hello_timeout;    /* s from accept to a hello (TLS handshake included); default 10 */
   int max_preauth_per_addr; /* pre-auth connections per address (peers.h); default 16, 0 = any */
+  int max_preauth;      /* pre-auth connections in all: past it (or past max_conns) the oldest
+                           one is closed to admit a new one; default 0 = max_conns / 2 */
   int enrol_per_addr;   /* enrolments per address: burst and per hour; default 20, 0 = any */
   int max_clients;      /* enrolled clients at most; default 100000, 0 = no cap */
   int auth_fail_limit;  /* failed logins per address and minute before they are slowed;
@@ -112,9 +114,12 @@ typedef struct srv_conn_s {
   nq_conn_t *conn;          /* NULL once the transport has closed (on_close ran) */
   srv_conn_state_t state;
   int busy;                 /* over --max-conns: send `busy` once TLS is up, then close */
-  int refused;              /* dropped at accept (pre-auth limit); not counted in nconns */
+  int refused;              /* dropped at accept (pre-auth limit) or evicted to admit a newer
+                               connection: no longer counted in nconns */
   srv_peer_t *peer;         /* its address's entry (peers.h), NULL if untracked */
-  int preauth;              /* counted in peer->preauth (until hello succeeds or it closes) */
+  int preauth;              /* counted in peer->preauth and on srv_t's pre-auth list (until
+                               hello succeeds or it closes) */
+  struct srv_conn_s *pa_prev, *pa_next; /* the pre-auth list, oldest first */
   int held;                 /* input held (SRV_CONN_MAX_PENDING): on srv_t.held, one ref */
   struct srv_conn_s *held_next;
   uint64_t close_at_ms;     /* a delayed refusal (slowed address): close then, with ... */
@@ -168,6 +173,8 @@ struct srv_s {
   srv_conn_t *conns;      /* every live connection */
   int nconns;
   srv_conn_t *held;       /* connections whose input waits for the current batch */
+  srv_conn_t *pa_head, *pa_tail; /* connections that have not logged in, oldest first */
+  int npreauth, preauth_cap;
   srv_peers_t peers;      /* per-address limits and refusal counts */
 
   srv_req_t *batch;       /* the requests of this loop iteration */
