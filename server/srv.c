@@ -100,6 +100,17 @@ static void on_conn_open(nq_conn_t *c) {
   }
 }
 
+/* What a request's reply may hold, in assignments (SRV_BATCH_WEIGHT): a get_work's answer
+ * re-sends up to min(want, max_outstanding) of them; a malformed want is refused with a small
+ * error. */
+static int req_weight(const srv_t *s, const json_t *msg) {
+  if (nq_msg_type(msg, NULL) != NQ_MSG_GET_WORK) return 1;
+  const json_t *w = json_object_get(msg, "want");
+  json_int_t want = json_is_integer(w) ? json_integer_value(w) : 1;
+  if (want > s->cfg.max_outstanding) want = s->cfg.max_outstanding;
+  return want < 1 ? 1 : (int)want;
+}
+
 static void on_conn_frame(nq_conn_t *c, json_t *msg) {
   srv_conn_t *sc = nq_conn_data(c);
   srv_t *s = sc->srv;
@@ -121,6 +132,9 @@ static void on_conn_frame(nq_conn_t *c, json_t *msg) {
   memset(r, 0, sizeof *r);
   r->sc = sc;
   r->msg = json_incref(msg);
+  r->weight = req_weight(s, msg);
+  sc->pending_w += r->weight;
+  s->batch_w += r->weight;
   sc->refs++;
   /* A peer that pipelines requests gets no more read until this batch has answered them, so
    * what it can make us hold is bounded by requests, not by the bytes it sends: at most
@@ -129,7 +143,8 @@ static void on_conn_frame(nq_conn_t *c, json_t *msg) {
    * high-water mark, its output stays under SRV_CONN_HIGH_WATER + one reply. A full batch
    * (SRV_BATCH_MAX) holds every connection that delivers a frame, which bounds the replies
    * built at once whatever the number of connections. The held list keeps a reference. */
-  if ((sc->refs >= SRV_CONN_MAX_PENDING || nq_conn_queued(c) > 0 || s->nbatch >= SRV_BATCH_MAX) &&
+  if ((sc->refs >= SRV_CONN_MAX_PENDING || sc->pending_w >= SRV_CONN_PENDING_WEIGHT ||
+       nq_conn_queued(c) > 0 || s->nbatch >= SRV_BATCH_MAX || s->batch_w >= SRV_BATCH_WEIGHT) &&
       !sc->held) {
     sc->held = 1;
     sc->refs++;
@@ -466,9 +481,11 @@ static void batch_run(srv_t *s) {
     }
     json_decref(r->reply);
     json_decref(r->msg);
+    sc->pending_w -= r->weight;
     conn_unref(sc);
   }
   s->nbatch = 0;
+  s->batch_w = 0;
   release_held(s);
   if (s->ban_pending) {
     s->ban_pending = 0;

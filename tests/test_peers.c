@@ -15,8 +15,10 @@
 #include "nq/certs.h"
 #include "nq/frame.h"
 #include "nq/nq.h"
+#include "nq/proto.h"
 #include "nq/solver.h"
 #include "peers.h"
+#include "srv.h"
 #include "testutil.h"
 
 #include <arpa/inet.h>
@@ -260,7 +262,8 @@ typedef struct {
 /* Open n connections as enrolled clients, then pipeline get_work on all of them without ever
  * reading, until each is blocked (the server stopped reading it) or has sent ATT_CAP. Returns
  * the server's largest VmRSS seen (KiB) and checks it against the bound. */
-static long no_read_round(int n, char tokens[][256], int ntok, long base_kib) {
+static long no_read_round(int n, int want, int max_out, char tokens[][256], int ntok,
+                          long base_kib) {
   att_t *a = calloc((size_t)n, sizeof *a);
   ck_assert_ptr_nonnull(a);
   double t0 = fxh_now_s();
@@ -272,12 +275,12 @@ static long no_read_round(int n, char tokens[][256], int ntok, long base_kib) {
   }
   double t_login = fxh_now_s() - t0;
   /* 64 pipelined requests per write. */
-  uint8_t burst[64 * 64];
+  uint8_t burst[64 * 64]; /* a get_work frame is under 64 bytes */
   size_t blen = 0;
   for (int k = 0; k < 64; k++) {
     uint8_t *f;
     size_t fl;
-    json_t *g = json_pack("{s:s, s:i}", "type", "get_work", "want", 64);
+    json_t *g = json_pack("{s:s, s:i}", "type", "get_work", "want", want);
     ck_assert_int_eq(nq_frame_encode(g, &f, &fl), 0);
     json_decref(g);
     ck_assert(blen + fl <= sizeof burst);
@@ -331,7 +334,7 @@ static long no_read_round(int n, char tokens[][256], int ntok, long base_kib) {
   for (int i = 0; i < n; i++) total += a[i].sent;
   /* Meanwhile the server still serves an honest client (from another address). */
   double h = honest_try("127.0.0.2", tokens[0]);
-  long bound = 64 * 1024 + 128L * n;
+  long bound = 64 * 1024 + SRV_CONN_MEM_KIB(max_out) * n; /* docs/server.md */
   int san = fxh_srv_is_sanitized();
   printf("peers: no-read attack, %d connections: %d blocked by the server, %d at the %u KiB cap, "
          "%.1f MiB of requests sent in %.1f s (logins %.1f s); server VmRSS %ld KiB before, "
@@ -349,24 +352,30 @@ static long no_read_round(int n, char tokens[][256], int ntok, long base_kib) {
   return peak;
 }
 
-START_TEST(no_read_attack) {
+/* The attack at --max-outstanding `max_out`, each request asking for `want` (the most it may
+ * hold, so every answer re-sends everything it holds), from `ntok` enrolled clients (the job's
+ * 268 units x quorum 2 must cover what they hold): 200 connections, then 1,000. */
+static void no_read_attack_at(int max_out, int want, int ntok) {
   long nofile = raise_nofile();
   if (nofile < 2200) {
     printf("peers: no-read attack skipped: only %ld descriptors\n", nofile);
     return;
   }
-  static const char *const args[] = {"--max-conns", "1100", "--quorum", "2", "--quorum-distinct",
-                                     "client",
-                                     "--max-outstanding", "64", NULL};
+  char mo[16];
+  snprintf(mo, sizeof mo, "%d", max_out);
+  const char *const args[] = {"--max-conns", "1100", "--quorum", "2", "--quorum-distinct",
+                              "client", "--max-outstanding", mo, NULL};
   server_up("noread", args);
   char tokens[4][256];
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < ntok; i++) {
     char name[16];
     snprintf(name, sizeof name, "greedy%d", i);
     fxh_enrol(name, tokens[i], sizeof tokens[i]);
   }
   long base = fxh_srv_rss_kib();
-  no_read_round(200, tokens, 4, base);
+  printf("peers: no-read attack at --max-outstanding %d, want %d, %d clients\n", max_out, want,
+         ntok);
+  no_read_round(200, want, max_out, tokens, ntok, base);
   if (fxh_srv_is_sanitized()) {
     /* The bound is not applied there (ASan's quarantine and shadow memory), and the server
      * works through the attack several times slower: the 200-connection round is enough to
@@ -379,8 +388,19 @@ START_TEST(no_read_attack) {
     fxh_sleep_ms(100);
     if (fxh_srv_rss_kib() < base + 64 * 1024) break;
   }
-  no_read_round(1000, tokens, 4, base);
+  no_read_round(1000, want, max_out, tokens, ntok, base);
   server_down();
+}
+
+START_TEST(no_read_attack) {
+  no_read_attack_at(64, 64, 4);
+}
+END_TEST
+
+/* The same at the largest legal --max-outstanding (issue 33: 131 MB at 200 connections, 325 MB
+ * at 1,000, over the bound, before replies were weighed in the batch). */
+START_TEST(no_read_attack_max_outstanding) {
+  no_read_attack_at(NQ_PROTO_OUTSTANDING_MAX, NQ_PROTO_OUTSTANDING_MAX, 2);
 }
 END_TEST
 
@@ -690,6 +710,7 @@ int main(void) {
   TCase *nr = tcase_create("noread");
   tcase_set_timeout(nr, 400);
   tcase_add_test(nr, no_read_attack);
+  tcase_add_test(nr, no_read_attack_max_outstanding);
   suite_add_tcase(s, nr);
   return tu_run_suite(s);
 }
