@@ -97,8 +97,8 @@ static int hist_cb(const srv_history_t *h, void *arg) {
     double dt = (double)(h->t - c->prev.t);
     double dn = h->nodes >= c->prev.nodes ? (double)(h->nodes - c->prev.nodes) : 0.0;
     int64_t dr = h->results - c->prev.results;
-    rps = json_real((double)(dr > 0 ? dr : 0) / dt);
-    nps = json_real(dn / dt);
+    rps = srv_json_finite((double)(dr > 0 ? dr : 0) / dt);
+    nps = srv_json_finite(dn / dt);
   }
   json_object_set_new(o, "results_per_s", rps);
   json_object_set_new(o, "nodes_per_s", nps);
