@@ -100,7 +100,7 @@ static void enrol_refill(const srv_peers_t *p, srv_peer_t *e, uint64_t now_ms) {
 
 /* An entry can go when nothing about it would differ from a fresh one. */
 static int decayed(const srv_peers_t *p, srv_peer_t *e, uint64_t now_ms) {
-  if (e->conns > 0) return 0;
+  if (e->conns > 0 || e->http > 0) return 0;
   for (int i = 0; i < SRV_PEER_NCOUNT; i++)
     if (e->iv[i]) return 0;
   if (e->fails && now_ms - e->fails_ms < SRV_AUTH_FAIL_WINDOW_MS) return 0;
@@ -189,7 +189,10 @@ static const char *const count_what[SRV_PEER_NCOUNT] = {
     [SRV_PEER_AUTH_DELAYED] = "failed login(s) answered late (address over --auth-fail-limit)",
     [SRV_PEER_ENROL_RATE] = "enrolment(s) refused over the per-address rate",
     [SRV_PEER_ENROL_CAP] = "enrolment(s) refused at --max-clients",
-    [SRV_PEER_EVICTED] = "connection(s) without hello closed to admit newer ones (server full)"};
+    [SRV_PEER_EVICTED] = "connection(s) without hello closed to admit newer ones (server full)",
+    [SRV_PEER_HTTP_PER_ADDR] = "HTTP connection(s) refused over --http-max-per-addr (429)",
+    [SRV_PEER_HTTP_BUSY] = "HTTP connection(s) refused over --http-max-conns (503)",
+    [SRV_PEER_LOGIN_QUIET] = "more successful login(s) not logged one by one"};
 
 typedef struct {
   const srv_peer_t *e;
@@ -296,7 +299,8 @@ static int summary_line(srv_peers_t *p, srv_peer_count_t what, int seconds) {
     len += (size_t)snprintf(list + len, sizeof list - len, "%suntracked x%llu", len ? ", " : "",
                             (unsigned long long)p->untracked[what]);
   if (naddr > TOP && len < sizeof list) net_list(nets, list, len, sizeof list);
-  nq_log(NQ_LOG_WARN, "last %d s: %llu %s, from %zu address(es): %s", seconds,
+  nq_log(what == SRV_PEER_LOGIN_QUIET ? NQ_LOG_INFO : NQ_LOG_WARN,
+         "last %d s: %llu %s, from %zu address(es): %s", seconds,
          (unsigned long long)total, count_what[what], naddr + (p->untracked[what] ? 1 : 0), list);
   return 1;
 }

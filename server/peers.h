@@ -7,6 +7,7 @@
  *     connections past --max-preauth-per-addr are refused at accept;
  *   - an enrolment token bucket: --enrol-per-addr enrolments at once, refilled at that many per
  *     hour;
+ *   - its live connections to the HTTP port: past --http-max-per-addr new ones get 429;
  *   - failed logins in the current minute: past --auth-fail-limit each further refusal is
  *     delayed (the connection stays pre-auth meanwhile, so one address gets at most
  *     max-preauth refusals per delay);
@@ -44,6 +45,9 @@ typedef enum {
   SRV_PEER_ENROL_RATE,          /* enrolment refused: the address's rate */
   SRV_PEER_ENROL_CAP,           /* enrolment refused: --max-clients reached */
   SRV_PEER_EVICTED,             /* pre-auth connection closed to admit a newer one */
+  SRV_PEER_HTTP_PER_ADDR,       /* HTTP connection refused (429): the address's limit */
+  SRV_PEER_HTTP_BUSY,           /* HTTP connection refused (503): --http-max-conns */
+  SRV_PEER_LOGIN_QUIET,         /* successful login not logged one by one (over the budget) */
   SRV_PEER_NCOUNT
 } srv_peer_count_t;
 
@@ -60,6 +64,8 @@ typedef struct srv_peer_s {
   struct srv_peer_s *next; /* hash chain */
   int conns;               /* live connections from here (they point at this entry) */
   int preauth;             /* ... of which not authenticated yet */
+  int http;                /* live connections to the HTTP port (http.c keeps it; they point at
+                              this entry); the limit is --http-max-per-addr */
   double enrol_tokens;     /* enrolments available now */
   uint64_t enrol_ms;       /* when enrol_tokens was last brought up to date */
   int fails;               /* failed logins since fails_ms */

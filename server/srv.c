@@ -540,6 +540,7 @@ static void on_sweep(uv_timer_t *t) {
 static void on_summary_timer(uv_timer_t *t) {
   srv_t *s = t->data;
   srv_peers_summary(&s->peers, s->cfg.summary_seconds, uv_now(s->loop));
+  s->login_lines = 0;
 }
 
 static void on_exit_timer(uv_timer_t *t) {

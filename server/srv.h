@@ -46,6 +46,8 @@
  * before the commit, so this bounds their memory (a 64-assignment work reply is about 20 KiB as
  * a JSON tree). */
 #define SRV_BATCH_MAX 512
+/* Successful logins logged one by one per --log-summary interval; the rest are summarised. */
+#define SRV_LOGIN_LINES_MAX 20
 /* The same bounds weighed by what the replies may hold (issue 33: at --max-outstanding 256 a
  * `work` answer re-sends up to 256 assignments, four times the 64 these counts were sized for).
  * A get_work weighs min(want, max_outstanding) assignments, any other request 1. A connection
@@ -189,6 +191,7 @@ struct srv_s {
   srv_conn_t *pa_head, *pa_tail; /* connections that have not logged in, oldest first */
   int npreauth, preauth_cap;
   srv_peers_t peers;      /* per-address limits and refusal counts */
+  int login_lines;        /* login INFO lines in this summary interval (SRV_LOGIN_LINES_MAX) */
 
   srv_req_t *batch;       /* the requests of this loop iteration */
   size_t nbatch, capbatch;

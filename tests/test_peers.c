@@ -565,6 +565,41 @@ END_TEST
 
 /* ---- enrolment ---- */
 
+/* One token logging in again and again (issue 33: 1,772 INFO lines in 10 s): at most
+ * SRV_LOGIN_LINES_MAX logins per summary interval get a line of their own, the rest are counted
+ * in one summary line per interval. */
+START_TEST(login_lines_bounded) {
+  static const char *const args[] = {"--log-summary", "1", NULL};
+  server_up("logins", args);
+  char token[256];
+  fxh_enrol("chatty", token, sizeof token);
+  const int n = 100;
+  double t0 = fxh_now_s();
+  for (int i = 0; i < n; i++) {
+    fxh_conn_t c;
+    ck_assert_int_eq(fxh_login(&c, token), 0);
+    fxh_tls_close(&c);
+  }
+  double run = fxh_now_s() - t0;
+  fxh_sleep_ms(1500); /* the last summary */
+  char path[700], line[1024];
+  snprintf(path, sizeof path, "%s/server.log", fxh.dir);
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  int own = 0;
+  while (fgets(line, sizeof line, f)) own += strstr(line, "client chatty connected from") != NULL;
+  fclose(f);
+  int lines = 0;
+  long quiet = fxh_log_summaries("successful login(s) not logged one by one", &lines);
+  printf("peers: %d logins of one token in %.1f s: %d logged one by one, %ld in %d summary "
+         "lines\n", n + 1, run, own, quiet, lines);
+  fflush(stdout);
+  ck_assert_int_eq(own + quiet, n + 1); /* the enrolment's login too */
+  ck_assert_int_le(own, SRV_LOGIN_LINES_MAX * ((int)run + 3));
+  server_down();
+}
+END_TEST
+
 /* Enrol from src; returns the error code ("" when welcomed). */
 static const char *enrol_from(const char *src, const char *name, char *code, size_t len) {
   fxh_conn_t c;
@@ -705,6 +740,7 @@ int main(void) {
   tcase_add_test(srv, idle_flood);
   tcase_add_test(srv, spread_flood);
   tcase_add_test(srv, enrol_flood);
+  tcase_add_test(srv, login_lines_bounded);
   tcase_add_test(srv, wrong_tokens);
   suite_add_tcase(s, srv);
   TCase *nr = tcase_create("noread");
