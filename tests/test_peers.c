@@ -368,7 +368,7 @@ static void no_read_attack_at(int max_out, int want, int ntok) {
   server_up("noread", args);
   char tokens[4][256];
   for (int i = 0; i < ntok; i++) {
-    char name[16];
+    char name[24];
     snprintf(name, sizeof name, "greedy%d", i);
     fxh_enrol(name, tokens[i], sizeof tokens[i]);
   }
