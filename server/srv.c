@@ -225,21 +225,35 @@ static void reject_raw(srv_t *s, uv_stream_t *server, int count) {
 }
 
 /* Room for clients that log in: close the oldest connection that has not said hello (other
- * than `keep`), preferring one that never sent a byte (an idle flood) over one in its TLS
- * handshake, and never one with a request in the current batch (its hello is being handled).
- * Returns 1 if one was closed. It stops counting against --max-conns at once. */
+ * than `keep`, and never one with a request in the current batch: its hello is being handled),
+ * in this order of preference: one that has sent nothing for EVICT_SILENT_MS (an idle flood;
+ * an honest client sends its TLS ClientHello at once, but in a reconnect storm the server may
+ * accept it before that arrives); one in its TLS handshake for EVICT_HEARD_MS (an honest client
+ * says hello well before that); and only when the server is full (`full`), one that has sent
+ * nothing however young. Returns 1 if one was closed. It stops counting against --max-conns at
+ * once. */
 #define EVICT_SCAN 64
-static int evict_preauth(srv_t *s, const srv_conn_t *keep) {
-  srv_conn_t *victim = NULL;
+#define EVICT_SILENT_MS 100
+#define EVICT_HEARD_MS 2000
+static int evict_preauth(srv_t *s, const srv_conn_t *keep, int full) {
+  srv_conn_t *victim = NULL, *heard_old = NULL, *silent_young = NULL;
+  uint64_t now = uv_now(s->loop);
   int scanned = 0;
   for (srv_conn_t *sc = s->pa_head; sc && scanned < EVICT_SCAN; sc = sc->pa_next, scanned++) {
     if (sc == keep || sc->refs > 0 || !sc->conn) continue;
+    uint64_t age = now - sc->opened_ms;
     if (!nq_conn_heard(sc->conn)) {
-      victim = sc;
-      break;
+      if (age >= EVICT_SILENT_MS) {
+        victim = sc;
+        break;
+      }
+      if (!silent_young) silent_young = sc;
+    } else if (!heard_old && age >= EVICT_HEARD_MS) {
+      heard_old = sc;
     }
-    if (!victim) victim = sc;
   }
+  if (!victim) victim = heard_old;
+  if (!victim && full) victim = silent_young;
   if (!victim) return 0;
   srv_peers_count(&s->peers, victim->peer, SRV_PEER_EVICTED);
   conn_preauth_done(victim);
@@ -286,7 +300,7 @@ static void on_connection(uv_stream_t *server, int status) {
     reject_raw(s, server, 0);
     return;
   }
-  if (s->nconns >= s->cfg.max_conns + BUSY_SLACK && !evict_preauth(s, NULL)) {
+  if (s->nconns >= s->cfg.max_conns + BUSY_SLACK && !evict_preauth(s, NULL, 1)) {
     reject_raw(s, server, 1);
     return;
   }
@@ -332,8 +346,11 @@ static void on_connection(uv_stream_t *server, int status) {
     return;
   }
   /* Logged-in clients keep their slots: connections that have not said hello get at most
-   * preauth_cap of them, and when the server is full the oldest of those makes room. */
-  while ((s->npreauth > s->preauth_cap || s->nconns > s->cfg.max_conns) && evict_preauth(s, sc)) {
+   * preauth_cap of them, and when the server is full the oldest of those makes room. When none
+   * may be closed (all young and in their handshake) the share is exceeded rather than an
+   * honest handshake cut; --max-conns still holds (busy). */
+  while ((s->npreauth > s->preauth_cap || s->nconns > s->cfg.max_conns) &&
+         evict_preauth(s, sc, s->nconns > s->cfg.max_conns)) {
   }
   if (s->nconns > s->cfg.max_conns) {
     sc->busy = 1;
