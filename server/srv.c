@@ -228,10 +228,10 @@ static void reject_raw(srv_t *s, uv_stream_t *server, int count) {
  * than `keep`, and never one with a request in the current batch: its hello is being handled),
  * in this order of preference: one that has sent nothing for EVICT_SILENT_MS (an idle flood;
  * an honest client sends its TLS ClientHello at once, but in a reconnect storm the server may
- * accept it before that arrives); one in its TLS handshake for EVICT_HEARD_MS (an honest client
- * says hello well before that); and only when the server is full (`full`), one that has sent
- * nothing however young. Returns 1 if one was closed. It stops counting against --max-conns at
- * once. */
+ * accept it before that arrives); only when the server is full (`full`), one that has sent
+ * nothing however young; then one in its TLS handshake for EVICT_HEARD_MS (an honest client
+ * says hello well before that, unless the server is overloaded: so never while a silent one
+ * can go instead). Returns 1 if one was closed. It stops counting against --max-conns at once. */
 #define EVICT_SCAN 64
 #define EVICT_SILENT_MS 100
 #define EVICT_HEARD_MS 2000
@@ -252,8 +252,8 @@ static int evict_preauth(srv_t *s, const srv_conn_t *keep, int full) {
       heard_old = sc;
     }
   }
-  if (!victim) victim = heard_old;
   if (!victim && full) victim = silent_young;
+  if (!victim) victim = heard_old;
   if (!victim) return 0;
   srv_peers_count(&s->peers, victim->peer, SRV_PEER_EVICTED);
   conn_preauth_done(victim);
