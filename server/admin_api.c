@@ -409,7 +409,8 @@ static int running_cb(const srv_asg_info_t *a, void *arg) {
    * 2^63-1 in 5e-324 s, a fraction of 1e-300) is shown as null or clamped, never inf, never an
    * undefined conversion to int64, never a failed view. */
   json_t *eta = json_null(), *nps = json_null();
-  if (f > 0 && secs > 0) eta = srv_json_seconds(secs * (1 - f) / f - (double)(l->now - a->progress_at));
+  if (f > 0 && secs > 0)
+    eta = srv_json_seconds(secs * (1 - f) / f - (double)(l->now - a->progress_at));
   if (secs > 0 && a->progress_nodes > 0) nps = srv_json_finite((double)a->progress_nodes / secs);
   put(o, "percent", f >= 0 ? srv_json_finite(100.0 * f) : json_null(), &ok);
   put(o, "seconds", secs >= 0 ? srv_json_finite(secs) : json_null(), &ok);

@@ -105,7 +105,8 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
  * Hoarding is bounded (issue 12): the lease is extended only when the report advances -- its
  * fraction, or its nodes, grew since the last report (the first report always counts) -- and
  * never past the hold limit (hold_until: the first lease of the unit to the client's key +
- * srv_sched_hold(), kept across re-leases; issued + srv_sched_hold() for older rows); a report that does not advance keeps the
+ * srv_sched_hold(), kept across re-leases; issued + srv_sched_hold() for older rows); a report
+ * that does not advance keeps the
  * deadline it had. A unit held to the hold limit expires and is reissued like any other.
  * Works on the client's own leased assignment, and on its expired one as long as the unit is
  * still undecided and still needs a replica (it has not been reissued in its place); that lease is

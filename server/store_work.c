@@ -493,7 +493,8 @@ int srv_asg_held(srv_store_t *st, int64_t client_id, srv_work_t *out, int max, i
 /* A spot check goes to a client of yet another key: none of the unit's assignments, expired ones
  * included (a colluder that let its lease lapse must not check its own lie), shares its key. */
 #define PICK_SPOT(key) \
-  "SELECT id, text, coalesce(est_nodes, -1), 0 FROM units WHERE job_id = ?1 AND spot = 1 AND NOT EXISTS (SELECT 1 FROM " \
+  "SELECT id, text, coalesce(est_nodes, -1), 0 FROM units WHERE job_id = ?1 AND spot = 1 " \
+  "AND NOT EXISTS (SELECT 1 FROM " \
   "assignments a WHERE a.unit_id = units.id AND " key ") ORDER BY id LIMIT ?3"
 static const char *const sql_pick_open[SRV_DISTINCT_NMODES] = {
     PICK_OPEN(PICK_KEY_CLIENT), PICK_OPEN(PICK_KEY_OWNER), PICK_OPEN(PICK_KEY_NETWORK)};
@@ -503,7 +504,8 @@ static const char *const sql_pick_returned[SRV_DISTINCT_NMODES] = {
 static const char *const sql_pick_spot[SRV_DISTINCT_NMODES] = {
     PICK_SPOT(PICK_KEY_CLIENT), PICK_SPOT(PICK_KEY_OWNER), PICK_SPOT(PICK_KEY_NETWORK)};
 static const char *const sql_pick_fresh =
-    "SELECT id, text, coalesce(est_nodes, -1), 0 FROM units WHERE id BETWEEN (SELECT fresh FROM job_stats WHERE job_id = ?1) "
+    "SELECT id, text, coalesce(est_nodes, -1), 0 FROM units WHERE id BETWEEN "
+    "(SELECT fresh FROM job_stats WHERE job_id = ?1) "
     "AND (SELECT first_unit + units - 1 FROM jobs WHERE id = ?1) AND job_id = ?1 "
     "AND touched = 0 AND state = 'pending' ORDER BY id LIMIT ?3";
 
@@ -549,7 +551,8 @@ static int pick(srv_store_t *st, const char *sql, const srv_pick_t *pk, int room
 int srv_unit_pick(srv_store_t *st, const srv_pick_t *pk, int in_progress, int room,
                   srv_work_t *out, int *n) {
   srv_distinct_t d = pk->distinct;
-  if ((unsigned)d >= SRV_DISTINCT_NMODES) return srv_store_failf(st, NQ_EINVAL, "bad distinct mode");
+  if ((unsigned)d >= SRV_DISTINCT_NMODES)
+    return srv_store_failf(st, NQ_EINVAL, "bad distinct mode");
   if (in_progress) return pick(st, sql_pick_open[d], pk, room, out, n);
   int first = *n;
   int rc = pick(st, sql_pick_returned[d], pk, room, out, n);
