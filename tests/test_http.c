@@ -165,9 +165,9 @@ START_TEST(session_head_and_close) {
   free(k.out);
   /* HTTP/1.0 without keep-alive, and Connection: close, end the connection after the answer;
    * what follows is not answered. */
-  static const char *const closers[] = {"GET / HTTP/1.0\r\n\r\nGET / HTTP/1.1\r\nHost: t\r\n\r\n",
-                                        "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\nGET / "
-                                        "HTTP/1.1\r\nHost: t\r\n\r\n"};
+  static const char *const closers[] = {
+      "GET / HTTP/1.0\r\n\r\nGET / HTTP/1.1\r\nHost: t\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\nHost: t\r\n\r\n"};
   for (int i = 0; i < 2; i++) {
     sink_t c = {0};
     ck_assert_int_eq(feed(&c, closers[i], strlen(closers[i]), 4096), 1);
