@@ -224,35 +224,37 @@ static void reject_raw(srv_t *s, uv_stream_t *server, int count) {
   uv_close((uv_handle_t *)t, on_reject_closed);
 }
 
-/* Room for clients that log in: close the oldest connection that has not said hello (other
- * than `keep`, and never one with a request in the current batch: its hello is being handled),
- * in this order of preference: one that has sent nothing for EVICT_SILENT_MS (an idle flood;
- * an honest client sends its TLS ClientHello at once, but in a reconnect storm the server may
- * accept it before that arrives); only when the server is full (`full`), one that has sent
- * nothing however young; then one in its TLS handshake for EVICT_HEARD_MS (an honest client
- * says hello well before that, unless the server is overloaded: so never while a silent one
- * can go instead). Returns 1 if one was closed. It stops counting against --max-conns at once. */
+/* Room for clients that log in: close a connection that has not said hello (other than `keep`,
+ * and never one with a request in the current batch: its hello is being handled), among the
+ * EVICT_SCAN oldest. A flood holds many pre-auth connections per address (up to
+ * --max-preauth-per-addr), an honest client one: the victim is the one whose address holds the
+ * most, then the oldest. It must have sent nothing (read or waiting in the kernel) -- an idle
+ * flood; an honest client sends its TLS ClientHello at once -- for EVICT_SILENT_MS, or for any
+ * time when the server is full (`full`): in a reconnect storm the server may accept honest
+ * clients before their ClientHello arrives, and those must not be cut for the share alone.
+ * Failing that, one in its TLS handshake for EVICT_HEARD_MS (an honest client says hello well
+ * before that). Returns 1 if one was closed. It stops counting against --max-conns at once. */
 #define EVICT_SCAN 64
 #define EVICT_SILENT_MS 100
 #define EVICT_HEARD_MS 2000
 static int evict_preauth(srv_t *s, const srv_conn_t *keep, int full) {
-  srv_conn_t *victim = NULL, *heard_old = NULL, *silent_young = NULL;
+  srv_conn_t *victim = NULL, *heard_old = NULL;
+  int victim_n = 0;
   uint64_t now = uv_now(s->loop);
   int scanned = 0;
   for (srv_conn_t *sc = s->pa_head; sc && scanned < EVICT_SCAN; sc = sc->pa_next, scanned++) {
     if (sc == keep || sc->refs > 0 || !sc->conn) continue;
     uint64_t age = now - sc->opened_ms;
     if (!nq_conn_heard(sc->conn)) {
-      if (age >= EVICT_SILENT_MS) {
+      int n = sc->peer ? sc->peer->preauth : 1;
+      if ((full || age >= EVICT_SILENT_MS) && n > victim_n) {
         victim = sc;
-        break;
+        victim_n = n;
       }
-      if (!silent_young) silent_young = sc;
     } else if (!heard_old && age >= EVICT_HEARD_MS) {
       heard_old = sc;
     }
   }
-  if (!victim && full) victim = silent_young;
   if (!victim) victim = heard_old;
   if (!victim) return 0;
   srv_peers_count(&s->peers, victim->peer, SRV_PEER_EVICTED);

@@ -212,7 +212,12 @@ static double honest_try(const char *src, const char *token) {
   double t0 = fxh_now_s();
   fxh_conn_t c;
   snprintf(honest_why, sizeof honest_why, "TCP + TLS");
-  if (fxh_tls_open_from(&c, src) != 0) return -1;
+  errno = 0;
+  if (fxh_tls_open_from(&c, src) != 0) {
+    snprintf(honest_why, sizeof honest_why, "TCP + TLS, after %.3f s: %s", fxh_now_s() - t0,
+             strerror(errno));
+    return -1;
+  }
   json_t *m = NULL;
   snprintf(honest_why, sizeof honest_why, "hello");
   int ok = fxh_send_msg(&c, fxh_hello(token)) == 0 && fxh_recv_frame(&c, &m, 10000) == 1 &&
