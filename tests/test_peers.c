@@ -451,7 +451,7 @@ static void flooder(int seconds, int naddr, int out) {
 }
 
 typedef struct {
-  int rounds;
+  int rounds, retried;
   double median, worst, run;
   long reopened;
 } flood_t;
@@ -472,8 +472,16 @@ static void flood_and_serve(int naddr, const char *token, flood_t *out) {
   fxh_sleep_ms(1500); /* let the flood build up */
   int rounds = 0;
   double worst = 0, times[64];
+  int retried = 0;
   while (fxh_now_s() - t0 < 12.5 && rounds < 64) {
     double h = honest_try("127.0.0.2", token);
+    /* A real client reconnects when its connection fails before TLS is up (a SYN the full
+     * listen backlog dropped); one such retry per round is allowed and counted. */
+    if (h < 0 && !strncmp(honest_why, "TCP + TLS", 9)) {
+      retried++;
+      printf("peers: round %d: %s; retried\n", rounds, honest_why);
+      h = honest_try("127.0.0.2", token);
+    }
     if (h < 0) fxh_show_server_log();
     ck_assert_msg(h >= 0, "honest client from 127.0.0.2 refused during the flood from %d "
                   "address(es) (round %d, at %s)", naddr ? naddr : 1, rounds, honest_why);
@@ -500,7 +508,10 @@ static void flood_and_serve(int naddr, const char *token, flood_t *out) {
   out->median = times[rounds / 2];
   out->worst = worst;
   out->reopened = reopened;
+  out->retried = retried;
   ck_assert_int_ge(rounds, 5);
+  ck_assert_msg(retried <= rounds / 10, "%d of %d honest rounds needed a second connection",
+                retried, rounds);
   ck_assert_msg(out->median <= 1.0, "median honest round %.3f s during the flood", out->median);
   ck_assert_msg(worst <= 5.0, "an honest round took %.3f s during the flood", worst);
 }
@@ -555,9 +566,10 @@ START_TEST(spread_flood) {
   long by_net = fxh_log_summaries("by network: 127.0.1.0/24", &nl);
   printf("peers: idle flood of %d connections from %d addresses of 127.0.1.0/24 (%ld dropped "
          "and reopened) for %.1f s: %d honest logins + get_work from 127.0.0.2, all served, "
-         "median %.3f s, worst %.3f s; %ld evictions in %d summary lines, %ld refused busy in "
-         "%d, lines naming the /24: %ld, untracked in %ld\n",
-         FLOOD_CONNS, SPREAD_ADDRS, fl.reopened, fl.run, fl.rounds, fl.median, fl.worst, evicted,
+         "median %.3f s, worst %.3f s, %d reconnected once; %ld evictions in %d summary lines, "
+         "%ld refused busy in %d, lines naming the /24: %ld, untracked in %ld\n",
+         FLOOD_CONNS, SPREAD_ADDRS, fl.reopened, fl.run, fl.rounds, fl.median, fl.worst,
+         fl.retried, evicted,
          lines, busy, busy_lines, by_net >= 0 ? by_net : 0, untracked);
   fflush(stdout);
   ck_assert_msg(evicted > 0 && lines >= 1 && lines <= (int)(fl.run / 2) + 3,
