@@ -36,8 +36,9 @@ int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
              adm_str(c, "name"), adm_str(c, "owner"),
              json_is_true(adm_get(c, "active")) ? "yes" : "no",
              json_is_true(adm_get(c, "banned"))    ? "BANNED"
-             : json_is_true(adm_get(c, "suspect")) ? "suspect"
-                                                   : "-",
+             : json_is_true(adm_get(c, "suspect"))  ? "suspect"
+             : json_is_true(adm_get(c, "hoarding")) ? "hoarding"
+                                                    : "-",
              (long long)adm_int(c, "valid"), (long long)adm_int(c, "invalid"),
              (long long)adm_int(c, "outstanding"), adm_str(c, "credit"),
              adm_str(c, "display_name"), adm_time(adm_int(c, "last_seen"), seen, sizeof seen),

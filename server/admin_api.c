@@ -2,6 +2,7 @@
  * with (see admin_api.h). */
 #include "admin_api.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,17 @@
 /* Set key to a new value, remembering the first failure (allocation) in *ok. */
 static void put(json_t *obj, const char *key, json_t *v, int *ok) {
   if (!v || json_object_set_new(obj, key, v) != 0) *ok = 0;
+}
+
+json_t *srv_json_finite(double x) {
+  return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *srv_json_seconds(double x) {
+  if (isnan(x)) return json_null();
+  if (x < 0) x = 0;
+  if (x > SRV_SECONDS_MAX) x = SRV_SECONDS_MAX;
+  return json_integer((json_int_t)(x + 0.5));
 }
 
 static json_t *u128_json(nq_u128 v) {
@@ -165,8 +177,8 @@ static json_t *progress_json(const srv_stats_t *s, int64_t now, json_t **rate_ou
     double work = (double)left * (double)job->quorum - s->leased_progress;
     if (work < 0) work = 0;
     double per_unit = left > 0 ? remaining / (double)left : 0.0;
-    if (per_unit > 0 && nps > 0) eta = json_integer((json_int_t)(work * per_unit / nps + 0.5));
-    else if (rps > 0) eta = json_integer((json_int_t)(work / rps + 0.5));
+    if (per_unit > 0 && nps > 0) eta = srv_json_seconds(work * per_unit / nps);
+    else if (rps > 0) eta = srv_json_seconds(work / rps);
   } else {
     eta = json_integer(0);
   }
@@ -261,6 +273,7 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
     ok = 0;
   }
   if (!ok) {
+    if (d) srv_store_failf(st, NQ_ENOMEM, "the status view: out of memory");
     json_decref(o);
     return NULL;
   }
@@ -275,7 +288,7 @@ typedef struct {
   srv_store_t *st;
 } list_ctx_t;
 
-static json_t *wrap(const char *key, json_t *arr, int rc);
+static json_t *wrap(srv_store_t *st, const char *key, json_t *arr, int rc);
 
 static int client_cb(const srv_client_t *c, void *arg) {
   list_ctx_t *l = arg;
@@ -283,13 +296,16 @@ static int client_cb(const srv_client_t *c, void *arg) {
   srv_owner_t own;
   int rc = srv_owner_get(l->st, c->owner_id, &own);
   if (rc) return rc;
-  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, s:b, s:I, s:s, s:b, s:s, s:s?, s:I}",
+  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, s:b, s:I, s:s, s:b, s:s, s:s?, s:I, "
+                        "s:I, s:b}",
                         "name", c->name, "id", (json_int_t)c->id, "created",
                         (json_int_t)c->created, "last_seen", (json_int_t)c->last_seen, "active",
                         active, "valid", (json_int_t)c->valid, "invalid", (json_int_t)c->invalid,
                         "banned", c->banned, "outstanding", (json_int_t)c->outstanding, "owner",
                         own.name, "suspect", c->suspect, "network", c->net, "software",
-                        c->software[0] ? c->software : NULL, "protocol", (json_int_t)c->protocol);
+                        c->software[0] ? c->software : NULL, "protocol", (json_int_t)c->protocol,
+                        "lapses", (json_int_t)c->lapses, "hoarding",
+                        srv_sched_lapse_factor(c->lapses) > 1);
   if (!o) return NQ_ENOMEM;
   char backends[512];
   rc = srv_client_backends(l->st, c->id, backends, sizeof backends);
@@ -328,11 +344,14 @@ static int owner_cb(const srv_owner_t *w, void *arg) {
 json_t *srv_owners_json(srv_store_t *st, int64_t now) {
   list_ctx_t l = {json_array(), now, st};
   int rc = l.arr ? srv_owner_list(st, owner_cb, &l) : NQ_ENOMEM;
-  return wrap("owners", l.arr, rc);
+  return wrap(st, "owners", l.arr, rc);
 }
 
 /* Wrap the array of a finished walk as {key: arr}; consumes arr. */
-static json_t *wrap(const char *key, json_t *arr, int rc) {
+/* {key: arr}, or NULL with the store's message saying why (a builder's own failure is an
+ * allocation: the store's last message would be stale). */
+static json_t *wrap(srv_store_t *st, const char *key, json_t *arr, int rc) {
+  if (rc == NQ_ENOMEM || !arr) srv_store_failf(st, NQ_ENOMEM, "the %s view: out of memory", key);
   if (rc != 0 || !arr) {
     json_decref(arr);
     return NULL;
@@ -343,7 +362,7 @@ static json_t *wrap(const char *key, json_t *arr, int rc) {
 json_t *srv_clients_json(srv_store_t *st, int64_t now) {
   list_ctx_t l = {json_array(), now, st};
   int rc = l.arr ? srv_client_list(st, client_cb, &l) : NQ_ENOMEM;
-  return wrap("clients", l.arr, rc);
+  return wrap(st, "clients", l.arr, rc);
 }
 
 static int job_cb(const srv_job_t *job, void *arg) {
@@ -355,7 +374,7 @@ static int job_cb(const srv_job_t *job, void *arg) {
 json_t *srv_jobs_json(srv_store_t *st) {
   list_ctx_t l = {json_array(), 0, st};
   int rc = l.arr ? srv_job_list(st, job_cb, &l) : NQ_ENOMEM;
-  return wrap("jobs", l.arr, rc);
+  return wrap(st, "jobs", l.arr, rc);
 }
 
 static int asg_cb(const srv_asg_info_t *a, void *arg) {
@@ -386,14 +405,15 @@ static int running_cb(const srv_asg_info_t *a, void *arg) {
   if (!o) return NQ_ENOMEM;
   int ok = 1;
   double f = a->progress, secs = a->progress_seconds;
+  /* Every number here comes from one client's report: a rate or an ETA it makes absurd (nodes
+   * 2^63-1 in 5e-324 s, a fraction of 1e-300) is shown as null or clamped, never inf, never an
+   * undefined conversion to int64, never a failed view. */
   json_t *eta = json_null(), *nps = json_null();
-  if (f > 0 && secs > 0) {
-    double left = secs * (1 - f) / f - (double)(l->now - a->progress_at);
-    eta = json_integer((json_int_t)(left > 0 ? left + 0.5 : 0));
-  }
-  if (secs > 0 && a->progress_nodes > 0) nps = json_real((double)a->progress_nodes / secs);
-  put(o, "percent", f >= 0 ? json_real(100.0 * f) : json_null(), &ok);
-  put(o, "seconds", secs >= 0 ? json_real(secs) : json_null(), &ok);
+  if (f > 0 && secs > 0)
+    eta = srv_json_seconds(secs * (1 - f) / f - (double)(l->now - a->progress_at));
+  if (secs > 0 && a->progress_nodes > 0) nps = srv_json_finite((double)a->progress_nodes / secs);
+  put(o, "percent", f >= 0 ? srv_json_finite(100.0 * f) : json_null(), &ok);
+  put(o, "seconds", secs >= 0 ? srv_json_finite(secs) : json_null(), &ok);
   put(o, "nodes", a->progress_at ? json_integer((json_int_t)a->progress_nodes) : json_null(), &ok);
   put(o, "nodes_per_s", nps, &ok);
   put(o, "eta_s", eta, &ok);
@@ -438,7 +458,7 @@ static int unit_cb(const srv_unit_info_t *u, void *arg) {
 json_t *srv_units_json(srv_store_t *st, int64_t job_id, int state, int limit, int64_t now) {
   list_ctx_t l = {json_array(), now, st};
   int rc = l.arr ? srv_unit_list(st, job_id, state, limit, unit_cb, &l) : NQ_ENOMEM;
-  return wrap("units", l.arr, rc);
+  return wrap(st, "units", l.arr, rc);
 }
 
 /* ---- the commands ---------------------------------------------------------------------------- */
@@ -726,8 +746,10 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
   case NQ_ADMIN_CLIENTS: *data = srv_clients_json(st, now); break;
   case NQ_ADMIN_JOBS: *data = srv_jobs_json(st); break;
   case NQ_ADMIN_UNITS:
-    state = strcmp(req->state, "all") ? srv_unit_state_parse(req->state) : -1;
-    if (state == NQ_EINVAL) return refuse(err, NQ_ERR_BAD_MESSAGE, "units: unknown state");
+    /* "all" is every state (-1 to the store); anything else must name one. */
+    state = strcmp(req->state, "all") == 0 ? -1 : srv_unit_state_parse(req->state);
+    if (state < 0 && strcmp(req->state, "all") != 0)
+      return refuse(err, NQ_ERR_BAD_MESSAGE, "units: unknown state");
     *data = srv_units_json(st, job->id, state, req->limit, now);
     break;
   case NQ_ADMIN_CLIENT_ADD: return cmd_client_add(st, req->name, now, data, err);

@@ -28,6 +28,13 @@
 /* Disputed units listed inside the status object (the `units` command lists all of them). */
 #define SRV_STATUS_DISPUTED_MAX 100
 
+/* Numbers computed from client reports, for JSON (issue 33): a real, or null when it is not
+ * finite; whole seconds rounded, clamped to 0..SRV_SECONDS_MAX (100 years; null for NaN), so
+ * that no report can make a view fail or an int64 conversion undefined. */
+#define SRV_SECONDS_MAX 3.15576e9
+json_t *srv_json_finite(double x);
+json_t *srv_json_seconds(double x);
+
 /* The status object of one job at time `now`: job, unit counts per state, progress (percent
  * weighted by node counts, see docs/operations.md), verified partial counts, the final answer and
  * its check against the published table when done, rates and ETA, clients, disputed units. */

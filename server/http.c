@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "nq/addr.h"
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "peers.h"
 
 /* ---- the session: parsing and response framing ---- */
 
@@ -21,7 +23,9 @@ const char *srv_http_reason(int status) {
   case 414: return "URI Too Long";
   case 431: return "Request Header Fields Too Large";
   case 500: return "Internal Server Error";
+  case 429: return "Too Many Requests";
   case 503: return "Service Unavailable";
+  case 505: return "HTTP Version Not Supported";
   default: return "Error";
   }
 }
@@ -48,6 +52,7 @@ static int on_message_begin(http_parser *p) {
   s->in_value = 1; /* the first field callback starts a new header line */
   s->reject = 0;
   s->in_message = 1;
+  s->has_host = 0;
   return 0;
 }
 
@@ -70,12 +75,17 @@ static int on_header_field(http_parser *p, const char *at, size_t len) {
     s->reject = 431;
     return -1;
   }
+  if (s->in_value) s->name_len = 0;
+  /* The name may come in pieces: keep its start, enough to tell "Host". */
+  for (size_t i = 0; i < len; i++, s->name_len++)
+    if (s->name_len < sizeof s->name) s->name[s->name_len] = at[i];
   s->in_value = 0;
   return account(s, len);
 }
 
 static int on_header_value(http_parser *p, const char *at, size_t len) {
   srv_http_session_t *s = sess_of(p);
+  if (!s->in_value && s->name_len == 4 && strncasecmp(s->name, "host", 4) == 0) s->has_host = 1;
   s->in_value = 1;
   return account(s, len);
 }
@@ -85,6 +95,15 @@ static int on_headers_complete(http_parser *p) {
   srv_http_session_t *s = sess_of(p);
   if (p->method != HTTP_GET && p->method != HTTP_HEAD) {
     s->reject = 405;
+    return -1;
+  }
+  /* HTTP/1.0 and 1.1 only; 1.1 requires Host (RFC 9112, 3.2). */
+  if (p->http_major != 1 || p->http_minor > 1) {
+    s->reject = 505;
+    return -1;
+  }
+  if (p->http_minor == 1 && !s->has_host) {
+    s->reject = 400;
     return -1;
   }
   /* No body, and no protocol switch (the parser would stop parsing HTTP after it). */
@@ -186,6 +205,14 @@ int srv_http_session_midrequest(const srv_http_session_t *s) {
   return !s->closing && s->in_message;
 }
 
+/* The bytes of p before its first bare LF (one not after a CR; s->prev_cr: the byte before p
+ * was one), n if there is none. */
+static size_t bare_lf(const srv_http_session_t *s, const char *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] == '\n' && !(i ? p[i - 1] == '\r' : s->prev_cr)) return i;
+  return n;
+}
+
 int srv_http_session_feed(srv_http_session_t *s, const char *data, size_t len, size_t *used,
                           int (*pause_after)(void *arg), void *pause_arg) {
   *used = 0;
@@ -199,9 +226,19 @@ int srv_http_session_feed(srv_http_session_t *s, const char *data, size_t len, s
   int rc = 0;
   while (off < len) {
     uint64_t before = s->requests;
+    /* Lines end in CRLF (RFC 9112, 2.2); the parser would take a bare LF, so the input is cut
+     * before one and the request that holds it refused. */
+    size_t lim = bare_lf(s, data + off, len - off);
+    if (lim == 0) {
+      respond_error(s, 400);
+      rc = 1;
+      off = len;
+      break;
+    }
     /* One request at a time when the caller may pause: execute stops after each message. */
-    size_t n = http_parser_execute(&s->parser, &settings, data + off, len - off);
+    size_t n = http_parser_execute(&s->parser, &settings, data + off, lim);
     enum http_errno e = HTTP_PARSER_ERRNO(&s->parser);
+    if (n > 0) s->prev_cr = data[off + n - 1] == '\r';
     off += n;
     if (s->closing) {
       rc = 1;
@@ -240,9 +277,11 @@ struct srv_http_s {
   int pending_closes; /* handles whose close callback has not run yet */
   int stopping;
   http_conn_t *conns;
-  int nconns;
+  int nconns;         /* on the list, closing ones included (until their close callback) */
+  int nlive;          /* ... of which not closing: what max_conns bounds */
   uint64_t refused;
   char bound[96];
+  srv_peers_t *peers; /* per-address counts and limits, or NULL */
 };
 
 struct http_conn_s {
@@ -255,6 +294,7 @@ struct http_conn_s {
   uint64_t last_ms;    /* the last byte read or written */
   uint64_t req_ms;     /* when the request in progress began (0: none) */
   int reading, closing, close_after;
+  srv_peer_t *peer;    /* its address's entry (counted in peer->http), or NULL */
   http_conn_t *prev, *next;
 };
 
@@ -284,6 +324,12 @@ static void on_conn_closed(uv_handle_t *hd) {
 static void conn_close(http_conn_t *c) {
   if (c->closing) return;
   c->closing = 1;
+  c->h->nlive--;
+  if (c->peer) { /* now, not in the close callback: the table may be freed before that runs */
+    assert(c->peer->http > 0);
+    c->peer->http--;
+    c->peer = NULL;
+  }
   c->h->pending_closes++;
   uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 }
@@ -394,14 +440,29 @@ static void conn_read_start(http_conn_t *c) {
   else conn_close(c);
 }
 
-/* Over max_conns: answer 503 with what the socket takes at once, and close. */
-static void refuse(srv_http_t *h, http_conn_t *c) {
-  static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-                             "Retry-After: 5\r\nConnection: close\r\n\r\n";
-  uv_buf_t b = uv_buf_init((char *)busy, sizeof busy - 1);
+/* Over max_conns (503) or its address's limit (429): answer with what the socket takes at once,
+ * and close. */
+static void refuse(srv_http_t *h, http_conn_t *c, srv_peer_t *pe, int status) {
+  char msg[160];
+  int n = snprintf(msg, sizeof msg, "HTTP/1.1 %d %s\r\nContent-Length: 0\r\nRetry-After: 5\r\n"
+                   "Connection: close\r\n\r\n", status, srv_http_reason(status));
+  uv_buf_t b = uv_buf_init(msg, (unsigned)n);
   uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
   h->refused++;
+  if (h->peers)
+    srv_peers_count(h->peers, pe, status == 429 ? SRV_PEER_HTTP_PER_ADDR : SRV_PEER_HTTP_BUSY);
   conn_close(c);
+}
+
+/* The table entry of a new connection's address (NULL: no table, untracked, unknown). */
+static srv_peer_t *peer_of(srv_http_t *h, http_conn_t *c) {
+  struct sockaddr_storage ss;
+  int len = sizeof ss;
+  srv_addr_key_t k;
+  if (!h->peers || uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) != 0 ||
+      srv_addr_key(&ss, &k) != 0)
+    return NULL;
+  return srv_peers_get(h->peers, &k, uv_now(h->loop));
 }
 
 static void on_connection(uv_stream_t *server, int status) {
@@ -416,14 +477,25 @@ static void on_connection(uv_stream_t *server, int status) {
   if (h->conns) h->conns->prev = c;
   h->conns = c;
   h->nconns++;
+  h->nlive++;
   if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
     conn_close(c);
     return;
   }
-  /* The refused one counts until it is closed, so max_conns + (those closing) is the bound. */
-  if (h->nconns > h->cfg.max_conns) {
-    refuse(h, c);
+  srv_peer_t *pe = peer_of(h, c);
+  if (pe && h->cfg.max_per_addr > 0 && pe->http >= h->cfg.max_per_addr) {
+    refuse(h, c, pe, 429);
     return;
+  }
+  /* Connections being closed (refusals among them) are freed by the loop's next iteration: a
+   * burst of refusals must not make the next connection look over the limit. */
+  if (h->nlive > h->cfg.max_conns) {
+    refuse(h, c, pe, 503);
+    return;
+  }
+  if (pe) {
+    c->peer = pe;
+    pe->http++;
   }
   uv_tcp_nodelay(&c->tcp, 1);
   c->last_ms = uv_now(h->loop);
@@ -451,6 +523,7 @@ void srv_http_cfg_default(srv_http_cfg_t *cfg) {
   snprintf(cfg->host, sizeof cfg->host, "127.0.0.1");
   cfg->port = 7448;
   cfg->max_conns = 64;
+  cfg->max_per_addr = 8;
   cfg->idle_ms = 30000;
   cfg->request_ms = 10000;
   cfg->lim.max_request = 8192;
@@ -535,6 +608,10 @@ void srv_http_stop(srv_http_t *h) {
   uv_close((uv_handle_t *)&h->listener, on_handle_closed);
   uv_close((uv_handle_t *)&h->timer, on_handle_closed);
   for (http_conn_t *c = h->conns; c; c = c->next) conn_close(c);
+}
+
+void srv_http_set_peers(srv_http_t *h, srv_peers_t *peers) {
+  h->peers = peers;
 }
 
 const char *srv_http_bound(const srv_http_t *h) {

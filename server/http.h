@@ -15,7 +15,9 @@
  * must arrive whole within request_ms of its first byte (slowloris), and a connection where nothing
  * moved for idle_ms (no byte read, no response written: idle between requests, or a peer that
  * does not read its responses) is closed. At most max_conns connections; one more is answered 503
- * and closed at once. Nothing here knows tokens or looks at the peer's address.
+ * and closed at once; with a table of addresses (srv_http_set_peers), an address holding
+ * max_per_addr connections has further ones answered 429 and closed at once, and both refusals
+ * are counted there for the log's summaries. Nothing here knows tokens.
  *
  * Everything runs on the loop thread.
  */
@@ -72,6 +74,10 @@ typedef struct srv_http_session_s {
   int reject;          /* the status to answer the current request with instead (4xx), or 0 */
   int closing;         /* the last response said Connection: close; further input is ignored */
   int busy;            /* srv_http_session_feed is running (the handler may not feed again) */
+  int prev_cr;         /* the last byte parsed was a CR (bare LF line ends are refused) */
+  char name[4];        /* the start of the current header name ... */
+  size_t name_len;     /* ... and its whole length */
+  int has_host;        /* the current request has a Host header */
   uint64_t requests;   /* answered so far */
 } srv_http_session_t;
 
@@ -98,12 +104,14 @@ typedef struct srv_http_cfg_s {
   char host[64];        /* IP literal */
   int port;             /* 0: any free port (tests) */
   int max_conns;        /* default 64 */
+  int max_per_addr;     /* connections per address (peers.h), more get 429; default 8, 0 = any */
   int idle_ms;          /* nothing read or written for this long; default 30000 */
   int request_ms;       /* from a request's first byte to its end; default 10000 */
   srv_http_limits_t lim;
 } srv_http_cfg_t;
 
 typedef struct srv_http_s srv_http_t;
+struct srv_peers_s; /* peers.h */
 
 /* Defaults for every field but host and port (127.0.0.1:7448). */
 void srv_http_cfg_default(srv_http_cfg_t *cfg);
@@ -121,6 +129,10 @@ int srv_http_cfg_set_listen(srv_http_cfg_t *cfg, const char *spec);
  * memory is freed by the loop's next iteration). */
 int srv_http_start(srv_http_t **out, uv_loop_t *loop, const srv_http_cfg_t *cfg,
                    srv_http_handler_fn handler, void *arg, char *errbuf, size_t errlen);
+/* Count connections per address in `peers` (the server's table, peers.h; it must outlive the
+ * server or srv_http_stop): cfg.max_per_addr applies, and refusals go to its summaries. Without
+ * it (NULL, the default) addresses are not looked at. */
+void srv_http_set_peers(srv_http_t *h, struct srv_peers_s *peers);
 /* Stop listening and close every connection; the memory is freed once the loop has run the close
  * callbacks. NULL is ignored. */
 void srv_http_stop(srv_http_t *h);

@@ -34,16 +34,21 @@ int srv_addr_key(const struct sockaddr_storage *ss, srv_addr_key_t *k) {
   return NQ_EINVAL;
 }
 
-void srv_addr_key_str(const srv_addr_key_t *k, char out[SRV_PEER_ADDR_STR]) {
+static int key_is_v4(const srv_addr_key_t *k) {
   static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return memcmp(k->b, mapped, sizeof mapped) == 0;
+}
+
+static void key_str(const srv_addr_key_t *k, const char *v4_suffix, const char *v6_suffix,
+                    char out[SRV_PEER_ADDR_STR]) {
   char ip[INET6_ADDRSTRLEN] = "?";
-  if (memcmp(k->b, mapped, sizeof mapped) == 0) {
-    inet_ntop(AF_INET, k->b + 12, ip, sizeof ip);
-    snprintf(out, SRV_PEER_ADDR_STR, "%s", ip);
-  } else {
-    inet_ntop(AF_INET6, k->b, ip, sizeof ip);
-    snprintf(out, SRV_PEER_ADDR_STR, "%s/64", ip);
-  }
+  int v4 = key_is_v4(k);
+  inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? k->b + 12 : k->b, ip, sizeof ip);
+  snprintf(out, SRV_PEER_ADDR_STR, "%s%s", ip, v4 ? v4_suffix : v6_suffix);
+}
+
+void srv_addr_key_str(const srv_addr_key_t *k, char out[SRV_PEER_ADDR_STR]) {
+  key_str(k, "", "/64", out);
 }
 
 /* FNV-1a over the seed and the 16 bytes: cheap, and the random seed keeps a peer from choosing
@@ -95,7 +100,7 @@ static void enrol_refill(const srv_peers_t *p, srv_peer_t *e, uint64_t now_ms) {
 
 /* An entry can go when nothing about it would differ from a fresh one. */
 static int decayed(const srv_peers_t *p, srv_peer_t *e, uint64_t now_ms) {
-  if (e->conns > 0) return 0;
+  if (e->conns > 0 || e->http > 0) return 0;
   for (int i = 0; i < SRV_PEER_NCOUNT; i++)
     if (e->iv[i]) return 0;
   if (e->fails && now_ms - e->fails_ms < SRV_AUTH_FAIL_WINDOW_MS) return 0;
@@ -183,12 +188,79 @@ static const char *const count_what[SRV_PEER_NCOUNT] = {
     [SRV_PEER_AUTH_FAILED] = "failed login(s)",
     [SRV_PEER_AUTH_DELAYED] = "failed login(s) answered late (address over --auth-fail-limit)",
     [SRV_PEER_ENROL_RATE] = "enrolment(s) refused over the per-address rate",
-    [SRV_PEER_ENROL_CAP] = "enrolment(s) refused at --max-clients"};
+    [SRV_PEER_ENROL_CAP] = "enrolment(s) refused at --max-clients",
+    [SRV_PEER_EVICTED] = "connection(s) without hello closed to admit newer ones (server full)",
+    [SRV_PEER_HTTP_PER_ADDR] = "HTTP connection(s) refused over --http-max-per-addr (429)",
+    [SRV_PEER_HTTP_BUSY] = "HTTP connection(s) refused over --http-max-conns (503)",
+    [SRV_PEER_LOGIN_QUIET] = "more successful login(s) not logged one by one"};
 
 typedef struct {
   const srv_peer_t *e;
   uint32_t n;
 } top_t;
+
+/* An address-spread flood (many addresses of one network) is summarised per network too: IPv4
+ * /24, IPv6 /48. NET_SLOTS networks are told apart per line; more fall into "other". */
+#define NET_SLOTS 256
+
+typedef struct {
+  srv_addr_key_t net;
+  uint64_t n;
+  uint32_t naddr;
+  int used;
+} net_t;
+
+static srv_addr_key_t key_net(const srv_addr_key_t *k) {
+  srv_addr_key_t n = *k;
+  if (key_is_v4(k)) n.b[15] = 0;
+  else memset(n.b + 6, 0, 10);
+  return n;
+}
+
+void srv_addr_net_str(const srv_addr_key_t *k, char out[SRV_PEER_ADDR_STR]) {
+  srv_addr_key_t n = key_net(k);
+  key_str(&n, "/24", "/48", out);
+}
+
+/* Add n events of address e to its network's slot (open addressing on the table of networks). */
+static void net_add(const srv_peers_t *p, net_t *tab, const srv_peer_t *e, uint32_t n) {
+  srv_addr_key_t k = key_net(&e->key);
+  size_t h = key_hash(p, &k) % NET_SLOTS;
+  for (size_t i = 0; i < NET_SLOTS; i++) {
+    net_t *t = &tab[(h + i) % NET_SLOTS];
+    if (t->used && memcmp(t->net.b, k.b, sizeof k.b) != 0) continue;
+    if (!t->used) {
+      t->used = 1;
+      t->net = k;
+    }
+    t->n += n;
+    t->naddr++;
+    return;
+  }
+}
+
+/* ", by network: NET xN (A addresses), ..." for the TOP busiest networks, when they hold more
+ * than one address each (otherwise the address list says it all). */
+static size_t net_list(net_t *tab, char *out, size_t len, size_t cap) {
+  const net_t *top[TOP] = {0};
+  for (size_t i = 0; i < NET_SLOTS; i++) {
+    if (!tab[i].used || tab[i].naddr < 2) continue;
+    for (int t = 0; t < TOP; t++)
+      if (!top[t] || tab[i].n > top[t]->n) {
+        if (t < TOP - 1) memmove(&top[t + 1], &top[t], (size_t)(TOP - 1 - t) * sizeof top[0]);
+        top[t] = &tab[i];
+        break;
+      }
+  }
+  for (int t = 0; t < TOP && top[t] && len < cap; t++) {
+    char a[SRV_PEER_ADDR_STR];
+    srv_addr_net_str(&top[t]->net, a);
+    len += (size_t)snprintf(out + len, cap - len, "%s%s x%llu (%u addresses)",
+                            t ? ", " : "; by network: ", a, (unsigned long long)top[t]->n,
+                            top[t]->naddr);
+  }
+  return len;
+}
 
 /* One line for `what`; returns 1 if there was anything to log. */
 static int summary_line(srv_peers_t *p, srv_peer_count_t what, int seconds) {
@@ -196,12 +268,15 @@ static int summary_line(srv_peers_t *p, srv_peer_count_t what, int seconds) {
   size_t naddr = 0;
   top_t top[TOP];
   memset(top, 0, sizeof top);
+  static net_t nets[NET_SLOTS]; /* loop thread only */
+  memset(nets, 0, sizeof nets);
   for (size_t i = 0; i < p->nbucket; i++)
     for (const srv_peer_t *e = p->bucket[i]; e; e = e->next) {
       uint32_t n = e->iv[what];
       if (!n) continue;
       total += n;
       naddr++;
+      net_add(p, nets, e, n);
       for (int t = 0; t < TOP; t++)
         if (n > top[t].n) {
           if (t < TOP - 1) memmove(&top[t + 1], &top[t], (size_t)(TOP - 1 - t) * sizeof top[0]);
@@ -210,7 +285,7 @@ static int summary_line(srv_peers_t *p, srv_peer_count_t what, int seconds) {
         }
     }
   if (!total) return 0;
-  char list[256] = "";
+  char list[512] = "";
   size_t len = 0;
   for (int t = 0; t < TOP && top[t].e && len < sizeof list; t++) {
     char a[SRV_PEER_ADDR_STR];
@@ -221,9 +296,11 @@ static int summary_line(srv_peers_t *p, srv_peer_count_t what, int seconds) {
   if (naddr > TOP && len < sizeof list)
     len += (size_t)snprintf(list + len, sizeof list - len, ", ...");
   if (p->untracked[what] && len < sizeof list)
-    snprintf(list + len, sizeof list - len, "%suntracked x%llu", len ? ", " : "",
-             (unsigned long long)p->untracked[what]);
-  nq_log(NQ_LOG_WARN, "last %d s: %llu %s, from %zu address(es): %s", seconds,
+    len += (size_t)snprintf(list + len, sizeof list - len, "%suntracked x%llu", len ? ", " : "",
+                            (unsigned long long)p->untracked[what]);
+  if (naddr > TOP && len < sizeof list) net_list(nets, list, len, sizeof list);
+  nq_log(what == SRV_PEER_LOGIN_QUIET ? NQ_LOG_INFO : NQ_LOG_WARN,
+         "last %d s: %llu %s, from %zu address(es): %s", seconds,
          (unsigned long long)total, count_what[what], naddr + (p->untracked[what] ? 1 : 0), list);
   return 1;
 }

@@ -7,6 +7,7 @@
  *     connections past --max-preauth-per-addr are refused at accept;
  *   - an enrolment token bucket: --enrol-per-addr enrolments at once, refilled at that many per
  *     hour;
+ *   - its live connections to the HTTP port: past --http-max-per-addr new ones get 429;
  *   - failed logins in the current minute: past --auth-fail-limit each further refusal is
  *     delayed (the connection stays pre-auth meanwhile, so one address gets at most
  *     max-preauth refusals per delay);
@@ -14,7 +15,9 @@
  *     (with the busiest addresses) instead of one line per refusal.
  * Entries without connections whose state has decayed are dropped; the table holds at most
  * SRV_PEERS_MAX entries, beyond which new addresses are not tracked (they are still bound by
- * --max-conns, and counted in the summaries as "untracked").
+ * --max-conns, and counted in the summaries as "untracked"). A summary line names the busiest
+ * addresses and, when many addresses of one network take part, the busiest networks (IPv4 /24,
+ * IPv6 /48) with how many addresses each.
  *
  * Loop thread only. Times are the loop's milliseconds (uv_now). */
 #ifndef SRV_PEERS_H
@@ -41,6 +44,10 @@ typedef enum {
   SRV_PEER_AUTH_DELAYED,        /* ... of which the refusal was delayed */
   SRV_PEER_ENROL_RATE,          /* enrolment refused: the address's rate */
   SRV_PEER_ENROL_CAP,           /* enrolment refused: --max-clients reached */
+  SRV_PEER_EVICTED,             /* pre-auth connection closed to admit a newer one */
+  SRV_PEER_HTTP_PER_ADDR,       /* HTTP connection refused (429): the address's limit */
+  SRV_PEER_HTTP_BUSY,           /* HTTP connection refused (503): --http-max-conns */
+  SRV_PEER_LOGIN_QUIET,         /* successful login not logged one by one (over the budget) */
   SRV_PEER_NCOUNT
 } srv_peer_count_t;
 
@@ -57,6 +64,8 @@ typedef struct srv_peer_s {
   struct srv_peer_s *next; /* hash chain */
   int conns;               /* live connections from here (they point at this entry) */
   int preauth;             /* ... of which not authenticated yet */
+  int http;                /* live connections to the HTTP port (http.c keeps it; they point at
+                              this entry); the limit is --http-max-per-addr */
   double enrol_tokens;     /* enrolments available now */
   uint64_t enrol_ms;       /* when enrol_tokens was last brought up to date */
   int fails;               /* failed logins since fails_ms */
@@ -77,6 +86,9 @@ typedef struct srv_peers_s {
 int srv_addr_key(const struct sockaddr_storage *ss, srv_addr_key_t *k);
 /* "192.0.2.7" or "2001:db8:1:2::/64". */
 void srv_addr_key_str(const srv_addr_key_t *k, char out[SRV_PEER_ADDR_STR]);
+/* Its network, as the summaries group an address-spread flood: "192.0.2.0/24" or
+ * "2001:db8:1::/48". */
+void srv_addr_net_str(const srv_addr_key_t *k, char out[SRV_PEER_ADDR_STR]);
 
 /* Returns 0 or NQ_ENOMEM. */
 int srv_peers_init(srv_peers_t *p, const srv_peer_limits_t *lim);

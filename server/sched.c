@@ -80,13 +80,25 @@ static int need_tx(srv_sched_t *s) {
   return srv_store_failf(s->store, NQ_ETXN, "scheduler call outside a transaction");
 }
 
-/* The client must exist and not be banned; its activity is recorded. */
-static int client_ok(srv_sched_t *s, int64_t client_id, int64_t now) {
-  srv_client_t c;
-  int rc = srv_client_get(s->store, client_id, &c);
+/* The client must exist and not be banned; its activity is recorded. *out (may be NULL) gets
+ * it. */
+static int client_get_ok(srv_sched_t *s, int64_t client_id, int64_t now, srv_client_t *out) {
+  srv_client_t tmp, *c = out ? out : &tmp;
+  int rc = srv_client_get(s->store, client_id, c);
   if (rc) return rc;
-  if (c.banned) return srv_store_failf(s->store, NQ_EBANNED, "client %s is banned", c.name);
+  if (c->banned) return srv_store_failf(s->store, NQ_EBANNED, "client %s is banned", c->name);
   return srv_client_touch(s->store, client_id, now);
+}
+
+static int client_ok(srv_sched_t *s, int64_t client_id, int64_t now) {
+  return client_get_ok(s, client_id, now, NULL);
+}
+
+
+int srv_sched_lapse_factor(int64_t lapses) {
+  if (lapses <= 0) return 1;
+  int64_t f = 1 + lapses / SRV_LAPSE_STEP;
+  return f < SRV_LAPSE_FACTOR_MAX ? (int)f : SRV_LAPSE_FACTOR_MAX;
 }
 
 /* ---- expiry ------------------------------------------------------------------------------- */
@@ -133,20 +145,34 @@ static int expected_seconds(srv_sched_t *s, int64_t client_id, double *mean) {
  * of one unit expire. */
 typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW } pick_kind_t;
 
+/* The client's leases in this call: `mean` its expected seconds per unit, `lapse` its lapse
+ * factor (srv_sched_lapse_factor). */
+typedef struct {
+  double mean;
+  int lapse;
+} lease_plan_t;
+
 static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_t now, int room,
-                     int ahead, double mean, srv_work_t *out, int *n_out) {
+                     int ahead, const lease_plan_t *lp, srv_work_t *out, int *n_out) {
   int first = *n_out;
-  srv_distinct_t d = s->cfg.quorum_distinct;
-  int rc = kind == PICK_SPOT
-               ? srv_unit_pick_spot(s->store, s->job.id, client_id, d, room, out, n_out)
-               : srv_unit_pick(s->store, s->job.id, client_id, d, kind == PICK_OPEN, room, out,
-                               n_out);
+  /* A replica past its key's hold limit waits one nominal lease for a client of another key. */
+  srv_pick_t pk = {.job_id = s->job.id, .client_id = client_id, .distinct = s->cfg.quorum_distinct,
+                   .now = now, .cooldown = s->cfg.lease_seconds};
+  int rc = kind == PICK_SPOT ? srv_unit_pick_spot(s->store, &pk, room, out, n_out)
+                             : srv_unit_pick(s->store, &pk, kind == PICK_OPEN, room, out, n_out);
   for (int i = first; i < *n_out && rc == 0; i++) {
     srv_work_t *w = &out[i];
-    w->deadline = now + srv_sched_lease_for(&s->cfg, mean, ahead + (i - first));
-    rc = kind == PICK_SPOT
-             ? srv_asg_lease_spot(s->store, w->unit_id, client_id, now, w->deadline, &w->id)
-             : srv_asg_lease(s->store, w->unit_id, client_id, now, w->deadline, &w->id);
+    int64_t lease = srv_sched_lease_for(&s->cfg, lp->mean, ahead + (i - first));
+    /* A client whose leases lapse gets shorter ones, down to the shortest. */
+    if (lp->lapse > 1) {
+      int64_t min = s->cfg.lease_min < lease ? s->cfg.lease_min : lease;
+      lease = lease / lp->lapse > min ? lease / lp->lapse : min;
+    }
+    /* The hold counts from the first time a client of this key was given the replica: a lease
+     * taken again after one ran out keeps it (srv_unit_pick says which). */
+    if (w->hold_until <= now) w->hold_until = now + srv_sched_hold(&s->cfg, w->est_nodes);
+    w->deadline = now + lease < w->hold_until ? now + lease : w->hold_until;
+    rc = srv_asg_lease_work(s->store, w, client_id, now, kind == PICK_SPOT);
   }
   return rc;
 }
@@ -160,9 +186,11 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   int rc = need_tx(s);
   if (rc == 0) rc = srv_store_savepoint(s->store);
   if (rc) return rc;
-  int held = 0;
-  if ((rc = client_ok(s, client_id, now)) != 0) goto out;
+  int held = 0, cap = s->cfg.max_outstanding;
+  srv_client_t cl;
+  /* Expiry first, so that the client's lapses include the leases it just let run out. */
   if ((rc = srv_asg_expire_due(s->store, now, NULL)) != 0) goto out;
+  if ((rc = client_get_ok(s, client_id, now, &cl)) != 0) goto out;
   if ((rc = srv_job_get(s->store, s->job.id, &s->job)) != 0) goto out;
   /* A finished job still hands out the spot checks it wants (one may re-open it); an archived
    * one has nothing more to do. */
@@ -172,10 +200,14 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
     goto out;
   }
   if ((rc = srv_asg_held(s->store, client_id, out, want, n_out, &held)) != 0) goto out;
+  /* Its lapses (leases run out without a result) shrink what it may hold: a hoarder that lets
+   * leases expire and asks again ends up with one at a time (docs/store.md, "Leases"). */
+  lease_plan_t lp = {.mean = -1, .lapse = srv_sched_lapse_factor(cl.lapses)};
+  cap = s->cfg.max_outstanding / lp.lapse;
+  if (cap < 1) cap = 1;
   int room = want - *n_out;
-  if (room > s->cfg.max_outstanding - held) room = s->cfg.max_outstanding - held;
-  double mean = -1;
-  if (room > 0 && (rc = expected_seconds(s, client_id, &mean)) != 0) goto out;
+  if (room > cap - held) room = cap - held;
+  if (room > 0 && (rc = expected_seconds(s, client_id, &lp.mean)) != 0) goto out;
   /* Quorums in progress first, then spot checks (a share of the verified units, checked while
    * the job runs rather than all at its end), then untouched work. */
   static const pick_kind_t order[] = {PICK_OPEN, PICK_SPOT, PICK_NEW};
@@ -184,7 +216,7 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
     if (done && order[k] != PICK_SPOT) continue;
     if (order[k] == PICK_SPOT && s->cfg.spot_check <= 0) continue;
     int before = *n_out;
-    rc = lease_new(s, order[k], client_id, now, room, held + (before - start), mean, out, n_out);
+    rc = lease_new(s, order[k], client_id, now, room, held + (before - start), &lp, out, n_out);
     room -= *n_out - before;
   }
   if (rc == 0 && done && *n_out == start) *why = SRV_NOWORK_DONE;
@@ -192,7 +224,7 @@ out:
   rc = srv_store_release(s->store, rc);
   if (rc) *n_out = 0;
   else if (*n_out > held) *why = SRV_NOWORK_NONE; /* something new was leased */
-  else if (*why != SRV_NOWORK_DONE && held >= s->cfg.max_outstanding) *why = SRV_NOWORK_CAP;
+  else if (*why != SRV_NOWORK_DONE && held >= cap) *why = SRV_NOWORK_CAP;
   return rc;
 }
 
@@ -225,7 +257,7 @@ static int progress_locked(srv_sched_t *s, int64_t client_id, const nq_progress_
   if (a.client_id != client_id || u.job_id != s->job.id)
     return srv_store_failf(s->store, NQ_ENOTFOUND, "no assignment %lld", (long long)p->id);
   int64_t d = now + s->cfg.lease_seconds;
-  int64_t limit = a.issued + srv_sched_hold(&s->cfg, u.est_nodes);
+  int64_t limit = a.hold_until > 0 ? a.hold_until : a.issued + srv_sched_hold(&s->cfg, u.est_nodes);
   if (d > limit) d = limit;
   if (a.state == SRV_ASG_LEASED) {
     /* Never shorten a lease: a late or reordered progress must not pull the deadline back; a

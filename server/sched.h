@@ -81,6 +81,11 @@ nq_nowork_reason_t srv_nowork_code(srv_nowork_t why);
  * lease_seconds, where mean is the mean `seconds` of its last LEASE_HISTORY results in the job and
  * ahead is how many of its assignments come before this one (those it holds, then the earlier
  * ones of this batch): a lease covers the wait in the client's queue as well as the solve.
+ * Against hoarding by re-grab (issue 33): a client's cap is max_outstanding divided by its lapse
+ * factor (srv_sched_lapse_factor), and so is each lease (at least lease_min); no lease runs past
+ * the replica's hold limit, which counts from the first lease of the unit to the client's key
+ * and is kept when the unit comes back to that key after a lease expired; past it, the key gets
+ * the unit again only once it has waited lease_seconds for another key (srv_unit_pick).
  * *why says why nothing new was leased (SRV_NOWORK_NONE if something was); the protocol answers
  * `work` when *n_out > 0 and `no_work` with srv_nowork_code(*why) otherwise. Returns 0,
  * NQ_EBANNED, NQ_ETXN, NQ_ENOTFOUND (no such client), NQ_EINVAL (want out of range), NQ_EIO. */
@@ -99,7 +104,9 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
  * in *deadline, and keep the report (fraction, seconds, nodes) as the assignment's last progress.
  * Hoarding is bounded (issue 12): the lease is extended only when the report advances -- its
  * fraction, or its nodes, grew since the last report (the first report always counts) -- and
- * never past the hold limit, issued + srv_sched_hold(); a report that does not advance keeps the
+ * never past the hold limit (hold_until: the first lease of the unit to the client's key +
+ * srv_sched_hold(), kept across re-leases; issued + srv_sched_hold() for older rows); a report
+ * that does not advance keeps the
  * deadline it had. A unit held to the hold limit expires and is reissued like any other.
  * Works on the client's own leased assignment, and on its expired one as long as the unit is
  * still undecided and still needs a replica (it has not been reissued in its place); that lease is
@@ -108,6 +115,14 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
  * reported, or verified ones (unknown_assignment), NQ_EBANNED if banned. */
 int srv_sched_progress(srv_sched_t *s, int64_t client_id, const nq_progress_t *p, int64_t now,
                        int64_t *deadline);
+
+/* Lapses (leases expired without a result, less one per result: srv_client_t.lapses) per step
+ * of the lapse factor, and its largest value. */
+#define SRV_LAPSE_STEP 4
+#define SRV_LAPSE_FACTOR_MAX 64
+/* The lapse factor of a client: 1 + lapses / SRV_LAPSE_STEP, at most SRV_LAPSE_FACTOR_MAX. Its
+ * max_outstanding is divided by it (at least 1), and so is each new lease (at least lease_min). */
+int srv_sched_lapse_factor(int64_t lapses);
 
 /* The hold limit of a unit in seconds: hold_factor x max(lease_seconds, est_nodes on the reference
  * core, NQ_REF_NODES_PER_SEC); est_nodes < 0 when unknown. Pure: exposed for the tests. */

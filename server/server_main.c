@@ -48,6 +48,9 @@ static void usage(FILE *f) {
           "  --max-preauth-per-addr N\n"
           "                        connections not yet logged in per address (IPv4, IPv6 /64);\n"
           "                        more are dropped at once, 0 = no limit (default 16)\n"
+          "  --max-preauth N       connections not yet logged in, in all; past N, or when the\n"
+          "                        server is full, the oldest is closed to admit a new one\n"
+          "                        (default --max-conns / 2)\n"
           "  --enrol-per-addr N    enrolments per address: N at once, N more per hour,\n"
           "                        0 = no limit (default 20)\n"
           "  --max-clients N       enrolled clients at most, 0 = no cap (default 100000)\n"
@@ -68,6 +71,8 @@ static void usage(FILE *f) {
           "  --http ADDR:PORT      the public status page, /metrics and /api/* (default\n"
           "                        127.0.0.1:7448; `off` for none; see docs/http.md)\n"
           "  --http-max-conns K    concurrent HTTP connections; more get 503 (default 64)\n"
+          "  --http-max-per-addr K HTTP connections per address (IPv4, IPv6 /64); more get\n"
+          "                        429, 0 = no limit (default 8)\n"
           "  --http-timeout S      an HTTP request must arrive whole within S seconds (default\n"
           "                        10); a connection idle 3*S seconds is closed\n"
           "  --page-url URL        the public page's address that clients are told (default:\n"
@@ -92,7 +97,8 @@ static int int_arg(const char *opt, const char *v, long min, long max) {
 static void parse_args(srv_config_t *cfg, int argc, char **argv) {
   enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE,
          O_LEASEMIN, O_MAXOUT, O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT,
-         O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPTIME, O_PAGEURL, O_HELP, O_HELLO, O_PREAUTH, O_ENROL, O_MAXCLI,
+         O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPADDR, O_HTTPTIME, O_PAGEURL, O_HELP, O_HELLO,
+         O_PREAUTH, O_PREAUTHALL, O_ENROL, O_MAXCLI,
          O_AFLIMIT, O_AFDELAY, O_SUMMARY, O_VERSION, O_BKDIR, O_BKEVERY, O_BKKEEP, O_OUTMAX };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
@@ -116,10 +122,12 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"hold-factor", required_argument, 0, O_HOLD},
       {"http", required_argument, 0, O_HTTP},
       {"http-max-conns", required_argument, 0, O_HTTPMAX},
+      {"http-max-per-addr", required_argument, 0, O_HTTPADDR},
       {"http-timeout", required_argument, 0, O_HTTPTIME},
       {"page-url", required_argument, 0, O_PAGEURL},
       {"hello-timeout", required_argument, 0, O_HELLO},
       {"max-preauth-per-addr", required_argument, 0, O_PREAUTH},
+      {"max-preauth", required_argument, 0, O_PREAUTHALL},
       {"enrol-per-addr", required_argument, 0, O_ENROL},
       {"max-clients", required_argument, 0, O_MAXCLI},
       {"auth-fail-limit", required_argument, 0, O_AFLIMIT},
@@ -202,6 +210,9 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       }
       break;
     case O_HTTPMAX: cfg->http.max_conns = int_arg("http-max-conns", optarg, 1, 100000); break;
+    case O_HTTPADDR:
+      cfg->http.max_per_addr = int_arg("http-max-per-addr", optarg, 0, 100000);
+      break;
     case O_PAGEURL: {
       size_t n = strlen(optarg), i;
       for (i = 0; i < n && optarg[i] >= 0x20 && optarg[i] <= 0x7e; i++) {
@@ -222,6 +233,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
     case O_PREAUTH:
       cfg->max_preauth_per_addr = int_arg("max-preauth-per-addr", optarg, 0, 1000000);
       break;
+    case O_PREAUTHALL: cfg->max_preauth = int_arg("max-preauth", optarg, 1, 1000000); break;
     case O_ENROL: cfg->enrol_per_addr = int_arg("enrol-per-addr", optarg, 0, 1000000); break;
     case O_MAXCLI: cfg->max_clients = int_arg("max-clients", optarg, 0, 1000000000); break;
     case O_AFLIMIT: cfg->auth_fail_limit = int_arg("auth-fail-limit", optarg, 0, 1000000); break;

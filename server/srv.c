@@ -100,6 +100,17 @@ static void on_conn_open(nq_conn_t *c) {
   }
 }
 
+/* What a request's reply may hold, in assignments (SRV_BATCH_WEIGHT): a get_work's answer
+ * re-sends up to min(want, max_outstanding) of them; a malformed want is refused with a small
+ * error. */
+static int req_weight(const srv_t *s, const json_t *msg) {
+  if (nq_msg_type(msg, NULL) != NQ_MSG_GET_WORK) return 1;
+  const json_t *w = json_object_get(msg, "want");
+  json_int_t want = json_is_integer(w) ? json_integer_value(w) : 1;
+  if (want > s->cfg.max_outstanding) want = s->cfg.max_outstanding;
+  return want < 1 ? 1 : (int)want;
+}
+
 static void on_conn_frame(nq_conn_t *c, json_t *msg) {
   srv_conn_t *sc = nq_conn_data(c);
   srv_t *s = sc->srv;
@@ -121,6 +132,9 @@ static void on_conn_frame(nq_conn_t *c, json_t *msg) {
   memset(r, 0, sizeof *r);
   r->sc = sc;
   r->msg = json_incref(msg);
+  r->weight = req_weight(s, msg);
+  sc->pending_w += r->weight;
+  s->batch_w += r->weight;
   sc->refs++;
   /* A peer that pipelines requests gets no more read until this batch has answered them, so
    * what it can make us hold is bounded by requests, not by the bytes it sends: at most
@@ -129,7 +143,8 @@ static void on_conn_frame(nq_conn_t *c, json_t *msg) {
    * high-water mark, its output stays under SRV_CONN_HIGH_WATER + one reply. A full batch
    * (SRV_BATCH_MAX) holds every connection that delivers a frame, which bounds the replies
    * built at once whatever the number of connections. The held list keeps a reference. */
-  if ((sc->refs >= SRV_CONN_MAX_PENDING || nq_conn_queued(c) > 0 || s->nbatch >= SRV_BATCH_MAX) &&
+  if ((sc->refs >= SRV_CONN_MAX_PENDING || sc->pending_w >= SRV_CONN_PENDING_WEIGHT ||
+       nq_conn_queued(c) > 0 || s->nbatch >= SRV_BATCH_MAX || s->batch_w >= SRV_BATCH_WEIGHT) &&
       !sc->held) {
     sc->held = 1;
     sc->refs++;
@@ -152,6 +167,14 @@ static void on_conn_error(nq_conn_t *c, int status) {
 /* The connection no longer counts as pre-auth for its address (hello succeeded, or it closed). */
 static void conn_preauth_done(srv_conn_t *sc) {
   if (!sc->preauth) return;
+  srv_t *s = sc->srv;
+  if (sc->pa_prev) sc->pa_prev->pa_next = sc->pa_next;
+  else s->pa_head = sc->pa_next;
+  if (sc->pa_next) sc->pa_next->pa_prev = sc->pa_prev;
+  else s->pa_tail = sc->pa_prev;
+  sc->pa_prev = sc->pa_next = NULL;
+  assert(s->npreauth > 0);
+  s->npreauth--;
   sc->preauth = 0;
   if (sc->peer) {
     assert(sc->peer->preauth > 0);
@@ -180,15 +203,67 @@ static void on_reject_closed(uv_handle_t *h) {
   free(h);
 }
 
-/* Accept and drop at once: libuv keeps reporting a pending connection until it is accepted. */
-static void reject_raw(srv_t *s, uv_stream_t *server) {
+/* Accept and drop at once: libuv keeps reporting a pending connection until it is accepted.
+ * `count`: summarise the refusal under the peer's address (SRV_PEER_REFUSED_BUSY). */
+static void reject_raw(srv_t *s, uv_stream_t *server, int count) {
   uv_tcp_t *t = malloc(sizeof *t);
   if (!t || uv_tcp_init(s->loop, t) != 0) {
     free(t);
+    if (count) srv_peers_count(&s->peers, NULL, SRV_PEER_REFUSED_BUSY);
     return;
   }
-  uv_accept(server, (uv_stream_t *)t);
+  srv_peer_t *pe = NULL;
+  if (uv_accept(server, (uv_stream_t *)t) == 0 && count) {
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    srv_addr_key_t k;
+    if (uv_tcp_getpeername(t, (struct sockaddr *)&ss, &len) == 0 && srv_addr_key(&ss, &k) == 0)
+      pe = srv_peers_get(&s->peers, &k, uv_now(s->loop));
+  }
+  if (count) srv_peers_count(&s->peers, pe, SRV_PEER_REFUSED_BUSY);
   uv_close((uv_handle_t *)t, on_reject_closed);
+}
+
+/* Room for clients that log in: close a connection that has not said hello (other than `keep`,
+ * and never one with a request in the current batch: its hello is being handled), among the
+ * EVICT_SCAN oldest. A flood holds many pre-auth connections per address (up to
+ * --max-preauth-per-addr), an honest client one: the victim is the one whose address holds the
+ * most, then the oldest. It must have sent nothing (read or waiting in the kernel) -- an idle
+ * flood; an honest client sends its TLS ClientHello at once -- for EVICT_SILENT_MS, or for any
+ * time when the server is full (`full`): in a reconnect storm the server may accept honest
+ * clients before their ClientHello arrives, and those must not be cut for the share alone.
+ * Failing that, one in its TLS handshake for EVICT_HEARD_MS (an honest client says hello well
+ * before that). Returns 1 if one was closed. It stops counting against --max-conns at once. */
+#define EVICT_SCAN 64
+#define EVICT_SILENT_MS 100
+#define EVICT_HEARD_MS 2000
+static int evict_preauth(srv_t *s, const srv_conn_t *keep, int full) {
+  srv_conn_t *victim = NULL, *heard_old = NULL;
+  int victim_n = 0;
+  uint64_t now = uv_now(s->loop);
+  int scanned = 0;
+  for (srv_conn_t *sc = s->pa_head; sc && scanned < EVICT_SCAN; sc = sc->pa_next, scanned++) {
+    if (sc == keep || sc->refs > 0 || !sc->conn) continue;
+    uint64_t age = now - sc->opened_ms;
+    if (!nq_conn_heard(sc->conn)) {
+      int n = sc->peer ? sc->peer->preauth : 1;
+      if ((full || age >= EVICT_SILENT_MS) && n > victim_n) {
+        victim = sc;
+        victim_n = n;
+      }
+    } else if (!heard_old && age >= EVICT_HEARD_MS) {
+      heard_old = sc;
+    }
+  }
+  if (!victim) victim = heard_old;
+  if (!victim) return 0;
+  srv_peers_count(&s->peers, victim->peer, SRV_PEER_EVICTED);
+  conn_preauth_done(victim);
+  victim->refused = 1;
+  s->nconns--;
+  victim->state = SRV_CONN_DEAD;
+  nq_conn_abort(victim->conn);
+  return 1;
 }
 
 /* Find the address entry of a new connection and count it there. Returns 0, or -1 when its
@@ -205,6 +280,11 @@ static int conn_attach_peer(srv_t *s, srv_conn_t *sc) {
   }
   sc->peer = pe;
   sc->preauth = 1;
+  sc->pa_prev = s->pa_tail;
+  if (s->pa_tail) s->pa_tail->pa_next = sc;
+  else s->pa_head = sc;
+  s->pa_tail = sc;
+  s->npreauth++;
   if (pe) {
     pe->conns++;
     pe->preauth++;
@@ -218,14 +298,17 @@ static void on_connection(uv_stream_t *server, int status) {
     nq_log(NQ_LOG_WARN, "accept: %s", uv_strerror(status));
     return;
   }
-  if (s->stopping || s->nconns >= s->cfg.max_conns + BUSY_SLACK) {
-    if (!s->stopping) srv_peers_count(&s->peers, NULL, SRV_PEER_REFUSED_BUSY);
-    reject_raw(s, server);
+  if (s->stopping) {
+    reject_raw(s, server, 0);
+    return;
+  }
+  if (s->nconns >= s->cfg.max_conns + BUSY_SLACK && !evict_preauth(s, NULL, 1)) {
+    reject_raw(s, server, 1);
     return;
   }
   srv_conn_t *sc = calloc(1, sizeof *sc);
   if (!sc) {
-    reject_raw(s, server);
+    reject_raw(s, server, 0);
     return;
   }
   sc->srv = s;
@@ -262,7 +345,16 @@ static void on_connection(uv_stream_t *server, int status) {
     s->nconns--;
     sc->state = SRV_CONN_DEAD;
     nq_conn_abort(sc->conn);
-  } else if (s->nconns > s->cfg.max_conns) {
+    return;
+  }
+  /* Logged-in clients keep their slots: connections that have not said hello get at most
+   * preauth_cap of them, and when the server is full the oldest of those makes room. When none
+   * may be closed (all young and in their handshake) the share is exceeded rather than an
+   * honest handshake cut; --max-conns still holds (busy). */
+  while ((s->npreauth > s->preauth_cap || s->nconns > s->cfg.max_conns) &&
+         evict_preauth(s, sc, s->nconns > s->cfg.max_conns)) {
+  }
+  if (s->nconns > s->cfg.max_conns) {
     sc->busy = 1;
     srv_peers_count(&s->peers, sc->peer, SRV_PEER_REFUSED_BUSY);
   }
@@ -408,9 +500,11 @@ static void batch_run(srv_t *s) {
     }
     json_decref(r->reply);
     json_decref(r->msg);
+    sc->pending_w -= r->weight;
     conn_unref(sc);
   }
   s->nbatch = 0;
+  s->batch_w = 0;
   release_held(s);
   if (s->ban_pending) {
     s->ban_pending = 0;
@@ -465,6 +559,7 @@ static void on_sweep(uv_timer_t *t) {
 static void on_summary_timer(uv_timer_t *t) {
   srv_t *s = t->data;
   srv_peers_summary(&s->peers, s->cfg.summary_seconds, uv_now(s->loop));
+  s->login_lines = 0;
 }
 
 static void on_exit_timer(uv_timer_t *t) {
@@ -742,6 +837,8 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   s->dd.lock_fd = -1;
   s->loop = loop;
   s->cfg = *cfg;
+  s->preauth_cap = cfg->max_preauth > 0 ? cfg->max_preauth : cfg->max_conns / 2;
+  if (s->preauth_cap < 1) s->preauth_cap = 1;
   int64_t now = nq_now_wall();
   srv_peer_limits_t lim = {cfg->max_preauth_per_addr, cfg->enrol_per_addr, cfg->auth_fail_limit,
                            cfg->auth_fail_delay * 1000};

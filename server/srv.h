@@ -46,6 +46,19 @@
  * before the commit, so this bounds their memory (a 64-assignment work reply is about 20 KiB as
  * a JSON tree). */
 #define SRV_BATCH_MAX 512
+/* Successful logins logged one by one per --log-summary interval; the rest are summarised. */
+#define SRV_LOGIN_LINES_MAX 20
+/* The same bounds weighed by what the replies may hold (issue 33: at --max-outstanding 256 a
+ * `work` answer re-sends up to 256 assignments, four times the 64 these counts were sized for).
+ * A get_work weighs min(want, max_outstanding) assignments, any other request 1. A connection
+ * is held once its unanswered requests weigh SRV_CONN_PENDING_WEIGHT, every connection that
+ * delivers a frame once the batch weighs SRV_BATCH_WEIGHT. */
+#define SRV_CONN_PENDING_WEIGHT 256
+/* The memory bound the tests hold the server to (docs/server.md, "Memory per connection"):
+ * 64 MiB + this many KiB per connection, which grows with what --max-outstanding lets one
+ * answer hold (a `work` re-sending 256 assignments is 28 KiB on the wire). */
+#define SRV_CONN_MEM_KIB(max_outstanding) (128L + (long)(max_outstanding) / 2)
+#define SRV_BATCH_WEIGHT (SRV_BATCH_MAX * 64)
 
 typedef struct srv_config_s {
   int n, quorum, max_results;
@@ -78,6 +91,8 @@ typedef struct srv_config_s {
   const char *page_url;
   int hello_timeout;    /* s from accept to a hello (TLS handshake included); default 10 */
   int max_preauth_per_addr; /* pre-auth connections per address (peers.h); default 16, 0 = any */
+  int max_preauth;      /* pre-auth connections in all: past it (or past max_conns) the oldest
+                           one is closed to admit a new one; default 0 = max_conns / 2 */
   int enrol_per_addr;   /* enrolments per address: burst and per hour; default 20, 0 = any */
   int max_clients;      /* enrolled clients at most; default 100000, 0 = no cap */
   int auth_fail_limit;  /* failed logins per address and minute before they are slowed;
@@ -112,10 +127,14 @@ typedef struct srv_conn_s {
   nq_conn_t *conn;          /* NULL once the transport has closed (on_close ran) */
   srv_conn_state_t state;
   int busy;                 /* over --max-conns: send `busy` once TLS is up, then close */
-  int refused;              /* dropped at accept (pre-auth limit); not counted in nconns */
+  int refused;              /* dropped at accept (pre-auth limit) or evicted to admit a newer
+                               connection: no longer counted in nconns */
   srv_peer_t *peer;         /* its address's entry (peers.h), NULL if untracked */
-  int preauth;              /* counted in peer->preauth (until hello succeeds or it closes) */
+  int preauth;              /* counted in peer->preauth and on srv_t's pre-auth list (until
+                               hello succeeds or it closes) */
+  struct srv_conn_s *pa_prev, *pa_next; /* the pre-auth list, oldest first */
   int held;                 /* input held (SRV_CONN_MAX_PENDING): on srv_t.held, one ref */
+  int pending_w;            /* weight of its requests in the current batch */
   struct srv_conn_s *held_next;
   uint64_t close_at_ms;     /* a delayed refusal (slowed address): close then, with ... */
   nq_errcode_t close_code;  /* ... this error frame */
@@ -137,6 +156,7 @@ typedef struct srv_req_s {
   nq_errcode_t err_code; /* ... after this fatal error frame (NQ_ERR_NONE: without one) */
   char err_msg[160];
   int handled;          /* srv_proto_handle ran for it (its reply depends on the commit) */
+  int weight;           /* what its reply may hold (SRV_BATCH_WEIGHT) */
 } srv_req_t;
 
 struct srv_s {
@@ -168,10 +188,14 @@ struct srv_s {
   srv_conn_t *conns;      /* every live connection */
   int nconns;
   srv_conn_t *held;       /* connections whose input waits for the current batch */
+  srv_conn_t *pa_head, *pa_tail; /* connections that have not logged in, oldest first */
+  int npreauth, preauth_cap;
   srv_peers_t peers;      /* per-address limits and refusal counts */
+  int login_lines;        /* login INFO lines in this summary interval (SRV_LOGIN_LINES_MAX) */
 
   srv_req_t *batch;       /* the requests of this loop iteration */
   size_t nbatch, capbatch;
+  long batch_w;           /* the batch's weight (SRV_BATCH_WEIGHT) */
   uint64_t batches, batch_reqs, commits_failed; /* counters for logs / admin status */
   srv_metrics_t metrics;  /* for /metrics */
   struct srv_web_s *web;  /* the HTTP status page (web.h), NULL when off */

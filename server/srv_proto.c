@@ -64,6 +64,18 @@ static void sched_fatal(srv_t *s, srv_req_t *r, int rc, const char *what) {
 
 /* ---- hello ---- */
 
+/* A successful login gets its own INFO line while fewer than SRV_LOGIN_LINES_MAX were logged in
+ * the current summary interval; past that it is counted for the summary (one token reconnecting
+ * in a loop wrote 1,772 lines in 10 s). */
+static int login_loggable(srv_t *s, const srv_conn_t *sc) {
+  if (s->login_lines < SRV_LOGIN_LINES_MAX) {
+    s->login_lines++;
+    return 1;
+  }
+  srv_peers_count(&s->peers, sc->peer, SRV_PEER_LOGIN_QUIET);
+  return 0;
+}
+
 /* Compare the SHA-256 of `secret` with the hash stored under meta key `key`. */
 static int secret_matches(srv_t *s, const char *key, const char *secret) {
   char want[SRV_HASH_MAX + 1], got[65];
@@ -256,7 +268,8 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
     }
     sc->state = SRV_CONN_ADMIN;
     snprintf(sc->name, sizeof sc->name, "admin");
-    nq_log(NQ_LOG_INFO, "admin connected from %s", nq_conn_peer(sc->conn));
+    if (login_loggable(s, sc))
+      nq_log(NQ_LOG_INFO, "admin connected from %s", nq_conn_peer(sc->conn));
     r->reply = welcome_new(s, h.speak, NULL, NULL, 0);
     return;
   }
@@ -272,9 +285,10 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
   if (srv_client_hello(s->store, sc->client_id, now, h.software, h.speak) != 0)
     nq_log(NQ_LOG_WARN, "cannot record the version of client %s: %s", sc->name,
            srv_store_errmsg(s->store));
-  nq_log(NQ_LOG_INFO, "client %s connected from %s (%s, %d threads, %s, protocol %lld)", sc->name,
-         nq_conn_peer(sc->conn), h.solver ? h.solver : "?", h.threads ? h.threads : 1,
-         h.software ? h.software : "?", (long long)h.speak);
+  if (login_loggable(s, sc))
+    nq_log(NQ_LOG_INFO, "client %s connected from %s (%s, %d threads, %s, protocol %lld)",
+           sc->name, nq_conn_peer(sc->conn), h.solver ? h.solver : "?",
+           h.threads ? h.threads : 1, h.software ? h.software : "?", (long long)h.speak);
   r->reply = welcome_new(s, h.speak, sc->name, enrolled ? token : NULL, sc->client_id);
 }
 

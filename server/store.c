@@ -362,7 +362,7 @@ int srv_meta_set(srv_store_t *st, const char *key, const char *value) {
 
 #define CLIENT_COLS "c.id, c.name, c.created, c.last_seen, c.valid, c.invalid, c.banned, " \
   "(SELECT count(*) FROM assignments a WHERE a.client_id = c.id AND a.state = 'leased'), " \
-  "c.owner_id, c.suspect, c.net, coalesce(c.software, ''), coalesce(c.protocol, 0)"
+  "c.owner_id, c.suspect, c.net, coalesce(c.software, ''), coalesce(c.protocol, 0), c.lapses"
 
 static void client_row(sqlite3_stmt *s, srv_client_t *c) {
   memset(c, 0, sizeof *c);
@@ -379,6 +379,7 @@ static void client_row(sqlite3_stmt *s, srv_client_t *c) {
   col_str(s, 10, c->net, sizeof c->net);
   col_str(s, 11, c->software, sizeof c->software);
   c->protocol = sqlite3_column_int(s, 12);
+  c->lapses = col_i64(s, 13);
 }
 
 int srv_store_one(srv_store_t *st, const char *sql, const char *text, int64_t num,

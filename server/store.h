@@ -250,11 +250,12 @@ typedef struct srv_asg_info_s {
   int64_t id, unit_id, client_id;
   srv_asg_state_t state;
   int64_t issued, deadline, reported_at; /* reported_at = 0 without a result */
+  int64_t hold_until;     /* schema 011: the hold limit, kept across re-leases; 0 = issued + hold */
   int late;           /* the result came after the unit was decided */
   nq_counts_t counts; /* valid when reported_at != 0 */
   double seconds;
   char solver[SRV_SOLVER_MAX + 1];
-  char backend[NQ_PROTO_BACKEND_MAX + 1]; /* what computed the result (schema 010); "" unknown */
+  char backend[NQ_PROTO_BACKEND_MAX + 1]; /* what computed the result (schema 011); "" unknown */
   /* The last progress the client reported (schema 004); progress_at = 0 before the first. */
   double progress;         /* share of the unit done, 0..1; -1 when not reported */
   double progress_seconds; /* the client's solve time on the unit so far; -1 when not reported */
@@ -287,6 +288,7 @@ typedef struct srv_client_s {
   char net[48];           /* the network it last authenticated from ("" unknown) */
   char software[NQ_PROTO_SOFTWARE_MAX + 1]; /* from its last hello; "" if never said */
   int protocol;           /* the protocol version of its last session; 0 if none recorded */
+  int64_t lapses;         /* schema 011: leases expired without a result, less one per result */
 } srv_client_t;
 
 /* Create a client with exactly this name. token_hash: the hex SHA-256 of its token (never the
@@ -355,6 +357,8 @@ typedef struct srv_work_s {
   char unit[NQ_UNIT_TEXT_MAX]; /* unit text */
   int64_t deadline;
   int resent;                  /* 1: the client already held it; 0: newly leased */
+  int64_t est_nodes;           /* the unit's estimate, -1 unknown (picks only) */
+  int64_t hold_until;          /* the replica's hold limit (schema 011; picks and leases) */
 } srv_work_t;
 
 /* SAVEPOINT-based atomic section: savepoint() opens one; release(st, rc) releases it when rc is 0
@@ -392,28 +396,40 @@ typedef enum {
 const char *srv_distinct_name(srv_distinct_t d);
 int srv_distinct_parse(const char *name);
 
-/* Up to `room` units of job_id that need a replica (need > 0) and that no client of the same
+/* Who asks for units, and when (srv_unit_pick). */
+typedef struct srv_pick_s {
+  int64_t job_id, client_id;
+  srv_distinct_t distinct;
+  int64_t now;
+  int64_t cooldown; /* s a replica past its key's hold limit waits for another key */
+} srv_pick_t;
+
+/* Up to `room` units of pk->job_id that need a replica (need > 0) and that no client of the same
  * `distinct` key as this client (itself; a client of its owner; a client on its network) holds a
- * live or reported assignment for, by id, appended to out (unit_id and unit; id and deadline 0):
- * in_progress units (leased, awaiting or disputed) when in_progress is set, else pending ones. */
-int srv_unit_pick(srv_store_t *st, int64_t job_id, int64_t client_id, srv_distinct_t distinct,
-                  int in_progress, int room, srv_work_t *out, int *n);
+ * live or reported assignment for, by id, appended to out (unit_id, unit, est_nodes, hold_until;
+ * id and deadline 0): in_progress units (leased, awaiting or disputed) when in_progress is set,
+ * else pending ones. An expired row of the key past its hold limit (schema 011) also keeps the
+ * unit from the key until the lease ran out pk->cooldown s ago; hold_until is the hold a lease
+ * inherits from an expired row of the key still inside its hold, 0 for a fresh one. */
+int srv_unit_pick(srv_store_t *st, const srv_pick_t *pk, int in_progress, int room,
+                  srv_work_t *out, int *n);
 /* Up to `room` verified units of job_id that want a spot check (units.spot = 1) and that no
- * client of the same `distinct` key as this client ever had a live or reported assignment for. */
-int srv_unit_pick_spot(srv_store_t *st, int64_t job_id, int64_t client_id,
-                       srv_distinct_t distinct, int room, srv_work_t *out, int *n);
+ * client of the same `distinct` key as this client ever had a live or reported assignment for
+ * (hold_until 0). */
+int srv_unit_pick_spot(srv_store_t *st, const srv_pick_t *pk, int room, srv_work_t *out,
+                       int *n);
 /* The client's last `history` reported solve times in job_id, newest first: *count of them and
  * their mean (negative times count as 0). */
 int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id, int history,
                               int *count, double *mean);
-/* Lease unit_id to client_id until deadline: a new assignment, or the client's own expired one
- * for the unit leased again (same id). *asg_id gets the id; the unit is refreshed. */
+/* Lease w->unit_id to client_id until w->deadline, with the hold limit w->hold_until: a new
+ * assignment, or the client's own expired one for the unit leased again (same id). w->id gets
+ * the id; the unit is refreshed. spot: a spot check of a verified unit (the assignment is marked
+ * spot, and the unit's spot state becomes 2, leased). */
+int srv_asg_lease_work(srv_store_t *st, srv_work_t *w, int64_t client_id, int64_t now, int spot);
+/* The same for a plain replica whose hold limit is its deadline (tests, tools). */
 int srv_asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
                   int64_t deadline, int64_t *asg_id);
-/* The same for a spot check of a verified unit: the assignment is marked spot, and the unit's
- * spot state becomes 2 (leased). */
-int srv_asg_lease_spot(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
-                       int64_t deadline, int64_t *asg_id);
 /* Move a leased assignment's deadline. */
 int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline);
 /* Remember the client's last progress report on the assignment (the fields it has; the others
@@ -436,7 +452,7 @@ int srv_asg_set_result(srv_store_t *st, int64_t asg_id, const nq_counts_t *c, do
  * spaces ("" when none said), cut to len. */
 #define SRV_BACKENDS_HISTORY 1000
 int srv_client_backends(srv_store_t *st, int64_t client_id, char *buf, size_t len);
-/* The backend that computed the assignment's result (schema 010). */
+/* The backend that computed the assignment's result (schema 011). */
 int srv_asg_set_backend(srv_store_t *st, int64_t asg_id, const char *backend);
 int srv_asg_judge(srv_store_t *st, int64_t asg_id, int64_t client_id, int valid);
 /* The undecided (reported) results of a unit, oldest first. */

@@ -241,12 +241,13 @@ const char *srv_asg_state_name(srv_asg_state_t s) {
 
 #define ASG_COLS "id, unit_id, client_id, state, issued, deadline, reported_at, late, " \
                  "c2, c4, c8, nodes, seconds, solver, progress, progress_seconds, progress_nodes, " \
-                 "progress_at, net, spot, voided, " ASG_WHO("client_id", "voided") ", backend"
+                 "progress_at, net, spot, voided, " ASG_WHO("client_id", "voided") ", backend, " \
+                 "hold_until"
 #define ASG_COLS_A "a.id, a.unit_id, a.client_id, a.state, a.issued, a.deadline, a.reported_at, " \
                    "a.late, a.c2, a.c4, a.c8, a.nodes, a.seconds, a.solver, a.progress, " \
                    "a.progress_seconds, a.progress_nodes, a.progress_at, a.net, a.spot, a.voided, " \
-                   ASG_WHO("a.client_id", "a.voided") ", a.backend"
-#define ASG_NCOLS 24
+                   ASG_WHO("a.client_id", "a.voided") ", a.backend, a.hold_until"
+#define ASG_NCOLS 25
 
 /* The owner of the assignment's client, and whether its vote counts not (voided, or the client is
  * banned or suspect). */
@@ -290,6 +291,7 @@ static void asg_row(sqlite3_stmt *s, srv_asg_info_t *a) {
   a->owner_id = col_i64(s, 21);
   a->novote = sqlite3_column_int(s, 22);
   col_str(s, 23, a->backend, sizeof a->backend);
+  a->hold_until = col_i64(s, 24);
 }
 
 int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out) {
@@ -405,6 +407,14 @@ out:
 }
 
 int srv_asg_expire_due(srv_store_t *st, int64_t now, int64_t *n_expired) {
+  /* Each lease that runs out without a result is one lapse of its client (schema 011), counted
+   * before the leases change state. Through the partial index assignments_leased. */
+  int rc = srv_store_exec3(st, "UPDATE clients SET lapses = lapses + (SELECT count(*) FROM "
+                               "assignments a WHERE a.client_id = clients.id AND "
+                               "a.state = 'leased' AND a.deadline <= ?1) WHERE id IN (SELECT "
+                               "client_id FROM assignments WHERE state = 'leased' AND "
+                               "deadline <= ?1)", now, 0, 0, "count lapses");
+  if (rc) return rc;
   return srv_store_expire_leases(st, "SELECT unit_id FROM assignments "
                                      "WHERE state = 'leased' AND deadline <= ?1",
                                  "UPDATE assignments SET state = 'expired' "
@@ -462,20 +472,29 @@ int srv_asg_held(srv_store_t *st, int64_t client_id, srv_work_t *out, int max, i
   "(SELECT owner_id FROM clients WHERE id = ?2))"
 #define PICK_KEY_NETWORK \
   "(a.client_id = ?2 OR a.net = (SELECT net FROM clients WHERE id = ?2))"
+/* A key's expired row past its hold limit (schema 011) keeps the unit from that key until the
+ * replica has waited ?5 s (--lease-seconds) for another key since the lease ran out: re-asking
+ * at once does not restart the hold. ?4 is now. */
 #define PICK_MINE(key) \
   "NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id AND " key \
-  " AND a.state != 'expired')"
+  " AND (a.state != 'expired' OR (a.hold_until BETWEEN 1 AND ?4 AND a.deadline > ?4 - ?5)))"
+/* The hold a new lease of the unit inherits from an expired row of the same key still inside
+ * its hold (0: none, a fresh hold). */
+#define PICK_HOLD(key) \
+  "coalesce((SELECT max(a.hold_until) FROM assignments a WHERE a.unit_id = units.id AND " key \
+  " AND a.state = 'expired' AND a.hold_until > ?4), 0)"
 #define PICK_OPEN(key) \
-  "SELECT id, text FROM units WHERE job_id = ?1 AND need > 0 " \
-  "AND (state = 'leased' OR state = 'awaiting' OR state = 'disputed') AND " PICK_MINE(key) \
-  " ORDER BY id LIMIT ?3"
+  "SELECT id, text, coalesce(est_nodes, -1), " PICK_HOLD(key) " FROM units WHERE job_id = ?1 " \
+  "AND need > 0 AND (state = 'leased' OR state = 'awaiting' OR state = 'disputed') AND " \
+  PICK_MINE(key) " ORDER BY id LIMIT ?3"
 #define PICK_RETURNED(key) \
-  "SELECT id, text FROM units WHERE job_id = ?1 AND state = 'pending' AND touched = 1 " \
-  "AND need > 0 AND " PICK_MINE(key) " ORDER BY id LIMIT ?3"
+  "SELECT id, text, coalesce(est_nodes, -1), " PICK_HOLD(key) " FROM units WHERE job_id = ?1 " \
+  "AND state = 'pending' AND touched = 1 AND need > 0 AND " PICK_MINE(key) " ORDER BY id LIMIT ?3"
 /* A spot check goes to a client of yet another key: none of the unit's assignments, expired ones
  * included (a colluder that let its lease lapse must not check its own lie), shares its key. */
 #define PICK_SPOT(key) \
-  "SELECT id, text FROM units WHERE job_id = ?1 AND spot = 1 AND NOT EXISTS (SELECT 1 FROM " \
+  "SELECT id, text, coalesce(est_nodes, -1), 0 FROM units WHERE job_id = ?1 AND spot = 1 " \
+  "AND NOT EXISTS (SELECT 1 FROM " \
   "assignments a WHERE a.unit_id = units.id AND " key ") ORDER BY id LIMIT ?3"
 static const char *const sql_pick_open[SRV_DISTINCT_NMODES] = {
     PICK_OPEN(PICK_KEY_CLIENT), PICK_OPEN(PICK_KEY_OWNER), PICK_OPEN(PICK_KEY_NETWORK)};
@@ -485,7 +504,8 @@ static const char *const sql_pick_returned[SRV_DISTINCT_NMODES] = {
 static const char *const sql_pick_spot[SRV_DISTINCT_NMODES] = {
     PICK_SPOT(PICK_KEY_CLIENT), PICK_SPOT(PICK_KEY_OWNER), PICK_SPOT(PICK_KEY_NETWORK)};
 static const char *const sql_pick_fresh =
-    "SELECT id, text FROM units WHERE id BETWEEN (SELECT fresh FROM job_stats WHERE job_id = ?1) "
+    "SELECT id, text, coalesce(est_nodes, -1), 0 FROM units WHERE id BETWEEN "
+    "(SELECT fresh FROM job_stats WHERE job_id = ?1) "
     "AND (SELECT first_unit + units - 1 FROM jobs WHERE id = ?1) AND job_id = ?1 "
     "AND touched = 0 AND state = 'pending' ORDER BY id LIMIT ?3";
 
@@ -502,44 +522,49 @@ int srv_distinct_parse(const char *name) {
 }
 
 /* Append up to `room` picks of `sql` to out. */
-static int pick(srv_store_t *st, const char *sql, int64_t job_id, int64_t client_id, int room,
+static int pick(srv_store_t *st, const char *sql, const srv_pick_t *pk, int room,
                 srv_work_t *out, int *n) {
   sqlite3_stmt *q;
   int first = *n;
   int rc = srv_store_stmt(st, sql, &q);
   if (rc) return rc;
-  sqlite3_bind_int64(q, 1, job_id);
-  if (sqlite3_bind_parameter_count(q) >= 2) sqlite3_bind_int64(q, 2, client_id);
+  int np = sqlite3_bind_parameter_count(q);
+  sqlite3_bind_int64(q, 1, pk->job_id);
+  if (np >= 2) sqlite3_bind_int64(q, 2, pk->client_id);
   sqlite3_bind_int(q, 3, room);
+  if (np >= 4) sqlite3_bind_int64(q, 4, pk->now);
+  if (np >= 5) sqlite3_bind_int64(q, 5, pk->cooldown);
   int sr;
   while (*n - first < room && (sr = sqlite3_step(q)) == SQLITE_ROW) {
     srv_work_t *w = &out[(*n)++];
     memset(w, 0, sizeof *w);
     w->unit_id = sqlite3_column_int64(q, 0);
     col_str(q, 1, w->unit, sizeof w->unit);
+    w->est_nodes = sqlite3_column_int64(q, 2);
+    w->hold_until = sqlite3_column_int64(q, 3);
   }
   if (*n - first >= room) sr = SQLITE_DONE;
   sqlite3_reset(q);
   return sr == SQLITE_DONE ? 0 : srv_store_fail(st, "pick units");
 }
 
-int srv_unit_pick(srv_store_t *st, int64_t job_id, int64_t client_id, srv_distinct_t distinct,
-                  int in_progress, int room, srv_work_t *out, int *n) {
-  if ((unsigned)distinct >= SRV_DISTINCT_NMODES)
+int srv_unit_pick(srv_store_t *st, const srv_pick_t *pk, int in_progress, int room,
+                  srv_work_t *out, int *n) {
+  srv_distinct_t d = pk->distinct;
+  if ((unsigned)d >= SRV_DISTINCT_NMODES)
     return srv_store_failf(st, NQ_EINVAL, "bad distinct mode");
-  if (in_progress) return pick(st, sql_pick_open[distinct], job_id, client_id, room, out, n);
+  if (in_progress) return pick(st, sql_pick_open[d], pk, room, out, n);
   int first = *n;
-  int rc = pick(st, sql_pick_returned[distinct], job_id, client_id, room, out, n);
-  if (rc == 0 && *n - first < room)
-    rc = pick(st, sql_pick_fresh, job_id, client_id, room - (*n - first), out, n);
+  int rc = pick(st, sql_pick_returned[d], pk, room, out, n);
+  if (rc == 0 && *n - first < room) rc = pick(st, sql_pick_fresh, pk, room - (*n - first), out, n);
   return rc;
 }
 
-int srv_unit_pick_spot(srv_store_t *st, int64_t job_id, int64_t client_id,
-                       srv_distinct_t distinct, int room, srv_work_t *out, int *n) {
-  if ((unsigned)distinct >= SRV_DISTINCT_NMODES)
+int srv_unit_pick_spot(srv_store_t *st, const srv_pick_t *pk, int room, srv_work_t *out,
+                       int *n) {
+  if ((unsigned)pk->distinct >= SRV_DISTINCT_NMODES)
     return srv_store_failf(st, NQ_EINVAL, "bad distinct mode");
-  return pick(st, sql_pick_spot[distinct], job_id, client_id, room, out, n);
+  return pick(st, sql_pick_spot[pk->distinct], pk, room, out, n);
 }
 
 int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id, int history,
@@ -584,23 +609,26 @@ int srv_client_backends(srv_store_t *st, int64_t client_id, char *buf, size_t le
 }
 
 /* A new row, or the client's own expired one for the unit leased again (same id: still one
- * assignment, so at most one result, per unit and client). The client's network goes with it. */
-static int asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
-                     int64_t deadline, int spot, int64_t *asg_id) {
+ * assignment, so at most one result, per unit and client). The client's network goes with it;
+ * the hold limit is the caller's (kept across re-leases, see srv_unit_pick). */
+static int asg_lease(srv_store_t *st, const srv_work_t *w, int64_t client_id, int64_t now,
+                     int spot, int64_t *asg_id) {
   sqlite3_stmt *q;
   int rc = srv_store_stmt(st, "INSERT INTO assignments(unit_id, client_id, issued, deadline, "
-                              "spot, net) VALUES (?1, ?2, ?3, ?4, ?5, "
-                              "(SELECT net FROM clients WHERE id = ?2)) "
+                              "spot, net, hold_until) VALUES (?1, ?2, ?3, ?4, ?5, "
+                              "(SELECT net FROM clients WHERE id = ?2), ?6) "
                               "ON CONFLICT(unit_id, client_id) DO UPDATE "
                               "SET state = 'leased', issued = excluded.issued, "
                               "deadline = excluded.deadline, spot = excluded.spot, "
-                              "net = excluded.net WHERE state = 'expired' RETURNING id", &q);
+                              "net = excluded.net, hold_until = excluded.hold_until "
+                              "WHERE state = 'expired' RETURNING id", &q);
   if (rc) return rc;
-  sqlite3_bind_int64(q, 1, unit_id);
+  sqlite3_bind_int64(q, 1, w->unit_id);
   sqlite3_bind_int64(q, 2, client_id);
   sqlite3_bind_int64(q, 3, now);
-  sqlite3_bind_int64(q, 4, deadline);
+  sqlite3_bind_int64(q, 4, w->deadline);
   sqlite3_bind_int(q, 5, spot);
+  sqlite3_bind_int64(q, 6, w->hold_until);
   if (sqlite3_step(q) != SQLITE_ROW) {
     rc = srv_store_fail(st, "lease");
     sqlite3_reset(q);
@@ -610,19 +638,19 @@ static int asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_
   sqlite3_reset(q);
   /* Its first lease: from now on the unit is in the partial indexes (and, by trigger, behind the
    * job's fresh cursor). */
-  rc = srv_store_exec3(st, "UPDATE units SET touched = 1 WHERE id = ?1 AND touched = 0", unit_id, 0,
-                       0, "touch");
-  return rc ? rc : srv_store_unit_refresh(st, unit_id);
+  rc = srv_store_exec3(st, "UPDATE units SET touched = 1 WHERE id = ?1 AND touched = 0",
+                       w->unit_id, 0, 0, "touch");
+  return rc ? rc : srv_store_unit_refresh(st, w->unit_id);
+}
+
+int srv_asg_lease_work(srv_store_t *st, srv_work_t *w, int64_t client_id, int64_t now, int spot) {
+  return asg_lease(st, w, client_id, now, spot, &w->id);
 }
 
 int srv_asg_lease(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
                   int64_t deadline, int64_t *asg_id) {
-  return asg_lease(st, unit_id, client_id, now, deadline, 0, asg_id);
-}
-
-int srv_asg_lease_spot(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now,
-                       int64_t deadline, int64_t *asg_id) {
-  return asg_lease(st, unit_id, client_id, now, deadline, 1, asg_id);
+  srv_work_t w = {.unit_id = unit_id, .deadline = deadline, .hold_until = deadline};
+  return asg_lease(st, &w, client_id, now, 0, asg_id);
 }
 
 int srv_asg_set_deadline(srv_store_t *st, int64_t asg_id, int64_t deadline) {
@@ -685,7 +713,13 @@ int srv_asg_set_result(srv_store_t *st, int64_t asg_id, const nq_counts_t *c, do
   sqlite3_bind_double(q, 8, seconds);
   sqlite3_bind_text(q, 9, solver, -1, SQLITE_STATIC);
   sqlite3_bind_int64(q, 10, now);
-  return srv_store_step(st, q, "store result");
+  rc = srv_store_step(st, q, "store result");
+  /* A result works off one lapse (schema 011). */
+  if (rc == 0)
+    rc = srv_store_exec3(st, "UPDATE clients SET lapses = lapses - 1 WHERE id = (SELECT "
+                             "client_id FROM assignments WHERE id = ?1) AND lapses > 0",
+                         asg_id, 0, 0, "lapses");
+  return rc;
 }
 
 int srv_asg_set_backend(srv_store_t *st, int64_t asg_id, const char *backend) {

@@ -97,8 +97,8 @@ static int hist_cb(const srv_history_t *h, void *arg) {
     double dt = (double)(h->t - c->prev.t);
     double dn = h->nodes >= c->prev.nodes ? (double)(h->nodes - c->prev.nodes) : 0.0;
     int64_t dr = h->results - c->prev.results;
-    rps = json_real((double)(dr > 0 ? dr : 0) / dt);
-    nps = json_real(dn / dt);
+    rps = srv_json_finite((double)(dr > 0 ? dr : 0) / dt);
+    nps = srv_json_finite(dn / dt);
   }
   json_object_set_new(o, "results_per_s", rps);
   json_object_set_new(o, "nodes_per_s", nps);
@@ -203,7 +203,8 @@ char *srv_web_metrics_text(srv_t *s, int64_t now, size_t *len) {
   web_buf_printf(&b, "nq_connections{kind=\"protocol\"} %d\nnq_connections{kind=\"http\"} %d\n",
                  s->nconns, s->web && s->web->http ? srv_http_conns(s->web->http) : 0);
   metric_head(&b, "nq_http_refused_total", "counter",
-              "HTTP connections refused (503) over the connection limit.");
+              "HTTP connections refused: 503 over the connection limit, 429 over the "
+              "per-address limit.");
   web_buf_printf(&b, "nq_http_refused_total %llu\n",
                  (unsigned long long)(s->web && s->web->http ? srv_http_refused(s->web->http) : 0));
   metric_head(&b, "nq_commits_failed_total", "counter", "Group commits that failed.");
@@ -308,6 +309,7 @@ int srv_web_start(srv_t *s, char *errbuf, size_t errlen) {
   if (!w) return nq_errorf(errbuf, errlen, NQ_ENOMEM, "out of memory");
   w->srv = s;
   int rc = srv_http_start(&w->http, s->loop, &s->cfg.http, web_handle, w, errbuf, errlen);
+  if (rc == 0) srv_http_set_peers(w->http, &s->peers);
   if (rc != 0) {
     free(w);
     if (s->cfg.http_required) return rc;

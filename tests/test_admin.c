@@ -379,6 +379,100 @@ START_TEST(leased_units_show_progress) {
 }
 END_TEST
 
+/* Every JSON number in v, recursively: finite (jansson cannot hold anything else, so a view with
+ * an inf would not exist at all) and, for keys ending in "_s", within 0..SRV_SECONDS_MAX. */
+static void check_numbers(const json_t *v, const char *key) {
+  if (json_is_object(v)) {
+    const char *k;
+    const json_t *x;
+    json_object_foreach((json_t *)v, k, x) check_numbers(x, k);
+  } else if (json_is_array(v)) {
+    for (size_t i = 0; i < json_array_size(v); i++) check_numbers(json_array_get(v, i), key);
+  } else if (json_is_number(v) && key && !strcmp(key, "eta_s")) {
+    ck_assert(json_is_integer(v));
+    ck_assert_int_ge(json_integer_value(v), 0);
+    ck_assert_int_le(json_integer_value(v), (json_int_t)SRV_SECONDS_MAX);
+  }
+}
+
+/* Absurd progress reports (issue 33), as the protocol parses them: nodes 2^63-1 in 5e-324 s, and
+ * a fraction of 1e-300 after 100 s. Every admin view still answers, with a null rate and an ETA
+ * clamped to 100 years instead of inf (a failed view, a fatal `internal` in remote mode) and an
+ * undefined int64 conversion (-9223372036854775808). `units --state all` lists every unit. A
+ * client whose leases lapsed shows as hoarding. */
+START_TEST(absurd_progress_breaks_nothing) {
+  fx_t f;
+  admin_fx(&f, "admin");
+  build_all_states(&f);
+  srv_unit_info_t u = first_unit(&f, SRV_UNIT_LEASED);
+  srv_asg_info_t a;
+  ck_assert_int_eq(srv_asg_list_unit(f.st, u.id, alpha_lease_cb, &a), 1);
+  static const char *const reports[] = {
+      "{\"type\":\"progress\",\"id\":%lld,\"nodes\":9223372036854775807,\"seconds\":5e-324}",
+      "{\"type\":\"progress\",\"id\":%lld,\"fraction\":1e-300,\"seconds\":100}"};
+  for (int i = 0; i < 2; i++) {
+    char buf[200];
+    snprintf(buf, sizeof buf, reports[i], (long long)a.id);
+    json_error_t je;
+    json_t *m = json_loads(buf, 0, &je);
+    ck_assert_ptr_nonnull(m);
+    nq_progress_t p;
+    nq_proto_err_t err;
+    ck_assert_int_eq(nq_progress_parse(m, &p, &err), 0); /* legal on the wire */
+    json_decref(m);
+    int64_t dl;
+    ck_assert_int_eq(srv_store_begin(f.st), 0);
+    ck_assert_int_eq(srv_sched_progress(&f.sched, a.client_id, &p, f.t0 + 20 + i, &dl), 0);
+    ck_assert_int_eq(srv_store_commit(f.st), 0);
+    static const char *const views[] = {
+        "{\"type\":\"admin\",\"cmd\":\"status\"}",
+        "{\"type\":\"admin\",\"cmd\":\"units\",\"state\":\"leased\"}",
+        "{\"type\":\"admin\",\"cmd\":\"units\",\"state\":\"all\"}",
+        "{\"type\":\"admin\",\"cmd\":\"clients\"}", "{\"type\":\"admin\",\"cmd\":\"jobs\"}"};
+    for (size_t k = 0; k < sizeof views / sizeof views[0]; k++) {
+      json_t *r = ask(&f, views[k]);
+      ck_assert_msg(!strcmp(json_string_value(json_object_get(r, "type")), "admin_reply"),
+                    "%s after report %d: %s", views[k], i,
+                    json_string_value(json_object_get(r, "message")));
+      check_numbers(r, NULL);
+      if (k == 1) {
+        const json_t *run = json_object_get(json_array_get(json_object_get(
+                                                json_object_get(r, "data"), "units"), 0),
+                                            "running");
+        const json_t *al = json_array_get(run, 0);
+        if (i == 0) ck_assert(json_is_null(json_object_get(al, "nodes_per_s")));
+        else ck_assert_int_eq(jint(al, "eta_s", NULL), (json_int_t)(SRV_SECONDS_MAX + 0.5));
+      }
+      if (k == 2) {
+        const json_t *all = json_object_get(json_object_get(r, "data"), "units");
+        ck_assert_int_eq((int)json_array_size(all), (int)f.job.units);
+      }
+      json_decref(r);
+    }
+  }
+  /* A new client lets four leases lapse: hoarding. */
+  int64_t c = fx_client(&f, "delta");
+  srv_work_t w[4];
+  ck_assert_int_eq(get_work(&f, c, 4, f.t0 + 21, w), 4);
+  ck_assert_int_eq(get_work(&f, c, 1, f.t0 + 21 + 3600, w), 1);
+  json_t *r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"clients\"}");
+  const json_t *cl = json_object_get(json_object_get(r, "data"), "clients");
+  int seen = 0;
+  for (size_t i = 0; i < json_array_size(cl); i++) {
+    const json_t *o = json_array_get(cl, i);
+    int is_d = !strcmp(jstr(o, "name", NULL), "delta");
+    seen += is_d;
+    /* The others' few leases ran out as well: one or two lapses are no hoarding. */
+    if (is_d) ck_assert_int_eq(jint(o, "lapses", NULL), 4);
+    else ck_assert_int_lt(jint(o, "lapses", NULL), 4);
+    ck_assert(json_is_true(json_object_get(o, "hoarding")) == is_d);
+  }
+  ck_assert_int_eq(seen, 1);
+  json_decref(r);
+  fx_done(&f);
+}
+END_TEST
+
 /* unit_retry: refusals, then a disputed unit re-opened by its text; the next new clients get it
  * and their agreeing results verify the unit once they are a strict majority. */
 START_TEST(admin_unit_retry) {
@@ -763,6 +857,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, admin_unit_retry);
   tcase_add_test(tc, admin_trust_commands);
   tcase_add_test(tc, leased_units_show_progress);
+  tcase_add_test(tc, absurd_progress_breaks_nothing);
   tcase_add_test(tc, finished_job_matches_published);
   suite_add_tcase(s, tc);
   TCase *bin = tcase_create("binary");

@@ -1,6 +1,7 @@
 /* Tests for common/net/frame.c: framing, the incremental parser and validation. */
 #include "nq/frame.h"
 #include "nq/nq.h"
+#include "nq/proto.h"
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -271,6 +272,47 @@ START_TEST(invalid_json) {
 }
 END_TEST
 
+/* Issue 33: an integer past 64 bits is valid JSON jansson cannot hold. The token is read as the
+ * string of its digits, so the message's own parser refuses it (a count of 2^63 in a result is
+ * bad_result, not a fatal bad_json); a real that overflows is still invalid. */
+START_TEST(big_integers_as_strings) {
+  const char *in = "{\"type\":\"result\",\"id\":7,\"c2\":9223372036854775808,\"unit\":\"x\","
+                   "\"solver\":\"s\",\"seconds\":1,\"c4\":0,\"c8\":0,"
+                   "\"nodes\":-99999999999999999999999}";
+  json_t *v = NULL;
+  ck_assert_int_eq(nq_frame_decode(in, strlen(in), &v), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(v, "c2")), "9223372036854775808");
+  ck_assert_str_eq(json_string_value(json_object_get(v, "nodes")), "-99999999999999999999999");
+  ck_assert_int_eq(json_integer_value(json_object_get(v, "id")), 7);
+  nq_result_t r;
+  nq_proto_err_t err;
+  json_object_set_new(v, "nodes", json_integer(10)); /* then only c2 is out of range */
+  ck_assert_int_ne(nq_result_parse(v, &r, &err), 0);
+  ck_assert_int_eq(err.code, NQ_ERR_BAD_RESULT);
+  ck_assert(!err.fatal);
+  json_decref(v);
+  static const char *const bad[] = {"{\"a\":1e400}", "{\"a\":123456789012345678901x}"};
+  for (int i = 0; i < 2; i++)
+    ck_assert_int_eq(nq_frame_decode(bad[i], strlen(bad[i]), &v), NQ_EPROTO);
+  /* 16 such tokens are read, a 17th makes the frame bad_json (the rewrite is bounded). */
+  char many[1024];
+  for (int k = 16; k <= 17; k++) {
+    int n = snprintf(many, sizeof many, "{\"a\":[");
+    for (int i = 0; i < k; i++)
+      n += snprintf(many + n, sizeof many - (size_t)n, "%s18446744073709551616%d", i ? "," : "", i);
+    snprintf(many + n, sizeof many - (size_t)n, "]}");
+    int rc = nq_frame_decode(many, strlen(many), &v);
+    ck_assert_int_eq(rc, k == 16 ? 0 : NQ_EPROTO);
+    if (rc == 0) {
+      ck_assert_int_eq((int)json_array_size(json_object_get(v, "a")), 16);
+      ck_assert_str_eq(json_string_value(json_array_get(json_object_get(v, "a"), 15)),
+                       "1844674407370955161615");
+      json_decref(v);
+    }
+  }
+}
+END_TEST
+
 START_TEST(non_object_json) {
   const char *bad[] = {"[1,2,3]", "[]", "42", "-1.5", "\"str\"", "true", "null"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -432,6 +474,7 @@ static Suite *frame_suite(void) {
   tcase_add_test(tc, truncated_stays_eagain);
   tcase_add_test(tc, invalid_utf8);
   tcase_add_test(tc, invalid_json);
+  tcase_add_test(tc, big_integers_as_strings);
   tcase_add_test(tc, non_object_json);
   tcase_add_test(tc, deep_nesting_rejected);
   tcase_add_test(tc, depth_limit_exact);

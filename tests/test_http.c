@@ -122,32 +122,40 @@ START_TEST(session_refusals) {
     snprintf(buf, sizeof buf, "%s / HTTP/1.1\r\nHost: a\r\n\r\n", methods[i]);
     refused(buf, 405);
   }
-  refused("CONNECT a:443 HTTP/1.1\r\n\r\n", 405);
-  refused("GET / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", 400);
-  refused("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400);
-  refused("GET http://evil/ HTTP/1.1\r\n\r\n", 400);
-  refused("GET * HTTP/1.1\r\n\r\n", 400);
+  refused("CONNECT a:443 HTTP/1.1\r\nHost: t\r\n\r\n", 405);
+  refused("GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello", 400);
+  refused("GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400);
+  refused("GET http://evil/ HTTP/1.1\r\nHost: t\r\n\r\n", 400);
+  refused("GET * HTTP/1.1\r\nHost: t\r\n\r\n", 400);
   refused("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400); /* a TLS ClientHello */
-  refused("GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", 400);
+  refused("GET / HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", 400);
+  /* Issue 33: only HTTP/1.0 and 1.1, CRLF line ends, and Host in 1.1. */
+  refused("GET / HTTP/9.9\r\nHost: t\r\n\r\n", 505);
+  refused("GET / HTTP/2.0\r\nHost: t\r\n\r\n", 505);
+  refused("GET / HTTP/1.1\r\n\r\n", 400);
+  refused("GET / HTTP/1.1\r\nHostile: t\r\n\r\n", 400);
+  refused("GET / HTTP/1.1\nHost: t\n\n", 400);
+  refused("GET / HTTP/1.1\r\nHost: t\n\r\n", 400);
+  refused("\nGET / HTTP/1.0\r\n\r\n", 400);
   /* Too many headers, too many header bytes, a too long URL. */
-  int n = snprintf(buf, sizeof buf, "GET / HTTP/1.1\r\n");
+  int n = snprintf(buf, sizeof buf, "GET / HTTP/1.1\r\nHost: t\r\n");
   for (int i = 0; i < 40; i++) n += snprintf(buf + n, sizeof buf - (size_t)n, "X-%d: y\r\n", i);
   snprintf(buf + n, sizeof buf - (size_t)n, "\r\n");
   refused(buf, 431);
-  n = snprintf(buf, sizeof buf, "GET / HTTP/1.1\r\nX-Big: ");
+  n = snprintf(buf, sizeof buf, "GET / HTTP/1.1\r\nHost: t\r\nX-Big: ");
   memset(buf + n, 'a', 12000);
   snprintf(buf + n + 12000, sizeof buf - (size_t)n - 12000, "\r\n\r\n");
   refused(buf, 431);
   n = snprintf(buf, sizeof buf, "GET /");
   memset(buf + n, 'a', 2000);
-  snprintf(buf + n + 2000, sizeof buf - (size_t)n - 2000, " HTTP/1.1\r\n\r\n");
+  snprintf(buf + n + 2000, sizeof buf - (size_t)n - 2000, " HTTP/1.1\r\nHost: t\r\n\r\n");
   refused(buf, 414);
 }
 END_TEST
 
 START_TEST(session_head_and_close) {
   sink_t k = {0};
-  const char *t = "HEAD / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n";
+  const char *t = "HEAD / HTTP/1.1\r\nHost: t\r\n\r\nGET / HTTP/1.1\r\nHost: t\r\n\r\n";
   ck_assert_int_eq(feed(&k, t, strlen(t), 7), 0);
   ck_assert_int_eq(k.responses, 2);
   /* The HEAD response has the GET's length and no body: the GET's status line follows at once. */
@@ -157,9 +165,9 @@ START_TEST(session_head_and_close) {
   free(k.out);
   /* HTTP/1.0 without keep-alive, and Connection: close, end the connection after the answer;
    * what follows is not answered. */
-  static const char *const closers[] = {"GET / HTTP/1.0\r\n\r\nGET / HTTP/1.1\r\n\r\n",
-                                        "GET / HTTP/1.1\r\nConnection: close\r\n\r\nGET / "
-                                        "HTTP/1.1\r\n\r\n"};
+  static const char *const closers[] = {
+      "GET / HTTP/1.0\r\n\r\nGET / HTTP/1.1\r\nHost: t\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\nHost: t\r\n\r\n"};
   for (int i = 0; i < 2; i++) {
     sink_t c = {0};
     ck_assert_int_eq(feed(&c, closers[i], strlen(closers[i]), 4096), 1);
@@ -231,14 +239,15 @@ static int srv_start(void) {
   snprintf(to, sizeof to, "%d", TIMEOUT_S);
   char *argv[] = {bin, "--n", "13", "--depth", "4", "--quorum", "1", "--listen", listen,
                   "--data", data, "--http", http, "--http-max-conns", maxc, "--http-timeout", to,
-                  NULL};
+                  "--log-summary", "1", NULL};
   g_srv = tu_spawn(argv, log);
   if (g_srv < 0) return -1;
   double deadline = tu_now_s() + 60;
   char buf[4096];
   while (tu_now_s() < deadline) {
     if (waitpid(g_srv, NULL, WNOHANG) != 0) return -1;
-    if (request("GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n", buf, sizeof buf) == 200)
+    if (request("GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", buf,
+                sizeof buf) == 200)
       return 0;
     tu_sleep_ms(100);
   }
@@ -304,7 +313,7 @@ static void attack_idle(void) {
     int got503 = 0;
     while (tu_now_s() < deadline) {
       read_some(fds[i], buf, sizeof buf, 200, &eof);
-      if (strstr(buf, " 503 ")) got503 = 1;
+      if (strstr(buf, " 503 ") || strstr(buf, " 429 ")) got503 = 1;
       if (eof) break;
     }
     busy += got503;
@@ -313,7 +322,77 @@ static void attack_idle(void) {
   }
   ck_assert_int_ge(busy, opened - MAX_CONNS);
   ck_assert_int_eq(closed, opened);
-  printf("http: %d idle connections: %d answered 503, all closed\n", opened, busy);
+  printf("http: %d idle connections: %d answered 503 or 429, all closed\n", opened, busy);
+}
+
+/* A TCP connection to the HTTP port from source address src; -1 on error. */
+static int connect_from(const char *src) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  if (fd < 0 || inet_pton(AF_INET, src, &a.sin_addr) != 1 ||
+      bind(fd, (struct sockaddr *)&a, sizeof a) != 0)
+    goto fail;
+  a.sin_port = htons((uint16_t)g_http);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) return fd;
+fail:
+  if (fd >= 0) close(fd);
+  return -1;
+}
+
+/* Issue 33: 2,000 idle connections from one address (127.0.0.1) took every slot, and the page
+ * answered 503 to everyone. Now that address holds --http-max-per-addr (8) and the rest get 429
+ * at once, while another address (127.0.0.2) gets the page every time; the refusals are
+ * summarised in the log. */
+#define ONE_ADDR_CONNS 2000
+static void attack_one_address(void) {
+  static int fds[ONE_ADDR_CONNS];
+  int opened = 0;
+  for (int i = 0; i < ONE_ADDR_CONNS; i++) {
+    fds[i] = tu_tcp_connect(g_http);
+    if (fds[i] >= 0) opened++;
+  }
+  ck_assert_int_ge(opened, ONE_ADDR_CONNS * 9 / 10);
+  int ok = 0;
+  char buf[65536];
+  for (int k = 0; k < 30; k++) {
+    int fd = connect_from("127.0.0.2"), eof;
+    ck_assert_int_ge(fd, 0);
+    const char req[] = "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+    ck_assert_int_eq(write(fd, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
+    read_some(fd, buf, sizeof buf, IO_MS, &eof);
+    close(fd);
+    ok += strncmp(buf, "HTTP/1.1 200 ", 13) == 0;
+  }
+  int r429 = 0;
+  for (int i = 0; i < ONE_ADDR_CONNS; i++) {
+    if (fds[i] < 0) continue;
+    ssize_t n = recv(fds[i], buf, 511, MSG_DONTWAIT); /* answered long ago, if refused */
+    buf[n > 0 ? n : 0] = '\0';
+    r429 += strstr(buf, " 429 ") != NULL;
+    close(fds[i]);
+  }
+  printf("http: %d idle connections from 127.0.0.1: %d answered 429; the page from 127.0.0.2: "
+         "%d of 30 served\n", opened, r429, ok);
+  ck_assert_int_eq(ok, 30);
+  ck_assert_int_ge(r429, opened - 8 - 50);
+}
+
+/* The refusal summaries of the server log that contain `what`: the sum of their counts. */
+static long log_summaries(const char *what, int *lines) {
+  char path[700], line[1024];
+  snprintf(path, sizeof path, "%s/server.log", g_dir);
+  FILE *f = fopen(path, "r");
+  long sum = 0;
+  *lines = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    const char *p = strstr(line, "last ");
+    if (!p || !strstr(line, what) || !(p = strstr(p, " s: "))) continue;
+    sum += strtol(p + 4, NULL, 10);
+    (*lines)++;
+  }
+  if (f) fclose(f);
+  return sum;
 }
 
 /* Slowloris: a header line every 500 ms, never the end; cut at the request timeout. */
@@ -356,7 +435,7 @@ static void attack_slowloris(void) {
 static void attack_huge_headers(void) {
   size_t big = 200000;
   char *req = malloc(big + 64);
-  int n = snprintf(req, 64, "GET / HTTP/1.1\r\nX-Huge: ");
+  int n = snprintf(req, 64, "GET / HTTP/1.1\r\nHost: t\r\nX-Huge: ");
   memset(req + n, 'h', big);
   memcpy(req + n + big, "\r\n\r\n", 4);
   int fd = tu_tcp_connect(g_http);
@@ -480,7 +559,7 @@ static void attack_methods_and_paths(void) {
                                         "PROPFIND", "BREW"};
   char buf[8192], req[512];
   for (size_t i = 0; i < sizeof methods / sizeof *methods; i++) {
-    snprintf(req, sizeof req, "%s / HTTP/1.1\r\nContent-Length: 0\r\n\r\n", methods[i]);
+    snprintf(req, sizeof req, "%s / HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n", methods[i]);
     int st = request(req, buf, sizeof buf);
     ck_assert_msg(st == 405 || st == 400, "%s: status %d", methods[i], st);
   }
@@ -490,7 +569,7 @@ static void attack_methods_and_paths(void) {
                                       "/.%00./etc/passwd", "/\\..\\..\\windows\\win.ini",
                                       "/data/admin.token", "/admin.token"};
   for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
-    snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nConnection: close\r\n\r\n", paths[i]);
+    snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", paths[i]);
     int st = request(req, buf, sizeof buf);
     ck_assert_msg(st == 404 || st == 400, "%s: status %d", paths[i], st);
     ck_assert_ptr_null(strstr(buf, "root:"));
@@ -517,6 +596,7 @@ START_TEST(hostile_http_with_clients_served) {
   ck_assert_msg(started == 0, "nq-server did not start");
   assert_honest("the start");
   attack_idle();
+  attack_one_address();
   attack_slowloris();
   assert_honest("slowloris");
   attack_huge_headers();
@@ -529,22 +609,30 @@ START_TEST(hostile_http_with_clients_served) {
   /* A peer that half-closes after its requests still gets both answers. */
   int fd = tu_tcp_connect(g_http), eof;
   ck_assert_int_ge(fd, 0);
-  const char two[] = "GET /metrics HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n";
+  const char two[] = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\nGET / HTTP/1.1\r\nHost: t\r\n\r\n";
   ck_assert_int_eq(write(fd, two, sizeof two - 1), (ssize_t)(sizeof two - 1));
   shutdown(fd, SHUT_WR);
   read_some(fd, buf, sizeof buf, IO_MS, &eof);
   ck_assert(eof);
   ck_assert_int_eq(count(buf, "HTTP/1.1 200 OK"), 2);
   close(fd);
-  ck_assert_int_eq(request("GET /api/status HTTP/1.1\r\nConnection: close\r\n\r\n", buf,
+  ck_assert_int_eq(request("GET /api/status HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", buf,
                            sizeof buf), 200);
   ck_assert_ptr_nonnull(strstr(buf, "\"Honest.Volunteer\""));
   ck_assert_ptr_null(strstr(buf, "\"honest\"")); /* the client's own name stays private */
-  ck_assert_int_eq(request("GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n", buf,
+  ck_assert_int_eq(request("GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", buf,
                            sizeof buf), 200);
   char want[64];
   snprintf(want, sizeof want, "nq_results_total{outcome=\"accepted\"} %d\n", g_units);
   ck_assert_msg(strstr(buf, want), "want %s in\n%s", want, buf);
+  /* Every refusal of the HTTP port was summarised (the summaries come every second). */
+  tu_sleep_ms(1500);
+  int lines = 0;
+  long per_addr = log_summaries("HTTP connection(s) refused over --http-max-per-addr", &lines);
+  printf("http: log: %ld refusals over --http-max-per-addr in %d summary lines\n", per_addr,
+         lines);
+  ck_assert_int_ge(per_addr, ONE_ADDR_CONNS * 9 / 10 - 8);
+  ck_assert_int_ge(lines, 1);
   kill(g_srv, SIGTERM);
   int st = -1;
   double deadline = tu_now_s() + 30;

@@ -15,8 +15,10 @@
 #include "nq/certs.h"
 #include "nq/frame.h"
 #include "nq/nq.h"
+#include "nq/proto.h"
 #include "nq/solver.h"
 #include "peers.h"
+#include "srv.h"
 #include "testutil.h"
 
 #include <arpa/inet.h>
@@ -74,6 +76,11 @@ START_TEST(address_prefixes) {
   ck_assert(memcmp(&c, &e, sizeof c) != 0);
   srv_addr_key_t m = key6("::ffff:192.0.2.7"); /* a dual-stack listener's IPv4 peer */
   ck_assert(memcmp(&a, &m, sizeof a) == 0);
+  /* The networks the summaries group a spread flood by: IPv4 /24, IPv6 /48. */
+  srv_addr_net_str(&a, s);
+  ck_assert_str_eq(s, "192.0.2.0/24");
+  srv_addr_net_str(&e, s);
+  ck_assert_str_eq(s, "2001:db8:1::/48");
   struct sockaddr_storage un;
   memset(&un, 0, sizeof un);
   un.ss_family = AF_UNIX;
@@ -196,21 +203,36 @@ static void server_down(void) {
   peers_cleanup();
 }
 
-/* Login + get_work from `src` on a fresh connection: the seconds it took, or -1 if refused. */
+/* Where the last honest_try failed, for the failure message. */
+static char honest_why[128];
+
+/* Login + get_work from `src` on a fresh connection: the seconds it took, or -1 if refused
+ * (honest_why says at which step). */
 static double honest_try(const char *src, const char *token) {
   double t0 = fxh_now_s();
   fxh_conn_t c;
-  if (fxh_tls_open_from(&c, src) != 0) return -1;
+  snprintf(honest_why, sizeof honest_why, "TCP + TLS");
+  errno = 0;
+  if (fxh_tls_open_from(&c, src) != 0) {
+    snprintf(honest_why, sizeof honest_why, "TCP + TLS, after %.3f s: %s", fxh_now_s() - t0,
+             strerror(errno));
+    return -1;
+  }
   json_t *m = NULL;
+  snprintf(honest_why, sizeof honest_why, "hello");
   int ok = fxh_send_msg(&c, fxh_hello(token)) == 0 && fxh_recv_frame(&c, &m, 10000) == 1 &&
            !strcmp(fxh_msg_type(m), "welcome");
+  if (!ok && m) snprintf(honest_why, sizeof honest_why, "hello: %s %s", fxh_msg_type(m),
+                         fxh_msg_code(m) ? fxh_msg_code(m) : "");
   json_decref(m);
   m = NULL;
+  if (ok) snprintf(honest_why, sizeof honest_why, "get_work");
   ok = ok && fxh_send_msg(&c, json_pack("{s:s, s:i}", "type", "get_work", "want", 1)) == 0 &&
        fxh_recv_frame(&c, &m, 10000) == 1 &&
        (!strcmp(fxh_msg_type(m), "work") || !strcmp(fxh_msg_type(m), "no_work"));
   json_decref(m);
   fxh_tls_close(&c);
+  if (ok) honest_why[0] = '\0';
   return ok ? fxh_now_s() - t0 : -1;
 }
 
@@ -245,7 +267,8 @@ typedef struct {
 /* Open n connections as enrolled clients, then pipeline get_work on all of them without ever
  * reading, until each is blocked (the server stopped reading it) or has sent ATT_CAP. Returns
  * the server's largest VmRSS seen (KiB) and checks it against the bound. */
-static long no_read_round(int n, char tokens[][256], int ntok, long base_kib) {
+static long no_read_round(int n, int want, int max_out, char tokens[][256], int ntok,
+                          long base_kib) {
   att_t *a = calloc((size_t)n, sizeof *a);
   ck_assert_ptr_nonnull(a);
   double t0 = fxh_now_s();
@@ -257,12 +280,12 @@ static long no_read_round(int n, char tokens[][256], int ntok, long base_kib) {
   }
   double t_login = fxh_now_s() - t0;
   /* 64 pipelined requests per write. */
-  uint8_t burst[64 * 64];
+  uint8_t burst[64 * 64]; /* a get_work frame is under 64 bytes */
   size_t blen = 0;
   for (int k = 0; k < 64; k++) {
     uint8_t *f;
     size_t fl;
-    json_t *g = json_pack("{s:s, s:i}", "type", "get_work", "want", 64);
+    json_t *g = json_pack("{s:s, s:i}", "type", "get_work", "want", want);
     ck_assert_int_eq(nq_frame_encode(g, &f, &fl), 0);
     json_decref(g);
     ck_assert(blen + fl <= sizeof burst);
@@ -316,7 +339,7 @@ static long no_read_round(int n, char tokens[][256], int ntok, long base_kib) {
   for (int i = 0; i < n; i++) total += a[i].sent;
   /* Meanwhile the server still serves an honest client (from another address). */
   double h = honest_try("127.0.0.2", tokens[0]);
-  long bound = 64 * 1024 + 128L * n;
+  long bound = 64 * 1024 + SRV_CONN_MEM_KIB(max_out) * n; /* docs/server.md */
   int san = fxh_srv_is_sanitized();
   printf("peers: no-read attack, %d connections: %d blocked by the server, %d at the %u KiB cap, "
          "%.1f MiB of requests sent in %.1f s (logins %.1f s); server VmRSS %ld KiB before, "
@@ -334,24 +357,30 @@ static long no_read_round(int n, char tokens[][256], int ntok, long base_kib) {
   return peak;
 }
 
-START_TEST(no_read_attack) {
+/* The attack at --max-outstanding `max_out`, each request asking for `want` (the most it may
+ * hold, so every answer re-sends everything it holds), from `ntok` enrolled clients (the job's
+ * 268 units x quorum 2 must cover what they hold): 200 connections, then 1,000. */
+static void no_read_attack_at(int max_out, int want, int ntok) {
   long nofile = raise_nofile();
   if (nofile < 2200) {
     printf("peers: no-read attack skipped: only %ld descriptors\n", nofile);
     return;
   }
-  static const char *const args[] = {"--max-conns", "1100", "--quorum", "2", "--quorum-distinct",
-                                     "client",
-                                     "--max-outstanding", "64", NULL};
+  char mo[16];
+  snprintf(mo, sizeof mo, "%d", max_out);
+  const char *const args[] = {"--max-conns", "1100", "--quorum", "2", "--quorum-distinct",
+                              "client", "--max-outstanding", mo, NULL};
   server_up("noread", args);
   char tokens[4][256];
-  for (int i = 0; i < 4; i++) {
-    char name[16];
+  for (int i = 0; i < ntok; i++) {
+    char name[24];
     snprintf(name, sizeof name, "greedy%d", i);
     fxh_enrol(name, tokens[i], sizeof tokens[i]);
   }
   long base = fxh_srv_rss_kib();
-  no_read_round(200, tokens, 4, base);
+  printf("peers: no-read attack at --max-outstanding %d, want %d, %d clients\n", max_out, want,
+         ntok);
+  no_read_round(200, want, max_out, tokens, ntok, base);
   if (fxh_srv_is_sanitized()) {
     /* The bound is not applied there (ASan's quarantine and shadow memory), and the server
      * works through the attack several times slower: the 200-connection round is enough to
@@ -364,27 +393,44 @@ START_TEST(no_read_attack) {
     fxh_sleep_ms(100);
     if (fxh_srv_rss_kib() < base + 64 * 1024) break;
   }
-  no_read_round(1000, tokens, 4, base);
+  no_read_round(1000, want, max_out, tokens, ntok, base);
   server_down();
+}
+
+START_TEST(no_read_attack) {
+  no_read_attack_at(64, 64, 4);
+}
+END_TEST
+
+/* The same at the largest legal --max-outstanding (issue 33: 131 MB at 200 connections, 325 MB
+ * at 1,000, over the bound, before replies were weighed in the batch). */
+START_TEST(no_read_attack_max_outstanding) {
+  no_read_attack_at(NQ_PROTO_OUTSTANDING_MAX, NQ_PROTO_OUTSTANDING_MAX, 2);
 }
 END_TEST
 
 /* ---- the idle flood ---- */
 
 #define FLOOD_CONNS 1100
+#define SPREAD_ADDRS 69 /* 1,100 / 69 < 16: each address under --max-preauth-per-addr */
 
-/* The flooder (a child process): FLOOD_CONNS idle connections from 127.0.0.1, each reopened as
- * soon as the server closes it, for `seconds`. Writes the number of reopenings to fd `out`. */
-static void flooder(int seconds, int out) {
+/* The flooder (a child process): FLOOD_CONNS idle connections, each reopened as soon as the
+ * server closes it, for `seconds`: from 127.0.0.1 (naddr 0), or spread over 127.0.1.1 ..
+ * 127.0.1.naddr. Writes the number of reopenings to fd `out`. */
+static void flooder(int seconds, int naddr, int out) {
   static int fds[FLOOD_CONNS];
+  static char src[FLOOD_CONNS][16];
   long reopened = 0;
-  for (int i = 0; i < FLOOD_CONNS; i++) fds[i] = fxh_tcp_connect();
+  for (int i = 0; i < FLOOD_CONNS; i++) {
+    snprintf(src[i], sizeof src[i], "127.0.1.%d", naddr ? 1 + i % naddr : 0);
+    fds[i] = naddr ? fxh_tcp_connect_from(src[i]) : fxh_tcp_connect();
+  }
   static struct pollfd pf[FLOOD_CONNS];
   double end = fxh_now_s() + seconds;
   while (fxh_now_s() < end) {
     int n = 0;
     for (int i = 0; i < FLOOD_CONNS; i++) {
-      if (fds[i] < 0) fds[i] = fxh_tcp_connect();
+      if (fds[i] < 0) fds[i] = naddr ? fxh_tcp_connect_from(src[i]) : fxh_tcp_connect();
       pf[i] = (struct pollfd){fds[i], POLLIN, 0};
       n++;
     }
@@ -404,14 +450,15 @@ static void flooder(int seconds, int out) {
   _exit(0);
 }
 
-START_TEST(idle_flood) {
-  raise_nofile();
-  /* Default limits (--max-conns 1024, 16 pre-auth per address, 10 s to say hello); the
-   * summaries come every 2 s so that their count can be checked in a short run. */
-  static const char *const args[] = {"--log-summary", "2", NULL};
-  server_up("flood", args);
-  char token[256];
-  fxh_enrol("honest", token, sizeof token);
+typedef struct {
+  int rounds, retried;
+  double median, worst, run;
+  long reopened;
+} flood_t;
+
+/* Run the flooder for 14 s while an honest client from 127.0.0.2 logs in and asks for work on a
+ * fresh connection every 0.2 s; every round must be served. */
+static void flood_and_serve(int naddr, const char *token, flood_t *out) {
   int pfd[2];
   ck_assert_int_eq(pipe(pfd), 0);
   double t0 = fxh_now_s();
@@ -419,16 +466,25 @@ START_TEST(idle_flood) {
   ck_assert_int_ge(kid, 0);
   if (kid == 0) {
     close(pfd[0]);
-    flooder(14, pfd[1]);
+    flooder(14, naddr, pfd[1]);
   }
   close(pfd[1]);
   fxh_sleep_ms(1500); /* let the flood build up */
   int rounds = 0;
   double worst = 0, times[64];
+  int retried = 0;
   while (fxh_now_s() - t0 < 12.5 && rounds < 64) {
     double h = honest_try("127.0.0.2", token);
-    ck_assert_msg(h >= 0, "honest client from 127.0.0.2 refused during the idle flood (round %d)",
-                  rounds);
+    /* A real client reconnects when its connection fails before TLS is up (a SYN the full
+     * listen backlog dropped); one such retry per round is allowed and counted. */
+    if (h < 0 && !strncmp(honest_why, "TCP + TLS", 9)) {
+      retried++;
+      printf("peers: round %d: %s; retried\n", rounds, honest_why);
+      h = honest_try("127.0.0.2", token);
+    }
+    if (h < 0) fxh_show_server_log();
+    ck_assert_msg(h >= 0, "honest client from 127.0.0.2 refused during the flood from %d "
+                  "address(es) (round %d, at %s)", naddr ? naddr : 1, rounds, honest_why);
     times[rounds++] = h;
     if (h > worst) worst = h;
     fxh_sleep_ms(200);
@@ -439,7 +495,7 @@ START_TEST(idle_flood) {
   int st = 0;
   waitpid(kid, &st, 0);
   ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  double run = fxh_now_s() - t0;
+  out->run = fxh_now_s() - t0;
   fxh_sleep_ms(2500); /* the last summary */
   /* Sort for the median. */
   for (int i = 1; i < rounds; i++)
@@ -448,27 +504,118 @@ START_TEST(idle_flood) {
       times[j] = times[j - 1];
       times[j - 1] = x;
     }
-  double median = times[rounds / 2];
+  out->rounds = rounds;
+  out->median = times[rounds / 2];
+  out->worst = worst;
+  out->reopened = reopened;
+  out->retried = retried;
+  ck_assert_int_ge(rounds, 5);
+  ck_assert_msg(retried <= rounds / 10, "%d of %d honest rounds needed a second connection",
+                retried, rounds);
+  ck_assert_msg(out->median <= 1.0, "median honest round %.3f s during the flood", out->median);
+  ck_assert_msg(worst <= 5.0, "an honest round took %.3f s during the flood", worst);
+}
+
+START_TEST(idle_flood) {
+  raise_nofile();
+  /* Default limits (--max-conns 1024, 16 pre-auth per address, 10 s to say hello); the
+   * summaries come every 2 s so that their count can be checked in a short run. */
+  static const char *const args[] = {"--log-summary", "2", NULL};
+  server_up("flood", args);
+  char token[256];
+  fxh_enrol("honest", token, sizeof token);
+  flood_t fl;
+  flood_and_serve(0, token, &fl);
   int lines = 0;
   long refused = fxh_log_summaries("pre-auth limit", &lines);
   printf("peers: idle flood of %d connections from 127.0.0.1 (%ld dropped and reopened) for "
          "%.1f s: %d honest logins + get_work from 127.0.0.2, all served, median %.3f s, worst "
          "%.3f s; %ld refusals logged in %d summary lines\n",
-         FLOOD_CONNS, reopened, run, rounds, median, worst, refused, lines);
+         FLOOD_CONNS, fl.reopened, fl.run, fl.rounds, fl.median, fl.worst, refused, lines);
   fflush(stdout);
-  ck_assert_int_ge(rounds, 5);
-  ck_assert_msg(median <= 1.0, "median honest round %.3f s during the flood", median);
-  ck_assert_msg(worst <= 5.0, "an honest round took %.3f s during the flood", worst);
   /* Refusals are summarised: at least the first wave was counted, in at most one line per
    * interval (not one per refusal). */
   ck_assert_msg(refused >= FLOOD_CONNS - 16 - 64, "only %ld refusals in the summaries", refused);
-  ck_assert_msg(lines >= 1 && lines <= (int)(run / 2) + 3, "%d summary lines in %.1f s", lines,
-                run);
+  ck_assert_msg(lines >= 1 && lines <= (int)(fl.run / 2) + 3, "%d summary lines in %.1f s",
+                lines, fl.run);
+  server_down();
+}
+END_TEST
+
+/* The same flood spread over 69 addresses, each under the per-address limit (a small botnet):
+ * 1,100 connections fill the server's 1,024 slots. Connections that have not said hello get at
+ * most half of them, and the oldest silent one is closed to admit a new one, so the honest
+ * client is served in every round (before: 2 of 40). The log summarises the evictions and the
+ * refusals by network, with their addresses, not as "untracked". */
+START_TEST(spread_flood) {
+  if (raise_nofile() < 2400) {
+    printf("peers: spread flood skipped: too few descriptors\n");
+    return;
+  }
+  static const char *const args[] = {"--log-summary", "2", NULL};
+  server_up("spread", args);
+  char token[256];
+  fxh_enrol("honest", token, sizeof token);
+  flood_t fl;
+  flood_and_serve(SPREAD_ADDRS, token, &fl);
+  int lines = 0, busy_lines = 0;
+  long evicted = fxh_log_summaries("closed to admit newer ones", &lines);
+  long busy = fxh_log_summaries("over --max-conns", &busy_lines);
+  int ul = 0, nl = 0;
+  long untracked = fxh_log_summaries("untracked", &ul);
+  long by_net = fxh_log_summaries("by network: 127.0.1.0/24", &nl);
+  printf("peers: idle flood of %d connections from %d addresses of 127.0.1.0/24 (%ld dropped "
+         "and reopened) for %.1f s: %d honest logins + get_work from 127.0.0.2, all served, "
+         "median %.3f s, worst %.3f s, %d reconnected once; %ld evictions in %d summary lines, "
+         "%ld refused busy in %d, lines naming the /24: %ld, untracked in %ld\n",
+         FLOOD_CONNS, SPREAD_ADDRS, fl.reopened, fl.run, fl.rounds, fl.median, fl.worst,
+         fl.retried, evicted,
+         lines, busy, busy_lines, by_net >= 0 ? by_net : 0, untracked);
+  fflush(stdout);
+  ck_assert_msg(evicted > 0 && lines >= 1 && lines <= (int)(fl.run / 2) + 3,
+                "%ld evictions in %d summary lines", evicted, lines);
+  ck_assert_msg(by_net > 0, "no summary line names the flood's network");
+  ck_assert_msg(untracked <= 0, "refusals summarised as untracked");
   server_down();
 }
 END_TEST
 
 /* ---- enrolment ---- */
+
+/* One token logging in again and again (issue 33: 1,772 INFO lines in 10 s): at most
+ * SRV_LOGIN_LINES_MAX logins per summary interval get a line of their own, the rest are counted
+ * in one summary line per interval. */
+START_TEST(login_lines_bounded) {
+  static const char *const args[] = {"--log-summary", "1", NULL};
+  server_up("logins", args);
+  char token[256];
+  fxh_enrol("chatty", token, sizeof token);
+  const int n = 100;
+  double t0 = fxh_now_s();
+  for (int i = 0; i < n; i++) {
+    fxh_conn_t c;
+    ck_assert_int_eq(fxh_login(&c, token), 0);
+    fxh_tls_close(&c);
+  }
+  double run = fxh_now_s() - t0;
+  fxh_sleep_ms(1500); /* the last summary */
+  char path[700], line[1024];
+  snprintf(path, sizeof path, "%s/server.log", fxh.dir);
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  int own = 0;
+  while (fgets(line, sizeof line, f)) own += strstr(line, "client chatty connected from") != NULL;
+  fclose(f);
+  int lines = 0;
+  long quiet = fxh_log_summaries("successful login(s) not logged one by one", &lines);
+  printf("peers: %d logins of one token in %.1f s: %d logged one by one, %ld in %d summary "
+         "lines\n", n + 1, run, own, quiet, lines);
+  fflush(stdout);
+  ck_assert_int_eq(own + quiet, n + 1); /* the enrolment's login too */
+  ck_assert_int_le(own, SRV_LOGIN_LINES_MAX * ((int)run + 3));
+  server_down();
+}
+END_TEST
 
 /* Enrol from src; returns the error code ("" when welcomed). */
 static const char *enrol_from(const char *src, const char *name, char *code, size_t len) {
@@ -608,12 +755,15 @@ int main(void) {
   TCase *srv = tcase_create("server");
   tcase_set_timeout(srv, 300);
   tcase_add_test(srv, idle_flood);
+  tcase_add_test(srv, spread_flood);
   tcase_add_test(srv, enrol_flood);
+  tcase_add_test(srv, login_lines_bounded);
   tcase_add_test(srv, wrong_tokens);
   suite_add_tcase(s, srv);
   TCase *nr = tcase_create("noread");
   tcase_set_timeout(nr, 400);
   tcase_add_test(nr, no_read_attack);
+  tcase_add_test(nr, no_read_attack_max_outstanding);
   suite_add_tcase(s, nr);
   return tu_run_suite(s);
 }

@@ -810,6 +810,8 @@ START_TEST(helpers_u64_bool_opt) {
   json_object_set_new(m, "over", json_string("18446744073709551616"));
   json_object_set_new(m, "junk", json_string("12a"));
   json_object_set_new(m, "empty", json_string(""));
+  json_object_set_new(m, "zeros", json_string("00012")); /* issue 33: not canonical */
+  json_object_set_new(m, "zero", json_string("0"));
   json_object_set_new(m, "real", json_real(3.0));
   json_object_set_new(m, "t", json_true());
   json_object_set_new(m, "null", json_null());
@@ -823,6 +825,9 @@ START_TEST(helpers_u64_bool_opt) {
   ck_assert_int_eq(nq_msg_get_u64(m, "over", &u), NQ_ERANGE);
   ck_assert_int_eq(nq_msg_get_u64(m, "junk", &u), NQ_EPROTO);
   ck_assert_int_eq(nq_msg_get_u64(m, "empty", &u), NQ_EPROTO);
+  ck_assert_int_eq(nq_msg_get_u64(m, "zeros", &u), NQ_EPROTO);
+  ck_assert_int_eq(nq_msg_get_u64(m, "zero", &u), 0);
+  ck_assert(u == 0);
   ck_assert_int_eq(nq_msg_get_u64(m, "real", &u), NQ_EPROTO);
   ck_assert_int_eq(nq_msg_get_u64(m, "missing", &u), NQ_EPROTO);
 

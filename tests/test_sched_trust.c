@@ -331,12 +331,124 @@ START_TEST(owners_and_owner_ban) {
 }
 END_TEST
 
+/* Hoarding by re-grab (issue 33): two owners' farms take every replica, never report, and ask
+ * again the second each lease runs out. The hold limit counts from the first lease of a unit to
+ * the farm's owner, so re-asking does not reset it: once it has passed, the replicas wait a whole
+ * lease for other owners, and honest clients asking every 30 s get work within one hold limit
+ * (before: the farm got the same assignments back every time, and the honest clients nothing).
+ * The farm's lapses shrink what each of its clients may hold. */
+START_TEST(regrab_cannot_reset_hold) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.lease_seconds = 100;
+  cfg.lease_min = 10;
+  cfg.hold_factor = 3; /* hold 300 s: the units of N = 8 are tiny */
+  cfg.max_outstanding = 64;
+  cfg.spot_check = 0;
+  fx_init(&f, 8, 3, 2, 3, &cfg);
+  int64_t farm[6], owner_a = new_owner(&f, "farmA"), owner_b = new_owner(&f, "farmB");
+  char name[16];
+  for (int i = 0; i < 6; i++) {
+    snprintf(name, sizeof name, "farm%d", i);
+    farm[i] = fx_client_of_owner(&f, name, i < 3 ? owner_a : owner_b);
+  }
+  int64_t honest[2] = {fx_client(&f, "h1"), fx_client_of_owner(&f, "h2", new_owner(&f, "h2o"))};
+  srv_work_t w[64];
+  srv_nowork_t why;
+  int held = 0;
+  for (int i = 0; i < 6; i++) held += fx_work(&f, farm[i], 64, T0, w, NULL);
+  ck_assert_int_eq(held, 2 * (int)f.job.units); /* every replica */
+  int64_t first_served = 0;
+  for (int64_t now = T0 + 1; now <= T0 + 1000 && !first_served; now++) {
+    for (int i = 0; i < 6; i++) {
+      int n = fx_work(&f, farm[i], 64, now, w, NULL);
+      ck_assert_int_ge(n, 0);
+      /* Re-grabbed before the hold limit: never past it. */
+      for (int k = 0; k < n && now < T0 + 300; k++) ck_assert_int_le(w[k].deadline, T0 + 300);
+    }
+    if ((now - T0) % 30 == 0)
+      for (int h = 0; h < 2 && !first_served; h++)
+        if (fx_work(&f, honest[h], 4, now, w, &why) > 0) first_served = now;
+  }
+  ck_assert_msg(first_served && first_served <= T0 + 300 + 30,
+                "honest clients first served at T0 + %lld", (long long)(first_served - T0));
+  /* Each farm client let its leases lapse: it is capped well below max_outstanding now. */
+  for (int i = 0; i < 6; i++) {
+    srv_client_t c = fx_client_of(&f, farm[i]);
+    ck_assert_int_gt(c.lapses, 0);
+    ck_assert_int_gt(srv_sched_lapse_factor(c.lapses), 1);
+  }
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
+/* A job with exactly `quorum` clients still finishes when their leases run past the hold limit
+ * (an outage): past it, a unit comes back to its old holder once it has waited one lease for
+ * anybody else; and a client's lapses shrink its cap and its leases until results work them
+ * off. */
+START_TEST(hold_past_limit_quorum_clients_finish) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.lease_seconds = 100;
+  cfg.lease_min = 10;
+  cfg.hold_factor = 3;
+  cfg.max_outstanding = 16;
+  cfg.quorum_distinct = SRV_DISTINCT_CLIENT;
+  cfg.spot_check = 0;
+  fx_init(&f, 8, 3, 2, 3, &cfg);
+  int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b");
+  srv_work_t w[16];
+  srv_nowork_t why;
+  ck_assert_int_eq(fx_work(&f, a, 16, T0, w, NULL), 16);
+  ck_assert_int_eq(w[0].deadline, T0 + 100);
+  /* Re-grabbed after each expiry: the same rows, never past the first lease + 300 s. */
+  int64_t first_id = w[0].id;
+  ck_assert_int_eq(fx_work(&f, a, 16, T0 + 100, w, NULL), 16 / srv_sched_lapse_factor(16));
+  ck_assert_int_eq(w[0].id, first_id);
+  ck_assert_int_le(w[0].deadline, T0 + 300);
+  ck_assert_int_lt(w[0].deadline, T0 + 200); /* 16 lapses: factor 5, lease 100 / 5 */
+  ck_assert_int_eq(fx_client_of(&f, a).lapses, 16);
+  /* T0 + 250: still inside the hold; lapses 16 + 3 (factor 5): the same three again, the lease
+   * cut at the hold limit. */
+  ck_assert_int_eq(fx_work(&f, a, 16, T0 + 250, w, NULL), 3);
+  ck_assert_int_eq(w[0].id, first_id);
+  ck_assert_int_eq(w[0].deadline, T0 + 270);
+  /* T0 + 350: past the hold limit. The three units a held last wait a lease for anybody else
+   * (until T0 + 370); the other thirteen waited since T0 + 100 and may come back with a fresh
+   * hold. Lapses 22: factor 6, cap 2. */
+  int64_t last[3] = {w[0].unit_id, w[1].unit_id, w[2].unit_id};
+  ck_assert_int_eq(fx_work(&f, a, 16, T0 + 350, w, &why), 2);
+  for (int k = 0; k < 2; k++) {
+    for (int j = 0; j < 3; j++) ck_assert_int_ne(w[k].unit_id, last[j]);
+    ck_assert_int_eq(w[k].deadline, T0 + 350 + 100 / 6);
+  }
+  /* b is given them (and a's two in progress); then both finish the job. */
+  ck_assert_int_eq(fx_work(&f, b, 16, T0 + 351, w, NULL), 16);
+  int found = 0;
+  for (int k = 0; k < 16; k++)
+    for (int j = 0; j < 3; j++) found += w[k].unit_id == last[j];
+  ck_assert_int_eq(found, 3);
+  int64_t cl[2] = {a, b}, now = T0 + 400;
+  ck_assert_int_gt(fx_run_to_done(&f, cl, 2, &now), 0);
+  fx_check_n8_totals(&f);
+  ck_assert_int_lt(fx_client_of(&f, a).lapses, 24); /* results worked some off */
+  fx_check_invariants(&f);
+  fx_check_counters(&f);
+  fx_done(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sched_trust");
   TCase *tc = tcase_create("trust");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, hold_limit);
   tcase_add_test(tc, hoarding_farm_drained);
+  tcase_add_test(tc, regrab_cannot_reset_hold);
+  tcase_add_test(tc, hold_past_limit_quorum_clients_finish);
   tcase_add_test(tc, colluding_tokens_one_owner);
   tcase_add_test(tc, spot_checks_catch_colluding_owners);
   tcase_add_test(tc, ban_reopens_and_reverifies);

@@ -18,6 +18,7 @@
 #include <openssl/x509v3.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,7 @@ struct nq_conn_s {
   unsigned gai_pending : 1;   /* a getaddrinfo request is outstanding */
   unsigned ssl_fatal : 1;     /* OpenSSL failed: SSL_shutdown must not be called */
   unsigned failed : 1;        /* conn_fail ran: on_error is (being) called, no more sends */
+  unsigned heard : 1;         /* at least one byte came from the peer */
   struct sockaddr_storage peer_sa; /* ss_family 0 until known */
   char peer[80];
   char errstr[200];
@@ -465,6 +467,7 @@ static void conn_on_read(nq_conn_t *c, ssize_t nread, const uv_buf_t *buf) {
   }
   if (c->state != NQ_CONN_HANDSHAKE && c->state != NQ_CONN_OPEN) return; /* lingering */
   c->last_rx = uv_now(c->loop);
+  c->heard = 1;
   if (BIO_write(c->rbio, buf->base, (int)nread) != (int)nread) {
     conn_fail(c, NQ_ENOMEM, FAIL_ABORT, NULL, "out of memory");
     return;
@@ -814,6 +817,16 @@ const char *nq_conn_peer(const nq_conn_t *c) {
 
 const char *nq_conn_errstr(const nq_conn_t *c) {
   return c->errstr;
+}
+
+int nq_conn_heard(const nq_conn_t *c) {
+  if (c->heard) return 1;
+  /* Bytes may wait in the kernel, not read yet: a peer accepted in the same burst as many others
+   * has had no read callback. */
+  uv_os_fd_t fd;
+  char b;
+  if (uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0) return 0;
+  return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
 size_t nq_conn_queued(const nq_conn_t *c) {

@@ -146,6 +146,35 @@ static int check_depth(const uint8_t *s, size_t len) {
   return 0;
 }
 
+/* An integer past 64 bits is valid JSON that jansson cannot hold. Rather than refuse the whole
+ * frame (a fatal bad_json), such a token is read as the string of its digits, the form
+ * nq_msg_get_u64 reads: so a count of 2^63 in a result is the message's own refusal
+ * (bad_result, docs/protocol.md), and a field that wants an integer refuses a string. At most
+ * BIG_INTEGERS_MAX such tokens; returns the object, or NULL with *jerr set. */
+#define BIG_INTEGERS_MAX 16
+static json_t *decode_big_integers(const void *payload, size_t len, json_error_t *jerr) {
+  char *buf = malloc(len + 2 * BIG_INTEGERS_MAX);
+  if (!buf) return NULL;
+  memcpy(buf, payload, len);
+  json_t *v = NULL;
+  for (int k = 0; k < BIG_INTEGERS_MAX && !v; k++) {
+    if (json_error_code(jerr) != json_error_numeric_overflow) break;
+    /* jansson reports the position just past the token. */
+    size_t end = (size_t)jerr->position, start = end;
+    if (end > len) break;
+    while (start > 0 && buf[start - 1] >= '0' && buf[start - 1] <= '9') start--;
+    if (start > 0 && buf[start - 1] == '-') start--;
+    if (start == end) break;
+    memmove(buf + end + 2, buf + end, len - end);
+    memmove(buf + start + 1, buf + start, end - start);
+    buf[start] = buf[end + 1] = '"';
+    len += 2;
+    v = json_loadb(buf, len, JSON_REJECT_DUPLICATES, jerr);
+  }
+  free(buf);
+  return v;
+}
+
 int nq_frame_decode(const void *payload, size_t len, json_t **out) {
   *out = NULL;
   if (len == 0) return NQ_EPROTO;
@@ -155,6 +184,8 @@ int nq_frame_decode(const void *payload, size_t len, json_t **out) {
 
   json_error_t jerr;
   json_t *v = json_loadb(payload, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (!v && json_error_code(&jerr) == json_error_numeric_overflow)
+    v = decode_big_integers(payload, len, &jerr);
   if (!v) return json_error_code(&jerr) == json_error_out_of_memory ? NQ_ENOMEM : NQ_EPROTO;
   if (!json_is_object(v)) {
     json_decref(v);

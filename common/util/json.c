@@ -38,6 +38,8 @@ int nq_msg_get_u64(const json_t *msg, const char *key, uint64_t *out) {
   const char *s = json_string_value(v);
   size_t n = json_string_length(v);
   if (n == 0 || n > 20) return n > 20 ? NQ_ERANGE : NQ_EPROTO;
+  /* One spelling per number, as nq_msg_set_u64 writes it: "00012" is not 12. */
+  if (n > 1 && s[0] == '0') return NQ_EPROTO;
   uint64_t x = 0;
   for (size_t i = 0; i < n; i++) {
     if (s[i] < '0' || s[i] > '9') return NQ_EPROTO;

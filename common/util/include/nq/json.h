@@ -1,7 +1,7 @@
 /* nq: typed field access on jansson objects, shared by the wire messages (nq/proto.h), the
  * checkpoint file (nq/checkpoint.h) and the admin views: one codec for every number that
  * crosses a boundary as JSON. A u64 above INT64_MAX travels as a string of decimal digits
- * (jansson's integers are signed 64-bit).
+ * (jansson's integers are signed 64-bit), in canonical form: no leading zero.
  */
 #ifndef NQ_JSON_H
 #define NQ_JSON_H
