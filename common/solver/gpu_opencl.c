@@ -127,6 +127,7 @@ extern const char nq_gpu_kernel_src[];
 #define SLOTS_PER_CU 2048  /* slots per compute unit: a GPU's resident threads */
 #define SLOTS_MIN 1024
 #define SLOTS_MAX (1u << 19)
+#define SPLIT_ONE_BY_ONE 16 /* at a tail, more running slots than this are read back at once */
 #define BUDGET_FIRST 4096  /* nodes a work-item may visit in the first launch */
 #define BUDGET_MIN 256
 #define BUDGET_MAX (1u << 24)
@@ -352,12 +353,18 @@ static int launch(nq_gpu_t *g, size_t used, cl_int n) {
 
 /* A slot's search stopped at a launch's end, split into what it has left (a few dozen subtrees
  * as a rule): the node it was to visit next, and each candidate left on its stack. Its counts so
- * far go to its unit; the slot is emptied. The saved search is read from the device. */
-static int split(nq_gpu_t *g, size_t slot, int n, nq_counts_t *out, subs_t *q) {
-  cl_uint sv[SLOT_WORDS];
-  cl_int e = clEnqueueReadBuffer(g->q, g->save, CL_TRUE, slot * sizeof sv, sizeof sv, sv, 0, NULL,
-                                 NULL);
-  if (e != CL_SUCCESS) return fail(g, "cannot read a saved search back", e);
+ * far go to its unit; the slot is emptied. The saved search is `saved` (SLOT_WORDS words), or
+ * read from the device when that is NULL. */
+static int split(nq_gpu_t *g, size_t slot, int n, nq_counts_t *out, subs_t *q,
+                 const cl_uint *saved) {
+  cl_uint own[SLOT_WORDS];
+  const cl_uint *sv = saved;
+  if (!sv) { /* one slot: read its saved search alone */
+    cl_int e = clEnqueueReadBuffer(g->q, g->save, CL_TRUE, slot * sizeof own, sizeof own, own, 0,
+                                   NULL, NULL);
+    if (e != CL_SUCCESS) return fail(g, "cannot read a saved search back", e);
+    sv = own;
+  }
   const unsigned char *t = g->h_recs + slot * REC;
   int depth = t[0], y = (int)sv[0];
   if (y < depth || y > n - 1) return fail(g, "a saved search is out of range", CL_INVALID_VALUE);
@@ -448,8 +455,17 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
     }
     /* The tail: nothing queued and fewer than a quarter of the slots busy. */
     if (rc == 0 && next == q.len && running > 0 && running < g->nslots / 4) {
+      /* Many slots to split: one read of every saved search rather than one read a slot. */
+      cl_uint *all = running > SPLIT_ONE_BY_ONE ? malloc(used * SLOT_WORDS * sizeof *all) : NULL;
+      if (all) {
+        cl_int e = clEnqueueReadBuffer(g->q, g->save, CL_TRUE, 0, used * SLOT_WORDS * sizeof *all,
+                                       all, 0, NULL, NULL);
+        if (e != CL_SUCCESS) rc = fail(g, "cannot read the saved searches back", e);
+      }
       for (size_t i = 0; rc == 0 && i < used; i++)
-        if (g->h_stat[i] == S_RUNNING) rc = split(g, i, bn, out, &q);
+        if (g->h_stat[i] == S_RUNNING)
+          rc = split(g, i, bn, out, &q, all ? all + i * SLOT_WORDS : NULL);
+      free(all);
     }
   }
   if (rc == 0)
