@@ -104,26 +104,6 @@ static int make_run(int64_t id, const nq_unit_t *u, nq_ckpt_t *resume, nq_run_t 
   return rc;
 }
 
-/* What solved a unit (a result's backend): each device that counted nodes in this run, then the
- * CPU kernel if CPU threads solved tasks, joined by '+' and cut to the protocol's 128 characters
- * (at a '+', so that no name is cut in half). */
-static void backend_label(const cli_worker_shared_t *sh, unsigned engines, const uint64_t *before,
-                          char *buf, size_t len) {
-  size_t off = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < sh->ngpus && (engines & NQ_ENGINE_GPU); i++) {
-    uint64_t nodes;
-    double secs;
-    nq_gpu_rate(sh->gpus[i], &nodes, &secs);
-    const char *l = nq_gpu_label(sh->gpus[i]);
-    if (nodes != before[i] && off + strlen(l) + 1 < len)
-      off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "+" : "", l);
-  }
-  const char *k = nq_fast_kernel_in_use();
-  if (((engines & NQ_ENGINE_CPU) || !off) && off + strlen(k) + 1 < len)
-    snprintf(buf + off, len - off, "%s%s", off ? "+" : "", k);
-}
-
 /* Solve one unit; the lock is not held. Fills the DONE event (except kind/id). */
 static void solve_one(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, nq_ckpt_t *resume,
                       cli_worker_event_t *done) {
@@ -159,7 +139,8 @@ static void solve_one(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, n
   done->resumed = st.resumed;
   done->ntasks = st.ntasks;
   done->fraction = nq_run_fraction(run, 0);
-  backend_label(sh, st.engines, before, done->backend, sizeof done->backend);
+  nq_backend_label(sh->gpus, sh->ngpus, before, (st.engines & NQ_ENGINE_CPU) != 0, done->backend,
+                   sizeof done->backend);
   pthread_mutex_lock(&sh->lock);
   sh->run = NULL; /* no snapshot can reach it any more */
   pthread_mutex_unlock(&sh->lock);

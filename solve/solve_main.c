@@ -149,18 +149,9 @@ static void kernel_label(const solve_cfg_t *cfg, nq_gpu_t *const *gpus, int ngpu
     snprintf(buf, len, "reference");
     return;
   }
-  size_t off = 0;
-  for (int i = 0; i < ngpus; i++) {
-    uint64_t nodes;
-    double secs;
-    nq_gpu_rate(gpus[i], &nodes, &secs);
-    if (nodes && off < len) off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "+" : "",
-                                                    nq_gpu_label(gpus[i]));
-  }
-  int cpu = cfg->threads > 0;
+  int cpu = cfg->threads > 0; /* a failed device's tasks went to the CPU too */
   for (int i = 0; i < ngpus; i++) cpu |= nq_gpu_failed(gpus[i], NULL);
-  if ((cpu || !off) && off < len)
-    snprintf(buf + off, len - off, "%s%s", off ? "+" : "", nq_fast_kernel_in_use());
+  nq_backend_label(gpus, ngpus, NULL, cpu, buf, len);
 }
 
 /* nq-solve --gpu-list */

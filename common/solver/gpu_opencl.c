@@ -80,6 +80,23 @@ int nq_gpu_open_spec(const char *spec, const nq_gpu_opts_t *opts, nq_gpu_t **out
   return 0;
 }
 
+void nq_backend_label(nq_gpu_t *const *gpus, int ngpus, const uint64_t *before, int cpu, char *buf,
+                      size_t len) {
+  size_t off = 0;
+  if (len) buf[0] = '\0';
+  for (int i = 0; i < ngpus; i++) {
+    uint64_t nodes;
+    double secs;
+    nq_gpu_rate(gpus[i], &nodes, &secs);
+    const char *l = nq_gpu_label(gpus[i]);
+    if (nodes != (before ? before[i] : 0) && off + strlen(l) + 1 < len)
+      off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "+" : "", l);
+  }
+  const char *k = nq_fast_kernel_in_use();
+  if ((cpu || !off) && off + strlen(k) + 1 < len)
+    snprintf(buf + off, len - off, "%s%s", off ? "+" : "", k);
+}
+
 #ifndef NQ_HAVE_OPENCL
 
 int nq_gpu_built(void) { return 0; }

@@ -114,6 +114,13 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
  * included) and the seconds its launches took. */
 void nq_gpu_rate(const nq_gpu_t *g, uint64_t *nodes, double *seconds);
 
+/* The backend label of a solve (a result's `backend`, nq-solve's `kernel`): each of the ngpus
+ * devices that counted nodes since before[i] (before NULL: since it was opened), then the CPU
+ * kernel when cpu is non-zero or no device counted, joined by '+'. A name that would not fit in
+ * len is left out whole, never cut. */
+void nq_backend_label(nq_gpu_t *const *gpus, int ngpus, const uint64_t *before, int cpu, char *buf,
+                      size_t len);
+
 /* Searches split at a batch's tail so far (nq/gpu.h's design; for tests and benchmarks). */
 uint64_t nq_gpu_splits(const nq_gpu_t *g);
 
