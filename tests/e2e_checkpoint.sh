@@ -2,18 +2,22 @@
 # Long units survive (issue 10): real nq-server / nq-client / nq-solve processes on 127.0.0.1.
 #   A. a client solving the job N=18 at depth 2 (quorum 1, checkpoints every 0.02 s) is stopped
 #      ten times at random moments, alternately with SIGKILL (each time while its running unit has
-#      a checkpoint on disk: the process is frozen with SIGSTOP, the checkpoint's presence checked,
-#      then killed) and with SIGTERM, and restarted on its state directory each time. Checked: the
-#      job verifies the published counts; every SIGTERM run exits 0 within 2 s; every SIGKILLed
-#      unit is resumed from its checkpoint by the next run; and the CPU time of all the client's
-#      runs is at most the uninterrupted client's (the same job and settings on a fresh server,
-#      same machine, measured just before) + 5 x (checkpoint interval + one task) + a start-up
-#      allowance per run.
+#      a checkpoint on disk: the process is frozen with SIGSTOP, the checkpoint read, then killed)
+#      and with SIGTERM, and restarted on its state directory each time. Checked: the job verifies
+#      the published counts; every SIGTERM run exits 0 within 2 s; every SIGKILLed unit is resumed
+#      by the next run from exactly the checkpoint that was on disk at the kill (its number of
+#      finished tasks).
 #   B. nq-solve --checkpoint on one unit of several seconds (22:c:4:0,4,9), killed with SIGKILL
 #      five times at random moments after it has run a while, then run to the end: the counts and
-#      node count equal the uninterrupted solve's bit for bit, and the CPU time lost to the kills
-#      is within 5 x (interval + one task) -- without checkpoints each kill would lose its whole
-#      run.
+#      node count equal the uninterrupted solve's bit for bit; every killed run left a checkpoint
+#      further on than the one it started from; and what a kill lost is bounded per run: the
+#      run's CPU time minus the solve time its last checkpoint records for it is at most the
+#      interval + one task + start-up. Without checkpoints each kill would lose its whole run.
+# No assertion compares CPU times of different runs: on a shared machine identical runs differed
+# by 39% (CI, a sanitizer build beside other tests: B's six runs took 18.9 s CPU against 13.5 s
+# uninterrupted, with every check above passing). The per-run bound compares two clocks of the
+# same process over the same moments; a checkpoint's solve time is wall time, never less than the
+# CPU time of a one-thread solve, so load can only loosen it. The totals are printed.
 # The random moments are fractions of the uninterrupted run's CPU time (with a floor), so that
 # the stops fall inside the work on a fast machine as on a slow one: with fixed delays, a faster
 # solver or CPU finished the unit of B before its fifth kill.
@@ -42,11 +46,6 @@ SLOW=0
 # load of 18 on 2 cores, so there the bound is 4 s.
 STOP_MS=2000
 grep -q '^NQ_SANITIZE:BOOL=ON' "$BIN/CMakeCache.txt" 2>/dev/null && SLOW=1 STARTUP=0.3 STOP_MS=4000
-# CPU time on a shared machine varies: identical client runs of the N=18 job measured 7.6 to 9.4 s
-# here under a load of 5 on 2 cores, so the client's baseline may be 20% low; nq-solve alone varies
-# less (within 5%).
-SLACK_CLIENT=1.20
-SLACK=1.10
 
 # measured OUT CMD...: run CMD in the background under a wrapper that reaps it and writes
 # "EXIT_STATUS CPU_SECONDS" to OUT.cpu; its output goes to OUT.log. Sets CPID (the command's pid)
@@ -138,6 +137,16 @@ ckpt_id() {
     return
   done
 }
+# ckpt_field FILE KEY: the number after "KEY": in a checkpoint's first line (KEY 'done":{"tasks'
+# for the finished tasks, "nodes" for theirs, "seconds"); builtins only, as above.
+ckpt_field() {
+  local line rest
+  { read -r line || true; } <"$1"
+  rest=${line#*\"$2\":}
+  [ "$rest" != "$line" ] || fail "$1: no \"$2\" in its first line"
+  rest=${rest%%[,\}]*}
+  echo "$rest"
+}
 # log_has FILE TEXT: FILE contains TEXT (read by the shell, no fork).
 log_has() { [[ "$(<"$1")" == *"$2"* ]]; }
 
@@ -160,8 +169,9 @@ while [ $((KILLS + TERMS)) -lt 10 ] && kill -0 "$SRV" 2>/dev/null; do
       [ -s "$D/run$run.cpu" ] && break
       sleep 0.05
     done
-    grep -q "(id $stopped_id) resumed from its checkpoint" "$LOG" ||
-      fail "run $run did not resume unit $stopped_id from its checkpoint"
+    grep -q "(id $stopped_id) resumed from its checkpoint: $stopped_tasks of " "$LOG" ||
+      fail "run $run did not resume unit $stopped_id from its checkpoint at the kill" \
+           "($stopped_tasks tasks done): $(grep -o "(id $stopped_id) resumed.*" "$LOG" || echo none)"
     RESUMED=$((RESUMED + 1))
     stopped_id=""
   fi
@@ -175,6 +185,8 @@ while [ $((KILLS + TERMS)) -lt 10 ] && kill -0 "$SRV" 2>/dev/null; do
       if [ -n "$id" ]; then
         kill -STOP "$CPID"
         if [ -f "$D/state/checkpoint/$id.ckpt" ]; then
+          # The frozen process writes nothing: this is the checkpoint the next run must resume.
+          stopped_tasks=$(ckpt_field "$D/state/checkpoint/$id.ckpt" 'done":{"tasks')
           kill -KILL "$CPID"
           stopped_id=$id
           break
@@ -214,11 +226,9 @@ read -r rc cpu <<<"$(reaped "$D/run$run" 60)"
 TOTAL=$(fsum "$TOTAL" "$cpu")
 [ "$KILLS" -ge 3 ] && [ "$TERMS" -ge 3 ] ||
   fail "the job ended before the stops (kills $KILLS, terms $TERMS); it is too small here"
-BOUND=$(awk -v b="$BASE" -v s=$SLACK_CLIENT -v k=$KILLS -v i=$INTERVAL -v r=$run -v u=$STARTUP \
-  'BEGIN { printf "%.3f", b * s + k * (i + 0.01) + r * u }')
-say "A: $KILLS SIGKILL (each resumed from its checkpoint: $RESUMED), $TERMS SIGTERM, $run runs:" \
-    "client CPU $TOTAL s, uninterrupted client $BASE s, bound $BOUND s"
-fle "$TOTAL" "$BOUND" || fail "the client spent $TOTAL s CPU, more than $BOUND s"
+[ "$RESUMED" -ge $((KILLS - 1)) ] || fail "$KILLS SIGKILLs, $RESUMED resumed"
+say "A: $KILLS SIGKILL (each resumed from the checkpoint at the kill: $RESUMED), $TERMS SIGTERM," \
+    "$run runs: client CPU $TOTAL s, uninterrupted client $BASE s (not compared: see the top)"
 
 # ---- B. nq-solve --checkpoint: one unit, SIGKILL x5 ----
 D="$TMP/solve"
@@ -231,11 +241,13 @@ read -r rc BASE <<<"$(reaped "$D/base" 300)"
 [ "$rc" -eq 0 ] || fail "nq-solve --unit $UNIT exited $rc"
 WANT=$(grep -o '"c2".*"nodes":[0-9]*' "$D/base.log")
 # Five runs of BASE/14..BASE/9 each (at least 0.25..0.35 s: a checkpoint, and more) make at most
-# 0.56 BASE of progress, so the unit cannot end before the fifth kill; without checkpoints they
-# would lose about 0.45 BASE, far above the bound below.
+# 0.56 BASE of progress, so the unit cannot end before the fifth kill.
 KILL_LO=$(frac "$BASE" 14 0.25) KILL_HI=$(frac "$BASE" 9 0.35)
+# What one kill may lose: the interval, one task (a few ms), writing the checkpoint, start-up.
+LOSS_MAX=$(awk -v i=$INTERVAL -v u=$STARTUP 'BEGIN { printf "%.3f", i + 0.05 + u }')
 say "B: uninterrupted $UNIT: $BASE s CPU ($WANT); kills after $KILL_LO..$KILL_HI s"
 TOTAL=0
+SECS=0 NODES=0
 for k in 1 2 3 4 5; do
   measured "$D/run$k" "$BIN/nq-solve" --unit $UNIT --threads 1 --json --checkpoint "$D/u.ckpt" \
     --checkpoint-seconds $INTERVAL
@@ -245,6 +257,16 @@ for k in 1 2 3 4 5; do
   read -r rc cpu <<<"$(reaped "$D/run$k" 60)"
   TOTAL=$(fsum "$TOTAL" "$cpu")
   [ -s "$D/u.ckpt" ] || fail "run $k left no checkpoint"
+  secs=$(ckpt_field "$D/u.ckpt" seconds) nodes=$(ckpt_field "$D/u.ckpt" nodes)
+  # The checkpoint's solve time is wall time since the solve began, all runs together: this
+  # run's share covers its CPU time up to its last save, so the rest is what the kill lost.
+  lost=$(awk -v c="$cpu" -v a="$secs" -v b="$SECS" 'BEGIN { printf "%.3f", c - (a - b) }')
+  say "B: run $k: SIGKILL after $cpu s CPU; checkpoint at $nodes nodes, $secs s; lost <= $lost s"
+  [ "$nodes" -gt "$NODES" ] || fail "run $k: its checkpoint did not advance ($NODES -> $nodes nodes)"
+  fle "$lost" "$LOSS_MAX" ||
+    fail "run $k: $cpu s CPU, of which its checkpoint holds $(fsum "$secs" "-$SECS") s; the kill" \
+         "lost more than $LOSS_MAX s"
+  SECS=$secs NODES=$nodes
 done
 measured "$D/last" "$BIN/nq-solve" --unit $UNIT --threads 1 --json --checkpoint "$D/u.ckpt" \
   --checkpoint-seconds $INTERVAL
@@ -254,9 +276,6 @@ TOTAL=$(fsum "$TOTAL" "$cpu")
 GOT=$(grep -o '"c2".*"nodes":[0-9]*' "$D/last.log")
 [ "$GOT" = "$WANT" ] || fail "resumed $UNIT: $GOT, uninterrupted: $WANT"
 grep -q "resuming $UNIT" "$D/last.log" || fail "the last run did not resume"
-BOUND=$(awk -v b="$BASE" -v s=$SLACK -v i=$INTERVAL -v u=$STARTUP \
-  'BEGIN { printf "%.3f", b * s + 5 * (i + 0.05) + 6 * u / 2 }')
-say "B: 5 SIGKILL, counts and nodes equal ($GOT); CPU $TOTAL s, uninterrupted $BASE s," \
-    "bound $BOUND s"
-fle "$TOTAL" "$BOUND" || fail "nq-solve spent $TOTAL s CPU over 6 runs, more than $BOUND s"
+say "B: 5 SIGKILL, counts and nodes equal ($GOT); CPU $TOTAL s over 6 runs, uninterrupted" \
+    "$BASE s (not compared: see the top)"
 say "PASS"
