@@ -94,6 +94,8 @@ struct cli_s {
   int token_stored;        /* cli->token came from STATE/token */
   unsigned rng;
   int attempt;             /* reconnect attempts since the last welcome */
+  int64_t retry_after;     /* the server's `busy` asked for this wait (s) before the next
+                              attempt; 0: none, the backoff decides */
   int progress_interval;   /* seconds, from welcome */
   int max_outstanding;     /* from welcome */
   /* Work. */
@@ -463,13 +465,21 @@ static void on_retry_timer(uv_timer_t *t) {
   }
 }
 
-/* Jittered exponential backoff: backoff_min doubling up to backoff_max, +-25%. */
+/* Jittered exponential backoff: backoff_min doubling up to backoff_max, +-25%. A server that
+ * answered `busy` with retry_after R is given R to 1.5 R instead, when that is longer: the spread
+ * keeps a full server's refused clients from coming back together. */
 static void schedule_reconnect(cli_t *cli) {
   const cli_config_t *cfg = cli->cfg;
   double d = cfg->backoff_min;
   for (int i = 0; i < cli->attempt && d < cfg->backoff_max; i++) d *= 2;
   if (d > cfg->backoff_max) d = cfg->backoff_max;
   d *= jitter(cli);
+  double asked = (double)cli->retry_after * (jitter(cli) + 0.25); /* R .. 1.5 R */
+  cli->retry_after = 0;
+  if (asked > d) {
+    d = asked;
+    nq_log(NQ_LOG_INFO, "the server is full; reconnecting in %.1f s, as it asked", d);
+  }
   cli->attempt++;
   nq_log(NQ_LOG_DEBUG, "reconnecting in %.1f s (attempt %d)", d, cli->attempt);
   uv_timer_start(&cli->retry_timer, on_retry_timer, (uint64_t)(d * 1000), 0);
@@ -536,6 +546,7 @@ static void handle_error(cli_t *cli, const json_t *msg) {
       leave(cli, why);
     } else {
       nq_log(NQ_LOG_WARN, "server closed the session: %s: %s", e.name, e.message);
+      if (e.code == NQ_ERR_BUSY) cli->retry_after = e.retry_after;
     }
     nq_conn_close(cli->conn, NULL, NULL);
     return;

@@ -43,6 +43,8 @@ static void usage(FILE *f) {
           "                        recent solve times, queue included (default 60)\n"
           "  --max-outstanding K   assignments one client may hold (default 16)\n"
           "  --max-conns C         concurrent connections; more are answered `busy` (default 1024)\n"
+          "  --retry-after S       how long a client is told to wait when the server is full\n"
+          "                        (`busy`) or has no work for it (default 30)\n"
           "  --idle-timeout S      close connections silent this long, 0 = never (default 300)\n"
           "  --hello-timeout S     TLS handshake + hello must finish within S s (default 10)\n"
           "  --max-preauth-per-addr N\n"
@@ -95,6 +97,7 @@ static int int_arg(const char *opt, const char *v, long min, long max) {
 }
 
 static void parse_args(srv_config_t *cfg, int argc, char **argv) {
+  enum { O_RETRY = 200 }; /* a separate enum, so that options added below merge cleanly */
   enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE,
          O_LEASEMIN, O_MAXOUT, O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT,
          O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPADDR, O_HTTPTIME, O_PAGEURL, O_HELP, O_HELLO,
@@ -113,6 +116,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"lease-min", required_argument, 0, O_LEASEMIN},
       {"max-outstanding", required_argument, 0, O_MAXOUT},
       {"max-conns", required_argument, 0, O_MAXCONN},
+      {"retry-after", required_argument, 0, O_RETRY},
       {"idle-timeout", required_argument, 0, O_IDLE},
       {"hostname", required_argument, 0, O_HOST},
       {"ban-threshold", required_argument, 0, O_BAN},
@@ -173,6 +177,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
     case O_LEASEMIN: cfg->lease_min = int_arg("lease-min", optarg, 1, 30 * 86400); break;
     case O_MAXOUT: cfg->max_outstanding = int_arg("max-outstanding", optarg, 1, 256); break;
     case O_MAXCONN: cfg->max_conns = int_arg("max-conns", optarg, 1, 1000000); break;
+    case O_RETRY: cfg->retry_after = int_arg("retry-after", optarg, 1, NQ_RETRY_AFTER_MAX); break;
     case O_IDLE: cfg->idle_timeout = int_arg("idle-timeout", optarg, 0, 30 * 86400); break;
     case O_HOST:
       if (nhost == SRV_MAX_HOSTNAMES) {

@@ -95,8 +95,12 @@ static void on_conn_open(nq_conn_t *c) {
   srv_conn_t *sc = nq_conn_data(c);
   sc->last_frame_ms = uv_now(sc->srv->loop);
   if (sc->busy) {
+    /* retry_after paces the way back: the client waits that long plus up to half again
+     * (jitter), rather than its own backoff of 0.5 s doubling (docs/protocol.md, `busy`). */
+    nq_error_msg_t e = {NQ_ERR_BUSY, NULL, "too many connections; try again later", 1, -1, 0,
+                        sc->srv->cfg.retry_after};
     sc->state = SRV_CONN_DEAD;
-    nq_conn_close(c, nq_errcode_name(NQ_ERR_BUSY), "too many connections; try again later");
+    nq_conn_close_error(c, &e);
   }
 }
 

@@ -34,7 +34,7 @@ void srv_proto_fatal(srv_req_t *r, nq_errcode_t code, const char *fmt, ...) {
 
 /* A non-fatal error reply about assignment `id` (id < 0: none). */
 static void reply_error(srv_req_t *r, nq_errcode_t code, const char *message, int64_t id) {
-  nq_error_msg_t e = {code, NULL, message, 0, id, 0};
+  nq_error_msg_t e = {code, NULL, message, 0, id, 0, 0};
   r->reply = nq_error_pack(&e);
 }
 
@@ -45,7 +45,7 @@ static void refuse(srv_req_t *r, const nq_proto_err_t *err) {
   if (err->fatal && err->min_version > 0) {
     /* upgrade_required names the minimum in a field of its own: the frame is sent before the
      * close (srv.c) instead of the plain code-and-message one. */
-    nq_error_msg_t e = {err->code, NULL, err->message, 1, -1, err->min_version};
+    nq_error_msg_t e = {err->code, NULL, err->message, 1, -1, err->min_version, 0};
     r->reply = nq_error_pack(&e);
   }
 }

@@ -368,7 +368,7 @@ START_TEST(round_trip_admin_error_bye) {
   json_decref(m);
   json_decref(data);
 
-  nq_error_msg_t e = {NQ_ERR_UNKNOWN_ASSIGNMENT, NULL, "no such assignment", 0, 123, 0}, eb;
+  nq_error_msg_t e = {NQ_ERR_UNKNOWN_ASSIGNMENT, NULL, "no such assignment", 0, 123, 0, 0}, eb;
   m = over_wire(nq_error_pack(&e));
   ck_assert_int_eq(nq_error_parse(m, &eb, &err), 0);
   ck_assert_int_eq(eb.code, NQ_ERR_UNKNOWN_ASSIGNMENT);
@@ -378,7 +378,7 @@ START_TEST(round_trip_admin_error_bye) {
   ck_assert_int_eq(eb.id, 123);
   json_decref(m);
   /* A code from a newer peer is carried by name. */
-  nq_error_msg_t o = {NQ_ERR_OTHER, "too_cold", "warm up", 1, -1, 0};
+  nq_error_msg_t o = {NQ_ERR_OTHER, "too_cold", "warm up", 1, -1, 0, 0};
   m = over_wire(nq_error_pack(&o));
   ck_assert_int_eq(nq_error_parse(m, &eb, &err), 0);
   ck_assert_int_eq(eb.code, NQ_ERR_OTHER);
@@ -392,7 +392,23 @@ START_TEST(round_trip_admin_error_bye) {
   ck_assert_int_eq(eb.code, NQ_ERR_BUSY);
   ck_assert_str_eq(eb.message, "");
   ck_assert_int_eq(eb.fatal, 0);
+  ck_assert_int_eq(eb.retry_after, 0);
   json_decref(m);
+  /* busy's retry_after: carried when set, 1..NQ_RETRY_AFTER_MAX, refused otherwise. */
+  nq_error_msg_t busy = {NQ_ERR_BUSY, NULL, "full", 1, -1, 0, 45};
+  m = over_wire(nq_error_pack(&busy));
+  ck_assert_int_eq(nq_error_parse(m, &eb, &err), 0);
+  ck_assert_int_eq(eb.retry_after, 45);
+  json_decref(m);
+  const char *bad_retry[] = {"0", "-1", "3601", "1.5", "\"30\""}; /* null: absent */
+  for (size_t i = 0; i < sizeof bad_retry / sizeof *bad_retry; i++) {
+    char text[128];
+    snprintf(text, sizeof text, "{\"type\":\"error\",\"code\":\"busy\",\"retry_after\":%s}",
+             bad_retry[i]);
+    m = load(text);
+    ck_assert_msg(nq_error_parse(m, &eb, &err) != 0, "retry_after %s accepted", bad_retry[i]);
+    json_decref(m);
+  }
 
   m = over_wire(nq_bye_pack());
   ck_assert_int_eq(nq_msg_type(m, NULL), NQ_MSG_BYE);
@@ -728,7 +744,7 @@ START_TEST(version_messages) {
   ck_assert_msg(strstr(err.message, "version 1 or newer") && strstr(err.message, "upgrade"), "%s",
                 err.message);
   json_decref(m);
-  nq_error_msg_t up = {err.code, NULL, err.message, 1, -1, err.min_version}, upb;
+  nq_error_msg_t up = {err.code, NULL, err.message, 1, -1, err.min_version, 0}, upb;
   m = over_wire(nq_error_pack(&up));
   ck_assert_int_eq(nq_error_parse(m, &upb, &err), 0);
   ck_assert_int_eq(upb.code, NQ_ERR_UPGRADE_REQUIRED);

@@ -279,14 +279,17 @@ static json_int_t jint(const json_t *m, const char *k) {
 }
 
 /* Expect a fatal error frame with `code`, then the close. */
-static void expect_fatal(tc_t *t, const char *code) {
+/* Expects a fatal error `code`, then the close; returns its retry_after (0 when absent). */
+static json_int_t expect_fatal(tc_t *t, const char *code) {
   json_t *e = tc_recv(t);
   ck_assert_msg(e != NULL, "expected error %s, got a bare close", code);
   ck_assert_str_eq(jstr(e, "type"), "error");
   ck_assert_str_eq(jstr(e, "code"), code);
   ck_assert(json_is_true(json_object_get(e, "fatal")));
+  json_int_t after = json_integer_value(json_object_get(e, "retry_after"));
   json_decref(e);
   ck_assert_msg(tc_run(t, UNTIL_CLOSED, 5000), "server did not close after fatal %s", code);
+  return after;
 }
 
 static void expect_type(const json_t *m, const char *type) {
@@ -899,14 +902,14 @@ START_TEST(test_limits) {
   tsrv_t s;
   /* 3 s: the second connection must reach the server while the first is still open, even on
    * a busy machine */
-  const char *extra[] = {"--max-conns", "1", "--idle-timeout", "3", NULL};
+  const char *extra[] = {"--max-conns", "1", "--idle-timeout", "3", "--retry-after", "7", NULL};
   tsrv_start(&s, 8, extra);
   tc_t t, t2;
   tc_connect(&t, &s);
   char *token = tc_enrol(&t, &s, "ivy", NULL, 0);
-  /* A second connection beyond --max-conns is told busy. */
+  /* A second connection beyond --max-conns is told busy, and when to come back. */
   tc_connect(&t2, &s);
-  expect_fatal(&t2, "busy");
+  ck_assert_int_eq(expect_fatal(&t2, "busy"), 7);
   tc_free(&t2);
   /* Silence past --idle-timeout ends the first one. */
   expect_fatal(&t, "timeout");

@@ -97,6 +97,7 @@ typedef struct lg_conn_s {
   char *token;                  /* --reconnect: the token it enrolled with */
   int timer_open;               /* retry is not closed */
   int attempt;                  /* --reconnect: failed attempts since it was last welcomed */
+  int64_t retry_after;          /* the last `busy` asked for this wait (s); 0: none */
   double t_down;                /* when it lost a welcomed session (0: it has not) */
 } lg_conn_t;
 
@@ -291,7 +292,10 @@ static void on_error_msg(lg_conn_t *lc, const json_t *m) {
     return;
   }
   lg_error(lc, "error", e.name, e.message);
-  if (e.code == NQ_ERR_BUSY) lc->lg->busy++;
+  if (e.code == NQ_ERR_BUSY) {
+    lc->lg->busy++;
+    lc->retry_after = e.retry_after;
+  }
   if (lc->awaiting > 0 && !e.fatal) {
     result_answered(lc);
     if (lc->awaiting == 0) lg_next(lc);
@@ -332,11 +336,15 @@ static void on_close(nq_conn_t *c) {
     if (lc->t_down == 0) lc->t_down = nq_now_mono();
   }
   if (lg->reconnect && !lg->stopping && !lc->done && !lc->admin) {
-    /* As nq-client: 0.5 s doubling up to the maximum, +-25%. */
+    /* As nq-client: 0.5 s doubling up to the maximum, +-25%; after `busy`, at least the
+     * server's retry_after R (R .. 1.5 R). */
     double d = 0.5;
     for (int i = 0; i < lc->attempt && d < lg->backoff_max; i++) d *= 2;
     if (d > lg->backoff_max) d = lg->backoff_max;
     d *= 0.75 + 0.5 * (double)(rand_r(&lg->rng) % 10001) / 10000.0;
+    double asked = (double)lc->retry_after * (1 + 0.5 * (double)(rand_r(&lg->rng) % 10001) / 10000.0);
+    lc->retry_after = 0;
+    if (asked > d) d = asked;
     lc->attempt++;
     uv_timer_stop(&lc->retry);
     uv_timer_start(&lc->retry, lg_reconnect, (uint64_t)(d * 1000), 0);

@@ -236,11 +236,15 @@ static void conn_begin_linger(nq_conn_t *c) {
 }
 
 void nq_conn_close(nq_conn_t *c, const char *err_code, const char *message) {
+  nq_error_msg_t em = {nq_errcode_parse(err_code ? err_code : ""), err_code, message, 1, -1, 0, 0};
+  nq_conn_close_error(c, err_code ? &em : NULL);
+}
+
+void nq_conn_close_error(nq_conn_t *c, const nq_error_msg_t *em) {
   if (!c || c->state >= NQ_CONN_CLOSING) return;
   if (c->state == NQ_CONN_OPEN) {
-    if (err_code && !c->ssl_fatal) {
-      nq_error_msg_t em = {nq_errcode_parse(err_code), err_code, message, 1, -1, 0};
-      json_t *e = nq_error_pack(&em);
+    if (em && !c->ssl_fatal) {
+      json_t *e = nq_error_pack(em);
       uint8_t *buf = NULL;
       size_t len = 0;
       /* Best effort: if the frame cannot be built, closing is still right. */

@@ -665,11 +665,12 @@ json_t *nq_error_pack(const nq_error_msg_t *e) {
   put(o, "fatal", json_boolean(e->fatal), &ok);
   if (e->id >= 0) put(o, "id", json_integer(e->id), &ok);
   if (e->min_version > 0) put(o, "min_version", json_integer(e->min_version), &ok);
+  if (e->retry_after > 0) put(o, "retry_after", json_integer(e->retry_after), &ok);
   return msg_done(o, ok);
 }
 
 json_t *nq_error_new(nq_errcode_t code, const char *message, int fatal) {
-  nq_error_msg_t e = {code, NULL, message, fatal, -1, 0};
+  nq_error_msg_t e = {code, NULL, message, fatal, -1, 0, 0};
   return nq_error_pack(&e);
 }
 
@@ -679,9 +680,10 @@ int nq_error_parse(const json_t *m, nq_error_msg_t *e, nq_proto_err_t *err) {
   if (nq_msg_get_str(m, "code", &e->name) || nq_msg_opt_str(m, "message", "", &e->message) ||
       (fatal && !json_is_null(fatal) && !json_is_boolean(fatal)) ||
       nq_msg_opt_int(m, "id", 0, INT64_MAX, -1, &e->id) ||
-      nq_msg_opt_int(m, "min_version", 1, NQ_PROTO_V_LIMIT, 0, &e->min_version))
-    return BAD("error: needs code (string); message, fatal (boolean), id and min_version "
-               "(integers) when present");
+      nq_msg_opt_int(m, "min_version", 1, NQ_PROTO_V_LIMIT, 0, &e->min_version) ||
+      nq_msg_opt_int(m, "retry_after", 1, NQ_RETRY_AFTER_MAX, 0, &e->retry_after))
+    return BAD("error: needs code (string); message, fatal (boolean), id, min_version and "
+               "retry_after (integers in range) when present");
   e->code = nq_errcode_parse(e->name);
   e->fatal = json_is_true(fatal);
   return 0;

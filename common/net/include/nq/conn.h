@@ -40,6 +40,7 @@
 #include <uv.h>
 
 #include "nq/frame.h"
+#include "nq/proto.h"
 #include "nq/tls.h"
 
 typedef enum {
@@ -109,6 +110,9 @@ int nq_conn_send_raw(nq_conn_t *c, const void *data, size_t len);
  * is not NULL, first send that fatal error frame with `message`; then close_notify, then a
  * graceful TCP close. Idempotent; on_close follows asynchronously. No on_error for this. */
 void nq_conn_close(nq_conn_t *c, const char *err_code, const char *message);
+/* Same with a whole error frame (e.g. `busy` with retry_after); em->fatal should be 1. NULL: no
+ * frame. */
+void nq_conn_close_error(nq_conn_t *c, const nq_error_msg_t *em);
 
 /* Drop the connection at once: no error frame, no close_notify, queued output discarded. */
 void nq_conn_abort(nq_conn_t *c);

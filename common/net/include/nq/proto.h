@@ -338,10 +338,15 @@ typedef struct nq_error_msg_s {
   int fatal;           /* the sender closes the connection after it */
   int64_t id;          /* the assignment the error answers, or -1 */
   int64_t min_version; /* upgrade_required: the server's oldest protocol; 0 = absent */
+  int64_t retry_after; /* busy: seconds the client should wait before it comes back (it adds
+                          jitter); 1..NQ_RETRY_AFTER_MAX; 0 = absent */
 } nq_error_msg_t;
 
-/* Checks: code a string; message a string, fatal a boolean, id a non-negative integer and
- * min_version an integer 1..NQ_PROTO_V_LIMIT when present. */
+#define NQ_RETRY_AFTER_MAX 3600
+
+/* Checks: code a string; message a string, fatal a boolean, id a non-negative integer,
+ * min_version an integer 1..NQ_PROTO_V_LIMIT and retry_after 1..NQ_RETRY_AFTER_MAX when
+ * present. */
 json_t *nq_error_pack(const nq_error_msg_t *e);
 int nq_error_parse(const json_t *msg, nq_error_msg_t *out, nq_proto_err_t *err);
 /* The common case: an error frame from a code and a message (id -1). */
