@@ -272,7 +272,7 @@ static int progress_locked(srv_sched_t *s, int64_t client_id, const nq_progress_
       rc = srv_store_failf(s->store, NQ_ENOTFOUND, "assignment %lld expired and its unit is "
                            "verified", (long long)p->id);
     else if (d <= now || !progress_advances(&a, p))
-      rc = srv_store_failf(s->store, NQ_ESTATE, "assignment %lld expired (held too long, or no "
+      rc = srv_store_failf(s->store, NQ_EEXPIRED, "assignment %lld expired (held too long, or no "
                            "progress)", (long long)p->id);
     else rc = srv_asg_revive(s->store, a.id, a.unit_id, d);
   } else {

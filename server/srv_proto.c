@@ -340,7 +340,7 @@ static void h_progress(srv_t *s, srv_req_t *r, int64_t now) {
   int rc = srv_sched_progress(&s->sched, r->sc->client_id, &p, now, &l.deadline);
   if (rc == 0)
     r->reply = nq_lease_pack(&l);
-  else if (rc == NQ_ESTATE)
+  else if (rc == NQ_EEXPIRED)
     reply_error(r, NQ_ERR_LEASE_EXPIRED, "the lease expired and the unit went to another client; "
                 "a result is still taken until the unit is decided", p.id);
   else if (rc == NQ_ENOTFOUND)

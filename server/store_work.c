@@ -688,7 +688,7 @@ int srv_asg_revive(srv_store_t *st, int64_t asg_id, int64_t unit_id, int64_t dea
     return srv_store_failf(st, NQ_ENOTFOUND, "assignment %lld expired and its unit is decided",
                            (long long)asg_id);
   if (need <= 0)
-    return srv_store_failf(st, NQ_ESTATE, "assignment %lld expired and was reissued",
+    return srv_store_failf(st, NQ_EEXPIRED, "assignment %lld expired and was reissued",
                            (long long)asg_id);
   rc = srv_store_exec3(st, "UPDATE assignments SET state = 'leased', deadline = ?2 WHERE id = ?1",
                        asg_id, deadline, 0, "revive");

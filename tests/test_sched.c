@@ -487,7 +487,7 @@ START_TEST(progress_extends_and_revives) {
   ck_assert_int_eq(wb.unit_id, wa.unit_id);
   ck_assert_int_eq(wc.unit_id, wa.unit_id);
   ck_assert_int_eq(srv_store_begin(f.st), 0);
-  ck_assert_int_eq(prog(&f, a, wa.id, T0 + 410, &dl), NQ_ESTATE);
+  ck_assert_int_eq(prog(&f, a, wa.id, T0 + 410, &dl), NQ_EEXPIRED);
   ck_assert_int_eq(srv_store_commit(f.st), 0);
   /* A reported assignment takes no progress either. */
   ck_assert_int_eq(fx_report_true(&f, b, &wb, T0 + 420, NULL), 0);

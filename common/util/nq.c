@@ -30,6 +30,7 @@ const char *nq_strerror(int err) {
   case NQ_ENODEV: return "no such device or kernel";
   case NQ_EDEVICE: return "device failure";
   case NQ_ECORRUPT: return "data fails its consistency checks";
+  case NQ_EEXPIRED: return "the lease expired";
   default: return "unknown error";
   }
 }

@@ -35,7 +35,8 @@ enum {
   NQ_ESCHEMA = -19,  /* the database's schema is newer than this program knows */
   NQ_ENODEV = -20,   /* no such device or kernel in this build or on this machine */
   NQ_EDEVICE = -21,  /* a device failed (a GPU's driver, build, resources or results) */
-  NQ_ECORRUPT = -22  /* the data fails its own checks (a backup that is not a consistent job) */
+  NQ_ECORRUPT = -22, /* the data fails its own checks (a backup that is not a consistent job) */
+  NQ_EEXPIRED = -23  /* a lease ran out, and what it held went to someone else */
 };
 
 const char *nq_strerror(int err);
