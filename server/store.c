@@ -656,5 +656,8 @@ int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_win
   if (rc == 0) rc = stats_rate(st, job_id, now, rate_window, out);
   if (rc == 0) rc = stats_leased(st, job_id, out);
   if (rc == 0) rc = stats_trust(st, job_id, out);
+  if (rc == 0) rc = srv_job_contested(st, job_id, &out->contested);
+  if (rc == 0)
+    rc = srv_trust_counts(st, now - active_window, &out->trusted_owners, &out->trusted_active);
   return rc;
 }
