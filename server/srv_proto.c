@@ -146,11 +146,16 @@ static void client_seen(srv_t *s, srv_req_t *r, int64_t client_id) {
 
 /* The owner an enrolment key belongs to: the server's own key is the default owner's; an owner's
  * key (nq-admin owner add) is that owner's. NQ_ENOTFOUND for a wrong key, NQ_EBANNED for the key
- * of a banned owner. */
+ * of a banned owner, NQ_ESTATE for the server's own key once owners exist (issue 30: whoever
+ * holds it and an owner key would have two votes) unless --keep-default-enrol. */
 static int enrol_owner(srv_t *s, const char *key, int64_t *owner_id) {
   char hash[65];
   srv_owner_t o;
   if (secret_matches(s, SRV_META_ENROL_HASH, key)) {
+    int64_t owners = 0;
+    if (!s->cfg.keep_default_enrol && srv_owner_count_named(s->store, &owners) != 0)
+      return NQ_EIO;
+    if (owners > 0) return NQ_ESTATE;
     *owner_id = SRV_OWNER_DEFAULT;
     return 0;
   }
@@ -197,6 +202,18 @@ static int hello_enrol(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now,
   int rc = enrol_owner(s, h->enrol, &owner);
   if (rc == NQ_EBANNED) {
     srv_proto_fatal(r, NQ_ERR_AUTH, "this enrolment key was revoked (its owner is banned)");
+    return -1;
+  }
+  if (rc == NQ_ESTATE) {
+    /* At most sizeof err_msg - 1 (159) characters. */
+    srv_proto_fatal(r, NQ_ERR_ENROL_CLOSED, "the server's own enrolment key is closed: owners "
+                    "exist; enrol with your owner's key (nq-admin owner add), or the operator "
+                    "keeps it open (--keep-default-enrol)");
+    return -1;
+  }
+  if (rc == NQ_EIO) {
+    nq_log(NQ_LOG_ERROR, "enrolment: %s", srv_store_errmsg(s->store));
+    srv_proto_fatal(r, NQ_ERR_INTERNAL, "enrolment failed; retry later");
     return -1;
   }
   if (rc != 0) {
