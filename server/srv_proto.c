@@ -386,6 +386,13 @@ static void h_result(srv_t *s, srv_req_t *r, int64_t now) {
     r->reply = nq_ack_pack(&a);
     if (info.unit_disputed)
       nq_log(NQ_LOG_WARN, "unit of assignment %lld is disputed", (long long)res.id);
+    /* Issue 30: trusted resolution. */
+    if (info.unit_contested)
+      nq_log(NQ_LOG_WARN, "unit of assignment %lld is contested: its results disagree; it waits "
+             "for a trusted owner's result", (long long)res.id);
+    if (info.unit_settled)
+      nq_log(NQ_LOG_WARN, "unit of assignment %lld settled by a trusted owner's result%s",
+             (long long)res.id, info.banned ? "; the owners it proved wrong are banned" : "");
     if (info.banned) {
       nq_log(NQ_LOG_WARN, "%d client(s) auto-banned", info.banned);
       s->ban_pending = 1;
