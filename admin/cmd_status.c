@@ -131,13 +131,17 @@ static void print_table(const json_t *st) {
            sizeof b1), adm_str(st, "backup.file"));
   trust_lines(st, done);
   const json_t *disp = adm_get(st, "disputed");
-  size_t nd = json_array_size(disp);
+  size_t nd = 0; /* contested units (issue 30) are said above: the rest resolve by votes */
+  for (size_t i = 0; i < json_array_size(disp); i++)
+    nd += strcmp(adm_str(json_array_get(disp, i), "contest"), "contested") != 0;
   if (nd > 0) {
     printf("disputed   %zu unit(s) resolving by more replicas, %lld blocked at their cap (need "
            "nq-admin unit retry; nq-admin units --state disputed):\n", nd,
            (long long)adm_int(st, "units.blocked"));
-    for (size_t i = 0; i < nd && i < 20; i++) {
+    for (size_t i = 0, shown = 0; i < json_array_size(disp) && shown < 20; i++) {
       const json_t *u = json_array_get(disp, i);
+      if (!strcmp(adm_str(u, "contest"), "contested")) continue;
+      shown++;
       printf("  unit %lld  %s  results %lld\n", (long long)adm_int(u, "id"), adm_str(u, "unit"),
              (long long)adm_int(u, "results"));
     }

@@ -95,15 +95,17 @@ static int client_ok(srv_sched_t *s, int64_t client_id, int64_t now) {
 }
 
 /* Trusted resolution (issue 30): `on` while any trusted owner is not banned (a disagreement then
- * waits for a trusted result instead of a vote), `active` while a client of one was seen within
+ * waits for a trusted result instead of a vote), `active` (looked up only when want_active: it
+ * counts the trusted owners' clients) while a client of one was seen within
  * SRV_TRUSTED_ACTIVE_WINDOW s (spot checks are then theirs only). */
 typedef struct trust_s {
   int on, active;
 } trust_t;
 
-static int trust_get(srv_sched_t *s, int64_t now, trust_t *t) {
+static int trust_get(srv_sched_t *s, int64_t now, int want_active, trust_t *t) {
   int64_t owners = 0, active = 0;
-  int rc = srv_trust_counts(s->store, now - SRV_TRUSTED_ACTIVE_WINDOW, &owners, &active);
+  int rc = srv_trust_counts(s->store, now - SRV_TRUSTED_ACTIVE_WINDOW, &owners,
+                            want_active ? &active : NULL);
   t->on = owners > 0;
   t->active = active > 0;
   return rc;
@@ -233,7 +235,7 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   static const pick_kind_t order_trusted[] = {PICK_CONTESTED, PICK_SPOT, PICK_OPEN, PICK_NEW};
   trust_t tm = {0, 0};
   int trusted = 0;
-  if (room > 0 && (rc = trust_get(s, now, &tm)) == 0 && tm.on)
+  if (room > 0 && (rc = trust_get(s, now, 1, &tm)) == 0 && tm.on)
     rc = srv_client_trusted(s->store, client_id, &trusted);
   const pick_kind_t *ord = trusted ? order_trusted : order;
   size_t nord = trusted ? 4 : 3;
@@ -366,7 +368,7 @@ static int maybe_ban(srv_sched_t *s, int64_t client_id, int64_t now, srv_result_
   if (s->cfg.ban_threshold <= 0) return 0;
   /* With a trusted owner, only a trusted result bans (settle_locked): never a vote. */
   trust_t tm;
-  int rc = trust_get(s, now, &tm);
+  int rc = trust_get(s, now, 0, &tm);
   if (rc || tm.on) return rc;
   srv_client_t c;
   rc = srv_client_get(s->store, client_id, &c);
@@ -561,7 +563,7 @@ static int job_finish(srv_sched_t *s, int64_t job_id, int64_t now, srv_result_in
   trust_t tm;
   int64_t spot = 0;
   int done = 0;
-  int rc = trust_get(s, now, &tm);
+  int rc = trust_get(s, now, 0, &tm);
   if (rc == 0 && tm.on) rc = srv_job_spot_pending(s->store, job_id, &spot);
   if (rc == 0 && spot == 0) rc = srv_job_finish_if_complete(s->store, job_id, now, &done);
   info->job_done |= done;
@@ -746,7 +748,7 @@ static int quorum_check(srv_sched_t *s, int64_t unit_id, int64_t job_id, int64_t
   /* The cap counts every result of the unit (as `need` does). */
   if ((rc = srv_unit_get(s->store, unit_id, &u)) != 0) goto out;
   trust_t tm;
-  if ((rc = trust_get(s, now, &tm)) != 0) goto out;
+  if ((rc = trust_get(s, now, 0, &tm)) != 0) goto out;
   if (tm.on) {
     rc = trusted_decide(s, &u, &job, r, n, best, others, now, info);
     goto out;
@@ -821,7 +823,7 @@ static int spot_result(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_
   int ok = 0, trusted = 0, jr = 0;
   trust_t tm;
   int rc = srv_unit_agrees(s->store, a->unit_id, c, solver, &ok);
-  if (rc == 0) rc = trust_get(s, now, &tm);
+  if (rc == 0) rc = trust_get(s, now, 0, &tm);
   if (rc) return rc;
   if (!tm.on) {
     if (ok) return judge(s, a->id, a->client_id, 1, now, info);
@@ -883,7 +885,7 @@ static int result_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, cons
     /* With a trusted owner a late result that disagrees is a disagreement like a spot check's
      * (issue 30); without one it is judged against the verified counts. */
     trust_t tm = {0, 0};
-    if (rc == 0 && !a.spot) rc = trust_get(s, now, &tm);
+    if (rc == 0 && !a.spot) rc = trust_get(s, now, 0, &tm);
     if (rc == 0)
       rc = a.spot || tm.on ? spot_result(s, &a, c, solver, now, info)
                            : judge_late(s, &a, c, solver, now, info);

@@ -169,6 +169,7 @@ START_TEST(spot_liar_caught_honest_stand) {
   srv_stats_t s;
   ck_assert_int_eq(srv_store_stats(f.st, f.job.id, now, 600, 60, &s), 0);
   ck_assert_int_eq(s.contested, contested);
+  ck_assert_int_eq(s.blocked, 0); /* contested units wait for a trusted result, not an operator */
   ck_assert_int_eq(s.trusted_owners, 1);
   ck_assert_int_eq(s.trusted_active, 0);
   /* The honest results now waiting on contested units: they must stand. */
