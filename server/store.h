@@ -204,7 +204,7 @@ typedef struct srv_unit_info_s {
                       * schema 5 */
   int best, others;  /* votes in its best agreeing group, and outside it (schema 006) */
   int spot;          /* spot check: 0 none, 1 wanted, 2 leased, 3 done (schema 006) */
-  int contest;       /* schema 013: srv_contest_t */
+  int contest;       /* schema 014: srv_contest_t */
 } srv_unit_info_t;
 
 /* Units of a job in idx order; state < 0 means every state; limit <= 0 means no limit. */
@@ -340,7 +340,7 @@ typedef struct srv_stats_s {
   int64_t blocked;                 /* disputed units at their cap: they wait for the operator */
   int64_t spot_pending;            /* verified units whose spot check is wanted or leased */
   int64_t clients_suspect;         /* clients that agreed on a losing answer */
-  /* Schema 013, trusted resolution. */
+  /* Schema 014, trusted resolution. */
   int64_t contested;               /* units whose results disagree, waiting for a trusted one */
   int64_t trusted_owners;          /* trusted owners not banned: 0 = the answer rests on votes */
   int64_t trusted_active;          /* their clients not banned and seen within active_window */
@@ -490,7 +490,7 @@ typedef struct srv_owner_s {
   int64_t created;
   int banned;
   int has_key;          /* it has an enrolment key of its own */
-  int trusted;          /* schema 013: the operator trusts its results (nq-admin owner trust) */
+  int trusted;          /* schema 014: the operator trusts its results (nq-admin owner trust) */
   int64_t clients;      /* clients that belong to it (srv_owner_list, srv_owner_find_name) */
 } srv_owner_t;
 
@@ -536,7 +536,7 @@ int srv_unit_reopen(srv_store_t *st, int64_t unit_id, int extra, int *job_reopen
 /* Verified units of the job whose spot check is wanted or leased (units_spot). */
 int srv_job_spot_pending(srv_store_t *st, int64_t job_id, int64_t *n);
 
-/* ---- trusted resolution (store_trusted.c, schema 013, issue 30) ------------------------------ */
+/* ---- trusted resolution (store_trusted.c, schema 014, issue 30) ------------------------------ */
 
 /* units.contest: why a unit is (or was) contested, and what settled it. */
 typedef enum {

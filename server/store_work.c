@@ -160,7 +160,7 @@ int srv_store_unit_refresh(srv_store_t *st, int64_t unit_id) {
       "WHERE id = ?1";
   /* need: the agreeing votes the best group still lacks for a strict majority of at least
    * quorum, within the cap on results (three times as many while disputed), less the replicas
-   * out; none for a contested unit (schema 013: only a trusted owner's result settles it, and
+   * out; none for a contested unit (schema 014: only a trusted owner's result settles it, and
    * such a replica is picked by srv_unit_pick_contested). spot: a verified unit's spot check is
    * leased (2) or done (3) by its assignments. */
   static const char *derive_sql =

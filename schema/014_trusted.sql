@@ -1,4 +1,4 @@
--- nq schema version 13: trusted resolution (issue 30). See docs/store.md, "Trusted resolution",
+-- nq schema version 14: trusted resolution (issue 30). See docs/store.md, "Trusted resolution",
 -- and docs/reliability.md. (Versions may have gaps.)
 --
 -- owners.trusted: 1 for an owner the operator trusts (`nq-admin owner trust NAME`: the
