@@ -139,6 +139,39 @@ START_TEST(trusted_catches_colluders) {
 }
 END_TEST
 
+/* Issue 30's second case: colluders and honest clients start together (before, both honest
+ * owners were auto-banned in 3 of 5 runs). With a trusted owner, in 5 runs of different spot-check
+ * draws: the honest are never banned, the colluders always are, the job ends exact. */
+START_TEST(colluders_and_honest_together) {
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    fx_t f;
+    srv_sched_config_t cfg;
+    srv_sched_config_default(&cfg);
+    cfg.spot_check = 5;
+    cfg.seed = seed;
+    fx_init(&f, 9, 3, 2, 3, &cfg);
+    int64_t e1 = fx_client(&f, "evil1"), e2 = fx_client(&f, "evil2");
+    int64_t h1 = fx_client(&f, "honest1"), h2 = fx_client(&f, "honest2");
+    int64_t t = fx_client(&f, "lab");
+    trust(&f, t);
+    actor_t a[5] = {{e1, LIAR, 8, 1}, {h1, HONEST, 4, 1}, {e2, LIAR, 8, 1},
+                    {h2, HONEST, 4, 1}, {t, HONEST, 1, 1}};
+    int64_t now = T0;
+    for (int r = 0; r < 5000 && job_of(&f).state != SRV_JOB_DONE; r++) {
+      round_of(&f, a, 5, &now);
+      ck_assert_msg(!fx_client_of(&f, h1).banned && !fx_client_of(&f, h2).banned,
+                    "seed %d: an honest client was banned", (int)seed);
+    }
+    check_exact(&f);
+    ck_assert(owner_banned(&f, e1) && owner_banned(&f, e2));
+    ck_assert_int_eq(valid_of(&f, e1) + valid_of(&f, e2), 0);
+    fx_check_invariants(&f);
+    fx_check_counters(&f);
+    fx_done(&f);
+  }
+}
+END_TEST
+
 /* A liar that lies only on spot checks, while the trusted owner is offline: each lie contests a
  * verified unit (taken out of the totals, the job not done) and nobody is judged or banned for
  * it. The trusted owner comes online, settles the contested units: the honest results stand, the
@@ -367,6 +400,7 @@ int main(void) {
   TCase *tc = tcase_create("trusted");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, trusted_catches_colluders);
+  tcase_add_test(tc, colluders_and_honest_together);
   tcase_add_test(tc, spot_liar_caught_honest_stand);
   tcase_add_test(tc, contested_bounded_and_settled_by_audit);
   tcase_add_test(tc, status_says_what_it_rests_on);
