@@ -17,3 +17,6 @@ ALTER TABLE units ADD COLUMN contest INTEGER NOT NULL DEFAULT 0
   CHECK (contest = 0 OR contest = 1 OR contest = 2 OR contest = 3);
 -- The contested units of a job: as many rows as contested units (status, trusted picks).
 CREATE INDEX units_contested ON units(job_id) WHERE contest = 1;
+-- The trusted owners: the scheduler asks at every decision whether any exists (a scan of this
+-- index, as many rows as trusted owners, not of every volunteer).
+CREATE INDEX owners_trusted ON owners(id) WHERE trusted = 1;

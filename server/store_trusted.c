@@ -44,7 +44,7 @@ int srv_trust_counts(srv_store_t *st, int64_t active_since, int64_t *owners, int
   int rc = one_i64(st, "SELECT count(*) FROM owners WHERE trusted = 1 AND banned = 0", 0, 0, &o,
                    "trusted owners");
   if (rc == 0 && o > 0 && active)
-    rc = one_i64(st, "SELECT count(*) FROM owners o JOIN clients c ON c.owner_id = o.id "
+    rc = one_i64(st, "SELECT count(*) FROM owners o CROSS JOIN clients c ON c.owner_id = o.id "
                      "WHERE o.trusted = 1 AND o.banned = 0 AND c.banned = 0 "
                      "AND c.last_seen >= ?1", active_since, 0, &a, "trusted clients");
   if (owners) *owners = rc ? 0 : o;
