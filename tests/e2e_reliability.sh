@@ -13,6 +13,11 @@
 #      checks disagree, every unit is re-opened (the finished job runs again) and verified again
 #      by the honest majority; the liars end suspect. Then an honest owner is banned: every unit
 #      it helped verify is re-opened, and a third honest owner verifies them again.
+#   5. trusted resolution (issue 30; depth 2): with owners made, the server's own enrolment key is
+#      refused; an owner is trusted (nq-admin owner trust); two colluding owners verify a lie on
+#      every unit but the job waits for its spot checks; the trusted owner's client takes them, and
+#      its disagreement bans both colluding owners; two honest owners and it verify everything
+#      again; the honest are never banned.
 # Each job must finish with the published N=13 values (TOTAL 73712, UNIQUE 9233, COUNT2 4,
 # COUNT4 32, COUNT8 9197), every unit verified exactly once (units total == verified == the
 # generator's count, nothing disputed) and the verified node count equal to the single-process
