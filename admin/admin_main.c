@@ -23,13 +23,17 @@ static const adm_cmd_t commands[] = {
      "unit it helped verify is re-opened and verified again without it. unban: lift a ban and a\n"
      "suspicion (the units re-opened stay as they are).",
      adm_cmd_client},
-    {"owners", "[--json]", "List owners: their enrolment key (own or the server's), bans, clients.",
+    {"owners", "[--json]",
+     "List owners: their enrolment key (own or the server's), trust, bans, clients.",
      adm_cmd_owners},
-    {"owner", "add NAME | ban NAME [--json]",
+    {"owner", "add NAME | ban NAME | trust NAME | untrust NAME [--json]",
      "add: create an owner (a person or an organisation) and print its enrolment key (shown\n"
      "only once): its machines enrol with it and belong to it. A unit's quorum needs results\n"
      "of distinct owners (nq-server --quorum-distinct). ban: its key enrols nobody, and every\n"
-     "client of it is banned as by `client ban`.",
+     "client of it is banned as by `client ban`. trust: its results settle disagreements (the\n"
+     "operator's own machines): while any owner is trusted, results that disagree make a unit\n"
+     "contested until a trusted owner's result settles it, spot checks go to trusted owners,\n"
+     "and only a disagreement with a trusted result bans (docs/reliability.md). untrust: undo.",
      adm_cmd_owner},
     {"jobs", "[--json]", "List jobs, with final totals once done.", adm_cmd_jobs},
     {"job", "archive N | delete N [--force] [--json]",

@@ -1,4 +1,4 @@
-/* nq-admin clients / client add|ban|unban NAME / owners / owner add|ban NAME. */
+/* nq-admin clients / client add|ban|unban NAME / owners / owner add|ban|trust|untrust NAME. */
 #include <stdio.h>
 #include <string.h>
 
@@ -101,11 +101,13 @@ int adm_cmd_owners(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_print_json(d, 0);
   } else {
     const json_t *list = adm_get(d, "owners");
-    printf("%-24s %-8s %-8s %8s %20s\n", "OWNER", "KEY", "BANNED", "CLIENTS", "CREDIT");
+    printf("%-24s %-8s %-8s %-8s %8s %20s\n", "OWNER", "KEY", "TRUSTED", "BANNED", "CLIENTS",
+           "CREDIT");
     for (size_t i = 0; i < json_array_size(list); i++) {
       const json_t *w = json_array_get(list, i);
-      printf("%-24s %-8s %-8s %8lld %20s\n", adm_str(w, "name"),
+      printf("%-24s %-8s %-8s %-8s %8lld %20s\n", adm_str(w, "name"),
              json_is_true(adm_get(w, "has_key")) ? "own" : "server",
+             json_is_true(adm_get(w, "trusted")) ? "trusted" : "-",
              json_is_true(adm_get(w, "banned")) ? "BANNED" : "-", (long long)adm_int(w, "clients"),
              adm_str(w, "credit"));
     }
@@ -115,14 +117,16 @@ int adm_cmd_owners(const adm_cmd_t *cmd, adm_opts_t *o) {
   return 0;
 }
 
-/* owner add NAME | owner ban NAME */
+/* owner add NAME | owner ban NAME | owner trust NAME | owner untrust NAME */
 int adm_cmd_owner(const adm_cmd_t *cmd, adm_opts_t *o) {
-  static const char *const subs[] = {"add", "ban"};
+  static const char *const subs[] = {"add", "ban", "trust", "untrust"};
+  static const nq_admin_cmd_t cmds[] = {NQ_ADMIN_OWNER_ADD, NQ_ADMIN_OWNER_BAN,
+                                        NQ_ADMIN_OWNER_TRUST, NQ_ADMIN_OWNER_UNTRUST};
   json_t *d = NULL;
-  int sub = sub_name(cmd, o, subs, 2, "add or ban");
+  int sub = sub_name(cmd, o, subs, 4, "add, ban, trust or untrust");
   if (sub < 0) return ADM_EXIT_USAGE;
-  nq_admin_req_t req = {.cmd = sub ? NQ_ADMIN_OWNER_BAN : NQ_ADMIN_OWNER_ADD, .name = o->argv[1]};
-  int rc = adm_call(o, sub, &req, &d);
+  nq_admin_req_t req = {.cmd = cmds[sub], .name = o->argv[1]};
+  int rc = adm_call(o, sub > 0, &req, &d); /* ban and trust count votes again: the job */
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);
@@ -131,6 +135,12 @@ int adm_cmd_owner(const adm_cmd_t *cmd, adm_opts_t *o) {
            "hash):\n%s\nIts machines keep it in a file of mode 0600 and enrol with:\n"
            "  nq-client --server HOST:PORT --ca ca.pem --enrol-file KEYFILE --name NAME\n",
            adm_str(d, "name"), adm_str(d, "enrol_key"));
+  } else if (sub >= 2) {
+    long long t = (long long)adm_int(d, "trusted_owners");
+    printf("owner '%s' %s; %lld trusted owner(s): %s\n", adm_str(d, "name"),
+           sub == 2 ? "trusted" : "no longer trusted", t,
+           t > 0 ? "a disagreement among results waits for a trusted owner's result"
+                 : "the answer rests on votes alone");
   } else {
     printf("owner '%s' banned: its key enrols nobody, its %lld client(s) are banned; %lld unit(s) "
            "they helped verify re-opened\n", adm_str(d, "name"), (long long)adm_int(d, "clients"),

@@ -66,13 +66,18 @@ static void print_running(const json_t *u) {
 }
 
 static void print_unit(const json_t *u) {
+  /* A contested unit (issue 30) is disputed in the store; it is shown as what it waits for. */
+  const char *contest = adm_str(u, "contest");
   printf("%-8lld %-6lld %-24s %-9s %4lld %7lld", (long long)adm_int(u, "id"),
-         (long long)adm_int(u, "idx"), adm_str(u, "unit"), adm_str(u, "state"),
+         (long long)adm_int(u, "idx"), adm_str(u, "unit"),
+         !strcmp(contest, "contested") ? "contested" : adm_str(u, "state"),
          (long long)adm_int(u, "live"), (long long)adm_int(u, "results"));
   if (!strcmp(adm_str(u, "state"), "verified"))
     printf("  c2 %lld c4 %lld c8 %lld nodes %lld", (long long)adm_int(u, "c2"),
            (long long)adm_int(u, "c4"), (long long)adm_int(u, "c8"),
            (long long)adm_int(u, "nodes"));
+  if (!strcmp(contest, "trusted") || !strcmp(contest, "audit"))
+    printf("  settled by %s", !strcmp(contest, "trusted") ? "a trusted owner" : "an audit");
   putchar('\n');
   const json_t *reps = adm_get(u, "replicas");
   for (size_t i = 0; i < json_array_size(reps); i++) {

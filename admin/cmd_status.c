@@ -32,6 +32,29 @@ static void counts_line(const char *label, const json_t *t) {
 }
 
 /* The human table of one status object. */
+/* What the answer rests on, and what the job waits for besides results (issue 30). */
+static void trust_lines(const json_t *st, int done) {
+  long long owners = (long long)adm_int(st, "trust.trusted_owners");
+  long long active = (long long)adm_int(st, "trust.trusted_active");
+  long long contested = (long long)adm_int(st, "units.contested");
+  long long spot = (long long)adm_int(st, "units.spot_checks");
+  if (owners > 0)
+    printf("trust      %lld trusted owner(s), %lld of their clients active: a disagreement is "
+           "settled by a trusted owner's result, never by votes\n", owners, active);
+  else
+    printf("trust      no trusted owner: the answer rests on votes alone (nq-admin owner trust "
+           "NAME)\n");
+  if (contested > 0)
+    printf("contested  %lld unit(s) whose results disagree: waiting for a trusted owner's "
+           "result%s (nq-admin units --state disputed)\n", contested,
+           owners == 0 ? " (there is none: nq-admin owner trust NAME)"
+           : active == 0 ? " (none is active)" : "");
+  if (spot > 0)
+    printf("spot       %lld verified unit(s) waiting for a check by %s%s\n", spot,
+           active > 0 ? "a trusted owner" : "another owner",
+           owners > 0 && !done ? "; the job is done only after them" : "");
+}
+
 static void print_table(const json_t *st) {
   char b1[64], b2[64], b3[96], b4[32], pbar[BAR_WIDTH + 3];
   const json_t *job = adm_get(st, "job");
@@ -106,17 +129,19 @@ static void print_table(const json_t *st) {
     printf("backup     last good %s (%s ago): %s\n", adm_time(adm_int(st, "backup.last_good"), bt,
            sizeof bt), adm_duration(adm_int(st, "now") - adm_int(st, "backup.last_good"), b1,
            sizeof b1), adm_str(st, "backup.file"));
-  if (adm_int(st, "units.spot_checks") > 0)
-    printf("spot       %lld verified unit(s) waiting for a check by another owner\n",
-           (long long)adm_int(st, "units.spot_checks"));
+  trust_lines(st, done);
   const json_t *disp = adm_get(st, "disputed");
-  size_t nd = json_array_size(disp);
+  size_t nd = 0; /* contested units (issue 30) are said above: the rest resolve by votes */
+  for (size_t i = 0; i < json_array_size(disp); i++)
+    nd += strcmp(adm_str(json_array_get(disp, i), "contest"), "contested") != 0;
   if (nd > 0) {
     printf("disputed   %zu unit(s) resolving by more replicas, %lld blocked at their cap (need "
            "nq-admin unit retry; nq-admin units --state disputed):\n", nd,
            (long long)adm_int(st, "units.blocked"));
-    for (size_t i = 0; i < nd && i < 20; i++) {
+    for (size_t i = 0, shown = 0; i < json_array_size(disp) && shown < 20; i++) {
       const json_t *u = json_array_get(disp, i);
+      if (!strcmp(adm_str(u, "contest"), "contested")) continue;
+      shown++;
       printf("  unit %lld  %s  results %lld\n", (long long)adm_int(u, "id"), adm_str(u, "unit"),
              (long long)adm_int(u, "results"));
     }

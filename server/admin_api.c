@@ -251,7 +251,12 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
       put(u, srv_unit_state_name((srv_unit_state_t)i), json_integer(s.units[i]), &ok);
     put(u, "blocked", json_integer(s.blocked), &ok);
     put(u, "spot_checks", json_integer(s.spot_pending), &ok);
+    put(u, "contested", json_integer(s.contested), &ok);
   }
+  /* What the answer rests on (issue 30): trusted owners settle disagreements, or votes alone. */
+  put(o, "trust", json_pack("{s:I, s:I, s:s}", "trusted_owners", (json_int_t)s.trusted_owners,
+                            "trusted_active", (json_int_t)s.trusted_active, "rests_on",
+                            s.trusted_owners > 0 ? "trusted" : "votes"), &ok);
   put(o, "results", json_integer(s.results), &ok);
   json_t *rate = NULL;
   put(o, "progress", progress_json(&s, now, &rate), &ok);
@@ -333,9 +338,10 @@ static int owner_cb(const srv_owner_t *w, void *arg) {
   nq_u128 credit;
   int rc = srv_owner_credit(l->st, w->id, &credit), ok = 1;
   if (rc) return rc;
-  json_t *o = json_pack("{s:s, s:I, s:I, s:b, s:b, s:I}", "name", w->name, "id",
+  json_t *o = json_pack("{s:s, s:I, s:I, s:b, s:b, s:I, s:b}", "name", w->name, "id",
                         (json_int_t)w->id, "created", (json_int_t)w->created, "banned",
-                        w->banned, "has_key", w->has_key, "clients", (json_int_t)w->clients);
+                        w->banned, "has_key", w->has_key, "clients", (json_int_t)w->clients,
+                        "trusted", w->trusted);
   if (!o) return NQ_ENOMEM;
   put(o, "credit", u128_json(credit), &ok);
   return ok && json_array_append_new(l->arr, o) == 0 ? 0 : (json_decref(o), NQ_ENOMEM);
@@ -428,7 +434,9 @@ static int unit_cb(const srv_unit_info_t *u, void *arg) {
                         (json_int_t)u->idx, "unit", u->text, "state",
                         srv_unit_state_name(u->state), "live", u->live, "results", u->results);
   if (!o) return NQ_ENOMEM;
-  int rc = 0;
+  /* Issue 30: contested (waiting for a trusted result), or what settled it. */
+  int rc = json_object_set_new(o, "contest", json_string(srv_contest_name(u->contest))) ? NQ_ENOMEM
+                                                                                        : 0;
   if (u->state == SRV_UNIT_VERIFIED) {
     json_t *c = json_pack("{s:I, s:I, s:I, s:I, s:I}", "c2", (json_int_t)u->counts.c2, "c4",
                           (json_int_t)u->counts.c4, "c8", (json_int_t)u->counts.c8, "nodes",
@@ -575,6 +583,32 @@ static int cmd_owner_ban(srv_store_t *st, const srv_job_t *job, const srv_sched_
   if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:I, s:I}", "name", o.name, "banned", 1,
                                     "clients", (json_int_t)o.clients, "reopened",
                                     (json_int_t)reopened)))
+    rc = NQ_ENOMEM;
+  return rc ? store_refuse(st, rc, "owner", err) : 0;
+}
+
+/* owner_trust / owner_untrust (issue 30): {"name", "trusted", "trusted_owners" (not banned, after
+ * it), "recounted"}. The disputed and contested units are counted again at once: with a trusted
+ * owner a disagreement waits for its result, without one the votes decide. */
+static int cmd_owner_trust(srv_store_t *st, const srv_job_t *job, const srv_sched_config_t *cfg,
+                           const nq_admin_req_t *req, int64_t now, json_t **out,
+                           nq_proto_err_t *err) {
+  int trust = req->cmd == NQ_ADMIN_OWNER_TRUST, recounted = 0;
+  int64_t owners = 0;
+  srv_owner_t o;
+  srv_sched_t sch;
+  int rc = trust_sched(st, job, cfg, &sch, err);
+  if (rc) return rc;
+  rc = srv_owner_find_name(st, req->name, &o);
+  if (rc == 0 && trust && o.banned)
+    return refuse(err, NQ_ERR_BAD_STATE, "owner '%s' is banned: a banned owner is not trusted",
+                  o.name);
+  if (rc == 0) rc = srv_owner_set_trusted(st, o.id, trust);
+  if (rc == 0) rc = srv_sched_recount_disputed(&sch, now, &recounted);
+  if (rc == 0) rc = srv_trust_counts(st, now, &owners, NULL);
+  if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:I, s:i}", "name", o.name, "trusted", trust,
+                                    "trusted_owners", (json_int_t)owners, "recounted",
+                                    recounted)))
     rc = NQ_ENOMEM;
   return rc ? store_refuse(st, rc, "owner", err) : 0;
 }
@@ -758,6 +792,8 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
   case NQ_ADMIN_OWNERS: *data = srv_owners_json(st, now); break;
   case NQ_ADMIN_OWNER_ADD: return cmd_owner_add(st, req->name, now, data, err);
   case NQ_ADMIN_OWNER_BAN: return cmd_owner_ban(st, job, cfg, req->name, now, data, fx, err);
+  case NQ_ADMIN_OWNER_TRUST:
+  case NQ_ADMIN_OWNER_UNTRUST: return cmd_owner_trust(st, job, cfg, req, now, data, err);
   case NQ_ADMIN_UNIT_REOPEN: return cmd_unit_reopen(st, job, cfg, req, now, data, fx, err);
   case NQ_ADMIN_UNIT_RETRY: return cmd_unit_retry(st, job, req, now, data, fx, err);
   case NQ_ADMIN_JOB_ARCHIVE:

@@ -94,6 +94,23 @@ static int client_ok(srv_sched_t *s, int64_t client_id, int64_t now) {
   return client_get_ok(s, client_id, now, NULL);
 }
 
+/* Trusted resolution (issue 30): `on` while any trusted owner is not banned (a disagreement then
+ * waits for a trusted result instead of a vote), `active` (looked up only when want_active: it
+ * counts the trusted owners' clients) while a client of one was seen within
+ * SRV_TRUSTED_ACTIVE_WINDOW s (spot checks are then theirs only). */
+typedef struct trust_s {
+  int on, active;
+} trust_t;
+
+static int trust_get(srv_sched_t *s, int64_t now, int want_active, trust_t *t) {
+  int64_t owners = 0, active = 0;
+  int rc = srv_trust_counts(s->store, now - SRV_TRUSTED_ACTIVE_WINDOW, &owners,
+                            want_active ? &active : NULL);
+  t->on = owners > 0;
+  t->active = active > 0;
+  return rc;
+}
+
 
 int srv_sched_lapse_factor(int64_t lapses) {
   if (lapses <= 0) return 1;
@@ -143,7 +160,7 @@ static int expected_seconds(srv_sched_t *s, int64_t client_id, double *mean) {
  * whose lease merely expired with this client may come back to it, on the same assignment:
  * otherwise a job with few clients stalls for good once every eligible client has let a lease
  * of one unit expire. */
-typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW } pick_kind_t;
+typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW, PICK_CONTESTED } pick_kind_t;
 
 /* The client's leases in this call: `mean` its expected seconds per unit, `lapse` its lapse
  * factor (srv_sched_lapse_factor). */
@@ -158,8 +175,10 @@ static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_
   /* A replica past its key's hold limit waits one nominal lease for a client of another key. */
   srv_pick_t pk = {.job_id = s->job.id, .client_id = client_id, .distinct = s->cfg.quorum_distinct,
                    .now = now, .cooldown = s->cfg.lease_seconds};
-  int rc = kind == PICK_SPOT ? srv_unit_pick_spot(s->store, &pk, room, out, n_out)
-                             : srv_unit_pick(s->store, &pk, kind == PICK_OPEN, room, out, n_out);
+  int rc = kind == PICK_SPOT        ? srv_unit_pick_spot(s->store, &pk, room, out, n_out)
+         : kind == PICK_CONTESTED ? srv_unit_pick_contested(s->store, &pk, room, out, n_out)
+                                  : srv_unit_pick(s->store, &pk, kind == PICK_OPEN, room, out,
+                                                  n_out);
   for (int i = first; i < *n_out && rc == 0; i++) {
     srv_work_t *w = &out[i];
     int64_t lease = srv_sched_lease_for(&s->cfg, lp->mean, ahead + (i - first));
@@ -209,14 +228,23 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   if (room > cap - held) room = cap - held;
   if (room > 0 && (rc = expected_seconds(s, client_id, &lp.mean)) != 0) goto out;
   /* Quorums in progress first, then spot checks (a share of the verified units, checked while
-   * the job runs rather than all at its end), then untouched work. */
+   * the job runs rather than all at its end), then untouched work. A trusted owner's client
+   * (issue 30) first settles contested units, then checks: that is what only it can do; while
+   * one is active, nobody else gets a spot check. */
   static const pick_kind_t order[] = {PICK_OPEN, PICK_SPOT, PICK_NEW};
+  static const pick_kind_t order_trusted[] = {PICK_CONTESTED, PICK_SPOT, PICK_OPEN, PICK_NEW};
+  trust_t tm = {0, 0};
+  int trusted = 0;
+  if (room > 0 && (rc = trust_get(s, now, 1, &tm)) == 0 && tm.on)
+    rc = srv_client_trusted(s->store, client_id, &trusted);
+  const pick_kind_t *ord = trusted ? order_trusted : order;
+  size_t nord = trusted ? 4 : 3;
   int start = *n_out;
-  for (size_t k = 0; k < sizeof order / sizeof order[0] && rc == 0 && room > 0; k++) {
-    if (done && order[k] != PICK_SPOT) continue;
-    if (order[k] == PICK_SPOT && s->cfg.spot_check <= 0) continue;
+  for (size_t k = 0; k < nord && rc == 0 && room > 0; k++) {
+    if (done && ord[k] != PICK_SPOT) continue;
+    if (ord[k] == PICK_SPOT && (s->cfg.spot_check <= 0 || (tm.active && !trusted))) continue;
     int before = *n_out;
-    rc = lease_new(s, order[k], client_id, now, room, held + (before - start), &lp, out, n_out);
+    rc = lease_new(s, ord[k], client_id, now, room, held + (before - start), &lp, out, n_out);
     room -= *n_out - before;
   }
   if (rc == 0 && done && *n_out == start) *why = SRV_NOWORK_DONE;
@@ -338,8 +366,12 @@ static int sched_ban(srv_sched_t *s, int64_t client_id, int64_t now, int64_t *re
  * it helped verify are verified again without it. */
 static int maybe_ban(srv_sched_t *s, int64_t client_id, int64_t now, srv_result_info_t *info) {
   if (s->cfg.ban_threshold <= 0) return 0;
+  /* With a trusted owner, only a trusted result bans (settle_locked): never a vote. */
+  trust_t tm;
+  int rc = trust_get(s, now, 0, &tm);
+  if (rc || tm.on) return rc;
   srv_client_t c;
-  int rc = srv_client_get(s->store, client_id, &c);
+  rc = srv_client_get(s->store, client_id, &c);
   if (rc || c.banned || c.invalid < s->cfg.ban_threshold || c.invalid <= c.valid) return rc;
   int jr = 0;
   rc = sched_ban(s, client_id, now, NULL, &jr);
@@ -525,12 +557,26 @@ static int mark_suspects(srv_sched_t *s, const res_t *r, const int *ok, int n,
   return rc;
 }
 
+/* The job is done once its last unit is verified -- and, with a trusted owner (issue 30), once
+ * no spot check is wanted or out any more: a check may still contest a unit. */
+static int job_finish(srv_sched_t *s, int64_t job_id, int64_t now, srv_result_info_t *info) {
+  trust_t tm;
+  int64_t spot = 0;
+  int done = 0;
+  int rc = trust_get(s, now, 0, &tm);
+  if (rc == 0 && tm.on) rc = srv_job_spot_pending(s->store, job_id, &spot);
+  if (rc == 0 && spot == 0) rc = srv_job_finish_if_complete(s->store, job_id, now, &done);
+  info->job_done |= done;
+  return rc;
+}
+
 /* The unit reached its quorum: store its counts, judge every result (voting or not), mark the
- * colluders, maybe ask for a spot check, close it; if it was the job's last open unit the job is
- * done, in the same transaction. The unit's nodes are those of the oldest winning result (they
- * can differ between solver versions). */
+ * colluders, maybe ask for a spot check (draw: not for a unit a trusted owner's result verified),
+ * close it; if it was the job's last open unit the job is done, in the same transaction. The
+ * unit's nodes are those of the oldest winning result (they can differ between solver
+ * versions). */
 static int unit_verify(srv_sched_t *s, int64_t unit_id, int64_t job_id, res_t *r, int n,
-                       int64_t now, srv_result_info_t *info) {
+                       int64_t now, int draw, srv_result_info_t *info) {
   int w = 0;
   while (!r[w].in) w++;
   int *ok = calloc((size_t)n, sizeof *ok);
@@ -545,11 +591,140 @@ static int unit_verify(srv_sched_t *s, int64_t unit_id, int64_t job_id, res_t *r
       if (ok[i] == pass) rc = judge(s, r[i].id, r[i].client_id, pass, now, info);
   free(ok);
   /* The draw: 53 random bits against the share asked for. */
-  if (rc == 0 && s->cfg.spot_check > 0 &&
+  if (rc == 0 && draw && s->cfg.spot_check > 0 &&
       (double)(rng_next(&s->rng) >> 11) * (100.0 / 9007199254740992.0) < s->cfg.spot_check)
     rc = srv_unit_set_spot(s->store, unit_id, 1);
   if (rc == 0) info->unit_verified = 1;
-  if (rc == 0) rc = srv_job_finish_if_complete(s->store, job_id, now, &info->job_done);
+  if (rc == 0) rc = job_finish(s, job_id, now, info);
+  return rc;
+}
+
+/* ---- result: trusted resolution (issue 30) ------------------------------------------------- */
+
+/* Two results agree: the same counts and, from the same solver version, the same nodes. */
+static int agree_pair(const res_t *a, const res_t *b) {
+  return same_counts(a, b) && (strcmp(a->solver, b->solver) != 0 || a->nodes == b->nodes);
+}
+
+static int ban_owner_locked(srv_sched_t *s, int64_t owner_id, int64_t now, int64_t *reopened,
+                            int *job_reopened);
+
+/* Ban the owners whose results a trusted result proved wrong. Every one of them, and every
+ * client of each, is banned before any unit is re-opened, so that no re-count in between still
+ * counts a vote of one of them (a colluder's vote would keep the lie alive). */
+static int ban_owners(srv_sched_t *s, const int64_t *owners, int n, int64_t now,
+                      srv_result_info_t *info) {
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    int64_t *ids = NULL;
+    int nc = 0;
+    rc = srv_owner_set_banned(s->store, owners[i], 1);
+    if (rc == 0) rc = srv_owner_clients(s->store, owners[i], &ids, &nc);
+    for (int k = 0; k < nc && rc == 0; k++) {
+      srv_client_t c;
+      if ((rc = srv_client_get(s->store, ids[k], &c)) == 0 && !c.banned) {
+        rc = srv_client_ban(s->store, ids[k], now);
+        info->banned++;
+      }
+    }
+    free(ids);
+  }
+  for (int i = 0; i < n && rc == 0; i++) {
+    int64_t reopened = 0;
+    int jr = 0;
+    rc = ban_owner_locked(s, owners[i], now, &reopened, &jr);
+    info->job_reopened |= jr;
+  }
+  return rc;
+}
+
+/* Settle a unit with an authoritative answer (a trusted owner's result, or an audit's count):
+ * it is verified with those counts (re-opened first if it was verified), every result is judged
+ * against them (the nodes too, for results of the same solver version), and the owners of the
+ * untrusted results that disagree are banned (unless --ban-threshold 0), which re-opens what
+ * they helped verify. Nobody is banned for a disagreement among untrusted results alone. */
+static int settle_locked(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c,
+                         const char *solver, srv_contest_t how, int64_t now,
+                         srv_result_info_t *info) {
+  srv_unit_info_t u;
+  res_t *r = NULL, auth = {0};
+  int64_t *owners = NULL;
+  int n = 0, nb = 0, jr = 0;
+  int rc = srv_unit_get(s->store, unit_id, &u);
+  if (rc == 0 && u.state == SRV_UNIT_VERIFIED) {
+    rc = srv_unit_reopen(s->store, unit_id, 0, &jr);
+    info->unit_reopened = 1;
+    info->job_reopened |= jr;
+  }
+  if (rc == 0) rc = res_load(s->store, unit_id, &r, &n);
+  if (rc == 0 && n > 0 && !(owners = calloc((size_t)n, sizeof *owners)))
+    rc = srv_store_failf(s->store, NQ_ENOMEM, "settle: out of memory");
+  if (rc == 0) rc = srv_unit_verify(s->store, unit_id, c, now);
+  if (rc == 0) rc = srv_unit_set_contest(s->store, unit_id, how);
+  auth.c2 = c->c2;
+  auth.c4 = c->c4;
+  auth.c8 = c->c8;
+  auth.nodes = c->nodes;
+  snprintf(auth.solver, sizeof auth.solver, "%s", solver ? solver : "");
+  for (int i = 0; i < n && rc == 0; i++) {
+    int ok = agree_pair(&r[i], &auth), trusted = 0;
+    if ((rc = srv_asg_judge(s->store, r[i].id, r[i].client_id, ok)) != 0) break;
+    if (ok || (rc = srv_client_trusted(s->store, r[i].client_id, &trusted)) != 0 || trusted)
+      continue;
+    int seen = 0;
+    for (int k = 0; k < nb && !seen; k++) seen = owners[k] == r[i].owner_id;
+    if (!seen) owners[nb++] = r[i].owner_id;
+  }
+  if (rc == 0) {
+    info->unit_verified = 1;
+    info->unit_settled = 1;
+  }
+  if (rc == 0 && s->cfg.ban_threshold > 0 && nb > 0) rc = ban_owners(s, owners, nb, now, info);
+  if (rc == 0) rc = job_finish(s, s->job.id, now, info);
+  free(owners);
+  free(r);
+  return rc;
+}
+
+/* With a trusted owner: a trusted result settles any disagreement (and a contest); without one,
+ * a disagreement contests the unit (not verified, nobody judged, no untrusted replica) until a
+ * trusted result comes; agreeing results verify it by the quorum as before. Two trusted results
+ * that disagree leave it contested for the operator (an audit, srv_sched_settle). */
+static int trusted_decide(srv_sched_t *s, const srv_unit_info_t *u, const srv_job_t *job,
+                          res_t *r, int n, int best, int others, int64_t now,
+                          srv_result_info_t *info) {
+  int t = -1, split = 0, against = 0, rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    int trusted = 0;
+    if (r[i].novote || (rc = srv_client_trusted(s->store, r[i].client_id, &trusted)) != 0 ||
+        !trusted)
+      continue;
+    if (t < 0) t = i;
+    else split |= !agree_pair(&r[t], &r[i]);
+  }
+  if (rc) return rc;
+  if (t >= 0 && !split) {
+    for (int i = 0; i < n; i++) against |= !r[i].novote && !agree_pair(&r[i], &r[t]);
+    if (against || u->contest == SRV_CONTEST_OPEN) {
+      nq_counts_t c = {r[t].c2, r[t].c4, r[t].c8, 0, r[t].nodes};
+      return settle_locked(s, u->id, &c, r[t].solver, SRV_CONTEST_TRUSTED, now, info);
+    }
+    return best >= job->quorum ? unit_verify(s, u->id, job->id, r, n, now, 0, info) : 0;
+  }
+  if (split || others > 0) {
+    if (u->contest == SRV_CONTEST_OPEN) return 0;
+    rc = srv_unit_contest(s->store, u->id);
+    if (rc == 0) info->unit_contested = 1;
+    return rc;
+  }
+  /* The results agree (again: a dissenter stopped voting): the quorum decides. */
+  if (u->contest == SRV_CONTEST_OPEN) rc = srv_unit_uncontest(s->store, u->id);
+  if (rc == 0 && best >= job->quorum) return unit_verify(s, u->id, job->id, r, n, now, 1, info);
+  if (rc == 0 && u->state != SRV_UNIT_DISPUTED && u->contest != SRV_CONTEST_OPEN &&
+      u->results >= job->max_results + u->extra_results) {
+    rc = srv_unit_dispute(s->store, u->id);
+    if (rc == 0) info->unit_disputed = 1;
+  }
   return rc;
 }
 
@@ -572,8 +747,18 @@ static int quorum_check(srv_sched_t *s, int64_t unit_id, int64_t job_id, int64_t
   if ((rc = srv_unit_set_votes(s->store, unit_id, best, others)) != 0) goto out;
   /* The cap counts every result of the unit (as `need` does). */
   if ((rc = srv_unit_get(s->store, unit_id, &u)) != 0) goto out;
+  trust_t tm;
+  if ((rc = trust_get(s, now, 0, &tm)) != 0) goto out;
+  if (tm.on) {
+    rc = trusted_decide(s, &u, &job, r, n, best, others, now, info);
+    goto out;
+  }
+  /* No trusted owner (any more): the votes decide, a contest included. */
+  if (u.contest == SRV_CONTEST_OPEN && (rc = srv_unit_uncontest(s->store, unit_id)) == 0)
+    rc = srv_unit_get(s->store, unit_id, &u);
+  if (rc) goto out;
   if (best >= job.quorum && best > others) {
-    rc = unit_verify(s, unit_id, job_id, r, n, now, info);
+    rc = unit_verify(s, unit_id, job_id, r, n, now, 1, info);
   } else if (u.state != SRV_UNIT_DISPUTED && u.results >= job.max_results + u.extra_results) {
     rc = srv_unit_dispute(s->store, unit_id);
     if (rc == 0) info->unit_disputed = 1;
@@ -635,10 +820,32 @@ static int reopen_voiding(srv_sched_t *s, int64_t unit_id, void_what_t what, int
  * by a strict majority which answer stands. */
 static int spot_result(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_t *c,
                        const char *solver, int64_t now, srv_result_info_t *info) {
-  int ok = 0;
+  int ok = 0, trusted = 0, jr = 0;
+  trust_t tm;
   int rc = srv_unit_agrees(s->store, a->unit_id, c, solver, &ok);
-  if (rc == 0 && ok) return judge(s, a->id, a->client_id, 1, now, info);
-  return rc ? rc : reopen_voiding(s, a->unit_id, VOID_VALID, 0, now, info);
+  if (rc == 0) rc = trust_get(s, now, 0, &tm);
+  if (rc) return rc;
+  if (!tm.on) {
+    if (ok) return judge(s, a->id, a->client_id, 1, now, info);
+    return reopen_voiding(s, a->unit_id, VOID_VALID, 0, now, info);
+  }
+  /* Trusted resolution (issue 30). Agreeing: one check less that the job waits for. */
+  if (ok) {
+    rc = judge(s, a->id, a->client_id, 1, now, info);
+    return rc ? rc : job_finish(s, s->job.id, now, info);
+  }
+  /* A trusted dissent settles the unit against the votes that verified it. */
+  if ((rc = srv_client_trusted(s->store, a->client_id, &trusted)) != 0) return rc;
+  if (trusted) return settle_locked(s, a->unit_id, c, solver, SRV_CONTEST_TRUSTED, now, info);
+  /* An untrusted one: the unit is not verified any more, and nobody is voided, judged or banned
+   * for it: the re-count finds the disagreement and contests it. */
+  rc = srv_unit_reopen(s->store, a->unit_id, 0, &jr);
+  if (rc == 0) {
+    info->unit_reopened = 1;
+    info->job_reopened |= jr;
+    rc = quorum_check(s, a->unit_id, s->job.id, now, info);
+  }
+  return rc;
 }
 
 /* A result for an already verified unit is judged against the winners: same counts, and the same
@@ -675,9 +882,13 @@ static int result_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, cons
     rc = srv_asg_set_result(s->store, asg_id, c, seconds, solver, SRV_ASG_REPORTED, !a.spot, now);
     if (rc == 0 && backend) rc = srv_asg_set_backend(s->store, asg_id, backend);
     if (rc == 0) rc = srv_store_unit_refresh(s->store, a.unit_id);
+    /* With a trusted owner a late result that disagrees is a disagreement like a spot check's
+     * (issue 30); without one it is judged against the verified counts. */
+    trust_t tm = {0, 0};
+    if (rc == 0 && !a.spot) rc = trust_get(s, now, 0, &tm);
     if (rc == 0)
-      rc = a.spot ? spot_result(s, &a, c, solver, now, info)
-                  : judge_late(s, &a, c, solver, now, info);
+      rc = a.spot || tm.on ? spot_result(s, &a, c, solver, now, info)
+                           : judge_late(s, &a, c, solver, now, info);
   } else {
     /* Open or disputed: the result votes (a disputed unit resolves itself by more votes). */
     info->status = SRV_RESULT_ACCEPTED;
@@ -803,6 +1014,26 @@ int srv_sched_reopen(srv_sched_t *s, int64_t unit_id, int64_t now, int *job_reop
   if (rc == 0) rc = reopen_voiding(s, unit_id, VOID_ALL, 0, now, &info);
   rc = srv_store_release(s->store, rc);
   if (job_reopened) *job_reopened = rc ? 0 : info.job_reopened;
+  return rc;
+}
+
+int srv_sched_settle(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c, const char *solver,
+                     int64_t now, srv_result_info_t *info) {
+  srv_result_info_t tmp;
+  if (!info) info = &tmp;
+  memset(info, 0, sizeof *info);
+  int yes = 0;
+  int rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  if (!c || c->nodes < 1 || c->count1 || c->c2 > INT64_MAX || c->c4 > INT64_MAX ||
+      c->c8 > INT64_MAX || c->nodes > INT64_MAX || (nq_u128)c->c2 + c->c4 + c->c8 > c->nodes)
+    rc = srv_store_failf(s->store, NQ_EINVAL, "settle: impossible counts");
+  if (rc == 0 && (rc = in_job(s, unit_id, &yes)) == 0 && !yes)
+    rc = srv_store_failf(s->store, NQ_EINVAL, "unit %lld is not in the job for N=%d",
+                         (long long)unit_id, s->job.n);
+  if (rc == 0) rc = settle_locked(s, unit_id, c, solver, SRV_CONTEST_AUDIT, now, info);
+  rc = srv_store_release(s->store, rc);
+  if (rc) memset(info, 0, sizeof *info);
   return rc;
 }
 

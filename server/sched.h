@@ -147,6 +147,8 @@ typedef struct srv_result_info_s {
   int unit_reopened;  /* a spot check disagreed: the verified unit was re-opened */
   int job_reopened;   /* ... and that made the finished job running again */
   int suspects;       /* clients marked suspect by this call */
+  int unit_contested; /* issue 30: results disagree and a trusted owner exists: contested */
+  int unit_settled;   /* ... and a trusted result (or srv_sched_settle) settled it */
 } srv_result_info_t;
 
 /* result. Checks, in order: the assignment exists (NQ_ENOTFOUND), it is this client's (NQ_EAUTH),
@@ -196,6 +198,28 @@ int srv_sched_reopen(srv_sched_t *s, int64_t unit_id, int64_t now, int *job_reop
  * arrives before the unit is decided. *n_expired (may be NULL) gets the number swept. Call it from
  * a timer; get_work also calls it. */
 int srv_sched_expire(srv_sched_t *s, int64_t now, int64_t *n_expired);
+
+/* ---- trusted resolution (issue 30, docs/store.md "Trusted resolution") -------------------- *
+ * While any trusted owner (nq-admin owner trust) is not banned, a disagreement among results --
+ * a spot check or a late result against a verified unit, results of an open unit that differ --
+ * is not decided by votes: the unit is contested (state disputed, units.contest 1, no counts, no
+ * untrusted replica, nobody judged) until a trusted owner's result settles it; the owners whose
+ * results disagree with a trusted result are banned (srv_sched_ban_owner's path: what they
+ * helped verify re-opens). Contested units and spot checks go to trusted clients first; while one
+ * was seen within SRV_TRUSTED_ACTIVE_WINDOW s, spot checks go to nobody else. The job is not done
+ * while a unit is contested or a spot check is wanted or out. Without a trusted owner the votes
+ * decide as before (and bans follow --ban-threshold). */
+#define SRV_TRUSTED_ACTIVE_WINDOW 600
+
+/* Settle a unit with an authoritative count (the hook for an audit with the reference solver):
+ * the unit (contested, open or verified) is verified with *c (units.contest = 3), every result
+ * is judged against it (the nodes too, for results whose solver version is `solver`), and the
+ * untrusted owners of results that disagree are banned, what they helped verify re-opened
+ * (unless --ban-threshold 0). In the caller's transaction when one is open, else in its own.
+ * info (may be NULL) as for a result. NQ_EINVAL for impossible counts or a unit of another
+ * job, NQ_ENOTFOUND. */
+int srv_sched_settle(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c, const char *solver,
+                     int64_t now, srv_result_info_t *info);
 
 /* At start: count the votes of every disputed unit of the job again (best, others, need), as a
  * result would. A database from before schema 006 kept its disputed units with others = 0 and

@@ -56,6 +56,9 @@ static void usage(FILE *f) {
           "  --enrol-per-addr N    enrolments per address: N at once, N more per hour,\n"
           "                        0 = no limit (default 20)\n"
           "  --max-clients N       enrolled clients at most, 0 = no cap (default 100000)\n"
+          "  --keep-default-enrol  keep enrolment with the server's own enrol.key (owner\n"
+          "                        `default`) open once owners exist (nq-admin owner add);\n"
+          "                        without it such an enrolment is refused `enrol_closed`\n"
           "  --auth-fail-limit N   failed logins per address and minute before each further\n"
           "                        refusal is delayed, 0 = never (default 20)\n"
           "  --auth-fail-delay S   delay of such a refusal (default 5)\n"
@@ -102,7 +105,8 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
          O_LEASEMIN, O_MAXOUT, O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT,
          O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPADDR, O_HTTPTIME, O_PAGEURL, O_HELP, O_HELLO,
          O_PREAUTH, O_PREAUTHALL, O_ENROL, O_MAXCLI,
-         O_AFLIMIT, O_AFDELAY, O_SUMMARY, O_VERSION, O_BKDIR, O_BKEVERY, O_BKKEEP, O_OUTMAX };
+         O_AFLIMIT, O_AFDELAY, O_SUMMARY, O_VERSION, O_BKDIR, O_BKEVERY, O_BKKEEP, O_OUTMAX,
+         O_KEEPENROL };
   static const struct option opts[] = {
       {"n", required_argument, 0, O_N},
       {"depth", required_argument, 0, O_DEPTH},
@@ -141,6 +145,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"backup-every", required_argument, 0, O_BKEVERY},
       {"backup-keep", required_argument, 0, O_BKKEEP},
       {"outage-max", required_argument, 0, O_OUTMAX},
+      {"keep-default-enrol", no_argument, 0, O_KEEPENROL},
       {"help", no_argument, 0, O_HELP},
       {"version", no_argument, 0, O_VERSION},
       {0, 0, 0, 0}};
@@ -254,6 +259,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
     case O_BKEVERY: cfg->backup_every = int_arg("backup-every", optarg, 1, 30 * 86400); break;
     case O_BKKEEP: cfg->backup_keep = int_arg("backup-keep", optarg, 1, 100000); break;
     case O_OUTMAX: cfg->outage_max = int_arg("outage-max", optarg, 0, 365 * 86400); break;
+    case O_KEEPENROL: cfg->keep_default_enrol = 1; break;
     case O_HELP: usage(stdout); exit(0);
     case O_VERSION: nq_print_version("nq-server"); exit(0);
     default: usage(stderr); exit(2);

@@ -146,11 +146,16 @@ static void client_seen(srv_t *s, srv_req_t *r, int64_t client_id) {
 
 /* The owner an enrolment key belongs to: the server's own key is the default owner's; an owner's
  * key (nq-admin owner add) is that owner's. NQ_ENOTFOUND for a wrong key, NQ_EBANNED for the key
- * of a banned owner. */
+ * of a banned owner, NQ_ESTATE for the server's own key once owners exist (issue 30: whoever
+ * holds it and an owner key would have two votes) unless --keep-default-enrol. */
 static int enrol_owner(srv_t *s, const char *key, int64_t *owner_id) {
   char hash[65];
   srv_owner_t o;
   if (secret_matches(s, SRV_META_ENROL_HASH, key)) {
+    int64_t owners = 0;
+    if (!s->cfg.keep_default_enrol && srv_owner_count_named(s->store, &owners) != 0)
+      return NQ_EIO;
+    if (owners > 0) return NQ_ESTATE;
     *owner_id = SRV_OWNER_DEFAULT;
     return 0;
   }
@@ -197,6 +202,18 @@ static int hello_enrol(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now,
   int rc = enrol_owner(s, h->enrol, &owner);
   if (rc == NQ_EBANNED) {
     srv_proto_fatal(r, NQ_ERR_AUTH, "this enrolment key was revoked (its owner is banned)");
+    return -1;
+  }
+  if (rc == NQ_ESTATE) {
+    /* At most sizeof err_msg - 1 (159) characters. */
+    srv_proto_fatal(r, NQ_ERR_ENROL_CLOSED, "the server's own enrolment key is closed: owners "
+                    "exist; enrol with your owner's key (nq-admin owner add), or the operator "
+                    "keeps it open (--keep-default-enrol)");
+    return -1;
+  }
+  if (rc == NQ_EIO) {
+    nq_log(NQ_LOG_ERROR, "enrolment: %s", srv_store_errmsg(s->store));
+    srv_proto_fatal(r, NQ_ERR_INTERNAL, "enrolment failed; retry later");
     return -1;
   }
   if (rc != 0) {
@@ -369,6 +386,13 @@ static void h_result(srv_t *s, srv_req_t *r, int64_t now) {
     r->reply = nq_ack_pack(&a);
     if (info.unit_disputed)
       nq_log(NQ_LOG_WARN, "unit of assignment %lld is disputed", (long long)res.id);
+    /* Issue 30: trusted resolution. */
+    if (info.unit_contested)
+      nq_log(NQ_LOG_WARN, "unit of assignment %lld is contested: its results disagree; it waits "
+             "for a trusted owner's result", (long long)res.id);
+    if (info.unit_settled)
+      nq_log(NQ_LOG_WARN, "unit of assignment %lld settled by a trusted owner's result%s",
+             (long long)res.id, info.banned ? "; the owners it proved wrong are banned" : "");
     if (info.banned) {
       nq_log(NQ_LOG_WARN, "%d client(s) auto-banned", info.banned);
       s->ban_pending = 1;

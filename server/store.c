@@ -622,14 +622,15 @@ static int stats_leased(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
   return rc;
 }
 
-/* Issue 12: disputed units that reached their cap (blocked until an operator retries them),
+/* Issue 12: disputed units that reached their cap (blocked until an operator retries them; a
+ * contested unit, issue 30, waits for a trusted result instead and is not counted),
  * spot checks wanted or in flight, and suspect clients: through the partial indexes units_active
  * and units_spot, as many rows as such units. */
 static int stats_trust(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
   sqlite3_stmt *s;
   int rc = srv_store_stmt(st, "SELECT "
                               "(SELECT count(*) FROM units WHERE job_id = ?1 AND "
-                              " state = 'disputed' AND need = 0 AND live = 0), "
+                              " state = 'disputed' AND need = 0 AND live = 0 AND contest != 1), "
                               "(SELECT count(*) FROM units WHERE job_id = ?1 AND "
                               " (spot = 1 OR spot = 2)), "
                               "(SELECT count(*) FROM clients WHERE suspect = 1)", &s);
@@ -656,5 +657,8 @@ int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_win
   if (rc == 0) rc = stats_rate(st, job_id, now, rate_window, out);
   if (rc == 0) rc = stats_leased(st, job_id, out);
   if (rc == 0) rc = stats_trust(st, job_id, out);
+  if (rc == 0) rc = srv_job_contested(st, job_id, &out->contested);
+  if (rc == 0)
+    rc = srv_trust_counts(st, now - active_window, &out->trusted_owners, &out->trusted_active);
   return rc;
 }

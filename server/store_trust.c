@@ -9,7 +9,7 @@
 /* ---- owners ------------------------------------------------------------------------------- */
 
 #define OWNER_COLS "o.id, o.name, o.created, o.banned, o.enrol_hash IS NOT NULL, " \
-                   "(SELECT count(*) FROM clients c WHERE c.owner_id = o.id)"
+                   "(SELECT count(*) FROM clients c WHERE c.owner_id = o.id), o.trusted"
 
 static void owner_row(sqlite3_stmt *s, srv_owner_t *o) {
   memset(o, 0, sizeof *o);
@@ -19,6 +19,7 @@ static void owner_row(sqlite3_stmt *s, srv_owner_t *o) {
   o->banned = sqlite3_column_int(s, 3);
   o->has_key = sqlite3_column_int(s, 4);
   o->clients = col_i64(s, 5);
+  o->trusted = sqlite3_column_int(s, 6);
 }
 
 static void owner_row_v(sqlite3_stmt *s, void *out) { owner_row(s, out); }

@@ -27,10 +27,10 @@ int srv_unit_state_parse(const char *name) {
 }
 
 #define UNIT_COLS "id, job_id, idx, text, state, live, results, c2, c4, c8, nodes, verified_at, " \
-                  "extra_results, part, est_nodes, best, others, spot"
+                  "extra_results, part, est_nodes, best, others, spot, contest"
 #define UNIT_COLS_U "u.id, u.job_id, u.idx, u.text, u.state, u.live, u.results, u.c2, u.c4, " \
                     "u.c8, u.nodes, u.verified_at, u.extra_results, u.part, u.est_nodes, " \
-                    "u.best, u.others, u.spot"
+                    "u.best, u.others, u.spot, u.contest"
 
 /* A unit from columns k.. of s (UNIT_COLS). */
 static void unit_row(sqlite3_stmt *s, int k, srv_unit_info_t *u) {
@@ -57,6 +57,7 @@ static void unit_row(sqlite3_stmt *s, int k, srv_unit_info_t *u) {
   u->best = sqlite3_column_int(s, k + 15);
   u->others = sqlite3_column_int(s, k + 16);
   u->spot = sqlite3_column_int(s, k + 17);
+  u->contest = sqlite3_column_int(s, k + 18);
 }
 
 int srv_unit_get(srv_store_t *st, int64_t unit_id, srv_unit_info_t *out) {
@@ -159,13 +160,15 @@ int srv_store_unit_refresh(srv_store_t *st, int64_t unit_id) {
       "WHERE id = ?1";
   /* need: the agreeing votes the best group still lacks for a strict majority of at least
    * quorum, within the cap on results (three times as many while disputed), less the replicas
-   * out. spot: a verified unit's spot check is leased (2) or done (3) by its assignments. */
+   * out; none for a contested unit (schema 014: only a trusted owner's result settles it, and
+   * such a replica is picked by srv_unit_pick_contested). spot: a verified unit's spot check is
+   * leased (2) or done (3) by its assignments. */
   static const char *derive_sql =
       "UPDATE units SET "
       "state = CASE WHEN state = 'verified' OR state = 'disputed' THEN state "
       "             WHEN results > 0 THEN 'awaiting' WHEN live > 0 THEN 'leased' "
       "             ELSE 'pending' END, "
-      "need = CASE WHEN state = 'verified' THEN 0 ELSE "
+      "need = CASE WHEN state = 'verified' OR contest = 1 THEN 0 ELSE "
       "  max(0, min(max((SELECT quorum FROM jobs j WHERE j.id = units.job_id) - best, "
       "                 others - best + 1), "
       "             (SELECT max_results FROM jobs j WHERE j.id = units.job_id) "

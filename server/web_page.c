@@ -80,6 +80,23 @@ static void section_counts(web_buf_t *b, const json_t *st) {
   web_buf_printf(b, "</p>\n");
 }
 
+/* What the answer rests on and what the job still waits for (issue 30). */
+static void section_trust(web_buf_t *b, const json_t *st) {
+  const json_t *t = json_object_get(st, "trust");
+  double owners = num(t, "trusted_owners", NULL), contested = num(st, "units", "contested");
+  double spot = num(st, "units", "spot_checks");
+  web_buf_printf(b, "<p id=\"trust\">%s", owners > 0
+                 ? "Disagreements between results are settled by the operator's trusted machines, "
+                   "never by a vote."
+                 : "No trusted owner: this answer rests on votes alone.");
+  if (contested > 0)
+    web_buf_printf(b, " Waiting for %.0f contested unit(s) to be recomputed by a trusted owner.",
+                   contested);
+  if (spot > 0)
+    web_buf_printf(b, " %.0f spot check(s) outstanding.", spot);
+  web_buf_printf(b, "</p>\n");
+}
+
 static void section_rate(web_buf_t *b, const json_t *st) {
   char r[32], nps[32], eta[32], el[32];
   const json_t *rate = json_object_get(st, "rate");
@@ -182,6 +199,7 @@ char *srv_web_page_html(const json_t *st, const json_t *hist, size_t *len) {
                  SRV_WEB_REFRESH_S, n, n, n, done ? "done" : str(st, "job", "state"),
                  num(cl, "active", NULL), num(cl, "known", NULL), pct, pct, pct);
   section_counts(&b, st);
+  section_trust(&b, st);
   section_units(&b, st);
   section_rate(&b, st);
   section_chart(&b, hist);

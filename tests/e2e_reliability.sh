@@ -13,6 +13,11 @@
 #      checks disagree, every unit is re-opened (the finished job runs again) and verified again
 #      by the honest majority; the liars end suspect. Then an honest owner is banned: every unit
 #      it helped verify is re-opened, and a third honest owner verifies them again.
+#   5. trusted resolution (issue 30; depth 2): with owners made, the server's own enrolment key is
+#      refused; an owner is trusted (nq-admin owner trust); two colluding owners verify a lie on
+#      every unit but the job waits for its spot checks; the trusted owner's client takes them, and
+#      its disagreement bans both colluding owners; two honest owners and it verify everything
+#      again; the honest are never banned.
 # Each job must finish with the published N=13 values (TOTAL 73712, UNIQUE 9233, COUNT2 4,
 # COUNT4 32, COUNT8 9197), every unit verified exactly once (units total == verified == the
 # generator's count, nothing disputed) and the verified node count equal to the single-process
@@ -331,6 +336,61 @@ collude_final "collude (after banning an honest owner)"
 echo "reliability: collude: the ban re-opened $reopened unit(s), verified again without it"
 stop_all
 echo "reliability: collude scenario took $((SECONDS - t0))s"
+# ---- 5. trusted resolution (issue 30): colluders caught by a trusted owner ----------------------
+D="$TMP/trusted"
+mkdir -p "$D/data"
+PORT=$(free_port)
+# Quorum by owner, a low spot-check share, auto-bans on: only a trusted result may ban.
+e2e_start_server "$D" "$PORT" --n $N --depth 2 --quorum 2 --max-results 3 --spot-check 20 \
+  --lease-seconds 5
+t0=$SECONDS
+for o in evil1 evil2 honest1 honest2 lab; do eval "KEY_$o=\$(owner_key $o)"; done
+# Owners exist: the server's own key enrols nobody (nq-client exits 5, enrol_closed).
+rc=0
+timeout 60 "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
+  --enrol "$(cat "$D/data/enrol.key")" --name intruder --state "$D/state-intruder" \
+  >"$D/client-intruder.log" 2>&1 || rc=$?
+[ $rc -eq 5 ] || fail "trusted: enrolment with the server's key exited $rc, want 5"
+grep -q "enrol" "$D/client-intruder.log" || fail "trusted: the refusal does not say why"
+[ "$(status_field 's["trust"]["rests_on"]')" = votes ] || fail "trusted: status does not say votes"
+admin_json "$D" owner trust lab >/dev/null
+[ "$(status_field 's["trust"]["rests_on"]')" = trusted ] || fail "trusted: status does not say trusted"
+# The colluders alone verify a lie on every unit; the job cannot finish (spot checks wanted).
+ENROL_KEY=$KEY_evil1 start_client "$D" "$PORT" e1 NQ_CLIENT_FAULT=lie
+ENROL_KEY=$KEY_evil2 start_client "$D" "$PORT" e2 NQ_CLIENT_FAULT=lie
+wait_for 's["units"]["verified"] == s["units"]["total"] and s["units"]["spot_checks"] > 0' \
+  "the colluders' lies verified"
+[ "$(status_field 's["done"]')" = False ] || fail "trusted: the job finished on the colluders' votes"
+echo "reliability: trusted: two colluding owners verified a lie on all $(status_field 's["units"]["total"]') units; the job waits for $(status_field 's["units"]["spot_checks"]') spot check(s)"
+# The trusted owner's spot checks ban both colluding owners; then the honest owners join.
+ENROL_KEY=$KEY_lab start_client "$D" "$PORT" lab
+wait_for 's["clients"]["banned"] == 2' "the colluders banned"
+ENROL_KEY=$KEY_honest1 start_client "$D" "$PORT" h1
+ENROL_KEY=$KEY_honest2 start_client "$D" "$PORT" h2
+wait_for 's["done"] and s["match"] is True' "the job verified again"
+EXP_UNITS=$D2_UNITS EXP_NODES=$ALL_NODES check_final "$D" "trusted (colluders banned by a trusted result)"
+clients_json "$D" >"$D/clients.json"
+admin_json "$D" owners >"$D/owners.json"
+python3 - "$D/clients.json" "$D/owners.json" <<'PY' || fail "trusted: bans wrong"
+import json, sys
+c = {x["name"]: x for x in json.load(open(sys.argv[1]))["clients"]}
+o = {x["name"]: x for x in json.load(open(sys.argv[2]))["owners"]}
+errs = []
+for n in ("e1", "e2"):
+    if not c[n]["banned"]: errs.append("%s not banned" % n)
+    if c[n]["valid"] != 0: errs.append("%s still has %d valid results" % (n, c[n]["valid"]))
+for n in ("h1", "h2", "lab"):
+    if c[n]["banned"] or c[n]["invalid"]: errs.append("%s banned=%s invalid=%d" % (n, c[n]["banned"], c[n]["invalid"]))
+for n in ("evil1", "evil2"):
+    if not o[n]["banned"]: errs.append("owner %s not banned" % n)
+if not o["lab"]["trusted"]: errs.append("lab not trusted")
+if errs:
+    print("reliability: FAIL trusted: " + "; ".join(errs)); sys.exit(1)
+print("reliability: trusted: colluders banned with %d + %d invalid, 0 valid; honest %d + %d valid, 0 invalid, never banned; trusted owner %d valid"
+      % (c["e1"]["invalid"], c["e2"]["invalid"], c["h1"]["valid"], c["h2"]["valid"], c["lab"]["valid"]))
+PY
+stop_all
+echo "reliability: trusted scenario took $((SECONDS - t0))s"
 # No sanitizer report from any process (sanitizer builds), in any scenario.
 if grep -lE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' "$TMP"/*/server.log "$TMP"/*/client-*.log 2>/dev/null; then
   fail "sanitizer report in the logs above"

@@ -172,8 +172,9 @@ void fx_check_invariants(fx_t *f) {
                             "AND a.reported_at IS NOT NULL)"),
                    0);
   ck_assert_int_eq(fx_q1(p, "SELECT count(*) FROM units u JOIN jobs j ON j.id = u.job_id WHERE "
-                            "u.state = 'verified' AND (SELECT count(*) FROM assignments a WHERE "
-                            "a.unit_id = u.id AND a.state = 'valid') < j.quorum"),
+                            "u.state = 'verified' AND u.contest < 2 AND (SELECT count(*) FROM "
+                            "assignments a WHERE a.unit_id = u.id AND a.state = 'valid') "
+                            "< j.quorum"),
                    0);
   ck_assert_int_eq(fx_q1(p, "SELECT count(*) FROM (SELECT unit_id, client_id FROM assignments "
                             "GROUP BY unit_id, client_id HAVING count(*) > 1)"),

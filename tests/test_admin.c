@@ -561,6 +561,26 @@ START_TEST(admin_trust_commands) {
   r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"owners\"}");
   ck_assert_int_ge(json_array_size(json_object_get(json_object_get(r, "data"), "owners")), 5);
   json_decref(r);
+  /* Issue 30: owner_trust / owner_untrust, shown by owners and status. */
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"owner_trust\",\"name\":\"lab\"}");
+  d = json_object_get(r, "data");
+  ck_assert(json_is_true(json_object_get(d, "trusted")));
+  ck_assert_int_eq(jint(d, "trusted_owners", NULL), 1);
+  json_decref(r);
+  ck_assert_int_eq(srv_owner_find_name(f.st, "lab", &o), 0);
+  ck_assert_int_eq(o.trusted, 1);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"status\"}");
+  ck_assert_str_eq(jstr(json_object_get(r, "data"), "trust", "rests_on"), "trusted");
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"owner_untrust\",\"name\":\"lab\"}");
+  ck_assert_int_eq(jint(json_object_get(r, "data"), "trusted_owners", NULL), 0);
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"status\"}");
+  ck_assert_str_eq(jstr(json_object_get(r, "data"), "trust", "rests_on"), "votes");
+  json_decref(r);
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"owner_trust\",\"name\":\"nobody\"}",
+               "not_found");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"owner_trust\"}", "bad_message");
   /* alpha helped verify u0: banning it re-opens u0. */
   srv_unit_info_t verified = first_unit(&f, SRV_UNIT_VERIFIED);
   r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"client_ban\",\"name\":\"alpha\"}");

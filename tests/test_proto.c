@@ -334,6 +334,8 @@ START_TEST(round_trip_admin_error_bye) {
       {NQ_ADMIN_OWNERS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
       {NQ_ADMIN_OWNER_ADD, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
       {NQ_ADMIN_OWNER_BAN, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_OWNER_TRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_OWNER_UNTRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
       {NQ_ADMIN_CLIENT_UNBAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
       {NQ_ADMIN_UNIT_REOPEN, NULL, NULL, 0, NULL, 42, 0, 0, 0, 0, NULL},
       {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 3, 0, 0, 1, NULL},

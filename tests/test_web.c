@@ -198,6 +198,8 @@ START_TEST(status_numbers) {
   ck_assert_ptr_nonnull(strstr(html, "id=\"unique\">12<"));
   ck_assert_ptr_nonnull(strstr(html, "id=\"progress\">100.00%<"));
   ck_assert_ptr_nonnull(strstr(html, "MATCH"));
+  /* Issue 30: what the answer rests on (no trusted owner here). */
+  ck_assert_ptr_nonnull(strstr(html, "id=\"trust\">No trusted owner: this answer rests on votes"));
   ck_assert_ptr_nonnull(strstr(html, "http-equiv=\"refresh\""));
   ck_assert_ptr_nonnull(strstr(html, "<svg id=\"chart\""));
   ck_assert_ptr_nonnull(strstr(html, "<polyline"));

@@ -58,7 +58,7 @@ static const char *const ack_names[] = {"accepted", "duplicate", "late"};
 static const char *const admin_names[NQ_ADMIN_NCMDS] = {
     "status", "clients", "client_add", "client_ban", "jobs", "units", "unit_retry",
     "job_archive", "job_delete", "owners", "owner_add", "owner_ban", "client_unban",
-    "unit_reopen"};
+    "unit_reopen", "owner_trust", "owner_untrust"};
 static const char *const job_state_names[] = {"running", "done"};
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -546,6 +546,8 @@ json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
   case NQ_ADMIN_CLIENT_UNBAN:
   case NQ_ADMIN_OWNER_ADD:
   case NQ_ADMIN_OWNER_BAN:
+  case NQ_ADMIN_OWNER_TRUST:
+  case NQ_ADMIN_OWNER_UNTRUST:
     put(o, "name", r->name ? json_string(r->name) : NULL, &ok);
     break;
   case NQ_ADMIN_UNITS:
@@ -592,6 +594,8 @@ int nq_admin_req_parse(const json_t *m, nq_admin_req_t *r, nq_proto_err_t *err) 
   case NQ_ADMIN_CLIENT_UNBAN:
   case NQ_ADMIN_OWNER_ADD:
   case NQ_ADMIN_OWNER_BAN:
+  case NQ_ADMIN_OWNER_TRUST:
+  case NQ_ADMIN_OWNER_UNTRUST:
     if (nq_msg_get_str(m, "name", &r->name)) return ADMIN_BAD("needs `name` (string)");
     break;
   case NQ_ADMIN_UNIT_RETRY:

@@ -296,6 +296,8 @@ typedef enum {
   NQ_ADMIN_OWNER_BAN,
   NQ_ADMIN_CLIENT_UNBAN,
   NQ_ADMIN_UNIT_REOPEN,
+  NQ_ADMIN_OWNER_TRUST,   /* issue 30: trusted resolution */
+  NQ_ADMIN_OWNER_UNTRUST,
   NQ_ADMIN_NCMDS
 } nq_admin_cmd_t;
 
@@ -304,7 +306,7 @@ const char *nq_admin_cmd_name(nq_admin_cmd_t c); /* "status", "client_add", ... 
 typedef struct nq_admin_req_s {
   nq_admin_cmd_t cmd;
   const char *name;      /* client_add, client_ban, client_unban: the client's name;
-                          * owner_add, owner_ban: the owner's */
+                          * owner_add, owner_ban, owner_trust, owner_untrust: the owner's */
   const char *state;     /* units: a unit state name, or "all" (the store judges the name) */
   int limit;             /* units: at most this many; 0 = no limit */
   const char *unit_text; /* unit_retry, unit_reopen: the unit by its text, or NULL and then ... */
