@@ -72,6 +72,10 @@ static int job_query1(srv_store_t *st, const char *sql, int64_t arg, srv_job_t *
   return rc;
 }
 
+int srv_job_is_done(const srv_job_t *job) {
+  return job->state == SRV_JOB_DONE || (job->state == SRV_JOB_ARCHIVED && job->finished > 0);
+}
+
 int srv_job_get(srv_store_t *st, int64_t job_id, srv_job_t *job) {
   return job_query1(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?1", job_id, job);
 }

@@ -129,7 +129,7 @@ END_TEST
 START_TEST(round_trip_hello_welcome) {
   nq_proto_err_t err;
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, "key", "lab-7", NQ_SOLVER_VERSION, 8,
-                  "nq-client 0.1.0", "Ada.L", 0, 0, 0};
+                  "nq-client 0.1.0", "Ada.L", 0, 0, 0, 0};
   json_t *m = over_wire(nq_hello_pack(&h));
   nq_hello_t b;
   ck_assert_int_eq(nq_hello_parse(m, &b, &err), 0);
@@ -147,7 +147,7 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_str_eq(b.public_name, "Ada.L");
   json_decref(m);
   /* The smallest admin hello: informative fields absent. */
-  nq_hello_t a = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, "tok", NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0};
+  nq_hello_t a = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, "tok", NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, 0};
   m = over_wire(nq_hello_pack(&a));
   ck_assert_int_eq(nq_hello_parse(m, &b, &err), 0);
   ck_assert_int_eq(b.role, NQ_ROLE_ADMIN);
@@ -320,26 +320,26 @@ END_TEST
 START_TEST(round_trip_admin_error_bye) {
   nq_proto_err_t err;
   nq_admin_req_t reqs[] = {
-      {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_CLIENTS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_CLIENT_ADD, "delta", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_CLIENT_BAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_JOBS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNITS, NULL, "disputed", 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNITS, NULL, "all", 25, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, "8:c:2:0,2,4", 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 77, NQ_PROTO_RETRY_EXTRA_MAX, 0, 0, 0, NULL},
-      {NQ_ADMIN_JOB_ARCHIVE, NULL, NULL, 0, NULL, 0, 0, 18, 0, 0, NULL},
-      {NQ_ADMIN_JOB_DELETE, NULL, NULL, 0, NULL, 0, 0, 32, 1, 0, NULL},
-      {NQ_ADMIN_OWNERS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNER_ADD, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNER_BAN, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNER_TRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNER_UNTRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_CLIENT_UNBAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_REOPEN, NULL, NULL, 0, NULL, 42, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 3, 0, 0, 1, NULL},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, "alpha"},
+      {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_CLIENTS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_CLIENT_ADD, "delta", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_CLIENT_BAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_JOBS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNITS, NULL, "disputed", 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNITS, NULL, "all", 25, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, "8:c:2:0,2,4", 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 77, NQ_PROTO_RETRY_EXTRA_MAX, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_JOB_ARCHIVE, NULL, NULL, 0, NULL, 0, 0, 18, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_JOB_DELETE, NULL, NULL, 0, NULL, 0, 0, 32, 1, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_OWNERS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_OWNER_ADD, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_OWNER_BAN, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_OWNER_TRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_OWNER_UNTRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_CLIENT_UNBAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNIT_REOPEN, NULL, NULL, 0, NULL, 42, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 3, 0, 0, 1, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, "alpha", 0, 0, 0, 0, 0, 0, 0},
   };
   for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
     nq_admin_req_t b;
@@ -455,7 +455,7 @@ START_TEST(version1_wire_bytes) {
   expect_text(nq_error_new(NQ_ERR_BAD_JSON, "human readable", 1),
               "{\"type\":\"error\",\"code\":\"bad_json\",\"message\":\"human readable\","
               "\"fatal\":true}");
-  nq_admin_req_t q = {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL};
+  nq_admin_req_t q = {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
   expect_text(nq_admin_req_pack(&q), "{\"type\":\"admin\",\"cmd\":\"status\"}");
   expect_text(nq_bye_pack(), "{\"type\":\"bye\"}");
 }
@@ -784,7 +784,7 @@ START_TEST(pack_refuses_missing_strings) {
   w->n = 1;
   ck_assert_ptr_null(nq_work_pack(w));
   free(w);
-  nq_admin_req_t q = {NQ_ADMIN_CLIENT_ADD, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL};
+  nq_admin_req_t q = {NQ_ADMIN_CLIENT_ADD, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
   ck_assert_ptr_null(nq_admin_req_pack(&q));
   nq_admin_reply_t rep = {NQ_ADMIN_JOBS, NULL};
   ck_assert_ptr_null(nq_admin_reply_pack(&rep));
