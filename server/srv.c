@@ -826,6 +826,16 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
   } else if ((rc = srv_job_open(s->store, &spec, now, &job)) != 0) {
     snprintf(errbuf, errlen, "job N=%d: %s", s->cfg.n, srv_store_errmsg(s->store));
     return rc;
+  } else if (srv_job_is_done(&job)) {
+    /* --n names a finished job (a packaged server's first job, NQ_N), but the queue has moved on:
+     * serve the job it started rather than the old answer. */
+    srv_job_t newer;
+    if (srv_next_running(s, &newer) == 0 && newer.id > job.id) {
+      nq_log(NQ_LOG_INFO, "the job for N=%d is done; serving job %lld (N=%d), started from the "
+             "queue after it", job.n, (long long)newer.id, newer.n);
+      job = newer;
+      s->cfg.n = job.n;
+    }
   }
   srv_sched_config_t sc;
   srv_sched_config_default(&sc);

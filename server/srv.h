@@ -236,6 +236,8 @@ void srv_job_create_progress(const srv_job_progress_t *p, void *arg);
  * one (srv_init then starts the next queued job), else the next queued job, made now. 0 and *job;
  * NQ_ERANGE (nothing to serve: errbuf says to give --n or queue a job), NQ_EIO. */
 int srv_next_pick(srv_t *s, int64_t now, srv_job_t *job, char *errbuf, size_t errlen);
+/* The newest running job: 0 and *job, NQ_ENOTFOUND, NQ_EIO. */
+int srv_next_running(srv_t *s, srv_job_t *job);
 /* When the served job is done: start the oldest queued job (made now: a big plan holds the loop
  * for its creation, logged as it goes), switch the scheduler to it and wake the connected
  * clients. Outside a transaction only. 1 if a job was started, 0 if none is queued (or the job

@@ -66,6 +66,15 @@ static int newest_cb(const srv_job_t *j, void *arg) {
   return 0;
 }
 
+int srv_next_running(srv_t *s, srv_job_t *job) {
+  newest_t w;
+  memset(&w, 0, sizeof w);
+  int rc = srv_job_list(s->store, newest_cb, &w);
+  if (rc == 0 && !w.has_running) rc = NQ_ENOTFOUND;
+  if (rc == 0) *job = w.running;
+  return rc;
+}
+
 int srv_next_pick(srv_t *s, int64_t now, srv_job_t *job, char *errbuf, size_t errlen) {
   newest_t w;
   memset(&w, 0, sizeof w);

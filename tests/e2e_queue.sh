@@ -6,6 +6,8 @@
 #   2. N=11 is done and nothing is queued: the clients stay up and wait (`waiting`, polling).
 #   3. N=12 is queued in local mode (--data, beside the running server): the server picks it up
 #      and the same clients count it.
+#   4. N=13 is queued, and the server restarted in its middle with the first job's --n 10: it
+#      serves N=13 (the queue's running job), and the clients reconnect and finish it.
 # Every job must match the published TOTAL and UNIQUE, the clients' pids must be alive from start
 # to end, and their state directories hold no journal entry of an old job at the end. Also:
 # bad input to job add / cancel (exit 2 or a clear refusal), cancel of a started entry, the queue
@@ -134,7 +136,22 @@ clients_alive "after the third job"
 for c in a b; do
   grep -q "work again: job N=12" "$D/client-$c.log" || fail "client $c did not report the new job"
 done
-say "the same two clients (pids ${PIDS[*]}) counted N=10, 11 and 12"
+
+# 4. A restart in the middle of a queued job, with the first job's --n (a packaged server's NQ_N):
+# the server serves the job the queue started, and the clients (reconnecting) finish it.
+remote job add 13 --depth 4 >/dev/null
+for i in $(seq 1 150); do
+  [ "$(status_of 13 's["units"]["verified"] > 0' 2>/dev/null || true)" = True ] && break
+  sleep 0.1
+done
+kill "$SRV" && wait "$SRV" 2>/dev/null || true
+e2e_start_server "$D" "$PORT" --n 10 --depth 4 --quorum 2 --quorum-distinct client \
+  --spot-check 0 --lease-seconds 60 --http off
+grep -q "the job for N=10 is done; serving job 4 (N=13)" "$D/server.log" ||
+  fail "a restart with --n 10 does not serve the queue's running job"
+wait_done 13 180
+check_match 13
+say "the same two clients (pids ${PIDS[*]}) counted N=10, 11, 12 and 13 (a server restart inside)"
 
 # The clients leave on SIGTERM (exit 0) with nothing of the old jobs left in their journals.
 for p in "${PIDS[@]}"; do kill -TERM "$p"; done
