@@ -16,7 +16,7 @@ typedef struct jobopt_s {
 } jobopt_t;
 
 static const jobopt_t defs[NQ_JOBOPT_COUNT] = {
-    {NQ_JOBOPT_N, "n", "N", "board size (4..32), required"},
+    {NQ_JOBOPT_N, "n", "N", "board size (4..32): the job to make or resume"},
     {NQ_JOBOPT_UNIT_SECONDS, "unit-seconds", "S",
      "units sized to about S core-seconds of the reference core\n"
      "(1e9 nodes/s), mixed depths (default 7200: 2 hours)"},

@@ -185,6 +185,22 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_int_eq(wb.max_outstanding, 256);
   ck_assert_int_eq(wb.progress_interval, 2147483647);
   json_decref(m);
+  wa.job_state = NQ_JOB_WAITING; /* issue 36: only told to a client whose hello said wait */
+  m = over_wire(nq_welcome_pack(&wa));
+  ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), 0);
+  ck_assert_int_eq(wb.job_state, NQ_JOB_WAITING);
+  json_decref(m);
+  nq_hello_t hw = {.role = NQ_ROLE_CLIENT, .token = "t", .wait = 1}, hb;
+  m = over_wire(nq_hello_pack(&hw));
+  ck_assert_int_eq(nq_hello_parse(m, &hb, &err), 0);
+  ck_assert_int_eq(hb.wait, 1);
+  json_decref(m);
+  hw.wait = 0; /* absent on the wire, as older clients send it */
+  m = over_wire(nq_hello_pack(&hw));
+  ck_assert_ptr_null(json_object_get(m, "wait"));
+  ck_assert_int_eq(nq_hello_parse(m, &hb, &err), 0);
+  ck_assert_int_eq(hb.wait, 0);
+  json_decref(m);
 }
 END_TEST
 
@@ -215,7 +231,7 @@ START_TEST(round_trip_work) {
   }
   json_decref(m);
 
-  for (int r = NQ_NOWORK_NONE_PENDING; r <= NQ_NOWORK_DONE; r++) {
+  for (int r = NQ_NOWORK_NONE_PENDING; r <= NQ_NOWORK_WAITING; r++) {
     nq_no_work_t n = {30, (nq_nowork_reason_t)r}, nb;
     m = over_wire(nq_no_work_pack(&n));
     ck_assert_int_eq(nq_no_work_parse(m, &nb, &err), 0);
@@ -340,6 +356,11 @@ START_TEST(round_trip_admin_error_bye) {
       {NQ_ADMIN_UNIT_REOPEN, NULL, NULL, 0, NULL, 42, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
       {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 3, 0, 0, 1, NULL, 0, 0, 0, 0, 0, 0, 0},
       {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, "alpha", 0, 0, 0, 0, 0, 0, 0},
+      {.cmd = NQ_ADMIN_JOB_ADD, .job_n = 28, .unit_seconds = 28800, .max_depth = 20,
+       .quorum = 3, .max_results = 6},
+      {.cmd = NQ_ADMIN_JOB_ADD, .job_n = 10, .depth = 4},
+      {.cmd = NQ_ADMIN_JOB_LIST, .all = 1},
+      {.cmd = NQ_ADMIN_JOB_CANCEL, .queue_id = 7},
   };
   for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
     nq_admin_req_t b;
@@ -357,6 +378,13 @@ START_TEST(round_trip_admin_error_bye) {
     if (reqs[i].unit_text) ck_assert_str_eq(b.unit_text, reqs[i].unit_text);
     else ck_assert_ptr_null(b.unit_text);
     ck_assert_int_eq(b.all_disputed, reqs[i].all_disputed);
+    ck_assert_int_eq(b.depth, reqs[i].depth);
+    ck_assert_int_eq(b.max_depth, reqs[i].max_depth);
+    ck_assert(b.unit_seconds == reqs[i].unit_seconds);
+    ck_assert_int_eq(b.quorum, reqs[i].quorum);
+    ck_assert_int_eq(b.max_results, reqs[i].max_results);
+    ck_assert_int_eq(b.queue_id, reqs[i].queue_id);
+    ck_assert_int_eq(b.all, reqs[i].all);
     if (reqs[i].client) ck_assert_str_eq(b.client, reqs[i].client);
     else ck_assert_ptr_null(b.client);
     json_decref(m);
@@ -607,6 +635,29 @@ static const case_t cases[] = {
     BADM(work, "{\"type\":\"work\",\"assignments\":[{\"id\":1,\"unit\":\"u\",\"deadline\":5}]}"),
     /* no_work */
     OK_(no_work, "{\"type\":\"no_work\",\"retry_after\":0,\"reason\":\"done\"}"),
+    /* Issue 36: waiting between jobs. */
+    OK_(no_work, "{\"type\":\"no_work\",\"retry_after\":30,\"reason\":\"waiting\"}"),
+    OK_(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":true}"),
+    OK_(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":false}"),
+    BADM(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":\"yes\"}"),
+    BADM(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":1}"),
+    OK_(welcome, W "\"v\":1,\"job\":{\"n\":8,\"depth\":3,\"state\":\"waiting\"},"
+                 "\"max_outstanding\":16,\"progress_interval\":60}"),
+    BADM(welcome, W "\"v\":1,\"job\":{\"n\":8,\"depth\":3,\"state\":\"idle\"},"
+                  "\"max_outstanding\":16,\"progress_interval\":60}"),
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":11}"),
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":28,\"unit_seconds\":28800,"
+                   "\"max_depth\":20,\"quorum\":3,\"max_results\":6}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_add\"}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":3}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":11,\"depth\":\"4\"}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":11,\"unit_seconds\":-1}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":11,\"quorum\":1001}"),
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"job_list\",\"all\":true}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_list\",\"all\":1}"),
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"job_cancel\",\"id\":4}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_cancel\",\"id\":0}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_cancel\"}"),
     BADM(no_work, "{\"type\":\"no_work\",\"reason\":\"cap\"}"),
     BADM(no_work, "{\"type\":\"no_work\",\"retry_after\":-1,\"reason\":\"cap\"}"),
     BADM(no_work, "{\"type\":\"no_work\",\"retry_after\":10}"),
