@@ -117,10 +117,16 @@ int srv_next_start(srv_t *s, int64_t now) {
     nq_log(NQ_LOG_ERROR, "starting the next queued job: %s", srv_store_errmsg(s->store));
     return rc;
   }
-  int64_t spot = 0;
+  int64_t spot = 0, released = 0;
   if (srv_job_spot_pending(s->store, prev.id, &spot) == 0 && spot > 0)
     nq_log(NQ_LOG_INFO, "%lld spot check(s) of job %lld (N=%d) are no longer handed out",
            (long long)spot, (long long)prev.id, prev.n);
+  if (srv_job_release_leases(s->store, &prev, &released) != 0)
+    nq_log(NQ_LOG_ERROR, "releasing the leases of job %lld: %s", (long long)prev.id,
+           srv_store_errmsg(s->store));
+  else if (released > 0)
+    nq_log(NQ_LOG_INFO, "%lld lease(s) on job %lld (N=%d) released", (long long)released,
+           (long long)prev.id, prev.n);
   nq_log(NQ_LOG_INFO, "job %lld (N=%d) follows job %lld (N=%d) in the same data directory",
          (long long)job.id, job.n, (long long)prev.id, prev.n);
   s->sched.job = job;

@@ -168,6 +168,10 @@ int srv_job_list(srv_store_t *st, srv_job_cb cb, void *arg);
 
 /* Leased assignments of the job's units (clients computing them now). */
 int srv_job_leases(srv_store_t *st, const srv_job_t *job, int64_t *leases);
+/* Release every lease on the job's units (its holders learn from their next progress or result
+ * that the work is gone); *n (may be NULL) = how many. The next job of the queue does this to the
+ * finished one, whose leased spot checks would otherwise count against its clients' caps. */
+int srv_job_release_leases(srv_store_t *st, const srv_job_t *job, int64_t *n);
 /* Archive the job: state `archived` (units, results and totals kept for the record; N is free for
  * a new job). Delete it: the job, its units, assignments and counters are removed, in batches of
  * `batch` units (one transaction each, 0 = SRV_JOB_BATCH; outside a transaction only). Either

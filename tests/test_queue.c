@@ -225,6 +225,31 @@ START_TEST(archived_done_job_is_done) {
 }
 END_TEST
 
+/* The next job releases the finished one's leases (spot checks held would count against its
+ * clients' caps): every lease of the job goes, its units are open again, other jobs untouched. */
+START_TEST(release_leases_of_a_job) {
+  fx_t f;
+  fx_init(&f, 8, 3, 1, 5, NULL);
+  int64_t a = fx_client(&f, "a");
+  srv_work_t w[4];
+  srv_nowork_t why;
+  ck_assert_int_eq(fx_work(&f, a, 4, T0 + 1, w, &why), 4);
+  int64_t held = 0, n = -1;
+  ck_assert_int_eq(srv_job_leases(f.st, &f.job, &held), 0);
+  ck_assert_int_eq(held, 4);
+  ck_assert_int_eq(srv_job_release_leases(f.st, &f.job, &n), 0);
+  ck_assert_int_eq(n, 4);
+  ck_assert_int_eq(srv_job_leases(f.st, &f.job, &held), 0);
+  ck_assert_int_eq(held, 0);
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(fx_asg_state(&f, w[i].id), SRV_ASG_EXPIRED);
+  ck_assert_int_eq(srv_job_release_leases(f.st, &f.job, &n), 0);
+  ck_assert_int_eq(n, 0);
+  fx_check_invariants(&f);
+  fx_check_counters(&f);
+  fx_done(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("queue");
   TCase *tc = tcase_create("queue");
@@ -234,6 +259,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, queue_add_order_cancel_mark);
   tcase_add_test(tc, queue_joins_transaction);
   tcase_add_test(tc, archived_done_job_is_done);
+  tcase_add_test(tc, release_leases_of_a_job);
   suite_add_tcase(s, tc);
   return s;
 }
