@@ -45,6 +45,10 @@ static const struct option long_opts[] = {
 
 void adm_usage(const adm_cmd_t *cmd, FILE *f) {
   fprintf(f, "usage: nq-admin %s %s\n%s\n", cmd->name, cmd->usage, cmd->help);
+  if (!strcmp(cmd->name, "job")) { /* nq-server's job options, from their one table */
+    fprintf(f, "job add (as nq-server's job options):\n");
+    nq_jobopts_usage(f, 0);
+  }
   fprintf(f,
           "backend:\n"
           "  --data DIR             local mode: open DIR/nq.db (default %s)\n"
@@ -89,9 +93,12 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
   opterr = 0;
   while (rc == 0 && (c = getopt_long(ac, av, "h", opts, NULL)) != -1) {
     if (nq_jobopt_is(c)) {
-      if (strcmp(cmd->name, "job") != 0) rc = bad(cmd, "a job option goes with `job add N`", av[optind - 1]);
-      else if (nq_jobopt_set(&o->job, c, optarg, err, sizeof err) != 0) rc = bad(cmd, err, NULL);
-      else o->job_given = 1;
+      if (strcmp(cmd->name, "job") != 0)
+        rc = bad(cmd, "a job option goes with `job add N`", av[optind - 1]);
+      else if (nq_jobopt_set(&o->job, c, optarg, err, sizeof err) != 0)
+        rc = bad(cmd, err, NULL);
+      else
+        o->job_given = 1;
       continue;
     }
     switch (c) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "admin.h"
+#include "nq/plan.h"
 
 int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o) {
   json_t *d = NULL;
@@ -179,10 +180,10 @@ int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
 /* "depth 8", "units of 7200 s (max depth 12)" or "units of 7200 s": how a queued job is cut. */
 static const char *queued_units(const json_t *q, char *buf, size_t len) {
   long long depth = adm_int(q, "depth"), max_depth = adm_int(q, "max_depth");
-  double secs = adm_real(q, "unit_seconds");
+  double secs = adm_real(q, "unit_seconds"), dflt = NQ_PLAN_DEFAULT_UNIT_SECONDS;
   if (depth) snprintf(buf, len, "depth %lld", depth);
-  else if (max_depth) snprintf(buf, len, "%g s, max depth %lld", secs > 0 ? secs : 7200.0, max_depth);
-  else snprintf(buf, len, "%g s", secs > 0 ? secs : 7200.0);
+  else if (max_depth) snprintf(buf, len, "%g s, max depth %lld", secs > 0 ? secs : dflt, max_depth);
+  else snprintf(buf, len, "%g s", secs > 0 ? secs : dflt);
   return buf;
 }
 

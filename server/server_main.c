@@ -18,7 +18,8 @@ static void usage(FILE *f) {
           "usage: nq-server [--n N] [options]\n"
           "Coordinate the distributed count of the N-Queens solutions for board size N.\n"
           "Without --n it serves the job the data directory runs, else the next queued one\n"
-          "(nq-admin job add); when a job is done the next queued job starts (docs/operations.md).\n"
+          "(nq-admin job add); when a job is done the next queued job starts\n"
+          "(docs/operations.md, \"The job queue\").\n"
           "\n"
           "The job:\n");
   nq_jobopts_usage(f, 1);

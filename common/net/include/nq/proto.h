@@ -190,7 +190,8 @@ typedef struct nq_welcome_s {
 } nq_welcome_t;
 
 /* Checks: v an integer inside [MIN, MAX] (else version: the client speaks another protocol);
- * job {n 1..32, depth >= 1, state "running"|"done"|"waiting"} (while waiting: the last job's); max_outstanding and progress_interval in
+ * job {n 1..32, depth >= 1, state "running"|"done"|"waiting"} (while waiting: the last job's);
+ * max_outstanding and progress_interval in
  * range; client and token strings when present; shown_as and page printable ASCII
  * (NQ_PROTO_SHOWN_MAX, NQ_PROTO_PAGE_MAX), credit a decimal u128, when present. */
 json_t *nq_welcome_pack(const nq_welcome_t *w);
