@@ -153,6 +153,20 @@ wait_done 13 180
 check_match 13
 say "the same two clients (pids ${PIDS[*]}) counted N=10, 11, 12 and 13 (a server restart inside)"
 
+# A client that comes while no job runs is told so in its welcome, and waits too.
+mkdir -p "$D/state-c"
+"$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
+  --enrol "$(cat "$D/data/enrol.key")" --name c --threads 1 --state "$D/state-c" \
+  >>"$D/client-c.log" 2>&1 &
+PIDS+=($!)
+for i in $(seq 1 150); do
+  grep -q "waiting for the next one" "$D/client-c.log" && break
+  sleep 0.2
+done
+grep -q "job N=13 done (waiting for the next job)" "$D/client-c.log" &&
+  grep -q "waiting for the next one" "$D/client-c.log" || fail "a new client is not told to wait"
+clients_alive "a new client between jobs"
+
 # The clients leave on SIGTERM (exit 0) with nothing of the old jobs left in their journals.
 for p in "${PIDS[@]}"; do kill -TERM "$p"; done
 for p in "${PIDS[@]}"; do
@@ -160,7 +174,7 @@ for p in "${PIDS[@]}"; do
   [ $rc -eq 0 ] || fail "client $p exited $rc on SIGTERM"
 done
 PIDS=()
-for c in a b; do
+for c in a b c; do
   left=$(find "$D/state-$c" -path '*journal*' -type f -size +0 | wc -l)
   [ "$left" -eq 0 ] || fail "client $c's journal still holds entries: $(find "$D/state-$c" -path '*journal*')"
 done
