@@ -258,6 +258,31 @@ static int job_list(const adm_cmd_t *cmd, adm_opts_t *o) {
   return 0;
 }
 
+/* job next [--force]: the operator's word to a running server: the next queued job now. */
+static int job_next(const adm_cmd_t *cmd, adm_opts_t *o) {
+  if (o->argc != 1) {
+    fprintf(stderr, "nq-admin job next: unexpected argument '%s'\n", o->argv[1]);
+    adm_usage(cmd, stderr);
+    return ADM_EXIT_USAGE;
+  }
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_NEXT, .force = o->force};
+  json_t *d = NULL;
+  int rc = adm_call(o, 0, &req, &d);
+  if (rc) return rc;
+  if (o->json) {
+    adm_print_json(d, 0);
+  } else {
+    printf("the server starts queued job %lld (N=%lld) now", (long long)adm_int(d, "next.id"),
+           (long long)adm_int(d, "next.n"));
+    if (json_is_integer(adm_get(d, "set_aside")))
+      printf("; job %lld is set aside (its leases released; it resumes when its N is queued "
+             "again)", (long long)adm_int(d, "set_aside"));
+    printf("\n");
+  }
+  json_decref(d);
+  return 0;
+}
+
 /* job cancel ID: take a queued job back. */
 static int job_cancel(const adm_cmd_t *cmd, adm_opts_t *o) {
   char *end = NULL;
@@ -288,6 +313,7 @@ int adm_cmd_job(const adm_cmd_t *cmd, adm_opts_t *o) {
   if (!strcmp(sub, "add")) return job_add(cmd, o);
   if (!strcmp(sub, "list")) return job_list(cmd, o);
   if (!strcmp(sub, "cancel")) return job_cancel(cmd, o);
+  if (!strcmp(sub, "next")) return job_next(cmd, o);
   if (o->job_given) {
     fprintf(stderr, "nq-admin job %s: the job options go with `job add N`\n", sub);
     return ADM_EXIT_USAGE;
@@ -297,8 +323,8 @@ int adm_cmd_job(const adm_cmd_t *cmd, adm_opts_t *o) {
   long n = o->argc == 2 ? strtol(o->argv[1], &end, 10) : 0;
   if (o->argc != 2 || (!del && strcmp(sub, "archive") != 0) || !end || *end || n < 4 || n > 32) {
     if (o->argc >= 1 && !del && strcmp(sub, "archive") != 0)
-      fprintf(stderr, "nq-admin job: unknown subcommand '%s' (add, list, cancel, archive or "
-              "delete)\n", sub);
+      fprintf(stderr, "nq-admin job: unknown subcommand '%s' (add, list, cancel, next, archive "
+              "or delete)\n", sub);
     else
       fprintf(stderr, "nq-admin job: %s\n", o->argc != 2 ? "wants a subcommand and N"
                                                         : "N must be a board size 4..32");

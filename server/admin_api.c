@@ -844,6 +844,42 @@ static int cmd_job_cancel(srv_store_t *st, const nq_admin_req_t *req, int64_t no
   return *out ? 0 : store_refuse(st, NQ_ENOMEM, "queued job", err);
 }
 
+/* job_next: the operator's word to a running server (`serving`): start the next queued job now.
+ * {"next": the entry, "set_aside": the served job's id when it runs and force sets it aside, else
+ * null}. The server switches after the batch commits (fx->next). Refused: in local mode (no
+ * server to switch: bad_state), with nothing queued (not_found), while the served job runs
+ * unless force (bad_state, with what force does). */
+static int cmd_job_next(srv_store_t *st, const srv_job_t *job, int64_t serving,
+                        const nq_admin_req_t *req, json_t **out, srv_admin_effects_t *fx,
+                        nq_proto_err_t *err) {
+  if (!serving)
+    return refuse(err, NQ_ERR_BAD_STATE, "job next is the word to a running server (nq-admin "
+                  "--server HOST:PORT job next); a server starts the next queued job by itself "
+                  "when the job it serves is done, at start too");
+  srv_queued_t q;
+  int rc = srv_queue_next(st, &q);
+  if (rc == NQ_ENOTFOUND)
+    return refuse(err, NQ_ERR_NOT_FOUND, "no job queued (nq-admin job add N ...)");
+  if (rc) return store_refuse(st, rc, "queued job", err);
+  srv_job_t cur;
+  if ((rc = srv_job_get(st, serving, &cur)) != 0) return store_refuse(st, rc, "job", err);
+  int running = !srv_job_is_done(&cur);
+  if (running && q.opts.n == cur.n)
+    return refuse(err, NQ_ERR_BAD_STATE, "the next queued job (%lld) is for N=%d, the job the "
+                  "server runs now", (long long)q.id, cur.n);
+  if (running && !req->force)
+    return refuse(err, NQ_ERR_BAD_STATE, "the job for N=%d (job %lld) is still running: wait "
+                  "for it, or --force to set it aside (its leases are released; it stays in the "
+                  "store and resumes when N=%d is queued again)", cur.n, (long long)cur.id,
+                  cur.n);
+  *out = json_pack("{s:o, s:o}", "next", queued_json(&q), "set_aside",
+                   running ? json_integer(cur.id) : json_null());
+  if (!*out) return store_refuse(st, NQ_ENOMEM, "job next", err);
+  fx->next = running ? 2 : 1;
+  (void)job;
+  return 0;
+}
+
 int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
                    const srv_sched_config_t *cfg, const nq_admin_req_t *req, int64_t now,
                    json_t **data, srv_admin_effects_t *fx, nq_proto_err_t *err) {
@@ -876,6 +912,7 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
   case NQ_ADMIN_JOB_ADD: return cmd_job_add(st, req, now, data, fx, err);
   case NQ_ADMIN_JOB_LIST: *data = queue_json(st, req->all); break;
   case NQ_ADMIN_JOB_CANCEL: return cmd_job_cancel(st, req, now, data, err);
+  case NQ_ADMIN_JOB_NEXT: return cmd_job_next(st, job, serving, req, data, fx, err);
   default: return refuse(err, NQ_ERR_BAD_MESSAGE, "admin: unknown cmd");
   }
   return *data ? 0 : store_refuse(st, NQ_EIO, "store", err);

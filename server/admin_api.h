@@ -66,6 +66,8 @@ typedef struct srv_admin_effects_s {
   int64_t reopened_units;      /* client_ban, owner_ban, unit_reopen, unit_retry: units re-opened */
   int job_reopened;            /* ... and the finished job runs again */
   int queued;                  /* job_add: a job was queued (a waiting server starts it) */
+  int next;                    /* job_next: start the next queued job now (1), even though the
+                                * served job runs (2: --force) */
 } srv_admin_effects_t;
 
 /* {"owners": [...]}: every owner by name (docs/operations.md). */

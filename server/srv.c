@@ -514,9 +514,11 @@ static void batch_run(srv_t *s) {
     s->ban_pending = 0;
     close_banned(s);
   }
-  if (s->queue_pending) {
-    s->queue_pending = 0;
-    if (s->job_done && !s->reopen_pending && !s->done_pending) srv_next_start(s, nq_now_wall());
+  if (s->queue_pending || s->next_pending) {
+    int force = s->next_pending == 2;
+    s->queue_pending = s->next_pending = 0;
+    if ((s->job_done || force) && !s->reopen_pending && !s->done_pending)
+      srv_next_start(s, nq_now_wall(), force);
   }
   if (s->reopen_pending || s->done_pending) {
     /* One batch may finish the job and re-open it (a spot check that disagrees right after the
@@ -563,7 +565,7 @@ static void on_sweep(uv_timer_t *t) {
   if (rc != 0) nq_log(NQ_LOG_ERROR, "lease sweep: %s", srv_store_errmsg(s->store));
   else if (n > 0) nq_log(NQ_LOG_INFO, "%lld expired lease(s) released", (long long)n);
   /* A job queued in local mode (nq-admin --data DIR job add) while none runs starts here. */
-  if (s->job_done) srv_next_start(s, nq_now_wall());
+  if (s->job_done) srv_next_start(s, nq_now_wall(), 0);
 }
 
 static void on_summary_timer(uv_timer_t *t) {
@@ -691,7 +693,7 @@ void srv_job_finished(srv_t *s) {
       nq_log(NQ_LOG_ERROR, "published TOTAL for N=%d is %s", job.n, k->total);
   }
   /* The next queued job starts now; the clients go on with it and hear nothing of `done`. */
-  if (srv_next_start(s, nq_now_wall()) > 0) return;
+  if (srv_next_start(s, nq_now_wall(), 0) > 0) return;
   tell_done(s);
   if (s->cfg.exit_when_done && !s->stopping && (s->handles_open & H_EXIT))
     uv_timer_start(&s->exit_timer, on_exit_timer, (uint64_t)s->cfg.exit_grace_ms, 0);

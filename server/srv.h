@@ -174,6 +174,7 @@ struct srv_s {
   int reopen_pending;  /* ... or re-opened the finished job (a spot check, a ban) */
   int ban_pending;     /* a request of the current batch banned a client; close it after commit */
   int queue_pending;   /* a request of the current batch queued a job; start it if none runs */
+  int next_pending;    /* ... or asked for the next job now (1; 2: setting the running one aside) */
   int stopping;        /* shutdown has begun */
   int exit_code;
   double create_logged; /* job creation: seconds at the last progress line */
@@ -238,11 +239,13 @@ void srv_job_create_progress(const srv_job_progress_t *p, void *arg);
 int srv_next_pick(srv_t *s, int64_t now, srv_job_t *job, char *errbuf, size_t errlen);
 /* The newest running job: 0 and *job, NQ_ENOTFOUND, NQ_EIO. */
 int srv_next_running(srv_t *s, srv_job_t *job);
-/* When the served job is done: start the oldest queued job (made now: a big plan holds the loop
- * for its creation, logged as it goes), switch the scheduler to it and wake the connected
- * clients. Outside a transaction only. 1 if a job was started, 0 if none is queued (or the job
- * is not done), < 0 on a store failure (logged). Entries that cannot start are marked failed. */
-int srv_next_start(srv_t *s, int64_t now);
+/* When the served job is done (or force: the operator's `job next --force`, which sets a running
+ * job aside): start the oldest queued job (made now: a big plan holds the loop for its creation,
+ * logged as it goes), release the old job's leases, switch the scheduler to the new one and wake
+ * the connected clients. Outside a transaction only. 1 if a job was started, 0 if none is queued
+ * (or the job is not done), < 0 on a store failure (logged). Entries that cannot start are
+ * marked failed. */
+int srv_next_start(srv_t *s, int64_t now, int force);
 
 /* ---- srv_proto.c ---- */
 

@@ -104,8 +104,8 @@ static void wake_clients(srv_t *s) {
   if (n) nq_log(NQ_LOG_INFO, "told %d connected client(s) to ask for the new job's work", n);
 }
 
-int srv_next_start(srv_t *s, int64_t now) {
-  if (s->stopping || !s->job_done || srv_store_in_tx(s->store)) return 0;
+int srv_next_start(srv_t *s, int64_t now, int force) {
+  if (s->stopping || (!s->job_done && !force) || srv_store_in_tx(s->store)) return 0;
   srv_job_t prev = s->sched.job, job;
   int rc = open_next(s, now, &job);
   if (rc == NQ_ENOTFOUND) {
@@ -127,6 +127,10 @@ int srv_next_start(srv_t *s, int64_t now) {
   else if (released > 0)
     nq_log(NQ_LOG_INFO, "%lld lease(s) on job %lld (N=%d) released", (long long)released,
            (long long)prev.id, prev.n);
+  if (!s->job_done)
+    nq_log(NQ_LOG_WARN, "job %lld (N=%d) set aside at the operator's word (job next --force): it "
+           "stays running in the store and resumes when N=%d is queued again", (long long)prev.id,
+           prev.n, prev.n);
   nq_log(NQ_LOG_INFO, "job %lld (N=%d) follows job %lld (N=%d) in the same data directory",
          (long long)job.id, job.n, (long long)prev.id, prev.n);
   s->sched.job = job;

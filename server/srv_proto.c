@@ -464,6 +464,7 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
            (long long)fx.reopened_units);
   if (fx.job_reopened) s->reopen_pending = 1;
   if (fx.queued) s->queue_pending = 1;
+  if (fx.next) s->next_pending = fx.next;
   nq_admin_reply_t rep = {req.cmd, data};
   r->reply = nq_admin_reply_pack(&rep);
   json_decref(data);

@@ -8,6 +8,8 @@
 #      and the same clients count it.
 #   4. N=13 is queued, and the server restarted in its middle with the first job's --n 10: it
 #      serves N=13 (the queue's running job), and the clients reconnect and finish it.
+#   5. With no client left, a queued re-count of N=11 starts (the done N=11 archived first);
+#      `job next` is refused while it runs, `job next --force` sets it aside for a queued N=12.
 # Every job must match the published TOTAL and UNIQUE, the clients' pids must be alive from start
 # to end, and their state directories hold no journal entry of an old job at the end. Also:
 # bad input to job add / cancel (exit 2 or a clear refusal), cancel of a started entry, the queue
@@ -178,6 +180,30 @@ for c in a b c; do
   left=$(find "$D/state-$c" -path '*journal*' -type f -size +0 | wc -l)
   [ "$left" -eq 0 ] || fail "client $c's journal still holds entries: $(find "$D/state-$c" -path '*journal*')"
 done
+
+# 5. The operator's word, with no client left: a re-count of N=11 starts by itself (N=13 is done)
+# and runs; `job next` is refused while it runs, `job next --force` sets it aside for N=12.
+remote job add 11 --depth 4 >/dev/null
+for i in $(seq 1 100); do
+  grep -q "queued job 5 started" "$D/server.log" && break
+  sleep 0.1
+done
+grep -q "job 2 (N=11, done) archived: queued job 5 counts N=11 again" "$D/server.log" ||
+  fail "the re-count of N=11 did not archive the done job first"
+remote job add 12 --depth 4 >/dev/null
+rc=0; remote job next 2>"$D/err" || rc=$?
+[ $rc -eq 1 ] && grep -q "is still running" "$D/err" || fail "job next while N=11 runs: exit $rc, $(cat "$D/err")"
+remote job next --force >"$D/next.out" || fail "job next --force: $(cat "$D/next.out")"
+grep -q "starts queued job 6 (N=12) now; job 5 is set aside" "$D/next.out" || fail "job next: $(cat "$D/next.out")"
+for i in $(seq 1 100); do
+  grep -q "queued job 6 started" "$D/server.log" && break
+  sleep 0.1
+done
+grep -q "job 5 (N=11) set aside at the operator's word" "$D/server.log" &&
+  grep -q "queued job 6 started: job 6, N=12" "$D/server.log" || fail "job next --force did not switch"
+rc=0; adm job next 2>"$D/err" || rc=$?
+[ $rc -eq 1 ] && grep -q "word to a running server" "$D/err" || fail "job next in local mode: exit $rc"
+say "job next: refused while a job runs, --force sets it aside"
 kill "$SRV" && wait "$SRV" 2>/dev/null || true
 SRV=""
 

@@ -916,6 +916,31 @@ START_TEST(admin_job_queue) {
   r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"job_list\",\"all\":true}");
   ck_assert_int_eq((int)json_array_size(json_object_get(json_object_get(r, "data"), "queue")), 2);
   json_decref(r);
+  /* job_next: the word to a running server; N=12 is next, the served N=8 still runs. */
+  const char *next = "{\"type\":\"admin\",\"cmd\":\"job_next\"}";
+  const char *force = "{\"type\":\"admin\",\"cmd\":\"job_next\",\"force\":true}";
+  r = ask_as(&f, 0, next);
+  ck_assert_str_eq(jstr(r, "code", NULL), "bad_state");
+  ck_assert_ptr_nonnull(strstr(jstr(r, "message", NULL), "--server"));
+  json_decref(r);
+  r = ask(&f, next);
+  ck_assert_str_eq(jstr(r, "code", NULL), "bad_state");
+  ck_assert_ptr_nonnull(strstr(jstr(r, "message", NULL), "--force to set it aside"));
+  json_decref(r);
+  r = ask(&f, force);
+  d = json_object_get(r, "data");
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(d, "next"), "n")), 12);
+  ck_assert_int_eq(json_integer_value(json_object_get(d, "set_aside")), f.job.id);
+  json_decref(r);
+  /* Asking changes nothing in the store: the server switches after the commit. */
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM job_queue WHERE state = 'queued'"), 1);
+  fx_done(&f);
+  /* Nothing queued: not_found; the next entry for the served N: refused. */
+  fx_init(&f, 8, 3, 2, 5, NULL);
+  expect_error(&f, next, "not_found");
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":8,\"depth\":4}");
+  json_decref(r);
+  expect_error(&f, force, "bad_state");
   fx_done(&f);
 }
 END_TEST

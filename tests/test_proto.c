@@ -361,6 +361,8 @@ START_TEST(round_trip_admin_error_bye) {
       {.cmd = NQ_ADMIN_JOB_ADD, .job_n = 10, .depth = 4},
       {.cmd = NQ_ADMIN_JOB_LIST, .all = 1},
       {.cmd = NQ_ADMIN_JOB_CANCEL, .queue_id = 7},
+      {.cmd = NQ_ADMIN_JOB_NEXT, .force = 1},
+      {.cmd = NQ_ADMIN_JOB_NEXT},
   };
   for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
     nq_admin_req_t b;
@@ -658,6 +660,8 @@ static const case_t cases[] = {
     OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"job_cancel\",\"id\":4}"),
     ADMB("{\"type\":\"admin\",\"cmd\":\"job_cancel\",\"id\":0}"),
     ADMB("{\"type\":\"admin\",\"cmd\":\"job_cancel\"}"),
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"job_next\",\"force\":true}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_next\",\"force\":\"yes\"}"),
     BADM(no_work, "{\"type\":\"no_work\",\"reason\":\"cap\"}"),
     BADM(no_work, "{\"type\":\"no_work\",\"retry_after\":-1,\"reason\":\"cap\"}"),
     BADM(no_work, "{\"type\":\"no_work\",\"retry_after\":10}"),

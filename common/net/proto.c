@@ -58,7 +58,8 @@ static const char *const ack_names[] = {"accepted", "duplicate", "late"};
 static const char *const admin_names[NQ_ADMIN_NCMDS] = {
     "status", "clients", "client_add", "client_ban", "jobs", "units", "unit_retry",
     "job_archive", "job_delete", "owners", "owner_add", "owner_ban", "client_unban",
-    "unit_reopen", "owner_trust", "owner_untrust", "job_add", "job_list", "job_cancel"};
+    "unit_reopen", "owner_trust", "owner_untrust", "job_add", "job_list", "job_cancel",
+    "job_next"};
 static const char *const job_state_names[] = {"running", "done", "waiting"};
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -585,6 +586,9 @@ json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
   case NQ_ADMIN_JOB_CANCEL:
     put(o, "id", json_integer(r->queue_id), &ok);
     break;
+  case NQ_ADMIN_JOB_NEXT:
+    if (r->force) put(o, "force", json_true(), &ok);
+    break;
   default:
     break;
   }
@@ -679,6 +683,12 @@ int nq_admin_req_parse(const json_t *m, nq_admin_req_t *r, nq_proto_err_t *err) 
     if (nq_msg_get_int(m, "id", 1, INT64_MAX, &r->queue_id))
       return ADMIN_BAD("job_cancel: needs `id` (a queued job's id, >= 1)");
     break;
+  case NQ_ADMIN_JOB_NEXT: {
+    const json_t *force = json_object_get(m, "force");
+    if (force && !json_is_boolean(force)) return ADMIN_BAD("job_next: `force` must be a boolean");
+    r->force = json_is_true(force);
+    break;
+  }
   default:
     break;
   }

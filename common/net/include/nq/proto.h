@@ -315,6 +315,7 @@ typedef enum {
   NQ_ADMIN_JOB_ADD,     /* issue 36: the job queue */
   NQ_ADMIN_JOB_LIST,
   NQ_ADMIN_JOB_CANCEL,
+  NQ_ADMIN_JOB_NEXT,    /* the operator's word: start the next queued job now */
   NQ_ADMIN_NCMDS
 } nq_admin_cmd_t;
 
@@ -330,8 +331,9 @@ typedef struct nq_admin_req_s {
   int64_t unit_id;       /* ... by its id */
   int extra;             /* unit_retry: 1..NQ_PROTO_RETRY_EXTRA_MAX more results; 0 = default */
   int job_n;             /* job_archive, job_delete: the job's N (4..32) */
-  int force;             /* job_archive, job_delete: even while clients hold leases (optional
-                          * boolean, false when absent) */
+  int force;             /* job_archive, job_delete: even while clients hold leases; job_next:
+                          * even while the served job runs (optional boolean, false when
+                          * absent) */
   int all_disputed;      /* unit_retry: every disputed unit instead of one (`all_disputed`) */
   const char *client;    /* unit_retry: every disputed unit with a result of this client */
   /* job_add: the job's N is job_n (4..32); the other settings are optional, 0 = the default
