@@ -1,5 +1,5 @@
 /* nq-server: the store's job queue -- jobs the operator queued to run after the current one
- * (nq-admin job add / list / cancel; schema/013_job_queue.sql, docs/store.md "The job queue").
+ * (nq-admin job add / list / cancel; schema/015_job_queue.sql, docs/store.md "The job queue").
  *
  * A queued job is only its settings (nq/job_opts.h) until the server starts it: its units are made
  * then (srv_job_open), so a long queue costs nothing. Entries run oldest first. Like the rest of

@@ -1,4 +1,4 @@
--- nq schema version 13: the job queue (issue 36). See docs/store.md, "The job queue".
+-- nq schema version 15: the job queue (issue 36). See docs/store.md, "The job queue".
 -- (Versions may have gaps.)
 --
 -- job_queue: jobs the operator queued with `nq-admin job add N ...`, in the order they run. A
