@@ -14,6 +14,7 @@
 
 #include "nq/addr.h"
 #include "nq/admin_db.h"
+#include "nq/job_opts.h"
 #include "nq/proto.h"
 
 /* Exit statuses of nq-admin. */
@@ -42,6 +43,9 @@ typedef struct adm_opts_s {
   const char *out;        /* --out FILE (export) */
   const char *distinct;   /* --quorum-distinct client|owner|network (export) */
   const char *to;         /* --to FILE (backup) */
+  int all;                /* --all (job list: started, cancelled and failed entries too) */
+  nq_jobopts_t job;       /* job add: the job's options (nq/job_opts.h); N is an argument */
+  int job_given;          /* a job option was given */
   int help;               /* --help */
   int argc;               /* positional arguments (they point into the process's argv) */
   char *argv[ADM_MAX_ARGS];

@@ -36,7 +36,18 @@ static const adm_cmd_t commands[] = {
      "and only a disagreement with a trusted result bans (docs/reliability.md). untrust: undo.",
      adm_cmd_owner},
     {"jobs", "[--json]", "List jobs, with final totals once done.", adm_cmd_jobs},
-    {"job", "archive N | delete N [--force] [--json]",
+    {"job", "add N [--unit-seconds S | --depth D] [--max-depth D] [--quorum Q] [--max-results M]\n"
+     "         | list [--all] | cancel ID | next [--force] | archive N | delete N [--force]\n"
+     "         [--json]",
+     "add: queue a job for N, with nq-server's job options (the defaults are theirs). The\n"
+     "server starts the oldest queued job when the running one is done, in the same data\n"
+     "directory and on the same port, with the same certificates and owners; connected clients\n"
+     "go on with it (a done job for the same N is archived first: a re-count). list: the queue,\n"
+     "next first (--all: started, cancelled and failed entries too, with their job or error).\n"
+     "cancel: take a queued job back (ID from job list) before it starts. next (to a running\n"
+     "server, --server): start the next queued job now -- once the served job is done, or with\n"
+     "--force while it runs (it is set aside, its leases released, and resumes when its N is\n"
+     "queued again).\n"
      "archive: keep the job for N (its units, results and totals) for the record, and free N:\n"
      "the next nq-server --n N in the same data directory makes a new job, with the same CA,\n"
      "enrolment key and clients. delete: remove the job, its units and results (the newest\n"

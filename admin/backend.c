@@ -18,7 +18,7 @@
 
 enum { OPT_SERVER = 1000, OPT_CA, OPT_TOKEN, OPT_TOKEN_FILE, OPT_HOSTNAME, OPT_DATA, OPT_N,
        OPT_JSON, OPT_WATCH, OPT_STATE, OPT_LIMIT, OPT_EXTRA, OPT_FORCE, OPT_ALL_DISPUTED,
-       OPT_CLIENT, OPT_OUT, OPT_DISTINCT, OPT_TO, OPT_HELP };
+       OPT_CLIENT, OPT_OUT, OPT_DISTINCT, OPT_TO, OPT_HELP, OPT_ALL };
 
 static const struct option long_opts[] = {
     {"server", required_argument, NULL, OPT_SERVER},
@@ -34,6 +34,7 @@ static const struct option long_opts[] = {
     {"limit", required_argument, NULL, OPT_LIMIT},
     {"extra", required_argument, NULL, OPT_EXTRA},
     {"force", no_argument, NULL, OPT_FORCE},
+    {"all", no_argument, NULL, OPT_ALL},
     {"all-disputed", no_argument, NULL, OPT_ALL_DISPUTED},
     {"client", required_argument, NULL, OPT_CLIENT},
     {"out", required_argument, NULL, OPT_OUT},
@@ -44,6 +45,10 @@ static const struct option long_opts[] = {
 
 void adm_usage(const adm_cmd_t *cmd, FILE *f) {
   fprintf(f, "usage: nq-admin %s %s\n%s\n", cmd->name, cmd->usage, cmd->help);
+  if (!strcmp(cmd->name, "job")) { /* nq-server's job options, from their one table */
+    fprintf(f, "job add (as nq-server's job options):\n");
+    nq_jobopts_usage(f, 0);
+  }
   fprintf(f,
           "backend:\n"
           "  --data DIR             local mode: open DIR/nq.db (default %s)\n"
@@ -77,9 +82,25 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
   for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
   int ac = argc + 1, c, rc = 0;
   long v;
+  /* job add's options come from their one table (nq/job_opts.h), shared with nq-server. */
+  struct option opts[sizeof long_opts / sizeof long_opts[0] + NQ_JOBOPT_COUNT];
+  int nopts = 0;
+  char err[200];
+  nq_jobopts_default(&o->job);
+  nq_jobopts_getopt(opts, &nopts, 0);
+  memcpy(opts + nopts, long_opts, sizeof long_opts);
   optind = 1;
   opterr = 0;
-  while (rc == 0 && (c = getopt_long(ac, av, "h", long_opts, NULL)) != -1) {
+  while (rc == 0 && (c = getopt_long(ac, av, "h", opts, NULL)) != -1) {
+    if (nq_jobopt_is(c)) {
+      if (strcmp(cmd->name, "job") != 0)
+        rc = bad(cmd, "a job option goes with `job add N`", av[optind - 1]);
+      else if (nq_jobopt_set(&o->job, c, optarg, err, sizeof err) != 0)
+        rc = bad(cmd, err, NULL);
+      else
+        o->job_given = 1;
+      continue;
+    }
     switch (c) {
     case OPT_SERVER: o->server = optarg; break;
     case OPT_CA: o->ca = optarg; break;
@@ -89,6 +110,7 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
     case OPT_DATA: o->data = optarg; break;
     case OPT_JSON: o->json = 1; break;
     case OPT_FORCE: o->force = 1; break;
+    case OPT_ALL: o->all = 1; break;
     case OPT_ALL_DISPUTED: o->all_disputed = 1; break;
     case OPT_CLIENT: o->client = optarg; break;
     case OPT_TO: o->to = optarg; break;

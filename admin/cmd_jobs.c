@@ -1,9 +1,10 @@
-/* nq-admin jobs / job archive|delete N / units --state S / unit retry UNIT. */
+/* nq-admin jobs / job add|list|cancel|archive|delete / units --state S / unit retry UNIT. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "admin.h"
+#include "nq/plan.h"
 
 int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o) {
   json_t *d = NULL;
@@ -176,18 +177,154 @@ int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
   return 0;
 }
 
+/* "depth 8", "units of 7200 s (max depth 12)" or "units of 7200 s": how a queued job is cut. */
+static const char *queued_units(const json_t *q, char *buf, size_t len) {
+  long long depth = adm_int(q, "depth"), max_depth = adm_int(q, "max_depth");
+  double secs = adm_real(q, "unit_seconds"), dflt = NQ_PLAN_DEFAULT_UNIT_SECONDS;
+  if (depth) snprintf(buf, len, "depth %lld", depth);
+  else if (max_depth) snprintf(buf, len, "%g s, max depth %lld", secs > 0 ? secs : dflt, max_depth);
+  else snprintf(buf, len, "%g s", secs > 0 ? secs : dflt);
+  return buf;
+}
+
+/* job add N [job options]: queue a job (it starts when the running one is done). */
+static int job_add(const adm_cmd_t *cmd, adm_opts_t *o) {
+  char *end = NULL;
+  long n = o->argc == 2 ? strtol(o->argv[1], &end, 10) : 0;
+  if (o->argc != 2 || !end || *end || n < 4 || n > 32) {
+    fprintf(stderr, "nq-admin job add: %s\n", o->argc != 2 ? "wants N (one board size)"
+                                                           : "N must be a board size 4..32");
+    adm_usage(cmd, stderr);
+    return ADM_EXIT_USAGE;
+  }
+  nq_jobopts_t job = o->job;
+  job.n = (int)n;
+  char err[200];
+  if (nq_jobopts_check(&job, err, sizeof err) != 0) {
+    fprintf(stderr, "nq-admin job add: %s\n", err);
+    return ADM_EXIT_USAGE;
+  }
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_ADD, .job_n = job.n, .depth = job.depth,
+                        .max_depth = job.max_depth, .unit_seconds = job.unit_seconds,
+                        .quorum = job.quorum, .max_results = job.max_results};
+  json_t *d = NULL;
+  int rc = adm_call(o, 0, &req, &d);
+  if (rc) return rc;
+  char units[64];
+  if (o->json) adm_print_json(d, 0);
+  else
+    printf("queued job %lld: N=%lld, units of %s, quorum %lld, max-results %lld; number %lld in "
+           "the queue: it starts when the jobs before it are done\n", (long long)adm_int(d, "id"),
+           (long long)adm_int(d, "n"), queued_units(d, units, sizeof units),
+           (long long)adm_int(d, "quorum"), (long long)adm_int(d, "max_results"),
+           (long long)adm_int(d, "position"));
+  json_decref(d);
+  return 0;
+}
+
+/* job list [--all]: the queue, next first. */
+static int job_list(const adm_cmd_t *cmd, adm_opts_t *o) {
+  if (o->argc != 1) {
+    fprintf(stderr, "nq-admin job list: unexpected argument '%s'\n", o->argv[1]);
+    adm_usage(cmd, stderr);
+    return ADM_EXIT_USAGE;
+  }
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_LIST, .all = o->all};
+  json_t *d = NULL;
+  int rc = adm_call(o, 0, &req, &d);
+  if (rc) return rc;
+  if (o->json) {
+    adm_print_json(d, 0);
+    json_decref(d);
+    return 0;
+  }
+  const json_t *list = adm_get(d, "queue");
+  printf("%-4s %-4s %-24s %-6s %-7s %-9s %-23s  %s\n", "ID", "N", "UNITS", "QUORUM", "MAX-RES",
+         "STATE", "ADDED", "JOB / ERROR");
+  for (size_t i = 0; i < json_array_size(list); i++) {
+    const json_t *q = json_array_get(list, i);
+    char units[64], t[64], job[32];
+    const char *state = adm_str(q, "state");
+    snprintf(job, sizeof job, "job %lld", (long long)adm_int(q, "job_id"));
+    printf("%-4lld %-4lld %-24s %-6lld %-7lld %-9s %-23s  %s\n", (long long)adm_int(q, "id"),
+           (long long)adm_int(q, "n"), queued_units(q, units, sizeof units),
+           (long long)adm_int(q, "quorum"), (long long)adm_int(q, "max_results"), state,
+           adm_time(adm_int(q, "added"), t, sizeof t),
+           !strcmp(state, "started") ? job : !strcmp(state, "failed") ? adm_str(q, "error") : "-");
+  }
+  if (json_array_size(list) == 0)
+    printf("(%s)\n", o->all ? "nothing was ever queued" : "no job queued: nq-admin job add N");
+  json_decref(d);
+  return 0;
+}
+
+/* job next [--force]: the operator's word to a running server: the next queued job now. */
+static int job_next(const adm_cmd_t *cmd, adm_opts_t *o) {
+  if (o->argc != 1) {
+    fprintf(stderr, "nq-admin job next: unexpected argument '%s'\n", o->argv[1]);
+    adm_usage(cmd, stderr);
+    return ADM_EXIT_USAGE;
+  }
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_NEXT, .force = o->force};
+  json_t *d = NULL;
+  int rc = adm_call(o, 0, &req, &d);
+  if (rc) return rc;
+  if (o->json) {
+    adm_print_json(d, 0);
+  } else {
+    printf("the server starts queued job %lld (N=%lld) now", (long long)adm_int(d, "next.id"),
+           (long long)adm_int(d, "next.n"));
+    if (json_is_integer(adm_get(d, "set_aside")))
+      printf("; job %lld is set aside (its leases released; it resumes when its N is queued "
+             "again)", (long long)adm_int(d, "set_aside"));
+    printf("\n");
+  }
+  json_decref(d);
+  return 0;
+}
+
+/* job cancel ID: take a queued job back. */
+static int job_cancel(const adm_cmd_t *cmd, adm_opts_t *o) {
+  char *end = NULL;
+  long long id = o->argc == 2 ? strtoll(o->argv[1], &end, 10) : 0;
+  if (o->argc != 2 || !end || *end || id < 1) {
+    fprintf(stderr, "nq-admin job cancel: %s\n", o->argc != 2 ? "wants the queued job's ID"
+                    : "ID must be a queued job's id (a positive integer: nq-admin job list)");
+    adm_usage(cmd, stderr);
+    return ADM_EXIT_USAGE;
+  }
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_CANCEL, .queue_id = id};
+  json_t *d = NULL;
+  int rc = adm_call(o, 0, &req, &d);
+  if (rc) return rc;
+  if (o->json) adm_print_json(d, 0);
+  else printf("queued job %lld (N=%lld) cancelled\n", (long long)adm_int(d, "id"),
+              (long long)adm_int(d, "n"));
+  json_decref(d);
+  return 0;
+}
+
 /* job archive N | job delete N [--force]: the job for N that is not archived (delete: else the
  * newest archived one). In local mode the data directory's lock is taken, so no server runs. */
 int adm_cmd_job(const adm_cmd_t *cmd, adm_opts_t *o) {
   json_t *d = NULL;
   int rc;
   const char *sub = o->argc >= 1 ? o->argv[0] : "";
+  if (!strcmp(sub, "add")) return job_add(cmd, o);
+  if (!strcmp(sub, "list")) return job_list(cmd, o);
+  if (!strcmp(sub, "cancel")) return job_cancel(cmd, o);
+  if (!strcmp(sub, "next")) return job_next(cmd, o);
+  if (o->job_given) {
+    fprintf(stderr, "nq-admin job %s: the job options go with `job add N`\n", sub);
+    return ADM_EXIT_USAGE;
+  }
   int del = !strcmp(sub, "delete");
   char *end = NULL;
   long n = o->argc == 2 ? strtol(o->argv[1], &end, 10) : 0;
   if (o->argc != 2 || (!del && strcmp(sub, "archive") != 0) || !end || *end || n < 4 || n > 32) {
     if (o->argc >= 1 && !del && strcmp(sub, "archive") != 0)
-      fprintf(stderr, "nq-admin job: unknown subcommand '%s' (archive or delete)\n", sub);
+      fprintf(stderr, "nq-admin job: unknown subcommand '%s' (add, list, cancel, next, archive "
+              "or delete)\n", sub);
     else
       fprintf(stderr, "nq-admin job: %s\n", o->argc != 2 ? "wants a subcommand and N"
                                                         : "N must be a board size 4..32");

@@ -40,7 +40,7 @@ static void on_open(nq_conn_t *c) {
   sess_t *s = nq_conn_data(c);
   s->opened = 1;
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, s->b->token, NULL, NULL, NULL, 0,
-                  "nq-admin " NQ_VERSION_STRING, NULL, 0, 0, 0};
+                  "nq-admin " NQ_VERSION_STRING, NULL, 0, 0, 0, 0};
   if (nq_conn_send_new(c, nq_hello_pack(&h)) != 0) {
     fail(s, NQ_EPROTO, "%s: cannot send hello%s", s->b->desc, "");
     nq_conn_close(c, NULL, NULL);

@@ -46,6 +46,8 @@
 #define SHORT_PREFETCH 4
 #define PROGRESS_INTERVAL_MAX 86400 /* a longer one from the server is clamped to a day */
 #define UNIT_LINE_S 60 /* a unit that took longer gets its own INFO line */
+#define WAIT_MAX_S 120 /* between jobs, the poll's backoff stops here (under the server's idle
+                          timeout, 300 s by default, so the session stays open) */
 
 /* How far leaving has got, once a reason is set. */
 typedef enum {
@@ -105,6 +107,7 @@ struct cli_s {
   size_t nsent, capsent;
   int getwork_inflight;
   int nowork_wait;         /* after no_work (or nothing new): wait for the retry timer */
+  int wait_s;              /* no job runs on the server: the poll interval now (0: a job runs) */
   long units_done;         /* units solved by this process */
   long units_resumed;      /* ... of which resumed from a checkpoint */
   double last_seconds;     /* solve time of the last unit; -1 before the first */
@@ -368,9 +371,10 @@ static void on_open(nq_conn_t *c) {
   const cli_config_t *cfg = cli->cfg;
   char name[NQ_PROTO_NAME_MAX + 1];
   /* hello.threads is 1..1024: a client of devices alone says 1 (its one worker). */
+  /* wait: told `waiting` rather than `done` between jobs (issue 36), unless --exit-when-done. */
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, NULL, NULL, NQ_SOLVER_VERSION,
                   cfg->threads > 0 ? cfg->threads : 1, "nq-client " NQ_VERSION_STRING,
-                  cfg->public_name, 0, 0, 0};
+                  cfg->public_name, 0, 0, 0, !cfg->exit_when_done};
   if (cli->enrolling) {
     h.enrol = cfg->enrol;
     h.name = enrol_name(cfg, name);
@@ -579,6 +583,20 @@ static void handle_error(cli_t *cli, const json_t *msg) {
   nq_log(NQ_LOG_WARN, "server error %s: %s", e.name, e.message);
 }
 
+/* No job runs on the server (welcome or no_work `waiting`): ask again later, the interval doubling
+ * from the server's retry_after up to WAIT_MAX_S, with the session kept open. The next job's work
+ * comes with the answer to a get_work, as any work does. */
+static void job_waiting(cli_t *cli, int64_t retry_after) {
+  int first = cli->wait_s == 0;
+  int64_t s = first ? retry_after : 2 * (int64_t)cli->wait_s;
+  cli->wait_s = (int)(s < 1 ? 1 : s > WAIT_MAX_S ? WAIT_MAX_S : s);
+  nq_log(first ? NQ_LOG_INFO : NQ_LOG_DEBUG, "no job runs on the server now (%ld unit(s) solved "
+         "here so far); waiting for the next one, asking again in %d s", cli->units_done,
+         cli->wait_s);
+  cli->nowork_wait = 1;
+  uv_timer_start(&cli->retry_timer, on_retry_timer, (uint64_t)cli->wait_s * 1000, 0);
+}
+
 static void handle_welcome(cli_t *cli, const json_t *msg) {
   nq_welcome_t w;
   nq_proto_err_t err;
@@ -612,7 +630,8 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
   cli->progress_interval = pi;
   cli->max_outstanding = w.max_outstanding;
   nq_log(NQ_LOG_INFO, "session open as %s: job N=%d %s, progress every %d s", client, w.job_n,
-         w.job_state == NQ_JOB_DONE ? "done" : "running", pi);
+         w.job_state == NQ_JOB_DONE ? "done" : w.job_state == NQ_JOB_WAITING ? "done (waiting "
+         "for the next job)" : "running", pi);
   in_reach(cli);
   outcome(cli, "session open");
   snprintf(cli->st.client, sizeof cli->st.client, "%s", client);
@@ -642,6 +661,8 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
   if (w.job_state == NQ_JOB_DONE) {
     nq_log(NQ_LOG_INFO, "the job is done; nothing to do");
     job_finished(cli);
+  } else if (w.job_state == NQ_JOB_WAITING) {
+    job_waiting(cli, DEFAULT_RETRY_S);
   }
   cli_pump(cli);
 }
@@ -675,6 +696,11 @@ static void handle_work(cli_t *cli, const json_t *msg) {
     if (queue_push(cli, &as) != 0) continue;
     fresh++;
     nq_log(NQ_LOG_DEBUG, "assignment %" PRId64 ": %s", as.id, as.unit);
+    cli->st.job_n = atoi(as.unit); /* a unit's text begins with its N: the job may have changed */
+  }
+  if (fresh && cli->wait_s) {
+    nq_log(NQ_LOG_INFO, "work again: job N=%d", cli->st.job_n);
+    cli->wait_s = 0;
   }
   if (!fresh) {
     /* Only re-sent assignments: there is nothing new now, so do not ask again at once. */
@@ -695,6 +721,11 @@ static void handle_no_work(cli_t *cli, const json_t *msg) {
   if (nw.reason == NQ_NOWORK_DONE) {
     nq_log(NQ_LOG_INFO, "the job is done (%ld unit(s) solved here)", cli->units_done);
     job_finished(cli);
+    cli_pump(cli);
+    return;
+  }
+  if (nw.reason == NQ_NOWORK_WAITING) {
+    job_waiting(cli, nw.retry_after);
     cli_pump(cli);
     return;
   }

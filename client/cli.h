@@ -48,7 +48,8 @@ typedef enum {
 typedef enum {
   CLI_REASON_NONE = 0, /* still running */
   CLI_REASON_LIMIT,    /* --once / --max-units reached (drains: waits for every ack) */
-  CLI_REASON_JOB_DONE, /* the server says the job is finished (drains) */
+  CLI_REASON_JOB_DONE, /* the server says the job is finished and none follows (drains): told
+                          to --exit-when-done clients and by --exit-when-done servers */
   CLI_REASON_STOPPED,  /* a stop request: SIGINT/SIGTERM or cli_stop (drains while connected) */
   CLI_REASON_PROTOCOL, /* the server broke the protocol or refused ours (bad_message, ...) */
   CLI_REASON_VERSION,  /* protocol version mismatch: upgrade_required, or version */
@@ -76,6 +77,8 @@ typedef struct cli_config_s {
   const char *public_name; /* --public-name: shown on the server's public page; NULL: anonymous */
   const char *state;  /* --state directory */
   long max_units;     /* --max-units (--once is 1); 0 = no limit */
+  int exit_when_done; /* --exit-when-done: leave when the server runs no job (hello without
+                       * `wait`), as clients did before issue 36; else wait for the next job */
   double checkpoint_seconds; /* --checkpoint-seconds: the running unit is saved this often (60) */
   nq_priority_t priority; /* --priority of the solver threads (idle) */
   int cpu_limit;      /* --cpu-limit: 1..100 percent of the solver threads' time (100) */

@@ -32,6 +32,7 @@ static void usage(FILE *f) {
           "usage: nq-client --server HOST:PORT --ca CA.pem\n"
           "                 (--token-file FILE | --enrol-file FILE [--name NAME])\n"
           "                 [--threads T] [--state DIR] [--once] [--max-units K]\n"
+          "                 [--exit-when-done]\n"
           "                 [--checkpoint-seconds S] [--public-name NAME]\n"
           "                 [--priority idle|low|normal] [--cpu-limit PCT] [--pause-file PATH]\n"
           "                 [--pause-on-battery] [--pause-between HH:MM-HH:MM]\n"
@@ -61,6 +62,9 @@ static void usage(FILE *f) {
           "                      (default: $HOME/.nq-client)\n"
           "  --once              solve one unit, report it and exit\n"
           "  --max-units K       solve K units, report them and exit\n"
+          "  --exit-when-done    exit 0 when the server runs no job (by default the client\n"
+          "                      waits between jobs, asking with backoff up to every 120 s,\n"
+          "                      and goes on with the next queued job)\n"
           "  --checkpoint-seconds S  save the running unit's finished tasks every S seconds\n"
           "                      (default 60; also on SIGTERM/SIGINT, which stop the client in\n"
           "                      about 2 s; the next start resumes the unit from there)\n"
@@ -143,13 +147,14 @@ int main(int argc, char **argv) {
   enum { O_SERVER = 1, O_CA, O_TOKEN, O_ENROL, O_NAME, O_THREADS, O_STATE, O_ONCE, O_MAX, O_CKPT,
          O_PUBLIC, O_HELP, O_VERSION, O_TOKEN_FILE, O_ENROL_FILE, O_PRIORITY, O_CPU_LIMIT,
          O_PAUSE_FILE, O_GPU, O_PAUSE_BATTERY, O_PAUSE_BETWEEN, O_LOG_LEVEL, O_LOG_SUMMARY,
-         O_WARN_UNREACH };
+         O_WARN_UNREACH, O_EXIT_DONE };
   static const struct option opts[] = {
       {"server", required_argument, NULL, O_SERVER}, {"ca", required_argument, NULL, O_CA},
       {"token", required_argument, NULL, O_TOKEN},   {"enrol", required_argument, NULL, O_ENROL},
       {"name", required_argument, NULL, O_NAME},     {"threads", required_argument, NULL, O_THREADS},
       {"state", required_argument, NULL, O_STATE},   {"once", no_argument, NULL, O_ONCE},
       {"max-units", required_argument, NULL, O_MAX}, {"help", no_argument, NULL, O_HELP},
+      {"exit-when-done", no_argument, NULL, O_EXIT_DONE},
       {"checkpoint-seconds", required_argument, NULL, O_CKPT},
       {"public-name", required_argument, NULL, O_PUBLIC},
       {"version", no_argument, NULL, O_VERSION},
@@ -192,6 +197,7 @@ int main(int argc, char **argv) {
       break;
     case O_STATE: cfg.state = optarg; break;
     case O_ONCE: once = 1; break;
+    case O_EXIT_DONE: cfg.exit_when_done = 1; break;
     case O_THREADS:
       if (parse_long(optarg, 0, 1024, &v)) {
         fprintf(stderr, "nq-client: --threads wants 0..1024, not '%s'\n", optarg);

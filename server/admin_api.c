@@ -1,6 +1,7 @@
 /* nq-server: the admin API -- the operators' commands and the JSON views of the store they answer
  * with (see admin_api.h). */
 #include "admin_api.h"
+#include "store_queue.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -86,8 +87,7 @@ json_t *srv_job_json(const srv_job_t *job) {
   put(o, "est_nodes", job->est_nodes > 0 ? json_real(job->est_nodes) : json_null(), &ok);
   put(o, "est_se", job->est_nodes > 0 ? json_real(job->est_se) : json_null(), &ok);
   put(o, "seed", json_integer((json_int_t)job->seed), &ok);
-  int final = job->state == SRV_JOB_DONE || (job->state == SRV_JOB_ARCHIVED && job->finished);
-  put(o, "final", final ? final_json(job) : json_null(), &ok);
+  put(o, "final", srv_job_is_done(job) ? final_json(job) : json_null(), &ok);
   if (!ok) {
     json_decref(o);
     return NULL;
@@ -109,7 +109,7 @@ static void put_match(json_t *o, const srv_job_t *job, int *ok) {
   if (!k) {
     snprintf(line, sizeof line, "N=%d is beyond the published table; no reference to compare",
              job->n);
-  } else if (job->state != SRV_JOB_DONE) {
+  } else if (!srv_job_is_done(job)) {
     snprintf(line, sizeof line, "not done yet; published TOTAL for N=%d is %s", job->n, k->total);
   } else {
     char t[40], u[40], c2[40], c4[40], c8[40];
@@ -153,7 +153,7 @@ static json_t *progress_json(const srv_stats_t *s, int64_t now, json_t **rate_ou
   double est_total = vnodes + remaining;
   double percent;
   const char *method;
-  int done = job->state == SRV_JOB_DONE;
+  int done = srv_job_is_done(job);
   if (done) {
     percent = 100.0, method = "done";
   } else if (by_est) {
@@ -241,7 +241,7 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
   int ok = 1;
   const srv_job_t *job = &s.job; /* fresh from the store, not the caller's possibly stale copy */
   put(o, "now", json_integer(now), &ok);
-  put(o, "done", json_boolean(job->state == SRV_JOB_DONE), &ok);
+  put(o, "done", json_boolean(srv_job_is_done(job)), &ok);
   put(o, "job", srv_job_json(job), &ok);
   json_t *u = json_object();
   put(o, "units", u, &ok);
@@ -262,7 +262,7 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
   put(o, "progress", progress_json(&s, now, &rate), &ok);
   put(o, "rate", rate, &ok);
   put(o, "verified", totals_json(&s.verified), &ok);
-  put(o, "final", job->state == SRV_JOB_DONE ? final_json(job) : json_null(), &ok);
+  put(o, "final", srv_job_is_done(job) ? final_json(job) : json_null(), &ok);
   put_match(o, job, &ok);
   put(o, "clients", json_pack("{s:I, s:I, s:I, s:I}", "active", (json_int_t)s.clients_active,
                               "known", (json_int_t)s.clients_known, "banned",
@@ -769,6 +769,117 @@ static int cmd_job(srv_store_t *st, int64_t serving, const nq_admin_req_t *req, 
   return *out ? 0 : store_refuse(st, NQ_ENOMEM, "job", err);
 }
 
+/* ---- the job queue (issue 36) --------------------------------------------------------------- */
+
+/* One queue entry: {"id", "n", "depth", "unit_seconds", "max_depth", "quorum", "max_results",
+ * "state" (queued/started/cancelled/failed), "added", "changed", "job_id" (started: its job,
+ * else null), "error" (failed: why, else null)}. */
+static json_t *queued_json(const srv_queued_t *q) {
+  return json_pack("{s:I, s:i, s:i, s:f, s:i, s:i, s:i, s:s, s:I, s:I, s:o, s:o}", "id",
+                   (json_int_t)q->id, "n", q->opts.n, "depth", q->opts.depth, "unit_seconds",
+                   q->opts.unit_seconds, "max_depth", q->opts.max_depth, "quorum",
+                   q->opts.quorum, "max_results", q->opts.max_results, "state",
+                   srv_queue_state_name(q->state), "added", (json_int_t)q->added, "changed",
+                   (json_int_t)q->changed, "job_id",
+                   q->job_id ? json_integer(q->job_id) : json_null(), "error",
+                   q->error[0] ? json_string(q->error) : json_null());
+}
+
+static int queued_cb(const srv_queued_t *q, void *arg) {
+  json_t *v = queued_json(q);
+  return v && json_array_append_new(arg, v) == 0 ? 0 : NQ_ENOMEM;
+}
+
+/* job_list: {"queue": [entry...]} -- the queued entries, oldest (next) first; with `all`, every
+ * entry ever queued. */
+static json_t *queue_json(srv_store_t *st, int all) {
+  json_t *arr = json_array();
+  int rc = arr ? srv_queue_list(st, all, queued_cb, arr) : NQ_ENOMEM;
+  return wrap(st, "queue", arr, rc);
+}
+
+/* job_add: the entry as queued, and "position" (1 = next). */
+static int cmd_job_add(srv_store_t *st, const nq_admin_req_t *req, int64_t now, json_t **out,
+                       srv_admin_effects_t *fx, nq_proto_err_t *err) {
+  nq_jobopts_t o;
+  nq_jobopts_default(&o);
+  o.n = req->job_n;
+  o.depth = req->depth;
+  o.max_depth = req->max_depth;
+  o.unit_seconds = req->unit_seconds;
+  if (req->quorum) o.quorum = req->quorum;
+  if (req->max_results) o.max_results = req->max_results;
+  srv_queued_t q;
+  int rc = srv_queue_add(st, &o, now, &q);
+  if (rc == NQ_ERANGE || rc == NQ_EINVAL)
+    return refuse(err, NQ_ERR_BAD_MESSAGE, "job add: %s", srv_store_errmsg(st));
+  if (rc) return store_refuse(st, rc, "queued job", err);
+  json_t *list = queue_json(st, 0);
+  *out = queued_json(&q);
+  if (!list || !*out) {
+    json_decref(list);
+    json_decref(*out);
+    *out = NULL;
+    return store_refuse(st, NQ_ENOMEM, "queued job", err);
+  }
+  json_object_set_new(*out, "position", json_integer((json_int_t)json_array_size(
+                                            json_object_get(list, "queue"))));
+  json_decref(list);
+  fx->queued = 1;
+  return 0;
+}
+
+/* job_cancel: the entry afterwards. A started one is refused (bad_state, with how to stop its
+ * job); an unknown id is not_found. */
+static int cmd_job_cancel(srv_store_t *st, const nq_admin_req_t *req, int64_t now, json_t **out,
+                          nq_proto_err_t *err) {
+  srv_queued_t q;
+  int rc = srv_queue_cancel(st, req->queue_id, now, &q);
+  if (rc == NQ_ESTATE) return refuse(err, NQ_ERR_BAD_STATE, "%s", srv_store_errmsg(st));
+  if (rc == NQ_ENOTFOUND)
+    return refuse(err, NQ_ERR_NOT_FOUND, "no queued job %lld (nq-admin job list --all shows "
+                  "them all)", (long long)req->queue_id);
+  if (rc) return store_refuse(st, rc, "queued job", err);
+  *out = queued_json(&q);
+  return *out ? 0 : store_refuse(st, NQ_ENOMEM, "queued job", err);
+}
+
+/* job_next: the operator's word to a running server (`serving`): start the next queued job now.
+ * {"next": the entry, "set_aside": the served job's id when it runs and force sets it aside, else
+ * null}. The server switches after the batch commits (fx->next). Refused: in local mode (no
+ * server to switch: bad_state), with nothing queued (not_found), while the served job runs
+ * unless force (bad_state, with what force does). */
+static int cmd_job_next(srv_store_t *st, const srv_job_t *job, int64_t serving,
+                        const nq_admin_req_t *req, json_t **out, srv_admin_effects_t *fx,
+                        nq_proto_err_t *err) {
+  if (!serving)
+    return refuse(err, NQ_ERR_BAD_STATE, "job next is the word to a running server (nq-admin "
+                  "--server HOST:PORT job next); a server starts the next queued job by itself "
+                  "when the job it serves is done, at start too");
+  srv_queued_t q;
+  int rc = srv_queue_next(st, &q);
+  if (rc == NQ_ENOTFOUND)
+    return refuse(err, NQ_ERR_NOT_FOUND, "no job queued (nq-admin job add N ...)");
+  if (rc) return store_refuse(st, rc, "queued job", err);
+  srv_job_t cur;
+  if ((rc = srv_job_get(st, serving, &cur)) != 0) return store_refuse(st, rc, "job", err);
+  int running = !srv_job_is_done(&cur);
+  if (running && q.opts.n == cur.n)
+    return refuse(err, NQ_ERR_BAD_STATE, "the next queued job (%lld) is for N=%d, the job the "
+                  "server runs now", (long long)q.id, cur.n);
+  if (running && !req->force)
+    return refuse(err, NQ_ERR_BAD_STATE, "the job for N=%d (job %lld) is still running: wait "
+                  "for it, or --force to set it aside (its leases are released; it stays in the "
+                  "store and resumes when N=%d is queued again)", cur.n, (long long)cur.id,
+                  cur.n);
+  *out = json_pack("{s:o, s:o}", "next", queued_json(&q), "set_aside",
+                   running ? json_integer(cur.id) : json_null());
+  if (!*out) return store_refuse(st, NQ_ENOMEM, "job next", err);
+  fx->next = running ? 2 : 1;
+  (void)job;
+  return 0;
+}
+
 int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
                    const srv_sched_config_t *cfg, const nq_admin_req_t *req, int64_t now,
                    json_t **data, srv_admin_effects_t *fx, nq_proto_err_t *err) {
@@ -798,6 +909,10 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
   case NQ_ADMIN_UNIT_RETRY: return cmd_unit_retry(st, job, req, now, data, fx, err);
   case NQ_ADMIN_JOB_ARCHIVE:
   case NQ_ADMIN_JOB_DELETE: return cmd_job(st, serving, req, now, data, err);
+  case NQ_ADMIN_JOB_ADD: return cmd_job_add(st, req, now, data, fx, err);
+  case NQ_ADMIN_JOB_LIST: *data = queue_json(st, req->all); break;
+  case NQ_ADMIN_JOB_CANCEL: return cmd_job_cancel(st, req, now, data, err);
+  case NQ_ADMIN_JOB_NEXT: return cmd_job_next(st, job, serving, req, data, fx, err);
   default: return refuse(err, NQ_ERR_BAD_MESSAGE, "admin: unknown cmd");
   }
   return *data ? 0 : store_refuse(st, NQ_EIO, "store", err);

@@ -9,7 +9,8 @@
  *
  * Every builder returns a new reference the caller json_decref()s, or NULL on failure; then
  * srv_store_errmsg(st) says why (or the allocation failed). Nothing here changes the store except
- * srv_admin_call for client_add, client_ban, unit_retry, job_archive and job_delete.
+ * srv_admin_call for client_add, client_ban, unit_retry, job_archive, job_delete, job_add and
+ * job_cancel.
  */
 #ifndef SRV_ADMIN_API_H
 #define SRV_ADMIN_API_H
@@ -64,6 +65,9 @@ typedef struct srv_admin_effects_s {
   char unit[NQ_UNIT_TEXT_MAX]; /* ... this one */
   int64_t reopened_units;      /* client_ban, owner_ban, unit_reopen, unit_retry: units re-opened */
   int job_reopened;            /* ... and the finished job runs again */
+  int queued;                  /* job_add: a job was queued (a waiting server starts it) */
+  int next;                    /* job_next: start the next queued job now (1), even though the
+                                * served job runs (2: --force) */
 } srv_admin_effects_t;
 
 /* {"owners": [...]}: every owner by name (docs/operations.md). */

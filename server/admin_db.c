@@ -16,11 +16,24 @@ struct nq_admin_db_s {
   srv_job_t job; /* zero when there is none */
 };
 
-/* Local mode picks the job for --n, else the newest running job, else the newest job. */
+/* Local mode picks the job for --n (the newest archived one when none for N is live), else the
+ * newest running job, else the newest job. */
 static int pick_job_cb(const srv_job_t *job, void *arg) {
   srv_job_t *best = arg;
   if (best->id == 0 || job->state == SRV_JOB_RUNNING || best->state != SRV_JOB_RUNNING)
     *best = *job;
+  return 0;
+}
+
+/* --n N when every job for N is archived: the newest of them (its record, answer included). */
+typedef struct pick_n_s {
+  int n;
+  srv_job_t *best;
+} pick_n_t;
+
+static int pick_n_cb(const srv_job_t *job, void *arg) {
+  pick_n_t *p = arg;
+  if (job->n == p->n) *p->best = *job;
   return 0;
 }
 
@@ -40,6 +53,11 @@ int nq_admin_db_open(const char *path, int n, int need_job, nq_admin_db_t **out,
   }
   if (n > 0) {
     rc = srv_job_find_n(db->st, n, &db->job);
+    if (rc == NQ_ENOTFOUND) {
+      pick_n_t p = {n, &db->job};
+      rc = srv_job_list(db->st, pick_n_cb, &p);
+      if (rc == 0 && db->job.id == 0) rc = NQ_ENOTFOUND;
+    }
   } else {
     rc = srv_job_list(db->st, pick_job_cb, &db->job);
     if (rc == 0 && db->job.id == 0) rc = NQ_ENOTFOUND;

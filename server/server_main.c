@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nq/job_opts.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/plan.h"
@@ -14,17 +15,16 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: nq-server --n N [options]\n"
+          "usage: nq-server [--n N] [options]\n"
           "Coordinate the distributed count of the N-Queens solutions for board size N.\n"
+          "Without --n it serves the job the data directory runs, else the next queued one\n"
+          "(nq-admin job add); when a job is done the next queued job starts\n"
+          "(docs/operations.md, \"The job queue\").\n"
           "\n"
-          "  --n N                 board size (%d..%d), required\n"
-          "  --unit-seconds S      units sized to about S core-seconds of the reference core\n"
-          "                        (1e9 nodes/s), mixed depths (default %g: 2 hours)\n"
-          "  --max-depth D         with --unit-seconds: the deepest a unit may be (default N-1)\n"
-          "  --depth D             instead: every unit at prefix depth D (2..N-1)\n"
-          "                        (an existing job is resumed as it was made; giving a\n"
-          "                        different --depth or --unit-seconds is refused)\n"
-          "  --quorum Q            agreeing results from distinct owners per unit (default 2)\n"
+          "The job:\n");
+  nq_jobopts_usage(f, 1);
+  fprintf(f,
+          "The server:\n"
           "  --quorum-distinct M   what makes two results independent: client, owner or\n"
           "                        network (their /24 or /64) (default owner; every client\n"
           "                        enrolled with the server's own key has the owner `default`:\n"
@@ -65,7 +65,7 @@ static void usage(FILE *f) {
           "  --log-summary S       interval of the refusal summaries in the log (default 10)\n"
           "  --hostname NAME       extra name/IP in the server certificate (repeatable)\n"
           "  --ban-threshold T     auto-ban after T invalid results, 0 = never (default 3)\n"
-          "  --exit-when-done      exit 0 shortly after the job is finished\n"
+          "  --exit-when-done      exit 0 shortly after the job is finished and none is queued\n"
           "  --backup-dir DIR      take scheduled online backups of the database into DIR,\n"
           "                        each checked before it counts (docs/operations.md)\n"
           "  --backup-every S      seconds between backups (default 3600)\n"
@@ -84,8 +84,7 @@ static void usage(FILE *f) {
           "                        http://ADDR:PORT/ of --http unless it is a wildcard)\n"
           "  --help                this text\n"
           "  --version             the software and protocol versions\n"
-          "Environment: NQ_LOG_LEVEL=error|warn|info|debug.\n",
-          NQ_UNIT_MIN_N, NQ_MAX_N, NQ_PLAN_DEFAULT_UNIT_SECONDS);
+          "Environment: NQ_LOG_LEVEL=error|warn|info|debug.\n");
 }
 
 /* Parse a decimal integer option within [min, max]; exits with status 2 on error. */
@@ -101,19 +100,13 @@ static int int_arg(const char *opt, const char *v, long min, long max) {
 
 static void parse_args(srv_config_t *cfg, int argc, char **argv) {
   enum { O_RETRY = 200 }; /* a separate enum, so that options added below merge cleanly */
-  enum { O_N = 256, O_DEPTH, O_SECS, O_MAXDEPTH, O_QUORUM, O_MAXRES, O_LISTEN, O_DATA, O_LEASE,
+  enum { O_LISTEN = 256, O_DATA, O_LEASE,
          O_LEASEMIN, O_MAXOUT, O_MAXCONN, O_IDLE, O_HOST, O_BAN, O_EXIT, O_DISTINCT, O_SPOT,
          O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPADDR, O_HTTPTIME, O_PAGEURL, O_HELP, O_HELLO,
          O_PREAUTH, O_PREAUTHALL, O_ENROL, O_MAXCLI,
          O_AFLIMIT, O_AFDELAY, O_SUMMARY, O_VERSION, O_BKDIR, O_BKEVERY, O_BKKEEP, O_OUTMAX,
          O_KEEPENROL };
-  static const struct option opts[] = {
-      {"n", required_argument, 0, O_N},
-      {"depth", required_argument, 0, O_DEPTH},
-      {"unit-seconds", required_argument, 0, O_SECS},
-      {"max-depth", required_argument, 0, O_MAXDEPTH},
-      {"quorum", required_argument, 0, O_QUORUM},
-      {"max-results", required_argument, 0, O_MAXRES},
+  static const struct option own[] = {
       {"listen", required_argument, 0, O_LISTEN},
       {"data", required_argument, 0, O_DATA},
       {"lease-seconds", required_argument, 0, O_LEASE},
@@ -149,28 +142,23 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"help", no_argument, 0, O_HELP},
       {"version", no_argument, 0, O_VERSION},
       {0, 0, 0, 0}};
-  int nhost = 0, c;
+  /* The job's options come from their one table (nq/job_opts.h), shared with nq-admin job add. */
+  struct option opts[sizeof own / sizeof own[0] + NQ_JOBOPT_COUNT];
+  int nopts = 0, nhost = 0, c;
+  nq_jobopts_t job;
+  nq_jobopts_default(&job);
+  nq_jobopts_getopt(opts, &nopts, 1);
+  memcpy(opts + nopts, own, sizeof own);
+  char err[200];
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    switch (c) {
-    case O_N: cfg->n = int_arg("n", optarg, NQ_UNIT_MIN_N, NQ_MAX_N); break;
-    /* Depths are judged against N below (nq_unit_depth_check), never clamped. */
-    case O_DEPTH: cfg->depth = int_arg("depth", optarg, -1000, 1000); break;
-    case O_MAXDEPTH: cfg->max_depth = int_arg("max-depth", optarg, -1000, 1000); break;
-    case O_SECS: {
-      char *end;
-      cfg->unit_seconds = strtod(optarg, &end);
-      char err[200];
-      double nodes;
-      if (!*optarg || *end || nq_plan_seconds_to_nodes(cfg->unit_seconds, &nodes, err,
-                                                       sizeof err) != 0) {
-        fprintf(stderr, "nq-server: --unit-seconds: %s\n",
-                *optarg && !*end ? err : "expected a number of seconds");
+    if (nq_jobopt_is(c)) {
+      if (nq_jobopt_set(&job, c, optarg, err, sizeof err) != 0) {
+        fprintf(stderr, "nq-server: %s\n", err);
         exit(2);
       }
-      break;
+      continue;
     }
-    case O_QUORUM: cfg->quorum = int_arg("quorum", optarg, 1, 100); break;
-    case O_MAXRES: cfg->max_results = int_arg("max-results", optarg, 1, 1000); break;
+    switch (c) {
     case O_LISTEN:
       if (srv_config_set_listen(cfg, optarg) != 0) {
         fprintf(stderr, "nq-server: --listen: expected ADDR:PORT, got '%s'\n", optarg);
@@ -269,26 +257,26 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
     fprintf(stderr, "nq-server: unexpected argument '%s'\n", argv[optind]);
     exit(2);
   }
-  if (cfg->n == 0) {
-    fprintf(stderr, "nq-server: --n is required\n");
-    usage(stderr);
+  /* Without --n the data directory says which job to serve (srv_init); the other job options
+   * then describe nothing and are refused rather than ignored. */
+  if (job.n == 0) {
+    nq_jobopts_t none;
+    nq_jobopts_default(&none);
+    if (memcmp(&job, &none, sizeof job) != 0) {
+      fprintf(stderr, "nq-server: the job options (--depth, --unit-seconds, --max-depth, "
+              "--quorum, --max-results) go with --n; to queue a job: nq-admin job add N ...\n");
+      exit(2);
+    }
+  } else if (nq_jobopts_check(&job, err, sizeof err) != 0) {
+    fprintf(stderr, "nq-server: %s\n", err);
     exit(2);
   }
-  if (cfg->max_results < cfg->quorum) {
-    fprintf(stderr, "nq-server: --max-results must be >= --quorum\n");
-    exit(2);
-  }
-  char err[200];
-  if (cfg->depth != 0 && (cfg->unit_seconds > 0 || cfg->max_depth != 0)) {
-    fprintf(stderr, "nq-server: --depth makes a flat job; it does not go with --unit-seconds or "
-            "--max-depth\n");
-    exit(2);
-  }
-  if ((cfg->depth != 0 && nq_unit_depth_check(cfg->n, cfg->depth, err, sizeof err) != 0) ||
-      (cfg->max_depth != 0 && nq_unit_depth_check(cfg->n, cfg->max_depth, err, sizeof err) != 0)) {
-    fprintf(stderr, "nq-server: %s%s\n", cfg->max_depth != 0 ? "--max-depth: " : "", err);
-    exit(2);
-  }
+  cfg->n = job.n;
+  cfg->depth = job.depth;
+  cfg->unit_seconds = job.unit_seconds;
+  cfg->max_depth = job.max_depth;
+  cfg->quorum = job.quorum;
+  cfg->max_results = job.max_results;
 }
 
 int main(int argc, char **argv) {

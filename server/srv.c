@@ -514,6 +514,12 @@ static void batch_run(srv_t *s) {
     s->ban_pending = 0;
     close_banned(s);
   }
+  if (s->queue_pending || s->next_pending) {
+    int force = s->next_pending == 2;
+    s->queue_pending = s->next_pending = 0;
+    if ((s->job_done || force) && !s->reopen_pending && !s->done_pending)
+      srv_next_start(s, nq_now_wall(), force);
+  }
   if (s->reopen_pending || s->done_pending) {
     /* One batch may finish the job and re-open it (a spot check that disagrees right after the
      * last verification), or the reverse: what counts is the job as committed, not the order of
@@ -558,6 +564,8 @@ static void on_sweep(uv_timer_t *t) {
   }
   if (rc != 0) nq_log(NQ_LOG_ERROR, "lease sweep: %s", srv_store_errmsg(s->store));
   else if (n > 0) nq_log(NQ_LOG_INFO, "%lld expired lease(s) released", (long long)n);
+  /* A job queued in local mode (nq-admin --data DIR job add) while none runs starts here. */
+  if (s->job_done) srv_next_start(s, nq_now_wall(), 0);
 }
 
 static void on_summary_timer(uv_timer_t *t) {
@@ -640,14 +648,21 @@ static void tell_done(srv_t *s) {
            (long long)spot);
     return;
   }
+  /* Clients that wait between jobs (hello `wait`) hear `waiting` unless the server leaves too
+   * (--exit-when-done): the next job comes with `nq-admin job add`. */
   nq_no_work_t nw = {s->cfg.retry_after, NQ_NOWORK_DONE};
-  json_t *m = nq_no_work_pack(&nw);
-  if (!m) return;
-  int n = 0;
-  for (srv_conn_t *sc = s->conns; sc; sc = sc->next)
-    if (sc->conn && sc->state == SRV_CONN_CLIENT && nq_conn_send(sc->conn, m) == 0) n++;
+  nq_no_work_t nwait = {s->cfg.retry_after, NQ_NOWORK_WAITING};
+  json_t *m = nq_no_work_pack(&nw), *mw = nq_no_work_pack(&nwait);
+  int n = 0, waiting = 0;
+  for (srv_conn_t *sc = s->conns; m && mw && sc; sc = sc->next) {
+    if (!sc->conn || sc->state != SRV_CONN_CLIENT) continue;
+    int w = sc->waits && !s->cfg.exit_when_done;
+    if (nq_conn_send(sc->conn, w ? mw : m) == 0) n++, waiting += w;
+  }
   json_decref(m);
-  if (n) nq_log(NQ_LOG_INFO, "told %d connected client(s) that the job is done", n);
+  json_decref(mw);
+  if (n) nq_log(NQ_LOG_INFO, "told %d connected client(s) that the job is done (%d of them wait "
+                "for the next job: nq-admin job add N)", n, waiting);
 }
 
 void srv_job_finished(srv_t *s) {
@@ -677,6 +692,8 @@ void srv_job_finished(srv_t *s) {
     if (k && strcmp(k->total, t) != 0)
       nq_log(NQ_LOG_ERROR, "published TOTAL for N=%d is %s", job.n, k->total);
   }
+  /* The next queued job starts now; the clients go on with it and hear nothing of `done`. */
+  if (srv_next_start(s, nq_now_wall(), 0) > 0) return;
   tell_done(s);
   if (s->cfg.exit_when_done && !s->stopping && (s->handles_open & H_EXIT))
     uv_timer_start(&s->exit_timer, on_exit_timer, (uint64_t)s->cfg.exit_grace_ms, 0);
@@ -702,7 +719,7 @@ static int owner_key_cb(const srv_owner_t *o, void *arg) {
 
 /* A quorum by owner with no owner of its own can never verify a unit: everyone who enrols with
  * enrol.key is the owner `default`. Say so at start rather than let the job sit still. */
-static void warn_one_owner(srv_t *s) {
+void srv_warn_one_owner(srv_t *s) {
   int keyed = 0;
   if (s->cfg.quorum_distinct != SRV_DISTINCT_OWNER || s->sched.job.quorum < 2) return;
   if (srv_owner_list(s->store, owner_key_cb, &keyed) != 0 || keyed > 0) return;
@@ -784,7 +801,7 @@ static int handles_start(srv_t *s) {
 
 /* The progress line of a job's creation (millions of units take minutes): every 5 s, and the
  * last one. */
-static void job_progress(const srv_job_progress_t *p, void *arg) {
+void srv_job_create_progress(const srv_job_progress_t *p, void *arg) {
   srv_t *s = arg;
   if (!p->done && p->seconds - s->create_logged < 5) return;
   s->create_logged = p->seconds;
@@ -804,11 +821,23 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
   srv_job_spec_t spec = {.n = s->cfg.n, .depth = s->cfg.depth,
                          .unit_seconds = s->cfg.unit_seconds, .max_depth = s->cfg.max_depth,
                          .quorum = s->cfg.quorum, .max_results = s->cfg.max_results,
-                         .progress = job_progress, .progress_arg = s};
-  rc = srv_job_open(s->store, &spec, now, &job);
-  if (rc != 0) {
+                         .progress = srv_job_create_progress, .progress_arg = s};
+  if (s->cfg.n == 0) { /* no --n: the data directory (and its queue) says which job */
+    if ((rc = srv_next_pick(s, now, &job, errbuf, errlen)) != 0) return rc;
+    s->cfg.n = job.n;
+  } else if ((rc = srv_job_open(s->store, &spec, now, &job)) != 0) {
     snprintf(errbuf, errlen, "job N=%d: %s", s->cfg.n, srv_store_errmsg(s->store));
     return rc;
+  } else if (srv_job_is_done(&job)) {
+    /* --n names a finished job (a packaged server's first job, NQ_N), but the queue has moved on:
+     * serve the job it started rather than the old answer. */
+    srv_job_t newer;
+    if (srv_next_running(s, &newer) == 0 && newer.id > job.id) {
+      nq_log(NQ_LOG_INFO, "the job for N=%d is done; serving job %lld (N=%d), started from the "
+             "queue after it", job.n, (long long)newer.id, newer.n);
+      job = newer;
+      s->cfg.n = job.n;
+    }
   }
   srv_sched_config_t sc;
   srv_sched_config_default(&sc);
@@ -827,7 +856,7 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
     return rc;
   }
   if (recounted) nq_log(NQ_LOG_INFO, "votes of %d disputed unit(s) counted again", recounted);
-  warn_one_owner(s);
+  srv_warn_one_owner(s);
   return 0;
 }
 
@@ -868,7 +897,7 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   }
   if ((rc = srv_web_start(s, errbuf, errlen)) != 0) goto fail;
   if ((rc = srv_backup_start(s, errbuf, errlen)) != 0) goto fail;
-  if (s->sched.job.state == SRV_JOB_DONE) srv_job_finished(s);
+  if (srv_job_is_done(&s->sched.job)) srv_job_finished(s);
   return 0;
 fail:
   close_all_handles(s);

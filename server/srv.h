@@ -145,6 +145,7 @@ typedef struct srv_conn_s {
   char name[SRV_NAME_MAX + 1];
   uint64_t opened_ms;       /* uv_now at accept (hello deadline) */
   uint64_t last_frame_ms;   /* uv_now at the last frame (idle timeout) */
+  int waits;                /* role client: its hello said `wait` (it waits between jobs) */
   int refs;                 /* batch entries pointing here; freed when 0 and conn == NULL */
   struct srv_conn_s *prev, *next;
 } srv_conn_t;
@@ -172,6 +173,8 @@ struct srv_s {
   int done_pending;    /* a request of the current batch finished the job; log after commit */
   int reopen_pending;  /* ... or re-opened the finished job (a spot check, a ban) */
   int ban_pending;     /* a request of the current batch banned a client; close it after commit */
+  int queue_pending;   /* a request of the current batch queued a job; start it if none runs */
+  int next_pending;    /* ... or asked for the next job now (1; 2: setting the running one aside) */
   int stopping;        /* shutdown has begun */
   int exit_code;
   double create_logged; /* job creation: seconds at the last progress line */
@@ -221,6 +224,28 @@ void srv_free(srv_t *s);
 /* The finished job was re-opened (srv_job_reopened): it is running again. */
 void srv_job_reopened(srv_t *s);
 void srv_job_finished(srv_t *s);
+
+/* The warning that a quorum by owner cannot be reached with the owners that exist (at start, and
+ * when a queued job starts). */
+void srv_warn_one_owner(srv_t *s);
+/* srv_job_progress_cb of a job's creation: its progress lines in the log (arg: the srv_t). */
+void srv_job_create_progress(const srv_job_progress_t *p, void *arg);
+
+/* ---- srv_next.c: the job queue (issue 36) ---- */
+
+/* The job to serve when nq-server was given no --n: the newest running job, else the newest done
+ * one (srv_init then starts the next queued job), else the next queued job, made now. 0 and *job;
+ * NQ_ERANGE (nothing to serve: errbuf says to give --n or queue a job), NQ_EIO. */
+int srv_next_pick(srv_t *s, int64_t now, srv_job_t *job, char *errbuf, size_t errlen);
+/* The newest running job: 0 and *job, NQ_ENOTFOUND, NQ_EIO. */
+int srv_next_running(srv_t *s, srv_job_t *job);
+/* When the served job is done (or force: the operator's `job next --force`, which sets a running
+ * job aside): start the oldest queued job (made now: a big plan holds the loop for its creation,
+ * logged as it goes), release the old job's leases, switch the scheduler to the new one and wake
+ * the connected clients. Outside a transaction only. 1 if a job was started, 0 if none is queued
+ * (or the job is not done), < 0 on a store failure (logged). Entries that cannot start are
+ * marked failed. */
+int srv_next_start(srv_t *s, int64_t now, int force);
 
 /* ---- srv_proto.c ---- */
 

@@ -93,9 +93,15 @@ static const char *page_url(srv_t *s, char *buf, size_t len) {
   return buf;
 }
 
+/* What a client hears when no job runs: `waiting` if it waits between jobs (its hello said `wait`)
+ * and the server stays up for the next one; else `done`, as before issue 36. */
+static nq_job_state_t done_state(const srv_t *s, int waits) {
+  return waits && !s->cfg.exit_when_done ? NQ_JOB_WAITING : NQ_JOB_DONE;
+}
+
 /* client_id > 0: a client session, told its public name and credit too. */
 static json_t *welcome_new(srv_t *s, int64_t speak, const char *client, const char *token,
-                           int64_t client_id) {
+                           int64_t client_id, int waits) {
   const srv_job_t *j = &s->sched.job;
   int interval = s->cfg.lease_seconds / 4;
   /* A finished job with spot checks still wanted is not done for a client: it may be the owner
@@ -103,7 +109,7 @@ static json_t *welcome_new(srv_t *s, int64_t speak, const char *client, const ch
   int64_t spot = 0;
   if (s->job_done && client && srv_job_spot_pending(s->store, j->id, &spot) != 0) spot = 0;
   nq_welcome_t w = {speak, client, token, j->n, j->depth,
-                    s->job_done && spot == 0 ? NQ_JOB_DONE : NQ_JOB_RUNNING,
+                    s->job_done && spot == 0 ? done_state(s, waits) : NQ_JOB_RUNNING,
                     s->cfg.max_outstanding, interval < 1 ? 1 : interval, NULL, NULL, NULL};
   char url[NQ_PROTO_PAGE_MAX + 1], credit[40];
   srv_credit_t c;
@@ -287,7 +293,7 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
     snprintf(sc->name, sizeof sc->name, "admin");
     if (login_loggable(s, sc))
       nq_log(NQ_LOG_INFO, "admin connected from %s", nq_conn_peer(sc->conn));
-    r->reply = welcome_new(s, h.speak, NULL, NULL, 0);
+    r->reply = welcome_new(s, h.speak, NULL, NULL, 0, 0);
     return;
   }
   char token[2 * SRV_SECRET_BYTES + 1];
@@ -297,6 +303,7 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
   if (srv_client_set_public_name(s->store, sc->client_id, h.public_name) != 0)
     nq_log(NQ_LOG_WARN, "public name of %s: %s", sc->name, srv_store_errmsg(s->store));
   sc->state = SRV_CONN_CLIENT;
+  sc->waits = h.wait;
   /* Seen now, and what it runs (for `nq-admin clients`): informative, so a failure is only
    * logged, not worth a refusal. */
   if (srv_client_hello(s->store, sc->client_id, now, h.software, h.speak) != 0)
@@ -306,7 +313,8 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
     nq_log(NQ_LOG_INFO, "client %s connected from %s (%s, %d threads, %s, protocol %lld)",
            sc->name, nq_conn_peer(sc->conn), h.solver ? h.solver : "?",
            h.threads ? h.threads : 1, h.software ? h.software : "?", (long long)h.speak);
-  r->reply = welcome_new(s, h.speak, sc->name, enrolled ? token : NULL, sc->client_id);
+  r->reply = welcome_new(s, h.speak, sc->name, enrolled ? token : NULL, sc->client_id,
+                         sc->waits);
 }
 
 /* ---- client requests ---- */
@@ -339,6 +347,8 @@ static void h_get_work(srv_t *s, srv_req_t *r, int64_t now) {
     r->reply = nq_work_pack(w);
   } else {
     nq_no_work_t nw = {s->cfg.retry_after, srv_nowork_code(why)};
+    if (nw.reason == NQ_NOWORK_DONE && done_state(s, r->sc->waits) == NQ_JOB_WAITING)
+      nw.reason = NQ_NOWORK_WAITING;
     r->reply = nq_no_work_pack(&nw);
   }
 out:
@@ -453,6 +463,8 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
     nq_log(NQ_LOG_INFO, "admin %s: %lld unit(s) re-opened", nq_admin_cmd_name(req.cmd),
            (long long)fx.reopened_units);
   if (fx.job_reopened) s->reopen_pending = 1;
+  if (fx.queued) s->queue_pending = 1;
+  if (fx.next) s->next_pending = fx.next;
   nq_admin_reply_t rep = {req.cmd, data};
   r->reply = nq_admin_reply_pack(&rep);
   json_decref(data);

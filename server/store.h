@@ -156,6 +156,9 @@ int srv_job_open(srv_store_t *st, const srv_job_spec_t *spec, int64_t now, srv_j
 /* srv_job_open of a flat job at `depth` (the tests' and old callers' form). */
 int srv_job_ensure(srv_store_t *st, int n, int depth, int quorum, int max_results, int64_t now,
                    srv_job_t *job);
+/* 1 if every unit of the job was verified: state done, or archived after it was done (an archive
+ * keeps the answer; issue 36). */
+int srv_job_is_done(const srv_job_t *job);
 /* Look up a job by id, or the job for N that is not archived; NQ_ENOTFOUND if absent. */
 int srv_job_get(srv_store_t *st, int64_t job_id, srv_job_t *job);
 int srv_job_find_n(srv_store_t *st, int n, srv_job_t *job);
@@ -165,6 +168,10 @@ int srv_job_list(srv_store_t *st, srv_job_cb cb, void *arg);
 
 /* Leased assignments of the job's units (clients computing them now). */
 int srv_job_leases(srv_store_t *st, const srv_job_t *job, int64_t *leases);
+/* Release every lease on the job's units (its holders learn from their next progress or result
+ * that the work is gone); *n (may be NULL) = how many. The next job of the queue does this to the
+ * finished one, whose leased spot checks would otherwise count against its clients' caps. */
+int srv_job_release_leases(srv_store_t *st, const srv_job_t *job, int64_t *n);
 /* Archive the job: state `archived` (units, results and totals kept for the record; N is free for
  * a new job). Delete it: the job, its units, assignments and counters are removed, in batches of
  * `batch` units (one transaction each, 0 = SRV_JOB_BATCH; outside a transaction only). Either

@@ -72,6 +72,10 @@ static int job_query1(srv_store_t *st, const char *sql, int64_t arg, srv_job_t *
   return rc;
 }
 
+int srv_job_is_done(const srv_job_t *job) {
+  return job->state == SRV_JOB_DONE || (job->state == SRV_JOB_ARCHIVED && job->finished > 0);
+}
+
 int srv_job_get(srv_store_t *st, int64_t job_id, srv_job_t *job) {
   return job_query1(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?1", job_id, job);
 }
@@ -556,6 +560,16 @@ int srv_job_leases(srv_store_t *st, const srv_job_t *job, int64_t *leases) {
   return rc;
 }
 
+int srv_job_release_leases(srv_store_t *st, const srv_job_t *job, int64_t *n) {
+  int rc = srv_store_savepoint(st);
+  if (rc) return rc;
+  rc = srv_store_expire_leases(st, "SELECT a.unit_id " JOB_LEASES_WHERE,
+                               "UPDATE assignments SET state = 'expired' WHERE state = 'leased' "
+                               "AND unit_id IN (SELECT a.unit_id " JOB_LEASES_WHERE ")",
+                               job->id, n);
+  return srv_store_release(st, rc);
+}
+
 /* Refuse while clients hold leases on the job, or release them all (force). */
 static int leases_gate(srv_store_t *st, const srv_job_t *job, int force, const char *what) {
   int64_t n = 0;
@@ -564,10 +578,7 @@ static int leases_gate(srv_store_t *st, const srv_job_t *job, int force, const c
   if (!force)
     return srv_store_failf(st, NQ_EBUSY, "clients hold %lld lease(s) on the job for N=%d; wait "
                            "for them, or %s it anyway with --force", (long long)n, job->n, what);
-  return srv_store_expire_leases(st, "SELECT a.unit_id " JOB_LEASES_WHERE,
-                                 "UPDATE assignments SET state = 'expired' WHERE state = 'leased' "
-                                 "AND unit_id IN (SELECT a.unit_id " JOB_LEASES_WHERE ")",
-                                 job->id, NULL);
+  return srv_job_release_leases(st, job, NULL);
 }
 
 int srv_job_archive(srv_store_t *st, int64_t job_id, int force, int64_t now) {

@@ -73,7 +73,7 @@ run() {
   local cl=()
   for i in $(seq 1 "$CLIENTS"); do
     mkdir -p "$D/state-$i"
-    cpu_of "$D/client-$i.cpu" "$BIN/nq-client" --server "127.0.0.1:$cport" --ca "$D/data/ca.pem" \
+    cpu_of "$D/client-$i.cpu" "$BIN/nq-client" --exit-when-done --server "127.0.0.1:$cport" --ca "$D/data/ca.pem" \
       --enrol "$(cat "$D/data/enrol.key")" --name "c$i" --threads 1 --priority normal \
       --state "$D/state-$i" >>"$D/client-$i.log" 2>&1 &
     cl+=($!)

@@ -64,7 +64,7 @@ PYEOF
 client_cmd() { # client_cmd NAME STATE [extra args]: CMD = the nq-client command line
   local name=$1 state=$2
   shift 2
-  CMD=("$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem"
+  CMD=("$BIN/nq-client" --exit-when-done --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem"
     --enrol "$(cat "$D/data/enrol.key")" --name "$name" --state "$TMP/$state" --threads 1
     --priority normal "$@")
 }

@@ -868,6 +868,83 @@ START_TEST(binary_job_archive_delete) {
 }
 END_TEST
 
+/* The job queue through the protocol (issue 36): job_add (checked as nq-server checks its job
+ * options), job_list, job_cancel and their refusals. */
+START_TEST(admin_job_queue) {
+  fx_t f;
+  fx_init(&f, 8, 3, 2, 5, NULL);
+  json_t *r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":11,\"depth\":4}");
+  const json_t *d = json_object_get(r, "data");
+  ck_assert_str_eq(jstr(r, "type", NULL), "admin_reply");
+  ck_assert_int_eq(json_integer_value(json_object_get(d, "position")), 1);
+  ck_assert_int_eq(json_integer_value(json_object_get(d, "quorum")), 2); /* the default */
+  ck_assert_str_eq(jstr(d, "state", NULL), "queued");
+  ck_assert(json_is_null(json_object_get(d, "job_id")));
+  int64_t id = json_integer_value(json_object_get(d, "id"));
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":12,\"unit_seconds\":60,"
+              "\"quorum\":3,\"max_results\":4}");
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "data"), "position")), 2);
+  json_decref(r);
+  /* Settings nq-server would refuse are refused here, with its words. */
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":11,\"depth\":20}");
+  ck_assert_str_eq(jstr(r, "code", NULL), "bad_message");
+  ck_assert_ptr_nonnull(strstr(jstr(r, "message", NULL), "depth"));
+  json_decref(r);
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":11,\"quorum\":4,"
+                   "\"max_results\":3}", "bad_message");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":11,\"depth\":4,"
+                   "\"unit_seconds\":10}", "bad_message");
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM job_queue"), 2);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"job_list\"}");
+  const json_t *q = json_object_get(json_object_get(r, "data"), "queue");
+  ck_assert_int_eq((int)json_array_size(q), 2);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(q, 0), "n")), 11);
+  ck_assert(json_real_value(json_object_get(json_array_get(q, 1), "unit_seconds")) == 60);
+  json_decref(r);
+  char req[128];
+  snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"job_cancel\",\"id\":%lld}",
+           (long long)id);
+  r = ask(&f, req);
+  ck_assert_str_eq(jstr(json_object_get(r, "data"), "state", NULL), "cancelled");
+  json_decref(r);
+  expect_error(&f, req, "bad_state");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"job_cancel\",\"id\":99}", "not_found");
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"job_list\"}");
+  ck_assert_int_eq((int)json_array_size(json_object_get(json_object_get(r, "data"), "queue")), 1);
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"job_list\",\"all\":true}");
+  ck_assert_int_eq((int)json_array_size(json_object_get(json_object_get(r, "data"), "queue")), 2);
+  json_decref(r);
+  /* job_next: the word to a running server; N=12 is next, the served N=8 still runs. */
+  const char *next = "{\"type\":\"admin\",\"cmd\":\"job_next\"}";
+  const char *force = "{\"type\":\"admin\",\"cmd\":\"job_next\",\"force\":true}";
+  r = ask_as(&f, 0, next);
+  ck_assert_str_eq(jstr(r, "code", NULL), "bad_state");
+  ck_assert_ptr_nonnull(strstr(jstr(r, "message", NULL), "--server"));
+  json_decref(r);
+  r = ask(&f, next);
+  ck_assert_str_eq(jstr(r, "code", NULL), "bad_state");
+  ck_assert_ptr_nonnull(strstr(jstr(r, "message", NULL), "--force to set it aside"));
+  json_decref(r);
+  r = ask(&f, force);
+  d = json_object_get(r, "data");
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(d, "next"), "n")), 12);
+  ck_assert_int_eq(json_integer_value(json_object_get(d, "set_aside")), f.job.id);
+  json_decref(r);
+  /* Asking changes nothing in the store: the server switches after the commit. */
+  ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM job_queue WHERE state = 'queued'"), 1);
+  fx_done(&f);
+  /* Nothing queued: not_found; the next entry for the served N: refused. */
+  fx_init(&f, 8, 3, 2, 5, NULL);
+  expect_error(&f, next, "not_found");
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":8,\"depth\":4}");
+  json_decref(r);
+  expect_error(&f, force, "bad_state");
+  fx_done(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("admin");
   TCase *tc = tcase_create("status");
@@ -879,6 +956,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, leased_units_show_progress);
   tcase_add_test(tc, absurd_progress_breaks_nothing);
   tcase_add_test(tc, finished_job_matches_published);
+  tcase_add_test(tc, admin_job_queue);
   suite_add_tcase(s, tc);
   TCase *bin = tcase_create("binary");
   tcase_set_timeout(bin, 60);

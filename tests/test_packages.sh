@@ -80,7 +80,7 @@ ldd "$ROOT/usr/bin/nq-verify" | grep -E "sqlite|libuv|libssl" && fail "nq-verify
 CU="$ROOT/usr/lib/systemd/system/nq-client.service"
 SU="$ROOT/usr/lib/systemd/system/nq-server.service"
 grep -qx "RestartPreventExitStatus=2 3 4 5 7" "$CU" || fail "client unit: RestartPreventExitStatus"
-grep -qx "Restart=on-failure" "$CU" || fail "client unit: Restart"
+grep -qx "Restart=always" "$CU" || fail "client unit: Restart (a client runs across jobs)"
 grep -q "^LoadCredential=" "$CU" || fail "client unit: no LoadCredential="
 grep -qx "CPUSchedulingPolicy=idle" "$CU" || fail "client unit: CPUSchedulingPolicy"
 grep -q "^ExecStart=/usr/bin/nq-client .*%d/nq-secret" "$CU" || fail "client unit: ExecStart"

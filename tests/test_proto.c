@@ -129,7 +129,7 @@ END_TEST
 START_TEST(round_trip_hello_welcome) {
   nq_proto_err_t err;
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, "key", "lab-7", NQ_SOLVER_VERSION, 8,
-                  "nq-client 0.1.0", "Ada.L", 0, 0, 0};
+                  "nq-client 0.1.0", "Ada.L", 0, 0, 0, 0};
   json_t *m = over_wire(nq_hello_pack(&h));
   nq_hello_t b;
   ck_assert_int_eq(nq_hello_parse(m, &b, &err), 0);
@@ -147,7 +147,7 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_str_eq(b.public_name, "Ada.L");
   json_decref(m);
   /* The smallest admin hello: informative fields absent. */
-  nq_hello_t a = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, "tok", NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0};
+  nq_hello_t a = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, "tok", NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, 0};
   m = over_wire(nq_hello_pack(&a));
   ck_assert_int_eq(nq_hello_parse(m, &b, &err), 0);
   ck_assert_int_eq(b.role, NQ_ROLE_ADMIN);
@@ -185,6 +185,22 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_int_eq(wb.max_outstanding, 256);
   ck_assert_int_eq(wb.progress_interval, 2147483647);
   json_decref(m);
+  wa.job_state = NQ_JOB_WAITING; /* issue 36: only told to a client whose hello said wait */
+  m = over_wire(nq_welcome_pack(&wa));
+  ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), 0);
+  ck_assert_int_eq(wb.job_state, NQ_JOB_WAITING);
+  json_decref(m);
+  nq_hello_t hw = {.role = NQ_ROLE_CLIENT, .token = "t", .wait = 1}, hb;
+  m = over_wire(nq_hello_pack(&hw));
+  ck_assert_int_eq(nq_hello_parse(m, &hb, &err), 0);
+  ck_assert_int_eq(hb.wait, 1);
+  json_decref(m);
+  hw.wait = 0; /* absent on the wire, as older clients send it */
+  m = over_wire(nq_hello_pack(&hw));
+  ck_assert_ptr_null(json_object_get(m, "wait"));
+  ck_assert_int_eq(nq_hello_parse(m, &hb, &err), 0);
+  ck_assert_int_eq(hb.wait, 0);
+  json_decref(m);
 }
 END_TEST
 
@@ -215,7 +231,7 @@ START_TEST(round_trip_work) {
   }
   json_decref(m);
 
-  for (int r = NQ_NOWORK_NONE_PENDING; r <= NQ_NOWORK_DONE; r++) {
+  for (int r = NQ_NOWORK_NONE_PENDING; r <= NQ_NOWORK_WAITING; r++) {
     nq_no_work_t n = {30, (nq_nowork_reason_t)r}, nb;
     m = over_wire(nq_no_work_pack(&n));
     ck_assert_int_eq(nq_no_work_parse(m, &nb, &err), 0);
@@ -320,26 +336,33 @@ END_TEST
 START_TEST(round_trip_admin_error_bye) {
   nq_proto_err_t err;
   nq_admin_req_t reqs[] = {
-      {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_CLIENTS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_CLIENT_ADD, "delta", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_CLIENT_BAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_JOBS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNITS, NULL, "disputed", 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNITS, NULL, "all", 25, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, "8:c:2:0,2,4", 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 77, NQ_PROTO_RETRY_EXTRA_MAX, 0, 0, 0, NULL},
-      {NQ_ADMIN_JOB_ARCHIVE, NULL, NULL, 0, NULL, 0, 0, 18, 0, 0, NULL},
-      {NQ_ADMIN_JOB_DELETE, NULL, NULL, 0, NULL, 0, 0, 32, 1, 0, NULL},
-      {NQ_ADMIN_OWNERS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNER_ADD, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNER_BAN, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNER_TRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNER_UNTRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_CLIENT_UNBAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_REOPEN, NULL, NULL, 0, NULL, 42, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 3, 0, 0, 1, NULL},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, "alpha"},
+      {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_CLIENTS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_CLIENT_ADD, "delta", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_CLIENT_BAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_JOBS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNITS, NULL, "disputed", 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNITS, NULL, "all", 25, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, "8:c:2:0,2,4", 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 77, NQ_PROTO_RETRY_EXTRA_MAX, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_JOB_ARCHIVE, NULL, NULL, 0, NULL, 0, 0, 18, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_JOB_DELETE, NULL, NULL, 0, NULL, 0, 0, 32, 1, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_OWNERS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_OWNER_ADD, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_OWNER_BAN, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_OWNER_TRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_OWNER_UNTRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_CLIENT_UNBAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNIT_REOPEN, NULL, NULL, 0, NULL, 42, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 3, 0, 0, 1, NULL, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, "alpha", 0, 0, 0, 0, 0, 0, 0},
+      {.cmd = NQ_ADMIN_JOB_ADD, .job_n = 28, .unit_seconds = 28800, .max_depth = 20,
+       .quorum = 3, .max_results = 6},
+      {.cmd = NQ_ADMIN_JOB_ADD, .job_n = 10, .depth = 4},
+      {.cmd = NQ_ADMIN_JOB_LIST, .all = 1},
+      {.cmd = NQ_ADMIN_JOB_CANCEL, .queue_id = 7},
+      {.cmd = NQ_ADMIN_JOB_NEXT, .force = 1},
+      {.cmd = NQ_ADMIN_JOB_NEXT},
   };
   for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
     nq_admin_req_t b;
@@ -357,6 +380,13 @@ START_TEST(round_trip_admin_error_bye) {
     if (reqs[i].unit_text) ck_assert_str_eq(b.unit_text, reqs[i].unit_text);
     else ck_assert_ptr_null(b.unit_text);
     ck_assert_int_eq(b.all_disputed, reqs[i].all_disputed);
+    ck_assert_int_eq(b.depth, reqs[i].depth);
+    ck_assert_int_eq(b.max_depth, reqs[i].max_depth);
+    ck_assert(b.unit_seconds == reqs[i].unit_seconds);
+    ck_assert_int_eq(b.quorum, reqs[i].quorum);
+    ck_assert_int_eq(b.max_results, reqs[i].max_results);
+    ck_assert_int_eq(b.queue_id, reqs[i].queue_id);
+    ck_assert_int_eq(b.all, reqs[i].all);
     if (reqs[i].client) ck_assert_str_eq(b.client, reqs[i].client);
     else ck_assert_ptr_null(b.client);
     json_decref(m);
@@ -455,7 +485,7 @@ START_TEST(version1_wire_bytes) {
   expect_text(nq_error_new(NQ_ERR_BAD_JSON, "human readable", 1),
               "{\"type\":\"error\",\"code\":\"bad_json\",\"message\":\"human readable\","
               "\"fatal\":true}");
-  nq_admin_req_t q = {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL};
+  nq_admin_req_t q = {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
   expect_text(nq_admin_req_pack(&q), "{\"type\":\"admin\",\"cmd\":\"status\"}");
   expect_text(nq_bye_pack(), "{\"type\":\"bye\"}");
 }
@@ -607,6 +637,31 @@ static const case_t cases[] = {
     BADM(work, "{\"type\":\"work\",\"assignments\":[{\"id\":1,\"unit\":\"u\",\"deadline\":5}]}"),
     /* no_work */
     OK_(no_work, "{\"type\":\"no_work\",\"retry_after\":0,\"reason\":\"done\"}"),
+    /* Issue 36: waiting between jobs. */
+    OK_(no_work, "{\"type\":\"no_work\",\"retry_after\":30,\"reason\":\"waiting\"}"),
+    OK_(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":true}"),
+    OK_(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":false}"),
+    BADM(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":\"yes\"}"),
+    BADM(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":1}"),
+    OK_(welcome, W "\"v\":1,\"job\":{\"n\":8,\"depth\":3,\"state\":\"waiting\"},"
+                 "\"max_outstanding\":16,\"progress_interval\":60}"),
+    BADM(welcome, W "\"v\":1,\"job\":{\"n\":8,\"depth\":3,\"state\":\"idle\"},"
+                  "\"max_outstanding\":16,\"progress_interval\":60}"),
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":11}"),
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":28,\"unit_seconds\":28800,"
+                   "\"max_depth\":20,\"quorum\":3,\"max_results\":6}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_add\"}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":3}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":11,\"depth\":\"4\"}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":11,\"unit_seconds\":-1}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":11,\"quorum\":1001}"),
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"job_list\",\"all\":true}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_list\",\"all\":1}"),
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"job_cancel\",\"id\":4}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_cancel\",\"id\":0}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_cancel\"}"),
+    OK_(admin_req, "{\"type\":\"admin\",\"cmd\":\"job_next\",\"force\":true}"),
+    ADMB("{\"type\":\"admin\",\"cmd\":\"job_next\",\"force\":\"yes\"}"),
     BADM(no_work, "{\"type\":\"no_work\",\"reason\":\"cap\"}"),
     BADM(no_work, "{\"type\":\"no_work\",\"retry_after\":-1,\"reason\":\"cap\"}"),
     BADM(no_work, "{\"type\":\"no_work\",\"retry_after\":10}"),
@@ -784,7 +839,7 @@ START_TEST(pack_refuses_missing_strings) {
   w->n = 1;
   ck_assert_ptr_null(nq_work_pack(w));
   free(w);
-  nq_admin_req_t q = {NQ_ADMIN_CLIENT_ADD, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL};
+  nq_admin_req_t q = {NQ_ADMIN_CLIENT_ADD, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
   ck_assert_ptr_null(nq_admin_req_pack(&q));
   nq_admin_reply_t rep = {NQ_ADMIN_JOBS, NULL};
   ck_assert_ptr_null(nq_admin_reply_pack(&rep));

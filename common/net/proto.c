@@ -53,13 +53,14 @@ static const char *const err_names[NQ_ERR_COUNT] = {
     [NQ_ERR_ENROL_CLOSED] = "enrol_closed",
     [NQ_ERR_OTHER] = "other"};
 
-static const char *const nowork_names[] = {"none_pending", "cap", "done"};
+static const char *const nowork_names[] = {"none_pending", "cap", "done", "waiting"};
 static const char *const ack_names[] = {"accepted", "duplicate", "late"};
 static const char *const admin_names[NQ_ADMIN_NCMDS] = {
     "status", "clients", "client_add", "client_ban", "jobs", "units", "unit_retry",
     "job_archive", "job_delete", "owners", "owner_add", "owner_ban", "client_unban",
-    "unit_reopen", "owner_trust", "owner_untrust"};
-static const char *const job_state_names[] = {"running", "done"};
+    "unit_reopen", "owner_trust", "owner_untrust", "job_add", "job_list", "job_cancel",
+    "job_next"};
+static const char *const job_state_names[] = {"running", "done", "waiting"};
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -195,6 +196,7 @@ json_t *nq_hello_pack(const nq_hello_t *h) {
   if (h->threads) put(o, "threads", json_integer(h->threads), &ok);
   if (h->software) put(o, "software", json_string(h->software), &ok);
   if (h->public_name) put(o, "public_name", json_string(h->public_name), &ok);
+  if (h->wait) put(o, "wait", json_true(), &ok);
   return msg_done(o, ok);
 }
 
@@ -263,6 +265,9 @@ int nq_hello_parse(const json_t *m, nq_hello_t *h, nq_proto_err_t *err) {
     else if (nq_msg_opt_str(m, "public_name", NULL, &h->public_name) ||
              (h->public_name && !nq_proto_name_valid(h->public_name)))
       bad = "public_name must be a name of 1..64 characters [A-Za-z0-9._-]";
+    else if (json_object_get(m, "wait") && !json_is_boolean(json_object_get(m, "wait")))
+      bad = "wait must be a boolean";
+    h->wait = json_is_true(json_object_get(m, "wait"));
   }
   if (bad) return BAD("hello: %s", bad);
   return 0;
@@ -278,7 +283,8 @@ json_t *nq_welcome_pack(const nq_welcome_t *w) {
   if (job) {
     put(job, "n", json_integer(w->job_n), &ok);
     put(job, "depth", json_integer(w->job_depth), &ok);
-    put(job, "state", json_string(job_state_names[w->job_state == NQ_JOB_DONE]), &ok);
+    put(job, "state", json_string(job_state_names[(unsigned)w->job_state < NELEM(job_state_names)
+                                                      ? w->job_state : NQ_JOB_RUNNING]), &ok);
   }
   put(o, "max_outstanding", json_integer(w->max_outstanding), &ok);
   put(o, "progress_interval", json_integer(w->progress_interval), &ok);
@@ -304,7 +310,7 @@ int nq_welcome_parse(const json_t *m, nq_welcome_t *w, nq_proto_err_t *err) {
   if (!json_is_object(job) || nq_msg_get_int(job, "n", 1, NQ_MAX_N, &n) ||
       nq_msg_get_int(job, "depth", 1, NQ_MAX_N, &depth) || nq_msg_get_str(job, "state", &state) ||
       lookup(job_state_names, NELEM(job_state_names), state) < 0)
-    return BAD("welcome: job must be {n, depth, state \"running\"|\"done\"}");
+    return BAD("welcome: job must be {n, depth, state \"running\"|\"done\"|\"waiting\"}");
   if (nq_msg_get_int(m, "max_outstanding", 1, NQ_PROTO_OUTSTANDING_MAX, &mo) ||
       nq_msg_get_int(m, "progress_interval", 1, INT32_MAX, &pi))
     return BAD("welcome: max_outstanding must be 1..256 and progress_interval >= 1");
@@ -401,7 +407,7 @@ int nq_no_work_parse(const json_t *m, nq_no_work_t *nw, nq_proto_err_t *err) {
   if (nq_msg_get_int(m, "retry_after", 0, INT64_MAX, &nw->retry_after) ||
       nq_msg_get_str(m, "reason", &reason) ||
       (r = lookup(nowork_names, NELEM(nowork_names), reason)) < 0)
-    return BAD("no_work: needs retry_after >= 0 and reason none_pending|cap|done");
+    return BAD("no_work: needs retry_after >= 0 and reason none_pending|cap|done|waiting");
   nw->reason = (nq_nowork_reason_t)r;
   return 0;
 }
@@ -566,6 +572,23 @@ json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
     put(o, "n", json_integer(r->job_n), &ok);
     if (r->force) put(o, "force", json_true(), &ok);
     break;
+  case NQ_ADMIN_JOB_ADD:
+    put(o, "n", json_integer(r->job_n), &ok);
+    if (r->depth) put(o, "depth", json_integer(r->depth), &ok);
+    if (r->max_depth) put(o, "max_depth", json_integer(r->max_depth), &ok);
+    if (r->unit_seconds > 0) put(o, "unit_seconds", json_real(r->unit_seconds), &ok);
+    if (r->quorum) put(o, "quorum", json_integer(r->quorum), &ok);
+    if (r->max_results) put(o, "max_results", json_integer(r->max_results), &ok);
+    break;
+  case NQ_ADMIN_JOB_LIST:
+    if (r->all) put(o, "all", json_true(), &ok);
+    break;
+  case NQ_ADMIN_JOB_CANCEL:
+    put(o, "id", json_integer(r->queue_id), &ok);
+    break;
+  case NQ_ADMIN_JOB_NEXT:
+    if (r->force) put(o, "force", json_true(), &ok);
+    break;
   default:
     break;
   }
@@ -627,6 +650,42 @@ int nq_admin_req_parse(const json_t *m, nq_admin_req_t *r, nq_proto_err_t *err) 
         (force && !json_is_null(force) && !json_is_boolean(force)))
       return ADMIN_BAD("%s: needs `n` (4..32), optional `force` (boolean)", cmd);
     r->job_n = (int)v;
+    r->force = json_is_true(force);
+    break;
+  }
+  case NQ_ADMIN_JOB_ADD: {
+    int64_t d = 0, md = 0, q = 0, mr = 0;
+    const json_t *us = json_object_get(m, "unit_seconds");
+    if (nq_msg_get_int(m, "n", NQ_UNIT_MIN_N, NQ_MAX_N, &v) ||
+        nq_msg_opt_int(m, "depth", 0, NQ_MAX_N, 0, &d) ||
+        nq_msg_opt_int(m, "max_depth", 0, NQ_MAX_N, 0, &md) ||
+        nq_msg_opt_int(m, "quorum", 0, 1000, 0, &q) ||
+        nq_msg_opt_int(m, "max_results", 0, 1000, 0, &mr) ||
+        (us && !(json_is_number(us) && json_number_value(us) >= 0 &&
+                 json_number_value(us) <= 1e12)))
+      return ADMIN_BAD("job_add: needs `n` (4..32); optional `depth`, `max_depth` (0..32), "
+                       "`unit_seconds` (a number >= 0), `quorum`, `max_results` (0..1000)");
+    r->job_n = (int)v;
+    r->depth = (int)d;
+    r->max_depth = (int)md;
+    r->quorum = (int)q;
+    r->max_results = (int)mr;
+    r->unit_seconds = us ? json_number_value(us) : 0;
+    break;
+  }
+  case NQ_ADMIN_JOB_LIST: {
+    const json_t *all = json_object_get(m, "all");
+    if (all && !json_is_boolean(all)) return ADMIN_BAD("job_list: `all` must be a boolean");
+    r->all = json_is_true(all);
+    break;
+  }
+  case NQ_ADMIN_JOB_CANCEL:
+    if (nq_msg_get_int(m, "id", 1, INT64_MAX, &r->queue_id))
+      return ADMIN_BAD("job_cancel: needs `id` (a queued job's id, >= 1)");
+    break;
+  case NQ_ADMIN_JOB_NEXT: {
+    const json_t *force = json_object_get(m, "force");
+    if (force && !json_is_boolean(force)) return ADMIN_BAD("job_next: `force` must be a boolean");
     r->force = json_is_true(force);
     break;
   }

@@ -21,8 +21,9 @@
 typedef struct nq_admin_db_s nq_admin_db_t;
 
 /* Open the database file at `path` (it must exist: nothing is created) with its schema brought up
- * to date, and pick the job requests refer to: the job for N when n > 0, else the newest running
- * job, else the newest job. Returns 0 and *out; or NQ_EIO / NQ_ESCHEMA / NQ_ENOMEM (cannot open),
+ * to date, and pick the job requests refer to: the job for N when n > 0 (the newest archived one
+ * when N has no live job), else the newest running job, else the newest job. Returns 0 and *out;
+ * or NQ_EIO / NQ_ESCHEMA / NQ_ENOMEM (cannot open),
  * or NQ_ENOTFOUND when need_job is set and there is no such job. errbuf gets a one-line reason
  * that names the path. Close with nq_admin_db_close. */
 int nq_admin_db_open(const char *path, int n, int need_job, nq_admin_db_t **out, char *errbuf,

@@ -157,6 +157,9 @@ typedef struct nq_hello_s {
                             * (nq_proto_name_valid); absent: anonymous */
   int64_t v_min, v_max; /* the range spoken (pack: 0 = this build's; parse: v..v when absent) */
   int64_t speak;        /* parse only: the version to answer in (the highest both speak) */
+  int wait;             /* role client, optional boolean `wait` (issue 36): the client waits
+                         * between jobs, so the server may answer it `waiting` (welcome's job
+                         * state, no_work's reason) where older clients are told `done` */
 } nq_hello_t;
 
 /* Checks: v, v_min, v_max integers 0..NQ_PROTO_V_LIMIT with v_min <= v <= v_max (bad_message);
@@ -168,7 +171,9 @@ typedef struct nq_hello_s {
 json_t *nq_hello_pack(const nq_hello_t *h);
 int nq_hello_parse(const json_t *msg, nq_hello_t *out, nq_proto_err_t *err);
 
-typedef enum { NQ_JOB_RUNNING = 0, NQ_JOB_DONE } nq_job_state_t;
+/* The job state a welcome announces. `waiting` (issue 36): the server runs no job now (the last one
+ * is done and none is queued yet); only sent to a client whose hello said `wait`. */
+typedef enum { NQ_JOB_RUNNING = 0, NQ_JOB_DONE, NQ_JOB_WAITING } nq_job_state_t;
 
 typedef struct nq_welcome_s {
   int64_t v;             /* the server's protocol version */
@@ -185,7 +190,8 @@ typedef struct nq_welcome_s {
 } nq_welcome_t;
 
 /* Checks: v an integer inside [MIN, MAX] (else version: the client speaks another protocol);
- * job {n 1..32, depth >= 1, state "running"|"done"}; max_outstanding and progress_interval in
+ * job {n 1..32, depth >= 1, state "running"|"done"|"waiting"} (while waiting: the last job's);
+ * max_outstanding and progress_interval in
  * range; client and token strings when present; shown_as and page printable ASCII
  * (NQ_PROTO_SHOWN_MAX, NQ_PROTO_PAGE_MAX), credit a decimal u128, when present. */
 json_t *nq_welcome_pack(const nq_welcome_t *w);
@@ -215,14 +221,22 @@ typedef struct nq_work_s {
 json_t *nq_work_pack(const nq_work_t *w);
 int nq_work_parse(const json_t *msg, nq_work_t *out, nq_proto_err_t *err);
 
-typedef enum { NQ_NOWORK_NONE_PENDING = 0, NQ_NOWORK_CAP, NQ_NOWORK_DONE } nq_nowork_reason_t;
+/* waiting (issue 36): no job runs now; ask again later (only to a client whose hello said
+ * `wait`; others are told done). */
+typedef enum {
+  NQ_NOWORK_NONE_PENDING = 0,
+  NQ_NOWORK_CAP,
+  NQ_NOWORK_DONE,
+  NQ_NOWORK_WAITING
+} nq_nowork_reason_t;
 
 typedef struct nq_no_work_s {
   int64_t retry_after; /* seconds, >= 0 */
   nq_nowork_reason_t reason;
 } nq_no_work_t;
 
-const char *nq_nowork_reason_name(nq_nowork_reason_t r); /* "none_pending", "cap", "done" */
+/* "none_pending", "cap", "done", "waiting" */
+const char *nq_nowork_reason_name(nq_nowork_reason_t r);
 json_t *nq_no_work_pack(const nq_no_work_t *n);
 int nq_no_work_parse(const json_t *msg, nq_no_work_t *out, nq_proto_err_t *err);
 
@@ -298,6 +312,10 @@ typedef enum {
   NQ_ADMIN_UNIT_REOPEN,
   NQ_ADMIN_OWNER_TRUST,   /* issue 30: trusted resolution */
   NQ_ADMIN_OWNER_UNTRUST,
+  NQ_ADMIN_JOB_ADD,     /* issue 36: the job queue */
+  NQ_ADMIN_JOB_LIST,
+  NQ_ADMIN_JOB_CANCEL,
+  NQ_ADMIN_JOB_NEXT,    /* the operator's word: start the next queued job now */
   NQ_ADMIN_NCMDS
 } nq_admin_cmd_t;
 
@@ -313,10 +331,18 @@ typedef struct nq_admin_req_s {
   int64_t unit_id;       /* ... by its id */
   int extra;             /* unit_retry: 1..NQ_PROTO_RETRY_EXTRA_MAX more results; 0 = default */
   int job_n;             /* job_archive, job_delete: the job's N (4..32) */
-  int force;             /* job_archive, job_delete: even while clients hold leases (optional
-                          * boolean, false when absent) */
+  int force;             /* job_archive, job_delete: even while clients hold leases; job_next:
+                          * even while the served job runs (optional boolean, false when
+                          * absent) */
   int all_disputed;      /* unit_retry: every disputed unit instead of one (`all_disputed`) */
   const char *client;    /* unit_retry: every disputed unit with a result of this client */
+  /* job_add: the job's N is job_n (4..32); the other settings are optional, 0 = the default
+   * (the admin API checks them together, nq/job_opts.h). */
+  int depth, max_depth;  /* 0..NQ_MAX_N */
+  double unit_seconds;   /* >= 0 */
+  int quorum, max_results; /* 0 = default, else 1..1000 */
+  int64_t queue_id;      /* job_cancel: the queued job's id (>= 1) */
+  int all;               /* job_list: every entry, started, cancelled and failed ones too */
 } nq_admin_req_t;
 
 /* Refusals are the non-fatal bad_message (an admin session survives a typo). */
