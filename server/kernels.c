@@ -1,5 +1,6 @@
 /* nq-server: which kernel an assignment names (contracts in kernels.h). */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -45,6 +46,28 @@ static int occurrences(const char *list, const char *name) {
     p = e ? e + 1 : NULL;
   }
   return k;
+}
+
+void srv_kernel_native(const char *backends, char *buf, size_t len) {
+  size_t nl = sizeof ladders / sizeof ladders[0];
+  size_t best = nl;
+  const char *first = NULL;
+  size_t first_len = 0;
+  for (const char *p = backends; p && *p;) {
+    while (*p == ' ') p++;
+    const char *e = strchr(p, ' ');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n && !first) {
+      first = p;
+      first_len = n;
+    }
+    for (size_t i = 0; n && i < best; i++)
+      if (strlen(ladders[i][0]) == n && strncmp(p, ladders[i][0], n) == 0) best = i;
+    p = e;
+  }
+  if (best < nl) snprintf(buf, len, "%s", ladders[best][0]);
+  else if (first) snprintf(buf, len, "%.*s", (int)first_len, first);
+  else if (len) buf[0] = '\0';
 }
 
 const char *srv_kernel_choose(const char *native, const char *present, const char *refused) {

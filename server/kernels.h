@@ -4,7 +4,7 @@
  * A job with diverse_kernels K >= 2 verifies a unit only when its agreeing results came from at
  * least K different kernels. Rather than wait for luck, the server names a kernel in each
  * replica it leases of such a unit: among the kernels the client can run -- its ladder, guessed
- * from the backend of its newest result (an AVX-512 machine runs avx512, avx2, scalar and the
+ * from the most capable backend of its recent results (an AVX-512 machine runs avx512, avx2, scalar and the
  * reference; an AVX2 one avx2, scalar, reference; ARM neon, scalar, reference) less the ones it
  * refused -- the one least represented among the unit's voting results and live leases, the
  * client's own first on a tie. So a fleet of identical machines makes diverse replicas (the
@@ -14,6 +14,13 @@
  */
 #ifndef SRV_KERNELS_H
 #define SRV_KERNELS_H
+
+#include <stddef.h>
+
+/* The client's own kernel, from the backends of its recent results (space-separated): the most
+ * capable CPU kernel among them (named replicas ran lower ones), else the first backend (a GPU
+ * label: a client of unknown kind), else "" (none yet). Written to buf. */
+void srv_kernel_native(const char *backends, char *buf, size_t len);
 
 /* The kernel to name (a static string), or NULL to leave the choice to the client. native: the
  * backend of the client's newest result ("" unknown); present: the unit's kernels, one entry per

@@ -170,7 +170,7 @@ typedef struct {
   double mean;
   int lapse;
   int kernels; /* the job's diverse_kernels: >= 2 names a kernel in each lease (kernels.h) */
-  char native[NQ_PROTO_BACKEND_MAX + 1];        /* the backend of its newest result */
+  char native[NQ_PROTO_BACKEND_MAX + 1];        /* its own kernel (srv_kernel_native) */
   char refused[SRV_KERNELS_REFUSED_MAX + 1];    /* the kernels it refused */
 } lease_plan_t;
 
@@ -256,10 +256,13 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   if (room > cap - held) room = cap - held;
   if (room > 0 && (rc = expected_seconds(s, client_id, &lp.mean)) != 0) goto out;
   if ((rc = srv_job_kernels_get(s->store, s->job.id, &lp.kernels)) != 0) goto out;
-  if (room > 0 && lp.kernels >= 2 &&
-      (rc = srv_client_kernels(s->store, client_id, lp.native, sizeof lp.native, lp.refused,
-                               sizeof lp.refused)) != 0)
-    goto out;
+  if (room > 0 && lp.kernels >= 2) {
+    char backends[512];
+    if ((rc = srv_client_kernels(s->store, client_id, backends, sizeof backends, lp.refused,
+                                 sizeof lp.refused)) != 0)
+      goto out;
+    srv_kernel_native(backends, lp.native, sizeof lp.native);
+  }
   /* A resent assignment names the kernel it named when it was leased. */
   for (int i = 0; i < *n_out && lp.kernels >= 2 && rc == 0; i++)
     rc = srv_asg_kernel_get(s->store, out[i].id, out[i].kernel, sizeof out[i].kernel);

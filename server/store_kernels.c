@@ -74,27 +74,20 @@ int srv_unit_kernels_present(srv_store_t *st, int64_t unit_id, char *buf, size_t
   return rc;
 }
 
-int srv_client_kernels(srv_store_t *st, int64_t client_id, char *native, size_t nlen,
+int srv_client_kernels(srv_store_t *st, int64_t client_id, char *backends, size_t blen,
                        char *refused, size_t rlen) {
   sqlite3_stmt *q;
-  native[0] = refused[0] = '\0';
-  int rc = srv_store_stmt(st,
-      "SELECT kernels_refused, (SELECT a.backend FROM assignments a WHERE a.client_id = ?1 AND "
-      "a.backend IS NOT NULL ORDER BY a.reported_at DESC, a.id DESC LIMIT 1) "
-      "FROM clients WHERE id = ?1", &q);
+  backends[0] = refused[0] = '\0';
+  int rc = srv_store_stmt(st, "SELECT kernels_refused FROM clients WHERE id = ?1", &q);
   if (rc) return rc;
   sqlite3_bind_int64(q, 1, client_id);
   int sr = sqlite3_step(q);
-  if (sr == SQLITE_ROW) {
-    col_str(q, 0, refused, rlen);
-    col_str(q, 1, native, nlen);
-  } else if (sr == SQLITE_DONE) {
+  if (sr == SQLITE_ROW) col_str(q, 0, refused, rlen);
+  else if (sr == SQLITE_DONE)
     rc = srv_store_failf(st, NQ_ENOTFOUND, "no client %lld", (long long)client_id);
-  } else {
-    rc = srv_store_fail(st, "client kernels");
-  }
+  else rc = srv_store_fail(st, "client kernels");
   sqlite3_reset(q);
-  return rc;
+  return rc ? rc : srv_client_backends(st, client_id, backends, blen);
 }
 
 int srv_asg_kernel_set(srv_store_t *st, int64_t asg_id, const char *kernel) {
@@ -138,9 +131,13 @@ int srv_asg_refuse(srv_store_t *st, int64_t asg_id, int64_t client_id, const cha
   if (unit_id < 0)
     return srv_store_failf(st, NQ_ENOTFOUND, "no live assignment %lld of this client",
                            (long long)asg_id);
-  char native[NQ_PROTO_BACKEND_MAX + 1], refused[SRV_KERNELS_REFUSED_MAX + 1];
-  if ((rc = srv_client_kernels(st, client_id, native, sizeof native, refused, sizeof refused)))
+  char refused[SRV_KERNELS_REFUSED_MAX + 1];
+  if ((rc = srv_store_stmt(st, "SELECT kernels_refused FROM clients WHERE id = ?1", &q)) != 0)
     return rc;
+  sqlite3_bind_int64(q, 1, client_id);
+  refused[0] = '\0';
+  if (sqlite3_step(q) == SQLITE_ROW) col_str(q, 0, refused, sizeof refused);
+  sqlite3_reset(q);
   list_add(refused, sizeof refused, kernel);
   if ((rc = srv_store_stmt(st, "UPDATE clients SET lapses = lapses + 1, kernels_refused = ?2 "
                                "WHERE id = ?1", &q)) != 0)

@@ -23,9 +23,10 @@ int srv_job_kernels_set(srv_store_t *st, int64_t job_id, int k);
  * as one comma-separated list in buf ("" for none). */
 int srv_unit_kernels_present(srv_store_t *st, int64_t unit_id, char *buf, size_t len);
 
-/* What the server knows of a client's kernels: `native` gets the backend of its newest result in
- * any job ("" none yet), `refused` its kernels_refused list. */
-int srv_client_kernels(srv_store_t *st, int64_t client_id, char *native, size_t nlen,
+/* What the server knows of a client's kernels: `backends` gets the distinct backends of its
+ * recent results (srv_client_backends: space-separated, "" none yet), `refused` its
+ * kernels_refused list. */
+int srv_client_kernels(srv_store_t *st, int64_t client_id, char *backends, size_t blen,
                        char *refused, size_t rlen);
 
 /* The kernel an assignment names (NULL or "" clears it), and read back ("" none). */
