@@ -130,6 +130,10 @@ static void print_table(const json_t *st) {
            sizeof bt), adm_duration(adm_int(st, "now") - adm_int(st, "backup.last_good"), b1,
            sizeof b1), adm_str(st, "backup.file"));
   trust_lines(st, done);
+  if (adm_get(st, "kernels"))
+    printf("kernels    a unit needs %lld different kernel(s); %lld verified unit(s) rest on 2 "
+           "or more\n", (long long)adm_int(st, "kernels.diverse"),
+           (long long)adm_int(st, "kernels.units_two_kernels"));
   const json_t *disp = adm_get(st, "disputed");
   size_t nd = 0; /* contested units (issue 30) are said above: the rest resolve by votes */
   for (size_t i = 0; i < json_array_size(disp); i++)

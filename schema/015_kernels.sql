@@ -6,6 +6,8 @@
 --   0 = off. Jobs made before this version keep 0 (their verification rule does not change).
 -- assignments.kernel: the kernel the server named in the assignment (`kernel` in `work`), NULL
 --   when it left the choice to the client.
+-- units.kernels: the distinct kernels among the results that verified the unit (0 for a unit
+--   verified before this version, or not verified).
 -- clients.kernels_refused: kernels the client answered no_kernel for, comma-separated (at most
 --   a few short names): the server names none of them to it again.
 -- audits: `nq-admin audit` runs -- K verified units recomputed with the reference solver on the
@@ -14,6 +16,7 @@
 ALTER TABLE jobs ADD COLUMN diverse_kernels INTEGER NOT NULL DEFAULT 0
   CHECK (diverse_kernels BETWEEN 0 AND 8);
 ALTER TABLE assignments ADD COLUMN kernel TEXT CHECK (kernel IS NULL OR length(kernel) < 16);
+ALTER TABLE units ADD COLUMN kernels INTEGER NOT NULL DEFAULT 0 CHECK (kernels >= 0);
 ALTER TABLE clients ADD COLUMN kernels_refused TEXT NOT NULL DEFAULT ''
   CHECK (length(kernels_refused) <= 128);
 CREATE TABLE audits (

@@ -631,6 +631,20 @@ static int job_finish(srv_sched_t *s, int64_t job_id, int64_t now, srv_result_in
   return rc;
 }
 
+/* The distinct kernels (backends; an unknown one counts for none) among the voting results of
+ * the marked group (in = 1). */
+static int group_kernels(const res_t *r, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    if (r[i].novote || !r[i].in || !r[i].backend[0]) continue;
+    int first = 1;
+    for (int j = 0; j < i && first; j++)
+      first = r[j].novote || !r[j].in || strcmp(r[j].backend, r[i].backend) != 0;
+    k += first;
+  }
+  return k;
+}
+
 /* The unit reached its quorum: store its counts, judge every result (voting or not), mark the
  * colluders, maybe ask for a spot check (draw: not for a unit a trusted owner's result verified),
  * close it; if it was the job's last open unit the job is done, in the same transaction. The
@@ -645,6 +659,7 @@ static int unit_verify(srv_sched_t *s, int64_t unit_id, int64_t job_id, res_t *r
   for (int i = 0; i < n; i++) ok[i] = agrees(r, n, i, w);
   nq_counts_t c = {r[w].c2, r[w].c4, r[w].c8, 0, r[w].nodes};
   int rc = srv_unit_verify(s->store, unit_id, &c, now);
+  if (rc == 0) rc = srv_unit_kernels_set(s->store, unit_id, group_kernels(r, n));
   if (rc == 0) rc = mark_suspects(s, r, ok, n, info);
   /* Valid ones first, so a client's wins are counted before its losses are weighed for a ban. */
   for (int pass = 1; pass >= 0 && rc == 0; pass--)
@@ -787,20 +802,6 @@ static int trusted_decide(srv_sched_t *s, const srv_unit_info_t *u, const srv_jo
     if (rc == 0) info->unit_disputed = 1;
   }
   return rc;
-}
-
-/* The distinct kernels (backends; an unknown one counts for none) among the voting results of
- * the marked group (in = 1). */
-static int group_kernels(const res_t *r, int n) {
-  int k = 0;
-  for (int i = 0; i < n; i++) {
-    if (r[i].novote || !r[i].in || !r[i].backend[0]) continue;
-    int first = 1;
-    for (int j = 0; j < i && first; j++)
-      first = r[j].novote || !r[j].in || strcmp(r[j].backend, r[i].backend) != 0;
-    k += first;
-  }
-  return k;
 }
 
 /* Count a unit's votes: verify it when one answer has at least `quorum` votes and a strict

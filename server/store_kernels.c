@@ -147,3 +147,23 @@ int srv_asg_refuse(srv_store_t *st, int64_t asg_id, int64_t client_id, const cha
   if ((rc = srv_store_step(st, q, "refused kernels")) != 0) return rc;
   return srv_store_unit_refresh(st, unit_id);
 }
+
+int srv_unit_kernels_set(srv_store_t *st, int64_t unit_id, int kernels) {
+  if (!has_schema(st)) return 0;
+  return srv_store_exec3(st, "UPDATE units SET kernels = ?2 WHERE id = ?1", unit_id, kernels, 0,
+                         "unit kernels");
+}
+
+int srv_job_units_two_kernels(srv_store_t *st, int64_t job_id, int64_t *n) {
+  *n = 0;
+  if (!has_schema(st)) return 0;
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "SELECT count(*) FROM units WHERE job_id = ?1 AND "
+                              "state = 'verified' AND kernels >= 2", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, job_id);
+  if (sqlite3_step(q) == SQLITE_ROW) *n = sqlite3_column_int64(q, 0);
+  else rc = srv_store_fail(st, "units by two kernels");
+  sqlite3_reset(q);
+  return rc;
+}

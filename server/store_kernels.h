@@ -41,6 +41,12 @@ int srv_asg_kernel_get(srv_store_t *st, int64_t asg_id, char *buf, size_t len);
 int srv_asg_refuse(srv_store_t *st, int64_t asg_id, int64_t client_id, const char *kernel,
                    int64_t now);
 
+/* The distinct kernels among the results that verified the unit (units.kernels; a no-op on a
+ * database older than schema 015). */
+int srv_unit_kernels_set(srv_store_t *st, int64_t unit_id, int kernels);
+/* The job's verified units whose verifying results came from at least 2 kernels. */
+int srv_job_units_two_kernels(srv_store_t *st, int64_t job_id, int64_t *n);
+
 /* 1 when `name` is in the comma-separated list. */
 int srv_kernel_listed(const char *list, const char *name);
 

@@ -147,6 +147,10 @@ static int64_t run_faulty(int kernels, int64_t *wrong_units) {
   const nq_known_t *k = nq_known(8);
   char buf[48];
   int64_t exact = strcmp(nq_u128_str(f.sched.job.totals.c4, buf), k->c4) == 0;
+  int64_t two = -1;
+  ck_assert_int_eq(srv_job_units_two_kernels(f.st, f.job.id, &two), 0);
+  if (kernels >= 2) ck_assert_int_eq(two, f.job.units); /* every unit rests on two kernels */
+  else ck_assert_int_eq(two, 0);
   fx_check_invariants(&f);
   fx_done(&f);
   return exact;
