@@ -79,6 +79,13 @@ static const adm_cmd_t commands[] = {
      "--quorum-distinct; default owner), recorded in the file. Local mode (--data) only;\n"
      "the file is read from one snapshot, so a running server may go on.",
      adm_cmd_export},
+    {"audit", "--sample K [--seed S] [--threads T] [--n N] [--json]",
+     "Recompute K random verified units of the job with the reference solver (plain recursion,\n"
+     "no code shared with the fast kernels) on this machine, compare counts and nodes with the\n"
+     "store, and record the audit (sample, seed, time, outcome): status and the page show it.\n"
+     "A unit that disagrees is re-opened (nq-admin unit reopen) and named loudly; exit 3.\n"
+     "--seed S draws the same units again (default: from the clock). Local mode (--data).",
+     adm_cmd_audit},
     {"backup", "--to FILE [--json]",
      "Take a backup of DIR/nq.db now (local mode: on the server's machine, beside a running\n"
      "server, which is not held up): an online copy, fsync'ed, then checked (integrity, and\n"

@@ -673,7 +673,7 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
 static void refuse_kernel(cli_t *cli, const cli_assign_t *a) {
   char msg[96];
   snprintf(msg, sizeof msg, "this machine cannot run kernel %s", a->kernel);
-  nq_error_msg_t e = {NQ_ERR_NO_KERNEL, NULL, msg, 0, a->id, 0};
+  nq_error_msg_t e = {.code = NQ_ERR_NO_KERNEL, .message = msg, .id = a->id};
   nq_log(NQ_LOG_INFO, "assignment %" PRId64 " (%s) names kernel %s, which this machine lacks: "
          "refused", a->id, a->unit, a->kernel);
   send_new(cli, nq_error_pack(&e));

@@ -126,4 +126,47 @@ n = db.execute("SELECT count(*) FROM assignments a JOIN clients c ON c.id = a.cl
 assert n == 0, "client c reported %d units with the kernel it lacks" % n
 PY
 say "client c refused $REFUSED assignment(s) naming $SECOND; they went elsewhere; the server names it no more"
+# 3. The audit (nq-admin audit): every verified unit recomputed by the reference solver agrees;
+#    then one unit's stored COUNT8 is altered in the database, and the audit finds it, says so,
+#    re-opens it and records the disagreement, which status shows.
+D="$TMP/two"
+rc=0
+"$BIN/nq-admin" audit --data "$D/data" --n $N --sample 10000 --seed 7 --threads 2 --json \
+  >"$TMP/audit1.json" || rc=$?
+[ $rc -eq 0 ] || fail "audit of an honest job exited $rc"
+python3 - "$TMP/audit1.json" <<'PY' || fail "audit 1"
+import json, sys
+a = json.load(open(sys.argv[1]))
+assert a["outcome"] == "agree" and a["checked"] == a["verified"] == 268 and a["mismatched"] == 0, a
+PY
+VICTIM=$(python3 - "$D/data/nq.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+uid, text = db.execute("SELECT id, text FROM units WHERE c8 > 0 ORDER BY id LIMIT 1 OFFSET 40").fetchone()
+db.execute("UPDATE units SET c8 = c8 + 1 WHERE id = ?", (uid,))
+db.commit()
+print(text)
+PY
+)
+rc=0
+"$BIN/nq-admin" audit --data "$D/data" --n $N --sample 10000 --seed 7 --threads 2 \
+  >"$TMP/audit2.out" 2>"$TMP/audit2.err" || rc=$?
+[ $rc -eq 3 ] || fail "audit of an altered unit exited $rc, want 3: $(cat "$TMP/audit2.err")"
+grep -q "DISAGREEMENT on unit [0-9]* $VICTIM" "$TMP/audit2.err" || fail "no disagreement named $VICTIM"
+grep -q "RE-OPENED" "$TMP/audit2.err" || fail "the altered unit was not re-opened"
+grep -q "DISAGREED, re-opened: $VICTIM" "$TMP/audit2.out" || fail "summary: $(cat "$TMP/audit2.out")"
+status_json "$D" >"$TMP/audit-status.json"
+python3 - "$TMP/audit-status.json" "$VICTIM" <<'PY' || fail "status after the audit"
+import json, sys
+s = json.load(open(sys.argv[1]))
+a = s["audits"]
+assert a["count"] == 2 and a["disagreed"] == 1, a
+l = a["last"]
+assert l["outcome"] == "disagree" and l["mismatched"] == 1 and l["seed"] == 7, l
+assert l["detail"] == sys.argv[2], l
+assert not s["done"] and s["units"]["verified"] == 267, (s["done"], s["units"])
+PY
+"$BIN/nq-admin" status --data "$D/data" --n $N | grep -q "audits .* 1 disagreed" ||
+  fail "nq-admin status does not show the audits"
+say "audit: 268 units agree with the reference solver; a COUNT8 altered in the database ($VICTIM) is found, re-opened and recorded"
 say "PASS"
