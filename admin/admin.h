@@ -50,6 +50,7 @@ typedef struct adm_opts_s {
   uint64_t seed;          /* --seed S (audit) */
   int has_seed;
   int threads;            /* --threads T (audit; 0: the online CPUs) */
+  int64_t at;             /* --at T (export: the export time recorded; 0: now) */
   int help;               /* --help */
   int argc;               /* positional arguments (they point into the process's argv) */
   char *argv[ADM_MAX_ARGS];

@@ -19,7 +19,7 @@
 enum { OPT_SERVER = 1000, OPT_CA, OPT_TOKEN, OPT_TOKEN_FILE, OPT_HOSTNAME, OPT_DATA, OPT_N,
        OPT_JSON, OPT_WATCH, OPT_STATE, OPT_LIMIT, OPT_EXTRA, OPT_FORCE, OPT_ALL_DISPUTED,
        OPT_CLIENT, OPT_OUT, OPT_DISTINCT, OPT_TO, OPT_HELP, OPT_ALL, OPT_SAMPLE, OPT_SEED,
-       OPT_THREADS };
+       OPT_THREADS, OPT_AT };
 
 static const struct option long_opts[] = {
     {"server", required_argument, NULL, OPT_SERVER},
@@ -44,6 +44,7 @@ static const struct option long_opts[] = {
     {"sample", required_argument, NULL, OPT_SAMPLE},
     {"seed", required_argument, NULL, OPT_SEED},
     {"threads", required_argument, NULL, OPT_THREADS},
+    {"at", required_argument, NULL, OPT_AT},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
@@ -143,6 +144,10 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
     case OPT_THREADS:
       if (parse_long(optarg, 1, 1024, &v)) rc = bad(cmd, "--threads wants an integer 1..1024", optarg);
       else o->threads = (int)v;
+      break;
+    case OPT_AT:
+      if (parse_long(optarg, 1, LONG_MAX, &v)) rc = bad(cmd, "--at wants Unix seconds", optarg);
+      else o->at = (int64_t)v;
       break;
     case OPT_SEED: {
       char *end;

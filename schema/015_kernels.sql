@@ -17,6 +17,7 @@ ALTER TABLE jobs ADD COLUMN diverse_kernels INTEGER NOT NULL DEFAULT 0
   CHECK (diverse_kernels BETWEEN 0 AND 8);
 ALTER TABLE assignments ADD COLUMN kernel TEXT CHECK (kernel IS NULL OR length(kernel) < 16);
 ALTER TABLE units ADD COLUMN kernels INTEGER NOT NULL DEFAULT 0 CHECK (kernels >= 0);
+CREATE INDEX units_two_kernels ON units(job_id) WHERE state = 'verified' AND kernels >= 2;
 ALTER TABLE clients ADD COLUMN kernels_refused TEXT NOT NULL DEFAULT ''
   CHECK (length(kernels_refused) <= 128);
 CREATE TABLE audits (

@@ -126,10 +126,42 @@ n = db.execute("SELECT count(*) FROM assignments a JOIN clients c ON c.id = a.cl
 assert n == 0, "client c reported %d units with the kernel it lacks" % n
 PY
 say "client c refused $REFUSED assignment(s) naming $SECOND; they went elsewhere; the server names it no more"
-# 3. The audit (nq-admin audit): every verified unit recomputed by the reference solver agrees;
+# 3. /api/export: the finished job's evidence over HTTP (streamed: no Content-Length, the body
+#    ends with the connection) equals nq-admin export's bytes for the same export time, nq-verify
+#    passes it, and the page links it next to the answer. Refused (404) while the job runs.
+D="$TMP/two"
+HPORT=$(free_port)
+e2e_start_server "$D" "$(free_port)" --n $N --depth $DEPTH --quorum 2 --quorum-distinct client \
+  --spot-check 0 --http "127.0.0.1:$HPORT"
+python3 - "$HPORT" "$D/api.jsonl" "$D/page.html" <<'PY' || fail "/api/export"
+import http.client, sys, time
+port, out, page = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+for i in range(100):
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30); c.request("GET", "/api/export")
+        r = c.getresponse(); break
+    except OSError:
+        time.sleep(0.1)
+assert r.status == 200, r.status
+assert r.getheader("Content-Length") is None and r.getheader("Connection") == "close", r.getheaders()
+assert r.getheader("Content-Type") == "application/x-ndjson", r.getheader("Content-Type")
+open(out, "wb").write(r.read())
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=30); c.request("GET", "/")
+html = c.getresponse().read().decode()
+open(page, "w").write(html)
+assert 'href="/api/export"' in html, "the page does not link the export"
+PY
+AT=$(head -n 1 "$D/api.jsonl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["exported"])')
+stop_all
+"$BIN/nq-admin" export --data "$D/data" --n $N --quorum-distinct client --at "$AT" \
+  --out "$D/admin.jsonl" >/dev/null || fail "nq-admin export"
+cmp "$D/api.jsonl" "$D/admin.jsonl" || fail "/api/export differs from nq-admin export --at $AT"
+"$BIN/nq-verify" "$D/api.jsonl" --sample 20 >"$D/verify.out" || fail "nq-verify: $(cat "$D/verify.out")"
+say "/api/export: $(wc -c <"$D/api.jsonl") bytes streamed, equal to nq-admin export --at $AT; nq-verify --sample 20 passes; the page links it"
+
+# 4. The audit (nq-admin audit): every verified unit recomputed by the reference solver agrees;
 #    then one unit's stored COUNT8 is altered in the database, and the audit finds it, says so,
 #    re-opens it and records the disagreement, which status shows.
-D="$TMP/two"
 rc=0
 "$BIN/nq-admin" audit --data "$D/data" --n $N --sample 10000 --seed 7 --threads 2 --json \
   >"$TMP/audit1.json" || rc=$?
