@@ -51,28 +51,35 @@ static int occurrences(const char *list, const char *name) {
 void srv_kernel_native(const char *backends, char *buf, size_t len) {
   size_t nl = sizeof ladders / sizeof ladders[0];
   size_t best = nl;
-  const char *first = NULL;
-  size_t first_len = 0;
+  const char *gpu = NULL;
+  size_t gpu_len = 0;
   for (const char *p = backends; p && *p;) {
     while (*p == ' ') p++;
     const char *e = strchr(p, ' ');
     size_t n = e ? (size_t)(e - p) : strlen(p);
-    if (n && !first) {
-      first = p;
-      first_len = n;
+    size_t k = nl;
+    for (size_t i = 0; n && i < nl; i++)
+      if (strlen(ladders[i][0]) == n && strncmp(p, ladders[i][0], n) == 0) k = i;
+    if (k < best) best = k;
+    if (n && k == nl && !gpu) {
+      gpu = p;
+      gpu_len = n;
     }
-    for (size_t i = 0; n && i < best; i++)
-      if (strlen(ladders[i][0]) == n && strncmp(p, ladders[i][0], n) == 0) best = i;
     p = e;
   }
-  if (best < nl) snprintf(buf, len, "%s", ladders[best][0]);
-  else if (first) snprintf(buf, len, "%.*s", (int)first_len, first);
+  /* A GPU label (none of the CPU kernels) wins: the named replicas such a client ran on its CPU
+   * do not make it a CPU client. */
+  if (gpu) snprintf(buf, len, "%.*s", (int)gpu_len, gpu);
+  else if (best < nl) snprintf(buf, len, "%s", ladders[best][0]);
   else if (len) buf[0] = '\0';
 }
 
 const char *srv_kernel_choose(const char *native, const char *present, const char *refused) {
   int known = native && *native && ladder_of(native) != generic;
   if (!known && (!present || !*present)) return NULL;
+  /* A GPU client (its backend is no CPU kernel) whose own backend the unit lacks: it runs its own,
+   * on its devices, rather than a CPU kernel at a fraction of its speed. */
+  if (!known && native && *native && occurrences(present, native) == 0) return NULL;
   const char *const *ladder = ladder_of(native);
   const char *best = NULL;
   int best_k = 0;

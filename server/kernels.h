@@ -7,7 +7,8 @@
  * from the most capable backend of its recent results (an AVX-512 machine runs avx512, avx2, scalar and the
  * reference; an AVX2 one avx2, scalar, reference; ARM neon, scalar, reference) less the ones it
  * refused -- the one least represented among the unit's voting results and live leases, the
- * client's own first on a tie. So a fleet of identical machines makes diverse replicas (the
+ * client's own first on a tie (a GPU client, whose backend is none of these, runs its own while
+ * the unit has no result of it). So a fleet of identical machines makes diverse replicas (the
  * second replica of a unit runs the next kernel down), and a kernel that miscounts is outvoted
  * by two others instead of agreeing with itself. Nothing is named for the first replica of a
  * client whose kernels are unknown (no result yet): it runs its own best.
@@ -17,9 +18,9 @@
 
 #include <stddef.h>
 
-/* The client's own kernel, from the backends of its recent results (space-separated): the most
- * capable CPU kernel among them (named replicas ran lower ones), else the first backend (a GPU
- * label: a client of unknown kind), else "" (none yet). Written to buf. */
+/* The client's own kernel, from the backends of its recent results (space-separated): a GPU
+ * label when there is one (a GPU client: its named replicas ran on its CPU), else the most capable
+ * CPU kernel among them (named replicas ran lower ones), else "" (none yet). Written to buf. */
 void srv_kernel_native(const char *backends, char *buf, size_t len);
 
 /* The kernel to name (a static string), or NULL to leave the choice to the client. native: the

@@ -29,7 +29,8 @@ START_TEST(choose_names_the_least_represented) {
   ck_assert_str_eq(srv_kernel_choose("avx512", "avx512", "avx2,scalar"), "reference");
   /* Unknown kind with replicas out: what most CPUs run, least represented first. */
   ck_assert_str_eq(srv_kernel_choose("", "avx512", ""), "avx2");
-  ck_assert_str_eq(srv_kernel_choose("opencl:GPU", "avx2,avx512", ""), "scalar");
+  ck_assert_ptr_null(srv_kernel_choose("opencl:GPU", "avx2,avx512", "")); /* runs its own */
+  ck_assert_str_eq(srv_kernel_choose("opencl:GPU", "avx2,opencl:GPU", ""), "scalar");
   /* Every kernel refused: nothing to name. */
   ck_assert_ptr_null(srv_kernel_choose("reference", "reference", "reference"));
   /* The client's own kernel: the most capable of its recent backends. */
@@ -40,6 +41,8 @@ START_TEST(choose_names_the_least_represented) {
   ck_assert_str_eq(nat, "scalar");
   srv_kernel_native("opencl:GPU", nat, sizeof nat);
   ck_assert_str_eq(nat, "opencl:GPU");
+  srv_kernel_native("avx2 avx512+opencl:GPU scalar", nat, sizeof nat); /* a GPU client */
+  ck_assert_str_eq(nat, "avx512+opencl:GPU");
   srv_kernel_native("", nat, sizeof nat);
   ck_assert_str_eq(nat, "");
   /* Slowdowns: only ever longer. */
