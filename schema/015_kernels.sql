@@ -10,6 +10,9 @@
 --   verified before this version, or not verified).
 -- clients.kernels_refused: kernels the client answered no_kernel for, comma-separated (at most
 --   a few short names): the server names none of them to it again.
+-- clients.kernel_native: the client's own kernel as the server learned it from its results (the
+--   most capable CPU kernel, or a GPU label): kept, so that a client whose recent results all ran
+--   kernels the server named is not taken for a slower machine.
 -- audits: `nq-admin audit` runs -- K verified units recomputed with the reference solver on the
 --   operator's machine. outcome: 'agree' (every unit matched), 'disagree' (at least one did not:
 --   those units were re-opened), 'empty' (no verified unit to sample).
@@ -20,6 +23,8 @@ ALTER TABLE units ADD COLUMN kernels INTEGER NOT NULL DEFAULT 0 CHECK (kernels >
 CREATE INDEX units_two_kernels ON units(job_id) WHERE state = 'verified' AND kernels >= 2;
 ALTER TABLE clients ADD COLUMN kernels_refused TEXT NOT NULL DEFAULT ''
   CHECK (length(kernels_refused) <= 128);
+ALTER TABLE clients ADD COLUMN kernel_native TEXT NOT NULL DEFAULT ''
+  CHECK (length(kernel_native) <= 128);
 CREATE TABLE audits (
   id INTEGER PRIMARY KEY,
   job_id INTEGER NOT NULL REFERENCES jobs(id),

@@ -20,7 +20,8 @@ static const char *const ladders[][5] = {
     {"scalar", "reference", NULL},
     {"reference", NULL},
 };
-/* A client of unknown kind (no result yet, or a GPU label): what most CPUs run. */
+/* A client of unknown kind (no result of its own choice yet), or a GPU client's CPU once the
+ * unit has a result of its backend: what most CPUs run. */
 static const char *const generic[] = {"avx2", "scalar", "reference", NULL};
 
 static const struct {
@@ -76,6 +77,8 @@ void srv_kernel_native(const char *backends, char *buf, size_t len) {
 
 const char *srv_kernel_choose(const char *native, const char *present, const char *refused) {
   int known = native && *native && ladder_of(native) != generic;
+  /* A client of unknown kind, on a unit with nothing yet: its own (its result then tells the
+   * server what it is). */
   if (!known && (!present || !*present)) return NULL;
   /* A GPU client (its backend is no CPU kernel) whose own backend the unit lacks: it runs its own,
    * on its devices, rather than a CPU kernel at a fraction of its speed. */

@@ -8,10 +8,11 @@
  * reference; an AVX2 one avx2, scalar, reference; ARM neon, scalar, reference) less the ones it
  * refused -- the one least represented among the unit's voting results and live leases, the
  * client's own first on a tie (a GPU client, whose backend is none of these, runs its own while
- * the unit has no result of it). So a fleet of identical machines makes diverse replicas (the
+ * the unit has no result of it, then what most CPUs run: avx2, scalar, reference). So a fleet of identical machines makes diverse replicas (the
  * second replica of a unit runs the next kernel down), and a kernel that miscounts is outvoted
- * by two others instead of agreeing with itself. Nothing is named for the first replica of a
- * client whose kernels are unknown (no result yet): it runs its own best.
+ * by two others instead of agreeing with itself. A client's own kernel is learned from the
+ * results it computed with a kernel of its own choice (none named): until then nothing is named
+ * to it for a unit with nothing yet, and what most CPUs run (avx2, scalar, reference) otherwise.
  */
 #ifndef SRV_KERNELS_H
 #define SRV_KERNELS_H

@@ -257,11 +257,14 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   if (room > 0 && (rc = expected_seconds(s, client_id, &lp.mean)) != 0) goto out;
   if ((rc = srv_job_kernels_get(s->store, s->job.id, &lp.kernels)) != 0) goto out;
   if (room > 0 && lp.kernels >= 2) {
-    char backends[512];
-    if ((rc = srv_client_kernels(s->store, client_id, backends, sizeof backends, lp.refused,
-                                 sizeof lp.refused)) != 0)
+    char backends[512], kept[NQ_PROTO_BACKEND_MAX + 1];
+    if ((rc = srv_client_kernels(s->store, client_id, backends, sizeof backends, kept,
+                                 sizeof kept, lp.refused, sizeof lp.refused)) != 0)
       goto out;
     srv_kernel_native(backends, lp.native, sizeof lp.native);
+    if (strcmp(kept, lp.native) != 0 &&
+        (rc = srv_client_kernel_native_set(s->store, client_id, lp.native)) != 0)
+      goto out;
   }
   /* A resent assignment names the kernel it named when it was leased. */
   for (int i = 0; i < *n_out && lp.kernels >= 2 && rc == 0; i++)

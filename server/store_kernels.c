@@ -75,19 +75,49 @@ int srv_unit_kernels_present(srv_store_t *st, int64_t unit_id, char *buf, size_t
 }
 
 int srv_client_kernels(srv_store_t *st, int64_t client_id, char *backends, size_t blen,
-                       char *refused, size_t rlen) {
+                       char *native, size_t nlen, char *refused, size_t rlen) {
   sqlite3_stmt *q;
-  backends[0] = refused[0] = '\0';
-  int rc = srv_store_stmt(st, "SELECT kernels_refused FROM clients WHERE id = ?1", &q);
+  backends[0] = native[0] = refused[0] = '\0';
+  int rc = srv_store_stmt(st, "SELECT kernels_refused, kernel_native FROM clients WHERE id = ?1",
+                          &q);
   if (rc) return rc;
   sqlite3_bind_int64(q, 1, client_id);
   int sr = sqlite3_step(q);
-  if (sr == SQLITE_ROW) col_str(q, 0, refused, rlen);
-  else if (sr == SQLITE_DONE)
+  if (sr == SQLITE_ROW) {
+    col_str(q, 0, refused, rlen);
+    col_str(q, 1, native, nlen);
+  } else if (sr == SQLITE_DONE) {
     rc = srv_store_failf(st, NQ_ENOTFOUND, "no client %lld", (long long)client_id);
-  else rc = srv_store_fail(st, "client kernels");
+  } else {
+    rc = srv_store_fail(st, "client kernels");
+  }
   sqlite3_reset(q);
-  return rc ? rc : srv_client_backends(st, client_id, backends, blen);
+  if (rc) return rc;
+  /* What it ran of its own choice (no kernel named, or a name it ignored): a kernel the server
+   * named says nothing of what the machine is. */
+  size_t l = (size_t)snprintf(backends, blen, "%s", native);
+  if ((rc = srv_store_stmt(st, "SELECT DISTINCT backend FROM (SELECT backend, kernel FROM "
+                               "assignments WHERE client_id = ?1 AND seconds IS NOT NULL ORDER BY "
+                               "id DESC LIMIT 1000) WHERE backend IS NOT NULL AND (kernel IS NULL "
+                               "OR kernel != backend)", &q)) != 0)
+    return rc;
+  sqlite3_bind_int64(q, 1, client_id);
+  while ((sr = sqlite3_step(q)) == SQLITE_ROW) {
+    const char *b = (const char *)sqlite3_column_text(q, 0);
+    if (l + 1 + strlen(b) + 1 <= blen) l += (size_t)snprintf(backends + l, blen - l, " %s", b);
+  }
+  if (sr != SQLITE_DONE) rc = srv_store_fail(st, "client backends");
+  sqlite3_reset(q);
+  return rc;
+}
+
+int srv_client_kernel_native_set(srv_store_t *st, int64_t client_id, const char *native) {
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "UPDATE clients SET kernel_native = ?2 WHERE id = ?1", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, client_id);
+  sqlite3_bind_text(q, 2, native, -1, SQLITE_TRANSIENT);
+  return srv_store_step(st, q, "client kernel");
 }
 
 int srv_asg_kernel_set(srv_store_t *st, int64_t asg_id, const char *kernel) {

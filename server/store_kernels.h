@@ -23,11 +23,14 @@ int srv_job_kernels_set(srv_store_t *st, int64_t job_id, int k);
  * as one comma-separated list in buf ("" for none). */
 int srv_unit_kernels_present(srv_store_t *st, int64_t unit_id, char *buf, size_t len);
 
-/* What the server knows of a client's kernels: `backends` gets the distinct backends of its
- * recent results (srv_client_backends: space-separated, "" none yet), `refused` its
- * kernels_refused list. */
+/* What the server knows of a client's kernels: `backends` gets its kernel_native followed by the
+ * distinct backends of its newest 1,000 results that ran a kernel of its own choice (none was
+ * named, or it ignored the name; space-separated, "" none yet),
+ * `native` its kernel_native alone, `refused` its kernels_refused list. */
 int srv_client_kernels(srv_store_t *st, int64_t client_id, char *backends, size_t blen,
-                       char *refused, size_t rlen);
+                       char *native, size_t nlen, char *refused, size_t rlen);
+/* Keep the client's own kernel (srv_kernel_native of what srv_client_kernels gave). */
+int srv_client_kernel_native_set(srv_store_t *st, int64_t client_id, const char *native);
 
 /* The kernel an assignment names (NULL or "" clears it), and read back ("" none). */
 int srv_asg_kernel_set(srv_store_t *st, int64_t asg_id, const char *kernel);

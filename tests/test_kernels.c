@@ -66,6 +66,11 @@ static int report(fx_t *f, int64_t client, const srv_work_t *w, const nq_counts_
   return rc;
 }
 
+/* The server has learned that the client runs avx512 (as from its first result). */
+static void known(fx_t *f, int64_t client) {
+  ck_assert_int_eq(srv_client_kernel_native_set(f->st, client, "avx512"), 0);
+}
+
 static void fx_kernels(fx_t *f, int k) {
   ck_assert_int_eq(srv_job_kernels_set(f->st, f->job.id, k), 0);
   int got = -1;
@@ -83,6 +88,8 @@ START_TEST(two_kernels_needed) {
   fx_init(&f, 8, 3, 2, 5, &cfg);
   fx_kernels(&f, 2);
   int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b"), c = fx_client(&f, "c");
+  known(&f, b);
+  known(&f, c);
   int64_t now = T0 + 10;
   srv_work_t wa, wb, wc;
   ck_assert_int_eq(fx_work(&f, a, 1, now, &wa, NULL), 1);
@@ -180,6 +187,8 @@ START_TEST(refusal_goes_elsewhere) {
   fx_init(&f, 8, 3, 2, 5, &cfg);
   fx_kernels(&f, 2);
   int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b"), c = fx_client(&f, "c");
+  known(&f, b);
+  known(&f, c);
   int64_t now = T0 + 10;
   srv_work_t wa, wb, wc, w2;
   ck_assert_int_eq(fx_work(&f, a, 1, now, &wa, NULL), 1);
@@ -227,6 +236,9 @@ START_TEST(refusal_goes_elsewhere) {
   ck_assert_int_eq(fx_work(&f, b, 1, ++now, &wb2, NULL), 1);
   ck_assert_int_eq(wb2.unit_id, wa2.unit_id);
   ck_assert_str_eq(wb2.kernel, "scalar");
+  /* The server keeps what it learned of b's own kernel, whatever kernels it was told to run. */
+  fx_qs(f.path, "SELECT kernel_native FROM clients WHERE name = 'b'", refused, sizeof refused);
+  ck_assert_str_eq(refused, "avx512");
   fx_check_invariants(&f);
   fx_done(&f);
 }
