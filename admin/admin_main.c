@@ -85,7 +85,8 @@ static const adm_cmd_t commands[] = {
      "Recompute K random verified units of the job with the reference solver (plain recursion,\n"
      "no code shared with the fast kernels) on this machine, compare counts and nodes with the\n"
      "store, and record the audit (sample, seed, time, outcome): status and the page show it.\n"
-     "A unit that disagrees is re-opened (nq-admin unit reopen) and named loudly; exit 3.\n"
+     "A unit that disagrees is named loudly, re-opened and settled by the reference count\n"
+     "(its results judged against it, disagreeing untrusted owners banned); exit 3.\n"
      "--seed S draws the same units again (default: from the clock). Local mode (--data).",
      adm_cmd_audit},
     {"backup", "--to FILE [--json]",

@@ -40,8 +40,10 @@ static int recount(const char *text, int threads, nq_counts_t *out) {
   return rc;
 }
 
-/* Compare, and on a disagreement re-open the unit (as nq-admin unit reopen does) and say so on
- * stderr whatever the output format. Returns 1 for a mismatch, 0 for agreement, < 0 on failure. */
+/* Compare, and on a disagreement settle the unit with the reference count (nq/admin_db.h: it is
+ * re-opened, verified with the reference's answer, its results judged against it, the owners of
+ * the results that disagree banned) and say so on stderr whatever the output format. Returns 1
+ * for a mismatch, 0 for agreement, < 0 on failure. */
 static int judge(adm_backend_t *b, const nq_admin_audit_unit_t *u, const nq_counts_t *c) {
   int nodes = strcmp(u->solver, NQ_SOLVER_VERSION) == 0; /* older versions count other nodes */
   if (c->c2 == u->stored.c2 && c->c4 == u->stored.c4 && c->c8 == u->stored.c8 &&
@@ -52,13 +54,16 @@ static int judge(adm_backend_t *b, const nq_admin_audit_unit_t *u, const nq_coun
           PRIu64 " c4=%" PRIu64 " c8=%" PRIu64 " nodes=%" PRIu64 "\n", u->id, u->text,
           u->stored.c2, u->stored.c4, u->stored.c8, u->stored.nodes, c->c2, c->c4, c->c8,
           c->nodes);
-  nq_admin_req_t req = {.cmd = NQ_ADMIN_UNIT_REOPEN, .unit_id = u->id};
-  json_t *data = NULL;
-  if (adm_request(b, &req, &data) != 0) return -1;
-  fprintf(stderr, "nq-admin audit: unit %" PRId64 " RE-OPENED: its results no longer vote and "
-          "fresh owners verify it again%s\n", u->id,
-          json_is_true(json_object_get(data, "job_reopened")) ? " (the finished job runs again)" : "");
-  json_decref(data);
+  int banned = 0, jr = 0;
+  char err[512];
+  if (nq_admin_db_audit_settle(b->db, u->id, c, (int64_t)time(NULL), &banned, &jr, err,
+                               sizeof err) != 0) {
+    fprintf(stderr, "nq-admin audit: %s\n", err);
+    return -1;
+  }
+  fprintf(stderr, "nq-admin audit: unit %" PRId64 " RE-OPENED and settled by the reference count: "
+          "every result judged against it, %d client(s) banned for disagreeing%s\n", u->id,
+          banned, jr ? "; the finished job runs again" : "");
   return 1;
 }
 
@@ -74,7 +79,7 @@ static void print_audit(const adm_opts_t *o, const nq_admin_audit_t *a, int64_t 
   }
   printf("audit: %d of %lld verified unit(s) recomputed with the reference solver (seed %" PRIu64
          ", %.1f s): %s%s%s\n", a->checked, (long long)verified, a->seed, a->seconds,
-         !strcmp(a->outcome, "disagree") ? "DISAGREED, re-opened: " : a->outcome,
+         !strcmp(a->outcome, "disagree") ? "DISAGREED, re-opened and settled: " : a->outcome,
          !strcmp(a->outcome, "disagree") ? a->detail : "",
          !strcmp(a->outcome, "empty") ? " (no verified unit yet)" : "");
 }

@@ -161,7 +161,8 @@ say "/api/export: $(wc -c <"$D/api.jsonl") bytes streamed, equal to nq-admin exp
 
 # 4. The audit (nq-admin audit): every verified unit recomputed by the reference solver agrees;
 #    then one unit's stored COUNT8 is altered in the database, and the audit finds it, says so,
-#    re-opens it and records the disagreement, which status shows.
+#    re-opens it and settles it with the reference count (srv_sched_settle: its results agree
+#    with that count, so nobody is banned), and records the disagreement, which status shows.
 rc=0
 "$BIN/nq-admin" audit --data "$D/data" --n $N --sample 10000 --seed 7 --threads 2 --json \
   >"$TMP/audit1.json" || rc=$?
@@ -185,20 +186,27 @@ rc=0
   >"$TMP/audit2.out" 2>"$TMP/audit2.err" || rc=$?
 [ $rc -eq 3 ] || fail "audit of an altered unit exited $rc, want 3: $(cat "$TMP/audit2.err")"
 grep -q "DISAGREEMENT on unit [0-9]* $VICTIM" "$TMP/audit2.err" || fail "no disagreement named $VICTIM"
-grep -q "RE-OPENED" "$TMP/audit2.err" || fail "the altered unit was not re-opened"
-grep -q "DISAGREED, re-opened: $VICTIM" "$TMP/audit2.out" || fail "summary: $(cat "$TMP/audit2.out")"
+grep -q "RE-OPENED and settled by the reference count: every result judged against it, 0 client" \
+  "$TMP/audit2.err" || fail "the altered unit was not re-opened and settled: $(cat "$TMP/audit2.err")"
+grep -q "DISAGREED, re-opened and settled: $VICTIM" "$TMP/audit2.out" || fail "summary: $(cat "$TMP/audit2.out")"
 status_json "$D" >"$TMP/audit-status.json"
-python3 - "$TMP/audit-status.json" "$VICTIM" <<'PY' || fail "status after the audit"
-import json, sys
+python3 - "$TMP/audit-status.json" "$VICTIM" "$D/data/nq.db" <<'PY' || fail "status after the audit"
+import json, sqlite3, sys
 s = json.load(open(sys.argv[1]))
 a = s["audits"]
 assert a["count"] == 2 and a["disagreed"] == 1, a
 l = a["last"]
 assert l["outcome"] == "disagree" and l["mismatched"] == 1 and l["seed"] == 7, l
 assert l["detail"] == sys.argv[2], l
-assert not s["done"] and s["units"]["verified"] == 267, (s["done"], s["units"])
+# The unit holds the reference count again, and the job its exact answer.
+assert s["done"] and s["units"]["verified"] == 268 and s["match"] is True, (s["done"], s["units"], s["match"])
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[3], uri=True)
+c8, contest = db.execute("SELECT c8, contest FROM units WHERE text = ?", (sys.argv[2],)).fetchone()
+v = db.execute("SELECT DISTINCT a.c8 FROM assignments a JOIN units u ON u.id = a.unit_id "
+               "WHERE u.text = ? AND a.state = 'valid'", (sys.argv[2],)).fetchall()
+assert v == [(c8,)] and contest == 3, (c8, v, contest)
 PY
 "$BIN/nq-admin" status --data "$D/data" --n $N | grep -q "audits .* 1 disagreed" ||
   fail "nq-admin status does not show the audits"
-say "audit: 268 units agree with the reference solver; a COUNT8 altered in the database ($VICTIM) is found, re-opened and recorded"
+say "audit: 268 units agree with the reference solver; a COUNT8 altered in the database ($VICTIM) is found, re-opened, settled by the reference count and recorded; the job is exact again"
 say "PASS"

@@ -87,6 +87,12 @@ typedef struct nq_admin_audit_s {
 int nq_admin_db_audit_draw(nq_admin_db_t *db, int sample, uint64_t seed, int64_t *verified,
                            int (*cb)(const nq_admin_audit_unit_t *u, void *arg), void *arg,
                            char *errbuf, size_t errlen);
+/* The audit disagrees with unit_id's stored answer: settle the unit with the reference count
+ * (srv_sched_settle: re-opened, verified with *c, every result judged against it, the untrusted
+ * owners whose results disagree banned and what they helped verify re-opened). *banned gets the
+ * clients banned, *job_reopened whether a finished job runs again. */
+int nq_admin_db_audit_settle(nq_admin_db_t *db, int64_t unit_id, const nq_counts_t *c, int64_t now,
+                             int *banned, int *job_reopened, char *errbuf, size_t errlen);
 /* Record an audit of the picked job. */
 int nq_admin_db_audit_record(nq_admin_db_t *db, const nq_admin_audit_t *a, char *errbuf,
                              size_t errlen);
