@@ -372,7 +372,7 @@ typedef struct srv_work_s {
   int resent;                  /* 1: the client already held it; 0: newly leased */
   int64_t est_nodes;           /* the unit's estimate, -1 unknown (picks only) */
   int64_t hold_until;          /* the replica's hold limit (schema 011; picks and leases) */
-  char kernel[NQ_KERNEL_NAME_MAX]; /* the kernel the assignment names, "" none (schema 015) */
+  char kernel[NQ_KERNEL_NAME_MAX]; /* the kernel the assignment names, "" none (schema 016) */
 } srv_work_t;
 
 /* SAVEPOINT-based atomic section: savepoint() opens one; release(st, rc) releases it when rc is 0

@@ -102,7 +102,7 @@ int srv_audit_summary(srv_store_t *st, int64_t job_id, int64_t *count, int64_t *
   memset(last, 0, sizeof *last);
   *count = *disagreed = 0;
   int v = 0;
-  if (srv_store_schema_version(st, &v) != 0 || v < 15) return 0;
+  if (srv_store_schema_version(st, &v) != 0 || v < 16) return 0;
   sqlite3_stmt *q;
   int rc = srv_store_stmt(st, "SELECT count(*), coalesce(sum(outcome = 'disagree'), 0) FROM "
                               "audits WHERE job_id = ?1", &q);

@@ -1,4 +1,4 @@
-/* nq-server: the store's side of `nq-admin audit` (schema 015, docs/reliability.md, "The audit"):
+/* nq-server: the store's side of `nq-admin audit` (schema 016, docs/reliability.md, "The audit"):
  * a seeded draw of a job's verified units, and the audits table.
  */
 #ifndef SRV_STORE_AUDIT_H
@@ -20,7 +20,7 @@ int srv_audit_draw(srv_store_t *st, int64_t job_id, int sample, uint64_t seed, i
 int srv_audit_record(srv_store_t *st, int64_t job_id, const nq_admin_audit_t *a, int64_t *id);
 
 /* The job's audits: how many, how many disagreed, and the newest (last->at = 0 when none). A
- * database older than schema 015 has none. */
+ * database older than schema 016 has none. */
 int srv_audit_summary(srv_store_t *st, int64_t job_id, int64_t *count, int64_t *disagreed,
                       nq_admin_audit_t *last);
 

@@ -5,7 +5,7 @@
 #include "store_int.h"
 #include "store_kernels.h"
 
-#define KERNELS_SCHEMA 15
+#define KERNELS_SCHEMA 16
 
 static int has_schema(srv_store_t *st) {
   int v = 0;

@@ -1,4 +1,4 @@
-/* nq-server: the store's side of kernel-diverse verification (schema 015, docs/store.md): the
+/* nq-server: the store's side of kernel-diverse verification (schema 016, docs/store.md): the
  * job's diverse_kernels, the kernel an assignment names, the kernels a client refused. The rules
  * that use them are the scheduler's (sched.c: "kernels").
  */
@@ -13,7 +13,7 @@
 #define SRV_KERNELS_MAX 8          /* --diverse-kernels: 0..this */
 #define SRV_KERNELS_REFUSED_MAX 128 /* clients.kernels_refused: bytes */
 
-/* The job's diverse_kernels (0 on a database older than schema 015). */
+/* The job's diverse_kernels (0 on a database older than schema 016). */
 int srv_job_kernels_get(srv_store_t *st, int64_t job_id, int *k);
 /* Set it (0..SRV_KERNELS_MAX, else NQ_ERANGE); NQ_ESCHEMA on a database older than 015. */
 int srv_job_kernels_set(srv_store_t *st, int64_t job_id, int k);
@@ -45,7 +45,7 @@ int srv_asg_refuse(srv_store_t *st, int64_t asg_id, int64_t client_id, const cha
                    int64_t now);
 
 /* The distinct kernels among the results that verified the unit (units.kernels; a no-op on a
- * database older than schema 015). */
+ * database older than schema 016). */
 int srv_unit_kernels_set(srv_store_t *st, int64_t unit_id, int kernels);
 /* The job's verified units whose verifying results came from at least 2 kernels. */
 int srv_job_units_two_kernels(srv_store_t *st, int64_t job_id, int64_t *n);

@@ -282,7 +282,7 @@ START_TEST(lease_scaled_for_slower_kernel) {
 }
 END_TEST
 
-/* A job without the option (and every job made before schema 015) names nothing. */
+/* A job without the option (and every job made before schema 016) names nothing. */
 START_TEST(off_names_nothing) {
   fx_t f;
   fx_init(&f, 8, 3, 2, 5, NULL);

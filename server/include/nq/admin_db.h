@@ -70,7 +70,7 @@ typedef struct nq_admin_audit_unit_s {
   char solver[NQ_SOLVER_VERSION_MAX + 1];
 } nq_admin_audit_unit_t;
 
-/* One audit as recorded (schema 015, table audits). */
+/* One audit as recorded (schema 016, table audits). */
 typedef struct nq_admin_audit_s {
   int64_t at;          /* when it finished, Unix seconds */
   int sample;          /* units asked for */

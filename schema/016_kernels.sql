@@ -1,4 +1,4 @@
--- nq schema version 15: kernel-diverse verification and the reference audit (issue 30).
+-- nq schema version 16: kernel-diverse verification and the reference audit (issue 30).
 -- See docs/store.md and docs/reliability.md. (Versions may have gaps.)
 --
 -- jobs.diverse_kernels: a unit of the job is verified only when its agreeing results came from
