@@ -46,6 +46,11 @@ typedef struct adm_opts_s {
   int all;                /* --all (job list: started, cancelled and failed entries too) */
   nq_jobopts_t job;       /* job add: the job's options (nq/job_opts.h); N is an argument */
   int job_given;          /* a job option was given */
+  int sample;             /* --sample K (audit) */
+  uint64_t seed;          /* --seed S (audit) */
+  int has_seed;
+  int threads;            /* --threads T (audit; 0: the online CPUs) */
+  int64_t at;             /* --at T (export: the export time recorded; 0: now) */
   int help;               /* --help */
   int argc;               /* positional arguments (they point into the process's argv) */
   char *argv[ADM_MAX_ARGS];
@@ -128,5 +133,6 @@ int adm_cmd_job(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_export(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_backup(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_restore(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_audit(const adm_cmd_t *cmd, adm_opts_t *o);
 
 #endif

@@ -71,14 +71,24 @@ static const adm_cmd_t commands[] = {
      "`quorum` votes. reopen: take back a unit (verified too): its results stop voting, and a\n"
      "quorum of fresh owners verifies it again (a finished job runs again).",
      adm_cmd_unit},
-    {"export", "--out FILE [--n N] [--quorum-distinct client|owner|network] [--json]",
+    {"export", "--out FILE [--n N] [--quorum-distinct client|owner|network] [--at T] [--json]",
      "Write a finished job's evidence (docs/evidence.md): every unit with its counts and the\n"
      "results that verified it (clients, owners, kernels, spot checks), the totals and a\n"
      "SHA-256, as one JSON-lines file that nq-verify checks with no server and no database.\n"
      "--out - writes to stdout. --quorum-distinct: the rule the server verified by (its\n"
      "--quorum-distinct; default owner), recorded in the file. Local mode (--data) only;\n"
-     "the file is read from one snapshot, so a running server may go on.",
+     "the file is read from one snapshot, so a running server may go on. --at T records T\n"
+     "(Unix seconds) as the export time instead of now: the same store then gives the same\n"
+     "bytes as the server's /api/export of that moment.",
      adm_cmd_export},
+    {"audit", "--sample K [--seed S] [--threads T] [--n N] [--json]",
+     "Recompute K random verified units of the job with the reference solver (plain recursion,\n"
+     "no code shared with the fast kernels) on this machine, compare counts and nodes with the\n"
+     "store, and record the audit (sample, seed, time, outcome): status and the page show it.\n"
+     "A unit that disagrees is named loudly, re-opened and settled by the reference count\n"
+     "(its results judged against it, disagreeing untrusted owners banned); exit 3.\n"
+     "--seed S draws the same units again (default: from the clock). Local mode (--data).",
+     adm_cmd_audit},
     {"backup", "--to FILE [--json]",
      "Take a backup of DIR/nq.db now (local mode: on the server's machine, beside a running\n"
      "server, which is not held up): an online copy, fsync'ed, then checked (integrity, and\n"

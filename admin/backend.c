@@ -18,7 +18,8 @@
 
 enum { OPT_SERVER = 1000, OPT_CA, OPT_TOKEN, OPT_TOKEN_FILE, OPT_HOSTNAME, OPT_DATA, OPT_N,
        OPT_JSON, OPT_WATCH, OPT_STATE, OPT_LIMIT, OPT_EXTRA, OPT_FORCE, OPT_ALL_DISPUTED,
-       OPT_CLIENT, OPT_OUT, OPT_DISTINCT, OPT_TO, OPT_HELP, OPT_ALL };
+       OPT_CLIENT, OPT_OUT, OPT_DISTINCT, OPT_TO, OPT_HELP, OPT_ALL, OPT_SAMPLE, OPT_SEED,
+       OPT_THREADS, OPT_AT };
 
 static const struct option long_opts[] = {
     {"server", required_argument, NULL, OPT_SERVER},
@@ -40,6 +41,10 @@ static const struct option long_opts[] = {
     {"out", required_argument, NULL, OPT_OUT},
     {"quorum-distinct", required_argument, NULL, OPT_DISTINCT},
     {"to", required_argument, NULL, OPT_TO},
+    {"sample", required_argument, NULL, OPT_SAMPLE},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"at", required_argument, NULL, OPT_AT},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
@@ -132,6 +137,27 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
         rc = bad(cmd, "--extra wants an integer 1..1000", optarg);
       else o->extra = (int)v;
       break;
+    case OPT_SAMPLE:
+      if (parse_long(optarg, 1, 10000, &v)) rc = bad(cmd, "--sample wants an integer 1..10000", optarg);
+      else o->sample = (int)v;
+      break;
+    case OPT_THREADS:
+      if (parse_long(optarg, 1, 1024, &v)) rc = bad(cmd, "--threads wants an integer 1..1024", optarg);
+      else o->threads = (int)v;
+      break;
+    case OPT_AT:
+      if (parse_long(optarg, 1, LONG_MAX, &v)) rc = bad(cmd, "--at wants Unix seconds", optarg);
+      else o->at = (int64_t)v;
+      break;
+    case OPT_SEED: {
+      char *end;
+      errno = 0;
+      unsigned long long sd = strtoull(optarg, &end, 10);
+      if (end == optarg || *end || errno || optarg[0] == '-' || sd > INT64_MAX)
+        rc = bad(cmd, "--seed wants an integer 0..2^63-1", optarg);
+      else o->seed = sd, o->has_seed = 1;
+      break;
+    }
     case OPT_WATCH: {
       char *end;
       o->watch = strtod(optarg, &end);

@@ -25,7 +25,8 @@ static int export_to(adm_backend_t *b, const adm_opts_t *o, nq_ev_distinct_t dis
       return ADM_EXIT_FAIL;
     }
   }
-  rc = nq_admin_db_export(b->db, distinct, (int64_t)time(NULL), f, info, err, sizeof err);
+  rc = nq_admin_db_export(b->db, distinct, o->at ? o->at : (int64_t)time(NULL), f, info, err,
+                          sizeof err);
   if (!to_stdout) {
     int bad = rc == 0 && (fflush(f) != 0 || fsync(fileno(f)) != 0);
     bad |= fclose(f) != 0 && rc == 0;

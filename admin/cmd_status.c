@@ -130,6 +130,25 @@ static void print_table(const json_t *st) {
            sizeof bt), adm_duration(adm_int(st, "now") - adm_int(st, "backup.last_good"), b1,
            sizeof b1), adm_str(st, "backup.file"));
   trust_lines(st, done);
+  if (adm_get(st, "kernels"))
+    printf("kernels    a unit needs %lld different kernel(s); %lld verified unit(s) rest on 2 "
+           "or more\n", (long long)adm_int(st, "kernels.diverse"),
+           (long long)adm_int(st, "kernels.units_two_kernels"));
+  if (adm_int(st, "audits.count") > 0) {
+    char at[64];
+    int bad = !strcmp(adm_str(st, "audits.last.outcome"), "disagree");
+    printf("audits     %lld by the reference solver, %lld disagreed; last %s: %lld of %lld "
+           "unit(s) recomputed (seed %lld), %s%s%s\n", (long long)adm_int(st, "audits.count"),
+           (long long)adm_int(st, "audits.disagreed"),
+           adm_time(adm_int(st, "audits.last.at"), at, sizeof at),
+           (long long)adm_int(st, "audits.last.checked"),
+           (long long)adm_int(st, "audits.last.sample"), (long long)adm_int(st, "audits.last.seed"),
+           bad ? "DISAGREED (re-opened): " : adm_str(st, "audits.last.outcome"),
+           bad ? adm_str(st, "audits.last.detail") : "", "");
+  } else if (adm_get(st, "audits")) {
+    printf("audits     none yet (nq-admin audit --sample K recomputes K verified units with the "
+           "reference solver)\n");
+  }
   const json_t *disp = adm_get(st, "disputed");
   size_t nd = 0; /* contested units (issue 30) are said above: the rest resolve by votes */
   for (size_t i = 0; i < json_array_size(disp); i++)

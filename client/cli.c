@@ -15,6 +15,7 @@
  * table of on_frame.
  */
 #include "cli.h"
+#include "fault.h"
 #include "journal.h"
 #include "status.h"
 #include "worker.h"
@@ -667,6 +668,17 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
   cli_pump(cli);
 }
 
+/* The server named a kernel this machine cannot run (kernel-diverse verification): say so, and
+ * the server leases the unit elsewhere; nothing of it is kept here. */
+static void refuse_kernel(cli_t *cli, const cli_assign_t *a) {
+  char msg[96];
+  snprintf(msg, sizeof msg, "this machine cannot run kernel %s", a->kernel);
+  nq_error_msg_t e = {.code = NQ_ERR_NO_KERNEL, .message = msg, .id = a->id};
+  nq_log(NQ_LOG_INFO, "assignment %" PRId64 " (%s) names kernel %s, which this machine lacks: "
+         "refused", a->id, a->unit, a->kernel);
+  send_new(cli, nq_error_pack(&e));
+}
+
 static void handle_work(cli_t *cli, const json_t *msg) {
   nq_work_t w;
   nq_proto_err_t err;
@@ -682,6 +694,7 @@ static void handle_work(cli_t *cli, const json_t *msg) {
     memset(&as, 0, sizeof as);
     as.id = w.a[i].id;
     snprintf(as.unit, sizeof as.unit, "%s", w.a[i].unit);
+    snprintf(as.kernel, sizeof as.kernel, "%s", w.a[i].kernel ? w.a[i].kernel : "");
     /* On our clock: the lease counts from receipt, so clock skew does not matter. */
     as.deadline = now + w.a[i].lease;
     /* The server re-sends what we hold (so we still hold it); never run one twice. */
@@ -691,6 +704,10 @@ static void handle_work(cli_t *cli, const json_t *msg) {
         sent_find(cli, as.id) || cli_journal_has(&cli->j, as.id))
       continue;
     if (cli->reason != CLI_REASON_NONE) continue;
+    if (as.kernel[0] && !cli_kernel_can_run(as.kernel)) {
+      refuse_kernel(cli, &as);
+      continue;
+    }
     if (cli_assigned_put(&cli->j, &as) != 0)
       nq_log(NQ_LOG_WARN, "cannot record assignment %" PRId64 " on disk", as.id);
     if (queue_push(cli, &as) != 0) continue;
@@ -981,6 +998,7 @@ static void unit_finished(cli_lane_t *ln, cli_worker_event_t *ev) {
   snprintf(r.solver, sizeof r.solver, "%s", NQ_SOLVER_VERSION);
   snprintf(r.backend, sizeof r.backend, "%s", ev->backend);
   if (cli->cfg->fault_lie) r.counts.c8 += 1; /* test-only fault injection */
+  cli_fault_kernel(r.backend, &r.counts);     /* nq-client-test only (fault.h) */
   double rate = ev->seconds > 0 ? (double)ev->counts.nodes / ev->seconds : 0;
   char resumed[64] = "";
   if (ev->resumed > 0) {
@@ -1077,7 +1095,8 @@ static void start_lane(cli_lane_t *ln) {
     }
     nq_ckpt_t *resume = load_checkpoint(cli, &a);
     uint32_t resumed = resume ? resume->ndone : 0; /* the worker owns resume once submitted */
-    if (cli_worker_submit(&ln->worker, a.id, &u, resume) != 0) { /* not busy: not started */
+    if (cli_worker_submit_kernel(&ln->worker, a.id, &u, resume, a.kernel) != 0) {
+      /* not busy: not started */
       nq_log(NQ_LOG_ERROR, "the solver thread is gone; assignment %" PRId64 " kept", a.id);
       if (resume) nq_ckpt_free(resume);
       free(resume);
@@ -1454,6 +1473,7 @@ int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
          cfg->threads, nq_fast_kernel_in_use(), cli->ngpus,
          nq_priority_name(cfg->priority), cfg->cpu_limit, cfg->state,
          cfg->fault_lie ? ", FAULT INJECTION lie (test only)" : "");
+  if (cli_fault_describe()) nq_log(NQ_LOG_WARN, "%s", cli_fault_describe());
   /* What an earlier run heard from the server stays known until this one hears it again. */
   cli_status_t prev;
   if (cli_status_read(cli->j.dir, &prev, NULL, 0) == 0) {

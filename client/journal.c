@@ -324,6 +324,7 @@ static int assign_parse(const json_t *o, int64_t id, void *slot) {
   a->id = w.a[0].id;
   snprintf(a->unit, sizeof a->unit, "%s", w.a[0].unit);
   a->deadline = w.a[0].deadline;
+  snprintf(a->kernel, sizeof a->kernel, "%s", w.a[0].kernel ? w.a[0].kernel : "");
   return a->id == id ? 0 : NQ_EPROTO;
 }
 
@@ -334,7 +335,8 @@ int cli_assigned_put(cli_journal_t *j, const cli_assign_t *a) {
   w.a[0] = (nq_assignment_t){a->id, a->unit, a->deadline,
                              a->deadline <= 0 || left < 0 ? 0
                              : left > NQ_PROTO_LEASE_MAX ? NQ_PROTO_LEASE_MAX
-                                                         : left};
+                                                         : left,
+                             a->kernel[0] ? a->kernel : NULL};
   /* Not durable (two fsyncs less per unit): after a power loss the server re-sends every lease
    * the client still holds, at its first get_work; a torn file is set aside like any other. */
   return entry_put(j->assigned_dir, a->id, nq_work_pack(&w), 0);

@@ -68,6 +68,7 @@ typedef struct cli_assign_s {
                        own `deadline` only when `lease` is absent), so clock skew does not matter */
   int unconfirmed;  /* not in the file: loaded from the state directory at start, and the server
                        has not said yet in this run that it still holds it for us */
+  char kernel[NQ_KERNEL_NAME_MAX]; /* the kernel the assignment names, "" none */
 } cli_assign_t;
 
 /* Create (mode 0700) the state directory and its subdirectories when missing, take its lock,

@@ -27,6 +27,7 @@ struct cli_worker_shared_s {
   int64_t job_id;
   nq_unit_t job_unit;
   nq_ckpt_t *job_resume;
+  char job_kernel[NQ_KERNEL_NAME_MAX]; /* "" the fast kernel in use; else the one named */
   nq_run_t *run;         /* the running unit's run, while it runs */
   int progress_new;
   cli_worker_event_t progress;
@@ -106,15 +107,17 @@ static int make_run(int64_t id, const nq_unit_t *u, nq_ckpt_t *resume, nq_run_t 
 
 /* Solve one unit; the lock is not held. Fills the DONE event (except kind/id). */
 static void solve_one(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, nq_ckpt_t *resume,
-                      cli_worker_event_t *done) {
+                      const char *kernel, cli_worker_event_t *done) {
   nq_run_t *run = NULL;
   int rc = make_run(id, u, resume, &run);
+  if (rc == 0 && kernel[0]) rc = nq_run_set_kernel(run, kernel);
   if (resume) {
     nq_ckpt_free(resume);
     free(resume);
   }
   if (rc) {
     done->status = rc;
+    nq_run_free(run);
     return;
   }
   pthread_mutex_lock(&sh->lock);
@@ -139,8 +142,11 @@ static void solve_one(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, n
   done->resumed = st.resumed;
   done->ntasks = st.ntasks;
   done->fraction = nq_run_fraction(run, 0);
-  nq_backend_label(sh->gpus, sh->ngpus, before, (st.engines & NQ_ENGINE_CPU) != 0, done->backend,
-                   sizeof done->backend);
+  if (kernel[0]) /* the named kernel solved every task (nq_run_set_kernel) */
+    snprintf(done->backend, sizeof done->backend, "%s", kernel);
+  else
+    nq_backend_label(sh->gpus, sh->ngpus, before, (st.engines & NQ_ENGINE_CPU) != 0,
+                     done->backend, sizeof done->backend);
   pthread_mutex_lock(&sh->lock);
   sh->run = NULL; /* no snapshot can reach it any more */
   pthread_mutex_unlock(&sh->lock);
@@ -169,6 +175,8 @@ static void *worker_main(void *arg) {
     nq_unit_t u = sh->job_unit;
     int64_t id = sh->job_id;
     nq_ckpt_t *resume = sh->job_resume;
+    char kernel[NQ_KERNEL_NAME_MAX];
+    memcpy(kernel, sh->job_kernel, sizeof kernel);
     sh->job_resume = NULL;
     sh->has_job = 0;
     sh->running = 1;
@@ -176,7 +184,7 @@ static void *worker_main(void *arg) {
 
     cli_worker_event_t done;
     memset(&done, 0, sizeof done);
-    solve_one(sh, id, &u, resume, &done);
+    solve_one(sh, id, &u, resume, kernel, &done);
     done.kind = CLI_WEV_DONE;
     done.id = id;
 
@@ -248,6 +256,11 @@ int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_gpu_t *con
 }
 
 int cli_worker_submit(cli_worker_t *w, int64_t id, const nq_unit_t *u, nq_ckpt_t *resume) {
+  return cli_worker_submit_kernel(w, id, u, resume, NULL);
+}
+
+int cli_worker_submit_kernel(cli_worker_t *w, int64_t id, const nq_unit_t *u, nq_ckpt_t *resume,
+                             const char *kernel) {
   if (!w->started) return NQ_EINVAL;
   cli_worker_shared_t *sh = w->sh;
   pthread_mutex_lock(&sh->lock);
@@ -257,6 +270,7 @@ int cli_worker_submit(cli_worker_t *w, int64_t id, const nq_unit_t *u, nq_ckpt_t
     sh->job_id = id;
     sh->job_unit = *u;
     sh->job_resume = resume;
+    snprintf(sh->job_kernel, sizeof sh->job_kernel, "%s", kernel ? kernel : "");
     sh->has_job = 1;
     sh->progress_new = 0;
     pthread_cond_signal(&sh->cond);

@@ -82,6 +82,11 @@ int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_gpu_t *con
  * NQ_EBUSY if it is busy (one unit at a time; resume is then still the caller's), NQ_EINVAL if it
  * was never started. */
 int cli_worker_submit(cli_worker_t *w, int64_t id, const nq_unit_t *u, nq_ckpt_t *resume);
+/* The same with the kernel the assignment names (nq_run_set_kernel: CPU threads only, the
+ * devices sit it out; the result's backend is then that kernel's name); NULL or "": the fast
+ * kernel in use. A kernel this machine cannot run fails the unit with NQ_ENODEV. */
+int cli_worker_submit_kernel(cli_worker_t *w, int64_t id, const nq_unit_t *u, nq_ckpt_t *resume,
+                             const char *kernel);
 /* Ask the running solve (if any) to stop taking tasks; its DONE event comes with status
  * NQ_ECANCELED and a checkpoint of what it finished. */
 void cli_worker_cancel(cli_worker_t *w);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Memory and time of nq-admin export and nq-verify on a large job (issue 30): both stream, so
-# their peak memory must not grow with the number of units.
+# Memory and time of nq-admin export, nq-verify and the server's /api/export on a large job
+# (issue 30): all three stream, so their peak memory must not grow with the number of units.
 #
 #   bash scripts/bench-evidence.sh BUILD_DIR [N] [DEPTH]      (default N=20, depth 6: 1,870,974 units)
 #
@@ -11,7 +11,9 @@
 # two programs run on a small job made the same way (N=12 depth 4, 1,290 units), so the ratio of
 # the peaks shows what grows with the file.
 # Prints, per job: units, file size, and for export and verify: wall seconds and peak RSS (KiB,
-# from /usr/bin/time -f %M).
+# from /usr/bin/time -f %M); then for /api/export (nq-server started on the finished job with
+# --http, the file downloaded once): the download's seconds and bytes, and the server's peak RSS
+# (VmHWM) before and after it.
 set -euo pipefail
 
 BIN="$(cd "${1:?usage: bench-evidence.sh BUILD_DIR [N] [DEPTH]}" && pwd)"
@@ -76,11 +78,58 @@ measure() {
   echo "$em $vm" >"$dir/peaks"
 }
 
+# measure_http DIR N DEPTH: /api/export of the finished job, and the server's peak RSS around it.
+measure_http() {
+  local dir=$1 n=$2 depth=$3 port hport i before after t0 t1 bytes
+  port=$(free_port)
+  hport=$(free_port)
+  "$BIN/nq-server" --n "$n" --depth "$depth" --listen "127.0.0.1:$port" --data "$dir/data" \
+    --http "127.0.0.1:$hport" >"$dir/server-http.log" 2>&1 &
+  SRV=$!
+  for i in $(seq 1 6000); do
+    grep -q "status page" "$dir/server-http.log" && break
+    kill -0 $SRV 2>/dev/null || { cat "$dir/server-http.log"; exit 1; }
+    sleep 0.1
+  done
+  sleep 1
+  before=$(awk '/VmHWM/ {print $2}' "/proc/$SRV/status")
+  t0=$(date +%s.%N)
+  bytes=$(python3 - "$hport" "$dir/api.jsonl" <<'PY'
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=600)
+c.request("GET", "/api/export")
+r = c.getresponse()
+assert r.status == 200, r.status
+n = 0
+with open(sys.argv[2], "wb") as f:
+    while True:
+        b = r.read(65536)
+        if not b: break
+        f.write(b); n += len(b)
+print(n)
+PY
+)
+  t1=$(date +%s.%N)
+  after=$(awk '/VmHWM/ {print $2}' "/proc/$SRV/status")
+  kill $SRV; wait $SRV || true
+  SRV=""
+  [ "$(wc -l <"$dir/api.jsonl")" = "$(wc -l <"$dir/e.jsonl")" ] || { echo "api export: line count"; exit 1; }
+  printf "%-6s /api/export %7.1f s %6s MiB   server peak RSS %8s KiB before, %8s KiB after\n" \
+    "$(basename "$dir")" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" \
+    "$((bytes / 1048576))" "$before" "$after"
+  echo "$before $after" >"$dir/http-peaks"
+}
+
 make_job "$TMP/small" 12 4
 make_job "$TMP/large" "$N" "$DEPTH"
 measure "$TMP/small"
 measure "$TMP/large"
 read -r sem svm <"$TMP/small/peaks"
 read -r lem lvm <"$TMP/large/peaks"
+measure_http "$TMP/small" 12 4
+measure_http "$TMP/large" "$N" "$DEPTH"
+read -r shb sha <"$TMP/small/http-peaks"
+read -r lhb lha <"$TMP/large/http-peaks"
+echo "server peak RSS growth over the download: small $((sha - shb)) KiB, large $((lha - lhb)) KiB"
 echo "peak RSS, large / small: export $(awk -v a="$lem" -v b="$sem" 'BEGIN{printf "%.2f", a/b}')x," \
      "verify $(awk -v a="$lvm" -v b="$svm" 'BEGIN{printf "%.2f", a/b}')x"

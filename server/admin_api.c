@@ -1,6 +1,8 @@
 /* nq-server: the admin API -- the operators' commands and the JSON views of the store they answer
  * with (see admin_api.h). */
 #include "admin_api.h"
+#include "store_audit.h"
+#include "store_kernels.h"
 #include "store_queue.h"
 
 #include <math.h>
@@ -232,6 +234,31 @@ static json_t *backup_json(srv_store_t *st) {
                    failing ? json_string(why) : json_null());
 }
 
+/* Kernel-diverse verification (issue 30): the job's rule and how many verified units rest on two
+ * kernels or more. NULL on a store failure. */
+static json_t *srv_kernels_json(srv_store_t *st, int64_t job_id) {
+  int k = 0;
+  int64_t two = 0;
+  if (srv_job_kernels_get(st, job_id, &k) != 0 || srv_job_units_two_kernels(st, job_id, &two) != 0)
+    return NULL;
+  return json_pack("{s:i, s:I}", "diverse", k, "units_two_kernels", (json_int_t)two);
+}
+
+/* The reference audits of the job (nq-admin audit): how many, how many disagreed, the newest.
+ * NULL on a store failure. */
+static json_t *srv_audits_json(srv_store_t *st, int64_t job_id) {
+  int64_t count = 0, bad = 0;
+  nq_admin_audit_t a;
+  if (srv_audit_summary(st, job_id, &count, &bad, &a) != 0) return NULL;
+  json_t *last = count == 0 ? json_null()
+                 : json_pack("{s:I, s:i, s:I, s:i, s:i, s:f, s:s, s:s}", "at", (json_int_t)a.at,
+                             "sample", a.sample, "seed", (json_int_t)a.seed, "checked", a.checked,
+                             "mismatched", a.mismatched, "seconds", a.seconds, "outcome",
+                             a.outcome, "detail", a.detail);
+  return json_pack("{s:I, s:I, s:o}", "count", (json_int_t)count, "disagreed", (json_int_t)bad,
+                   "last", last);
+}
+
 json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
   srv_stats_t s;
   if (srv_store_stats(st, job_in->id, now, SRV_STATUS_ACTIVE_WINDOW, SRV_STATUS_RATE_WINDOW, &s))
@@ -269,6 +296,8 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
                               (json_int_t)s.clients_banned, "suspect",
                               (json_int_t)s.clients_suspect), &ok);
   put(o, "backup", backup_json(st), &ok);
+  put(o, "kernels", srv_kernels_json(st, job->id), &ok);
+  put(o, "audits", srv_audits_json(st, job->id), &ok);
   json_t *d = ok ? srv_units_json(st, job->id, SRV_UNIT_DISPUTED, SRV_STATUS_DISPUTED_MAX, now)
                  : NULL;
   if (d) {

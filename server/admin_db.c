@@ -9,7 +9,9 @@
 #include "datadir.h"
 #include "export.h"
 #include "nq/nq.h"
+#include "sched.h"
 #include "store.h"
+#include "store_audit.h"
 
 struct nq_admin_db_s {
   srv_store_t *st;
@@ -102,4 +104,40 @@ int nq_admin_db_export(nq_admin_db_t *db, nq_ev_distinct_t distinct, int64_t now
     return NQ_ENOTFOUND;
   }
   return srv_export_write(db->st, db->job.id, distinct, now, out, info, errbuf, errlen);
+}
+
+int nq_admin_db_audit_draw(nq_admin_db_t *db, int sample, uint64_t seed, int64_t *verified,
+                           int (*cb)(const nq_admin_audit_unit_t *u, void *arg), void *arg,
+                           char *errbuf, size_t errlen) {
+  if (db->job.id == 0) {
+    snprintf(errbuf, errlen, "no job to audit");
+    return NQ_ENOTFOUND;
+  }
+  int rc = srv_audit_draw(db->st, db->job.id, sample, seed, verified, cb, arg);
+  if (rc && rc != NQ_ECANCELED) snprintf(errbuf, errlen, "%s", srv_store_errmsg(db->st));
+  return rc;
+}
+
+int nq_admin_db_audit_settle(nq_admin_db_t *db, int64_t unit_id, const nq_counts_t *c, int64_t now,
+                             int *banned, int *job_reopened, char *errbuf, size_t errlen) {
+  srv_sched_t sch;
+  srv_result_info_t info;
+  int rc = srv_sched_init(&sch, db->st, db->job.id, NULL);
+  if (rc == 0) rc = srv_sched_settle(&sch, unit_id, c, NQ_SOLVER_VERSION, now, &info);
+  if (rc) {
+    snprintf(errbuf, errlen, "settling unit %lld: %s", (long long)unit_id,
+             srv_store_errmsg(db->st));
+    return rc;
+  }
+  *banned = info.banned;
+  *job_reopened = info.job_reopened;
+  return 0;
+}
+
+int nq_admin_db_audit_record(nq_admin_db_t *db, const nq_admin_audit_t *a, char *errbuf,
+                             size_t errlen) {
+  int64_t id;
+  int rc = db->job.id ? srv_audit_record(db->st, db->job.id, a, &id) : NQ_ENOTFOUND;
+  if (rc) snprintf(errbuf, errlen, "recording the audit: %s", srv_store_errmsg(db->st));
+  return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "nq/addr.h"
 #include "nq/log.h"
@@ -118,14 +119,17 @@ static int on_headers_complete(http_parser *p) {
 /* Frame a response (status line, headers, body unless HEAD) into one buffer and pass it on. */
 static int respond(srv_http_session_t *s, const srv_http_resp_t *r, int head, int close) {
   const char *type = r->type ? r->type : "text/plain; charset=utf-8";
-  char hdr[512];
+  char hdr[512], clen[48] = "";
+  /* A streamed body ends with the connection: no length. */
+  if (!r->stream) snprintf(clen, sizeof clen, "Content-Length: %zu\r\n", r->len);
   int n = snprintf(hdr, sizeof hdr,
-                   "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                   "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n%s"
                    "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
                    "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\n"
                    "%sConnection: %s\r\n\r\n",
-                   r->status, srv_http_reason(r->status), type, r->len,
-                   r->status == 405 ? "Allow: GET, HEAD\r\n" : "", close ? "close" : "keep-alive");
+                   r->status, srv_http_reason(r->status), type, clen,
+                   r->status == 405 ? "Allow: GET, HEAD\r\n" : "",
+                   close || r->stream ? "close" : "keep-alive");
   assert(n > 0 && (size_t)n < sizeof hdr);
   size_t blen = head ? 0 : r->len;
   char *buf = malloc((size_t)n + blen);
@@ -140,9 +144,19 @@ static int respond(srv_http_session_t *s, const srv_http_resp_t *r, int head, in
 static int respond_error(srv_http_session_t *s, int status) {
   char body[96];
   int n = snprintf(body, sizeof body, "%d %s\n", status, srv_http_reason(status));
-  srv_http_resp_t r = {status, NULL, body, (size_t)n};
+  srv_http_resp_t r = {status, NULL, body, (size_t)n, 0, -1};
   s->closing = 1;
   return respond(s, &r, 0, 1);
+}
+
+static void close_fd(int fd) {
+  if (fd >= 0) close(fd);
+}
+
+int srv_http_session_take(srv_http_session_t *s) {
+  int fd = s->stream_fd;
+  s->stream_fd = -1;
+  return fd;
 }
 
 static int on_message_complete(http_parser *p) {
@@ -164,11 +178,15 @@ static int on_message_complete(http_parser *p) {
   }
   s->in_message = 0;
   srv_http_req_t req = {p->method == HTTP_HEAD, path, query};
-  srv_http_resp_t r = {500, NULL, NULL, 0};
+  srv_http_resp_t r = {500, NULL, NULL, 0, 0, -1};
   s->handler(s->handler_arg, &req, &r);
-  int close = !http_should_keep_alive(p);
+  int close = !http_should_keep_alive(p) || r.stream;
   int rc = respond(s, &r, req.head, close);
   free(r.body);
+  if (r.stream) {
+    if (rc == 0 && !req.head) s->stream_fd = r.stream_fd;
+    else close_fd(r.stream_fd);
+  }
   if (close || rc != 0) {
     s->closing = 1;
     return -1;
@@ -199,6 +217,7 @@ void srv_http_session_init(srv_http_session_t *s, const srv_http_limits_t *lim,
   s->handler_arg = handler_arg;
   s->out = out;
   s->out_arg = out_arg;
+  s->stream_fd = -1;
 }
 
 int srv_http_session_midrequest(const srv_http_session_t *s) {
@@ -296,7 +315,15 @@ struct http_conn_s {
   int reading, closing, close_after;
   srv_peer_t *peer;    /* its address's entry (counted in peer->http), or NULL */
   http_conn_t *prev, *next;
+  /* A streamed response body (srv_http_resp_t.stream): read from `pipe` while the output queue
+   * is below SRV_HTTP_HIGH_WATER; the connection closes once it ended and was written. */
+  uv_pipe_t pipe;
+  int streaming;       /* the pipe is open (its close callback has not run) */
+  int stream_reading;  /* it is being read */
+  int handles;         /* open handles (tcp, pipe): freed when the last one's close has run */
 };
+
+#define SRV_HTTP_STREAM_CHUNK 65536
 
 typedef struct {
   uv_write_t w;
@@ -309,9 +336,13 @@ static void h_maybe_free(srv_http_t *h) {
   if (h->stopping && h->pending_closes == 0) free(h);
 }
 
+/* The close callback of a connection's handles (its tcp, and its pipe while it streams): the
+ * connection is freed once the last of them has closed (the tcp closes only in conn_close). */
 static void on_conn_closed(uv_handle_t *hd) {
   http_conn_t *c = hd->data;
   srv_http_t *h = c->h;
+  if (--c->handles > 0) return;
+  assert(c->closing);
   if (c->prev) c->prev->next = c->next;
   else h->conns = c->next;
   if (c->next) c->next->prev = c->prev;
@@ -319,6 +350,13 @@ static void on_conn_closed(uv_handle_t *hd) {
   h->pending_closes--;
   free(c);
   h_maybe_free(h);
+}
+
+/* Close the stream's pipe (the producer then sees EPIPE and stops). */
+static void stream_close(http_conn_t *c) {
+  if (!c->streaming) return;
+  c->streaming = c->stream_reading = 0;
+  uv_close((uv_handle_t *)&c->pipe, on_conn_closed);
 }
 
 static void conn_close(http_conn_t *c) {
@@ -331,7 +369,71 @@ static void conn_close(http_conn_t *c) {
     c->peer = NULL;
   }
   c->h->pending_closes++;
+  stream_close(c);
   uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+}
+
+/* ---- a streamed body ---- */
+
+static int conn_out(void *arg, char *buf, size_t len);
+
+static void on_stream_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *buf) {
+  (void)hd;
+  (void)suggested;
+  char *p = malloc(SRV_HTTP_STREAM_CHUNK);
+  *buf = uv_buf_init(p, p ? SRV_HTTP_STREAM_CHUNK : 0);
+}
+
+static void stream_pause(http_conn_t *c) {
+  if (!c->stream_reading) return;
+  uv_read_stop((uv_stream_t *)&c->pipe);
+  c->stream_reading = 0;
+}
+
+static void on_stream_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
+  http_conn_t *c = st->data;
+  if (nread > 0) {
+    /* conn_out owns the chunk from here; a full queue stops the producer (on_written resumes). */
+    if (conn_out(c, buf->base, (size_t)nread) != 0) {
+      conn_close(c);
+      return;
+    }
+    c->last_ms = uv_now(c->h->loop);
+    if (c->queued >= SRV_HTTP_HIGH_WATER) stream_pause(c);
+    return;
+  }
+  free(buf->base);
+  if (nread == 0) return;
+  /* End of the body (EOF), or the producer failed: what was sent is all there is. */
+  if (nread != UV_EOF) nq_log(NQ_LOG_WARN, "http: streamed response: %s", uv_strerror((int)nread));
+  stream_close(c);
+  if (c->queued == 0) conn_close(c);
+}
+
+static void stream_resume(http_conn_t *c) {
+  if (!c->streaming || c->stream_reading || c->closing) return;
+  if (uv_read_start((uv_stream_t *)&c->pipe, on_stream_alloc, on_stream_read) == 0)
+    c->stream_reading = 1;
+  else
+    conn_close(c);
+}
+
+/* Take the session's streamed body: read it from its fd from now on. */
+static void stream_start(http_conn_t *c, int fd) {
+  if (uv_pipe_init(c->h->loop, &c->pipe, 0) != 0) {
+    close(fd);
+    conn_close(c);
+    return;
+  }
+  c->pipe.data = c;
+  c->handles++;
+  c->streaming = 1;
+  if (uv_pipe_open(&c->pipe, fd) != 0) {
+    close(fd);
+    conn_close(c);
+    return;
+  }
+  if (c->queued < SRV_HTTP_HIGH_WATER) stream_resume(c);
 }
 
 static void conn_read_start(http_conn_t *c);
@@ -350,7 +452,8 @@ static void on_written(uv_write_t *w, int status) {
     return;
   }
   if (c->close_after) {
-    if (c->queued == 0) conn_close(c);
+    if (c->streaming && c->queued < SRV_HTTP_HIGH_WATER / 2) stream_resume(c);
+    else if (!c->streaming && c->queued == 0) conn_close(c);
     return;
   }
   /* Drained below the mark: parse what was held back, then read again. */
@@ -400,10 +503,12 @@ static void conn_feed(http_conn_t *c) {
   c->npend -= used;
   if (c->npend == 0) c->pos = 0;
   c->req_ms = srv_http_session_midrequest(&c->sess) ? (c->req_ms ? c->req_ms : c->last_ms) : 0;
+  int fd = srv_http_session_take(&c->sess);
   if (rc != 0) {
     c->close_after = 1;
     conn_read_stop(c);
-    if (c->queued == 0) conn_close(c);
+    if (fd >= 0) stream_start(c, fd);
+    else if (c->queued == 0) conn_close(c);
   } else if (c->npend > 0) {
     conn_read_stop(c); /* resumed by on_written */
   }
@@ -471,6 +576,7 @@ static void on_connection(uv_stream_t *server, int status) {
   http_conn_t *c = calloc(1, sizeof *c);
   if (!c) return;
   c->h = h;
+  c->handles = 1;
   uv_tcp_init(h->loop, &c->tcp);
   c->tcp.data = c;
   c->next = h->conns;

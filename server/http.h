@@ -40,12 +40,20 @@ typedef struct srv_http_req_s {
   const char *query; /* the query string without '?', or "" */
 } srv_http_req_t;
 
-/* A handler's answer. body is malloc'd (the session frees it) or NULL for an empty body. */
+/* A handler's answer. body is malloc'd (the session frees it) or NULL for an empty body.
+ * A streamed answer (stream set, body NULL): the body is whatever can be read from stream_fd (the
+ * read end of a pipe, say, whose writer is a thread producing it) until end of file, sent after
+ * headers without Content-Length, and the connection closes after it (the body ends with the
+ * connection). The session owns stream_fd from then on (a HEAD request's is closed at once).
+ * On the loop, the connection reads from it only while its queued output is below
+ * SRV_HTTP_HIGH_WATER, so a slow reader holds the writer back and memory stays bounded. */
 typedef struct srv_http_resp_s {
   int status;          /* 200, 404, ... */
   const char *type;    /* Content-Type; NULL: text/plain; charset=utf-8 */
   char *body;
   size_t len;
+  int stream;          /* 1: the body is streamed from stream_fd */
+  int stream_fd;
 } srv_http_resp_t;
 
 typedef void (*srv_http_handler_fn)(void *arg, const srv_http_req_t *req, srv_http_resp_t *resp);
@@ -79,6 +87,8 @@ typedef struct srv_http_session_s {
   size_t name_len;     /* ... and its whole length */
   int has_host;        /* the current request has a Host header */
   uint64_t requests;   /* answered so far */
+  int stream_fd;       /* >= 0: the last response's body is to be streamed from this fd (the
+                          session is closing; the connection takes it: srv_http_session_take) */
 } srv_http_session_t;
 
 /* Start a session. lim may be NULL (defaults). */
@@ -92,6 +102,8 @@ void srv_http_session_init(srv_http_session_t *s, const srv_http_limits_t *lim,
  * failure). pause_after may be NULL. */
 int srv_http_session_feed(srv_http_session_t *s, const char *data, size_t len, size_t *used,
                           int (*pause_after)(void *arg), void *pause_arg);
+/* The fd of a streamed response waiting to be sent (the caller then owns it), or -1. */
+int srv_http_session_take(srv_http_session_t *s);
 /* 1 while a request has begun and is not complete (for the request deadline). */
 int srv_http_session_midrequest(const srv_http_session_t *s);
 

@@ -3,6 +3,8 @@
  * (store.h's typed functions) for every read and write: it has no SQL. */
 #include "sched.h"
 
+#include "kernels.h"
+#include "store_kernels.h"
 #include "nq/certs.h"
 #include "nq/estimate.h"
 #include "nq/plan.h"
@@ -167,7 +169,27 @@ typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW, PICK_CONTESTED } pick_kind_t;
 typedef struct {
   double mean;
   int lapse;
+  int kernels; /* the job's diverse_kernels: >= 2 names a kernel in each lease (kernels.h) */
+  char native[NQ_PROTO_BACKEND_MAX + 1];        /* its own kernel (srv_kernel_native) */
+  char refused[SRV_KERNELS_REFUSED_MAX + 1];    /* the kernels it refused */
 } lease_plan_t;
+
+/* The kernel a new lease of unit w names (kernels.h), into w->kernel ("" none), and how many
+ * times slower than the client's own kernel it is expected to run (1 when none is named). */
+static int lease_kernel(srv_sched_t *s, const lease_plan_t *lp, srv_work_t *w, double *slow) {
+  char present[256];
+  *slow = 1.0;
+  w->kernel[0] = '\0';
+  if (lp->kernels < 2) return 0;
+  int rc = srv_unit_kernels_present(s->store, w->unit_id, present, sizeof present);
+  if (rc) return rc;
+  const char *k = srv_kernel_choose(lp->native, present, lp->refused);
+  if (k) {
+    snprintf(w->kernel, sizeof w->kernel, "%s", k);
+    *slow = srv_kernel_slowdown(lp->native, k);
+  }
+  return 0;
+}
 
 static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_t now, int room,
                      int ahead, const lease_plan_t *lp, srv_work_t *out, int *n_out) {
@@ -181,6 +203,8 @@ static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_
                                                   n_out);
   for (int i = first; i < *n_out && rc == 0; i++) {
     srv_work_t *w = &out[i];
+    double slow = 1.0;
+    if ((rc = lease_kernel(s, lp, w, &slow)) != 0) break;
     int64_t lease = srv_sched_lease_for(&s->cfg, lp->mean, ahead + (i - first));
     /* A client whose leases lapse gets shorter ones, down to the shortest. */
     if (lp->lapse > 1) {
@@ -189,9 +213,13 @@ static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_
     }
     /* The hold counts from the first time a client of this key was given the replica: a lease
      * taken again after one ran out keeps it (srv_unit_pick says which). */
-    if (w->hold_until <= now) w->hold_until = now + srv_sched_hold(&s->cfg, w->est_nodes);
+    /* A slower kernel than the client's own gets a lease and a hold as much longer. */
+    if (slow > 1) lease = (int64_t)ceil((double)lease * slow);
+    if (w->hold_until <= now)
+      w->hold_until = now + (int64_t)ceil((double)srv_sched_hold(&s->cfg, w->est_nodes) * slow);
     w->deadline = now + lease < w->hold_until ? now + lease : w->hold_until;
     rc = srv_asg_lease_work(s->store, w, client_id, now, kind == PICK_SPOT);
+    if (rc == 0 && lp->kernels >= 2) rc = srv_asg_kernel_set(s->store, w->id, w->kernel);
   }
   return rc;
 }
@@ -221,12 +249,27 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   if ((rc = srv_asg_held(s->store, client_id, out, want, n_out, &held)) != 0) goto out;
   /* Its lapses (leases run out without a result) shrink what it may hold: a hoarder that lets
    * leases expire and asks again ends up with one at a time (docs/store.md, "Leases"). */
-  lease_plan_t lp = {.mean = -1, .lapse = srv_sched_lapse_factor(cl.lapses)};
+  lease_plan_t lp = {.mean = -1, .lapse = srv_sched_lapse_factor(cl.lapses), .kernels = 0};
   cap = s->cfg.max_outstanding / lp.lapse;
   if (cap < 1) cap = 1;
   int room = want - *n_out;
   if (room > cap - held) room = cap - held;
   if (room > 0 && (rc = expected_seconds(s, client_id, &lp.mean)) != 0) goto out;
+  if ((rc = srv_job_kernels_get(s->store, s->job.id, &lp.kernels)) != 0) goto out;
+  if (room > 0 && lp.kernels >= 2) {
+    char backends[512], kept[NQ_PROTO_BACKEND_MAX + 1];
+    if ((rc = srv_client_kernels(s->store, client_id, backends, sizeof backends, kept,
+                                 sizeof kept, lp.refused, sizeof lp.refused)) != 0)
+      goto out;
+    srv_kernel_native(backends, lp.native, sizeof lp.native);
+    if (strcmp(kept, lp.native) != 0 &&
+        (rc = srv_client_kernel_native_set(s->store, client_id, lp.native)) != 0)
+      goto out;
+  }
+  /* A resent assignment names the kernel it named when it was leased. */
+  for (int i = 0; i < *n_out && lp.kernels >= 2 && rc == 0; i++)
+    rc = srv_asg_kernel_get(s->store, out[i].id, out[i].kernel, sizeof out[i].kernel);
+  if (rc) goto out;
   /* Quorums in progress first, then spot checks (a share of the verified units, checked while
    * the job runs rather than all at its end), then untouched work. A trusted owner's client
    * (issue 30) first settles contested units, then checks: that is what only it can do; while
@@ -323,6 +366,25 @@ int srv_sched_progress(srv_sched_t *s, int64_t client_id, const nq_progress_t *p
   return srv_store_release(s->store, rc);
 }
 
+/* ---- refusal: a kernel the client cannot run ---------------------------------------------- */
+
+int srv_sched_refuse(srv_sched_t *s, int64_t client_id, int64_t asg_id, int64_t now,
+                     char *kernel, size_t len) {
+  int rc = need_tx(s);
+  if (rc == 0) rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  kernel[0] = '\0';
+  rc = client_ok(s, client_id, now);
+  if (rc == 0) rc = srv_asg_kernel_get(s->store, asg_id, kernel, len);
+  /* Only a kernel the server named can be refused: anything else is a client that does not want
+   * its work, and a lease it lets lapse says that already. */
+  if (rc == 0 && !kernel[0])
+    rc = srv_store_failf(s->store, NQ_ENOTFOUND, "assignment %lld names no kernel",
+                         (long long)asg_id);
+  if (rc == 0) rc = srv_asg_refuse(s->store, asg_id, client_id, kernel, now);
+  return srv_store_release(s->store, rc);
+}
+
 /* ---- result: validation ------------------------------------------------------------------- */
 
 /* Numbers no correct solver can produce are refused before anything is stored. */
@@ -397,6 +459,7 @@ typedef struct res_s {
   uint64_t c2, c4, c8, nodes;
   char solver[SRV_SOLVER_MAX + 1];
   char net[48];
+  char backend[NQ_PROTO_BACKEND_MAX + 1]; /* the kernel that computed it ("" unknown) */
   int novote; /* voided, or its client is banned or suspect: judged, but no vote */
   int in;     /* in the agreeing group being looked at */
 } res_t;
@@ -427,6 +490,7 @@ static int res_add(const srv_asg_info_t *a, void *arg) {
   r->novote = a->novote;
   snprintf(r->solver, sizeof r->solver, "%s", a->solver);
   snprintf(r->net, sizeof r->net, "%s", a->net);
+  snprintf(r->backend, sizeof r->backend, "%s", a->backend);
   return 0;
 }
 
@@ -570,6 +634,20 @@ static int job_finish(srv_sched_t *s, int64_t job_id, int64_t now, srv_result_in
   return rc;
 }
 
+/* The distinct kernels (backends; an unknown one counts for none) among the voting results of
+ * the marked group (in = 1). */
+static int group_kernels(const res_t *r, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    if (r[i].novote || !r[i].in || !r[i].backend[0]) continue;
+    int first = 1;
+    for (int j = 0; j < i && first; j++)
+      first = r[j].novote || !r[j].in || strcmp(r[j].backend, r[i].backend) != 0;
+    k += first;
+  }
+  return k;
+}
+
 /* The unit reached its quorum: store its counts, judge every result (voting or not), mark the
  * colluders, maybe ask for a spot check (draw: not for a unit a trusted owner's result verified),
  * close it; if it was the job's last open unit the job is done, in the same transaction. The
@@ -584,6 +662,7 @@ static int unit_verify(srv_sched_t *s, int64_t unit_id, int64_t job_id, res_t *r
   for (int i = 0; i < n; i++) ok[i] = agrees(r, n, i, w);
   nq_counts_t c = {r[w].c2, r[w].c4, r[w].c8, 0, r[w].nodes};
   int rc = srv_unit_verify(s->store, unit_id, &c, now);
+  if (rc == 0) rc = srv_unit_kernels_set(s->store, unit_id, group_kernels(r, n));
   if (rc == 0) rc = mark_suspects(s, r, ok, n, info);
   /* Valid ones first, so a client's wins are counted before its losses are weighed for a ban. */
   for (int pass = 1; pass >= 0 && rc == 0; pass--)
@@ -729,8 +808,10 @@ static int trusted_decide(srv_sched_t *s, const srv_unit_info_t *u, const srv_jo
 }
 
 /* Count a unit's votes: verify it when one answer has at least `quorum` votes and a strict
- * majority of them, dispute it when its results reach the cap without one, else leave it open
- * (a disputed unit keeps taking replicas, docs/store.md). */
+ * majority of them -- and, in a job with diverse_kernels K, when those votes came from at least K
+ * different kernels (a group short of kernels counts as one vote short, so the unit takes one
+ * more replica, which names another kernel: kernels.h) -- dispute it when its results reach the
+ * cap without one, else leave it open (a disputed unit keeps taking replicas, docs/store.md). */
 static int quorum_check(srv_sched_t *s, int64_t unit_id, int64_t job_id, int64_t now,
                         srv_result_info_t *info) {
   srv_job_t job;
@@ -743,21 +824,26 @@ static int quorum_check(srv_sched_t *s, int64_t unit_id, int64_t job_id, int64_t
    * nested in that verification must not count it again). */
   if (rc || u.state == SRV_UNIT_VERIFIED) goto out;
   if ((rc = res_load(s->store, unit_id, &r, &n)) != 0) goto out;
-  int best = best_group(s, r, n, &anchor, &others);
-  if ((rc = srv_unit_set_votes(s->store, unit_id, best, others)) != 0) goto out;
+  int best = best_group(s, r, n, &anchor, &others), kernels = 0;
+  if ((rc = srv_job_kernels_get(s->store, job_id, &kernels)) != 0) goto out;
+  int diverse = kernels < 2 || group_kernels(r, n) >= kernels;
+  int shown = !diverse && best >= job.quorum ? job.quorum - 1 : best;
+  if ((rc = srv_unit_set_votes(s->store, unit_id, shown, others)) != 0) goto out;
   /* The cap counts every result of the unit (as `need` does). */
   if ((rc = srv_unit_get(s->store, unit_id, &u)) != 0) goto out;
   trust_t tm;
   if ((rc = trust_get(s, now, 0, &tm)) != 0) goto out;
   if (tm.on) {
-    rc = trusted_decide(s, &u, &job, r, n, best, others, now, info);
+    /* A group short of kernels has not the quorum there either (a trusted result that settles
+     * a disagreement is the operator's authority, kernels or not). */
+    rc = trusted_decide(s, &u, &job, r, n, shown, others, now, info);
     goto out;
   }
   /* No trusted owner (any more): the votes decide, a contest included. */
   if (u.contest == SRV_CONTEST_OPEN && (rc = srv_unit_uncontest(s->store, unit_id)) == 0)
     rc = srv_unit_get(s->store, unit_id, &u);
   if (rc) goto out;
-  if (best >= job.quorum && best > others) {
+  if (best >= job.quorum && best > others && diverse) {
     rc = unit_verify(s, unit_id, job_id, r, n, now, 1, info);
   } else if (u.state != SRV_UNIT_DISPUTED && u.results >= job.max_results + u.extra_results) {
     rc = srv_unit_dispute(s->store, unit_id);

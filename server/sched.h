@@ -116,6 +116,16 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
 int srv_sched_progress(srv_sched_t *s, int64_t client_id, const nq_progress_t *p, int64_t now,
                        int64_t *deadline);
 
+/* The client answered no_kernel for its leased assignment asg_id: it cannot run the kernel the
+ * assignment names. The lease ends now and counts as a lapse (srv_asg_refuse: a client cannot
+ * hold more by refusing than by letting leases run out), the kernel is not named to this client
+ * again, and the unit is leased elsewhere (its key gets it back only after it waited a lease for
+ * another, as past a hold limit). kernel (len >= NQ_KERNEL_NAME_MAX) gets the refused kernel.
+ * NQ_ENOTFOUND for an assignment that is not the client's live lease or names no kernel;
+ * NQ_EBANNED; NQ_ETXN; NQ_EIO. */
+int srv_sched_refuse(srv_sched_t *s, int64_t client_id, int64_t asg_id, int64_t now,
+                     char *kernel, size_t len);
+
 /* Lapses (leases expired without a result, less one per result: srv_client_t.lapses) per step
  * of the lapse factor, and its largest value. */
 #define SRV_LAPSE_STEP 4

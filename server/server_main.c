@@ -11,6 +11,7 @@
 #include "nq/plan.h"
 #include "nq/unit.h"
 #include "srv.h"
+#include "store_kernels.h"
 #include "web.h"
 
 static void usage(FILE *f) {
@@ -35,6 +36,10 @@ static void usage(FILE *f) {
           "                        unit's estimated time); progress that does not advance\n"
           "                        never extends it (1..1000, default 8)\n"
           "  --max-results M       results without a quorum before a unit is disputed (default 5)\n"
+          "  --diverse-kernels K   a new job verifies a unit only when its agreeing results came\n"
+          "                        from K different kernels; assignments name the kernel to use\n"
+          "                        (0 = off, ..8; default 2 for an N with no published count,\n"
+          "                        0 otherwise; an existing job keeps its own)\n"
           "  --listen ADDR:PORT    listen address (default 0.0.0.0:7447; [::]:PORT for IPv6)\n"
           "  --data DIR            data directory (default ./nq-data)\n"
           "  --lease-seconds S     longest lease: from issue while a client's speed is unknown,\n"
@@ -105,7 +110,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
          O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPADDR, O_HTTPTIME, O_PAGEURL, O_HELP, O_HELLO,
          O_PREAUTH, O_PREAUTHALL, O_ENROL, O_MAXCLI,
          O_AFLIMIT, O_AFDELAY, O_SUMMARY, O_VERSION, O_BKDIR, O_BKEVERY, O_BKKEEP, O_OUTMAX,
-         O_KEEPENROL };
+         O_KEEPENROL, O_KERNELS };
   static const struct option own[] = {
       {"listen", required_argument, 0, O_LISTEN},
       {"data", required_argument, 0, O_DATA},
@@ -121,6 +126,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"quorum-distinct", required_argument, 0, O_DISTINCT},
       {"spot-check", required_argument, 0, O_SPOT},
       {"hold-factor", required_argument, 0, O_HOLD},
+      {"diverse-kernels", required_argument, 0, O_KERNELS},
       {"http", required_argument, 0, O_HTTP},
       {"http-max-conns", required_argument, 0, O_HTTPMAX},
       {"http-max-per-addr", required_argument, 0, O_HTTPADDR},
@@ -199,6 +205,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       break;
     }
     case O_HOLD: cfg->hold_factor = int_arg("hold-factor", optarg, 1, 1000); break;
+    case O_KERNELS: cfg->diverse_kernels = int_arg("diverse-kernels", optarg, 0, 8); break;
     case O_HTTP:
       cfg->http_off = !strcmp(optarg, "off");
       cfg->http_required = !cfg->http_off;
@@ -316,8 +323,10 @@ int main(int argc, char **argv) {
   printf("job: N=%d depth=%s units=%lld", j->n, depth, (long long)j->units);
   if (j->unit_seconds > 0) printf(" unit-seconds=%g", j->unit_seconds);
   if (j->est_nodes > 0) printf(" est-nodes=%.4g", j->est_nodes);
-  printf(" quorum=%d max-results=%d state=%s\n", j->quorum, j->max_results,
-         s->job_done ? "done" : "running");
+  int kernels = 0;
+  srv_job_kernels_get(s->store, j->id, &kernels);
+  printf(" quorum=%d max-results=%d state=%s diverse-kernels=%d\n", j->quorum, j->max_results,
+         s->job_done ? "done" : "running", kernels);
   printf("data: %s\nca: %s\nenrol key: %s\nadmin token: %s\n", s->dd.dir, s->dd.ca_cert,
          s->dd.enrol_key, s->dd.admin_token);
   fflush(stdout);

@@ -51,6 +51,7 @@ void srv_config_default(srv_config_t *cfg) {
   cfg->quorum_distinct = SRV_DISTINCT_OWNER;
   cfg->spot_check = 2.0;
   cfg->hold_factor = 8;
+  cfg->diverse_kernels = -1;
   /* The program turns the page on (nq-server's default is 127.0.0.1:7448); a server embedded
    * in a test does not listen on a fixed port unless asked. */
   srv_http_cfg_default(&cfg->http);
@@ -810,6 +811,11 @@ void srv_job_create_progress(const srv_job_progress_t *p, void *arg) {
          100 * p->fraction, p->seconds);
 }
 
+int srv_diverse_default(int diverse_kernels, int n) {
+  if (diverse_kernels >= 0) return diverse_kernels;
+  return nq_known(n) ? 0 : 2;
+}
+
 static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
   int rc = srv_store_open(&s->store, s->dd.db, NULL, errbuf, errlen);
   if (rc != 0) return rc;
@@ -821,6 +827,7 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
   srv_job_spec_t spec = {.n = s->cfg.n, .depth = s->cfg.depth,
                          .unit_seconds = s->cfg.unit_seconds, .max_depth = s->cfg.max_depth,
                          .quorum = s->cfg.quorum, .max_results = s->cfg.max_results,
+                         .diverse_kernels = srv_diverse_default(s->cfg.diverse_kernels, s->cfg.n),
                          .progress = srv_job_create_progress, .progress_arg = s};
   if (s->cfg.n == 0) { /* no --n: the data directory (and its queue) says which job */
     if ((rc = srv_next_pick(s, now, &job, errbuf, errlen)) != 0) return rc;

@@ -60,6 +60,10 @@
 #define SRV_CONN_MEM_KIB(max_outstanding) (128L + (long)(max_outstanding) / 2)
 #define SRV_BATCH_WEIGHT (SRV_BATCH_MAX * 64)
 
+/* A new job's diverse_kernels: the option's value, or for -1 (not given) 2 when N has no
+ * published count (nq_known) and 0 when it has one. */
+int srv_diverse_default(int diverse_kernels, int n);
+
 typedef struct srv_config_s {
   int n, quorum, max_results;
   int depth;            /* > 0: a flat job, every unit at this depth */
@@ -81,6 +85,8 @@ typedef struct srv_config_s {
   int quorum_distinct;  /* srv_distinct_t: what makes replicas independent; default owner */
   double spot_check;    /* percent of verified units spot-checked by another owner; default 2 */
   int hold_factor;      /* a lease never runs past issue + this x max(lease, estimate); 8 */
+  int diverse_kernels;  /* a new job's --diverse-kernels (0..8); -1 (default): 2 for an N with
+                         * no published count, 0 otherwise. An existing job keeps its own. */
   /* The read-only HTTP status page and /metrics (docs/http.md): http.host/port, its limits.
    * http_off: none at all. http_required: a failure to listen stops the start (the address was
    * given with --http); otherwise it is logged and the server runs without the page. */

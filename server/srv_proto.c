@@ -343,7 +343,8 @@ static void h_get_work(srv_t *s, srv_req_t *r, int64_t now) {
     w->n = n;
     for (int i = 0; i < n; i++)
       w->a[i] = (nq_assignment_t){out[i].id, out[i].unit, out[i].deadline,
-                                  out[i].deadline > now ? out[i].deadline - now : 0};
+                                  out[i].deadline > now ? out[i].deadline - now : 0,
+                                  out[i].kernel[0] ? out[i].kernel : NULL};
     r->reply = nq_work_pack(w);
   } else {
     nq_no_work_t nw = {s->cfg.retry_after, srv_nowork_code(why)};
@@ -476,6 +477,21 @@ static void h_bye(srv_t *s, srv_req_t *r, int64_t now) {
   srv_proto_fatal(r, NQ_ERR_NONE, "bye");
 }
 
+/* A client cannot run the kernel its assignment names: the unit goes elsewhere. Nothing is sent
+ * back on success (the client has let the unit go); an unknown assignment is answered as
+ * progress would be. */
+static void h_no_kernel(srv_t *s, srv_req_t *r, int64_t id, int64_t now) {
+  char kernel[NQ_KERNEL_NAME_MAX];
+  int rc = srv_sched_refuse(&s->sched, r->sc->client_id, id, now, kernel, sizeof kernel);
+  if (rc == 0)
+    nq_log(NQ_LOG_INFO, "%s cannot run kernel %s: assignment %lld goes elsewhere", r->sc->name,
+           kernel, (long long)id);
+  else if (rc == NQ_ENOTFOUND)
+    reply_error(r, NQ_ERR_UNKNOWN_ASSIGNMENT, "no such running assignment naming a kernel", id);
+  else
+    sched_fatal(s, r, rc, "no_kernel");
+}
+
 static void h_error(srv_t *s, srv_req_t *r, int64_t now) {
   (void)s;
   (void)now;
@@ -487,6 +503,8 @@ static void h_error(srv_t *s, srv_req_t *r, int64_t now) {
   }
   nq_log(NQ_LOG_INFO, "%s sent error %s: %s", r->sc->name, e.name, e.message);
   if (e.fatal) srv_proto_fatal(r, NQ_ERR_NONE, "peer error");
+  else if (e.code == NQ_ERR_NO_KERNEL && e.id >= 0 && r->sc->client_id > 0)
+    h_no_kernel(s, r, e.id, now);
 }
 
 /* ---- dispatch ---- */

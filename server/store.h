@@ -133,6 +133,7 @@ typedef struct srv_job_spec_s {
                          * (nq_plan_seconds_to_nodes: 0 < S <= 1e9) */
   int max_depth;        /* with unit_seconds: the deepest a unit may be; 0 = N - 1 */
   int quorum, max_results; /* quorum >= 1, max_results >= quorum */
+  int diverse_kernels;  /* a new job's diverse_kernels (store_kernels.h): 0..SRV_KERNELS_MAX */
   uint64_t seed;        /* the estimator's seed; 0 = NQ_EST_DEFAULT_SEED */
   uint64_t max_units;   /* refuse a plan of more units than this; 0 = no limit */
   int batch;            /* units per transaction; 0 = SRV_JOB_BATCH */
@@ -371,6 +372,7 @@ typedef struct srv_work_s {
   int resent;                  /* 1: the client already held it; 0: newly leased */
   int64_t est_nodes;           /* the unit's estimate, -1 unknown (picks only) */
   int64_t hold_until;          /* the replica's hold limit (schema 011; picks and leases) */
+  char kernel[NQ_KERNEL_NAME_MAX]; /* the kernel the assignment names, "" none (schema 016) */
 } srv_work_t;
 
 /* SAVEPOINT-based atomic section: savepoint() opens one; release(st, rc) releases it when rc is 0

@@ -1,6 +1,7 @@
 /* nq-server: the store's jobs -- creation from a plan in batches, resume, lookups, completion,
  * archive and delete (contracts in store.h; docs/store.md for the model). */
 #include "store_int.h"
+#include "store_kernels.h"
 
 #include "nq/estimate.h"
 #include "nq/plan.h"
@@ -261,6 +262,8 @@ static int creator_begin(creator_t *c, int64_t now, uint64_t seed) {
   sqlite3_bind_int64(s, 8, c->first);
   if ((rc = srv_store_step(st, s, "job insert")) != 0) goto out;
   c->job_id = sqlite3_last_insert_rowid(st->db);
+  if (sp->diverse_kernels && (rc = srv_job_kernels_set(st, c->job_id, sp->diverse_kernels)) != 0)
+    goto out;
   rc = srv_store_stmt(st, "INSERT INTO job_stats(job_id, fresh) VALUES (?1, ?2)", &s);
   if (rc) goto out;
   sqlite3_bind_int64(s, 1, c->job_id);

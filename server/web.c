@@ -1,6 +1,7 @@
 /* nq-server: the public view over HTTP (see web.h): routing, the JSON endpoints, the metrics
  * text and the history sampler. The HTML page is in web_page.c. */
 #include "web.h"
+#include "web_export.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,7 +32,8 @@ srv_web_route_t srv_web_route(const char *path) {
                 {"/index.html", SRV_WEB_PAGE},
                 {"/metrics", SRV_WEB_METRICS},
                 {"/api/status", SRV_WEB_STATUS},
-                {"/api/history", SRV_WEB_HISTORY}};
+                {"/api/history", SRV_WEB_HISTORY},
+                {"/api/export", SRV_WEB_EXPORT}};
   for (size_t i = 0; i < sizeof routes / sizeof *routes; i++)
     if (!strcmp(path, routes[i].path)) return routes[i].route;
   return SRV_WEB_NOT_FOUND;
@@ -236,6 +238,35 @@ static void text_resp(srv_http_resp_t *r, int status, const char *text) {
   r->len = r->body ? strlen(r->body) : 0;
 }
 
+/* /api/export: the evidence file of the finished job, streamed (web_export.h); 404 while the
+ * job runs, 503 while SRV_EXPORT_STREAMS downloads run. */
+static void export_resp(srv_t *s, srv_http_resp_t *r) {
+  srv_job_t job;
+  char err[256];
+  int fd = -1;
+  if (srv_job_get(s->store, s->sched.job.id, &job) != 0) {
+    text_resp(r, 500, "500 Internal Server Error\n");
+    return;
+  }
+  if (job.state != SRV_JOB_DONE || !job.has_internal) {
+    text_resp(r, 404, "404 Not Found: the evidence exists once the job is done\n");
+    return;
+  }
+  int rc = srv_web_export_start(s->dd.db, job.id, (nq_ev_distinct_t)s->cfg.quorum_distinct,
+                                nq_now_wall(), &fd, err, sizeof err);
+  if (rc != 0) {
+    nq_log(NQ_LOG_WARN, "http /api/export: %s", err);
+    text_resp(r, rc == NQ_EBUSY ? 503 : 500,
+              rc == NQ_EBUSY ? "503 Service Unavailable: exports busy, retry later\n"
+                             : "500 Internal Server Error\n");
+    return;
+  }
+  r->status = 200;
+  r->type = "application/x-ndjson";
+  r->stream = 1;
+  r->stream_fd = fd;
+}
+
 static void web_handle(void *arg, const srv_http_req_t *req, srv_http_resp_t *r) {
   srv_web_t *w = arg;
   srv_t *s = w->srv;
@@ -260,6 +291,9 @@ static void web_handle(void *arg, const srv_http_req_t *req, srv_http_resp_t *r)
     hist = srv_web_history_json(s);
     r->body = json_body(hist, &r->len);
     break;
+  case SRV_WEB_EXPORT:
+    export_resp(s, r);
+    return;
   default:
     text_resp(r, 404, "404 Not Found\n");
     return;

@@ -29,7 +29,8 @@ typedef enum {
   SRV_WEB_PAGE,    /* / and /index.html */
   SRV_WEB_METRICS, /* /metrics */
   SRV_WEB_STATUS,  /* /api/status */
-  SRV_WEB_HISTORY  /* /api/history */
+  SRV_WEB_HISTORY, /* /api/history */
+  SRV_WEB_EXPORT   /* /api/export: a finished job's evidence (web_export.h) */
 } srv_web_route_t;
 
 /* The route of a request path (exact matches only; nothing is ever read from disk, so no path can

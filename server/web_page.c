@@ -61,6 +61,27 @@ static void section_units(web_buf_t *b, const json_t *st) {
                  "</table>\n", num(u, "total", NULL));
 }
 
+/* What the answer rests on beyond votes (issue 30): kernels, reference audits, and the evidence
+ * file of a finished job, next to the answer. */
+static void section_evidence(web_buf_t *b, const json_t *st, int done) {
+  const json_t *k = json_object_get(st, "kernels"), *a = json_object_get(st, "audits");
+  web_buf_printf(b, "<p id=\"rests\">");
+  if (num(k, "diverse", NULL) >= 2)
+    web_buf_printf(b, "Each unit is verified by %.0f different kernels; %.0f verified so. ",
+                   num(k, "diverse", NULL), num(k, "units_two_kernels", NULL));
+  if (num(a, "count", NULL) > 0) {
+    web_buf_printf(b, "Audits by the reference solver: %.0f, %.0f disagreed; the last recomputed "
+                   "%.0f unit(s): ", num(a, "count", NULL), num(a, "disagreed", NULL),
+                   num(json_object_get(a, "last"), "checked", NULL));
+    web_buf_html(b, str(json_object_get(a, "last"), "outcome", NULL));
+    web_buf_printf(b, ". ");
+  }
+  if (done)
+    web_buf_printf(b, "Evidence anyone can re-check: <a id=\"export\" href=\"/api/export\">"
+                   "/api/export</a> (nq-verify FILE).");
+  web_buf_printf(b, "</p>\n");
+}
+
 static void section_counts(web_buf_t *b, const json_t *st) {
   int done = json_is_true(json_object_get(st, "done"));
   const char *src = done ? "final" : "verified";
@@ -78,6 +99,7 @@ static void section_counts(web_buf_t *b, const json_t *st) {
                                                                 : "");
   web_buf_html(b, str(st, "match_text", NULL));
   web_buf_printf(b, "</p>\n");
+  section_evidence(b, st, done);
 }
 
 /* What the answer rests on and what the job still waits for (issue 30). */

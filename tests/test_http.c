@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,138 @@ START_TEST(session_head_and_close) {
     ck_assert_ptr_nonnull(strstr(c.out, "Connection: close"));
     free(c.out);
   }
+}
+END_TEST
+
+/* ---- a streamed response (srv_http_resp_t.stream) on a real loop ---- */
+
+#define STREAM_BYTES (64u << 20) /* the body: 64 MiB of a counting pattern */
+
+typedef struct {
+  int fd;                 /* the pipe's write end */
+  volatile size_t written; /* bytes the producer got into the pipe */
+} producer_t;
+
+static producer_t g_prod;
+
+static void *producer_main(void *arg) {
+  producer_t *p = arg;
+  static unsigned char buf[65536];
+  size_t off = 0;
+  while (off < STREAM_BYTES) {
+    for (size_t i = 0; i < sizeof buf; i++) buf[i] = (unsigned char)((off + i) * 7 + 3);
+    ssize_t n = write(p->fd, buf, sizeof buf);
+    if (n <= 0) break;
+    off += (size_t)n;
+    __atomic_store_n(&p->written, off, __ATOMIC_RELAXED);
+  }
+  close(p->fd);
+  return NULL;
+}
+
+static void stream_handler(void *arg, const srv_http_req_t *req, srv_http_resp_t *r) {
+  (void)arg;
+  (void)req;
+  int p[2];
+  ck_assert_int_eq(pipe(p), 0);
+  g_prod.fd = p[1];
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, producer_main, &g_prod), 0);
+  pthread_detach(t);
+  r->status = 200;
+  r->type = "application/octet-stream";
+  r->stream = 1;
+  r->stream_fd = p[0];
+}
+
+typedef struct {
+  uv_loop_t loop;
+  uv_async_t stop;
+  srv_http_t *h;
+  int port;
+  volatile int ready;
+} loop_ctx_t;
+
+static void on_stop(uv_async_t *a) {
+  loop_ctx_t *c = a->data;
+  srv_http_stop(c->h);
+  uv_close((uv_handle_t *)a, NULL);
+}
+
+static void *loop_main(void *arg) {
+  loop_ctx_t *c = arg;
+  uv_run(&c->loop, UV_RUN_DEFAULT);
+  return NULL;
+}
+
+/* A reader that stops reading holds the producer back: it gets no further than the connection's
+ * high-water mark plus the kernel's buffers (pipe, socket), far below the 64 MiB body; once the
+ * reader reads again, every byte arrives in order, and the body ends with the connection. */
+START_TEST(stream_bounded_by_reader) {
+  signal(SIGPIPE, SIG_IGN);
+  loop_ctx_t c;
+  memset(&c, 0, sizeof c);
+  ck_assert_int_eq(uv_loop_init(&c.loop), 0);
+  srv_http_cfg_t cfg;
+  srv_http_cfg_default(&cfg);
+  snprintf(cfg.host, sizeof cfg.host, "127.0.0.1");
+  cfg.port = 0;
+  cfg.idle_ms = 60000;
+  char err[200];
+  ck_assert_int_eq(srv_http_start(&c.h, &c.loop, &cfg, stream_handler, NULL, err, sizeof err), 0);
+  const char *bound = srv_http_bound(c.h);
+  c.port = atoi(strrchr(bound, ':') + 1);
+  c.stop.data = &c;
+  ck_assert_int_eq(uv_async_init(&c.loop, &c.stop, on_stop), 0);
+  pthread_t lt;
+  ck_assert_int_eq(pthread_create(&lt, NULL, loop_main, &c), 0);
+
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int small = 4096;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)c.port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+  const char *req = "GET /x HTTP/1.1\r\nHost: t\r\n\r\n";
+  ck_assert_int_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+  /* Read nothing for a while: the producer must stall. */
+  size_t seen = 0, stalled = 0;
+  for (int i = 0; i < 40; i++) {
+    usleep(50000);
+    size_t w = __atomic_load_n(&g_prod.written, __ATOMIC_RELAXED);
+    if (w == seen && w > 0) stalled++;
+    seen = w;
+  }
+  ck_assert_msg(seen < (16u << 20), "the producer wrote %zu bytes while nobody read", seen);
+  ck_assert_msg(stalled > 0, "the producer never stalled (%zu bytes)", seen);
+  /* Now read it all: headers without a length, then the body until the connection closes. */
+  static char buf[1 << 16];
+  size_t total = 0, hdr = 0, body = 0;
+  char head[4096];
+  int bad = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; i++) {
+      if (hdr < 4 || (hdr >= 4 && memcmp(head + hdr - 4, "\r\n\r\n", 4) != 0)) {
+        if (hdr < sizeof head) head[hdr++] = buf[i];
+        continue;
+      }
+      if ((unsigned char)buf[i] != (unsigned char)(body * 7 + 3)) bad++;
+      body++;
+    }
+    total += (size_t)n;
+  }
+  close(fd);
+  head[hdr < sizeof head ? hdr : sizeof head - 1] = '\0';
+  ck_assert_ptr_nonnull(strstr(head, "HTTP/1.1 200 OK\r\n"));
+  ck_assert_ptr_null(strstr(head, "Content-Length"));
+  ck_assert_ptr_nonnull(strstr(head, "Connection: close\r\n"));
+  ck_assert_uint_eq(body, STREAM_BYTES);
+  ck_assert_int_eq(bad, 0);
+  uv_async_send(&c.stop);
+  pthread_join(lt, NULL);
+  ck_assert_int_eq(uv_loop_close(&c.loop), 0);
 }
 END_TEST
 
@@ -651,6 +784,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, session_refusals);
   tcase_add_test(tc, session_head_and_close);
   suite_add_tcase(s, tc);
+  TCase *st = tcase_create("stream");
+  tcase_set_timeout(st, 120);
+  tcase_add_test(st, stream_bounded_by_reader);
+  suite_add_tcase(s, st);
   TCase *h = tcase_create("hostile");
   tcase_set_timeout(h, 500);
   tcase_add_test(h, hostile_http_with_clients_served);

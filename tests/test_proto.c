@@ -88,7 +88,7 @@ START_TEST(type_and_code_tables) {
       "bad_frame", "frame_too_big", "bad_json", "unknown_type", "not_hello", "version",
       "upgrade_required", "auth", "banned", "bad_message", "busy", "timeout", "shutdown",
       "unknown_assignment", "not_yours", "bad_result", "lease_expired", "not_found", "exists",
-      "bad_state", "internal", "rate_limited", "enrol_closed"};
+      "bad_state", "internal", "rate_limited", "enrol_closed", "no_kernel"};
   ck_assert_int_eq((int)(sizeof codes / sizeof codes[0]), NQ_ERR_OTHER - 1);
   for (int c = NQ_ERR_BAD_FRAME; c < NQ_ERR_OTHER; c++) {
     ck_assert_str_eq(nq_errcode_name((nq_errcode_t)c), codes[c - 1]);
@@ -217,9 +217,11 @@ START_TEST(round_trip_work) {
   w.n = NQ_PROTO_WANT_MAX;
   for (int i = 0; i < w.n; i++) {
     snprintf(units[i], sizeof units[i], "18:c:5:0,5,%d", i % 18);
-    w.a[i] = (nq_assignment_t){(int64_t)i + 1, units[i], 1763900000 + i, i % 2 ? 0 : NQ_PROTO_LEASE_MAX};
+    w.a[i] = (nq_assignment_t){(int64_t)i + 1, units[i], 1763900000 + i, i % 2 ? 0 : NQ_PROTO_LEASE_MAX, NULL};
   }
   w.a[0].id = INT64_MAX;
+  w.a[1].kernel = "reference";
+  w.a[2].kernel = "avx2";
   m = over_wire(nq_work_pack(&w));
   ck_assert_int_eq(nq_work_parse(m, &wb, &err), 0);
   ck_assert_int_eq(wb.n, w.n);
@@ -228,6 +230,8 @@ START_TEST(round_trip_work) {
     ck_assert_str_eq(wb.a[i].unit, w.a[i].unit);
     ck_assert_int_eq(wb.a[i].deadline, w.a[i].deadline);
     ck_assert_int_eq(wb.a[i].lease, w.a[i].lease);
+    if (w.a[i].kernel) ck_assert_str_eq(wb.a[i].kernel, w.a[i].kernel);
+    else ck_assert_ptr_null(wb.a[i].kernel);
   }
   json_decref(m);
 
@@ -329,6 +333,36 @@ START_TEST(result_backend_checked) {
   m = json_loads(buf, 0, NULL);
   ck_assert_int_eq(nq_result_parse(m, &rb, &err), 0);
   ck_assert_uint_eq(strlen(rb.backend), 128);
+  json_decref(m);
+}
+END_TEST
+
+/* work.assignments[].kernel is optional; present, it is 1..15 of [a-z0-9_-]. */
+START_TEST(work_kernel_checked) {
+  nq_proto_err_t err;
+  static nq_work_t wb;
+  const char *base = "{\"type\":\"work\",\"assignments\":[{\"id\":5,\"unit\":\"10:c:2:0,2\","
+                     "\"deadline\":100,\"lease\":60";
+  const char *bad[] = {"\"\"", "7", "\"AVX2\"", "\"a b\"", "\"abcdefghijklmnop\""};
+  char buf[512];
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    snprintf(buf, sizeof buf, "%s,\"kernel\":%s}]}", base, bad[i]);
+    json_t *m = json_loads(buf, 0, NULL);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(nq_work_parse(m, &wb, &err), NQ_EPROTO);
+    ck_assert_int_eq(err.code, NQ_ERR_BAD_MESSAGE);
+    json_decref(m);
+  }
+  snprintf(buf, sizeof buf, "%s,\"kernel\":\"abcdefghijklmno\"}]}", base); /* 15: the most */
+  json_t *m = json_loads(buf, 0, NULL);
+  ck_assert_int_eq(nq_work_parse(m, &wb, &err), 0);
+  ck_assert_str_eq(wb.a[0].kernel, "abcdefghijklmno");
+  json_decref(m);
+  /* An old server's assignment has none. */
+  snprintf(buf, sizeof buf, "%s}]}", base);
+  m = json_loads(buf, 0, NULL);
+  ck_assert_int_eq(nq_work_parse(m, &wb, &err), 0);
+  ck_assert_ptr_null(wb.a[0].kernel);
   json_decref(m);
 }
 END_TEST
@@ -458,7 +492,7 @@ START_TEST(version1_wire_bytes) {
               "\"max_outstanding\":16,\"progress_interval\":900,\"client\":\"lab-7\"}");
   nq_work_t *wk = calloc(1, sizeof *wk);
   wk->n = 1;
-  wk->a[0] = (nq_assignment_t){123, "18:c:5:0,5,12", 1763900000, 140};
+  wk->a[0] = (nq_assignment_t){123, "18:c:5:0,5,12", 1763900000, 140, NULL};
   expect_text(nq_work_pack(wk), "{\"type\":\"work\",\"assignments\":[{\"id\":123,\"unit\":"
                                 "\"18:c:5:0,5,12\",\"deadline\":1763900000,\"lease\":140}]}");
   free(wk);
@@ -951,6 +985,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, round_trip_progress_result);
   tcase_add_test(tc, round_trip_admin_error_bye);
   tcase_add_test(tc, result_backend_checked);
+  tcase_add_test(tc, work_kernel_checked);
   tcase_add_test(tc, version1_wire_bytes);
   tcase_add_test(tc, malformed_refused);
   tcase_add_test(tc, version_messages);

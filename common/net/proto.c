@@ -51,6 +51,7 @@ static const char *const err_names[NQ_ERR_COUNT] = {
     [NQ_ERR_INTERNAL] = "internal",
     [NQ_ERR_RATE_LIMITED] = "rate_limited",
     [NQ_ERR_ENROL_CLOSED] = "enrol_closed",
+    [NQ_ERR_NO_KERNEL] = "no_kernel",
     [NQ_ERR_OTHER] = "other"};
 
 static const char *const nowork_names[] = {"none_pending", "cap", "done", "waiting"};
@@ -367,6 +368,7 @@ json_t *nq_work_pack(const nq_work_t *w) {
     put(e, "unit", a->unit ? json_string(a->unit) : NULL, &ok);
     put(e, "deadline", json_integer(a->deadline), &ok);
     put(e, "lease", json_integer(a->lease), &ok);
+    if (a->kernel) put(e, "kernel", json_string(a->kernel), &ok);
   }
   return msg_done(o, ok);
 }
@@ -387,6 +389,10 @@ int nq_work_parse(const json_t *m, nq_work_t *w, nq_proto_err_t *err) {
         nq_msg_get_int(e, "lease", 0, NQ_PROTO_LEASE_MAX, &a->lease))
       return BAD("work: assignment %zu must be {id, unit, deadline, lease 0..%d}", i,
                  NQ_PROTO_LEASE_MAX);
+    if (nq_msg_opt_str(e, "kernel", NULL, &a->kernel) ||
+        (a->kernel && !nq_proto_kernel_valid(a->kernel)))
+      return BAD("work: assignment %zu: kernel must be 1..%d of [a-z0-9_-]", i,
+                 NQ_KERNEL_NAME_MAX - 1);
   }
   w->n = (int)n;
   return 0;
@@ -483,6 +489,16 @@ json_t *nq_result_pack(const nq_result_t *r) {
   put(o, "solver", r->solver ? json_string(r->solver) : NULL, &ok);
   if (r->backend) put(o, "backend", json_string(r->backend), &ok);
   return msg_done(o, ok);
+}
+
+int nq_proto_kernel_valid(const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  if (n == 0 || n >= NQ_KERNEL_NAME_MAX) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+          s[i] == '-'))
+      return 0;
+  return 1;
 }
 
 /* result.backend: 1..NQ_PROTO_BACKEND_MAX printable ASCII characters. */

@@ -739,3 +739,24 @@ int nq_fast_side_pack_in_use(void) { return nq_x86_pack_state() == 2; }
 const char *nq_fast_kernel_in_use(void) {
   return nq_fast_kernel_name(nq_fast_kernel_selected());
 }
+
+/* A fast kernel by name (NQ_KERNEL_AUTO for "reference", -1 for an unknown name). */
+static int kernel_by_name(const char *name) {
+  if (!name) return -1;
+  if (!strcmp(name, "reference")) return NQ_KERNEL_AUTO;
+  for (int i = 1; i < NQ_KERNEL_COUNT; i++)
+    if (!strcmp(name, nq_fast_kernel_name((nq_kernel_t)i))) return i;
+  return -1;
+}
+
+int nq_kernel_available(const char *name) {
+  int k = kernel_by_name(name);
+  return k == NQ_KERNEL_AUTO || (k > 0 && nq_fast_kernel_available((nq_kernel_t)k));
+}
+
+int nq_solve_unit_named(const nq_unit_t *u, const char *name, nq_counts_t *out) {
+  int k = kernel_by_name(name);
+  if (k < 0 || !nq_kernel_available(name)) return NQ_ENODEV;
+  if (k == NQ_KERNEL_AUTO) return nq_ref_solve_unit(u, out);
+  return nq_fast_solve_unit_kernel(u, out, (nq_kernel_t)k);
+}

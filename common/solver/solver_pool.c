@@ -135,7 +135,14 @@ struct nq_run_s {
   double interval;
   void (*on_interval)(nq_run_t *r, void *arg);
   void *interval_arg;
+  const char *kernel;     /* NULL: the fast kernel; else nq_solve_unit_named's (CPU only) */
 };
+
+int nq_run_set_kernel(nq_run_t *r, const char *kernel) {
+  if (kernel && !nq_kernel_available(kernel)) return NQ_ENODEV;
+  r->kernel = kernel;
+  return 0;
+}
 
 int nq_run_new(const nq_subject_t *s, const nq_ckpt_t *resume, nq_run_t **out, char *why,
                size_t whylen) {
@@ -305,7 +312,8 @@ static void cpu_loop(pool_t *p, nq_throttle_thread_t *th) {
     if (i >= r->cut.ntasks) break;
     if (r->skip[i / 8] >> (i % 8) & 1) continue; /* finished before the resume */
     nq_counts_t c;
-    int rc = nq_fast_solve_unit(&r->cut.tasks[i], &c);
+    int rc = r->kernel ? nq_solve_unit_named(&r->cut.tasks[i], r->kernel, &c)
+                       : nq_fast_solve_unit(&r->cut.tasks[i], &c);
     if (rc) {
       atomic_store(&p->rc, rc);
       break;
@@ -385,6 +393,7 @@ static void *pool_gpu(void *arg) {
 int nq_run_solve(nq_run_t *r, const nq_solve_opts_t *opts, nq_counts_t *out) {
   nq_solve_opts_t o = {1, NULL, NULL, NULL, NULL, NULL, 0};
   if (opts) o = *opts;
+  if (r->kernel) o.ngpus = 0; /* a named kernel is a CPU kernel (nq_run_set_kernel) */
   if (o.ngpus < 0 || !o.gpus) o.ngpus = 0;
   if (o.ngpus > 16) o.ngpus = 16;
   if (o.threads < 1 && !o.ngpus) o.threads = 1;

@@ -17,6 +17,8 @@
 
 #include "nq/evidence.h"
 #include "nq/proto.h"
+#include "nq/solver.h"
+#include "nq/unit.h"
 
 typedef struct nq_admin_db_s nq_admin_db_t;
 
@@ -56,5 +58,43 @@ typedef struct nq_admin_export_s {
  * one-line reason in errbuf. */
 int nq_admin_db_export(nq_admin_db_t *db, nq_ev_distinct_t distinct, int64_t now, FILE *out,
                        nq_admin_export_t *info, char *errbuf, size_t errlen);
+
+/* ---- the audit (nq-admin audit; docs/reliability.md, "The audit") ---- */
+
+/* One verified unit drawn for the audit: its stored answer and the solver version of the results
+ * that verified it (nodes are compared only where that version is this build's). */
+typedef struct nq_admin_audit_unit_s {
+  int64_t id;
+  char text[NQ_UNIT_TEXT_MAX];
+  nq_counts_t stored;
+  char solver[NQ_SOLVER_VERSION_MAX + 1];
+} nq_admin_audit_unit_t;
+
+/* One audit as recorded (schema 016, table audits). */
+typedef struct nq_admin_audit_s {
+  int64_t at;          /* when it finished, Unix seconds */
+  int sample;          /* units asked for */
+  uint64_t seed;       /* the draw's seed */
+  int checked;         /* units recomputed */
+  int mismatched;      /* of them, disagreeing with the store (each re-opened) */
+  double seconds;      /* the recomputation's time */
+  char outcome[16];    /* "agree", "disagree", "empty" */
+  char detail[512];    /* the first mismatched units' texts */
+} nq_admin_audit_t;
+
+/* Draw up to `sample` verified units of the picked job by `seed` (the same units for the same
+ * seed while the verified set is the same): cb gets each. *verified: how many there were. */
+int nq_admin_db_audit_draw(nq_admin_db_t *db, int sample, uint64_t seed, int64_t *verified,
+                           int (*cb)(const nq_admin_audit_unit_t *u, void *arg), void *arg,
+                           char *errbuf, size_t errlen);
+/* The audit disagrees with unit_id's stored answer: settle the unit with the reference count
+ * (srv_sched_settle: re-opened, verified with *c, every result judged against it, the untrusted
+ * owners whose results disagree banned and what they helped verify re-opened). *banned gets the
+ * clients banned, *job_reopened whether a finished job runs again. */
+int nq_admin_db_audit_settle(nq_admin_db_t *db, int64_t unit_id, const nq_counts_t *c, int64_t now,
+                             int *banned, int *job_reopened, char *errbuf, size_t errlen);
+/* Record an audit of the picked job. */
+int nq_admin_db_audit_record(nq_admin_db_t *db, const nq_admin_audit_t *a, char *errbuf,
+                             size_t errlen);
 
 #endif

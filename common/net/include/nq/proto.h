@@ -119,6 +119,8 @@ typedef enum {
   NQ_ERR_INTERNAL,           /* fatal: store failure; retry later */
   NQ_ERR_RATE_LIMITED,       /* fatal: too many enrolments from this address; retry later */
   NQ_ERR_ENROL_CLOSED,       /* fatal: the server takes no more clients (--max-clients) */
+  NQ_ERR_NO_KERNEL,          /* client -> server, with the assignment's id: this machine cannot
+                                run the kernel the assignment names (the unit goes elsewhere) */
   NQ_ERR_OTHER,              /* a code this build does not know (see nq_error_msg_t.name) */
   NQ_ERR_COUNT
 } nq_errcode_t;
@@ -211,6 +213,10 @@ typedef struct nq_assignment_s {
   const char *unit; /* the unit text, 1..NQ_UNIT_TEXT_MAX-1 bytes (common/solver/include/nq/unit.h) */
   int64_t deadline; /* lease expiry, Unix seconds on the server's clock */
   int64_t lease;    /* the same as seconds from now, 0..NQ_PROTO_LEASE_MAX */
+  const char *kernel; /* optional (NULL: the client's own choice): the kernel to solve it with
+                       * (nq_kernel_available: "avx512", "avx2", "neon", "scalar", "reference");
+                       * 1..NQ_KERNEL_NAME_MAX-1 of [a-z0-9_-]. A client that cannot run it
+                       * answers with the non-fatal error no_kernel and the assignment's id. */
 } nq_assignment_t;
 
 typedef struct nq_work_s {
@@ -274,6 +280,9 @@ typedef struct nq_result_s {
   const char *backend; /* optional (NULL: not said): what computed it, e.g. "avx512", "scalar",
                           "opencl:NVIDIA H200", several joined by '+' */
 } nq_result_t;
+
+/* 1 if s is a valid kernel name on the wire: 1..NQ_KERNEL_NAME_MAX-1 of [a-z0-9_-]. */
+int nq_proto_kernel_valid(const char *s);
 
 /* Checks: id a non-negative integer, c2/c4/c8/nodes integers, unit and solver strings, seconds a
  * number, backend (when present) 1..NQ_PROTO_BACKEND_MAX printable ASCII characters (all fatal

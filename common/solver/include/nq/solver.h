@@ -64,6 +64,17 @@ int nq_fast_solve_unit(const nq_unit_t *u, nq_counts_t *out);
 /* The variant nq_fast_solve_unit runs on this machine: "scalar", "avx2" or "avx512". */
 const char *nq_fast_kernel_in_use(void);
 
+/* Kernels by name, for a solve that must use a given one (a server's assignment may name it:
+ * kernel-diverse verification, docs/reliability.md): "avx512", "avx2", "neon", "scalar" (the fast
+ * kernel's variants) and "reference" (nq_ref_solve_unit: plain recursion, no shared kernel code).
+ * nq_kernel_available: 1 when this machine can run it (the reference and scalar always; an
+ * AVX-512 CPU also runs avx2), 0 for a kernel it lacks or a name it does not know. */
+#define NQ_KERNEL_NAME_MAX 16 /* the longest kernel name and its terminator */
+int nq_kernel_available(const char *name);
+/* Solve one unit with the named kernel: 0; NQ_ENODEV when the machine lacks it (or the name is
+ * unknown); the kernel's errors. Counts and nodes equal every other kernel's. */
+int nq_solve_unit_named(const nq_unit_t *u, const char *name, nq_counts_t *out);
+
 /* Progress callback for long solves: called from worker threads, at most a few times a second,
  * with the nodes counted so far. May be NULL. */
 typedef void (*nq_progress_cb)(uint64_t nodes_done, void *arg);

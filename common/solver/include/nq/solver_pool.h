@@ -73,6 +73,12 @@ void nq_run_free(nq_run_t *r);
  * snapshot), or the kernel's error. Run it once per run. */
 int nq_run_solve(nq_run_t *r, const nq_solve_opts_t *opts, nq_counts_t *out);
 
+/* Solve every task of the run with the named kernel (nq_solve_unit_named: "avx2", "reference",
+ * ...) instead of the fast kernel in use, on the CPU threads only (the run's devices sit it out:
+ * it would not be that kernel's count). NULL: the fast kernel. Set before nq_run_solve; the name
+ * must outlive the run. NQ_ENODEV when this machine cannot run it (nothing changes). */
+int nq_run_set_kernel(nq_run_t *r, const char *kernel);
+
 /* Called by one pool thread between two tasks every `seconds` (> 0) of solving, e.g. to save a
  * checkpoint (nq_run_snapshot works inside it). Set before nq_run_solve. */
 void nq_run_on_interval(nq_run_t *r, double seconds, void (*fn)(nq_run_t *r, void *arg),
