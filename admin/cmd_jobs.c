@@ -177,6 +177,14 @@ int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
   return 0;
 }
 
+/* A queue entry's --diverse-kernels: the number, or "default" (N's) when it was not given. */
+static const char *queued_kernels(const json_t *q, char *buf, size_t len) {
+  json_int_t k = adm_int(q, "diverse_kernels");
+  if (k < 0) return "default";
+  snprintf(buf, len, "%lld", (long long)k);
+  return buf;
+}
+
 /* "depth 8", "units of 7200 s (max depth 12)" or "units of 7200 s": how a queued job is cut. */
 static const char *queued_units(const json_t *q, char *buf, size_t len) {
   long long depth = adm_int(q, "depth"), max_depth = adm_int(q, "max_depth");
@@ -206,17 +214,19 @@ static int job_add(const adm_cmd_t *cmd, adm_opts_t *o) {
   }
   nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_ADD, .job_n = job.n, .depth = job.depth,
                         .max_depth = job.max_depth, .unit_seconds = job.unit_seconds,
-                        .quorum = job.quorum, .max_results = job.max_results};
+                        .quorum = job.quorum, .max_results = job.max_results,
+                        .diverse_kernels = job.diverse_kernels};
   json_t *d = NULL;
   int rc = adm_call(o, 0, &req, &d);
   if (rc) return rc;
-  char units[64];
+  char units[64], kernels[24];
   if (o->json) adm_print_json(d, 0);
   else
-    printf("queued job %lld: N=%lld, units of %s, quorum %lld, max-results %lld; number %lld in "
-           "the queue: it starts when the jobs before it are done\n", (long long)adm_int(d, "id"),
-           (long long)adm_int(d, "n"), queued_units(d, units, sizeof units),
-           (long long)adm_int(d, "quorum"), (long long)adm_int(d, "max_results"),
+    printf("queued job %lld: N=%lld, units of %s, quorum %lld, max-results %lld, "
+           "diverse-kernels %s; number %lld in the queue: it starts when the jobs before it are "
+           "done\n", (long long)adm_int(d, "id"), (long long)adm_int(d, "n"),
+           queued_units(d, units, sizeof units), (long long)adm_int(d, "quorum"),
+           (long long)adm_int(d, "max_results"), queued_kernels(d, kernels, sizeof kernels),
            (long long)adm_int(d, "position"));
   json_decref(d);
   return 0;
@@ -239,16 +249,17 @@ static int job_list(const adm_cmd_t *cmd, adm_opts_t *o) {
     return 0;
   }
   const json_t *list = adm_get(d, "queue");
-  printf("%-4s %-4s %-24s %-6s %-7s %-9s %-23s  %s\n", "ID", "N", "UNITS", "QUORUM", "MAX-RES",
-         "STATE", "ADDED", "JOB / ERROR");
+  printf("%-4s %-4s %-24s %-6s %-7s %-8s %-9s %-23s  %s\n", "ID", "N", "UNITS", "QUORUM",
+         "MAX-RES", "KERNELS", "STATE", "ADDED", "JOB / ERROR");
   for (size_t i = 0; i < json_array_size(list); i++) {
     const json_t *q = json_array_get(list, i);
-    char units[64], t[64], job[32];
+    char units[64], t[64], job[32], kernels[24];
     const char *state = adm_str(q, "state");
     snprintf(job, sizeof job, "job %lld", (long long)adm_int(q, "job_id"));
-    printf("%-4lld %-4lld %-24s %-6lld %-7lld %-9s %-23s  %s\n", (long long)adm_int(q, "id"),
+    printf("%-4lld %-4lld %-24s %-6lld %-7lld %-8s %-9s %-23s  %s\n", (long long)adm_int(q, "id"),
            (long long)adm_int(q, "n"), queued_units(q, units, sizeof units),
-           (long long)adm_int(q, "quorum"), (long long)adm_int(q, "max_results"), state,
+           (long long)adm_int(q, "quorum"), (long long)adm_int(q, "max_results"),
+           queued_kernels(q, kernels, sizeof kernels), state,
            adm_time(adm_int(q, "added"), t, sizeof t),
            !strcmp(state, "started") ? job : !strcmp(state, "failed") ? adm_str(q, "error") : "-");
   }

@@ -801,13 +801,14 @@ static int cmd_job(srv_store_t *st, int64_t serving, const nq_admin_req_t *req, 
 /* ---- the job queue (issue 36) --------------------------------------------------------------- */
 
 /* One queue entry: {"id", "n", "depth", "unit_seconds", "max_depth", "quorum", "max_results",
- * "state" (queued/started/cancelled/failed), "added", "changed", "job_id" (started: its job,
- * else null), "error" (failed: why, else null)}. */
+ * "diverse_kernels" (-1: N's default), "state" (queued/started/cancelled/failed), "added",
+ * "changed", "job_id" (started: its job, else null), "error" (failed: why, else null)}. */
 static json_t *queued_json(const srv_queued_t *q) {
-  return json_pack("{s:I, s:i, s:i, s:f, s:i, s:i, s:i, s:s, s:I, s:I, s:o, s:o}", "id",
+  return json_pack("{s:I, s:i, s:i, s:f, s:i, s:i, s:i, s:i, s:s, s:I, s:I, s:o, s:o}", "id",
                    (json_int_t)q->id, "n", q->opts.n, "depth", q->opts.depth, "unit_seconds",
                    q->opts.unit_seconds, "max_depth", q->opts.max_depth, "quorum",
-                   q->opts.quorum, "max_results", q->opts.max_results, "state",
+                   q->opts.quorum, "max_results", q->opts.max_results, "diverse_kernels",
+                   q->opts.diverse_kernels, "state",
                    srv_queue_state_name(q->state), "added", (json_int_t)q->added, "changed",
                    (json_int_t)q->changed, "job_id",
                    q->job_id ? json_integer(q->job_id) : json_null(), "error",
@@ -838,6 +839,7 @@ static int cmd_job_add(srv_store_t *st, const nq_admin_req_t *req, int64_t now, 
   o.unit_seconds = req->unit_seconds;
   if (req->quorum) o.quorum = req->quorum;
   if (req->max_results) o.max_results = req->max_results;
+  o.diverse_kernels = req->diverse_kernels;
   srv_queued_t q;
   int rc = srv_queue_add(st, &o, now, &q);
   if (rc == NQ_ERANGE || rc == NQ_EINVAL)

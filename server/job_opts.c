@@ -30,12 +30,18 @@ static const jobopt_t defs[NQ_JOBOPT_COUNT] = {
      "agreeing results from distinct owners per unit (default 2)"},
     {NQ_JOBOPT_MAX_RESULTS, "max-results", "M",
      "results without a quorum before a unit is disputed (default 5)"},
+    {NQ_JOBOPT_DIVERSE_KERNELS, "diverse-kernels", "K",
+     "a unit is verified only when its agreeing results came\n"
+     "from K different kernels; assignments name the kernel to use\n"
+     "(0 = off, ..8; default 2 for an N with no published count,\n"
+     "0 otherwise; an existing job keeps its own)"},
 };
 
 void nq_jobopts_default(nq_jobopts_t *o) {
   memset(o, 0, sizeof *o);
   o->quorum = NQ_JOBOPT_QUORUM_DEFAULT;
   o->max_results = NQ_JOBOPT_MAX_RESULTS_DEFAULT;
+  o->diverse_kernels = -1;
 }
 
 void nq_jobopts_getopt(struct option *opts, int *n, int with_n) {
@@ -75,6 +81,7 @@ int nq_jobopt_set(nq_jobopts_t *o, int key, const char *v, char *err, size_t err
   case NQ_JOBOPT_MAX_DEPTH: lo = -1000, hi = 1000, dst = &o->max_depth; break;
   case NQ_JOBOPT_QUORUM: lo = 1, hi = NQ_JOBOPT_QUORUM_MAX, dst = &o->quorum; break;
   case NQ_JOBOPT_MAX_RESULTS: lo = 1, hi = NQ_JOBOPT_MAX_RESULTS_MAX, dst = &o->max_results; break;
+  case NQ_JOBOPT_DIVERSE_KERNELS: lo = 0, hi = NQ_JOBOPT_KERNELS_MAX, dst = &o->diverse_kernels; break;
   case NQ_JOBOPT_UNIT_SECONDS: {
     char *end, why[200];
     double nodes, s = strtod(v, &end);
@@ -107,6 +114,9 @@ int nq_jobopts_check(const nq_jobopts_t *o, char *err, size_t errlen) {
     return nq_errorf(err, errlen, NQ_EINVAL, "--depth makes a flat job; it does not go with "
                      "--unit-seconds or --max-depth");
   if (o->unit_seconds < 0) return nq_errorf(err, errlen, NQ_ERANGE, "--unit-seconds below 0");
+  if (o->diverse_kernels < -1 || o->diverse_kernels > NQ_JOBOPT_KERNELS_MAX)
+    return nq_errorf(err, errlen, NQ_ERANGE, "--diverse-kernels must be 0..%d",
+                     NQ_JOBOPT_KERNELS_MAX);
   if (o->depth != 0 && nq_unit_depth_check(o->n, o->depth, why, sizeof why) != 0)
     return nq_errorf(err, errlen, NQ_ERANGE, "%s", why);
   if (o->max_depth != 0 && nq_unit_depth_check(o->n, o->max_depth, why, sizeof why) != 0)

@@ -36,10 +36,6 @@ static void usage(FILE *f) {
           "                        unit's estimated time); progress that does not advance\n"
           "                        never extends it (1..1000, default 8)\n"
           "  --max-results M       results without a quorum before a unit is disputed (default 5)\n"
-          "  --diverse-kernels K   a new job verifies a unit only when its agreeing results came\n"
-          "                        from K different kernels; assignments name the kernel to use\n"
-          "                        (0 = off, ..8; default 2 for an N with no published count,\n"
-          "                        0 otherwise; an existing job keeps its own)\n"
           "  --listen ADDR:PORT    listen address (default 0.0.0.0:7447; [::]:PORT for IPv6)\n"
           "  --data DIR            data directory (default ./nq-data)\n"
           "  --lease-seconds S     longest lease: from issue while a client's speed is unknown,\n"
@@ -110,7 +106,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
          O_HOLD, O_HTTP, O_HTTPMAX, O_HTTPADDR, O_HTTPTIME, O_PAGEURL, O_HELP, O_HELLO,
          O_PREAUTH, O_PREAUTHALL, O_ENROL, O_MAXCLI,
          O_AFLIMIT, O_AFDELAY, O_SUMMARY, O_VERSION, O_BKDIR, O_BKEVERY, O_BKKEEP, O_OUTMAX,
-         O_KEEPENROL, O_KERNELS };
+         O_KEEPENROL };
   static const struct option own[] = {
       {"listen", required_argument, 0, O_LISTEN},
       {"data", required_argument, 0, O_DATA},
@@ -126,7 +122,6 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       {"quorum-distinct", required_argument, 0, O_DISTINCT},
       {"spot-check", required_argument, 0, O_SPOT},
       {"hold-factor", required_argument, 0, O_HOLD},
-      {"diverse-kernels", required_argument, 0, O_KERNELS},
       {"http", required_argument, 0, O_HTTP},
       {"http-max-conns", required_argument, 0, O_HTTPMAX},
       {"http-max-per-addr", required_argument, 0, O_HTTPADDR},
@@ -205,7 +200,6 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
       break;
     }
     case O_HOLD: cfg->hold_factor = int_arg("hold-factor", optarg, 1, 1000); break;
-    case O_KERNELS: cfg->diverse_kernels = int_arg("diverse-kernels", optarg, 0, 8); break;
     case O_HTTP:
       cfg->http_off = !strcmp(optarg, "off");
       cfg->http_required = !cfg->http_off;
@@ -271,7 +265,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
     nq_jobopts_default(&none);
     if (memcmp(&job, &none, sizeof job) != 0) {
       fprintf(stderr, "nq-server: the job options (--depth, --unit-seconds, --max-depth, "
-              "--quorum, --max-results) go with --n; to queue a job: nq-admin job add N ...\n");
+              "--quorum, --max-results, --diverse-kernels) go with --n; to queue a job: nq-admin job add N ...\n");
       exit(2);
     }
   } else if (nq_jobopts_check(&job, err, sizeof err) != 0) {
@@ -284,6 +278,7 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
   cfg->max_depth = job.max_depth;
   cfg->quorum = job.quorum;
   cfg->max_results = job.max_results;
+  cfg->diverse_kernels = job.diverse_kernels;
 }
 
 int main(int argc, char **argv) {

@@ -26,8 +26,8 @@ static int open_entry(srv_t *s, const srv_queued_t *q, int64_t now, srv_job_t *j
   srv_job_spec_t spec = {.n = q->opts.n, .depth = q->opts.depth,
                          .unit_seconds = q->opts.unit_seconds, .max_depth = q->opts.max_depth,
                          .quorum = q->opts.quorum, .max_results = q->opts.max_results,
-                         /* The queue has no kernel option yet: N's default (srv.h). */
-                         .diverse_kernels = srv_diverse_default(-1, q->opts.n),
+                         .diverse_kernels = srv_diverse_default(q->opts.diverse_kernels,
+                                                                q->opts.n),
                          .progress = srv_job_create_progress, .progress_arg = s};
   s->cfg.n = q->opts.n; /* the creation's progress lines name it */
   return srv_job_open(s->store, &spec, now, job);

@@ -13,7 +13,7 @@ const char *srv_queue_state_name(srv_queue_state_t s) {
 }
 
 #define QUEUE_COLS "id, n, depth, unit_seconds, max_depth, quorum, max_results, state, added, " \
-                   "changed, coalesce(job_id, 0), coalesce(error, '')"
+                   "changed, coalesce(job_id, 0), coalesce(error, ''), diverse_kernels"
 
 static void queue_row(sqlite3_stmt *s, void *out) {
   srv_queued_t *q = out;
@@ -26,6 +26,7 @@ static void queue_row(sqlite3_stmt *s, void *out) {
   q->opts.max_depth = sqlite3_column_int(s, 4);
   q->opts.quorum = sqlite3_column_int(s, 5);
   q->opts.max_results = sqlite3_column_int(s, 6);
+  q->opts.diverse_kernels = sqlite3_column_int(s, 12);
   col_str(s, 7, state, sizeof state);
   q->state = SRV_QUEUE_QUEUED;
   for (int i = 0; i < SRV_QUEUE_NSTATES; i++)
@@ -70,7 +71,8 @@ int srv_queue_add(srv_store_t *st, const nq_jobopts_t *o, int64_t now, srv_queue
   sqlite3_stmt *s;
   if ((rc = srv_store_savepoint(st)) != 0) return rc;
   rc = srv_store_stmt(st, "INSERT INTO job_queue(n, depth, unit_seconds, max_depth, quorum, "
-                          "max_results, added) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", &s);
+                          "max_results, added, diverse_kernels) "
+                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &s);
   if (rc == 0) {
     sqlite3_bind_int(s, 1, o->n);
     sqlite3_bind_int(s, 2, o->depth);
@@ -79,6 +81,7 @@ int srv_queue_add(srv_store_t *st, const nq_jobopts_t *o, int64_t now, srv_queue
     sqlite3_bind_int(s, 5, o->quorum);
     sqlite3_bind_int(s, 6, o->max_results);
     sqlite3_bind_int64(s, 7, now);
+    sqlite3_bind_int(s, 8, o->diverse_kernels);
     rc = srv_store_step(st, s, "job queue add");
   }
   int64_t id = rc == 0 ? sqlite3_last_insert_rowid(st->db) : 0;

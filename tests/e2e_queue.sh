@@ -92,8 +92,10 @@ rc=0; adm status --depth 4 2>"$D/err" || rc=$?
 
 # A queued entry that is cancelled never runs; then N=11 for real, through the server.
 id=$(remote job add 13 --depth 4 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-remote job add 11 --depth 4 --quorum 2 >"$D/add.out"
-grep -q "queued job .*N=11.*number 2 in the queue" "$D/add.out" || fail "job add 11: $(cat "$D/add.out")"
+# --diverse-kernels 1 (N=11's default is 0): the queued job must start with the option given.
+remote job add 11 --depth 4 --quorum 2 --diverse-kernels 1 >"$D/add.out"
+grep -q "queued job .*N=11.*diverse-kernels 1; number 2 in the queue" "$D/add.out" ||
+  fail "job add 11: $(cat "$D/add.out")"
 adm job cancel "$id" | grep -q "N=13) cancelled" || fail "cancel of queued N=13"
 adm job list | grep -q "^2 .* 11 .*queued" || fail "job list: $(adm job list)"
 
@@ -115,7 +117,10 @@ adm job list --all --json | python3 -c '
 import json, sys
 q = {e["id"]: e for e in json.load(sys.stdin)["queue"]}
 assert q[1]["state"] == "cancelled" and q[1]["n"] == 13, q[1]
-assert q[2]["state"] == "started" and q[2]["job_id"] == 2, q[2]' || fail "job list --all"
+assert q[2]["state"] == "started" and q[2]["job_id"] == 2, q[2]
+assert q[2]["diverse_kernels"] == 1 and q[1]["diverse_kernels"] == -1, q' || fail "job list --all"
+[ "$(adm status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["kernels"]["diverse"])')" = 1 ] ||
+  fail "the queued job did not start with --diverse-kernels 1"
 rc=0; adm job cancel 2 2>"$D/err" || rc=$?
 [ $rc -eq 1 ] && grep -q "has started" "$D/err" || fail "cancel of a started entry: exit $rc, $(cat "$D/err")"
 

@@ -21,6 +21,7 @@ START_TEST(jobopts_parse_and_check) {
   ck_assert_int_eq(o.quorum, 2);
   ck_assert_int_eq(o.max_results, 5);
   ck_assert_int_eq(o.n, 0);
+  ck_assert_int_eq(o.diverse_kernels, -1); /* N's default */
   /* No N yet: the check names the range. */
   ck_assert_int_eq(nq_jobopts_check(&o, err, sizeof err), NQ_ERANGE);
   ck_assert_ptr_nonnull(strstr(err, "4..32"));
@@ -28,6 +29,8 @@ START_TEST(jobopts_parse_and_check) {
   ck_assert_int_eq(nq_jobopt_set(&o, NQ_JOBOPT_UNIT_SECONDS, "5", err, sizeof err), 0);
   ck_assert_int_eq(nq_jobopt_set(&o, NQ_JOBOPT_MAX_DEPTH, "7", err, sizeof err), 0);
   ck_assert_int_eq(nq_jobopt_set(&o, NQ_JOBOPT_QUORUM, "3", err, sizeof err), 0);
+  ck_assert_int_eq(nq_jobopt_set(&o, NQ_JOBOPT_DIVERSE_KERNELS, "0", err, sizeof err), 0);
+  ck_assert_int_eq(o.diverse_kernels, 0);
   ck_assert_int_eq(nq_jobopts_check(&o, err, sizeof err), 0);
   ck_assert(o.n == 11 && o.unit_seconds == 5 && o.max_depth == 7 && o.quorum == 3);
   /* Each value out of range names its option and what it takes. */
@@ -38,6 +41,8 @@ START_TEST(jobopts_parse_and_check) {
              {NQ_JOBOPT_N, "11x", "--n: expected"},
              {NQ_JOBOPT_QUORUM, "0", "--quorum: expected an integer 1..100"},
              {NQ_JOBOPT_MAX_RESULTS, "1001", "--max-results"},
+             {NQ_JOBOPT_DIVERSE_KERNELS, "9", "--diverse-kernels: expected an integer 0..8"},
+             {NQ_JOBOPT_DIVERSE_KERNELS, "-1", "--diverse-kernels"},
              {NQ_JOBOPT_UNIT_SECONDS, "fast", "--unit-seconds: expected a number"},
              {NQ_JOBOPT_UNIT_SECONDS, "0", "--unit-seconds"},
              {NQ_JOBOPT_DEPTH, "", "--depth"}};
@@ -127,7 +132,9 @@ START_TEST(queue_add_order_cancel_mark) {
   b.max_depth = 8;
   b.quorum = 3;
   b.max_results = 7;
+  b.diverse_kernels = 3;
   ck_assert_int_eq(srv_queue_add(f.st, &a, T0 + 1, &q), 0);
+  ck_assert_int_eq(q.opts.diverse_kernels, -1); /* not given: N's default when it starts */
   ck_assert_int_eq(q.state, SRV_QUEUE_QUEUED);
   ck_assert_int_eq(q.added, T0 + 1);
   int64_t ia = q.id;
@@ -137,7 +144,8 @@ START_TEST(queue_add_order_cancel_mark) {
   /* Every setting comes back as given. */
   ck_assert_int_eq(srv_queue_get(f.st, ib, &r), 0);
   ck_assert(r.opts.n == 11 && r.opts.unit_seconds == 30 && r.opts.max_depth == 8 &&
-            r.opts.quorum == 3 && r.opts.max_results == 7 && r.opts.depth == 0);
+            r.opts.quorum == 3 && r.opts.max_results == 7 && r.opts.depth == 0 &&
+            r.opts.diverse_kernels == 3);
   ck_assert_int_eq(r.job_id, 0);
   ck_assert_str_eq(r.error, "");
   /* Bad settings are refused with the reason, and nothing is queued. */

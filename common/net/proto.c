@@ -595,6 +595,7 @@ json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
     if (r->unit_seconds > 0) put(o, "unit_seconds", json_real(r->unit_seconds), &ok);
     if (r->quorum) put(o, "quorum", json_integer(r->quorum), &ok);
     if (r->max_results) put(o, "max_results", json_integer(r->max_results), &ok);
+    if (r->diverse_kernels >= 0) put(o, "diverse_kernels", json_integer(r->diverse_kernels), &ok);
     break;
   case NQ_ADMIN_JOB_LIST:
     if (r->all) put(o, "all", json_true(), &ok);
@@ -670,22 +671,25 @@ int nq_admin_req_parse(const json_t *m, nq_admin_req_t *r, nq_proto_err_t *err) 
     break;
   }
   case NQ_ADMIN_JOB_ADD: {
-    int64_t d = 0, md = 0, q = 0, mr = 0;
+    int64_t d = 0, md = 0, q = 0, mr = 0, dk = -1;
     const json_t *us = json_object_get(m, "unit_seconds");
     if (nq_msg_get_int(m, "n", NQ_UNIT_MIN_N, NQ_MAX_N, &v) ||
         nq_msg_opt_int(m, "depth", 0, NQ_MAX_N, 0, &d) ||
         nq_msg_opt_int(m, "max_depth", 0, NQ_MAX_N, 0, &md) ||
         nq_msg_opt_int(m, "quorum", 0, 1000, 0, &q) ||
         nq_msg_opt_int(m, "max_results", 0, 1000, 0, &mr) ||
+        nq_msg_opt_int(m, "diverse_kernels", 0, 8, -1, &dk) ||
         (us && !(json_is_number(us) && json_number_value(us) >= 0 &&
                  json_number_value(us) <= 1e12)))
       return ADMIN_BAD("job_add: needs `n` (4..32); optional `depth`, `max_depth` (0..32), "
-                       "`unit_seconds` (a number >= 0), `quorum`, `max_results` (0..1000)");
+                       "`unit_seconds` (a number >= 0), `quorum`, `max_results` (0..1000), "
+                       "`diverse_kernels` (0..8)");
     r->job_n = (int)v;
     r->depth = (int)d;
     r->max_depth = (int)md;
     r->quorum = (int)q;
     r->max_results = (int)mr;
+    r->diverse_kernels = (int)dk;
     r->unit_seconds = us ? json_number_value(us) : 0;
     break;
   }

@@ -19,12 +19,15 @@ typedef struct nq_jobopts_s {
   int max_depth;       /* with unit_seconds: the deepest unit (0 = N - 1) */
   int quorum;          /* agreeing results per unit (default NQ_JOBOPT_QUORUM_DEFAULT) */
   int max_results;     /* results without a quorum before a unit is disputed (default 5) */
+  int diverse_kernels; /* 0..NQ_JOBOPT_KERNELS_MAX kernels a unit's agreeing results must come
+                          from; -1 (default) = N's default: 2 with no published count, else 0 */
 } nq_jobopts_t;
 
 #define NQ_JOBOPT_QUORUM_DEFAULT 2
 #define NQ_JOBOPT_MAX_RESULTS_DEFAULT 5
 #define NQ_JOBOPT_QUORUM_MAX 100
 #define NQ_JOBOPT_MAX_RESULTS_MAX 1000
+#define NQ_JOBOPT_KERNELS_MAX 8
 
 /* getopt_long values of the job options (above any short option or program-local key). */
 enum {
@@ -34,11 +37,12 @@ enum {
   NQ_JOBOPT_MAX_DEPTH,
   NQ_JOBOPT_QUORUM,
   NQ_JOBOPT_MAX_RESULTS,
+  NQ_JOBOPT_DIVERSE_KERNELS,
   NQ_JOBOPT_END
 };
 #define NQ_JOBOPT_COUNT (NQ_JOBOPT_END - NQ_JOBOPT_N)
 
-/* Defaults: nothing given but quorum and max_results. */
+/* Defaults: nothing given but quorum and max_results (diverse_kernels -1: N's default). */
 void nq_jobopts_default(nq_jobopts_t *o);
 
 /* Append the job options' getopt_long entries to opts at *n (room for NQ_JOBOPT_COUNT more);

@@ -350,6 +350,8 @@ typedef struct nq_admin_req_s {
   int depth, max_depth;  /* 0..NQ_MAX_N */
   double unit_seconds;   /* >= 0 */
   int quorum, max_results; /* 0 = default, else 1..1000 */
+  int diverse_kernels;   /* 0..8; -1 = N's default (absent on the wire; pack writes it when
+                            >= 0) */
   int64_t queue_id;      /* job_cancel: the queued job's id (>= 1) */
   int all;               /* job_list: every entry, started, cancelled and failed ones too */
 } nq_admin_req_t;
