@@ -396,6 +396,19 @@ out:
   return r;
 }
 
+int nq_certs_file_names(const char *cert_path, const char *host, char *names, size_t len) {
+  X509 *cert = NULL;
+  if (names && len) names[0] = '\0';
+  if (!cert_path || !host || load_pem(cert_path, NULL, &cert) < 0) return NQ_EIO;
+  if (names && len >= 16) nq_tls_cert_names(cert, names, len);
+  ERR_clear_error();
+  int ok = X509_check_ip_asc(cert, host, 0) == 1 ||
+           X509_check_host(cert, host, 0, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS, NULL) == 1;
+  ERR_clear_error();
+  X509_free(cert);
+  return ok;
+}
+
 /* ---- tokens ---- */
 
 int nq_random_token(char *buf, size_t bytes) {

@@ -29,6 +29,11 @@
  * is needed; NQ_EIO for file errors; NQ_ETLS if OpenSSL fails; NQ_ENOMEM. */
 int nq_certs_ensure(const char *dir, const char *const *extra_names);
 
+/* Does the certificate in the PEM file cert_path name host (a DNS name, or an IP literal)? The
+ * names it carries go to names[len] (nq_tls_cert_names). Returns 1 (it does), 0 (it does not), or
+ * NQ_EIO when the file cannot be read as a certificate. */
+int nq_certs_file_names(const char *cert_path, const char *host, char *names, size_t len);
+
 /* Write `bytes` random bytes from the CSPRNG as lowercase hex into buf, which must hold
  * 2 * bytes + 1 characters. Returns 0, NQ_EINVAL or NQ_EIO. */
 int nq_random_token(char *buf, size_t bytes);
