@@ -20,9 +20,9 @@ static const adm_cmd_t commands[] = {
     {"client", "add NAME [--owner OWNER] [--out FILE] | ban NAME | unban NAME [--json]",
      "add: create a client (of OWNER, default `default`) and write its token to FILE (default\n"
      "./NAME.token, mode 0600, never overwritten; --json puts it in the reply instead): it is\n"
-     "shown nowhere else, the store keeps its SHA-256. ban: ban a client; its leases go back to the others at once, and every\n"
-     "unit it helped verify is re-opened and verified again without it. unban: lift a ban and a\n"
-     "suspicion (the units re-opened stay as they are).",
+     "shown nowhere else, the store keeps its SHA-256. ban: ban a client; its leases go back\n"
+     "to the others at once, and every unit it helped verify is re-opened and verified again\n"
+     "without it. unban: lift a ban and a suspicion (the units re-opened stay as they are).",
      adm_cmd_client},
     {"owners", "[--json]",
      "List owners: their enrolment key (own or the server's), trust, bans, clients.",

@@ -394,8 +394,8 @@ static void on_error(nq_conn_t *c, int status) {
   if (strstr(e, "hostname mismatch") || strstr(e, "IP address mismatch")) {
     nq_log(NQ_LOG_ERROR, "refusing server %s:%d: its certificate is not made out to the name "
            "'%s' (%s); dial one of the names it lists, or have the operator add this one "
-           "(nq-server --hostname %s, then a restart re-issues the certificate)", cli->cfg->host, cli->cfg->port, cli->cfg->host, e,
-           cli->cfg->host);
+           "(nq-server --hostname %s, then a restart re-issues the certificate)", cli->cfg->host,
+           cli->cfg->port, cli->cfg->host, e, cli->cfg->host);
     leave(cli, CLI_REASON_CERT);
     return;
   }

@@ -402,14 +402,15 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
     fprintf(stderr, "nq-solve: --checkpoint needs a file name and the fast solver\n");
     return 2;
   }
-  if ((cfg->fleet_spec || cfg->split_outliers > 0) && !plan) {
-    fprintf(stderr, "nq-solve: --fleet and --split-outliers go with --plan\n");
-    return 2;
-  }
   /* A plan without a size gets the server's default unit size. */
   if (plan && cfg->unit_seconds <= 0 && cfg->unit_nodes < 0)
     cfg->unit_seconds = NQ_PLAN_DEFAULT_UNIT_SECONDS;
   int sized = cfg->unit_seconds > 0 || cfg->unit_nodes >= 0;
+  if ((cfg->fleet_spec && (!sized || cfg->list)) || (cfg->split_outliers > 0 && !sized)) {
+    fprintf(stderr, "nq-solve: --fleet goes with --plan (a summary, not --list-units), "
+                    "--split-outliers with a plan\n");
+    return 2;
+  }
   if (estimate && (plan || sized || cfg->list)) {
     fprintf(stderr, "nq-solve: --estimate does not go with --plan, --unit-seconds or "
                     "--list-units\n");

@@ -226,8 +226,9 @@ static void outliers_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s) 
            dur_str(s->outlier_max / NQ_REF_NODES_PER_SEC, a, sizeof a),
            s->outlier_max / o->target_nodes,
            o->split_outliers > 0
-               ? "the looks of --split-outliers found them below the target (their own "
-                 "8-probe estimates are high draws), so they were kept"
+               ? "the looks of --split-outliers kept them (a second look at most Kx the "
+                 "target, or 256 probes at most the target): their own figures are likely "
+                 "high draws"
                : "--split-outliers 4 looks at each again with 256 probes and splits those "
                  "above the target");
 }
@@ -293,7 +294,8 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s,
         (json_int_t)s->estimated, "probes", (json_int_t)s->probes, "seconds", s->seconds,
         "guard_looks", (json_int_t)s->guard_looks, "outliers", (json_int_t)s->outliers,
         "outlier_looks", (json_int_t)s->outlier_looks, "outlier_splits",
-        (json_int_t)s->outlier_splits, "fleet", cfg->fleet_spec ? fleet_json(cfg, s) : json_null()));
+        (json_int_t)s->outlier_splits, "fleet",
+        cfg->fleet_spec ? fleet_json(cfg, s) : json_null()));
     return;
   }
   char a[64];

@@ -537,7 +537,8 @@ START_TEST(solve_plan_in_calendar_time) {
   ck_assert_int_eq(run_solve("20 --plan --fleet gpu=4", out, sizeof out), 2);
   ck_assert_msg(strstr(out, "gpu has no typical rate"), "%s", out);
   ck_assert_int_eq(run_solve("20 --estimate --fleet avx2=4", out, sizeof out), 2);
-  ck_assert_msg(strstr(out, "go with --plan"), "%s", out);
+  ck_assert_msg(strstr(out, "--fleet goes with --plan"), "%s", out);
+  ck_assert_int_eq(run_solve("20 --plan --fleet avx2=4 --list-units", out, sizeof out), 2);
 }
 END_TEST
 

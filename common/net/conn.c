@@ -433,7 +433,8 @@ static void conn_handshake(nq_conn_t *c) {
      * volunteer's to dial one of these. */
     char names[200];
     snprintf(e, sizeof e, "certificate verify failed: %s (the certificate names: %s)",
-             X509_verify_cert_error_string(vr), nq_tls_cert_names(c->mismatch, names, sizeof names));
+             X509_verify_cert_error_string(vr),
+             nq_tls_cert_names(c->mismatch, names, sizeof names));
     ERR_clear_error();
   } else if (vr != X509_V_OK) {
     snprintf(e, sizeof e, "certificate verify failed: %s", X509_verify_cert_error_string(vr));

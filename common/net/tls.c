@@ -53,7 +53,8 @@ char *nq_tls_cert_names(const struct x509_st *cert, char *buf, size_t len) {
     char ip[64];
     if (g->type == GEN_DNS) {
       const ASN1_STRING *s = g->d.dNSName;
-      names_add(buf, len, &n, (const char *)ASN1_STRING_get0_data(s), (size_t)ASN1_STRING_length(s));
+      names_add(buf, len, &n, (const char *)ASN1_STRING_get0_data(s),
+                (size_t)ASN1_STRING_length(s));
     } else if (g->type == GEN_IPADD) {
       const ASN1_STRING *s = g->d.iPAddress;
       int al = ASN1_STRING_length(s);
