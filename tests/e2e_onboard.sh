@@ -5,7 +5,8 @@
 #      enrols from those files alone (the settings read from client.env, as the packaged unit
 #      does) and belongs to `vol`;
 #   2. `owner rekey vol --bundle DIR2`: the old key is refused (exit 5), the new one enrols;
-#   3. `owner ban vol` refuses the key, `owner unban vol` lets it enrol again;
+#   3. `owner ban vol` refuses the key, `owner unban vol` lets it enrol again; a bundle made in
+#      remote mode (through the server) enrols too;
 #   4. `client add NAME --owner vol` writes the token to a 0600 file (not to the screen), and a
 #      client with --token-file connects as a client of vol.
 #
@@ -110,6 +111,14 @@ admin owner unban vol >"$D/unban.out"
 grep -q "enrols again" "$D/unban.out" || fail "owner unban: $(cat "$D/unban.out")"
 enrol_ok "$D/b2" m5
 say "ban refused vol's key (exit 5); unban let m5 enrol"
+
+# Remote mode: through the running server, the address defaults to --server, the CA to --ca.
+"$BIN/nq-admin" owner add rem --bundle "$D/b4" --server "$ADDR" --ca "$D/data/ca.pem" \
+  --token-file "$D/data/admin.token" >"$D/rem.out" 2>&1 || fail "remote --bundle: $(cat "$D/rem.out")"
+grep -qx "NQ_SERVER=$ADDR" "$D/b4/client.env" || fail "remote bundle: client.env does not name $ADDR"
+enrol_ok "$D/b4" m6
+[ "$(client_owner m6)" = rem ] || fail "m6 belongs to '$(client_owner m6)', want rem"
+say "remote mode: a bundle through the server (address from --server); m6 enrolled, owner rem"
 
 # ---- 4. client add --owner: a token file, not a command line ----
 admin client add c1 --owner vol --out "$D/c1.token" >"$D/cadd.out"
