@@ -51,6 +51,9 @@ typedef struct adm_opts_s {
   int has_seed;
   int threads;            /* --threads T (audit; 0: the online CPUs) */
   int64_t at;             /* --at T (export: the export time recorded; 0: now) */
+  const char *owner;      /* --owner NAME (client add) */
+  const char *bundle;     /* --bundle DIR (owner add, owner rekey) */
+  const char *address;    /* --address HOST:PORT (the server volunteers dial, for --bundle) */
   int help;               /* --help */
   int argc;               /* positional arguments (they point into the process's argv) */
   char *argv[ADM_MAX_ARGS];
@@ -119,6 +122,30 @@ const char *adm_str(const json_t *o, const char *path);
 char *adm_time(int64_t t, char *buf, size_t len);
 /* Format seconds as "1h02m03s" etc. Returns buf. */
 char *adm_duration(int64_t s, char *buf, size_t len);
+
+/* Files that carry secrets instead of a command line (bundle.c). */
+typedef struct adm_bundle_s {
+  char dir[4096];
+  char address[NQ_HOST_MAX + 8]; /* HOST:PORT as given */
+  char host[NQ_HOST_MAX];
+  int port;
+  char ca_path[4096];
+  char *ca; /* the CA certificate's text */
+  size_t ca_len;
+} adm_bundle_t;
+/* Before the request that makes the secret: the address (--address, else --server), the CA
+ * (remote: --ca; local: DATA/ca.pem), and the directory (made 0700, or an empty one). Local mode
+ * warns when the server certificate does not name the address's host. Prints why and returns
+ * ADM_EXIT_USAGE / ADM_EXIT_FAIL, or 0 (then adm_bundle_free). */
+int adm_bundle_prepare(const adm_opts_t *o, adm_bundle_t *b);
+/* Write DIR/enrol.key (0600), ca.pem, client.env (NQ_SERVER, NQ_SECRET=--enrol-file),
+ * install.sh (0755: the package's setup) and README.txt, each create-new. 0 or an NQ_E* code. */
+int adm_bundle_write(const adm_bundle_t *b, const char *owner, const char *key);
+void adm_bundle_free(adm_bundle_t *b);
+/* A secret file (the secret and a newline, mode 0600, never overwriting): adm_secret_check before
+ * the request (prints why it cannot be written; ADM_EXIT_*), adm_secret_write after (NQ_E*). */
+int adm_secret_check(const char *path);
+int adm_secret_write(const char *path, const char *secret);
 
 /* Command handlers (cmd_*.c). */
 int adm_cmd_status(const adm_cmd_t *cmd, adm_opts_t *o);

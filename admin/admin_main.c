@@ -17,23 +17,30 @@ static const adm_cmd_t commands[] = {
      adm_cmd_status},
     {"clients", "[--json]", "List clients: activity, results judged valid/invalid, bans.",
      adm_cmd_clients},
-    {"client", "add NAME | ban NAME | unban NAME [--json]",
-     "add: create a client (owner `default`) and print its token (shown only once; the store\n"
-     "keeps its SHA-256). ban: ban a client; its leases go back to the others at once, and every\n"
-     "unit it helped verify is re-opened and verified again without it. unban: lift a ban and a\n"
-     "suspicion (the units re-opened stay as they are).",
+    {"client", "add NAME [--owner OWNER] [--out FILE] | ban NAME | unban NAME [--json]",
+     "add: create a client (of OWNER, default `default`) and write its token to FILE (default\n"
+     "./NAME.token, mode 0600, never overwritten; --json puts it in the reply instead): it is\n"
+     "shown nowhere else, the store keeps its SHA-256. ban: ban a client; its leases go back\n"
+     "to the others at once, and every unit it helped verify is re-opened and verified again\n"
+     "without it. unban: lift a ban and a suspicion (the units re-opened stay as they are).",
      adm_cmd_client},
     {"owners", "[--json]",
      "List owners: their enrolment key (own or the server's), trust, bans, clients.",
      adm_cmd_owners},
-    {"owner", "add NAME | ban NAME | trust NAME | untrust NAME [--json]",
+    {"owner", "add NAME | rekey NAME [--bundle DIR [--address HOST:PORT]] | ban NAME |\n"
+     "         unban NAME | trust NAME | untrust NAME [--json]",
      "add: create an owner (a person or an organisation) and print its enrolment key (shown\n"
      "only once): its machines enrol with it and belong to it. A unit's quorum needs results\n"
-     "of distinct owners (nq-server --quorum-distinct). ban: its key enrols nobody, and every\n"
-     "client of it is banned as by `client ban`. trust: its results settle disagreements (the\n"
-     "operator's own machines): while any owner is trusted, results that disagree make a unit\n"
-     "contested until a trusted owner's result settles it, spot checks go to trusted owners,\n"
-     "and only a disagreement with a trusted result bans (docs/reliability.md). untrust: undo.",
+     "of distinct owners (nq-server --quorum-distinct). --bundle DIR writes, instead of\n"
+     "printing the key, all a volunteer needs: ca.pem, enrol.key (0600), client.env naming the\n"
+     "server at --address (default: --server), install.sh for the nq-client package, and a\n"
+     "README. rekey: a new key (printed, or a new --bundle); the old one enrols nobody, its\n"
+     "enrolled machines keep their tokens. ban: its key enrols nobody, and every client of it\n"
+     "is banned as by `client ban`. unban: its key enrols again (its clients stay banned until\n"
+     "`client unban`). trust: its results settle disagreements (the operator's own machines):\n"
+     "while any owner is trusted, results that disagree make a unit contested until a trusted\n"
+     "owner's result settles it, spot checks go to trusted owners, and only a disagreement\n"
+     "with a trusted result bans (docs/reliability.md). untrust: undo.",
      adm_cmd_owner},
     {"jobs", "[--json]", "List jobs, with final totals once done.", adm_cmd_jobs},
     {"job", "add N [--unit-seconds S | --depth D] [--max-depth D] [--quorum Q] [--max-results M]\n"

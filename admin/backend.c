@@ -19,7 +19,7 @@
 enum { OPT_SERVER = 1000, OPT_CA, OPT_TOKEN, OPT_TOKEN_FILE, OPT_HOSTNAME, OPT_DATA, OPT_N,
        OPT_JSON, OPT_WATCH, OPT_STATE, OPT_LIMIT, OPT_EXTRA, OPT_FORCE, OPT_ALL_DISPUTED,
        OPT_CLIENT, OPT_OUT, OPT_DISTINCT, OPT_TO, OPT_HELP, OPT_ALL, OPT_SAMPLE, OPT_SEED,
-       OPT_THREADS, OPT_AT };
+       OPT_THREADS, OPT_AT, OPT_OWNER, OPT_BUNDLE, OPT_ADDRESS };
 
 static const struct option long_opts[] = {
     {"server", required_argument, NULL, OPT_SERVER},
@@ -46,6 +46,9 @@ static const struct option long_opts[] = {
     {"threads", required_argument, NULL, OPT_THREADS},
     {"at", required_argument, NULL, OPT_AT},
     {"help", no_argument, NULL, OPT_HELP},
+    {"owner", required_argument, NULL, OPT_OWNER},
+    {"bundle", required_argument, NULL, OPT_BUNDLE},
+    {"address", required_argument, NULL, OPT_ADDRESS},
     {NULL, 0, NULL, 0}};
 
 void adm_usage(const adm_cmd_t *cmd, FILE *f) {
@@ -122,6 +125,9 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
     case OPT_STATE: o->state = optarg; break;
     case OPT_OUT: o->out = optarg; break;
     case OPT_DISTINCT: o->distinct = optarg; break;
+    case OPT_OWNER: o->owner = optarg; break;
+    case OPT_BUNDLE: o->bundle = optarg; break;
+    case OPT_ADDRESS: o->address = optarg; break;
     case 'h':
     case OPT_HELP: o->help = 1; break;
     case OPT_N:

@@ -391,11 +391,11 @@ static void on_open(nq_conn_t *c) {
 static void on_error(nq_conn_t *c, int status) {
   cli_t *cli = nq_conn_data(c);
   const char *e = nq_conn_errstr(c);
-  if (strstr(e, "hostname mismatch")) {
+  if (strstr(e, "hostname mismatch") || strstr(e, "IP address mismatch")) {
     nq_log(NQ_LOG_ERROR, "refusing server %s:%d: its certificate is not made out to the name "
-           "'%s' (%s); use a name the certificate lists, or have the operator add this one "
-           "(nq-server --hostname %s)", cli->cfg->host, cli->cfg->port, cli->cfg->host, e,
-           cli->cfg->host);
+           "'%s' (%s); dial one of the names it lists, or have the operator add this one "
+           "(nq-server --hostname %s, then a restart re-issues the certificate)", cli->cfg->host,
+           cli->cfg->port, cli->cfg->host, e, cli->cfg->host);
     leave(cli, CLI_REASON_CERT);
     return;
   }

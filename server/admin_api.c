@@ -527,15 +527,33 @@ static int store_refuse(srv_store_t *st, int rc, const char *what, nq_proto_err_
 }
 
 /* client_add: a client NAME with a fresh random token, which only this reply shows (the store
- * keeps its SHA-256 hex). */
-static int cmd_client_add(srv_store_t *st, const char *name, int64_t now, json_t **out,
-                          nq_proto_err_t *err) {
+ * keeps its SHA-256 hex): {"name", "owner", "token"}. With `owner` it belongs to that owner
+ * (which must exist and not be banned), else to `default`; both steps in one transaction. */
+static int cmd_client_add(srv_store_t *st, const char *name, const char *owner, int64_t now,
+                          json_t **out, nq_proto_err_t *err) {
   char token[65], hash[65];
   srv_client_t c;
-  int rc = nq_random_token(token, 32);
+  srv_owner_t o;
+  int rc = owner ? srv_owner_find_name(st, owner, &o) : srv_owner_get(st, SRV_OWNER_DEFAULT, &o);
+  if (rc == NQ_ENOTFOUND)
+    return refuse(err, NQ_ERR_NOT_FOUND, "no such owner '%s' (nq-admin owner add NAME)",
+                  owner ? owner : "default");
+  if (rc) return store_refuse(st, rc, "owner", err);
+  if (o.banned)
+    return refuse(err, NQ_ERR_BAD_STATE, "owner '%s' is banned (nq-admin owner unban %s)", o.name,
+                  o.name);
+  /* The server runs requests inside its batch's transaction; local mode has none open. */
+  int own_tx = !srv_store_in_tx(st);
+  if (own_tx && (rc = srv_store_begin(st)) != 0) return store_refuse(st, rc, "client", err);
+  rc = nq_random_token(token, 32);
   if (rc == 0) rc = nq_sha256_hex(token, hash);
   if (rc == 0) rc = srv_client_create(st, name, hash, now, &c);
-  if (rc == 0 && !(*out = json_pack("{s:s, s:s}", "name", c.name, "token", token))) rc = NQ_ENOMEM;
+  if (rc == 0 && o.id != SRV_OWNER_DEFAULT) rc = srv_client_set_owner(st, c.id, o.id);
+  if (own_tx && rc == 0) rc = srv_store_commit(st);
+  else if (own_tx) srv_store_rollback(st);
+  if (rc == 0 && !(*out = json_pack("{s:s, s:s, s:s}", "name", c.name, "owner", o.name, "token",
+                                    token)))
+    rc = NQ_ENOMEM;
   memset(token, 0, sizeof token);
   return rc ? store_refuse(st, rc, "client", err) : 0;
 }
@@ -589,6 +607,48 @@ static int cmd_owner_add(srv_store_t *st, const char *name, int64_t now, json_t 
   int rc = nq_random_token(key, 32);
   if (rc == 0) rc = nq_sha256_hex(key, hash);
   if (rc == 0) rc = srv_owner_create(st, name, hash, now, &o);
+  if (rc == 0 && !(*out = json_pack("{s:s, s:I, s:s}", "name", o.name, "id", (json_int_t)o.id,
+                                    "enrol_key", key)))
+    rc = NQ_ENOMEM;
+  memset(key, 0, sizeof key);
+  return rc ? store_refuse(st, rc, "owner", err) : 0;
+}
+
+/* owner_unban: {"name", "banned": false, "clients_banned": its clients still banned}. Its key
+ * enrols again; its clients keep their own bans (one may have lied): `client unban` lifts them
+ * one by one. */
+static int cmd_owner_unban(srv_store_t *st, const char *name, json_t **out, nq_proto_err_t *err) {
+  srv_owner_t o;
+  int64_t *ids = NULL;
+  int n = 0, banned = 0;
+  int rc = srv_owner_find_name(st, name, &o);
+  if (rc == 0) rc = srv_owner_set_banned(st, o.id, 0);
+  if (rc == 0) rc = srv_owner_clients(st, o.id, &ids, &n);
+  for (int i = 0; rc == 0 && i < n; i++) {
+    srv_client_t c;
+    if ((rc = srv_client_get(st, ids[i], &c)) == 0) banned += c.banned != 0;
+  }
+  free(ids);
+  if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:i}", "name", o.name, "banned", 0,
+                                    "clients_banned", banned)))
+    rc = NQ_ENOMEM;
+  return rc ? store_refuse(st, rc, "owner", err) : 0;
+}
+
+/* owner_rekey: a fresh enrolment key for an owner that has one of its own (`default` enrols
+ * with the server's enrol.key), shown only in this reply; the old key enrols nobody from now
+ * on, while clients enrolled with it keep their tokens: {"name", "id", "enrol_key"}. */
+static int cmd_owner_rekey(srv_store_t *st, const char *name, json_t **out, nq_proto_err_t *err) {
+  char key[65], hash[65];
+  srv_owner_t o;
+  int rc = srv_owner_find_name(st, name, &o);
+  if (rc) return store_refuse(st, rc, "owner", err);
+  if (!o.has_key)
+    return refuse(err, NQ_ERR_BAD_STATE, "owner '%s' enrols with the server's enrol.key, not a "
+                  "key of its own: replace that file (and restart the server) instead", o.name);
+  rc = nq_random_token(key, 32);
+  if (rc == 0) rc = nq_sha256_hex(key, hash);
+  if (rc == 0) rc = srv_owner_set_key(st, o.id, hash);
   if (rc == 0 && !(*out = json_pack("{s:s, s:I, s:s}", "name", o.name, "id", (json_int_t)o.id,
                                     "enrol_key", key)))
     rc = NQ_ENOMEM;
@@ -928,7 +988,7 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
       return refuse(err, NQ_ERR_BAD_MESSAGE, "units: unknown state");
     *data = srv_units_json(st, job->id, state, req->limit, now);
     break;
-  case NQ_ADMIN_CLIENT_ADD: return cmd_client_add(st, req->name, now, data, err);
+  case NQ_ADMIN_CLIENT_ADD: return cmd_client_add(st, req->name, req->owner, now, data, err);
   case NQ_ADMIN_CLIENT_BAN: return cmd_client_ban(st, job, cfg, req->name, now, data, fx, err);
   case NQ_ADMIN_CLIENT_UNBAN: return cmd_client_unban(st, req->name, data, err);
   case NQ_ADMIN_OWNERS: *data = srv_owners_json(st, now); break;
@@ -936,6 +996,8 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
   case NQ_ADMIN_OWNER_BAN: return cmd_owner_ban(st, job, cfg, req->name, now, data, fx, err);
   case NQ_ADMIN_OWNER_TRUST:
   case NQ_ADMIN_OWNER_UNTRUST: return cmd_owner_trust(st, job, cfg, req, now, data, err);
+  case NQ_ADMIN_OWNER_UNBAN: return cmd_owner_unban(st, req->name, data, err);
+  case NQ_ADMIN_OWNER_REKEY: return cmd_owner_rekey(st, req->name, data, err);
   case NQ_ADMIN_UNIT_REOPEN: return cmd_unit_reopen(st, job, cfg, req, now, data, fx, err);
   case NQ_ADMIN_UNIT_RETRY: return cmd_unit_retry(st, job, req, now, data, fx, err);
   case NQ_ADMIN_JOB_ARCHIVE:

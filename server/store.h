@@ -518,6 +518,9 @@ typedef int (*srv_owner_cb)(const srv_owner_t *o, void *arg);
 int srv_owner_list(srv_store_t *st, srv_owner_cb cb, void *arg);
 /* Mark the owner banned (its key enrols nobody); its clients are banned by the scheduler. */
 int srv_owner_set_banned(srv_store_t *st, int64_t owner_id, int banned);
+/* Replace the owner's enrolment key hash (owner_rekey): the old key enrols nobody from now on.
+ * NQ_ENOTFOUND for no such owner, NQ_EINVAL for a bad hash. */
+int srv_owner_set_key(srv_store_t *st, int64_t owner_id, const char *enrol_hash);
 /* The clients of an owner, by id. */
 int srv_owner_clients(srv_store_t *st, int64_t owner_id, int64_t **ids, int *n);
 /* Move a client to an owner (enrolment with an owner's key). */

@@ -87,6 +87,19 @@ int srv_owner_set_banned(srv_store_t *st, int64_t owner_id, int banned) {
   return rc;
 }
 
+int srv_owner_set_key(srv_store_t *st, int64_t owner_id, const char *enrol_hash) {
+  if (!enrol_hash || !*enrol_hash || strlen(enrol_hash) > SRV_HASH_MAX)
+    return srv_store_failf(st, NQ_EINVAL, "bad enrolment key hash");
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "UPDATE owners SET enrol_hash = ?2 WHERE id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, owner_id);
+  sqlite3_bind_text(s, 2, enrol_hash, -1, SQLITE_STATIC);
+  if ((rc = srv_store_step(st, s, "owner rekey")) == 0 && sqlite3_changes(st->db) == 0)
+    rc = srv_store_failf(st, NQ_ENOTFOUND, "no such owner");
+  return rc;
+}
+
 /* The ids one query (?1 = arg, ?2 = arg2) selects, as a malloc'ed array. */
 static int id_list(srv_store_t *st, const char *sql, int64_t arg, int64_t arg2, int64_t **ids,
                    int *n) {

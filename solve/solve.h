@@ -3,6 +3,7 @@
 #define NQ_SOLVE_H
 
 #include <stdint.h>
+#include "nq/fleet.h"
 #include "nq/unit.h"
 
 typedef struct solve_cfg_s {
@@ -25,6 +26,9 @@ typedef struct solve_cfg_s {
   int threads_given;         /* --threads was on the command line */
   const char *checkpoint;    /* --checkpoint FILE: save and resume a count (NULL: no) */
   double checkpoint_seconds; /* seconds between two saves */
+  const char *fleet_spec;    /* --fleet SPEC: a plan in calendar time (NULL: no) */
+  nq_fleet_t fleet;          /* ... parsed */
+  double split_outliers;     /* --split-outliers K (0: off; plan.h) */
 } solve_cfg_t;
 
 /* --estimate: the estimated cost of N and of its units at --depth. Returns the exit status. */

@@ -33,6 +33,7 @@ static void usage(FILE *f) {
           "       nq-solve --unit TEXT [options]  count one work unit (N:part:BOUND1:columns)\n"
           "       nq-solve N --estimate [--depth D] [--seed S] [--effort P] [--calibrate SECS]\n"
           "       nq-solve N --unit-seconds S [--depth D] [--max-depth D] --plan|--list-units\n"
+          "       nq-solve N --plan [--unit-seconds S] --fleet SPEC   the plan in calendar time\n"
           "options:\n"
           "  --threads T       CPU threads (default: online CPUs; 0 with --gpu: the devices\n"
           "                    alone)\n"
@@ -59,7 +60,14 @@ static void usage(FILE *f) {
           "  --unit-nodes X    the same target in nodes\n"
           "  --max-depth D     a plan splits no unit below depth D (default N-1)\n"
           "  --max-units M     a plan of more units is an error (default 100000000)\n"
-          "  --plan            print the plan's summary (units per depth, estimated sizes)\n"
+          "  --plan            print the plan's summary (units per depth, estimated sizes;\n"
+          "                    without --unit-seconds/--unit-nodes, units of %.0f s)\n"
+          "  --fleet SPEC      the plan in calendar time on a fleet: KERNEL=COUNT[@RATE] (avx512,\n"
+          "                    avx2, scalar, ref; neon, gpu with @RATE nodes/s each), rate=R,\n"
+          "                    quorum=Q (default 2), spot=F (0..1), duty=F (0..1), comma-\n"
+          "                    separated, e.g. avx2=2000,avx512=500,quorum=2,spot=0.05,duty=0.5\n"
+          "  --split-outliers K  a plan looks again at a unit estimated above K x the target\n"
+          "                    (256 probes) and splits it when that is above the target\n"
           "  --verify          also solve every unit of the plan and N whole: the units and\n"
           "                    the split nodes must give nq-solve N's counts and nodes exactly\n"
           "  --audit K         estimate every K-th unit of the plan again with 4096 probes\n"
@@ -71,7 +79,8 @@ static void usage(FILE *f) {
           "  --help            this text\n"
           "  --version         the software and protocol versions\n",
           NQ_MAX_N, NQ_EST_DEFAULT_SEED, NQ_EST_DEFAULT_BUDGET, NQ_EST_MIN_PROBES,
-          NQ_PLAN_DEFAULT_PROBES, NQ_PLAN_DEFAULT_UNIT_PROBES, NQ_REF_NODES_PER_SEC);
+          NQ_PLAN_DEFAULT_PROBES, NQ_PLAN_DEFAULT_UNIT_PROBES, NQ_REF_NODES_PER_SEC,
+          NQ_PLAN_DEFAULT_UNIT_SECONDS);
 }
 
 typedef struct progress_s {
@@ -295,7 +304,8 @@ static int arg_double(const char *opt, const char *s, double lo, double hi, doub
 
 enum {
   O_ESTIMATE = 256, O_SEED, O_EFFORT, O_CALIB, O_USECS, O_UNODES, O_MAXD, O_MAXU, O_PLAN,
-  O_VERIFY, O_AUDIT, O_UEFFORT, O_CKPT, O_CKPT_SECS, O_VERSION, O_GPU, O_GPU_LIST
+  O_VERIFY, O_AUDIT, O_UEFFORT, O_CKPT, O_CKPT_SECS, O_VERSION, O_GPU, O_GPU_LIST, O_FLEET,
+  O_SPLIT_OUT
 };
 
 /* Parse argv into cfg and the mode's name; returns 0, or an exit status (help: -1). */
@@ -319,6 +329,8 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
       {"version", no_argument, 0, O_VERSION},
       {"gpu", required_argument, 0, O_GPU},
       {"gpu-list", no_argument, 0, O_GPU_LIST},
+      {"fleet", required_argument, 0, O_FLEET},
+      {"split-outliers", required_argument, 0, O_SPLIT_OUT},
       {0, 0, 0, 0}};
   int c, rc = 0, estimate = 0, plan = 0;
   long v;
@@ -359,6 +371,18 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
       if (!(rc = arg_long("audit", optarg, 1, 1000000000, &v))) cfg->audit = (unsigned)v;
       break;
     case O_CKPT: cfg->checkpoint = optarg; break;
+    case O_FLEET: {
+      char err[300];
+      cfg->fleet_spec = optarg;
+      if (nq_fleet_parse(optarg, &cfg->fleet, err, sizeof err)) {
+        fprintf(stderr, "nq-solve: --%s\n", err); /* "fleet: ..." */
+        rc = 2;
+      }
+      break;
+    }
+    case O_SPLIT_OUT:
+      rc = arg_double("split-outliers", optarg, 1, 1e6, &cfg->split_outliers);
+      break;
     case O_CKPT_SECS:
       rc = arg_double("checkpoint-seconds", optarg, 0.01, 1e6, &cfg->checkpoint_seconds);
       break;
@@ -378,14 +402,22 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
     fprintf(stderr, "nq-solve: --checkpoint needs a file name and the fast solver\n");
     return 2;
   }
+  /* A plan without a size gets the server's default unit size. */
+  if (plan && cfg->unit_seconds <= 0 && cfg->unit_nodes < 0)
+    cfg->unit_seconds = NQ_PLAN_DEFAULT_UNIT_SECONDS;
   int sized = cfg->unit_seconds > 0 || cfg->unit_nodes >= 0;
+  if ((cfg->fleet_spec && (!sized || cfg->list)) || (cfg->split_outliers > 0 && !sized)) {
+    fprintf(stderr, "nq-solve: --fleet goes with --plan (a summary, not --list-units), "
+                    "--split-outliers with a plan\n");
+    return 2;
+  }
   if (estimate && (plan || sized || cfg->list)) {
     fprintf(stderr, "nq-solve: --estimate does not go with --plan, --unit-seconds or "
                     "--list-units\n");
     return 2;
   }
   if ((plan || cfg->verify || cfg->audit) && !sized) {
-    fprintf(stderr, "nq-solve: --plan, --verify and --audit need --unit-seconds S or "
+    fprintf(stderr, "nq-solve: --verify and --audit need --plan, --unit-seconds S or "
                     "--unit-nodes X\n");
     return 2;
   }

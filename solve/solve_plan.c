@@ -210,8 +210,70 @@ static int plan_verify(const solve_cfg_t *cfg, const nq_plan_summary_t *s, plano
   return same ? 0 : 1;
 }
 
-static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s, int json) {
-  if (json) {
+/* The outliers (units far above the target that could be split) and the setting that splits
+ * them; units the depth cap made are the "over target" line's, with --max-depth. */
+static void outliers_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s) {
+  char a[64];
+  double ratio = o->split_outliers > 0 ? o->split_outliers : NQ_PLAN_OUTLIER_RATIO;
+  if (o->split_outliers > 0)
+    printf("outliers     %llu units looked at again (%d probes), %llu of them split\n",
+           (unsigned long long)s->outlier_looks, NQ_PLAN_GUARD_PROBES,
+           (unsigned long long)s->outlier_splits);
+  if (s->outliers)
+    printf("warning      %llu units are estimated above %gx the target, the largest %s at "
+           "%.3g nodes (%s of a reference core, %.0fx the target); %s\n",
+           (unsigned long long)s->outliers, ratio, s->outlier_max_text, s->outlier_max,
+           dur_str(s->outlier_max / NQ_REF_NODES_PER_SEC, a, sizeof a),
+           s->outlier_max / o->target_nodes,
+           o->split_outliers > 0
+               ? "the looks of --split-outliers kept them (a second look at most Kx the "
+                 "target, or 256 probes at most the target): their own figures are likely "
+                 "high draws"
+               : "--split-outliers 4 looks at each again with 256 probes and splits those "
+                 "above the target");
+}
+
+/* --fleet: the plan in calendar time. */
+static json_t *fleet_json(const solve_cfg_t *cfg, const nq_plan_summary_t *s) {
+  nq_fleet_cal_t c;
+  nq_fleet_calendar(&cfg->fleet, s->est_nodes, &c);
+  const char *slow_kernel;
+  double slow = nq_fleet_slowest(&cfg->fleet, &slow_kernel);
+  json_t *o = json_pack("{s:s, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "spec", cfg->fleet_spec,
+                        "rate", c.rate, "quorum", cfg->fleet.quorum, "spot", cfg->fleet.spot,
+                        "duty", cfg->fleet.duty, "replicas", c.replicas, "nodes", c.nodes,
+                        "ref_core_years", c.ref_core_years, "calendar_seconds", c.seconds);
+  if (o && slow > 0)
+    json_object_set_new(o, "largest_unit_seconds_slowest", json_real(s->unit.max / slow));
+  return o;
+}
+
+static void fleet_print(const solve_cfg_t *cfg, const nq_plan_summary_t *s) {
+  const nq_fleet_t *f = &cfg->fleet;
+  nq_fleet_cal_t c;
+  nq_fleet_calendar(f, s->est_nodes, &c);
+  char a[64];
+  printf("fleet        ");
+  for (int i = 0; i < f->nparts; i++)
+    printf("%s%.0f %s at %.3g", i ? ", " : "", f->part[i].count, f->part[i].kernel,
+           f->part[i].rate);
+  if (f->extra_rate > 0) printf("%srate %.3g", f->nparts ? ", " : "", f->extra_rate);
+  printf(" = %.3g nodes/s, computing %.3g%% of the time\n", c.rate, 100 * f->duty);
+  printf("replicas     %.3g results a unit (quorum %d + %.3g spot checks): %.4g nodes\n",
+         c.replicas, f->quorum, f->spot, c.nodes);
+  printf("core-years   %.4g reference core-years in all (%.4g for one replica)\n",
+         c.ref_core_years, c.ref_core_years / c.replicas);
+  printf("calendar     %s for this fleet\n", dur_str(c.seconds, a, sizeof a));
+  const char *k;
+  double slow = nq_fleet_slowest(f, &k);
+  if (slow > 0)
+    printf("largest unit %s on one %s core or device (the fleet's slowest)\n",
+           dur_str(s->unit.max / slow, a, sizeof a), k);
+}
+
+static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s,
+                       const solve_cfg_t *cfg) {
+  if (cfg->json) {
     json_t *d = json_object();
     for (int i = 2; i <= o->n - 1; i++) {
       char k[16]; /* room for any int */
@@ -220,7 +282,7 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s, int 
     }
     json_print(json_pack(
         "{s:i, s:f, s:i, s:i, s:I, s:i, s:i, s:I, s:o, s:I, s:f, s:f, s:o, s:s, s:I, s:I, s:I,"
-        " s:f, s:I}",
+        " s:f, s:I, s:I, s:I, s:I, s:o}",
         "n", o->n, "target_nodes", o->target_nodes, "start_depth", s->start_depth, "max_depth",
         o->max_depth, "seed", (json_int_t)o->seed, "decision_probes",
         (int)(o->probes ? o->probes : NQ_PLAN_DEFAULT_PROBES), "unit_probes",
@@ -230,7 +292,10 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s, int 
         s->est_nodes, "est_se", s->est_se, "unit", spread_json(&s->unit), "unit_max_text",
         s->unit_max_text, "over_target", (json_int_t)s->over_target, "estimated",
         (json_int_t)s->estimated, "probes", (json_int_t)s->probes, "seconds", s->seconds,
-        "guard_looks", (json_int_t)s->guard_looks));
+        "guard_looks", (json_int_t)s->guard_looks, "outliers", (json_int_t)s->outliers,
+        "outlier_looks", (json_int_t)s->outlier_looks, "outlier_splits",
+        (json_int_t)s->outlier_splits, "fleet",
+        cfg->fleet_spec ? fleet_json(cfg, s) : json_null()));
     return;
   }
   char a[64];
@@ -249,11 +314,14 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s, int 
     printf("guard        %llu units above 9.2e13 nodes estimated again (%d probes): all fit\n",
            (unsigned long long)s->guard_looks, NQ_PLAN_GUARD_PROBES);
   if (s->over_target)
-    printf("over target  %llu units at --max-depth %d are above the target\n",
-           (unsigned long long)s->over_target, o->max_depth);
+    printf("over target  %llu units at --max-depth %d are above the target%s\n",
+           (unsigned long long)s->over_target, o->max_depth,
+           o->max_depth < o->n - 1 ? "; a deeper --max-depth splits them" : "");
   printf("cost         %.3f s: %llu nodes estimated, %llu probes, %.2f us per unit\n",
          s->seconds, (unsigned long long)s->estimated, (unsigned long long)s->probes,
          s->units ? 1e6 * s->seconds / (double)s->units : 0.0);
+  if (cfg->fleet_spec) fleet_print(cfg, s);
+  outliers_print(o, s);
 }
 
 /* --audit: the audited units against their plan estimates and the target. */
@@ -283,7 +351,7 @@ int solve_plan(const solve_cfg_t *cfg) {
   char err[400];
   nq_plan_opts_t o = {cfg->n, cfg->unit_nodes > 0 ? cfg->unit_nodes : 0, cfg->depth,
                       cfg->max_depth ? cfg->max_depth : cfg->n - 1, cfg->seed, cfg->effort,
-                      cfg->max_units, cfg->unit_effort};
+                      cfg->max_units, cfg->unit_effort, cfg->split_outliers};
   if (cfg->unit_seconds > 0 &&
       nq_plan_seconds_to_nodes(cfg->unit_seconds, &o.target_nodes, err, sizeof err)) {
     fprintf(stderr, "nq-solve: %s\n", err);
@@ -308,7 +376,7 @@ int solve_plan(const solve_cfg_t *cfg) {
   if (cfg->list)
     fprintf(stderr, "%llu units\n", (unsigned long long)s.units);
   else
-    plan_print(&o, &s, cfg->json);
+    plan_print(&o, &s, cfg);
   rc = cfg->verify ? plan_verify(cfg, &s, &po) : cfg->audit ? plan_audit(cfg, &po) : 0;
 out:
   nq_est_dist_free(po.size);

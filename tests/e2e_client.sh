@@ -11,7 +11,8 @@
 #      and exits 0 by itself.
 # Each job must end "done" with the published TOTAL and UNIQUE (read from the server's final log
 # line). Also checked: the stored token (mode 0600), enrol-once, bad arguments / unreadable CA /
-# wrong token / refused certificate exit codes, the data and state directory locks (a second
+# wrong token / refused certificate exit codes (a name mismatch lists the certificate's names, and
+# --hostname on the existing data directory fixes it after a restart), the data and state directory locks (a second
 # server or client exits 3 naming the first one's pid), and exit 0 on SIGTERM.
 #
 #   bash tests/e2e_client.sh BUILD_DIR
@@ -82,6 +83,21 @@ rc=0; timeout 20 "$BIN/nq-client" --server "127.0.0.2:$P2" --ca "$D/other/ca.pem
   --token x --state "$D/s3" 2>"$D/err" || rc=$?
 [ $rc -eq 4 ] && grep -q "certificate verify failed" "$D/err" ||
   fail "wrong host name: exit $rc, want 4"
+grep -q "the certificate names: localhost, 127.0.0.1)" "$D/err" ||
+  fail "the name-mismatch error does not list the certificate's names: $(cat "$D/err")"
+kill -TERM "$OTHER"; wait "$OTHER" || true
+# The documented fix: --hostname on the same data directory re-issues the certificate from its
+# CA at the restart, and a client dialling that address gets through TLS (to the token check).
+"$BIN/nq-server" --n 10 --listen "127.0.0.2:$P2" --data "$D/other" --hostname 127.0.0.2 \
+  >>"$D/other.log" 2>&1 &
+OTHER=$!
+PIDS=("$OTHER")
+for i in $(seq 1 300); do [ "$(grep -c "listening on" "$D/other.log")" -ge 2 ] && break; sleep 0.1; done
+grep -q "re-issued .*it lacked 127.0.0.2" "$D/other.log" || fail "no re-issue logged for --hostname"
+rc=0; timeout 20 "$BIN/nq-client" --server "127.0.0.2:$P2" --ca "$D/other/ca.pem" \
+  --token x --state "$D/s4" 2>"$D/err" || rc=$?
+[ $rc -eq 5 ] && grep -q "auth" "$D/err" && ! grep -q "certificate" "$D/err" ||
+  fail "after --hostname 127.0.0.2: exit $rc, want 5 (auth, past TLS): $(cat "$D/err")"
 kill -TERM "$OTHER"; wait "$OTHER" || true
 PIDS=()
 # A protocol version mismatch, from a stand-in server speaking TLS with the same certificate.

@@ -624,6 +624,59 @@ START_TEST(admin_trust_commands) {
 }
 END_TEST
 
+/* Onboarding (issue 36): owner_rekey replaces the key (the old one stops), owner_unban lets the
+ * owner's key enrol again, client_add puts a client under an owner. */
+START_TEST(admin_onboarding_commands) {
+  fx_t f;
+  admin_fx(&f, "admin");
+  build_all_states(&f);
+  json_t *r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"owner_add\",\"name\":\"lab\"}");
+  char old[65], fresh[65];
+  ck_assert_int_eq(nq_sha256_hex(jstr(json_object_get(r, "data"), "enrol_key", NULL), old), 0);
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"owner_rekey\",\"name\":\"lab\"}");
+  const json_t *d = json_object_get(r, "data");
+  ck_assert_str_eq(jstr(d, "name", NULL), "lab");
+  ck_assert_int_eq(nq_sha256_hex(jstr(d, "enrol_key", NULL), fresh), 0);
+  json_decref(r);
+  srv_owner_t o;
+  ck_assert_str_ne(old, fresh);
+  ck_assert_int_eq(srv_owner_find_key(f.st, old, &o), NQ_ENOTFOUND);
+  ck_assert_int_eq(srv_owner_find_key(f.st, fresh, &o), 0);
+  ck_assert_str_eq(o.name, "lab");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"owner_rekey\",\"name\":\"default\"}",
+               "bad_state");
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"owner_rekey\",\"name\":\"nobody\"}",
+               "not_found");
+  /* client_add under lab; an unknown owner, and a banned one, are refused. */
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"client_add\",\"name\":\"lab-1\","
+              "\"owner\":\"lab\"}");
+  ck_assert_str_eq(jstr(json_object_get(r, "data"), "owner", NULL), "lab");
+  json_decref(r);
+  srv_client_t c;
+  ck_assert_int_eq(srv_client_find_name(f.st, "lab-1", &c), 0);
+  ck_assert_int_eq(c.owner_id, o.id);
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"client_add\",\"name\":\"x-1\","
+                   "\"owner\":\"nobody\"}", "not_found");
+  ck_assert_int_eq(srv_client_find_name(f.st, "x-1", &c), NQ_ENOTFOUND);
+  ck_assert_int_eq(srv_owner_set_banned(f.st, o.id, 1), 0);
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"client_add\",\"name\":\"lab-2\","
+                   "\"owner\":\"lab\"}", "bad_state");
+  ck_assert_int_eq(srv_client_ban(f.st, c.id, f.t0 + 30), 0);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"owner_unban\",\"name\":\"lab\"}");
+  d = json_object_get(r, "data");
+  ck_assert(json_is_false(json_object_get(d, "banned")));
+  ck_assert_int_eq(jint(d, "clients_banned", NULL), 1);
+  json_decref(r);
+  ck_assert_int_eq(srv_owner_get(f.st, o.id, &o), 0);
+  ck_assert_int_eq(o.banned, 0);
+  expect_error(&f, "{\"type\":\"admin\",\"cmd\":\"owner_unban\",\"name\":\"nobody\"}",
+               "not_found");
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
 /* A whole small job at quorum 1: done, final totals, and the published-value check. */
 START_TEST(finished_job_matches_published) {
   fx_t f;
@@ -953,6 +1006,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, admin_requests);
   tcase_add_test(tc, admin_unit_retry);
   tcase_add_test(tc, admin_trust_commands);
+  tcase_add_test(tc, admin_onboarding_commands);
   tcase_add_test(tc, leased_units_show_progress);
   tcase_add_test(tc, absurd_progress_breaks_nothing);
   tcase_add_test(tc, finished_job_matches_published);

@@ -92,6 +92,69 @@ START_TEST(certs_ensure) {
 }
 END_TEST
 
+/* --hostname on an existing directory: a name the server certificate lacks is added by issuing
+ * it again from the CA (same key, old names kept); a certificate from elsewhere is left alone. */
+START_TEST(certs_names_added_later) {
+  char *dir = tu_tmpdir("certnames");
+  ck_assert_int_eq(nq_certs_ensure(dir, NULL), 0);
+  X509 *ca = read_cert(dir, "ca.pem");
+  X509 *srv = read_cert(dir, "server.pem");
+  char names[256];
+  ck_assert_str_eq(nq_tls_cert_names(srv, names, sizeof names), "localhost, 127.0.0.1");
+  ck_assert_int_eq(X509_check_host(srv, "nq.example.org", 0, 0, NULL), 0);
+
+  const char *more[] = {"nq.example.org", "127.0.0.2", NULL};
+  ck_assert_int_eq(nq_certs_ensure(dir, more), 0);
+  X509 *srv2 = read_cert(dir, "server.pem");
+  ck_assert_int_ne(X509_cmp(srv, srv2), 0);
+  ck_assert_int_eq(X509_verify(srv2, X509_get0_pubkey(ca)), 1);
+  ck_assert_int_eq(EVP_PKEY_eq(X509_get0_pubkey(srv), X509_get0_pubkey(srv2)), 1);
+  ck_assert_int_eq(X509_check_host(srv2, "nq.example.org", 0, 0, NULL), 1);
+  ck_assert_int_eq(X509_check_ip_asc(srv2, "127.0.0.2", 0), 1);
+  ck_assert_int_eq(X509_check_host(srv2, "localhost", 0, 0, NULL), 1);
+  ck_assert_str_eq(nq_tls_cert_names(srv2, names, sizeof names),
+                   "localhost, 127.0.0.1, nq.example.org, 127.0.0.2");
+  ck_assert_int_eq(file_mode(dir, "server.pem"), 0644);
+
+  /* Fewer names later: the old ones stay and nothing is issued. */
+  const char *fewer[] = {"127.0.0.2", NULL};
+  ck_assert_int_eq(nq_certs_ensure(dir, fewer), 0);
+  X509 *srv3 = read_cert(dir, "server.pem");
+  ck_assert_int_eq(X509_cmp(srv2, srv3), 0);
+  X509_free(srv3);
+
+  /* A short buffer ends the list in "...". */
+  char small[24];
+  ck_assert_str_eq(nq_tls_cert_names(srv2, small, sizeof small), "localhost, ...");
+
+  /* A certificate (and key) from another CA: kept as it is, whatever names are asked for. */
+  char *other = tu_tmpdir("certother");
+  ck_assert_int_eq(nq_certs_ensure(other, NULL), 0);
+  char from[512], to[512];
+  const char *files[] = {"server.pem", "server.key"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(from, sizeof from, "%s/%s", other, files[i]);
+    snprintf(to, sizeof to, "%s/%s", dir, files[i]);
+    ck_assert_int_eq(rename(from, to), 0);
+  }
+  X509 *foreign = read_cert(dir, "server.pem");
+  const char *third[] = {"third.example.org", NULL};
+  ck_assert_int_eq(nq_certs_ensure(dir, third), 0);
+  X509 *kept = read_cert(dir, "server.pem");
+  ck_assert_int_eq(X509_cmp(foreign, kept), 0);
+  X509_free(kept);
+  X509_free(foreign);
+  tu_rmtree(other);
+  free(other);
+
+  X509_free(srv2);
+  X509_free(srv);
+  X509_free(ca);
+  tu_rmtree(dir);
+  free(dir);
+}
+END_TEST
+
 START_TEST(tokens_and_hashes) {
   char a[65], b[65];
   ck_assert_int_eq(nq_random_token(a, 32), 0);
@@ -211,6 +274,7 @@ int main(void) {
   TCase *tc = tcase_create("certs");
   tcase_set_timeout(tc, 15);
   tcase_add_test(tc, certs_ensure);
+  tcase_add_test(tc, certs_names_added_later);
   tcase_add_test(tc, tokens_and_hashes);
   tcase_add_test(tc, log_levels);
   tcase_add_test(tc, no_session_resumption);

@@ -4,6 +4,7 @@
  * creation (N=32 at depth 2 refused with a depth to use, N=27 at realistic depths accepted) and
  * on results; nq-solve's refusals of out-of-range depths. */
 #include "nq/estimate.h"
+#include "nq/fleet.h"
 #include "nq/nq.h"
 #include "nq/plan.h"
 #include "nq/solver.h"
@@ -62,8 +63,21 @@ static int is_prefix(const nq_unit_t *a, const nq_unit_t *b) {
 
 /* Plan N at target, solve every unit, and hold the plan to the whole. Returns the number of
  * distinct unit depths. */
+static int check_cover_opts(const nq_plan_opts_t *op, const nq_counts_t *whole,
+                            nq_plan_summary_t *sum);
+
 static int check_cover(int n, double target, int start, int max_depth, const nq_counts_t *whole) {
-  nq_plan_opts_t o = {n, target, start, max_depth, 11, 0, 0, 0};
+  nq_plan_opts_t o = {n, target, start, max_depth, 11, 0, 0, 0, 0};
+  nq_plan_summary_t s;
+  return check_cover_opts(&o, whole, &s);
+}
+
+/* The same for any options; the plan's summary in *sum. */
+static int check_cover_opts(const nq_plan_opts_t *op, const nq_counts_t *whole,
+                            nq_plan_summary_t *sum) {
+  const nq_plan_opts_t o = *op;
+  int n = o.n, start = o.start_depth, max_depth = o.max_depth;
+  double target = o.target_nodes;
   cover_t c;
   memset(&c, 0, sizeof c);
   nq_plan_summary_t s;
@@ -105,8 +119,86 @@ static int check_cover(int n, double target, int start, int max_depth, const nq_
                 "N=%d target %g: plan estimate %.0f, exact %.0f, se %.0f", n, target, s.est_nodes,
                 exact, s.est_se);
   free(c.units);
+  *sum = s;
   return depths;
 }
+
+/* --split-outliers: the units a second look splits still cover the tree exactly once, and the
+ * plan stays unbiased (check_cover's 5-SE test); a low ratio makes the looks happen at small N. */
+START_TEST(split_outliers_cover_exactly) {
+  uint64_t looks = 0, splits = 0;
+  for (int n = 12; n <= 15; n++) {
+    nq_solve_opts_t so = {1, NULL, NULL, NULL, NULL, NULL, 0};
+    nq_counts_t whole;
+    ck_assert_int_eq(nq_solve_n(n, 2, &so, &whole), 0);
+    nq_plan_opts_t o = {n, 1e-3 * (double)whole.nodes, 2, n - 1, 11, 0, 0, 0, 1.5};
+    nq_plan_summary_t s;
+    check_cover_opts(&o, &whole, &s);
+    ck_assert_uint_le(s.outlier_splits, s.outlier_looks);
+    looks += s.outlier_looks;
+    splits += s.outlier_splits;
+    /* The same plan without the looks: the looks only ever split more. */
+    nq_plan_summary_t plain;
+    o.split_outliers = 0;
+    check_cover_opts(&o, &whole, &plain);
+    ck_assert_uint_eq(plain.outlier_looks, 0);
+    ck_assert_uint_ge(s.internal, plain.internal);
+  }
+  ck_assert_uint_gt(looks, 0);
+  ck_assert_uint_gt(splits, 0);
+  char err[200];
+  nq_plan_opts_t bad = {12, 1e3, 2, 11, 1, 0, 0, 0, 0.5};
+  ck_assert_int_eq(nq_plan_run(&bad, NULL, NULL, NULL, err, sizeof err), NQ_ERANGE);
+  ck_assert_msg(strstr(err, "split outliers") != NULL, "%s", err);
+}
+END_TEST
+
+/* Fleets: the SPEC syntax, the figures, and clear refusals. */
+START_TEST(fleet_spec_and_calendar) {
+  nq_fleet_t f;
+  char err[300];
+  ck_assert_int_eq(nq_fleet_parse("avx2=1000,avx512=10@3e9,gpu=2@2e10,rate=5e11,quorum=3,"
+                                  "spot=0.1,duty=0.5", &f, err, sizeof err), 0);
+  ck_assert_int_eq(f.nparts, 3);
+  ck_assert_int_eq(f.quorum, 3);
+  nq_fleet_cal_t c;
+  nq_fleet_calendar(&f, 1e18, &c);
+  double rate = 1000 * 1.28e9 + 10 * 3e9 + 2 * 2e10 + 5e11;
+  ck_assert_double_eq_tol(c.rate, rate, 1);
+  ck_assert_double_eq_tol(c.replicas, 3.1, 1e-12);
+  ck_assert_double_eq_tol(c.nodes, 3.1e18, 1e3);
+  ck_assert_double_eq_tol(c.seconds, 3.1e18 / (rate * 0.5), 1e-3);
+  ck_assert_double_eq_tol(c.ref_core_years, 3.1e18 / 1e9 / 31557600.0, 1e-9);
+  const char *k;
+  ck_assert_double_eq(nq_fleet_slowest(&f, &k), 1.28e9);
+  ck_assert_str_eq(k, "avx2");
+  /* Defaults: quorum 2, no spot checks, always on. */
+  ck_assert_int_eq(nq_fleet_parse("ref=4", &f, err, sizeof err), 0);
+  nq_fleet_calendar(&f, 8e9, &c);
+  ck_assert_double_eq_tol(c.seconds, 4.0, 1e-12); /* 2 x 8e9 nodes at 4e9 nodes/s */
+  const char *bad[][2] = {
+      {"", "empty"},
+      {"avx2", "KEY=VALUE"},
+      {"avx3=10", "unknown item 'avx3'"},
+      {"gpu=2", "gpu has no typical rate"},
+      {"neon=2", "neon has no typical rate"},
+      {"avx2=1.5", "whole number of cores"},
+      {"avx2=0", "whole number of cores"},
+      {"avx2=10@fast", "rate of nodes/s"},
+      {"avx2=10,quorum=0", "1..16"},
+      {"avx2=10,quorum=2.5", "1..16"},
+      {"avx2=10,spot=2", "0..1"},
+      {"avx2=10,duty=0", "share of the time"},
+      {"avx2=10,quorum=2,quorum=3", "given twice"},
+      {"quorum=2", "no compute"},
+      {"rate=-1", "node rate"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ck_assert_int_eq(nq_fleet_parse(bad[i][0], &f, err, sizeof err), NQ_EINVAL);
+    ck_assert_msg(strstr(err, bad[i][1]) != NULL, "'%s': %s", bad[i][0], err);
+  }
+}
+END_TEST
 
 START_TEST(mixed_depths_cover_exactly) {
   int n = _i, mixed = 0;
@@ -150,7 +242,7 @@ static int flat_cb(const nq_plan_unit_t *pu, void *arg) {
 START_TEST(flat_plan_is_generator) {
   flat_t f = {NULL, 0, 0};
   ck_assert_int_eq(nq_units_generate(13, 4, flat_collect, &f), 0);
-  nq_plan_opts_t o = {13, 1e30, 4, 4, 1, 2, 0, 3}; /* no decisions: 3 probes a unit */
+  nq_plan_opts_t o = {13, 1e30, 4, 4, 1, 2, 0, 3, 0}; /* no decisions: 3 probes a unit */
   nq_plan_summary_t s;
   ck_assert_int_eq(nq_plan_run(&o, flat_cb, &f, &s, NULL, 0), 0);
   ck_assert_uint_eq(f.at, f.len);
@@ -181,7 +273,7 @@ static int digest_cb(const nq_plan_unit_t *pu, void *arg) {
 }
 
 static digest_t plan_digest(uint64_t seed) {
-  nq_plan_opts_t o = {15, 2e5, 2, 14, seed, 0, 0, 0};
+  nq_plan_opts_t o = {15, 2e5, 2, 14, seed, 0, 0, 0, 0};
   digest_t d = {0xcbf29ce484222325ull, 0};
   ck_assert_int_eq(nq_plan_run(&o, digest_cb, &d, NULL, NULL, 0), 0);
   ck_assert_uint_gt(d.units, 100);
@@ -205,7 +297,7 @@ static int stop_cb(const nq_plan_unit_t *pu, void *arg) {
 
 START_TEST(plan_options_checked) {
   char err[400];
-  nq_plan_opts_t o = {14, 1e5, 2, 13, 1, 0, 0, 0};
+  nq_plan_opts_t o = {14, 1e5, 2, 13, 1, 0, 0, 0, 0};
   nq_plan_opts_t bad = o;
   bad.start_depth = 14;
   ck_assert_int_eq(nq_plan_run(&bad, NULL, NULL, NULL, err, sizeof err), NQ_ERANGE);
@@ -268,7 +360,7 @@ END_TEST
  * accepts for the unit's largest part. */
 START_TEST(overflowing_n32_refused) {
   char err[400];
-  nq_plan_opts_t o = {32, 0, 2, 2, 1, 0, 0, 0};
+  nq_plan_opts_t o = {32, 0, 2, 2, 1, 0, 0, 0, 0};
   nq_plan_summary_t s;
   ck_assert_int_eq(nq_plan_run(&o, NULL, NULL, &s, err, sizeof err), NQ_EOVERFLOW);
   ck_assert_uint_eq(s.units, 0);
@@ -281,7 +373,7 @@ START_TEST(overflowing_n32_refused) {
   /* A unit-seconds target with too shallow a cap: the same refusal. */
   double nodes;
   ck_assert_int_eq(nq_plan_seconds_to_nodes(NQ_PLAN_DEFAULT_UNIT_SECONDS, &nodes, NULL, 0), 0);
-  nq_plan_opts_t sized = {32, nodes, 2, 3, 1, 0, 0, 0};
+  nq_plan_opts_t sized = {32, nodes, 2, 3, 1, 0, 0, 0, 0};
   ck_assert_int_eq(nq_plan_run(&sized, NULL, NULL, NULL, err, sizeof err), NQ_EOVERFLOW);
   /* A single unit too. */
   nq_unit_t u;
@@ -311,7 +403,7 @@ START_TEST(record_depths_accepted) {
   ck_assert_int_eq(nq_units_generate(27, 5, accept_cb, &left), 1);
   /* A whole plan of N=27 at depth 5 through the planner, cut short by max_units. */
   char err[400];
-  nq_plan_opts_t o = {27, 0, 5, 5, 1, 0, 5000, 0};
+  nq_plan_opts_t o = {27, 0, 5, 5, 1, 0, 5000, 0, 0};
   ck_assert_int_eq(nq_plan_run(&o, NULL, NULL, NULL, err, sizeof err), NQ_ERANGE);
   ck_assert_msg(strstr(err, "more than 5000 units") != NULL, "%s", err);
   /* Small N is provably safe whatever the estimate says. */
@@ -410,6 +502,46 @@ START_TEST(solve_refuses_bad_depths) {
 }
 END_TEST
 
+/* nq-solve N --plan --fleet: the calendar estimate and the outlier warning at N=28 (a cheap
+ * plan: 4-day units between depths 3 and 4, about 100,000 units, a few seconds). */
+START_TEST(solve_plan_in_calendar_time) {
+  static char out[16384];
+  const char *plan28 = "28 --plan --unit-seconds 345600 --depth 3 --max-depth 4";
+  char args[300];
+  snprintf(args, sizeof args, "%s --fleet avx2=20000,avx512=2000,quorum=2,spot=0.05,duty=0.5",
+           plan28);
+  ck_assert_int_eq(run_solve(args, out, sizeof out), 0);
+  const char *want[] = {"replicas     2.05 results a unit (quorum 2 + 0.05 spot checks)",
+                        "reference core-years in all", "calendar     ", "for this fleet",
+                        "largest unit ", "on one avx2 core", "warning      ",
+                        "units are estimated above 4x the target", "--split-outliers 4"};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    ck_assert_msg(strstr(out, want[i]) != NULL, "no '%s' in:\n%s", want[i], out);
+  /* The calendar time is the plan's nodes x 2.05 at the fleet's rate for half the time, and
+   * N=28 (about 3.7e19 nodes) on this fleet takes weeks: between 20 and 100 days. */
+  double nodes = 0, days = 0;
+  const char *p = strstr(out, "\nnodes        ");
+  ck_assert_ptr_nonnull(p);
+  ck_assert_int_eq(sscanf(p, "\nnodes        %lf", &nodes), 1);
+  double rate = 20000 * 1.28e9 + 2000 * 2.5e9;
+  double want_days = nodes * 2.05 / (rate * 0.5) / 86400;
+  p = strstr(out, "calendar     ");
+  ck_assert_int_eq(sscanf(p, "calendar     %lf days", &days), 1);
+  ck_assert_msg(fabs(days - want_days) <= 0.01 * want_days, "%g days, want %g", days, want_days);
+  ck_assert(days > 20 && days < 100);
+  /* --split-outliers looks at them again and says what it did. */
+  ck_assert_int_eq(run_solve("24 --plan --unit-seconds 600 --fleet ref=1000 --split-outliers 4",
+                             out, sizeof out), 0);
+  ck_assert_msg(strstr(out, "outliers     ") && strstr(out, "looked at again"), "%s", out);
+  /* Refusals: a bad fleet, and --fleet without --plan. */
+  ck_assert_int_eq(run_solve("20 --plan --fleet gpu=4", out, sizeof out), 2);
+  ck_assert_msg(strstr(out, "gpu has no typical rate"), "%s", out);
+  ck_assert_int_eq(run_solve("20 --estimate --fleet avx2=4", out, sizeof out), 2);
+  ck_assert_msg(strstr(out, "--fleet goes with --plan"), "%s", out);
+  ck_assert_int_eq(run_solve("20 --plan --fleet avx2=4 --list-units", out, sizeof out), 2);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("plan");
   TCase *tc = tcase_create("plan");
@@ -423,6 +555,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, record_depths_accepted);
   tcase_add_test(tc, results_checked);
   tcase_add_test(tc, solve_refuses_bad_depths);
+  tcase_add_test(tc, split_outliers_cover_exactly);
+  tcase_add_test(tc, fleet_spec_and_calendar);
+  tcase_add_test(tc, solve_plan_in_calendar_time);
   suite_add_tcase(s, tc);
   return s;
 }

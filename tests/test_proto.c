@@ -370,26 +370,26 @@ END_TEST
 START_TEST(round_trip_admin_error_bye) {
   nq_proto_err_t err;
   nq_admin_req_t reqs[] = {
-      {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_CLIENTS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_CLIENT_ADD, "delta", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_CLIENT_BAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_JOBS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_UNITS, NULL, "disputed", 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_UNITS, NULL, "all", 25, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, "8:c:2:0,2,4", 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 77, NQ_PROTO_RETRY_EXTRA_MAX, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_JOB_ARCHIVE, NULL, NULL, 0, NULL, 0, 0, 18, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_JOB_DELETE, NULL, NULL, 0, NULL, 0, 0, 32, 1, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_OWNERS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_OWNER_ADD, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_OWNER_BAN, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_OWNER_TRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_OWNER_UNTRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_CLIENT_UNBAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_UNIT_REOPEN, NULL, NULL, 0, NULL, 42, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 3, 0, 0, 1, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, "alpha", 0, 0, 0, 0, 0, 0, 0, 0},
+      {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_CLIENTS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_CLIENT_ADD, "delta", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_CLIENT_BAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_JOBS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_UNITS, NULL, "disputed", 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_UNITS, NULL, "all", 25, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, "8:c:2:0,2,4", 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 77, NQ_PROTO_RETRY_EXTRA_MAX, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_JOB_ARCHIVE, NULL, NULL, 0, NULL, 0, 0, 18, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_JOB_DELETE, NULL, NULL, 0, NULL, 0, 0, 32, 1, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_OWNERS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_OWNER_ADD, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_OWNER_BAN, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_OWNER_TRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_OWNER_UNTRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_CLIENT_UNBAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_UNIT_REOPEN, NULL, NULL, 0, NULL, 42, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 3, 0, 0, 1, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, "alpha", 0, 0, 0, 0, 0, 0, 0, 0, NULL},
       {.cmd = NQ_ADMIN_JOB_ADD, .job_n = 28, .unit_seconds = 28800, .max_depth = 20,
        .quorum = 3, .max_results = 6},
       {.cmd = NQ_ADMIN_JOB_ADD, .job_n = 10, .depth = 4},
@@ -399,6 +399,9 @@ START_TEST(round_trip_admin_error_bye) {
       {.cmd = NQ_ADMIN_JOB_CANCEL, .queue_id = 7},
       {.cmd = NQ_ADMIN_JOB_NEXT, .force = 1},
       {.cmd = NQ_ADMIN_JOB_NEXT},
+      {.cmd = NQ_ADMIN_CLIENT_ADD, .name = "epsilon", .owner = "lab"},
+      {.cmd = NQ_ADMIN_OWNER_UNBAN, .name = "lab"},
+      {.cmd = NQ_ADMIN_OWNER_REKEY, .name = "lab"},
   };
   for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
     nq_admin_req_t b;
@@ -426,6 +429,8 @@ START_TEST(round_trip_admin_error_bye) {
     if (b.cmd == NQ_ADMIN_JOB_ADD) ck_assert_int_eq(b.diverse_kernels, reqs[i].diverse_kernels);
     if (reqs[i].client) ck_assert_str_eq(b.client, reqs[i].client);
     else ck_assert_ptr_null(b.client);
+    if (reqs[i].owner) ck_assert_str_eq(b.owner, reqs[i].owner);
+    else ck_assert_ptr_null(b.owner);
     json_decref(m);
   }
   json_t *data = json_pack("{s:[{s:s}]}", "clients", "name", "alpha");
@@ -522,7 +527,7 @@ START_TEST(version1_wire_bytes) {
   expect_text(nq_error_new(NQ_ERR_BAD_JSON, "human readable", 1),
               "{\"type\":\"error\",\"code\":\"bad_json\",\"message\":\"human readable\","
               "\"fatal\":true}");
-  nq_admin_req_t q = {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0};
+  nq_admin_req_t q = {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL};
   expect_text(nq_admin_req_pack(&q), "{\"type\":\"admin\",\"cmd\":\"status\"}");
   expect_text(nq_bye_pack(), "{\"type\":\"bye\"}");
 }
@@ -876,7 +881,7 @@ START_TEST(pack_refuses_missing_strings) {
   w->n = 1;
   ck_assert_ptr_null(nq_work_pack(w));
   free(w);
-  nq_admin_req_t q = {NQ_ADMIN_CLIENT_ADD, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0};
+  nq_admin_req_t q = {NQ_ADMIN_CLIENT_ADD, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL};
   ck_assert_ptr_null(nq_admin_req_pack(&q));
   nq_admin_reply_t rep = {NQ_ADMIN_JOBS, NULL};
   ck_assert_ptr_null(nq_admin_reply_pack(&rep));

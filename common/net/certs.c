@@ -6,6 +6,7 @@
 #include "nq/nq.h"
 #include "nq/tls.h"
 
+#include <arpa/inet.h>
 #include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
@@ -61,7 +62,8 @@ static int load_pem(const char *path, EVP_PKEY **key, X509 **cert) {
 /* Write a PEM object (key, else cert) to dir/name through the durable create-new writer, which
  * never exposes a partial file, never clobbers an existing one, and gives the file exactly `mode`
  * from the start. A key is encoded into OpenSSL's secure-memory BIO, cleansed when freed. */
-static int write_pem(const char *dir, const char *name, mode_t mode, EVP_PKEY *key, X509 *cert) {
+static int pem_out(const char *dir, const char *name, mode_t mode, EVP_PKEY *key, X509 *cert,
+                   int replace) {
   ERR_clear_error();
   BIO *b = BIO_new(key ? BIO_s_secmem() : BIO_s_mem());
   if (!b) return tls_fail(name);
@@ -74,11 +76,21 @@ static int write_pem(const char *dir, const char *name, mode_t mode, EVP_PKEY *k
     r = tls_fail(name);
     goto out;
   }
-  r = nq_file_create(dir, name, data, (size_t)len, mode);
+  r = replace ? nq_file_replace(dir, name, data, (size_t)len, mode)
+              : nq_file_create(dir, name, data, (size_t)len, mode);
   if (r == NQ_EEXIST) nq_log(NQ_LOG_ERROR, "certs: create %s/%s: it exists already", dir, name);
 out:
   BIO_free(b);
   return r;
+}
+
+static int write_pem(const char *dir, const char *name, mode_t mode, EVP_PKEY *key, X509 *cert) {
+  return pem_out(dir, name, mode, key, cert, 0);
+}
+
+/* A certificate (never a key) replacing the file of that name atomically. */
+static int write_pem_replace(const char *dir, const char *name, X509 *cert) {
+  return pem_out(dir, name, 0644, NULL, cert, 1);
 }
 
 /* ---- names ---- */
@@ -222,6 +234,102 @@ static int make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issu
   return 0;
 }
 
+/* Does the certificate carry this SAN entry (a DNS name without regard to case, or an IP)? */
+static int cert_has_name(X509 *cert, const GENERAL_NAME *g) {
+  int type;
+  const ASN1_STRING *v = GENERAL_NAME_get0_value(g, &type);
+  if (type == GEN_DNS)
+    return X509_check_host(cert, (const char *)ASN1_STRING_get0_data(v),
+                           (size_t)ASN1_STRING_length(v), X509_CHECK_FLAG_NO_WILDCARDS,
+                           NULL) == 1;
+  return X509_check_ip(cert, ASN1_STRING_get0_data(v), (size_t)ASN1_STRING_length(v), 0) == 1;
+}
+
+/* Append to dst a copy of each name of src (may be NULL) that dst does not hold yet. */
+static int names_append(GENERAL_NAMES *dst, const GENERAL_NAMES *src) {
+  for (int i = 0; i < sk_GENERAL_NAME_num(src); i++) {
+    GENERAL_NAME *g = sk_GENERAL_NAME_value(src, i);
+    int dup = 0;
+    for (int j = 0; j < sk_GENERAL_NAME_num(dst) && !dup; j++)
+      dup = GENERAL_NAME_cmp(g, sk_GENERAL_NAME_value(dst, j)) == 0;
+    if (dup) continue;
+    GENERAL_NAME *copy = GENERAL_NAME_dup(g);
+    if (!copy || !sk_GENERAL_NAME_push(dst, copy)) {
+      GENERAL_NAME_free(copy);
+      return NQ_ENOMEM;
+    }
+  }
+  return 0;
+}
+
+/* The server certificate at p_sc exists with its key. When it lacks one of the names in `want`
+ * (the defaults and --hostname's) and this directory's CA issued it, issue it again for the same
+ * key with its old names plus the missing ones, and replace it atomically: `--hostname` on an
+ * existing data directory then does what it says. A certificate from elsewhere is left alone,
+ * with a warning naming what it lacks. Returns 0 or a negative NQ_E* code. */
+static int names_ensure(const char *dir, const char *p_sc, const char *p_sk, const char *p_cac,
+                        const char *p_cak, GENERAL_NAMES *want) {
+  X509 *cert = NULL, *ca_cert = NULL, *fresh = NULL;
+  EVP_PKEY *ca_key = NULL, *key = NULL;
+  GENERAL_NAMES *names = NULL;
+  char missing[256] = "", have[256], now[512];
+  size_t mlen = 0;
+  int r = load_pem(p_sc, NULL, &cert);
+  if (r < 0) goto out;
+  for (int i = 0; i < sk_GENERAL_NAME_num(want); i++) {
+    const GENERAL_NAME *g = sk_GENERAL_NAME_value(want, i);
+    if (cert_has_name(cert, g)) continue;
+    int type;
+    const ASN1_STRING *v = GENERAL_NAME_get0_value(g, &type);
+    char ip[64];
+    const char *nm = (const char *)ASN1_STRING_get0_data(v);
+    if (type == GEN_IPADD) {
+      int fam = ASN1_STRING_length(v) == 4 ? AF_INET : AF_INET6;
+      nm = inet_ntop(fam, ASN1_STRING_get0_data(v), ip, sizeof ip) ? ip : "?";
+    }
+    if (mlen < sizeof missing)
+      mlen += (size_t)snprintf(missing + mlen, sizeof missing - mlen, "%s%s", mlen ? ", " : "",
+                               nm);
+  }
+  ERR_clear_error();
+  if (!missing[0]) goto out; /* r == 0: every name is there */
+  nq_tls_cert_names(cert, have, sizeof have);
+  if (!exists(p_cak) || !exists(p_cac) || load_pem(p_cac, NULL, &ca_cert) < 0 ||
+      load_pem(p_cak, &ca_key, NULL) < 0 || X509_check_private_key(ca_cert, ca_key) != 1 ||
+      X509_verify(cert, ca_key) != 1) {
+    ERR_clear_error();
+    nq_log(NQ_LOG_WARN, "certs: %s lacks %s (it names %s) but was not issued by this data "
+           "directory's CA, so it is not re-issued: replace it by one that names them",
+           p_sc, missing, have);
+    r = 0;
+    goto out;
+  }
+  /* The new certificate names what the old one did, then what is missing (in the order asked):
+   * clients that dial an old name keep working. */
+  names = sk_GENERAL_NAME_new_null();
+  GENERAL_NAMES *old = X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
+  if (names && (names_append(names, old) < 0 || names_append(names, want) < 0)) {
+    GENERAL_NAMES_free(names);
+    names = NULL;
+  }
+  GENERAL_NAMES_free(old);
+  r = NQ_ENOMEM;
+  if (!names) goto out;
+  if ((r = load_pem(p_sk, &key, NULL)) < 0) goto out;
+  if ((r = make_cert(key, "nq server", ca_cert, ca_key, names, &fresh)) < 0) goto out;
+  if ((r = write_pem_replace(dir, NQ_CERTS_SERVER_CERT, fresh)) < 0) goto out;
+  nq_log(NQ_LOG_INFO, "certs: re-issued %s from the CA in %s: it lacked %s; it now names %s",
+         p_sc, dir, missing, nq_tls_cert_names(fresh, now, sizeof now));
+out:
+  X509_free(fresh);
+  EVP_PKEY_free(key);
+  GENERAL_NAMES_free(names);
+  EVP_PKEY_free(ca_key);
+  X509_free(ca_cert);
+  X509_free(cert);
+  return r;
+}
+
 int nq_certs_ensure(const char *dir, const char *const *extra_names) {
   if (!dir || !*dir) return NQ_EINVAL;
   char p_cac[4096], p_cak[4096], p_sc[4096], p_sk[4096];
@@ -238,7 +346,8 @@ int nq_certs_ensure(const char *dir, const char *const *extra_names) {
   if (r < 0) goto out;
 
   if (exists(p_sc) && exists(p_sk)) {
-    r = 0; /* a complete server identity: whatever made it, it is not ours to replace */
+    /* A complete server identity: kept, unless it lacks a name asked for and our CA made it. */
+    r = names_ensure(dir, p_sc, p_sk, p_cac, p_cak, san);
     goto out;
   }
   r = NQ_EINVAL;
@@ -285,6 +394,19 @@ out:
   EVP_PKEY_free(ca_key);
   GENERAL_NAMES_free(san);
   return r;
+}
+
+int nq_certs_file_names(const char *cert_path, const char *host, char *names, size_t len) {
+  X509 *cert = NULL;
+  if (names && len) names[0] = '\0';
+  if (!cert_path || !host || load_pem(cert_path, NULL, &cert) < 0) return NQ_EIO;
+  if (names && len >= 16) nq_tls_cert_names(cert, names, len);
+  ERR_clear_error();
+  int ok = X509_check_ip_asc(cert, host, 0) == 1 ||
+           X509_check_host(cert, host, 0, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS, NULL) == 1;
+  ERR_clear_error();
+  X509_free(cert);
+  return ok;
 }
 
 /* ---- tokens ---- */

@@ -60,7 +60,7 @@ static const char *const admin_names[NQ_ADMIN_NCMDS] = {
     "status", "clients", "client_add", "client_ban", "jobs", "units", "unit_retry",
     "job_archive", "job_delete", "owners", "owner_add", "owner_ban", "client_unban",
     "unit_reopen", "owner_trust", "owner_untrust", "job_add", "job_list", "job_cancel",
-    "job_next"};
+    "job_next", "owner_unban", "owner_rekey"};
 static const char *const job_state_names[] = {"running", "done", "waiting"};
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -570,7 +570,10 @@ json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
   case NQ_ADMIN_OWNER_BAN:
   case NQ_ADMIN_OWNER_TRUST:
   case NQ_ADMIN_OWNER_UNTRUST:
+  case NQ_ADMIN_OWNER_UNBAN:
+  case NQ_ADMIN_OWNER_REKEY:
     put(o, "name", r->name ? json_string(r->name) : NULL, &ok);
+    if (r->cmd == NQ_ADMIN_CLIENT_ADD && r->owner) put(o, "owner", json_string(r->owner), &ok);
     break;
   case NQ_ADMIN_UNITS:
     put(o, "state", r->state ? json_string(r->state) : NULL, &ok);
@@ -636,7 +639,12 @@ int nq_admin_req_parse(const json_t *m, nq_admin_req_t *r, nq_proto_err_t *err) 
   case NQ_ADMIN_OWNER_BAN:
   case NQ_ADMIN_OWNER_TRUST:
   case NQ_ADMIN_OWNER_UNTRUST:
+  case NQ_ADMIN_OWNER_UNBAN:
+  case NQ_ADMIN_OWNER_REKEY:
     if (nq_msg_get_str(m, "name", &r->name)) return ADMIN_BAD("needs `name` (string)");
+    if (r->cmd == NQ_ADMIN_CLIENT_ADD && json_object_get(m, "owner") &&
+        nq_msg_get_str(m, "owner", &r->owner))
+      return ADMIN_BAD("client_add: `owner` must be a string");
     break;
   case NQ_ADMIN_UNIT_RETRY:
   case NQ_ADMIN_UNIT_REOPEN: {

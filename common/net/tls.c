@@ -4,9 +4,11 @@
 #include "nq/log.h"
 #include "nq/nq.h"
 
+#include <arpa/inet.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,52 @@ char *nq_tls_errors(char *buf, size_t len) {
   unsigned long e = ERR_get_error();
   if (e) ERR_error_string_n(e, buf, len);
   /* The first error is the root cause; the rest only say which layers it went through. */
+  ERR_clear_error();
+  return buf;
+}
+
+/* Append "sep name" to buf (used so far: *n) if it fits with room for ", ..." after it; else
+ * mark the list cut. Returns 0 while names still fit. */
+static int names_add(char *buf, size_t len, size_t *n, const char *name, size_t nlen) {
+  size_t sep = *n ? 2 : 0;
+  if (*n + sep + nlen + 6 > len) {
+    snprintf(buf + *n, len - *n, "%s...", *n ? ", " : "");
+    *n = len;
+    return -1;
+  }
+  snprintf(buf + *n, len - *n, "%s%.*s", sep ? ", " : "", (int)nlen, name);
+  *n += sep + nlen;
+  return 0;
+}
+
+char *nq_tls_cert_names(const struct x509_st *cert, char *buf, size_t len) {
+  if (!buf || len < 16) return buf;
+  buf[0] = '\0';
+  if (!cert) return buf;
+  size_t n = 0;
+  GENERAL_NAMES *gens = X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
+  for (int i = 0; i < sk_GENERAL_NAME_num(gens) && n < len; i++) {
+    const GENERAL_NAME *g = sk_GENERAL_NAME_value(gens, i);
+    char ip[64];
+    if (g->type == GEN_DNS) {
+      const ASN1_STRING *s = g->d.dNSName;
+      names_add(buf, len, &n, (const char *)ASN1_STRING_get0_data(s),
+                (size_t)ASN1_STRING_length(s));
+    } else if (g->type == GEN_IPADD) {
+      const ASN1_STRING *s = g->d.iPAddress;
+      int al = ASN1_STRING_length(s);
+      int fam = al == 4 ? AF_INET : al == 16 ? AF_INET6 : 0;
+      if (fam && inet_ntop(fam, ASN1_STRING_get0_data(s), ip, sizeof ip))
+        names_add(buf, len, &n, ip, strlen(ip));
+    }
+  }
+  GENERAL_NAMES_free(gens);
+  if (n == 0) {
+    char cn[256];
+    X509_NAME *subj = X509_get_subject_name(cert);
+    int got = subj ? X509_NAME_get_text_by_NID(subj, NID_commonName, cn, sizeof cn) : -1;
+    snprintf(buf, len, "%s", got > 0 ? cn : "(none)");
+  }
   ERR_clear_error();
   return buf;
 }

@@ -169,6 +169,15 @@ static int plan_emit(planrun_t *p, const nq_unit_t *u, const nq_est_t *e) {
                      (unsigned long long)p->o->max_units);
   if (p->o->target_nodes > 0 && u->depth == p->o->max_depth && e->nodes > p->o->target_nodes)
     s->over_target++;
+  double ratio = p->o->split_outliers > 0 ? p->o->split_outliers : NQ_PLAN_OUTLIER_RATIO;
+  if (p->o->target_nodes > 0 && u->depth < p->o->max_depth &&
+      e->nodes > ratio * p->o->target_nodes) {
+    s->outliers++;
+    if (e->nodes > s->outlier_max) {
+      s->outlier_max = e->nodes;
+      nq_unit_format(u, s->outlier_max_text, sizeof s->outlier_max_text);
+    }
+  }
   if (!s->units || e->nodes > s->unit.max) {
     s->unit.max = e->nodes;
     nq_unit_format(u, s->unit_max_text, sizeof s->unit_max_text);
@@ -193,6 +202,24 @@ static int plan_estimate(planrun_t *p, const nq_unit_t *u, uint64_t seed, unsign
   return 0;
 }
 
+/* split_outliers (plan.h): a node the decision keeps is looked at again, and once more with the
+ * guard's probes when the look finds it far above the target. *split is set when it was split
+ * (and its children visited); returns 0 or the first error. Outliers are the skewed estimator's
+ * low draws at the decision: rare, large, and what a volunteer would hold for weeks. */
+static int plan_outlier(planrun_t *p, const nq_unit_t *u, int *split) {
+  nq_est_t e;
+  *split = 0;
+  int rc = plan_estimate(p, u, p->o->seed ^ 0x6c6f6f6bull /* "look" */, p->unit_probes, &e);
+  if (rc || e.nodes <= p->o->split_outliers * p->o->target_nodes) return rc;
+  p->sum->outlier_looks++;
+  rc = plan_estimate(p, u, p->o->seed ^ 0x6f75746c6965ull /* "outlie" */, NQ_PLAN_GUARD_PROBES,
+                     &e);
+  if (rc || e.nodes <= p->o->target_nodes) return rc;
+  p->sum->outlier_splits++;
+  *split = 1;
+  return plan_split(p, u);
+}
+
 /* Visit one node of the tree (see plan.h): split it or make it a unit. Recursion through
  * nq_unit_children is at most N deep.
  *
@@ -210,6 +237,8 @@ static int plan_node(const nq_unit_t *u, void *arg) {
   if (u->depth < p->o->max_depth) {
     if ((rc = plan_estimate(p, u, p->o->seed, p->probes, &e)) != 0) return rc;
     if (e.nodes > p->o->target_nodes) return plan_split(p, u);
+    int split = 0;
+    if (p->o->split_outliers > 0 && ((rc = plan_outlier(p, u, &split)) != 0 || split)) return rc;
   }
   if ((rc = plan_estimate(p, u, p->o->seed ^ 0x756e6974ull /* "unit" */, p->unit_probes, &e)))
     return rc;
@@ -255,6 +284,10 @@ static int plan_opts_check(const nq_plan_opts_t *o, char *errbuf, size_t errlen)
   if (!(o->target_nodes >= 0 && o->target_nodes < INFINITY))
     return nq_errorf(errbuf, errlen, NQ_ERANGE, "target %g nodes: must be a finite number >= 0",
                      o->target_nodes);
+  if (!(o->split_outliers == 0 || (o->split_outliers >= 1 && o->split_outliers <= 1e6)))
+    return nq_errorf(errbuf, errlen, NQ_ERANGE,
+                     "split outliers at %g x the target: must be 1..1000000 (or 0: off)",
+                     o->split_outliers);
   if (o->probes > NQ_EST_MAX_PROBES || o->unit_probes > NQ_EST_MAX_PROBES)
     return nq_errorf(errbuf, errlen, NQ_ERANGE, "%u probes per estimate: at most %u",
                      o->probes > o->unit_probes ? o->probes : o->unit_probes, NQ_EST_MAX_PROBES);

@@ -15,9 +15,12 @@
 #define NQ_CERTS_SERVER_KEY "server.key"
 
 /* Make sure dir (which must exist) holds ca.pem, ca.key, server.pem and server.key, creating
- * what is missing and never touching a file that exists:
- *   - server.pem + server.key both present and ca.pem absent: nothing is made (the operator
- *     brought a certificate from elsewhere; inventing a CA that did not sign it would mislead);
+ * what is missing and never touching a file that exists, with one exception:
+ *   - server.pem + server.key both present: nothing is made (the operator may have brought a
+ *     certificate from elsewhere; inventing a CA that did not sign it would mislead), except that
+ *     a server.pem that lacks one of the names below and was issued by this directory's CA is
+ *     issued again (same key, its old names plus the missing ones) and replaced atomically, with
+ *     a log line; one from elsewhere that lacks a name gets a warning naming it;
  *   - a missing key is generated; a missing certificate is issued for the existing key;
  *   - the server certificate is signed by the CA and names DNS:localhost, IP:127.0.0.1 and each
  *     of extra_names (NULL-terminated, may be NULL): IP literals as IP entries, others as DNS.
@@ -25,6 +28,11 @@
  * Returns 0; NQ_EINVAL for a bad name, or a certificate present without its key when that key
  * is needed; NQ_EIO for file errors; NQ_ETLS if OpenSSL fails; NQ_ENOMEM. */
 int nq_certs_ensure(const char *dir, const char *const *extra_names);
+
+/* Does the certificate in the PEM file cert_path name host (a DNS name, or an IP literal)? The
+ * names it carries go to names[len] (nq_tls_cert_names). Returns 1 (it does), 0 (it does not), or
+ * NQ_EIO when the file cannot be read as a certificate. */
+int nq_certs_file_names(const char *cert_path, const char *host, char *names, size_t len);
 
 /* Write `bytes` random bytes from the CSPRNG as lowercase hex into buf, which must hold
  * 2 * bytes + 1 characters. Returns 0, NQ_EINVAL or NQ_EIO. */

@@ -325,6 +325,8 @@ typedef enum {
   NQ_ADMIN_JOB_LIST,
   NQ_ADMIN_JOB_CANCEL,
   NQ_ADMIN_JOB_NEXT,    /* the operator's word: start the next queued job now */
+  NQ_ADMIN_OWNER_UNBAN, /* issue 36: onboarding */
+  NQ_ADMIN_OWNER_REKEY,
   NQ_ADMIN_NCMDS
 } nq_admin_cmd_t;
 
@@ -333,7 +335,8 @@ const char *nq_admin_cmd_name(nq_admin_cmd_t c); /* "status", "client_add", ... 
 typedef struct nq_admin_req_s {
   nq_admin_cmd_t cmd;
   const char *name;      /* client_add, client_ban, client_unban: the client's name;
-                          * owner_add, owner_ban, owner_trust, owner_untrust: the owner's */
+                          * owner_add, owner_ban, owner_trust, owner_untrust, owner_unban,
+                          * owner_rekey: the owner's */
   const char *state;     /* units: a unit state name, or "all" (the store judges the name) */
   int limit;             /* units: at most this many; 0 = no limit */
   const char *unit_text; /* unit_retry, unit_reopen: the unit by its text, or NULL and then ... */
@@ -354,6 +357,8 @@ typedef struct nq_admin_req_s {
                             >= 0) */
   int64_t queue_id;      /* job_cancel: the queued job's id (>= 1) */
   int all;               /* job_list: every entry, started, cancelled and failed ones too */
+  const char *owner;     /* client_add: the owner the client belongs to (optional; NULL: the
+                          * owner `default`) */
 } nq_admin_req_t;
 
 /* Refusals are the non-fatal bad_message (an admin session survives a typo). */

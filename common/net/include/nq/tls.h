@@ -30,6 +30,13 @@ int nq_tls_ctx_is_server(const nq_tls_ctx_t *ctx);
 /* The underlying SSL_CTX (for conn.c, or for a caller that needs to tune it). */
 struct ssl_ctx_st *nq_tls_ctx_ssl(const nq_tls_ctx_t *ctx);
 
+/* The names a certificate is made out to, for people: its SubjectAltName DNS and IP entries as
+ * "localhost, 127.0.0.1, nq.example.org" (the subject's CN when it has no SAN; "(none)" when it
+ * has neither). A list too long for buf ends in ", ..." (buf is always terminated; len >= 16).
+ * Returns buf. */
+struct x509_st;
+char *nq_tls_cert_names(const struct x509_st *cert, char *buf, size_t len);
+
 /* Drain the calling thread's OpenSSL error queue into buf as one short line ("" if empty),
  * keeping the first (root-cause) error. Returns buf. */
 char *nq_tls_errors(char *buf, size_t len);

@@ -39,6 +39,7 @@
 #define NQ_PLAN_MARGIN 1000.0               /* the guard's estimate * margin <= the limit */
 #define NQ_PLAN_MARGIN_FAST 1e5             /* a caller's (few-probe) estimate * this <= limit */
 #define NQ_PLAN_GUARD_PROBES 256            /* the guard's own estimate */
+#define NQ_PLAN_OUTLIER_RATIO 4.0           /* a unit above this x the target is an outlier */
 
 typedef struct nq_plan_opts_s {
   int n;               /* NQ_UNIT_MIN_N..NQ_MAX_N */
@@ -52,6 +53,13 @@ typedef struct nq_plan_opts_s {
   uint64_t max_units;  /* more units than this is an error (NQ_ERANGE); 0 = no limit */
   unsigned unit_probes; /* per unit's own estimate, 1..NQ_EST_MAX_PROBES; 0 =
                          * NQ_PLAN_DEFAULT_UNIT_PROBES */
+  double split_outliers; /* 0: off. > 1: a node the decision would keep (below max_depth) is
+                          * estimated again with unit_probes probes of its own stream ("look");
+                          * when that is above split_outliers x the target, once more with
+                          * NQ_PLAN_GUARD_PROBES probes, and split when that is above the
+                          * target. Kept units still get their estimate from the "unit" stream,
+                          * independent of every look, so the plan stays unbiased; costs
+                          * unit_probes more probes a unit. */
 } nq_plan_opts_t;
 
 /* One unit of a plan, as the callback sees it. */
@@ -78,6 +86,12 @@ typedef struct nq_plan_summary_s {
   uint64_t guard_looks;      /* units the guard estimated itself (estimate above 9.2e13) */
   uint64_t over_target;      /* units at max_depth whose estimate is above the target: the
                               * depth cap, not the target, made them units */
+  uint64_t outliers;         /* units above max_depth (so splittable) whose estimate is above
+                              * split_outliers (or NQ_PLAN_OUTLIER_RATIO) x the target */
+  double outlier_max;        /* the largest estimate among them (0: none) */
+  char outlier_max_text[NQ_UNIT_TEXT_MAX]; /* and its unit */
+  uint64_t outlier_looks;    /* split_outliers: nodes looked at again with the guard's probes */
+  uint64_t outlier_splits;   /* ... and split because of it */
   double est_nodes, est_se;  /* whole N: internal + the sum of the unit estimates, and its SE */
   nq_est_spread_t unit;      /* the spread of the units' estimates */
   char unit_max_text[NQ_UNIT_TEXT_MAX]; /* the unit with the largest estimate */
