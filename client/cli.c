@@ -33,6 +33,8 @@
 
 #include <assert.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1406,7 +1408,26 @@ static int start_lanes(cli_t *cli) {
   return 0;
 }
 
+static int start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out);
+
+/* SIGINT and SIGTERM are blocked while the client starts: between taking the state directory's
+ * lock and the loop's signal handles lies the devices' probe (an OpenCL loader may take a second
+ * on a busy machine), and a SIGTERM there used to kill the client outright (exit 143). Blocked,
+ * it waits, and the handles take it as soon as they exist: the client stops cleanly. The threads
+ * made meanwhile (solver, notifier, a device driver's) keep them blocked, so the signals always
+ * reach the loop's thread. */
 int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
+  sigset_t stop, old;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  if (cfg->handle_signals) pthread_sigmask(SIG_BLOCK, &stop, &old);
+  int rc = start(cfg, loop, out);
+  if (cfg->handle_signals) pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc;
+}
+
+static int start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
   *out = NULL;
   cli_t *cli = calloc(1, sizeof *cli);
   if (!cli) return CLI_EXIT_FAIL;

@@ -163,9 +163,20 @@ rc=0; timeout 60 "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pe
 [ $rc -eq 3 ] && grep -q "in use by another nq-client (pid $CPID" "$D/err" ||
   fail "second client on one state directory: exit $rc, want 3: $(cat "$D/err")"
 stop_clients
+# SIGTERM in start-up: right after the client takes its lock (before its loop runs, while it
+# probes the devices) it must still stop cleanly, exit 0 -- it used to die of the signal (143).
+for i in 1 2 3 4 5; do
+  start_client "$D" "$PORT" "early$i"
+  for j in $(seq 1 2000); do
+    [ "$(cat "$D/state-early$i/nq-client.lock" 2>/dev/null)" = "$CPID" ] && break
+    kill -0 "$CPID" 2>/dev/null || fail "client early$i exited: $(cat "$D/client-early$i.log")"
+    sleep 0.005
+  done
+  stop_clients
+done
 kill -TERM $SRV; wait $SRV || true; SRV=""
 say "refusals: bad args 2, unreadable CA 3, wrong token 5, foreign CA 4, wrong name 4, version 6,"\
-  "second server 3, second client 3"
+  "second server 3, second client 3; SIGTERM in start-up: exit 0 (5 of 5)"
 
 # ---- 1. a full job with three clients ----
 D="$TMP/full"
