@@ -146,8 +146,12 @@ int srv_asg_kernel_get(srv_store_t *st, int64_t asg_id, char *buf, size_t len) {
 int srv_asg_refuse(srv_store_t *st, int64_t asg_id, int64_t client_id, const char *kernel,
                    int64_t now) {
   sqlite3_stmt *q;
+  /* No hold (hold_until 0): the unit may come back to this client at once with a kernel it can
+   * run -- with a hold it was kept from it for --lease-seconds, and a unit whose other keys had
+   * all voted waited that long for nobody (e2e_kernels under load). Re-asking cannot loop: each
+   * refusal takes one kernel off the client's list for good. */
   int rc = srv_store_stmt(st, "UPDATE assignments SET state = 'expired', deadline = ?3, "
-                              "hold_until = ?3 WHERE id = ?1 AND client_id = ?2 AND "
+                              "hold_until = 0 WHERE id = ?1 AND client_id = ?2 AND "
                               "state = 'leased' AND reported_at IS NULL RETURNING unit_id", &q);
   if (rc) return rc;
   sqlite3_bind_int64(q, 1, asg_id);
