@@ -466,6 +466,7 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
   if (fx.job_reopened) s->reopen_pending = 1;
   if (fx.queued) s->queue_pending = 1;
   if (fx.next) s->next_pending = fx.next;
+  if (fx.job_done) s->done_pending = 1;
   nq_admin_reply_t rep = {req.cmd, data};
   r->reply = nq_admin_reply_pack(&rep);
   json_decref(data);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "store.h"
+#include "store_stall.h"
 
 typedef struct stmt_slot_s {
   const char *sql;
@@ -22,6 +23,7 @@ struct srv_store_s {
   stmt_slot_t *stmts; /* prepared-statement cache, keyed by the SQL pointer */
   size_t nstmts, capstmts;
   char err[512];
+  srv_stalls_t stalls; /* the last stalls computed (store_stall.h), a short-lived cache */
 };
 
 /* A cached prepared statement for `sql`, reset and with bindings cleared. The cache is keyed by

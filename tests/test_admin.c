@@ -140,7 +140,7 @@ START_TEST(status_matches_database) {
   for (int s = 0; s < SRV_UNIT_NSTATES; s++)
     ck_assert_msg(t.per_state[s] >= 1, "no unit is %s", srv_unit_state_name((srv_unit_state_t)s));
 
-  json_t *st = srv_status_json(f.st, &f.job, f.t0 + 20);
+  json_t *st = srv_status_json(f.st, &f.job, NULL, f.t0 + 20);
   ck_assert_ptr_nonnull(st);
   /* Round trip through text: the object is valid JSON with the stable keys. */
   char *text = json_dumps(st, 0);
@@ -201,7 +201,7 @@ START_TEST(status_matches_database) {
                                         "est_units = 0, est_hi = 0, est_lo = 0, vest_hi = 0, "
                                         "vest_lo = 0"), 0);
   fx_check_counters(&f);
-  st = srv_status_json(f.st, &f.job, f.t0 + 20);
+  st = srv_status_json(f.st, &f.job, NULL, f.t0 + 20);
   ck_assert_ptr_nonnull(st);
   double expect = 100.0 * v / (v + v / nv * (double)(t.all - t.per_state[SRV_UNIT_VERIFIED]));
   pct = json_real_value(json_object_get(json_object_get(st, "progress"), "percent"));
@@ -514,7 +514,10 @@ START_TEST(admin_unit_retry) {
   ck_assert_int_eq(jint(d, "extra_results", NULL), 2);
   ck_assert_int_eq(jint(d, "max_results", NULL), 5);
   json_decref(r);
-  expect_error(&f, req, "bad_state"); /* no longer disputed */
+  /* A pending unit is neither disputed nor awaiting. */
+  snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":%lld}",
+           (long long)first_unit(&f, SRV_UNIT_PENDING).id);
+  expect_error(&f, req, "bad_state");
   r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"status\"}");
   ck_assert_int_eq(jint(json_object_get(r, "data"), "units", "disputed"), 0);
   json_decref(r);
@@ -689,7 +692,7 @@ START_TEST(finished_job_matches_published) {
     if (n == 0) break;
     for (int i = 0; i < n; i++) report(&f, a, &w[i], 0, f.t0 + 11);
   }
-  json_t *st = srv_status_json(f.st, &f.job, f.t0 + 20);
+  json_t *st = srv_status_json(f.st, &f.job, NULL, f.t0 + 20);
   ck_assert_ptr_nonnull(st);
   ck_assert(json_is_true(json_object_get(st, "done")));
   ck_assert_str_eq(jstr(st, "final", "total"), "724");
@@ -843,7 +846,8 @@ START_TEST(binary_local_mode) {
   ck_assert_int_eq(u.extra_results, 3);
   snprintf(cmd, sizeof cmd, "'%s/nq-admin' unit retry %lld --json --data '%s'", bin,
            (long long)disputed.id, f.dir);
-  ck_assert_int_eq(run(cmd, out, sizeof out), 1); /* no longer disputed */
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0); /* awaiting now: retried again (issue 36) */
+  ck_assert_msg(strstr(out, "\"restored\": 0") != NULL, "%s", out);
   snprintf(cmd, sizeof cmd, "'%s/nq-admin' jobs --data '%s'", bin, f.dir);
   ck_assert_int_eq(run(cmd, out, sizeof out), 0);
   snprintf(cmd, sizeof cmd, "'%s/nq-admin' status --data '%s' --n 9", bin, f.dir);

@@ -302,7 +302,7 @@ START_TEST(status_says_what_it_rests_on) {
   cfg.spot_check = 0;
   fx_init(&f, 8, 3, 2, 3, &cfg);
   int64_t l = fx_client(&f, "liar"), h1 = fx_client(&f, "h1"), t = fx_client(&f, "lab");
-  json_t *st = srv_status_json(f.st, &f.job, T0);
+  json_t *st = srv_status_json(f.st, &f.job, NULL, T0);
   ck_assert_ptr_nonnull(st);
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(st, "trust"), "rests_on")),
                    "votes");
@@ -311,7 +311,7 @@ START_TEST(status_says_what_it_rests_on) {
   actor_t a[2] = {{l, LIAR, 4, 1}, {h1, HONEST, 4, 1}};
   int64_t now = T0;
   round_of(&f, a, 2, &now);
-  st = srv_status_json(f.st, &f.job, now);
+  st = srv_status_json(f.st, &f.job, NULL, now);
   ck_assert_ptr_nonnull(st);
   const json_t *tr = json_object_get(st, "trust");
   ck_assert_str_eq(json_string_value(json_object_get(tr, "rests_on")), "trusted");
