@@ -14,6 +14,7 @@
 #include "nq/proto.h"
 #include "store.h"
 #include "store_int.h"
+#include "store_stall.h"
 #include "testutil.h"
 
 #include <jansson.h>
@@ -680,6 +681,157 @@ START_TEST(admin_onboarding_commands) {
 }
 END_TEST
 
+static const json_t *stalled_of(const json_t *st) {
+  const json_t *x = json_object_get(st, "stalled");
+  ck_assert_msg(json_is_object(x), "no stalled object");
+  return x;
+}
+
+/* Issue 36, the one-owner job: every client enrolled under one owner, quorum 2 by owner. Every
+ * unit is stalled (`owners`), with a message that says what to do, and there is no ETA however
+ * many results came in; the view is cached, and an owner that joins ends the stall. */
+START_TEST(stalled_one_owner) {
+  fx_t f;
+  srv_work_t wa[2], wb[2];
+  admin_fx(&f, "admin");
+  fx_job(&f, 8, 3, 2, 3, NULL);
+  int64_t a = fx_client(&f, "alpha");
+  int64_t b = fx_client_of_owner(&f, "bravo", fx_client_of(&f, a).owner_id);
+  ck_assert_int_eq(get_work(&f, a, 2, f.t0 + 10, wa), 2);
+  ck_assert_int_eq(get_work(&f, b, 2, f.t0 + 10, wb), 2);
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_ne(wa[i].unit_id, wb[0].unit_id); /* one owner: never two replicas */
+    report(&f, a, &wa[i], 0, f.t0 + 11);
+    report(&f, b, &wb[i], 0, f.t0 + 11);
+  }
+  json_t *st = srv_status_json(f.st, &f.job, NULL, f.t0 + 20);
+  ck_assert_ptr_nonnull(st);
+  const json_t *x = stalled_of(st);
+  ck_assert_int_eq(jint(x, "units", NULL), f.job.units);
+  ck_assert_int_eq(jint(x, "by", "owners"), f.job.units);
+  ck_assert_int_eq(jint(x, "keys", NULL), 1);
+  ck_assert_int_eq(jint(x, "quorum", NULL), 2);
+  ck_assert_str_eq(jstr(x, "distinct", NULL), "owner");
+  ck_assert_msg(strstr(jstr(x, "message", NULL), "quorum 2 by owner") &&
+                    strstr(jstr(x, "message", NULL), "nq-admin owner add"),
+                "%s", jstr(x, "message", NULL));
+  ck_assert_int_eq(jint(st, "units", "awaiting"), 4);
+  ck_assert(json_is_null(json_object_get(json_object_get(st, "rate"), "eta_s")));
+  json_decref(st);
+  /* A second owner's client: the cached view still says stalled for SRV_STALL_CACHE_S ... */
+  int64_t c = fx_client(&f, "charlie");
+  srv_work_t wc;
+  ck_assert_int_eq(get_work(&f, c, 1, f.t0 + 21, &wc), 1);
+  st = srv_status_json(f.st, &f.job, NULL, f.t0 + 21);
+  ck_assert_int_eq(jint(stalled_of(st), "by", "owners"), f.job.units);
+  json_decref(st);
+  /* ... then it is computed again: two owners can vote, nothing is stalled, and a lease plus the
+   * results give an ETA. */
+  st = srv_status_json(f.st, &f.job, NULL, f.t0 + 21 + SRV_STALL_CACHE_S);
+  x = stalled_of(st);
+  ck_assert_int_eq(jint(x, "units", NULL), 0);
+  ck_assert_int_eq(jint(x, "keys", NULL), 2);
+  ck_assert(json_is_null(json_object_get(x, "message")));
+  ck_assert(json_is_integer(json_object_get(json_object_get(st, "rate"), "eta_s")));
+  json_decref(st);
+  fx_done(&f);
+}
+END_TEST
+
+/* Issue 36, the banned liar: alpha and bravo verify a unit, the liar's spot check disagrees and
+ * re-opens it with their votes voided; once the liar is banned no owner is left that could vote
+ * on it (`voted`), which status says. `units --state awaiting` shows the votes (voided ones
+ * marked), and `unit retry` restores the honest votes, which verify the unit again. */
+START_TEST(stalled_banned_liar) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.spot_check = 100;
+  cfg.ban_threshold = 0;
+  admin_fx(&f, "admin");
+  fx_job(&f, 8, 3, 2, 3, &cfg);
+  int64_t a = fx_client(&f, "alpha"), b = fx_client(&f, "bravo"), l = fx_client(&f, "liar");
+  srv_work_t wa, wb, wl;
+  ck_assert_int_eq(get_work(&f, a, 1, f.t0 + 10, &wa), 1);
+  ck_assert_int_eq(get_work(&f, b, 1, f.t0 + 10, &wb), 1);
+  ck_assert_int_eq(wb.unit_id, wa.unit_id);
+  report(&f, a, &wa, 0, f.t0 + 11);
+  report(&f, b, &wb, 0, f.t0 + 11);
+  ck_assert_int_eq(get_work(&f, l, 1, f.t0 + 12, &wl), 1);
+  ck_assert_int_eq(wl.unit_id, wa.unit_id); /* the spot check */
+  report(&f, l, &wl, 1, f.t0 + 13);
+  srv_unit_info_t u;
+  ck_assert_int_eq(srv_unit_get(f.st, wa.unit_id, &u), 0);
+  ck_assert_int_eq(u.state, SRV_UNIT_AWAITING);
+  json_t *r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"client_ban\",\"name\":\"liar\"}");
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"status\"}");
+  const json_t *x = stalled_of(json_object_get(r, "data"));
+  ck_assert_int_eq(jint(x, "units", NULL), 1);
+  ck_assert_int_eq(jint(x, "by", "voted"), 1);
+  ck_assert_int_eq(jint(x, "keys", NULL), 2);
+  ck_assert_msg(strstr(jstr(x, "message", NULL), "1 voted"), "%s", jstr(x, "message", NULL));
+  json_decref(r);
+  /* Its votes: three results, alpha's and bravo's voided, the liar's not voting (banned). */
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"units\",\"state\":\"awaiting\"}");
+  const json_t *reps = json_object_get(json_array_get(json_object_get(json_object_get(r, "data"),
+                                                                      "units"), 0), "replicas");
+  ck_assert_int_eq(json_array_size(reps), 3);
+  int voided = 0, voting = 0;
+  for (size_t i = 0; i < 3; i++) {
+    voided += json_is_true(json_object_get(json_array_get(reps, i), "voided"));
+    voting += json_is_true(json_object_get(json_array_get(reps, i), "votes"));
+  }
+  ck_assert_int_eq(voided, 2);
+  ck_assert_int_eq(voting, 0);
+  json_decref(r);
+  char req[200];
+  snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":%lld}",
+           (long long)wa.unit_id);
+  r = ask(&f, req);
+  const json_t *d = json_object_get(r, "data");
+  ck_assert_int_eq(jint(d, "restored", NULL), 2);
+  ck_assert_str_eq(jstr(d, "state", NULL), "verified");
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"status\"}");
+  ck_assert_int_eq(jint(stalled_of(json_object_get(r, "data")), "units", NULL), 0);
+  json_decref(r);
+  fx_check_counters(&f);
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
+/* Retry restores no vote a voting result contradicts: with the disagreeing spot checker in good
+ * standing, alpha's and bravo's votes stay voided (the unit waits for other owners). */
+START_TEST(retry_keeps_contradicted_votes_voided) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.spot_check = 100;
+  admin_fx(&f, "admin");
+  fx_job(&f, 8, 3, 2, 3, &cfg);
+  int64_t a = fx_client(&f, "alpha"), b = fx_client(&f, "bravo"), c = fx_client(&f, "checker");
+  srv_work_t wa, wb, wc;
+  ck_assert_int_eq(get_work(&f, a, 1, f.t0 + 10, &wa), 1);
+  ck_assert_int_eq(get_work(&f, b, 1, f.t0 + 10, &wb), 1);
+  report(&f, a, &wa, 1, f.t0 + 11); /* the two agree on a wrong answer */
+  report(&f, b, &wb, 1, f.t0 + 11);
+  ck_assert_int_eq(get_work(&f, c, 1, f.t0 + 12, &wc), 1);
+  ck_assert_int_eq(wc.unit_id, wa.unit_id);
+  report(&f, c, &wc, 0, f.t0 + 13);
+  char req[200];
+  snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":%lld}",
+           (long long)wa.unit_id);
+  json_t *r = ask(&f, req);
+  const json_t *d = json_object_get(r, "data");
+  ck_assert_int_eq(jint(d, "restored", NULL), 0);
+  ck_assert_str_eq(jstr(d, "state", NULL), "awaiting");
+  json_decref(r);
+  fx_done(&f);
+}
+END_TEST
+
 /* A whole small job at quorum 1: done, final totals, and the published-value check. */
 START_TEST(finished_job_matches_published) {
   fx_t f;
@@ -1015,6 +1167,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, absurd_progress_breaks_nothing);
   tcase_add_test(tc, finished_job_matches_published);
   tcase_add_test(tc, admin_job_queue);
+  tcase_add_test(tc, stalled_one_owner);
+  tcase_add_test(tc, stalled_banned_liar);
+  tcase_add_test(tc, retry_keeps_contradicted_votes_voided);
   suite_add_tcase(s, tc);
   TCase *bin = tcase_create("binary");
   tcase_set_timeout(bin, 60);
