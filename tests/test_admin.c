@@ -1008,6 +1008,28 @@ START_TEST(binary_local_mode) {
 }
 END_TEST
 
+/* Issue 36: with more disputed units than the status object lists (SRV_STATUS_DISPUTED_MAX),
+ * the table counts them all ("173 unit(s)", "... and 153 more"), not the capped list ("100",
+ * "80 more"). The units are made disputed in the database directly: the counters follow by
+ * trigger. */
+START_TEST(binary_status_counts_every_disputed) {
+  fx_t f;
+  char cmd[1024], out[65536], want[96];
+  admin_fx(&f, "admin-bin");
+  fx_job(&f, 11, 3, 2, 3, NULL);
+  ck_assert_int_gt(f.job.units, SRV_STATUS_DISPUTED_MAX + 20);
+  ck_assert_int_eq(sqlite3_exec(f.st->db, "UPDATE units SET state = 'disputed'", NULL, NULL, NULL),
+                   SQLITE_OK);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' status --data '%s'", tu_bin_dir(), f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  snprintf(want, sizeof want, "disputed   %lld unit(s) resolving", (long long)f.job.units);
+  ck_assert_msg(strstr(out, want), "%s", out);
+  snprintf(want, sizeof want, "  ... and %lld more\n", (long long)f.job.units - 20);
+  ck_assert_msg(strstr(out, want), "%s", out);
+  fx_done(&f);
+}
+END_TEST
+
 /* job archive|delete through the protocol and the binary: refused for the job a server serves
  * (delete also over the network), refused while nq-server holds the data directory's lock (the
  * message names its pid), refused while clients hold leases unless --force; then archived
@@ -1175,6 +1197,7 @@ static Suite *suite(void) {
   tcase_set_timeout(bin, 60);
   tcase_add_test(bin, binary_errors);
   tcase_add_test(bin, binary_local_mode);
+  tcase_add_test(bin, binary_status_counts_every_disputed);
   tcase_add_test(bin, binary_job_archive_delete);
   suite_add_tcase(s, bin);
   return s;
