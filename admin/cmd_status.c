@@ -35,7 +35,7 @@ static void counts_line(const char *label, const json_t *t) {
  * that cannot finish as the fleet stands, with why. */
 static void print_stalled(const json_t *st, int done) {
   const json_t *x = adm_get(st, "stalled");
-  if (!json_is_object(x)) return;
+  if (!json_is_object(x) || adm_int(x, "at") == 0) return; /* not counted yet (a fresh server) */
   const char *key = adm_str(x, "distinct");
   printf("voters     %lld %s(s) can vote, %lld online  (quorum %lld by %s)\n",
          (long long)adm_int(x, "keys"), key, (long long)adm_int(x, "keys_online"),

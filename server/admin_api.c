@@ -292,8 +292,8 @@ static void stall_message(const srv_stalls_t *x, char *buf, size_t len) {
   }
 }
 
-/* {"units", "by": {reason: count}, "keys", "keys_online", "quorum", "distinct", "window", "at",
- * "message" (null with none)}. */
+/* {"units", "by": {reason: count}, "keys", "keys_online", "quorum", "distinct", "window", "at"
+ * (0: not counted yet), "message" (null with none)}. */
 static json_t *stalled_json(const srv_stalls_t *x) {
   char msg[512];
   json_t *by = json_object();

@@ -23,7 +23,8 @@ struct srv_store_s {
   stmt_slot_t *stmts; /* prepared-statement cache, keyed by the SQL pointer */
   size_t nstmts, capstmts;
   char err[512];
-  srv_stalls_t stalls; /* the last stalls computed (store_stall.h), a short-lived cache */
+  srv_stalls_t stalls; /* the last stalls computed (store_stall.h), a short-lived cache ... */
+  int stalls_async;    /* ... or the server's worker's last count (srv_stalls_set_async) */
 };
 
 /* A cached prepared statement for `sql`, reset and with bindings cleared. The cache is keyed by

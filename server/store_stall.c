@@ -45,10 +45,14 @@ static const char *const keys_sql[SRV_DISTINCT_NMODES] = {
   "(SELECT count(DISTINCT " key ") FROM assignments a JOIN clients c ON c.id = a.client_id "    \
   "JOIN owners o ON o.id = c.owner_id WHERE a.unit_id = u.id AND a.state != 'expired' AND "     \
   CAN_VOTE extra ")"
+/* A unit's keys used are at most its results (live = 0: no other assignment holds a key), so a
+ * unit with need <= keys online - results cannot be stalled: the WHERE skips it before the
+ * subqueries run (?3 = keys online), and a healthy job's awaiting units cost a column test. */
 #define UNITS_SQL(key)                                                                           \
-  "SELECT u.need, " USED_SQL(key, "") ", "                               \
+  "SELECT u.need, " USED_SQL(key, "") ", "                                                      \
   USED_SQL(key, " AND c.last_seen >= ?2") " FROM units u WHERE u.job_id = ?1 AND "             \
-  "(u.state = 'awaiting' OR u.state = 'disputed') AND u.live = 0"
+  "(u.state = 'awaiting' OR u.state = 'disputed') AND u.live = 0 AND "                          \
+  "(u.need <= 0 OR u.need > ?3 - u.results)"
 static const char *const units_sql[SRV_DISTINCT_NMODES] = {
     UNITS_SQL("a.client_id"), UNITS_SQL("c.owner_id"), UNITS_SQL("a.net")};
 
@@ -82,6 +86,7 @@ static int stall_units(srv_store_t *st, srv_distinct_t d, int64_t job_id, int64_
   if (rc) return rc;
   sqlite3_bind_int64(s, 1, job_id);
   sqlite3_bind_int64(s, 2, since);
+  sqlite3_bind_int64(s, 3, out->keys_online);
   int sr;
   while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
     int r = unit_reason(out, col_i64(s, 0), col_i64(s, 1), col_i64(s, 2));
@@ -121,6 +126,16 @@ int srv_stalls_compute(srv_store_t *st, int64_t job_id, srv_distinct_t d, int64_
 int srv_stalls_get(srv_store_t *st, int64_t job_id, srv_distinct_t d, int64_t now, int window,
                    srv_stalls_t *out) {
   const srv_stalls_t *c = &st->stalls;
+  if (st->stalls_async) {
+    if (c->at > 0 && c->job_id == job_id && c->distinct == d) {
+      *out = *c;
+    } else {
+      memset(out, 0, sizeof *out);
+      out->job_id = job_id;
+      out->distinct = d;
+    }
+    return 0;
+  }
   if (c->at > 0 && c->job_id == job_id && c->distinct == d && now >= c->at &&
       now - c->at < SRV_STALL_CACHE_S) {
     *out = *c;
@@ -131,4 +146,10 @@ int srv_stalls_get(srv_store_t *st, int64_t job_id, srv_distinct_t d, int64_t no
   return rc;
 }
 
-void srv_stalls_forget(srv_store_t *st) { st->stalls.at = 0; }
+void srv_stalls_forget(srv_store_t *st) {
+  if (!st->stalls_async) st->stalls.at = 0;
+}
+
+void srv_stalls_set_async(srv_store_t *st, int on) { st->stalls_async = on; }
+
+void srv_stalls_put(srv_store_t *st, const srv_stalls_t *x) { st->stalls = *x; }

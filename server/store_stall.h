@@ -20,7 +20,8 @@
  * awaiting and disputed units with no live lease (the partial index units_active), which is the
  * in-flight part of a healthy job; with fewer keys than the quorum no unit is read at all. The
  * result is cached in the store for SRV_STALL_CACHE_S seconds (srv_stalls_get), so a busy status
- * page does not repeat it per request. */
+ * page does not repeat it per request; a running server counts on a worker thread instead
+ * (srv_stall.h), since a million awaiting units take seconds (scripts/bench-stall.sh). */
 #ifndef SRV_STORE_STALL_H
 #define SRV_STORE_STALL_H
 
@@ -54,6 +55,7 @@ typedef struct srv_stalls_s {
   int64_t keys_online;  /* ... with a client seen within the window */
   int64_t units;        /* stalled units, every reason */
   int64_t by[SRV_STALL_NREASONS];
+  double seconds;       /* how long the count took (set by the server's worker; 0 otherwise) */
 } srv_stalls_t;
 
 /* Compute the stalls of the job now (clients seen since now - window are online). A job that is
@@ -66,7 +68,14 @@ int srv_stalls_compute(srv_store_t *st, int64_t job_id, srv_distinct_t d, int64_
 int srv_stalls_get(srv_store_t *st, int64_t job_id, srv_distinct_t d, int64_t now, int window,
                    srv_stalls_t *out);
 
-/* Drop the cache: the next srv_stalls_get computes (after an operator's change). */
+/* Drop the cache: the next srv_stalls_get computes (after an operator's change). No effect in
+ * the asynchronous mode (the next count comes on time). */
 void srv_stalls_forget(srv_store_t *st);
+
+/* The asynchronous mode (a running server, srv_stall.h): srv_stalls_get never computes; it gives
+ * the last count put (any age: `at` says when), or none (at = 0, nothing stalled) before the
+ * first; srv_stalls_put stores a count made elsewhere. */
+void srv_stalls_set_async(srv_store_t *st, int on);
+void srv_stalls_put(srv_store_t *st, const srv_stalls_t *x);
 
 #endif

@@ -188,6 +188,12 @@ static int metrics_stalls(web_buf_t *b, srv_t *s, int64_t now) {
                  (long long)x.keys, (long long)x.keys_online);
   metric_head(b, "nq_job_quorum", "gauge", "Agreeing results from distinct keys a unit needs.");
   web_buf_printf(b, "nq_job_quorum %d\n", x.quorum);
+  metric_head(b, "nq_stall_count_timestamp_seconds", "gauge",
+              "When the stalled units were last counted (a worker thread, every 10 s or less "
+              "often when a count takes long); 0: not yet.");
+  web_buf_printf(b, "nq_stall_count_timestamp_seconds %lld\n", (long long)x.at);
+  metric_head(b, "nq_stall_count_duration_seconds", "gauge", "How long that count took.");
+  web_buf_printf(b, "nq_stall_count_duration_seconds %.3f\n", x.seconds);
   return 0;
 }
 

@@ -77,7 +77,9 @@ grep -qx 'nq_voters{state="can_vote"} 1' "$D/metrics.txt" || fail "metrics: no n
 get "http://127.0.0.1:$HTTP/" >"$D/page.html"
 grep -q 'id="stalled"' "$D/page.html" || fail "the page shows no stalled block"
 grep -q 'id="eta">none: stalled<' "$D/page.html" || fail "the page shows an ETA"
-say "one owner: 20/20 units stalled (owners), no ETA; status, /metrics and the page say so"
+grep -q 'WARN: 20 unit(s) stalled (owners 20): 1 owner(s) can vote' "$D/server.log" ||
+  fail "the server did not log the stall"
+say "one owner: 20/20 units stalled (owners), no ETA; status, /metrics, the page and the log say so"
 stop_all
 
 # ---- 2. the banned liar ----
