@@ -738,28 +738,37 @@ START_TEST(stalled_one_owner) {
 }
 END_TEST
 
+/* A job with every verified unit spot-checked (no auto-ban): alpha and bravo verify the first
+ * unit with results skewed by `skew` (0: right), then the client `checker` gets its spot check
+ * and answers with `check_skew`, which disagrees: the unit is re-opened with alpha's and bravo's
+ * votes voided. *wa: alpha's assignment. */
+static void spot_checked(fx_t *f, int skew, int check_skew, const char *checker, srv_work_t *wa) {
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.spot_check = 100;
+  cfg.ban_threshold = 0;
+  admin_fx(f, "admin");
+  fx_job(f, 8, 3, 2, 3, &cfg);
+  int64_t a = fx_client(f, "alpha"), b = fx_client(f, "bravo"), c = fx_client(f, checker);
+  srv_work_t wb, wc;
+  ck_assert_int_eq(get_work(f, a, 1, f->t0 + 10, wa), 1);
+  ck_assert_int_eq(get_work(f, b, 1, f->t0 + 10, &wb), 1);
+  ck_assert_int_eq(wb.unit_id, wa->unit_id);
+  report(f, a, wa, skew, f->t0 + 11);
+  report(f, b, &wb, skew, f->t0 + 11);
+  ck_assert_int_eq(get_work(f, c, 1, f->t0 + 12, &wc), 1);
+  ck_assert_int_eq(wc.unit_id, wa->unit_id); /* the spot check */
+  report(f, c, &wc, check_skew, f->t0 + 13);
+}
+
 /* Issue 36, the banned liar: alpha and bravo verify a unit, the liar's spot check disagrees and
  * re-opens it with their votes voided; once the liar is banned no owner is left that could vote
  * on it (`voted`), which status says. `units --state awaiting` shows the votes (voided ones
  * marked), and `unit retry` restores the honest votes, which verify the unit again. */
 START_TEST(stalled_banned_liar) {
   fx_t f;
-  srv_sched_config_t cfg;
-  srv_sched_config_default(&cfg);
-  cfg.spot_check = 100;
-  cfg.ban_threshold = 0;
-  admin_fx(&f, "admin");
-  fx_job(&f, 8, 3, 2, 3, &cfg);
-  int64_t a = fx_client(&f, "alpha"), b = fx_client(&f, "bravo"), l = fx_client(&f, "liar");
-  srv_work_t wa, wb, wl;
-  ck_assert_int_eq(get_work(&f, a, 1, f.t0 + 10, &wa), 1);
-  ck_assert_int_eq(get_work(&f, b, 1, f.t0 + 10, &wb), 1);
-  ck_assert_int_eq(wb.unit_id, wa.unit_id);
-  report(&f, a, &wa, 0, f.t0 + 11);
-  report(&f, b, &wb, 0, f.t0 + 11);
-  ck_assert_int_eq(get_work(&f, l, 1, f.t0 + 12, &wl), 1);
-  ck_assert_int_eq(wl.unit_id, wa.unit_id); /* the spot check */
-  report(&f, l, &wl, 1, f.t0 + 13);
+  srv_work_t wa;
+  spot_checked(&f, 0, 1, "liar", &wa);
   srv_unit_info_t u;
   ck_assert_int_eq(srv_unit_get(f.st, wa.unit_id, &u), 0);
   ck_assert_int_eq(u.state, SRV_UNIT_AWAITING);
@@ -806,20 +815,8 @@ END_TEST
  * standing, alpha's and bravo's votes stay voided (the unit waits for other owners). */
 START_TEST(retry_keeps_contradicted_votes_voided) {
   fx_t f;
-  srv_sched_config_t cfg;
-  srv_sched_config_default(&cfg);
-  cfg.spot_check = 100;
-  admin_fx(&f, "admin");
-  fx_job(&f, 8, 3, 2, 3, &cfg);
-  int64_t a = fx_client(&f, "alpha"), b = fx_client(&f, "bravo"), c = fx_client(&f, "checker");
-  srv_work_t wa, wb, wc;
-  ck_assert_int_eq(get_work(&f, a, 1, f.t0 + 10, &wa), 1);
-  ck_assert_int_eq(get_work(&f, b, 1, f.t0 + 10, &wb), 1);
-  report(&f, a, &wa, 1, f.t0 + 11); /* the two agree on a wrong answer */
-  report(&f, b, &wb, 1, f.t0 + 11);
-  ck_assert_int_eq(get_work(&f, c, 1, f.t0 + 12, &wc), 1);
-  ck_assert_int_eq(wc.unit_id, wa.unit_id);
-  report(&f, c, &wc, 0, f.t0 + 13);
+  srv_work_t wa;
+  spot_checked(&f, 1, 0, "checker", &wa); /* alpha and bravo agree on a wrong answer */
   char req[200];
   snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":%lld}",
            (long long)wa.unit_id);
