@@ -25,7 +25,7 @@ struct srv_stall_s {
   double seconds;
   int rc;
   char err[300];
-  int64_t logged; /* the stalled units last logged */
+  int64_t logged, logged_keys; /* the stalled units and keys that can vote last logged */
 };
 
 static void stall_free_if_idle(srv_stall_t *t) {
@@ -60,12 +60,13 @@ static void stall_arm(srv_stall_t *t, double delay_s) {
   uv_timer_start(&t->timer, on_stall_timer, (uint64_t)(delay_s * 1000), 0);
 }
 
-/* A change in what is stalled is a log line: a WARN when units stall (or their number changes),
- * an INFO when none is left. */
+/* A change in what is stalled is a log line: a WARN when units stall (or their number, or the
+ * keys that can vote, change), an INFO when none is left. */
 static void stall_log(srv_stall_t *t) {
   const srv_stalls_t *x = &t->out;
-  if (x->units == t->logged) return;
+  if (x->units == t->logged && (x->units == 0 || x->keys == t->logged_keys)) return;
   t->logged = x->units;
+  t->logged_keys = x->keys;
   if (x->units == 0) {
     nq_log(NQ_LOG_INFO, "stalled units: none left");
     return;
