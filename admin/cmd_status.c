@@ -35,12 +35,13 @@ static void counts_line(const char *label, const json_t *t) {
  * that cannot finish as the fleet stands, with why. */
 static void print_stalled(const json_t *st, int done) {
   const json_t *x = adm_get(st, "stalled");
-  if (!json_is_object(x) || adm_int(x, "at") == 0) return; /* not counted yet (a fresh server) */
+  /* Not counted yet (a fresh server), or a finished job (nothing to vote on). */
+  if (done || !json_is_object(x) || adm_int(x, "at") == 0) return;
   const char *key = adm_str(x, "distinct");
   printf("voters     %lld %s(s) can vote, %lld online  (quorum %lld by %s)\n",
          (long long)adm_int(x, "keys"), key, (long long)adm_int(x, "keys_online"),
          (long long)adm_int(x, "quorum"), key);
-  if (!done && adm_int(x, "units") > 0)
+  if (adm_int(x, "units") > 0)
     printf("STALLED    %lld unit(s) cannot finish as the fleet stands: %s\n",
            (long long)adm_int(x, "units"), adm_str(x, "message"));
 }

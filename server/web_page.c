@@ -312,7 +312,7 @@ static void page_head(web_buf_t *b, const json_t *st) {
 }
 
 /* The job's state and progress. While it runs: the volunteers active and known; once it is
- * done, how many took part (nobody is "active" on a finished job). */
+ * done, how many are enrolled (nobody is "active" on a finished job). */
 static void section_progress(web_buf_t *b, const json_t *st, const json_t *hist) {
   (void)hist;
   int n = (int)num(st, "job", "n");
@@ -326,7 +326,7 @@ static void section_progress(web_buf_t *b, const json_t *st, const json_t *hist)
   grouped_num(active, sizeof active, num(cl, "active", NULL));
   web_buf_printf(b, "<p>Job N=%d is <b id=\"state\">%s</b>", n,
                  done ? "done" : str(st, "job", "state"));
-  if (done) web_buf_printf(b, "; %s volunteer(s) took part.</p>\n", known);
+  if (done) web_buf_printf(b, "; %s volunteer(s) enrolled.</p>\n", known);
   else web_buf_printf(b, "; %s volunteer(s) active, %s known.</p>\n", active, known);
   web_buf_printf(b, "<div class=\"bar\" role=\"progressbar\" aria-valuemin=\"0\" "
                  "aria-valuemax=\"100\" aria-valuenow=\"%.2f\"><div style=\"width:%.2f%%\">"
