@@ -72,7 +72,8 @@ static const adm_cmd_t commands[] = {
     {"unit", "retry UNIT | retry --all-disputed | retry --client NAME | reopen UNIT\n"
      "         [--extra K] [--json] [--n N]",
      "retry: give a disputed unit (UNIT: its id or its text, as `units --state disputed` shows\n"
-     "them; --all-disputed: every one; --client NAME: every one with a result of NAME) K more\n"
+     "them; --all-disputed: every one; --client NAME: every one with a result of NAME, and\n"
+     "NAME's awaiting units as below) K more\n"
      "results (default K: the job's quorum), from owners that never had it. A disputed unit\n"
      "takes replicas by itself up to 3x --max-results; retry is for one that reached that cap\n"
      "(`blocked` in status). An awaiting unit (`stalled` in status: no owner left that could\n"

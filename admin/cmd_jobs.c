@@ -162,8 +162,14 @@ int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
   if (o->json) {
     adm_print_json(d, 0);
   } else if (many) {
-    printf("%lld disputed unit(s) re-opened for up to %lld more result(s) each\n",
+    printf("%lld unit(s) re-opened for up to %lld more result(s) each",
            (long long)adm_int(d, "retried"), (long long)adm_int(d, "added"));
+    if (adm_int(d, "awaiting") > 0)
+      printf(" (%lld awaiting: %lld vote(s) restored, %lld unit(s) verified by them%s)",
+             (long long)adm_int(d, "awaiting"), (long long)adm_int(d, "restored"),
+             (long long)adm_int(d, "verified"),
+             json_is_true(adm_get(d, "job_done")) ? "; the job is done" : "");
+    putchar('\n');
   } else if (reopen) {
     printf("unit %lld (%s) re-opened: now %s; its %lld result(s) no longer vote; it is verified "
            "again by a quorum of fresh results%s\n",

@@ -817,9 +817,35 @@ static int cmd_unit_reopen(srv_store_t *st, const srv_job_t *job, const srv_sche
   return unit_reply(st, &u, now, json_pack("{s:b}", "job_reopened", fx->job_reopened), out, err);
 }
 
-/* unit_retry --all-disputed | --client NAME: every such disputed unit gets `extra` more results:
- * {"retried": K, "units": [ids]}. */
-static int cmd_unit_retry_many(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t *req,
+/* unit_retry --all-disputed | --client NAME: every such disputed unit gets `extra` more results,
+ * and with --client the client's awaiting units are retried too (retry_awaiting_of):
+ * {"retried": K, "added", "units": [ids], "awaiting": of them, "restored": votes, "verified":
+ * units verified by them, "job_done"}. */
+/* unit_retry --client NAME, its awaiting units `ids` (issue 36): each retried through the
+ * scheduler, which restores the votes nothing voting contradicts any more (the units a banned
+ * liar's spot checks re-opened are verified again by the honest votes). Their ids go into arr;
+ * *restored and *verified count. */
+static int retry_awaiting_of(srv_store_t *st, const srv_job_t *job, const srv_sched_config_t *cfg,
+                             const int64_t *ids, int n, int extra, int64_t now, json_t *arr,
+                             int64_t *restored, int *verified, srv_admin_effects_t *fx,
+                             nq_proto_err_t *err) {
+  srv_sched_t sch;
+  srv_result_info_t info;
+  int64_t r = 0;
+  int rc = n > 0 ? trust_sched(st, job, cfg, &sch, err) : 0;
+  if (rc) return rc;
+  for (int i = 0; i < n && rc == 0; i++) {
+    rc = srv_sched_retry(&sch, ids[i], extra, now, &r, &info);
+    *restored += r;
+    *verified += info.unit_verified;
+    fx->job_done |= info.job_done;
+    if (rc == 0 && json_array_append_new(arr, json_integer(ids[i])) != 0) rc = NQ_ENOMEM;
+  }
+  return rc ? store_refuse(st, rc, "unit", err) : 0;
+}
+
+static int cmd_unit_retry_many(srv_store_t *st, const srv_job_t *job,
+                               const srv_sched_config_t *cfg, const nq_admin_req_t *req,
                                int64_t now, json_t **out, srv_admin_effects_t *fx,
                                nq_proto_err_t *err) {
   int64_t client_id = 0, *ids = NULL;
@@ -831,21 +857,39 @@ static int cmd_unit_retry_many(srv_store_t *st, const srv_job_t *job, const nq_a
     client_id = c.id;
   }
   int extra = req->extra > 0 ? req->extra : job->quorum;
+  /* The client's awaiting units are taken before its disputed ones are retried (which makes
+   * them awaiting too). */
+  int64_t *waiting = NULL;
+  int na = 0;
+  if (client_id > 0 && (rc = srv_units_awaiting_of(st, job->id, client_id, &waiting, &na)) != 0)
+    return store_refuse(st, rc, "unit", err);
   json_t *arr = json_array();
-  if (!arr) return store_refuse(st, NQ_ENOMEM, "unit", err);
-  rc = srv_units_disputed(st, job->id, client_id, &ids, &n);
+  if (!arr) rc = NQ_ENOMEM;
+  if (rc == 0) rc = srv_units_disputed(st, job->id, client_id, &ids, &n);
   for (int i = 0; i < n && rc == 0; i++) {
     rc = srv_unit_retry(st, ids[i], extra, now, NULL);
     if (rc == 0 && json_array_append_new(arr, json_integer(ids[i])) != 0) rc = NQ_ENOMEM;
   }
   free(ids);
-  if (rc == 0 && !(*out = json_pack("{s:i, s:I, s:o}", "retried", n, "added", (json_int_t)extra,
-                                    "units", arr)))
-    rc = NQ_ENOMEM;
-  else if (rc == 0) arr = NULL;
-  json_decref(arr);
-  if (rc) return store_refuse(st, rc, "unit", err);
-  fx->reopened_units = n;
+  if (rc) {
+    free(waiting);
+    json_decref(arr);
+    return store_refuse(st, rc, "unit", err);
+  }
+  int verified = 0;
+  int64_t restored = 0;
+  rc = retry_awaiting_of(st, job, cfg, waiting, na, extra, now, arr, &restored, &verified, fx,
+                         err);
+  free(waiting);
+  if (rc) {
+    json_decref(arr);
+    return rc;
+  }
+  if (!(*out = json_pack("{s:i, s:I, s:o, s:i, s:I, s:i, s:b}", "retried", n + na, "added",
+                         (json_int_t)extra, "units", arr, "awaiting", na, "restored",
+                         (json_int_t)restored, "verified", verified, "job_done", fx->job_done)))
+    return store_refuse(st, NQ_ENOMEM, "unit", err);
+  fx->reopened_units = n + na;
   fx->added = extra;
   return 0;
 }
@@ -856,7 +900,7 @@ static int cmd_unit_retry(srv_store_t *st, const srv_job_t *job, const srv_sched
                           const nq_admin_req_t *req, int64_t now, json_t **out,
                           srv_admin_effects_t *fx, nq_proto_err_t *err) {
   if (req->all_disputed || req->client)
-    return cmd_unit_retry_many(st, job, req, now, out, fx, err);
+    return cmd_unit_retry_many(st, job, cfg, req, now, out, fx, err);
   srv_unit_info_t u;
   srv_sched_t sch;
   srv_result_info_t info;

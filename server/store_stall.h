@@ -78,4 +78,9 @@ void srv_stalls_forget(srv_store_t *st);
 void srv_stalls_set_async(srv_store_t *st, int on);
 void srv_stalls_put(srv_store_t *st, const srv_stalls_t *x);
 
+/* The awaiting units of a job with a result of client_id (nq-admin unit retry --client: the
+ * units a liar's spot checks re-opened), as a malloc'ed array of ids (NULL when *n = 0). */
+int srv_units_awaiting_of(srv_store_t *st, int64_t job_id, int64_t client_id, int64_t **ids,
+                          int *n);
+
 #endif

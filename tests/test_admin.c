@@ -811,6 +811,30 @@ START_TEST(stalled_banned_liar) {
 }
 END_TEST
 
+/* unit_retry --client LIAR after the ban: its awaiting units are retried with their honest votes
+ * restored, which verifies them. */
+START_TEST(retry_client_restores_awaiting) {
+  fx_t f;
+  srv_work_t wa;
+  spot_checked(&f, 0, 1, "liar", &wa);
+  json_decref(ask(&f, "{\"type\":\"admin\",\"cmd\":\"client_ban\",\"name\":\"liar\"}"));
+  json_t *r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"client\":\"liar\"}");
+  const json_t *d = json_object_get(r, "data");
+  ck_assert_int_eq(jint(d, "retried", NULL), 1);
+  ck_assert_int_eq(jint(d, "awaiting", NULL), 1);
+  ck_assert_int_eq(jint(d, "restored", NULL), 2);
+  ck_assert_int_eq(jint(d, "verified", NULL), 1);
+  ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(d, "units"), 0)), wa.unit_id);
+  json_decref(r);
+  srv_unit_info_t u;
+  ck_assert_int_eq(srv_unit_get(f.st, wa.unit_id, &u), 0);
+  ck_assert_int_eq(u.state, SRV_UNIT_VERIFIED);
+  fx_check_counters(&f);
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
 /* Retry restores no vote a voting result contradicts: with the disagreeing spot checker in good
  * standing, alpha's and bravo's votes stay voided (the unit waits for other owners). */
 START_TEST(retry_keeps_contradicted_votes_voided) {
@@ -1189,6 +1213,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, stalled_one_owner);
   tcase_add_test(tc, stalled_banned_liar);
   tcase_add_test(tc, retry_keeps_contradicted_votes_voided);
+  tcase_add_test(tc, retry_client_restores_awaiting);
   suite_add_tcase(s, tc);
   TCase *bin = tcase_create("binary");
   tcase_set_timeout(bin, 60);
