@@ -35,7 +35,8 @@ const char *srv_stall_reason_text(srv_stall_reason_t r) {
  * A client that never connected has no network yet: it is a key of its own. */
 #define KEYS_SQL(key)                                                                            \
   "SELECT count(DISTINCT " key "), count(DISTINCT CASE WHEN c.last_seen >= ?1 THEN " key       \
-  " END) FROM clients c JOIN owners o ON o.id = c.owner_id WHERE " CAN_VOTE
+  " END), count(CASE WHEN c.last_seen >= ?1 AND o.trusted = 1 THEN 1 END) "                     \
+  "FROM clients c JOIN owners o ON o.id = c.owner_id WHERE " CAN_VOTE
 static const char *const keys_sql[SRV_DISTINCT_NMODES] = {
     KEYS_SQL("c.id"), KEYS_SQL("c.owner_id"), KEYS_SQL("coalesce(c.net, 'client ' || c.id)")};
 
@@ -50,7 +51,7 @@ static const char *const keys_sql[SRV_DISTINCT_NMODES] = {
  * unit with need <= keys online - results cannot be stalled: the WHERE skips it before the
  * subqueries run (?3 = keys online), and a healthy job's awaiting units cost a column test. */
 #define UNITS_SQL(key)                                                                           \
-  "SELECT u.need, " USED_SQL(key, "") ", "                                                      \
+  "SELECT u.need, u.contest = 1, " USED_SQL(key, "") ", "                                       \
   USED_SQL(key, " AND c.last_seen >= ?2") " FROM units u WHERE u.job_id = ?1 AND "             \
   "(u.state = 'awaiting' OR u.state = 'disputed') AND u.live = 0 AND "                          \
   "(u.need <= 0 OR u.need > ?3 - u.results)"
@@ -65,6 +66,7 @@ static int stall_keys(srv_store_t *st, srv_distinct_t d, int64_t since, srv_stal
   if (sqlite3_step(s) == SQLITE_ROW) {
     out->keys = col_i64(s, 0);
     out->keys_online = col_i64(s, 1);
+    out->trusted_online = col_i64(s, 2);
   } else {
     rc = srv_store_fail(st, "stalls: keys");
   }
@@ -72,8 +74,11 @@ static int stall_keys(srv_store_t *st, srv_distinct_t d, int64_t since, srv_stal
   return rc;
 }
 
-/* The reason one awaiting or disputed unit without a live lease is stalled, or -1. */
-static int unit_reason(const srv_stalls_t *o, int64_t need, int64_t used, int64_t used_online) {
+/* The reason one awaiting or disputed unit without a live lease is stalled, or -1. A contested
+ * unit (issue 30) takes no untrusted replica: only a trusted owner's client settles it. */
+static int unit_reason(const srv_stalls_t *o, int64_t need, int contested, int64_t used,
+                       int64_t used_online) {
+  if (contested) return o->trusted_online > 0 ? -1 : SRV_STALL_CONTESTED;
   if (need <= 0) return SRV_STALL_BLOCKED; /* no replica wanted and none running: at its cap */
   if (o->keys - used < need) return SRV_STALL_VOTED;
   if (o->keys_online - used_online < need) return SRV_STALL_OFFLINE;
@@ -90,7 +95,8 @@ static int stall_units(srv_store_t *st, srv_distinct_t d, int64_t job_id, int64_
   sqlite3_bind_int64(s, 3, out->keys_online);
   int sr;
   while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
-    int r = unit_reason(out, col_i64(s, 0), col_i64(s, 1), col_i64(s, 2));
+    int r = unit_reason(out, col_i64(s, 0), sqlite3_column_int(s, 1), col_i64(s, 2),
+                        col_i64(s, 3));
     if (r >= 0) out->by[r]++;
   }
   if (sr != SQLITE_DONE) rc = srv_store_fail(st, "stalls: units");

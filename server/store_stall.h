@@ -12,6 +12,8 @@
  *            result (or hold its lease) already;
  *   offline  it holds no live lease and the keys that could give it its next votes are not
  *            online (pending units: fewer keys online than the quorum);
+ *   contested  (issue 30) its results disagree and it waits for a trusted owner's result, and
+ *            no client of a trusted owner is online;
  *   blocked  it holds no live lease and needs no replica: disputed at its cap on results
  *            (nq-admin unit retry).
  * One reason per unit, the first that applies in this order.
@@ -32,6 +34,7 @@
   X(OWNERS, "owners", "fewer keys that can vote than the quorum needs")                         \
   X(VOTED, "voted", "every key that can vote has already given it a result")                    \
   X(OFFLINE, "offline", "the keys that could give it its next results are not online")         \
+  X(CONTESTED, "contested", "contested, and no trusted owner's client is online to settle it")    \
   X(BLOCKED, "blocked", "disputed at its cap on results: nq-admin unit retry")
 
 typedef enum {
@@ -53,6 +56,7 @@ typedef struct srv_stalls_s {
   int quorum;
   int64_t keys;         /* keys that can vote */
   int64_t keys_online;  /* ... with a client seen within the window */
+  int64_t trusted_online; /* clients that can vote, of a trusted owner, seen within the window */
   int64_t units;        /* stalled units, every reason */
   int64_t by[SRV_STALL_NREASONS];
   double seconds;       /* how long the count took (set by the server's worker; 0 otherwise) */
