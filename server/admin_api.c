@@ -271,6 +271,11 @@ static void stall_message(const srv_stalls_t *x, char *buf, size_t len) {
   const char *key = srv_distinct_name(x->distinct);
   buf[0] = '\0';
   if (x->units == 0) return;
+  if (x->by[SRV_STALL_OWNERS] > 0 && x->keys == 0) {
+    snprintf(buf, len, "no unit can be verified: no client that can vote has enrolled yet "
+             "(quorum %d by %s)", x->quorum, key);
+    return;
+  }
   if (x->by[SRV_STALL_OWNERS] > 0) {
     int n = snprintf(buf, len, "no unit can be verified: quorum %d by %s needs %d %ss that can "
                      "vote, and there %s %lld", x->quorum, key, x->quorum, key,
