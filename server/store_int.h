@@ -49,6 +49,11 @@ typedef void (*srv_row_fn)(sqlite3_stmt *s, void *out);
 int srv_store_one(srv_store_t *st, const char *sql, const char *text, int64_t num,
                   srv_row_fn row, void *out, const char *what);
 
+/* The ids one query (?1 = arg, and ?2 = arg2 when it has one) selects, as a malloc'ed array
+ * (NULL when *n = 0); on failure none (store_trust.c). */
+int srv_store_id_list(srv_store_t *st, const char *sql, int64_t arg, int64_t arg2, int64_t **ids,
+                      int *n);
+
 /* Column readers. */
 static inline int64_t col_i64(sqlite3_stmt *s, int i) { return sqlite3_column_int64(s, i); }
 

@@ -2,7 +2,6 @@
  * the units in flight with no live lease. */
 #include "store_stall.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "store_int.h"
@@ -163,35 +162,8 @@ void srv_stalls_put(srv_store_t *st, const srv_stalls_t *x) { st->stalls = *x; }
 
 int srv_units_awaiting_of(srv_store_t *st, int64_t job_id, int64_t client_id, int64_t **ids,
                           int *n) {
-  static const char *sql =
-      "SELECT id FROM units u WHERE job_id = ?1 AND state = 'awaiting' AND EXISTS (SELECT 1 FROM "
-      "assignments a WHERE a.unit_id = u.id AND a.client_id = ?2 AND a.reported_at IS NOT NULL) "
-      "ORDER BY id";
-  sqlite3_stmt *s;
-  int cap = 0, sr, rc = srv_store_stmt(st, sql, &s);
-  *ids = NULL;
-  *n = 0;
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, job_id);
-  sqlite3_bind_int64(s, 2, client_id);
-  while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
-    if (*n == cap) {
-      cap = cap ? cap * 2 : 16;
-      int64_t *p = realloc(*ids, (size_t)cap * sizeof *p);
-      if (!p) {
-        rc = srv_store_failf(st, NQ_ENOMEM, "awaiting units: out of memory");
-        break;
-      }
-      *ids = p;
-    }
-    (*ids)[(*n)++] = col_i64(s, 0);
-  }
-  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "awaiting units");
-  sqlite3_reset(s);
-  if (rc) {
-    free(*ids);
-    *ids = NULL;
-    *n = 0;
-  }
-  return rc;
+  return srv_store_id_list(st, "SELECT id FROM units u WHERE job_id = ?1 AND state = 'awaiting' "
+                           "AND EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = u.id AND "
+                           "a.client_id = ?2 AND a.reported_at IS NOT NULL) ORDER BY id",
+                           job_id, client_id, ids, n);
 }
