@@ -297,6 +297,14 @@ static void stall_message(const srv_stalls_t *x, char *buf, size_t len) {
   }
 }
 
+/* Without the server's settings (nq-admin's local mode): the --quorum-distinct the server last
+ * ran with (srv_stall.c records it), else the default, by owner. */
+static srv_distinct_t stall_mode(srv_store_t *st) {
+  char v[32];
+  int d = srv_meta_get(st, SRV_META_QUORUM_DISTINCT, v, sizeof v) == 0 ? srv_distinct_parse(v) : -1;
+  return d >= 0 ? (srv_distinct_t)d : SRV_DISTINCT_OWNER;
+}
+
 /* {"units", "by": {reason: count}, "keys", "keys_online", "quorum", "distinct", "window", "at"
  * (0: not counted yet), "message" (null with none)}. */
 static json_t *stalled_json(const srv_stalls_t *x) {
@@ -321,7 +329,7 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sche
                         int64_t now) {
   srv_stats_t s;
   srv_stalls_t x;
-  srv_distinct_t mode = cfg ? cfg->quorum_distinct : SRV_DISTINCT_OWNER;
+  srv_distinct_t mode = cfg ? cfg->quorum_distinct : stall_mode(st);
   if (srv_store_stats(st, job_in->id, now, SRV_STATUS_ACTIVE_WINDOW, SRV_STATUS_RATE_WINDOW, &s) ||
       srv_stalls_get(st, job_in->id, mode, now, SRV_STATUS_ACTIVE_WINDOW, &x))
     return NULL;

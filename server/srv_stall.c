@@ -136,6 +136,9 @@ int srv_stall_start(srv_t *s, char *errbuf, size_t errlen) {
   t->timer_open = 1;
   s->stall = t;
   srv_stalls_set_async(s->store, 1);
+  if (srv_meta_set(s->store, SRV_META_QUORUM_DISTINCT,
+                   srv_distinct_name(s->sched.cfg.quorum_distinct)) != 0)
+    nq_log(NQ_LOG_WARN, "recording --quorum-distinct: %s", srv_store_errmsg(s->store));
   stall_arm(t, 0);
   return 0;
 }

@@ -49,6 +49,10 @@ const char *srv_stall_reason_text(srv_stall_reason_t r);
 
 #define SRV_STALL_CACHE_S 10
 
+/* The meta row where a running server records its --quorum-distinct, so that nq-admin's local
+ * mode counts the stalls by the same keys. */
+#define SRV_META_QUORUM_DISTINCT "quorum_distinct"
+
 typedef struct srv_stalls_s {
   int64_t job_id;       /* what it was computed for ... */
   srv_distinct_t distinct;

@@ -734,6 +734,12 @@ START_TEST(stalled_one_owner) {
   ck_assert(json_is_null(json_object_get(x, "message")));
   ck_assert(json_is_integer(json_object_get(json_object_get(st, "rate"), "eta_s")));
   json_decref(st);
+  /* Without the server's settings (local mode) the keys are those the server last ran with. */
+  ck_assert_int_eq(srv_meta_set(f.st, SRV_META_QUORUM_DISTINCT, "client"), 0);
+  st = srv_status_json(f.st, &f.job, NULL, f.t0 + 22 + SRV_STALL_CACHE_S);
+  ck_assert_str_eq(jstr(stalled_of(st), "distinct", NULL), "client");
+  ck_assert_int_eq(jint(stalled_of(st), "keys", NULL), 3);
+  json_decref(st);
   fx_done(&f);
 }
 END_TEST
