@@ -12,6 +12,8 @@
 #include "srv.h"
 #include "store_stall.h"
 
+#define SRV_STALL_FIRST_S 5 /* the first count, seconds after the start */
+
 struct srv_stall_s {
   srv_t *srv;
   uv_timer_t timer;
@@ -139,7 +141,9 @@ int srv_stall_start(srv_t *s, char *errbuf, size_t errlen) {
   if (srv_meta_set(s->store, SRV_META_QUORUM_DISTINCT,
                    srv_distinct_name(s->sched.cfg.quorum_distinct)) != 0)
     nq_log(NQ_LOG_WARN, "recording --quorum-distinct: %s", srv_store_errmsg(s->store));
-  stall_arm(t, 0);
+  /* The first count a few seconds in: at the start no client has connected yet (nothing could
+   * vote), and the clients' first requests need the machine more than the count does. */
+  stall_arm(t, SRV_STALL_FIRST_S);
   return 0;
 }
 

@@ -13,7 +13,8 @@
 typedef struct srv_s srv_t;
 typedef struct srv_stall_s srv_stall_t;
 
-/* Start the periodic count (the first at once). 0, or NQ_ENOMEM with errbuf saying so. */
+/* Start the periodic count (the first 5 s after the start). 0, or NQ_ENOMEM with errbuf saying
+ * so. */
 int srv_stall_start(srv_t *s, char *errbuf, size_t errlen);
 /* Stop: a count still queued is cancelled, one that runs finishes (its result is dropped). */
 void srv_stall_stop(srv_t *s);
