@@ -64,17 +64,22 @@ static const adm_cmd_t commands[] = {
      "directory (its lock is taken); remotely, the job the server serves is refused.",
      adm_cmd_job},
     {"units", "--state pending|leased|awaiting|verified|disputed|all [--limit K] [--json] [--n N]",
-     "List units of the job in one state (disputed units show every result they got; units\n"
+     "List units of the job in one state (disputed and awaiting units show every result they\n"
+     "got, and whether it votes; units\n"
      "being solved show each client running them, its percent done, rate and ETA from its\n"
      "last progress report).",
      adm_cmd_units},
     {"unit", "retry UNIT | retry --all-disputed | retry --client NAME | reopen UNIT\n"
      "         [--extra K] [--json] [--n N]",
      "retry: give a disputed unit (UNIT: its id or its text, as `units --state disputed` shows\n"
-     "them; --all-disputed: every one; --client NAME: every one with a result of NAME) K more\n"
+     "them; --all-disputed: every one; --client NAME: every one with a result of NAME, and\n"
+     "NAME's awaiting units as below) K more\n"
      "results (default K: the job's quorum), from owners that never had it. A disputed unit\n"
      "takes replicas by itself up to 3x --max-results; retry is for one that reached that cap\n"
-     "(`blocked` in status). It is verified once one answer has a strict majority of at least\n"
+     "(`blocked` in status). An awaiting unit (`stalled` in status: no owner left that could\n"
+     "vote on it) gets the same, and its voided results vote again where their client is in\n"
+     "good standing and no voting result disagrees (the one that voided them was banned).\n"
+     "It is verified once one answer has a strict majority of at least\n"
      "`quorum` votes. reopen: take back a unit (verified too): its results stop voting, and a\n"
      "quorum of fresh owners verifies it again (a finished job runs again).",
      adm_cmd_unit},

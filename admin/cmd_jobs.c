@@ -84,10 +84,14 @@ static void print_unit(const json_t *u) {
   for (size_t i = 0; i < json_array_size(reps); i++) {
     const json_t *r = json_array_get(reps, i);
     const json_t *be = adm_get(r, "backend");
-    printf("    result from %-20s c2 %lld c4 %lld c8 %lld nodes %lld (%s, %s, %s)\n",
+    const char *vote = json_is_true(adm_get(r, "voided"))   ? ", voided"
+                       : json_is_false(adm_get(r, "votes")) ? ", no vote"
+                                                              : "";
+    printf("    result from %-20s c2 %lld c4 %lld c8 %lld nodes %lld (%s, %s, %s%s)\n",
            adm_str(r, "client"), (long long)adm_int(r, "c2"), (long long)adm_int(r, "c4"),
            (long long)adm_int(r, "c8"), (long long)adm_int(r, "nodes"), adm_str(r, "solver"),
-           json_is_string(be) ? json_string_value(be) : "backend unknown", adm_str(r, "state"));
+           json_is_string(be) ? json_string_value(be) : "backend unknown", adm_str(r, "state"),
+           vote);
   }
   print_running(u);
 }
@@ -117,7 +121,8 @@ int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o) {
     printf("%-8s %-6s %-24s %-9s %4s %7s\n", "ID", "IDX", "UNIT", "STATE", "LIVE", "RESULTS");
     for (size_t i = 0; i < json_array_size(list); i++) print_unit(json_array_get(list, i));
     printf("%zu unit(s) %s\n", json_array_size(list), o->state);
-    if (!strcmp(o->state, "disputed") && json_array_size(list) > 0)
+    if ((!strcmp(o->state, "disputed") || !strcmp(o->state, "awaiting")) &&
+        json_array_size(list) > 0)
       printf("to resolve one: nq-admin unit retry ID [--extra K]   (more replicas; see "
              "docs/operations.md)\n");
   }
@@ -157,19 +162,30 @@ int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
   if (o->json) {
     adm_print_json(d, 0);
   } else if (many) {
-    printf("%lld disputed unit(s) re-opened for up to %lld more result(s) each\n",
+    printf("%lld unit(s) re-opened for up to %lld more result(s) each",
            (long long)adm_int(d, "retried"), (long long)adm_int(d, "added"));
+    if (adm_int(d, "awaiting") > 0)
+      printf(" (%lld awaiting: %lld vote(s) restored, %lld unit(s) verified by them%s)",
+             (long long)adm_int(d, "awaiting"), (long long)adm_int(d, "restored"),
+             (long long)adm_int(d, "verified"),
+             json_is_true(adm_get(d, "job_done")) ? "; the job is done" : "");
+    putchar('\n');
   } else if (reopen) {
     printf("unit %lld (%s) re-opened: now %s; its %lld result(s) no longer vote; it is verified "
            "again by a quorum of fresh results%s\n",
            (long long)adm_int(d, "id"), adm_str(d, "unit"), adm_str(d, "state"),
            (long long)adm_int(d, "results"),
            json_is_true(adm_get(d, "job_reopened")) ? " (the finished job runs again)" : "");
+  } else if (!strcmp(adm_str(d, "state"), "verified")) {
+    printf("unit %lld (%s) verified by its restored votes (%lld result(s) vote again)%s\n",
+           (long long)adm_int(d, "id"), adm_str(d, "unit"), (long long)adm_int(d, "restored"),
+           json_is_true(adm_get(d, "job_done")) ? "; the job is done" : "");
   } else {
-    printf("unit %lld (%s) re-opened: now %s with %lld result(s); up to %lld more (cap %lld "
-           "results); verified once one answer has a strict majority of at least a quorum\n",
+    printf("unit %lld (%s) re-opened: now %s with %lld result(s), %lld vote(s) restored; up to "
+           "%lld more (cap %lld results); verified once one answer has a strict majority of at "
+           "least a quorum\n",
            (long long)adm_int(d, "id"), adm_str(d, "unit"), adm_str(d, "state"),
-           (long long)adm_int(d, "results"),
+           (long long)adm_int(d, "results"), (long long)adm_int(d, "restored"),
            (long long)(adm_int(d, "max_results") - adm_int(d, "results")),
            (long long)adm_int(d, "max_results"));
   }

@@ -31,6 +31,21 @@ static void counts_line(const char *label, const json_t *t) {
          adm_str(t, "c8"));
 }
 
+/* Who can vote (the one-owner situation shows here, not only in the server's log) and the units
+ * that cannot finish as the fleet stands, with why. */
+static void print_stalled(const json_t *st, int done) {
+  const json_t *x = adm_get(st, "stalled");
+  /* Not counted yet (a fresh server), or a finished job (nothing to vote on). */
+  if (done || !json_is_object(x) || adm_int(x, "at") == 0) return;
+  const char *key = adm_str(x, "distinct");
+  printf("voters     %lld %s(s) can vote, %lld online  (quorum %lld by %s)\n",
+         (long long)adm_int(x, "keys"), key, (long long)adm_int(x, "keys_online"),
+         (long long)adm_int(x, "quorum"), key);
+  if (adm_int(x, "units") > 0)
+    printf("STALLED    %lld unit(s) cannot finish as the fleet stands: %s\n",
+           (long long)adm_int(x, "units"), adm_str(x, "message"));
+}
+
 /* The human table of one status object. */
 /* What the answer rests on, and what the job waits for besides results (issue 30). */
 static void trust_lines(const json_t *st, int done) {
@@ -108,6 +123,8 @@ static void print_table(const json_t *st) {
              adm_duration(adm_int(st, "rate.elapsed_s"), b4, sizeof b4));
   else if (json_is_integer(eta))
     snprintf(b3, sizeof b3, "ETA %s", adm_duration(json_integer_value(eta), b4, sizeof b4));
+  else if (adm_int(st, "stalled.units") > 0)
+    snprintf(b3, sizeof b3, "no ETA: every unit left is stalled");
   else
     snprintf(b3, sizeof b3, "ETA unknown (no results yet)");
   /* Blocked disputes stop the job whatever the rate says: the ETA says so. */
@@ -121,6 +138,7 @@ static void print_table(const json_t *st) {
   printf("clients    active %lld  known %lld  banned %lld  suspect %lld\n",
          (long long)adm_int(st, "clients.active"), (long long)adm_int(st, "clients.known"),
          (long long)adm_int(st, "clients.banned"), (long long)adm_int(st, "clients.suspect"));
+  print_stalled(st, done);
   char bt[64];
   if (adm_int(st, "backup.failed_at") > 0)
     printf("backup     FAILING since %s: %s\n", adm_time(adm_int(st, "backup.failed_at"), bt,
@@ -149,22 +167,24 @@ static void print_table(const json_t *st) {
     printf("audits     none yet (nq-admin audit --sample K recomputes K verified units with the "
            "reference solver)\n");
   }
+  /* Contested units (issue 30) are said above: the rest resolve by votes. The status object
+   * lists at most SRV_STATUS_DISPUTED_MAX disputed units: the count is the job's, and "more" is
+   * what this table does not show. */
   const json_t *disp = adm_get(st, "disputed");
-  size_t nd = 0; /* contested units (issue 30) are said above: the rest resolve by votes */
-  for (size_t i = 0; i < json_array_size(disp); i++)
-    nd += strcmp(adm_str(json_array_get(disp, i), "contest"), "contested") != 0;
+  long long nd = (long long)(adm_int(st, "units.disputed") - adm_int(st, "units.contested"));
+  long long shown = 0;
   if (nd > 0) {
-    printf("disputed   %zu unit(s) resolving by more replicas, %lld blocked at their cap (need "
+    printf("disputed   %lld unit(s) resolving by more replicas, %lld blocked at their cap (need "
            "nq-admin unit retry; nq-admin units --state disputed):\n", nd,
            (long long)adm_int(st, "units.blocked"));
-    for (size_t i = 0, shown = 0; i < json_array_size(disp) && shown < 20; i++) {
+    for (size_t i = 0; i < json_array_size(disp) && shown < 20; i++) {
       const json_t *u = json_array_get(disp, i);
       if (!strcmp(adm_str(u, "contest"), "contested")) continue;
       shown++;
       printf("  unit %lld  %s  results %lld\n", (long long)adm_int(u, "id"), adm_str(u, "unit"),
              (long long)adm_int(u, "results"));
     }
-    if (nd > 20) printf("  ... and %zu more\n", nd - 20);
+    if (nd > shown) printf("  ... and %lld more\n", nd - shown);
   }
   fflush(stdout);
 }

@@ -15,6 +15,7 @@
 #include "nq/hash.h"
 #include "nq/nq.h"
 #include "nq/solver.h"
+#include "store_stall.h"
 
 /* Set key to a new value, remembering the first failure (allocation) in *ok. */
 static void put(json_t *obj, const char *key, json_t *v, int *ok) {
@@ -141,8 +142,11 @@ static void put_match(json_t *o, const srv_job_t *job, int *ok) {
  * is the share of verified units (0). The ETA divides the work left, times the quorum's replicas,
  * less what the live leases report done (each lease's share of an average unverified unit), by the
  * node rate of the rate window (without node data: replicas left / results per second). Results
- * already in for awaiting units are not subtracted, so the ETA errs long near the end. */
-static json_t *progress_json(const srv_stats_t *s, int64_t now, json_t **rate_out) {
+ * already in for awaiting units are not subtracted, so the ETA errs long near the end. Stalled
+ * units (store_stall.h) are left out of the work: they will not finish at any rate, so when every
+ * unit left is stalled there is no ETA (null) rather than one that grows for ever. */
+static json_t *progress_json(const srv_stats_t *s, int64_t stalled, int64_t now,
+                             json_t **rate_out) {
   const srv_job_t *job = &s->job;
   int64_t total = job->units, verified = s->units[SRV_UNIT_VERIFIED];
   int64_t left = total - verified;
@@ -176,10 +180,12 @@ static json_t *progress_json(const srv_stats_t *s, int64_t now, json_t **rate_ou
   json_t *eta = json_null();
   if (!done) {
     /* Replicas still to run, less the live leases' reported shares (progress, 0..1 each). */
-    double work = (double)left * (double)job->quorum - s->leased_progress;
+    int64_t moving = left - (stalled < left ? stalled : left);
+    double work = (double)moving * (double)job->quorum - s->leased_progress;
     if (work < 0) work = 0;
     double per_unit = left > 0 ? remaining / (double)left : 0.0;
-    if (per_unit > 0 && nps > 0) eta = srv_json_seconds(work * per_unit / nps);
+    if (left > 0 && moving == 0) eta = json_null();
+    else if (per_unit > 0 && nps > 0) eta = srv_json_seconds(work * per_unit / nps);
     else if (rps > 0) eta = srv_json_seconds(work / rps);
   } else {
     eta = json_integer(0);
@@ -259,9 +265,73 @@ static json_t *srv_audits_json(srv_store_t *st, int64_t job_id) {
                    "last", last);
 }
 
-json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
+/* The one line for people that says why units are stalled (status, the page): the quorum that
+ * cannot be reached, or the count of each reason. */
+static void stall_message(const srv_stalls_t *x, char *buf, size_t len) {
+  const char *key = srv_distinct_name(x->distinct);
+  buf[0] = '\0';
+  if (x->units == 0) return;
+  if (x->by[SRV_STALL_OWNERS] > 0 && x->keys == 0) {
+    snprintf(buf, len, "no unit can be verified: no client that can vote has enrolled yet "
+             "(quorum %d by %s)", x->quorum, key);
+    return;
+  }
+  if (x->by[SRV_STALL_OWNERS] > 0) {
+    int n = snprintf(buf, len, "no unit can be verified: quorum %d by %s needs %d %ss that can "
+                     "vote, and there %s %lld", x->quorum, key, x->quorum, key,
+                     x->keys == 1 ? "is" : "are", (long long)x->keys);
+    if (n > 0 && (size_t)n < len && x->distinct == SRV_DISTINCT_OWNER)
+      snprintf(buf + n, len - (size_t)n, " (every client enrolled with enrol.key belongs to the "
+               "owner `default`): add owners (nq-admin owner add NAME) and enrol clients with "
+               "their keys, or run with --quorum-distinct client");
+    return;
+  }
+  size_t used = 0;
+  for (int i = 0; i < SRV_STALL_NREASONS && used < len; i++) {
+    if (x->by[i] == 0) continue;
+    int n = snprintf(buf + used, len - used, "%s%lld %s (%s)", used ? "; " : "",
+                     (long long)x->by[i], srv_stall_reason_name((srv_stall_reason_t)i),
+                     srv_stall_reason_text((srv_stall_reason_t)i));
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+}
+
+/* Without the server's settings (nq-admin's local mode): the --quorum-distinct the server last
+ * ran with (srv_stall.c records it), else the default, by owner. */
+static srv_distinct_t stall_mode(srv_store_t *st) {
+  char v[32];
+  int d = srv_meta_get(st, SRV_META_QUORUM_DISTINCT, v, sizeof v) == 0 ? srv_distinct_parse(v) : -1;
+  return d >= 0 ? (srv_distinct_t)d : SRV_DISTINCT_OWNER;
+}
+
+/* {"units", "by": {reason: count}, "keys", "keys_online", "quorum", "distinct", "window", "at"
+ * (0: not counted yet), "message" (null with none)}. */
+static json_t *stalled_json(const srv_stalls_t *x) {
+  char msg[512];
+  json_t *by = json_object();
+  int ok = by != NULL;
+  for (int i = 0; i < SRV_STALL_NREASONS && by; i++)
+    put(by, srv_stall_reason_name((srv_stall_reason_t)i), json_integer(x->by[i]), &ok);
+  stall_message(x, msg, sizeof msg);
+  json_t *o = ok ? json_pack("{s:I, s:o, s:I, s:I, s:i, s:s, s:i, s:I, s:o}", "units",
+                             (json_int_t)x->units, "by", by, "keys", (json_int_t)x->keys,
+                             "keys_online", (json_int_t)x->keys_online, "quorum", x->quorum,
+                             "distinct", srv_distinct_name(x->distinct), "window",
+                             SRV_STATUS_ACTIVE_WINDOW, "at", (json_int_t)x->at, "message",
+                             msg[0] ? json_string(msg) : json_null())
+                 : NULL;
+  if (!o && !ok) json_decref(by);
+  return o;
+}
+
+json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sched_config_t *cfg,
+                        int64_t now) {
   srv_stats_t s;
-  if (srv_store_stats(st, job_in->id, now, SRV_STATUS_ACTIVE_WINDOW, SRV_STATUS_RATE_WINDOW, &s))
+  srv_stalls_t x;
+  srv_distinct_t mode = cfg ? cfg->quorum_distinct : stall_mode(st);
+  if (srv_store_stats(st, job_in->id, now, SRV_STATUS_ACTIVE_WINDOW, SRV_STATUS_RATE_WINDOW, &s) ||
+      srv_stalls_get(st, job_in->id, mode, now, SRV_STATUS_ACTIVE_WINDOW, &x))
     return NULL;
   json_t *o = json_object();
   if (!o) return NULL;
@@ -286,8 +356,9 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, int64_t now) {
                             s.trusted_owners > 0 ? "trusted" : "votes"), &ok);
   put(o, "results", json_integer(s.results), &ok);
   json_t *rate = NULL;
-  put(o, "progress", progress_json(&s, now, &rate), &ok);
+  put(o, "progress", progress_json(&s, x.units, now, &rate), &ok);
   put(o, "rate", rate, &ok);
+  put(o, "stalled", stalled_json(&x), &ok);
   put(o, "verified", totals_json(&s.verified), &ok);
   put(o, "final", srv_job_is_done(job) ? final_json(job) : json_null(), &ok);
   put_match(o, job, &ok);
@@ -423,7 +494,10 @@ static int asg_cb(const srv_asg_info_t *a, void *arg) {
                         (json_int_t)a->counts.c8, "nodes", (json_int_t)a->counts.nodes, "solver",
                         a->solver, "backend", a->backend[0] ? a->backend : NULL, "reported_at",
                         (json_int_t)a->reported_at);
-  return o && json_array_append_new(l->arr, o) == 0 ? 0 : NQ_ENOMEM;
+  int ok = o != NULL;
+  if (o) put(o, "votes", json_boolean(!a->novote), &ok);
+  if (o) put(o, "voided", json_boolean(a->voided), &ok);
+  return ok && json_array_append_new(l->arr, o) == 0 ? 0 : (json_decref(o), NQ_ENOMEM);
 }
 
 /* A live lease and its last progress report: who runs the unit, how far it is, how fast, and
@@ -474,8 +548,10 @@ static int unit_cb(const srv_unit_info_t *u, void *arg) {
     if (!c || json_object_update(o, c) != 0) rc = NQ_ENOMEM;
     json_decref(c);
   }
-  /* The results that voted, with the backend that computed each: a verified unit's evidence. */
-  if (rc == 0 && (u->state == SRV_UNIT_VERIFIED || u->state == SRV_UNIT_DISPUTED)) {
+  /* The results that voted, with the backend that computed each: a verified unit's evidence,
+   * and what a disputed or awaiting unit has so far (voided ones included: `voided`). */
+  if (rc == 0 && (u->state == SRV_UNIT_VERIFIED || u->state == SRV_UNIT_DISPUTED ||
+                  u->state == SRV_UNIT_AWAITING)) {
     list_ctx_t r = {json_array(), l->now, l->st};
     rc = r.arr ? srv_asg_list_unit(l->st, u->id, asg_cb, &r) : NQ_ENOMEM;
     if (rc == 0 && json_object_set_new(o, "replicas", r.arr) != 0) rc = NQ_ENOMEM;
@@ -754,9 +830,35 @@ static int cmd_unit_reopen(srv_store_t *st, const srv_job_t *job, const srv_sche
   return unit_reply(st, &u, now, json_pack("{s:b}", "job_reopened", fx->job_reopened), out, err);
 }
 
-/* unit_retry --all-disputed | --client NAME: every such disputed unit gets `extra` more results:
- * {"retried": K, "units": [ids]}. */
-static int cmd_unit_retry_many(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t *req,
+/* unit_retry --all-disputed | --client NAME: every such disputed unit gets `extra` more results,
+ * and with --client the client's awaiting units are retried too (retry_awaiting_of):
+ * {"retried": K, "added", "units": [ids], "awaiting": of them, "restored": votes, "verified":
+ * units verified by them, "job_done"}. */
+/* unit_retry --client NAME, its awaiting units `ids` (issue 36): each retried through the
+ * scheduler, which restores the votes nothing voting contradicts any more (the units a banned
+ * liar's spot checks re-opened are verified again by the honest votes). Their ids go into arr;
+ * *restored and *verified count. */
+static int retry_awaiting_of(srv_store_t *st, const srv_job_t *job, const srv_sched_config_t *cfg,
+                             const int64_t *ids, int n, int extra, int64_t now, json_t *arr,
+                             int64_t *restored, int *verified, srv_admin_effects_t *fx,
+                             nq_proto_err_t *err) {
+  srv_sched_t sch;
+  srv_result_info_t info;
+  int64_t r = 0;
+  int rc = n > 0 ? trust_sched(st, job, cfg, &sch, err) : 0;
+  if (rc) return rc;
+  for (int i = 0; i < n && rc == 0; i++) {
+    rc = srv_sched_retry(&sch, ids[i], extra, now, &r, &info);
+    *restored += r;
+    *verified += info.unit_verified;
+    fx->job_done |= info.job_done;
+    if (rc == 0 && json_array_append_new(arr, json_integer(ids[i])) != 0) rc = NQ_ENOMEM;
+  }
+  return rc ? store_refuse(st, rc, "unit", err) : 0;
+}
+
+static int cmd_unit_retry_many(srv_store_t *st, const srv_job_t *job,
+                               const srv_sched_config_t *cfg, const nq_admin_req_t *req,
                                int64_t now, json_t **out, srv_admin_effects_t *fx,
                                nq_proto_err_t *err) {
   int64_t client_id = 0, *ids = NULL;
@@ -768,46 +870,72 @@ static int cmd_unit_retry_many(srv_store_t *st, const srv_job_t *job, const nq_a
     client_id = c.id;
   }
   int extra = req->extra > 0 ? req->extra : job->quorum;
+  /* The client's awaiting units are taken before its disputed ones are retried (which makes
+   * them awaiting too). */
+  int64_t *waiting = NULL;
+  int na = 0;
+  if (client_id > 0 && (rc = srv_units_awaiting_of(st, job->id, client_id, &waiting, &na)) != 0)
+    return store_refuse(st, rc, "unit", err);
   json_t *arr = json_array();
-  if (!arr) return store_refuse(st, NQ_ENOMEM, "unit", err);
-  rc = srv_units_disputed(st, job->id, client_id, &ids, &n);
+  if (!arr) rc = NQ_ENOMEM;
+  if (rc == 0) rc = srv_units_disputed(st, job->id, client_id, &ids, &n);
   for (int i = 0; i < n && rc == 0; i++) {
     rc = srv_unit_retry(st, ids[i], extra, now, NULL);
     if (rc == 0 && json_array_append_new(arr, json_integer(ids[i])) != 0) rc = NQ_ENOMEM;
   }
   free(ids);
-  if (rc == 0 && !(*out = json_pack("{s:i, s:I, s:o}", "retried", n, "added", (json_int_t)extra,
-                                    "units", arr)))
-    rc = NQ_ENOMEM;
-  else if (rc == 0) arr = NULL;
-  json_decref(arr);
-  if (rc) return store_refuse(st, rc, "unit", err);
-  fx->reopened_units = n;
+  if (rc) {
+    free(waiting);
+    json_decref(arr);
+    return store_refuse(st, rc, "unit", err);
+  }
+  int verified = 0;
+  int64_t restored = 0;
+  rc = retry_awaiting_of(st, job, cfg, waiting, na, extra, now, arr, &restored, &verified, fx,
+                         err);
+  free(waiting);
+  if (rc) {
+    json_decref(arr);
+    return rc;
+  }
+  if (!(*out = json_pack("{s:i, s:I, s:o, s:i, s:I, s:i, s:b}", "retried", n + na, "added",
+                         (json_int_t)extra, "units", arr, "awaiting", na, "restored",
+                         (json_int_t)restored, "verified", verified, "job_done", fx->job_done)))
+    return store_refuse(st, NQ_ENOMEM, "unit", err);
+  fx->reopened_units = n + na;
   fx->added = extra;
   return 0;
 }
 
 /* unit_retry: the unit as in `units`, plus "extra_results", "max_results" (its cap now) and
  * "added". */
-static int cmd_unit_retry(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t *req,
-                          int64_t now, json_t **out, srv_admin_effects_t *fx,
-                          nq_proto_err_t *err) {
+static int cmd_unit_retry(srv_store_t *st, const srv_job_t *job, const srv_sched_config_t *cfg,
+                          const nq_admin_req_t *req, int64_t now, json_t **out,
+                          srv_admin_effects_t *fx, nq_proto_err_t *err) {
   if (req->all_disputed || req->client)
-    return cmd_unit_retry_many(st, job, req, now, out, fx, err);
+    return cmd_unit_retry_many(st, job, cfg, req, now, out, fx, err);
   srv_unit_info_t u;
-  int rc = req_unit(st, job, req, &u, err);
+  srv_sched_t sch;
+  srv_result_info_t info;
+  int64_t restored = 0;
+  int rc = trust_sched(st, job, cfg, &sch, err);
+  if (rc == 0) rc = req_unit(st, job, req, &u, err);
   if (rc) return rc;
   int extra = req->extra > 0 ? req->extra : job->quorum;
-  rc = srv_unit_retry(st, u.id, extra, now, &u);
+  rc = srv_sched_retry(&sch, u.id, extra, now, &restored, &info);
+  if (rc == 0) rc = srv_unit_get(st, u.id, &u);
   if (rc == NQ_ESTATE) return refuse(err, NQ_ERR_BAD_STATE, "%s", srv_store_errmsg(st));
   if (rc == NQ_ENOTFOUND) return refuse(err, NQ_ERR_NOT_FOUND, "%s", srv_store_errmsg(st));
   if (rc) return store_refuse(st, rc, "unit", err);
   fx->reopened = 1;
   fx->added = extra;
+  fx->job_done = info.job_done;
   snprintf(fx->unit, sizeof fx->unit, "%s", u.text);
   return unit_reply(st, &u, now,
-                    json_pack("{s:i, s:I, s:i}", "extra_results", u.extra_results, "max_results",
-                              (json_int_t)job->max_results + u.extra_results, "added", extra),
+                    json_pack("{s:i, s:I, s:i, s:I, s:b}", "extra_results", u.extra_results,
+                              "max_results", (json_int_t)job->max_results + u.extra_results,
+                              "added", extra, "restored", (json_int_t)restored, "job_done",
+                              info.job_done),
                     out, err);
 }
 
@@ -976,9 +1104,11 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
                    json_t **data, srv_admin_effects_t *fx, nq_proto_err_t *err) {
   *data = NULL;
   memset(fx, 0, sizeof *fx);
+  /* A command may change what is stalled (a ban, an owner, a retry): the next view computes. */
+  if (req->cmd != NQ_ADMIN_STATUS) srv_stalls_forget(st);
   int state;
   switch (req->cmd) {
-  case NQ_ADMIN_STATUS: *data = srv_status_json(st, job, now); break;
+  case NQ_ADMIN_STATUS: *data = srv_status_json(st, job, cfg, now); break;
   case NQ_ADMIN_CLIENTS: *data = srv_clients_json(st, now); break;
   case NQ_ADMIN_JOBS: *data = srv_jobs_json(st); break;
   case NQ_ADMIN_UNITS:
@@ -999,7 +1129,7 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
   case NQ_ADMIN_OWNER_UNBAN: return cmd_owner_unban(st, req->name, data, err);
   case NQ_ADMIN_OWNER_REKEY: return cmd_owner_rekey(st, req->name, data, err);
   case NQ_ADMIN_UNIT_REOPEN: return cmd_unit_reopen(st, job, cfg, req, now, data, fx, err);
-  case NQ_ADMIN_UNIT_RETRY: return cmd_unit_retry(st, job, req, now, data, fx, err);
+  case NQ_ADMIN_UNIT_RETRY: return cmd_unit_retry(st, job, cfg, req, now, data, fx, err);
   case NQ_ADMIN_JOB_ARCHIVE:
   case NQ_ADMIN_JOB_DELETE: return cmd_job(st, serving, req, now, data, err);
   case NQ_ADMIN_JOB_ADD: return cmd_job_add(st, req, now, data, fx, err);

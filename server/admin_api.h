@@ -38,8 +38,11 @@ json_t *srv_json_seconds(double x);
 
 /* The status object of one job at time `now`: job, unit counts per state, progress (percent
  * weighted by node counts, see docs/operations.md), verified partial counts, the final answer and
- * its check against the published table when done, rates and ETA, clients, disputed units. */
-json_t *srv_status_json(srv_store_t *st, const srv_job_t *job, int64_t now);
+ * its check against the published table when done, rates and ETA, clients, disputed units, and
+ * the stalled units (store_stall.h; from the store's short cache) that the ETA leaves out. cfg:
+ * the scheduler's settings, for --quorum-distinct (NULL = the defaults, by owner). */
+json_t *srv_status_json(srv_store_t *st, const srv_job_t *job, const srv_sched_config_t *cfg,
+                        int64_t now);
 
 /* {"clients": [...]}: every client by name with its trust counters and activity. */
 json_t *srv_clients_json(srv_store_t *st, int64_t now);
@@ -68,6 +71,7 @@ typedef struct srv_admin_effects_s {
   int queued;                  /* job_add: a job was queued (a waiting server starts it) */
   int next;                    /* job_next: start the next queued job now (1), even though the
                                 * served job runs (2: --force) */
+  int job_done;                /* unit_retry verified the job's last unit */
 } srv_admin_effects_t;
 
 /* {"owners": [...]}: every owner by name (docs/operations.md). */

@@ -423,9 +423,11 @@ static int result_check(srv_store_t *st, const srv_asg_info_t *a, const srv_unit
 static int sched_ban(srv_sched_t *s, int64_t client_id, int64_t now, int64_t *reopened,
                      int *job_reopened);
 
-/* Ban a client once its invalid results reach the threshold and outnumber its valid ones: a rare
- * honest loss (a flipped bit) among many agreeing results is tolerated, a liar is not. The units
- * it helped verify are verified again without it. */
+/* Ban a client once `threshold` of its last 2 x threshold - 1 judged results are invalid (so
+ * they are a majority of them): a rare honest loss (a flipped bit) among agreeing results is
+ * tolerated, a liar is not -- a new one after `threshold` lies, and so is a client that was
+ * honest for a long time and then lies (issue 36: comparing lifetime counts let one with 806
+ * valid results lie 809 times). The units it helped verify are verified again without it. */
 static int maybe_ban(srv_sched_t *s, int64_t client_id, int64_t now, srv_result_info_t *info) {
   if (s->cfg.ban_threshold <= 0) return 0;
   /* With a trusted owner, only a trusted result bans (settle_locked): never a vote. */
@@ -433,8 +435,11 @@ static int maybe_ban(srv_sched_t *s, int64_t client_id, int64_t now, srv_result_
   int rc = trust_get(s, now, 0, &tm);
   if (rc || tm.on) return rc;
   srv_client_t c;
+  int recent = 0;
   rc = srv_client_get(s->store, client_id, &c);
-  if (rc || c.banned || c.invalid < s->cfg.ban_threshold || c.invalid <= c.valid) return rc;
+  if (rc || c.banned || c.invalid < s->cfg.ban_threshold) return rc;
+  rc = srv_client_recent_invalid(s->store, client_id, 2 * s->cfg.ban_threshold - 1, &recent);
+  if (rc || recent < s->cfg.ban_threshold) return rc;
   int jr = 0;
   rc = sched_ban(s, client_id, now, NULL, &jr);
   if (rc == 0) {
@@ -1119,6 +1124,27 @@ int srv_sched_settle(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c, cons
                          (long long)unit_id, s->job.n);
   if (rc == 0) rc = settle_locked(s, unit_id, c, solver, SRV_CONTEST_AUDIT, now, info);
   rc = srv_store_release(s->store, rc);
+  if (rc) memset(info, 0, sizeof *info);
+  return rc;
+}
+
+int srv_sched_retry(srv_sched_t *s, int64_t unit_id, int extra, int64_t now, int64_t *restored,
+                    srv_result_info_t *info) {
+  srv_result_info_t tmp;
+  int64_t n = 0;
+  int yes = 0;
+  if (!info) info = &tmp;
+  memset(info, 0, sizeof *info);
+  int rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  if ((rc = in_job(s, unit_id, &yes)) == 0 && !yes)
+    rc = srv_store_failf(s->store, NQ_EINVAL, "unit %lld is not in the job for N=%d",
+                         (long long)unit_id, s->job.n);
+  if (rc == 0) rc = srv_unit_retry(s->store, unit_id, extra, now, NULL);
+  if (rc == 0) rc = srv_unit_restore_votes(s->store, unit_id, &n);
+  if (rc == 0) rc = quorum_check(s, unit_id, s->job.id, now, info);
+  rc = srv_store_release(s->store, rc);
+  if (restored) *restored = rc ? 0 : n;
   if (rc) memset(info, 0, sizeof *info);
   return rc;
 }

@@ -203,6 +203,14 @@ int srv_sched_ban_owner(srv_sched_t *s, int64_t owner_id, int64_t now, int64_t *
  * `quorum` fresh results of other keys. NQ_ENOTFOUND; NQ_EINVAL for a unit of another job. */
 int srv_sched_reopen(srv_sched_t *s, int64_t unit_id, int64_t now, int *job_reopened);
 
+/* The operator retries a disputed or awaiting unit (nq-admin unit retry): its voided votes that
+ * nothing voting contradicts any more are restored (srv_unit_restore_votes; *restored, may be
+ * NULL), it may take `extra` more results (srv_unit_retry), and its votes are counted again at
+ * once, so it may be verified by this call (info: may be NULL). Atomic; NQ_ENOTFOUND, NQ_ESTATE,
+ * NQ_EINVAL as srv_unit_retry, and for a unit of another job. */
+int srv_sched_retry(srv_sched_t *s, int64_t unit_id, int extra, int64_t now, int64_t *restored,
+                    srv_result_info_t *info);
+
 /* Sweep: leases with deadline <= now become expired and their units need a replica again (they
  * are reissued to other clients by get_work). The original client's result still counts if it
  * arrives before the unit is decided. *n_expired (may be NULL) gets the number swept. Call it from

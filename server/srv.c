@@ -622,6 +622,7 @@ void srv_stop(srv_t *s, int exit_code) {
   close_all_handles(s);
   srv_web_stop(s);
   srv_backup_stop(s);
+  srv_stall_stop(s);
   srv_outage_stop(s);
   srv_peers_summary(&s->peers, s->cfg.summary_seconds, uv_now(s->loop));
   nq_log(NQ_LOG_INFO, "shutdown: closing %d connection(s); %llu requests in %llu batches "
@@ -904,12 +905,14 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   }
   if ((rc = srv_web_start(s, errbuf, errlen)) != 0) goto fail;
   if ((rc = srv_backup_start(s, errbuf, errlen)) != 0) goto fail;
+  if ((rc = srv_stall_start(s, errbuf, errlen)) != 0) goto fail;
   if (srv_job_is_done(&s->sched.job)) srv_job_finished(s);
   return 0;
 fail:
   close_all_handles(s);
   srv_web_stop(s);
   srv_backup_stop(s);
+  srv_stall_stop(s);
   srv_outage_stop(s);
   uv_run(loop, UV_RUN_NOWAIT); /* runs the close callbacks of what was opened */
   srv_free(s);

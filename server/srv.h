@@ -24,6 +24,7 @@
 #include "nq/conn.h"
 #include "peers.h"
 #include "srv_backup.h"
+#include "srv_stall.h"
 #include "srv_outage.h"
 #include "nq/proto.h"
 #include "nq/tls.h"
@@ -211,6 +212,7 @@ struct srv_s {
   srv_metrics_t metrics;  /* for /metrics */
   struct srv_web_s *web;  /* the HTTP status page (web.h), NULL when off */
   srv_backup_t *backup;   /* scheduled backups (srv_backup.h), NULL when off */
+  srv_stall_t *stall;     /* the stalled units' count (srv_stall.h) */
   srv_outage_t *outage;   /* the alive stamps (srv_outage.h) */
 };
 

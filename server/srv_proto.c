@@ -458,7 +458,7 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
   /* A ban takes effect on the client's open connection too, once the batch has committed. */
   if (fx.banned) s->ban_pending = 1;
   if (fx.reopened && req.cmd == NQ_ADMIN_UNIT_RETRY)
-    nq_log(NQ_LOG_INFO, "admin: disputed unit %s re-opened for %lld more result(s)", fx.unit,
+    nq_log(NQ_LOG_INFO, "admin: unit %s retried for %lld more result(s)", fx.unit,
            (long long)fx.added);
   else if (fx.reopened_units)
     nq_log(NQ_LOG_INFO, "admin %s: %lld unit(s) re-opened", nq_admin_cmd_name(req.cmd),
@@ -466,6 +466,7 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
   if (fx.job_reopened) s->reopen_pending = 1;
   if (fx.queued) s->queue_pending = 1;
   if (fx.next) s->next_pending = fx.next;
+  if (fx.job_done) s->done_pending = 1;
   nq_admin_reply_t rep = {req.cmd, data};
   r->reply = nq_admin_reply_pack(&rep);
   json_decref(data);

@@ -236,10 +236,18 @@ int srv_unit_find_text(srv_store_t *st, int64_t job_id, const char *text, srv_un
  * ones (arrived while it was disputed) count toward the cap but do not vote. Trust counters and
  * bans are not touched. One atomic step (joins an open transaction, else commits by itself).
  * `now` is the operator's clock (kept for symmetry with the other mutations; nothing is stamped).
+ * An awaiting unit (issue 36: one that waits for votes no key can give, e.g. re-opened by a spot
+ * check whose liar was then banned) gets the same allowance and stays awaiting; the scheduler's
+ * srv_sched_retry restores its voided votes first (srv_unit_restore_votes).
  * Returns 0 and *out (may be NULL) = the unit afterwards; NQ_ENOTFOUND (no such unit), NQ_ESTATE
- * (the unit is not disputed; the message says its state), NQ_EINVAL (extra out of range). */
+ * (the unit is neither disputed nor awaiting; the message says its state), NQ_EINVAL (extra out
+ * of range). */
 int srv_unit_retry(srv_store_t *st, int64_t unit_id, int extra, int64_t now,
                    srv_unit_info_t *out);
+/* The unit's voided results vote again where their client can vote and no voting result of the
+ * unit disagrees with them (c2, c4, c8); *n gets how many. The votes are not counted here
+ * (srv_sched_retry does). */
+int srv_unit_restore_votes(srv_store_t *st, int64_t unit_id, int64_t *n);
 
 /* ---- assignments (the scheduler's queries below write them) -------------------------------- */
 
@@ -469,6 +477,9 @@ int srv_client_backends(srv_store_t *st, int64_t client_id, char *buf, size_t le
 /* The backend that computed the assignment's result (schema 011). */
 int srv_asg_set_backend(srv_store_t *st, int64_t asg_id, const char *backend);
 int srv_asg_judge(srv_store_t *st, int64_t asg_id, int64_t client_id, int valid);
+/* How many of the client's last `window` judged results (valid or invalid, newest by id) are
+ * invalid: the auto-ban looks at recent behaviour, not at a lifetime of valid results. */
+int srv_client_recent_invalid(srv_store_t *st, int64_t client_id, int window, int *invalid);
 /* The undecided (reported) results of a unit, oldest first. */
 int srv_asg_list_reported(srv_store_t *st, int64_t unit_id, srv_asg_cb cb, void *arg);
 /* The votes of the unit's largest agreeing group of undecided results, and the votes outside it;

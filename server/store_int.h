@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "store.h"
+#include "store_stall.h"
 
 typedef struct stmt_slot_s {
   const char *sql;
@@ -22,6 +23,8 @@ struct srv_store_s {
   stmt_slot_t *stmts; /* prepared-statement cache, keyed by the SQL pointer */
   size_t nstmts, capstmts;
   char err[512];
+  srv_stalls_t stalls; /* the last stalls computed (store_stall.h), a short-lived cache ... */
+  int stalls_async;    /* ... or the server's worker's last count (srv_stalls_set_async) */
 };
 
 /* A cached prepared statement for `sql`, reset and with bindings cleared. The cache is keyed by
@@ -45,6 +48,11 @@ int srv_store_exec3(srv_store_t *st, const char *sql, int64_t a, int64_t b, int6
 typedef void (*srv_row_fn)(sqlite3_stmt *s, void *out);
 int srv_store_one(srv_store_t *st, const char *sql, const char *text, int64_t num,
                   srv_row_fn row, void *out, const char *what);
+
+/* The ids one query (?1 = arg, and ?2 = arg2 when it has one) selects, as a malloc'ed array
+ * (NULL when *n = 0); on failure none (store_trust.c). */
+int srv_store_id_list(srv_store_t *st, const char *sql, int64_t arg, int64_t arg2, int64_t **ids,
+                      int *n);
 
 /* Column readers. */
 static inline int64_t col_i64(sqlite3_stmt *s, int i) { return sqlite3_column_int64(s, i); }

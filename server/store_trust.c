@@ -100,9 +100,8 @@ int srv_owner_set_key(srv_store_t *st, int64_t owner_id, const char *enrol_hash)
   return rc;
 }
 
-/* The ids one query (?1 = arg, ?2 = arg2) selects, as a malloc'ed array. */
-static int id_list(srv_store_t *st, const char *sql, int64_t arg, int64_t arg2, int64_t **ids,
-                   int *n) {
+int srv_store_id_list(srv_store_t *st, const char *sql, int64_t arg, int64_t arg2, int64_t **ids,
+                      int *n) {
   *ids = NULL;
   *n = 0;
   sqlite3_stmt *s;
@@ -134,8 +133,8 @@ static int id_list(srv_store_t *st, const char *sql, int64_t arg, int64_t arg2, 
 }
 
 int srv_owner_clients(srv_store_t *st, int64_t owner_id, int64_t **ids, int *n) {
-  return id_list(st, "SELECT id FROM clients WHERE owner_id = ?1 ORDER BY id", owner_id, 0, ids,
-                 n);
+  return srv_store_id_list(st, "SELECT id FROM clients WHERE owner_id = ?1 ORDER BY id", owner_id,
+                           0, ids, n);
 }
 
 /* ---- clients ------------------------------------------------------------------------------ */
@@ -188,18 +187,19 @@ int srv_client_units(srv_store_t *st, int64_t client_id, srv_asg_state_t state, 
   if ((unsigned)state >= SRV_ASG_NSTATES || !sql[state])
     return srv_store_failf(st, NQ_EINVAL, "client units: state %s not supported",
                            srv_asg_state_name(state));
-  return id_list(st, sql[state], client_id, 0, ids, n);
+  return srv_store_id_list(st, sql[state], client_id, 0, ids, n);
 }
 
 int srv_units_disputed(srv_store_t *st, int64_t job_id, int64_t client_id, int64_t **ids,
                        int *n) {
   if (client_id > 0)
-    return id_list(st, "SELECT id FROM units u WHERE job_id = ?1 AND state = 'disputed' "
-                       "AND EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = u.id "
-                       "AND a.client_id = ?2 AND a.reported_at IS NOT NULL) ORDER BY id",
-                   job_id, client_id, ids, n);
-  return id_list(st, "SELECT id FROM units WHERE job_id = ?1 AND state = 'disputed' ORDER BY id",
-                 job_id, 0, ids, n);
+    return srv_store_id_list(st, "SELECT id FROM units u WHERE job_id = ?1 AND "
+                             "state = 'disputed' AND EXISTS (SELECT 1 FROM assignments a "
+                             "WHERE a.unit_id = u.id AND a.client_id = ?2 AND "
+                             "a.reported_at IS NOT NULL) ORDER BY id",
+                             job_id, client_id, ids, n);
+  return srv_store_id_list(st, "SELECT id FROM units WHERE job_id = ?1 AND state = 'disputed' "
+                           "ORDER BY id", job_id, 0, ids, n);
 }
 
 /* ---- re-opening --------------------------------------------------------------------------- */

@@ -199,9 +199,9 @@ static int unit_retry_locked(srv_store_t *st, int64_t unit_id, int extra) {
   srv_unit_info_t u;
   int rc = srv_unit_get(st, unit_id, &u);
   if (rc) return rc;
-  if (u.state != SRV_UNIT_DISPUTED)
-    return srv_store_failf(st, NQ_ESTATE, "unit %lld (%s) is %s, not disputed", (long long)u.id,
-                           u.text, srv_unit_state_name(u.state));
+  if (u.state != SRV_UNIT_DISPUTED && u.state != SRV_UNIT_AWAITING)
+    return srv_store_failf(st, NQ_ESTATE, "unit %lld (%s) is %s, not disputed or awaiting",
+                           (long long)u.id, u.text, srv_unit_state_name(u.state));
   /* Recount first: the allowance is relative to every result the unit has, late ones included. */
   if ((rc = srv_store_unit_refresh(st, unit_id)) != 0) return rc;
   sqlite3_stmt *s;
@@ -212,12 +212,34 @@ static int unit_retry_locked(srv_store_t *st, int64_t unit_id, int extra) {
   if ((rc = srv_store_step(st, s, "unit retry")) != 0) return rc;
   rc = srv_store_stmt(st, "UPDATE units SET state = 'awaiting', extra_results = "
                           "max(0, results - (SELECT max_results FROM jobs j WHERE j.id = "
-                          "units.job_id)) + ?2 WHERE id = ?1 AND state = 'disputed'", &s);
+                          "units.job_id)) + ?2 WHERE id = ?1 AND "
+                          "(state = 'disputed' OR state = 'awaiting')", &s);
   if (rc) return rc;
   sqlite3_bind_int64(s, 1, unit_id);
   sqlite3_bind_int(s, 2, extra);
   if ((rc = srv_store_step(st, s, "unit retry")) != 0) return rc;
   return srv_store_unit_refresh(st, unit_id);
+}
+
+/* A voided result votes again when its client can vote (neither it nor its owner banned, not
+ * suspect) and no result that votes disagrees with it: the disagreement that voided it was
+ * settled against the other side. */
+int srv_unit_restore_votes(srv_store_t *st, int64_t unit_id, int64_t *n) {
+  static const char *sql =
+      "UPDATE assignments SET voided = 0 WHERE unit_id = ?1 AND voided = 1 "
+      "AND reported_at IS NOT NULL AND client_id IN (SELECT c.id FROM clients c JOIN owners o "
+      "ON o.id = c.owner_id WHERE c.banned = 0 AND c.suspect = 0 AND o.banned = 0) "
+      "AND NOT EXISTS (SELECT 1 FROM assignments b JOIN clients c ON c.id = b.client_id "
+      "JOIN owners o ON o.id = c.owner_id WHERE b.unit_id = ?1 AND b.voided = 0 "
+      "AND b.reported_at IS NOT NULL AND c.banned = 0 AND c.suspect = 0 AND o.banned = 0 "
+      "AND (b.c2 != assignments.c2 OR b.c4 != assignments.c4 OR b.c8 != assignments.c8))";
+  sqlite3_stmt *s;
+  *n = 0;
+  int rc = srv_store_stmt(st, sql, &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, unit_id);
+  if ((rc = srv_store_step(st, s, "restore votes")) == 0) *n = sqlite3_changes(st->db);
+  return rc;
 }
 
 int srv_unit_retry(srv_store_t *st, int64_t unit_id, int extra, int64_t now,
@@ -742,6 +764,25 @@ int srv_asg_judge(srv_store_t *st, int64_t asg_id, int64_t client_id, int valid)
     rc = srv_store_exec3(st, valid ? "UPDATE clients SET valid = valid + 1 WHERE id = ?1"
                                    : "UPDATE clients SET invalid = invalid + 1 WHERE id = ?1",
                          client_id, 0, 0, "trust count");
+  return rc;
+}
+
+int srv_client_recent_invalid(srv_store_t *st, int64_t client_id, int window, int *invalid) {
+  /* The partial index assignments_client_reported (client_id, id) walks the client's results
+   * newest first; the walk stops after `window` judged ones. */
+  static const char *sql =
+      "SELECT coalesce(sum(state = 'invalid'), 0) FROM (SELECT state FROM assignments "
+      "WHERE client_id = ?1 AND seconds IS NOT NULL AND (state = 'valid' OR state = 'invalid') "
+      "ORDER BY id DESC LIMIT ?2)";
+  sqlite3_stmt *s;
+  *invalid = 0;
+  int rc = srv_store_stmt(st, sql, &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, client_id);
+  sqlite3_bind_int(s, 2, window);
+  if (sqlite3_step(s) == SQLITE_ROW) *invalid = sqlite3_column_int(s, 0);
+  else rc = srv_store_fail(st, "recent results");
+  sqlite3_reset(s);
   return rc;
 }
 

@@ -13,6 +13,7 @@
 #include "nq/nq.h"
 #include "nq/proto.h"
 #include "nq/solver.h"
+#include "store_stall.h"
 #include "web_buf.h"
 
 struct srv_web_s {
@@ -50,7 +51,7 @@ static int leader_cb(const srv_credit_t *c, int rank, void *arg) {
 }
 
 json_t *srv_web_status_json(srv_t *s, int64_t now) {
-  json_t *o = srv_status_json(s->store, &s->sched.job, now);
+  json_t *o = srv_status_json(s->store, &s->sched.job, &s->sched.cfg, now);
   if (!o) return NULL;
   /* The voters of a disputed unit are clients' private names: only the count is public. */
   json_object_del(o, "disputed");
@@ -169,6 +170,33 @@ static void metrics_job(web_buf_t *b, const srv_stats_t *st) {
   web_buf_printf(b, "nq_leases %lld\n", (long long)st->leased);
 }
 
+/* Stalled units (store_stall.h), by reason: an alert on nq_units_stalled > 0 for a while says a
+ * job cannot finish as the fleet stands. The cache the status page uses serves it too. */
+static int metrics_stalls(web_buf_t *b, srv_t *s, int64_t now) {
+  srv_stalls_t x;
+  int rc = srv_stalls_get(s->store, s->sched.job.id, s->sched.cfg.quorum_distinct, now,
+                          SRV_STATUS_ACTIVE_WINDOW, &x);
+  if (rc) return rc;
+  metric_head(b, "nq_units_stalled", "gauge", "Units of the job that cannot finish as the fleet "
+              "stands, by reason (docs/operations.md); left out of the ETA.");
+  for (int i = 0; i < SRV_STALL_NREASONS; i++)
+    web_buf_printf(b, "nq_units_stalled{reason=\"%s\"} %lld\n",
+                   srv_stall_reason_name((srv_stall_reason_t)i), (long long)x.by[i]);
+  metric_head(b, "nq_voters", "gauge", "Keys (--quorum-distinct) that can vote: all, and online "
+              "within 10 min; the job needs nq_job_quorum of them.");
+  web_buf_printf(b, "nq_voters{state=\"can_vote\"} %lld\nnq_voters{state=\"online\"} %lld\n",
+                 (long long)x.keys, (long long)x.keys_online);
+  metric_head(b, "nq_job_quorum", "gauge", "Agreeing results from distinct keys a unit needs.");
+  web_buf_printf(b, "nq_job_quorum %d\n", x.quorum);
+  metric_head(b, "nq_stall_count_timestamp_seconds", "gauge",
+              "When the stalled units were last counted (a worker thread, every 10 s or less "
+              "often when a count takes long); 0: not yet.");
+  web_buf_printf(b, "nq_stall_count_timestamp_seconds %lld\n", (long long)x.at);
+  metric_head(b, "nq_stall_count_duration_seconds", "gauge", "How long that count took.");
+  web_buf_printf(b, "nq_stall_count_duration_seconds %.3f\n", x.seconds);
+  return 0;
+}
+
 /* Scheduled backups (srv_backup.h): a failure shows here as well as in the log. */
 static void metrics_backup(web_buf_t *b, const srv_metrics_t *m) {
   metric_head(b, "nq_backups_total", "counter",
@@ -196,6 +224,10 @@ char *srv_web_metrics_text(srv_t *s, int64_t now, size_t *len) {
   web_buf_printf(&b, "nq_build_info{version=\"%s\",protocol=\"%d\"} 1\n", NQ_VERSION_STRING,
                  NQ_PROTO_VERSION);
   metrics_job(&b, &st);
+  if (metrics_stalls(&b, s, now) != 0) {
+    free(web_buf_take(&b, len));
+    return NULL;
+  }
   metric_head(&b, "nq_results_total", "counter",
               "Result messages since the server started, by outcome.");
   for (int i = 0; i < SRV_OUTCOME_N; i++)

@@ -2,10 +2,16 @@
  * public status object and the history, with no script and no external asset (the Content
  * Security Policy forbids both), so every number is in the markup and it reads the same with
  * JavaScript off. It reloads itself every SRV_WEB_REFRESH_S seconds (meta refresh). Elements the
- * tests and scrapers read carry ids (docs/http.md). */
+ * tests and scrapers read carry ids (docs/http.md). For people: times are dates in UTC, counts
+ * have thousands separators (the plain number is in the element's data-value), the history chart
+ * is inline SVG drawn here, and a finished job's answer comes first.
+ *
+ * The page is a list of sections (page_sections below), each a function of the status and the
+ * history: a new block is one function and one line in that list. */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "web.h"
 #include "web_buf.h"
@@ -13,6 +19,9 @@
 #define SRV_WEB_REFRESH_S 15
 #define CHART_W 640
 #define CHART_H 160
+
+/* One block of the page, from the public status object and the history. */
+typedef void (*page_section_fn)(web_buf_t *b, const json_t *st, const json_t *hist);
 
 static const char *str(const json_t *o, const char *path1, const char *path2) {
   const json_t *v = json_object_get(o, path1);
@@ -36,6 +45,36 @@ static void duration(char *buf, size_t len, double secs) {
   else snprintf(buf, len, "%llds", t);
 }
 
+/* A decimal string with thousands separators: "14200" -> "14,200"; anything that is not all
+ * digits (a "-" for a missing value) is copied as it is. */
+static void grouped(char *buf, size_t len, const char *digits) {
+  size_t n = strlen(digits), o = 0;
+  if (n == 0 || strspn(digits, "0123456789") != n || n + n / 3 + 1 > len) {
+    snprintf(buf, len, "%s", digits);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0 && (n - i) % 3 == 0) buf[o++] = ',';
+    buf[o++] = digits[i];
+  }
+  buf[o] = '\0';
+}
+
+/* A count (a JSON number) with thousands separators. */
+static void grouped_num(char *buf, size_t len, double v) {
+  char d[32];
+  snprintf(d, sizeof d, "%.0f", v < 0 ? 0 : v);
+  grouped(buf, len, d);
+}
+
+/* Unix seconds as a date in UTC: "2026-11-27 09:55 UTC"; "-" for none. */
+static void utc_date(char *buf, size_t len, double secs) {
+  time_t t = (time_t)secs;
+  struct tm tm;
+  if (secs <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M UTC", &tm))
+    snprintf(buf, len, "-");
+}
+
 /* A rate with an SI prefix: "1.23 G". */
 static void si(char *buf, size_t len, double v) {
   static const char *const p[] = {"", "k", "M", "G", "T", "P", "E"};
@@ -50,29 +89,64 @@ static void row(web_buf_t *b, const char *id, const char *label, const char *val
   web_buf_printf(b, "</td></tr>\n");
 }
 
-static void section_units(web_buf_t *b, const json_t *st) {
+/* A row of a count: grouped for people, the plain value in data-value for scripts. */
+static void count_row(web_buf_t *b, const char *id, const char *label, const char *digits) {
+  char g[64];
+  grouped(g, sizeof g, digits);
+  web_buf_printf(b, "<tr><th>%s</th><td class=\"n\" id=\"%s\" data-value=\"", label, id);
+  web_buf_html(b, digits);
+  web_buf_printf(b, "\">");
+  web_buf_html(b, g);
+  web_buf_printf(b, "</td></tr>\n");
+}
+
+static void section_units(web_buf_t *b, const json_t *st, const json_t *hist) {
+  (void)hist;
   static const char *const states[] = {"pending", "leased", "awaiting", "verified", "disputed"};
   const json_t *u = json_object_get(st, "units");
   web_buf_printf(b, "<h2>Units</h2>\n<table id=\"units\">\n");
-  for (size_t i = 0; i < sizeof states / sizeof *states; i++)
-    web_buf_printf(b, "<tr><th>%s</th><td class=\"n\" id=\"units-%s\">%.0f</td></tr>\n",
-                   states[i], states[i], num(u, states[i], NULL));
-  web_buf_printf(b, "<tr><th>total</th><td class=\"n\" id=\"units-total\">%.0f</td></tr>\n"
-                 "</table>\n", num(u, "total", NULL));
+  char id[32], d[32];
+  for (size_t i = 0; i < sizeof states / sizeof *states; i++) {
+    snprintf(id, sizeof id, "units-%s", states[i]);
+    snprintf(d, sizeof d, "%.0f", num(u, states[i], NULL));
+    count_row(b, id, states[i], d);
+  }
+  snprintf(d, sizeof d, "%.0f", num(u, "total", NULL));
+  count_row(b, "units-total", "total", d);
+  web_buf_printf(b, "</table>\n");
+}
+
+/* Units that cannot finish as the fleet stands (store_stall.h), and why; nothing when none. */
+static void section_stalled(web_buf_t *b, const json_t *st, const json_t *hist) {
+  (void)hist;
+  const json_t *x = json_object_get(st, "stalled");
+  double n = num(x, "units", NULL);
+  if (json_is_true(json_object_get(st, "done")) || n <= 0) return;
+  char g[32];
+  grouped_num(g, sizeof g, n);
+  web_buf_printf(b, "<h2>Stalled</h2>\n<p id=\"stalled\" class=\"bad\" data-value=\"%.0f\">"
+                 "%s unit(s) cannot finish as the fleet stands: ", n, g);
+  web_buf_html(b, str(x, "message", NULL));
+  web_buf_printf(b, "</p>\n");
 }
 
 /* What the answer rests on beyond votes (issue 30): kernels, reference audits, and the evidence
  * file of a finished job, next to the answer. */
 static void section_evidence(web_buf_t *b, const json_t *st, int done) {
   const json_t *k = json_object_get(st, "kernels"), *a = json_object_get(st, "audits");
+  char g1[32], g2[32], g3[32];
   web_buf_printf(b, "<p id=\"rests\">");
-  if (num(k, "diverse", NULL) >= 2)
-    web_buf_printf(b, "Each unit is verified by %.0f different kernels; %.0f verified so. ",
-                   num(k, "diverse", NULL), num(k, "units_two_kernels", NULL));
+  if (num(k, "diverse", NULL) >= 2) {
+    grouped_num(g1, sizeof g1, num(k, "units_two_kernels", NULL));
+    web_buf_printf(b, "Each unit is verified by %.0f different kernels; %s verified so. ",
+                   num(k, "diverse", NULL), g1);
+  }
   if (num(a, "count", NULL) > 0) {
-    web_buf_printf(b, "Audits by the reference solver: %.0f, %.0f disagreed; the last recomputed "
-                   "%.0f unit(s): ", num(a, "count", NULL), num(a, "disagreed", NULL),
-                   num(json_object_get(a, "last"), "checked", NULL));
+    grouped_num(g1, sizeof g1, num(a, "count", NULL));
+    grouped_num(g2, sizeof g2, num(a, "disagreed", NULL));
+    grouped_num(g3, sizeof g3, num(json_object_get(a, "last"), "checked", NULL));
+    web_buf_printf(b, "Audits by the reference solver: %s, %s disagreed; the last recomputed "
+                   "%s unit(s): ", g1, g2, g3);
     web_buf_html(b, str(json_object_get(a, "last"), "outcome", NULL));
     web_buf_printf(b, ". ");
   }
@@ -82,17 +156,18 @@ static void section_evidence(web_buf_t *b, const json_t *st, int done) {
   web_buf_printf(b, "</p>\n");
 }
 
-static void section_counts(web_buf_t *b, const json_t *st) {
+static void section_counts(web_buf_t *b, const json_t *st, const json_t *hist) {
+  (void)hist;
   int done = json_is_true(json_object_get(st, "done"));
   const char *src = done ? "final" : "verified";
   web_buf_printf(b, "<h2>%s</h2>\n<table id=\"counts\">\n",
                  done ? "The answer" : "Verified so far");
-  row(b, "total", "TOTAL", str(st, src, "total"));
-  row(b, "unique", "UNIQUE", str(st, src, "unique"));
-  row(b, "c2", "COUNT2", str(st, src, "c2"));
-  row(b, "c4", "COUNT4", str(st, src, "c4"));
-  row(b, "c8", "COUNT8", str(st, src, "c8"));
-  row(b, "nodes", "nodes", str(st, "verified", "nodes"));
+  count_row(b, "total", "TOTAL", str(st, src, "total"));
+  count_row(b, "unique", "UNIQUE", str(st, src, "unique"));
+  count_row(b, "c2", "COUNT2", str(st, src, "c2"));
+  count_row(b, "c4", "COUNT4", str(st, src, "c4"));
+  count_row(b, "c8", "COUNT8", str(st, src, "c8"));
+  count_row(b, "nodes", "nodes", str(st, "verified", "nodes"));
   web_buf_printf(b, "</table>\n<p id=\"match\" class=\"%s\">",
                  json_is_true(json_object_get(st, "match"))    ? "ok"
                  : json_is_false(json_object_get(st, "match")) ? "bad"
@@ -103,40 +178,60 @@ static void section_counts(web_buf_t *b, const json_t *st) {
 }
 
 /* What the answer rests on and what the job still waits for (issue 30). */
-static void section_trust(web_buf_t *b, const json_t *st) {
+static void section_trust(web_buf_t *b, const json_t *st, const json_t *hist) {
+  (void)hist;
   const json_t *t = json_object_get(st, "trust");
   double owners = num(t, "trusted_owners", NULL), contested = num(st, "units", "contested");
   double spot = num(st, "units", "spot_checks");
+  char g[32];
   web_buf_printf(b, "<p id=\"trust\">%s", owners > 0
                  ? "Disagreements between results are settled by the operator's trusted machines, "
                    "never by a vote."
                  : "No trusted owner: this answer rests on votes alone.");
-  if (contested > 0)
-    web_buf_printf(b, " Waiting for %.0f contested unit(s) to be recomputed by a trusted owner.",
-                   contested);
-  if (spot > 0)
-    web_buf_printf(b, " %.0f spot check(s) outstanding.", spot);
+  if (contested > 0) {
+    grouped_num(g, sizeof g, contested);
+    web_buf_printf(b, " Waiting for %s contested unit(s) to be recomputed by a trusted owner.", g);
+  }
+  if (spot > 0) {
+    grouped_num(g, sizeof g, spot);
+    web_buf_printf(b, " %s spot check(s) outstanding.", g);
+  }
   web_buf_printf(b, "</p>\n");
 }
 
-static void section_rate(web_buf_t *b, const json_t *st) {
-  char r[32], nps[32], eta[32], el[32];
+/* Speed and time. A finished job shows when it started and finished and how long it took, not
+ * a "time left" of 0 s; a running one has no ETA while every unit left is stalled. */
+static void section_rate(web_buf_t *b, const json_t *st, const json_t *hist) {
+  (void)hist;
+  char r[32], nps[32], eta[64], el[32], d[40];
+  int done = json_is_true(json_object_get(st, "done"));
   const json_t *rate = json_object_get(st, "rate");
   const json_t *e = json_object_get(rate, "eta_s");
   si(nps, sizeof nps, num(rate, "nodes_per_s", NULL));
   snprintf(r, sizeof r, "%.3g", num(rate, "results_per_s", NULL));
-  duration(eta, sizeof eta, json_is_number(e) ? json_number_value(e) : -1);
   duration(el, sizeof el, num(rate, "elapsed_s", NULL));
-  web_buf_printf(b, "<h2>Speed</h2>\n<table id=\"rate\">\n");
-  row(b, "results-per-s", "results / s", r);
-  row(b, "nodes-per-s", "nodes / s", nps);
-  row(b, "eta", "time left (ETA)", eta);
-  row(b, "elapsed", "running for", el);
+  web_buf_printf(b, "<h2>%s</h2>\n<table id=\"rate\">\n", done ? "Time" : "Speed");
+  utc_date(d, sizeof d, num(st, "job", "created"));
+  row(b, "started", "started", d);
+  if (done) {
+    utc_date(d, sizeof d, num(st, "job", "finished"));
+    row(b, "finished", "finished", d);
+    row(b, "elapsed", "took", el);
+  } else {
+    if (json_is_number(e)) duration(eta, sizeof eta, json_number_value(e));
+    else if (num(st, "stalled", "units") > 0) snprintf(eta, sizeof eta, "none: stalled");
+    else snprintf(eta, sizeof eta, "unknown");
+    row(b, "results-per-s", "results / s", r);
+    row(b, "nodes-per-s", "nodes / s", nps);
+    row(b, "eta", "time left (ETA)", eta);
+    row(b, "elapsed", "running for", el);
+  }
   web_buf_printf(b, "</table>\n");
 }
 
 /* The node rate between samples as an SVG polyline, scaled to its own maximum. */
-static void section_chart(web_buf_t *b, const json_t *hist) {
+static void section_chart(web_buf_t *b, const json_t *st, const json_t *hist) {
+  (void)st;
   const json_t *samples = json_object_get(hist, "samples");
   size_t n = json_array_size(samples);
   double max = 0, t0 = 0, t1 = 0;
@@ -169,14 +264,18 @@ static void section_chart(web_buf_t *b, const json_t *hist) {
     double y = CHART_H - 2 - (max > 0 ? num(s, "nodes_per_s", NULL) / max : 0) * (CHART_H - 20);
     web_buf_printf(b, "%.1f,%.1f ", x, y);
   }
-  char span[32];
+  char span[32], from[40], to[40];
   duration(span, sizeof span, t1 - t0);
+  utc_date(from, sizeof from, t0);
+  utc_date(to, sizeof to, t1);
   web_buf_printf(b, "\"/>\n<text x=\"4\" y=\"14\" font-size=\"12\">%snodes/s</text>\n"
-                 "<text x=\"4\" y=\"%d\" font-size=\"12\">last %s</text>\n</svg>\n",
-                 top, CHART_H + 16, span);
+                 "<text x=\"4\" y=\"%d\" font-size=\"12\">%s</text>\n"
+                 "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%s (%s)</text>"
+                 "\n</svg>\n", top, CHART_H + 16, from, CHART_W - 4, CHART_H + 16, to, span);
 }
 
-static void section_leaders(web_buf_t *b, const json_t *st) {
+static void section_leaders(web_buf_t *b, const json_t *st, const json_t *hist) {
+  (void)hist;
   const json_t *l = json_object_get(st, "leaderboard");
   web_buf_printf(b, "<h2>Volunteers by credit</h2>\n<p>Credit is the nodes of the units whose "
                  "verified answer a volunteer's result agreed with.</p>\n<table "
@@ -186,23 +285,19 @@ static void section_leaders(web_buf_t *b, const json_t *st) {
     const json_t *c = json_array_get(l, i);
     web_buf_printf(b, "<tr><td>%.0f</td><td class=\"name\">", num(c, "rank", NULL));
     web_buf_html(b, str(c, "name", NULL));
+    char cr[64], res[32];
+    grouped(cr, sizeof cr, str(c, "credit", NULL));
+    grouped_num(res, sizeof res, num(c, "results", NULL));
     web_buf_printf(b, "</td><td class=\"n\">");
-    web_buf_html(b, str(c, "credit", NULL));
-    web_buf_printf(b, "</td><td class=\"n\">%.0f</td></tr>\n", num(c, "results", NULL));
+    web_buf_html(b, cr);
+    web_buf_printf(b, "</td><td class=\"n\">%s</td></tr>\n", res);
   }
   web_buf_printf(b, "</table>\n");
 }
 
-char *srv_web_page_html(const json_t *st, const json_t *hist, size_t *len) {
-  web_buf_t b;
-  web_buf_init(&b);
+static void page_head(web_buf_t *b, const json_t *st) {
   int n = (int)num(st, "job", "n");
-  int done = json_is_true(json_object_get(st, "done"));
-  double pct = num(st, "progress", "percent");
-  if (pct < 0) pct = 0;
-  if (pct > 100) pct = 100;
-  const json_t *cl = json_object_get(st, "clients");
-  web_buf_printf(&b,
+  web_buf_printf(b,
                  "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                  "<meta http-equiv=\"refresh\" content=\"%d\">\n"
                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -213,23 +308,59 @@ char *srv_web_page_html(const json_t *st, const json_t *hist, size_t *len) {
                  ".bar{background:#ddd;height:1.4em;border-radius:.3em;overflow:hidden}\n"
                  ".bar div{background:#2a6;height:100%%}\n.ok{color:#080}.bad{color:#b00}\n"
                  "</style></head><body>\n<h1>Counting the <span id=\"n\">%d</span>-queens "
-                 "solutions</h1>\n<p>Job N=%d is <b id=\"state\">%s</b>; %.0f volunteer(s) "
-                 "active, %.0f known.</p>\n"
-                 "<div class=\"bar\" role=\"progressbar\" aria-valuemin=\"0\" "
+                 "solutions</h1>\n", SRV_WEB_REFRESH_S, n, n);
+}
+
+/* The job's state and progress. While it runs: the volunteers active and known; once it is
+ * done, how many are enrolled (nobody is "active" on a finished job). */
+static void section_progress(web_buf_t *b, const json_t *st, const json_t *hist) {
+  (void)hist;
+  int n = (int)num(st, "job", "n");
+  int done = json_is_true(json_object_get(st, "done"));
+  double pct = num(st, "progress", "percent");
+  if (pct < 0) pct = 0;
+  if (pct > 100) pct = 100;
+  const json_t *cl = json_object_get(st, "clients");
+  char known[32], active[32];
+  grouped_num(known, sizeof known, num(cl, "known", NULL));
+  grouped_num(active, sizeof active, num(cl, "active", NULL));
+  web_buf_printf(b, "<p>Job N=%d is <b id=\"state\">%s</b>", n,
+                 done ? "done" : str(st, "job", "state"));
+  if (done) web_buf_printf(b, "; %s volunteer(s) enrolled.</p>\n", known);
+  else web_buf_printf(b, "; %s volunteer(s) active, %s known.</p>\n", active, known);
+  web_buf_printf(b, "<div class=\"bar\" role=\"progressbar\" aria-valuemin=\"0\" "
                  "aria-valuemax=\"100\" aria-valuenow=\"%.2f\"><div style=\"width:%.2f%%\">"
                  "</div></div>\n<p><span id=\"progress\">%.2f%%</span> done</p>\n",
-                 SRV_WEB_REFRESH_S, n, n, n, done ? "done" : str(st, "job", "state"),
-                 num(cl, "active", NULL), num(cl, "known", NULL), pct, pct, pct);
-  section_counts(&b, st);
-  section_trust(&b, st);
-  section_units(&b, st);
-  section_rate(&b, st);
-  section_chart(&b, hist);
-  section_leaders(&b, st);
-  web_buf_printf(&b, "<p><small>nq-server %s; updated at Unix time <span id=\"now\">%.0f</span>"
-                 "; this page reloads every %d s. Machine-readable: <a href=\"/api/status\">"
+                 pct, pct, pct);
+}
+
+static void page_foot(web_buf_t *b, const json_t *st) {
+  char now[40];
+  utc_date(now, sizeof now, num(st, "now", NULL));
+  web_buf_printf(b, "<p><small>nq-server %s; updated <span id=\"now\" data-value=\"%.0f\">%s"
+                 "</span>; this page reloads every %d s. Machine-readable: <a href=\"/api/status\">"
                  "/api/status</a>, <a href=\"/api/history\">/api/history</a>, <a "
                  "href=\"/metrics\">/metrics</a>.</small></p>\n</body></html>\n",
-                 str(st, "server", "version"), num(st, "now", NULL), SRV_WEB_REFRESH_S);
+                 str(st, "server", "version"), num(st, "now", NULL), now, SRV_WEB_REFRESH_S);
+}
+
+/* The sections in the order a running job shows them; a finished job puts its answer first. */
+static const page_section_fn page_running[] = {
+    section_progress, section_stalled, section_counts, section_trust,
+    section_units,    section_rate,    section_chart,  section_leaders};
+static const page_section_fn page_done[] = {
+    section_counts, section_trust, section_progress, section_rate,
+    section_units,  section_chart, section_leaders};
+
+char *srv_web_page_html(const json_t *st, const json_t *hist, size_t *len) {
+  web_buf_t b;
+  web_buf_init(&b);
+  int done = json_is_true(json_object_get(st, "done"));
+  const page_section_fn *sec = done ? page_done : page_running;
+  size_t nsec = done ? sizeof page_done / sizeof *page_done
+                     : sizeof page_running / sizeof *page_running;
+  page_head(&b, st);
+  for (size_t i = 0; i < nsec; i++) sec[i](&b, st, hist);
+  page_foot(&b, st);
   return web_buf_take(&b, len);
 }

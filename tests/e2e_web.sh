@@ -61,6 +61,8 @@ m = re.search(r'id="%s"[^>]*>(.*?)<' % re.escape(sys.argv[2]), html, re.S)
 print(m.group(1).strip() if m else "")
 PYEOF
 }
+# count_of FILE ID: the same for a count, without its thousands separators.
+count_of() { local t; t=$(text_of "$1" "$2"); echo "${t//,/}"; }
 client_cmd() { # client_cmd NAME STATE [extra args]: CMD = the nq-client command line
   local name=$1 state=$2
   shift 2
@@ -87,8 +89,8 @@ VER=$(status 's["units"]["verified"]')
 [ "$VER" -gt 0 ] || fail "no unit verified after both partial runs"
 dom running
 PROG=$(text_of "$TMP/running.html" progress)
-TOTAL=$(text_of "$TMP/running.html" total)
-[ "$(text_of "$TMP/running.html" units-verified)" = "$VER" ] || fail "page shows $(text_of "$TMP/running.html" units-verified) verified units, status $VER"
+TOTAL=$(count_of "$TMP/running.html" total)
+[ "$(count_of "$TMP/running.html" units-verified)" = "$VER" ] || fail "page shows $(text_of "$TMP/running.html" units-verified) verified units, status $VER"
 [ "$TOTAL" = "$(status 's["verified"]["total"]')" ] || fail "page TOTAL $TOTAL differs from /api/status"
 case "$PROG" in 0.00%|100.00%|"") fail "progress '$PROG' while running" ;; esac
 grep -q 'Alice.V' "$TMP/running.html" || fail "the named volunteer is not on the leaderboard"
@@ -125,8 +127,18 @@ for i in $(seq 1 1200); do
 done
 dom done
 read -r PT PU <<<"$(published 12)"
-[ "$(text_of "$TMP/done.html" total)" = "$PT" ] || fail "final TOTAL $(text_of "$TMP/done.html" total), published $PT"
-[ "$(text_of "$TMP/done.html" unique)" = "$PU" ] || fail "final UNIQUE differs"
+[ "$(count_of "$TMP/done.html" total)" = "$PT" ] || fail "final TOTAL $(text_of "$TMP/done.html" total), published $PT"
+[ "$(count_of "$TMP/done.html" unique)" = "$PU" ] || fail "final UNIQUE differs"
+# For people (issues 30, 36): 14,200 with its separator, dates in UTC, the answer before the
+# progress bar, and no "time left" or "active" volunteers on a finished job.
+[ "$(text_of "$TMP/done.html" total)" = "14,200" ] || fail "TOTAL shown as '$(text_of "$TMP/done.html" total)', not 14,200"
+grep -Eq 'id="finished"[^>]*>20[0-9]{2}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} UTC<' "$TMP/done.html" || fail "no finish date in UTC"
+"$PY" - "$TMP/done.html" <<'PYEOF' || fail "the finished page does not put the answer first"
+import sys
+h = open(sys.argv[1]).read()
+assert 0 <= h.index("The answer") < h.index('id="progress"'), "answer after progress"
+assert "time left" not in h and " active" not in h, "time left / active on a finished job"
+PYEOF
 [ "$(text_of "$TMP/done.html" progress)" = "100.00%" ] || fail "progress $(text_of "$TMP/done.html" progress) when done"
 grep -q 'MATCH: TOTAL, UNIQUE and COUNT2/4/8 equal the published values' "$TMP/done.html" || fail "no MATCH line"
 grep -q '<svg id="chart"\|id="chart"' "$TMP/done.html" || fail "no chart element"

@@ -14,6 +14,7 @@
 #include "nq/proto.h"
 #include "store.h"
 #include "store_int.h"
+#include "store_stall.h"
 #include "testutil.h"
 
 #include <jansson.h>
@@ -140,7 +141,7 @@ START_TEST(status_matches_database) {
   for (int s = 0; s < SRV_UNIT_NSTATES; s++)
     ck_assert_msg(t.per_state[s] >= 1, "no unit is %s", srv_unit_state_name((srv_unit_state_t)s));
 
-  json_t *st = srv_status_json(f.st, &f.job, f.t0 + 20);
+  json_t *st = srv_status_json(f.st, &f.job, NULL, f.t0 + 20);
   ck_assert_ptr_nonnull(st);
   /* Round trip through text: the object is valid JSON with the stable keys. */
   char *text = json_dumps(st, 0);
@@ -201,7 +202,7 @@ START_TEST(status_matches_database) {
                                         "est_units = 0, est_hi = 0, est_lo = 0, vest_hi = 0, "
                                         "vest_lo = 0"), 0);
   fx_check_counters(&f);
-  st = srv_status_json(f.st, &f.job, f.t0 + 20);
+  st = srv_status_json(f.st, &f.job, NULL, f.t0 + 20);
   ck_assert_ptr_nonnull(st);
   double expect = 100.0 * v / (v + v / nv * (double)(t.all - t.per_state[SRV_UNIT_VERIFIED]));
   pct = json_real_value(json_object_get(json_object_get(st, "progress"), "percent"));
@@ -514,7 +515,10 @@ START_TEST(admin_unit_retry) {
   ck_assert_int_eq(jint(d, "extra_results", NULL), 2);
   ck_assert_int_eq(jint(d, "max_results", NULL), 5);
   json_decref(r);
-  expect_error(&f, req, "bad_state"); /* no longer disputed */
+  /* A pending unit is neither disputed nor awaiting. */
+  snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":%lld}",
+           (long long)first_unit(&f, SRV_UNIT_PENDING).id);
+  expect_error(&f, req, "bad_state");
   r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"status\"}");
   ck_assert_int_eq(jint(json_object_get(r, "data"), "units", "disputed"), 0);
   json_decref(r);
@@ -677,6 +681,184 @@ START_TEST(admin_onboarding_commands) {
 }
 END_TEST
 
+static const json_t *stalled_of(const json_t *st) {
+  const json_t *x = json_object_get(st, "stalled");
+  ck_assert_msg(json_is_object(x), "no stalled object");
+  return x;
+}
+
+/* Issue 36, the one-owner job: every client enrolled under one owner, quorum 2 by owner. Every
+ * unit is stalled (`owners`), with a message that says what to do, and there is no ETA however
+ * many results came in; the view is cached, and an owner that joins ends the stall. */
+START_TEST(stalled_one_owner) {
+  fx_t f;
+  srv_work_t wa[2], wb[2];
+  admin_fx(&f, "admin");
+  fx_job(&f, 8, 3, 2, 3, NULL);
+  int64_t a = fx_client(&f, "alpha");
+  int64_t b = fx_client_of_owner(&f, "bravo", fx_client_of(&f, a).owner_id);
+  ck_assert_int_eq(get_work(&f, a, 2, f.t0 + 10, wa), 2);
+  ck_assert_int_eq(get_work(&f, b, 2, f.t0 + 10, wb), 2);
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_ne(wa[i].unit_id, wb[0].unit_id); /* one owner: never two replicas */
+    report(&f, a, &wa[i], 0, f.t0 + 11);
+    report(&f, b, &wb[i], 0, f.t0 + 11);
+  }
+  json_t *st = srv_status_json(f.st, &f.job, NULL, f.t0 + 20);
+  ck_assert_ptr_nonnull(st);
+  const json_t *x = stalled_of(st);
+  ck_assert_int_eq(jint(x, "units", NULL), f.job.units);
+  ck_assert_int_eq(jint(x, "by", "owners"), f.job.units);
+  ck_assert_int_eq(jint(x, "keys", NULL), 1);
+  ck_assert_int_eq(jint(x, "quorum", NULL), 2);
+  ck_assert_str_eq(jstr(x, "distinct", NULL), "owner");
+  ck_assert_msg(strstr(jstr(x, "message", NULL), "quorum 2 by owner") &&
+                    strstr(jstr(x, "message", NULL), "nq-admin owner add"),
+                "%s", jstr(x, "message", NULL));
+  ck_assert_int_eq(jint(st, "units", "awaiting"), 4);
+  ck_assert(json_is_null(json_object_get(json_object_get(st, "rate"), "eta_s")));
+  json_decref(st);
+  /* A second owner's client: the cached view still says stalled for SRV_STALL_CACHE_S ... */
+  int64_t c = fx_client(&f, "charlie");
+  srv_work_t wc;
+  ck_assert_int_eq(get_work(&f, c, 1, f.t0 + 21, &wc), 1);
+  st = srv_status_json(f.st, &f.job, NULL, f.t0 + 21);
+  ck_assert_int_eq(jint(stalled_of(st), "by", "owners"), f.job.units);
+  json_decref(st);
+  /* ... then it is computed again: two owners can vote, nothing is stalled, and a lease plus the
+   * results give an ETA. */
+  st = srv_status_json(f.st, &f.job, NULL, f.t0 + 21 + SRV_STALL_CACHE_S);
+  x = stalled_of(st);
+  ck_assert_int_eq(jint(x, "units", NULL), 0);
+  ck_assert_int_eq(jint(x, "keys", NULL), 2);
+  ck_assert(json_is_null(json_object_get(x, "message")));
+  ck_assert(json_is_integer(json_object_get(json_object_get(st, "rate"), "eta_s")));
+  json_decref(st);
+  /* Without the server's settings (local mode) the keys are those the server last ran with. */
+  ck_assert_int_eq(srv_meta_set(f.st, SRV_META_QUORUM_DISTINCT, "client"), 0);
+  st = srv_status_json(f.st, &f.job, NULL, f.t0 + 22 + SRV_STALL_CACHE_S);
+  ck_assert_str_eq(jstr(stalled_of(st), "distinct", NULL), "client");
+  ck_assert_int_eq(jint(stalled_of(st), "keys", NULL), 3);
+  json_decref(st);
+  fx_done(&f);
+}
+END_TEST
+
+/* A job with every verified unit spot-checked (no auto-ban): alpha and bravo verify the first
+ * unit with results skewed by `skew` (0: right), then the client `checker` gets its spot check
+ * and answers with `check_skew`, which disagrees: the unit is re-opened with alpha's and bravo's
+ * votes voided. *wa: alpha's assignment. */
+static void spot_checked(fx_t *f, int skew, int check_skew, const char *checker, srv_work_t *wa) {
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.spot_check = 100;
+  cfg.ban_threshold = 0;
+  admin_fx(f, "admin");
+  fx_job(f, 8, 3, 2, 3, &cfg);
+  int64_t a = fx_client(f, "alpha"), b = fx_client(f, "bravo"), c = fx_client(f, checker);
+  srv_work_t wb, wc;
+  ck_assert_int_eq(get_work(f, a, 1, f->t0 + 10, wa), 1);
+  ck_assert_int_eq(get_work(f, b, 1, f->t0 + 10, &wb), 1);
+  ck_assert_int_eq(wb.unit_id, wa->unit_id);
+  report(f, a, wa, skew, f->t0 + 11);
+  report(f, b, &wb, skew, f->t0 + 11);
+  ck_assert_int_eq(get_work(f, c, 1, f->t0 + 12, &wc), 1);
+  ck_assert_int_eq(wc.unit_id, wa->unit_id); /* the spot check */
+  report(f, c, &wc, check_skew, f->t0 + 13);
+}
+
+/* Issue 36, the banned liar: alpha and bravo verify a unit, the liar's spot check disagrees and
+ * re-opens it with their votes voided; once the liar is banned no owner is left that could vote
+ * on it (`voted`), which status says. `units --state awaiting` shows the votes (voided ones
+ * marked), and `unit retry` restores the honest votes, which verify the unit again. */
+START_TEST(stalled_banned_liar) {
+  fx_t f;
+  srv_work_t wa;
+  spot_checked(&f, 0, 1, "liar", &wa);
+  srv_unit_info_t u;
+  ck_assert_int_eq(srv_unit_get(f.st, wa.unit_id, &u), 0);
+  ck_assert_int_eq(u.state, SRV_UNIT_AWAITING);
+  json_t *r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"client_ban\",\"name\":\"liar\"}");
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"status\"}");
+  const json_t *x = stalled_of(json_object_get(r, "data"));
+  ck_assert_int_eq(jint(x, "units", NULL), 1);
+  ck_assert_int_eq(jint(x, "by", "voted"), 1);
+  ck_assert_int_eq(jint(x, "keys", NULL), 2);
+  ck_assert_msg(strstr(jstr(x, "message", NULL), "1 voted"), "%s", jstr(x, "message", NULL));
+  json_decref(r);
+  /* Its votes: three results, alpha's and bravo's voided, the liar's not voting (banned). */
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"units\",\"state\":\"awaiting\"}");
+  const json_t *reps = json_object_get(json_array_get(json_object_get(json_object_get(r, "data"),
+                                                                      "units"), 0), "replicas");
+  ck_assert_int_eq(json_array_size(reps), 3);
+  int voided = 0, voting = 0;
+  for (size_t i = 0; i < 3; i++) {
+    voided += json_is_true(json_object_get(json_array_get(reps, i), "voided"));
+    voting += json_is_true(json_object_get(json_array_get(reps, i), "votes"));
+  }
+  ck_assert_int_eq(voided, 2);
+  ck_assert_int_eq(voting, 0);
+  json_decref(r);
+  char req[200];
+  snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":%lld}",
+           (long long)wa.unit_id);
+  r = ask(&f, req);
+  const json_t *d = json_object_get(r, "data");
+  ck_assert_int_eq(jint(d, "restored", NULL), 2);
+  ck_assert_str_eq(jstr(d, "state", NULL), "verified");
+  json_decref(r);
+  r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"status\"}");
+  ck_assert_int_eq(jint(stalled_of(json_object_get(r, "data")), "units", NULL), 0);
+  json_decref(r);
+  fx_check_counters(&f);
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
+/* unit_retry --client LIAR after the ban: its awaiting units are retried with their honest votes
+ * restored, which verifies them. */
+START_TEST(retry_client_restores_awaiting) {
+  fx_t f;
+  srv_work_t wa;
+  spot_checked(&f, 0, 1, "liar", &wa);
+  json_decref(ask(&f, "{\"type\":\"admin\",\"cmd\":\"client_ban\",\"name\":\"liar\"}"));
+  json_t *r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"client\":\"liar\"}");
+  const json_t *d = json_object_get(r, "data");
+  ck_assert_int_eq(jint(d, "retried", NULL), 1);
+  ck_assert_int_eq(jint(d, "awaiting", NULL), 1);
+  ck_assert_int_eq(jint(d, "restored", NULL), 2);
+  ck_assert_int_eq(jint(d, "verified", NULL), 1);
+  ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(d, "units"), 0)), wa.unit_id);
+  json_decref(r);
+  srv_unit_info_t u;
+  ck_assert_int_eq(srv_unit_get(f.st, wa.unit_id, &u), 0);
+  ck_assert_int_eq(u.state, SRV_UNIT_VERIFIED);
+  fx_check_counters(&f);
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
+/* Retry restores no vote a voting result contradicts: with the disagreeing spot checker in good
+ * standing, alpha's and bravo's votes stay voided (the unit waits for other owners). */
+START_TEST(retry_keeps_contradicted_votes_voided) {
+  fx_t f;
+  srv_work_t wa;
+  spot_checked(&f, 1, 0, "checker", &wa); /* alpha and bravo agree on a wrong answer */
+  char req[200];
+  snprintf(req, sizeof req, "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":%lld}",
+           (long long)wa.unit_id);
+  json_t *r = ask(&f, req);
+  const json_t *d = json_object_get(r, "data");
+  ck_assert_int_eq(jint(d, "restored", NULL), 0);
+  ck_assert_str_eq(jstr(d, "state", NULL), "awaiting");
+  json_decref(r);
+  fx_done(&f);
+}
+END_TEST
+
 /* A whole small job at quorum 1: done, final totals, and the published-value check. */
 START_TEST(finished_job_matches_published) {
   fx_t f;
@@ -689,7 +871,7 @@ START_TEST(finished_job_matches_published) {
     if (n == 0) break;
     for (int i = 0; i < n; i++) report(&f, a, &w[i], 0, f.t0 + 11);
   }
-  json_t *st = srv_status_json(f.st, &f.job, f.t0 + 20);
+  json_t *st = srv_status_json(f.st, &f.job, NULL, f.t0 + 20);
   ck_assert_ptr_nonnull(st);
   ck_assert(json_is_true(json_object_get(st, "done")));
   ck_assert_str_eq(jstr(st, "final", "total"), "724");
@@ -843,11 +1025,34 @@ START_TEST(binary_local_mode) {
   ck_assert_int_eq(u.extra_results, 3);
   snprintf(cmd, sizeof cmd, "'%s/nq-admin' unit retry %lld --json --data '%s'", bin,
            (long long)disputed.id, f.dir);
-  ck_assert_int_eq(run(cmd, out, sizeof out), 1); /* no longer disputed */
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0); /* awaiting now: retried again (issue 36) */
+  ck_assert_msg(strstr(out, "\"restored\": 0") != NULL, "%s", out);
   snprintf(cmd, sizeof cmd, "'%s/nq-admin' jobs --data '%s'", bin, f.dir);
   ck_assert_int_eq(run(cmd, out, sizeof out), 0);
   snprintf(cmd, sizeof cmd, "'%s/nq-admin' status --data '%s' --n 9", bin, f.dir);
   ck_assert_int_eq(run(cmd, out, sizeof out), 1);
+  fx_done(&f);
+}
+END_TEST
+
+/* Issue 36: with more disputed units than the status object lists (SRV_STATUS_DISPUTED_MAX),
+ * the table counts them all ("173 unit(s)", "... and 153 more"), not the capped list ("100",
+ * "80 more"). The units are made disputed in the database directly: the counters follow by
+ * trigger. */
+START_TEST(binary_status_counts_every_disputed) {
+  fx_t f;
+  char cmd[1024], out[65536], want[96];
+  admin_fx(&f, "admin-bin");
+  fx_job(&f, 11, 3, 2, 3, NULL);
+  ck_assert_int_gt(f.job.units, SRV_STATUS_DISPUTED_MAX + 20);
+  ck_assert_int_eq(sqlite3_exec(f.st->db, "UPDATE units SET state = 'disputed'", NULL, NULL, NULL),
+                   SQLITE_OK);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' status --data '%s'", tu_bin_dir(), f.dir);
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0);
+  snprintf(want, sizeof want, "disputed   %lld unit(s) resolving", (long long)f.job.units);
+  ck_assert_msg(strstr(out, want), "%s", out);
+  snprintf(want, sizeof want, "  ... and %lld more\n", (long long)f.job.units - 20);
+  ck_assert_msg(strstr(out, want), "%s", out);
   fx_done(&f);
 }
 END_TEST
@@ -1011,11 +1216,16 @@ static Suite *suite(void) {
   tcase_add_test(tc, absurd_progress_breaks_nothing);
   tcase_add_test(tc, finished_job_matches_published);
   tcase_add_test(tc, admin_job_queue);
+  tcase_add_test(tc, stalled_one_owner);
+  tcase_add_test(tc, stalled_banned_liar);
+  tcase_add_test(tc, retry_keeps_contradicted_votes_voided);
+  tcase_add_test(tc, retry_client_restores_awaiting);
   suite_add_tcase(s, tc);
   TCase *bin = tcase_create("binary");
   tcase_set_timeout(bin, 60);
   tcase_add_test(bin, binary_errors);
   tcase_add_test(bin, binary_local_mode);
+  tcase_add_test(bin, binary_status_counts_every_disputed);
   tcase_add_test(bin, binary_job_archive_delete);
   suite_add_tcase(s, bin);
   return s;

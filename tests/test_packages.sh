@@ -2,7 +2,8 @@
 # Packages and the static client (issue 13), run by scripts/test.sh after the check suites:
 #   1. cpack -G DEB in BUILD (configured with -DCMAKE_INSTALL_PREFIX=/usr): nq-client and
 #      nq-server packages; their contents (dpkg-deb -c) and control fields (dpkg-deb -I): the
-#      client depends on libuv/jansson/OpenSSL and never on SQLite, the server does;
+#      client depends on libuv/jansson/OpenSSL and never on SQLite, the server does; the server
+#      package has every doc, and no shipped doc needs the sqlite3 shell;
 #   2. the client package unpacked with dpkg -x into a temporary root runs its nq-client --version;
 #   3. the units: the exit codes that must not restart, credentials by LoadCredential=, idle CPU
 #      policy; with systemd-analyze: `verify` clean and `security` exposure <= 2.0 for both;
@@ -57,6 +58,17 @@ for f in usr/bin/nq-server usr/bin/nq-admin usr/lib/systemd/system/nq-server.ser
          usr/lib/sysusers.d/nq-server.conf usr/share/man/man1/nq-server.1; do
   grep -qx "./$f" "$TMP/server.list" || fail "nq-server lacks $f"
 done
+# Every doc is in the server package (operations.md links to them all: http.md, planning.md, ...),
+# and no shipped recipe runs the sqlite3 shell, which the package does not depend on (backups are
+# `nq-admin backup`).
+for f in "$SRC"/docs/*.md; do
+  grep -qx "./usr/share/doc/nq-server/$(basename "$f")" "$TMP/server.list" ||
+    fail "nq-server lacks docs/$(basename "$f")"
+done
+if ! grep -q "sqlite3 " <<<"$sdep"; then
+  grep -nE '^[[:space:]]*(\$ )?sqlite3 ' "$SRC"/README.md "$SRC"/docs/*.md &&
+    fail "a shipped doc runs the sqlite3 shell, which nq-server does not depend on"
+fi
 for f in "$SRC"/schema/[0-9][0-9][0-9]_*.sql; do
   grep -qx "./usr/share/nq/schema/$(basename "$f")" "$TMP/server.list" ||
     fail "nq-server lacks the migration $(basename "$f")"

@@ -266,7 +266,11 @@ START_TEST(dispute_retry_to_quorum) {
   ck_assert_int_eq(srv_unit_retry(f.st, unit, 1, now, &u), 0);
   ck_assert_int_eq(u.state, SRV_UNIT_AWAITING);
   ck_assert_int_eq(u.extra_results, 2);
-  ck_assert_int_eq(srv_unit_retry(f.st, unit, 1, now, NULL), NQ_ESTATE); /* no longer disputed */
+  /* Awaiting now (issue 36: retry takes awaiting units too): the allowance is relative to the
+   * results it has, so the same retry again changes nothing. */
+  ck_assert_int_eq(srv_unit_retry(f.st, unit, 1, now, &u), 0);
+  ck_assert_int_eq(u.state, SRV_UNIT_AWAITING);
+  ck_assert_int_eq(u.extra_results, 2);
   /* c4's true result: 2 true vs 3 wrong, at the cap: disputed again, and it goes on. */
   ck_assert_int_eq(fx_report_true(&f, cl[4], &w[4], now + 1, &info), 0);
   ck_assert(info.unit_disputed && !info.unit_verified);
@@ -782,6 +786,52 @@ START_TEST(auto_ban_past_threshold) {
 }
 END_TEST
 
+/* Issue 36: the threshold counts recent results. A client honest for six units that then lies
+ * is banned by its third lie (threshold 3), although its lifetime valid results outnumber its
+ * invalid ones; under the old rule (invalid > valid) it would have lied seven times. */
+START_TEST(auto_ban_after_honest_history) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.ban_threshold = 3;
+  cfg.spot_check = 0;
+  fx_init(&f, 9, 4, 2, 5, &cfg);
+  int64_t turn = fx_client(&f, "turncoat"), h1 = fx_client(&f, "h1"), h2 = fx_client(&f, "h2");
+  srv_work_t wt, w1, w2;
+  srv_result_info_t info;
+  for (int i = 0; i < 6; i++) {
+    ck_assert_int_eq(fx_work(&f, turn, 1, T0 + i, &wt, NULL), 1);
+    ck_assert_int_eq(fx_work(&f, h1, 1, T0 + i, &w1, NULL), 1);
+    ck_assert_int_eq(w1.unit_id, wt.unit_id);
+    ck_assert_int_eq(fx_report_true(&f, turn, &wt, T0 + i, NULL), 0);
+    ck_assert_int_eq(fx_report_true(&f, h1, &w1, T0 + i, &info), 0);
+    ck_assert(info.unit_verified);
+  }
+  ck_assert_int_eq(fx_client_of(&f, turn).valid, 6);
+  for (int lie = 1; lie <= 3; lie++) {
+    int64_t now = T0 + 10 + lie;
+    ck_assert_int_eq(fx_work(&f, turn, 1, now, &wt, NULL), 1);
+    ck_assert_int_eq(fx_work(&f, h1, 1, now, &w1, NULL), 1);
+    ck_assert_int_eq(w1.unit_id, wt.unit_id);
+    nq_counts_t bad = fx_lie(wt.unit);
+    ck_assert_int_eq(fx_report(&f, turn, wt.id, wt.unit, &bad, NQ_SOLVER_VERSION, now, NULL), 0);
+    ck_assert_int_eq(fx_report_true(&f, h1, &w1, now, NULL), 0);
+    ck_assert_int_eq(fx_work(&f, h2, 1, now, &w2, NULL), 1);
+    ck_assert_int_eq(w2.unit_id, wt.unit_id);
+    ck_assert_int_eq(fx_report_true(&f, h2, &w2, now, &info), 0);
+    ck_assert(info.unit_verified);
+    srv_client_t c = fx_client_of(&f, turn);
+    ck_assert_int_eq(c.invalid, lie);
+    ck_assert_int_eq(c.banned, lie == 3);
+    ck_assert_int_eq(info.banned, lie == 3);
+  }
+  ck_assert_int_eq(fx_client_of(&f, h1).banned, 0);
+  ck_assert_int_eq(fx_client_of(&f, h2).banned, 0);
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
 /* The scheduler never commits on its own: without the caller's transaction it refuses. */
 START_TEST(sched_requires_transaction) {
   fx_t f;
@@ -824,6 +874,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, impossible_numbers_refused);
   tcase_add_test(tc, banned_client_gets_nothing);
   tcase_add_test(tc, auto_ban_past_threshold);
+  tcase_add_test(tc, auto_ban_after_honest_history);
   tcase_add_test(tc, sched_requires_transaction);
   suite_add_tcase(s, tc);
   return s;

@@ -16,6 +16,7 @@
 #include "admin_api.h"
 #include "fx_hostile.h"
 #include "fx_store.h"
+#include "store_stall.h"
 #include "nq/proto.h"
 #include "nq/solver.h"
 #include "testutil.h"
@@ -205,6 +206,12 @@ START_TEST(spot_liar_caught_honest_stand) {
   ck_assert_int_eq(s.blocked, 0); /* contested units wait for a trusted result, not an operator */
   ck_assert_int_eq(s.trusted_owners, 1);
   ck_assert_int_eq(s.trusted_active, 0);
+  /* Issue 36: with no trusted client online they are stalled, as `contested`. */
+  srv_stalls_t x;
+  ck_assert_int_eq(srv_stalls_compute(f.st, f.job.id, SRV_DISTINCT_OWNER, now, 600, &x), 0);
+  ck_assert_int_eq(x.by[SRV_STALL_CONTESTED], contested);
+  ck_assert_int_eq(x.by[SRV_STALL_BLOCKED], 0);
+  ck_assert_int_eq(x.trusted_online, 0);
   /* The honest results now waiting on contested units: they must stand. */
   int64_t honest_waiting = fx_q1(f.path, "SELECT count(*) FROM assignments a JOIN units u ON "
                                          "u.id = a.unit_id JOIN clients c ON c.id = a.client_id "
@@ -302,7 +309,7 @@ START_TEST(status_says_what_it_rests_on) {
   cfg.spot_check = 0;
   fx_init(&f, 8, 3, 2, 3, &cfg);
   int64_t l = fx_client(&f, "liar"), h1 = fx_client(&f, "h1"), t = fx_client(&f, "lab");
-  json_t *st = srv_status_json(f.st, &f.job, T0);
+  json_t *st = srv_status_json(f.st, &f.job, NULL, T0);
   ck_assert_ptr_nonnull(st);
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(st, "trust"), "rests_on")),
                    "votes");
@@ -311,7 +318,7 @@ START_TEST(status_says_what_it_rests_on) {
   actor_t a[2] = {{l, LIAR, 4, 1}, {h1, HONEST, 4, 1}};
   int64_t now = T0;
   round_of(&f, a, 2, &now);
-  st = srv_status_json(f.st, &f.job, now);
+  st = srv_status_json(f.st, &f.job, NULL, now);
   ck_assert_ptr_nonnull(st);
   const json_t *tr = json_object_get(st, "trust");
   ck_assert_str_eq(json_string_value(json_object_get(tr, "rests_on")), "trusted");

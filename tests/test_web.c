@@ -194,8 +194,15 @@ START_TEST(status_numbers) {
   char *html = srv_web_page_html(st, h, &len);
   ck_assert_ptr_nonnull(html);
   ck_assert_uint_eq(strlen(html), len);
-  ck_assert_ptr_nonnull(strstr(html, "id=\"total\">92<"));
-  ck_assert_ptr_nonnull(strstr(html, "id=\"unique\">12<"));
+  ck_assert_ptr_nonnull(strstr(html, "id=\"total\" data-value=\"92\">92<"));
+  ck_assert_ptr_nonnull(strstr(html, "id=\"unique\" data-value=\"12\">12<"));
+  /* Issue 36/30: the answer first, dates in UTC, no "time left" or "active" on a finished job. */
+  ck_assert_ptr_nonnull(strstr(html, "<h2>The answer</h2>"));
+  ck_assert(strstr(html, "<h2>The answer</h2>") < strstr(html, "id=\"progress\""));
+  ck_assert_ptr_null(strstr(html, "time left"));
+  ck_assert_ptr_null(strstr(html, " active"));
+  ck_assert_ptr_nonnull(strstr(html, " UTC</td>"));
+  ck_assert_ptr_nonnull(strstr(html, "id=\"finished\""));
   ck_assert_ptr_nonnull(strstr(html, "id=\"progress\">100.00%<"));
   ck_assert_ptr_nonnull(strstr(html, "MATCH"));
   /* Issue 30: what the answer rests on (no trusted owner here). */
@@ -211,6 +218,40 @@ START_TEST(status_numbers) {
   json_decref(h);
   json_decref(st);
   fx_done(&f);
+}
+END_TEST
+
+/* The page for people (issues 30, 36) from a status object as /api/status gives it: counts with
+ * thousands separators (the plain value in data-value), dates in UTC, stalled units with their
+ * reason, and no ETA while every unit left is stalled. */
+START_TEST(page_for_people) {
+  json_error_t e;
+  json_t *st = json_loads(
+      "{\"now\":1700000600,\"done\":false,\"job\":{\"n\":12,\"state\":\"running\","
+      "\"created\":1700000000},\"units\":{\"total\":1234567,\"awaiting\":424},"
+      "\"progress\":{\"percent\":0},\"rate\":{\"eta_s\":null,\"elapsed_s\":600},"
+      "\"verified\":{\"total\":\"14200\",\"unique\":\"1787\",\"c2\":\"0\","
+      "\"c4\":\"100\",\"c8\":\"1234567890123\",\"nodes\":\"999\"},"
+      "\"clients\":{\"active\":4,\"known\":1500},\"stalled\":{\"units\":1234,"
+      "\"message\":\"no unit can be verified: quorum 2 by owner <x>\"}}", 0, &e);
+  ck_assert_msg(st != NULL, "%s", e.text);
+  size_t len;
+  char *html = srv_web_page_html(st, NULL, &len);
+  ck_assert_ptr_nonnull(html);
+  ck_assert_ptr_nonnull(strstr(html, "id=\"total\" data-value=\"14200\">14,200<"));
+  ck_assert_ptr_nonnull(strstr(html, "data-value=\"1234567890123\">1,234,567,890,123<"));
+  ck_assert_ptr_nonnull(strstr(html, "id=\"units-total\" data-value=\"1234567\">1,234,567<"));
+  ck_assert_ptr_nonnull(strstr(html, "id=\"c2\" data-value=\"0\">0<"));
+  ck_assert_ptr_nonnull(strstr(html, "4 volunteer(s) active, 1,500 known"));
+  ck_assert_ptr_nonnull(strstr(html, "2023-11-14 22:13 UTC")); /* started */
+  ck_assert_ptr_nonnull(strstr(html, "2023-11-14 22:23 UTC")); /* updated */
+  ck_assert_ptr_nonnull(strstr(html, "id=\"stalled\""));
+  ck_assert_ptr_nonnull(strstr(html, "1,234 unit(s) cannot finish"));
+  ck_assert_ptr_nonnull(strstr(html, "quorum 2 by owner &lt;x&gt;"));
+  ck_assert_ptr_nonnull(strstr(html, "id=\"eta\">none: stalled<"));
+  ck_assert_ptr_nonnull(strstr(html, "<p id=\"chart\">")); /* no history: a line instead */
+  free(html);
+  json_decref(st);
 }
 END_TEST
 
@@ -251,7 +292,9 @@ START_TEST(metrics_text) {
       "nq_connections{kind=\"protocol\"} 0", "nq_commit_duration_seconds_count 3",
       "nq_commit_duration_seconds_bucket{le=\"+Inf\"} 3",
       "nq_commit_duration_seconds_bucket{le=\"0.0005\"} 1",
-      "nq_commit_duration_seconds_bucket{le=\"10\"} 2", "nq_get_work_duration_seconds_count 0"};
+      "nq_commit_duration_seconds_bucket{le=\"10\"} 2", "nq_get_work_duration_seconds_count 0",
+      "nq_units_stalled{reason=\"owners\"} 0", "nq_units_stalled{reason=\"voted\"} 0",
+      "nq_voters{state=\"can_vote\"} ", "nq_job_quorum "};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
     ck_assert_msg(strstr(text, want[i]), "missing '%s'", want[i]);
   char family[128] = "", type[32] = "";
@@ -367,6 +410,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, credit_exact_past_32_bits);
   tcase_add_test(tc, leaderboard_names);
   tcase_add_test(tc, status_numbers);
+  tcase_add_test(tc, page_for_people);
   tcase_add_test(tc, metrics_text);
   tcase_add_test(tc, history_bounds);
   tcase_add_test(tc, history_sample);

@@ -1,0 +1,169 @@
+/* nq-server: stalled units (store_stall.h): the keys that can vote, and one grouped query over
+ * the units in flight with no live lease. */
+#include "store_stall.h"
+
+#include <string.h>
+
+#include "store_int.h"
+
+static const char *const reason_names[] = {
+#define SRV_STALL_NAME(e, name, text) name,
+    SRV_STALL_REASONS(SRV_STALL_NAME)
+#undef SRV_STALL_NAME
+};
+static const char *const reason_texts[] = {
+#define SRV_STALL_TEXT(e, name, text) text,
+    SRV_STALL_REASONS(SRV_STALL_TEXT)
+#undef SRV_STALL_TEXT
+};
+
+const char *srv_stall_reason_name(srv_stall_reason_t r) {
+  return (unsigned)r < SRV_STALL_NREASONS ? reason_names[r] : "?";
+}
+
+const char *srv_stall_reason_text(srv_stall_reason_t r) {
+  return (unsigned)r < SRV_STALL_NREASONS ? reason_texts[r] : "?";
+}
+
+/* A client that can vote: neither it nor its owner banned, not suspect (sched.c counts no vote
+ * of such a client). c is the clients row, o its owner. */
+#define CAN_VOTE "c.banned = 0 AND c.suspect = 0 AND o.banned = 0"
+
+/* The key of a client (the keys that exist) and of an assignment (the keys a unit has used: the
+ * network is the assignment's own, as the scheduler's pick compares it), per --quorum-distinct.
+ * A client that never connected has no network yet: it is a key of its own. */
+#define KEYS_SQL(key)                                                                            \
+  "SELECT count(DISTINCT " key "), count(DISTINCT CASE WHEN c.last_seen >= ?1 THEN " key       \
+  " END), count(CASE WHEN c.last_seen >= ?1 AND o.trusted = 1 THEN 1 END) "                     \
+  "FROM clients c JOIN owners o ON o.id = c.owner_id WHERE " CAN_VOTE
+static const char *const keys_sql[SRV_DISTINCT_NMODES] = {
+    KEYS_SQL("c.id"), KEYS_SQL("c.owner_id"), KEYS_SQL("coalesce(c.net, 'client ' || c.id)")};
+
+/* Per awaiting or disputed unit with no live lease: its need (replicas wanted), and the
+ * keys that can vote and already hold or gave it a replica (an expired lease holds nothing), all
+ * of them and those online. */
+#define USED_SQL(key, extra)                                                                     \
+  "(SELECT count(DISTINCT " key ") FROM assignments a JOIN clients c ON c.id = a.client_id "    \
+  "JOIN owners o ON o.id = c.owner_id WHERE a.unit_id = u.id AND a.state != 'expired' AND "     \
+  CAN_VOTE extra ")"
+/* A unit's keys used are at most its results (live = 0: no other assignment holds a key), so a
+ * unit with need <= keys online - results cannot be stalled: the WHERE skips it before the
+ * subqueries run (?3 = keys online), and a healthy job's awaiting units cost a column test. */
+#define UNITS_SQL(key)                                                                           \
+  "SELECT u.need, u.contest = 1, " USED_SQL(key, "") ", "                                       \
+  USED_SQL(key, " AND c.last_seen >= ?2") " FROM units u WHERE u.job_id = ?1 AND "             \
+  "(u.state = 'awaiting' OR u.state = 'disputed') AND u.live = 0 AND "                          \
+  "(u.need <= 0 OR u.need > ?3 - u.results)"
+static const char *const units_sql[SRV_DISTINCT_NMODES] = {
+    UNITS_SQL("a.client_id"), UNITS_SQL("c.owner_id"), UNITS_SQL("a.net")};
+
+static int stall_keys(srv_store_t *st, srv_distinct_t d, int64_t since, srv_stalls_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, keys_sql[d], &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, since);
+  if (sqlite3_step(s) == SQLITE_ROW) {
+    out->keys = col_i64(s, 0);
+    out->keys_online = col_i64(s, 1);
+    out->trusted_online = col_i64(s, 2);
+  } else {
+    rc = srv_store_fail(st, "stalls: keys");
+  }
+  sqlite3_reset(s);
+  return rc;
+}
+
+/* The reason one awaiting or disputed unit without a live lease is stalled, or -1. A contested
+ * unit (issue 30) takes no untrusted replica: only a trusted owner's client settles it. */
+static int unit_reason(const srv_stalls_t *o, int64_t need, int contested, int64_t used,
+                       int64_t used_online) {
+  if (contested) return o->trusted_online > 0 ? -1 : SRV_STALL_CONTESTED;
+  if (need <= 0) return SRV_STALL_BLOCKED; /* no replica wanted and none running: at its cap */
+  if (o->keys - used < need) return SRV_STALL_VOTED;
+  if (o->keys_online - used_online < need) return SRV_STALL_OFFLINE;
+  return -1;
+}
+
+static int stall_units(srv_store_t *st, srv_distinct_t d, int64_t job_id, int64_t since,
+                       srv_stalls_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, units_sql[d], &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, job_id);
+  sqlite3_bind_int64(s, 2, since);
+  sqlite3_bind_int64(s, 3, out->keys_online);
+  int sr;
+  while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
+    int r = unit_reason(out, col_i64(s, 0), sqlite3_column_int(s, 1), col_i64(s, 2),
+                        col_i64(s, 3));
+    if (r >= 0) out->by[r]++;
+  }
+  if (sr != SQLITE_DONE) rc = srv_store_fail(st, "stalls: units");
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_stalls_compute(srv_store_t *st, int64_t job_id, srv_distinct_t d, int64_t now,
+                       int window, srv_stalls_t *out) {
+  srv_stats_t c;
+  memset(out, 0, sizeof *out);
+  memset(&c, 0, sizeof c);
+  if ((unsigned)d >= SRV_DISTINCT_NMODES) d = SRV_DISTINCT_OWNER;
+  out->job_id = job_id;
+  out->distinct = d;
+  out->at = now;
+  int rc = srv_job_get(st, job_id, &c.job);
+  if (rc == 0) rc = srv_store_counters(st, job_id, &c);
+  if (rc) return rc;
+  out->quorum = c.job.quorum;
+  if (c.job.state != SRV_JOB_RUNNING) return 0;
+  int64_t since = now - window;
+  if ((rc = stall_keys(st, d, since, out)) != 0) return rc;
+  if (out->keys < out->quorum) {
+    out->by[SRV_STALL_OWNERS] = c.job.units - c.units[SRV_UNIT_VERIFIED];
+  } else {
+    if (out->keys_online < out->quorum) out->by[SRV_STALL_OFFLINE] = c.units[SRV_UNIT_PENDING];
+    if ((rc = stall_units(st, d, job_id, since, out)) != 0) return rc;
+  }
+  for (int i = 0; i < SRV_STALL_NREASONS; i++) out->units += out->by[i];
+  return 0;
+}
+
+int srv_stalls_get(srv_store_t *st, int64_t job_id, srv_distinct_t d, int64_t now, int window,
+                   srv_stalls_t *out) {
+  const srv_stalls_t *c = &st->stalls;
+  if (st->stalls_async) {
+    if (c->at > 0 && c->job_id == job_id && c->distinct == d) {
+      *out = *c;
+    } else {
+      memset(out, 0, sizeof *out);
+      out->job_id = job_id;
+      out->distinct = d;
+    }
+    return 0;
+  }
+  if (c->at > 0 && c->job_id == job_id && c->distinct == d && now >= c->at &&
+      now - c->at < SRV_STALL_CACHE_S) {
+    *out = *c;
+    return 0;
+  }
+  int rc = srv_stalls_compute(st, job_id, d, now, window, out);
+  if (rc == 0) st->stalls = *out;
+  return rc;
+}
+
+void srv_stalls_forget(srv_store_t *st) {
+  if (!st->stalls_async) st->stalls.at = 0;
+}
+
+void srv_stalls_set_async(srv_store_t *st, int on) { st->stalls_async = on; }
+
+void srv_stalls_put(srv_store_t *st, const srv_stalls_t *x) { st->stalls = *x; }
+
+int srv_units_awaiting_of(srv_store_t *st, int64_t job_id, int64_t client_id, int64_t **ids,
+                          int *n) {
+  return srv_store_id_list(st, "SELECT id FROM units u WHERE job_id = ?1 AND state = 'awaiting' "
+                           "AND EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = u.id AND "
+                           "a.client_id = ?2 AND a.reported_at IS NOT NULL) ORDER BY id",
+                           job_id, client_id, ids, n);
+}

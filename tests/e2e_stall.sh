@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Stalls that announce themselves (issue 36), against a real nq-server with --http:
+#   1. the one-owner job: two clients enrolled with the server's own enrol.key (both the owner
+#      `default`), quorum 2 by owner. Every unit is stalled (`owners`) in nq-admin status (the
+#      STALLED and voters lines, --json), in /metrics (nq_units_stalled) and on the page, and
+#      there is no ETA;
+#   2. the banned liar: two honest owners finish the job; a liar's spot checks re-open units with
+#      the honest votes voided; with the liar banned no owner is left that could vote on them
+#      (`voted`), no ETA; `units --state awaiting` shows the voided votes and `unit retry` (one
+#      unit, then `--client liar` for the rest) restores them: the job ends matching.
+# The admin commands go to the running server (remote mode), as an operator's would.
+# Usage: tests/e2e_stall.sh BUILD_DIR
+set -euo pipefail
+TAG=e2e_stall
+BIN=$(cd "${1:?usage: e2e_stall.sh BUILD_DIR}" && pwd)
+source "$(dirname "$0")/lib_e2e.sh"
+e2e_init stall
+N=9
+DEADLINE=${NQ_STALL_TIMEOUT:-120}
+
+# admin DIR PORT ARGS...: nq-admin against the server on PORT.
+admin() {
+  local dir=$1 port=$2
+  shift 2
+  "$BIN/nq-admin" "$@" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" --data "$dir/data"
+}
+# field DIR PORT EXPR: a Python expression over `nq-admin status --json` (as `s`).
+field() {
+  admin "$1" "$2" status --json | python3 -c "import json,sys; s = json.load(sys.stdin); print($3)"
+}
+# wait_for DIR PORT EXPR WHAT: poll the status until EXPR holds (the stall view is cached 10 s).
+wait_for() {
+  local t1=$SECONDS
+  until [ "$(field "$1" "$2" "$3" 2>/dev/null)" = True ]; do
+    [ $((SECONDS - t1)) -lt "$DEADLINE" ] ||
+      fail "$4 not reached within ${DEADLINE}s: $(admin "$1" "$2" status --json | head -c 900)"
+    kill -0 "$SRV" 2>/dev/null || fail "nq-server died"
+    sleep 0.3
+  done
+}
+client() { # client DIR PORT NAME KEY [env...] [-- client args]: one client in the background
+  local dir=$1 port=$2 name=$3 key=$4
+  shift 4
+  local envs=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  mkdir -p "$dir/state-$name"
+  env "${envs[@]}" "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
+    --enrol "$key" --name "$name" --threads 1 --priority normal --state "$dir/state-$name" "$@" \
+    >>"$dir/client-$name.log" 2>&1 &
+  PIDS+=($!)
+}
+get() { python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=60).read().decode())' "$1"; }
+
+# ---- 1. the one-owner job ----
+D="$TMP/one"
+mkdir -p "$D"
+PORT=$(free_port)
+HTTP=$(free_port)
+[ "$PORT" != "$HTTP" ] || HTTP=$(free_port)
+e2e_start_server "$D" "$PORT" --n $N --depth 2 --quorum 2 --http "127.0.0.1:$HTTP"
+KEY=$(cat "$D/data/enrol.key")
+client "$D" "$PORT" c1 "$KEY" -- --max-units 2
+client "$D" "$PORT" c2 "$KEY" -- --max-units 2
+wait_for "$D" "$PORT" 's["units"]["awaiting"] >= 2 and s["stalled"]["keys"] == 1 and s["stalled"]["by"]["owners"] == s["units"]["total"]' \
+  "every unit stalled for want of owners"
+[ "$(field "$D" "$PORT" 's["rate"]["eta_s"] is None and s["stalled"]["keys"] == 1')" = True ] ||
+  fail "the one-owner job has an ETA, or not one owner: $(admin "$D" "$PORT" status --json | head -c 1500)"
+admin "$D" "$PORT" status >"$D/status.txt"
+grep -q '^voters     1 owner(s) can vote' "$D/status.txt" || fail "no voters line: $(cat "$D/status.txt")"
+grep -q '^STALLED    20 unit(s) cannot finish.*quorum 2 by owner needs 2 owners.*nq-admin owner add' \
+  "$D/status.txt" || fail "no STALLED line: $(cat "$D/status.txt")"
+grep -q 'no ETA: every unit left is stalled' "$D/status.txt" || fail "the ETA line: $(cat "$D/status.txt")"
+get "http://127.0.0.1:$HTTP/metrics" >"$D/metrics.txt"
+grep -qx 'nq_units_stalled{reason="owners"} 20' "$D/metrics.txt" || fail "metrics: $(grep stalled "$D/metrics.txt")"
+grep -qx 'nq_voters{state="can_vote"} 1' "$D/metrics.txt" || fail "metrics: no nq_voters 1"
+get "http://127.0.0.1:$HTTP/" >"$D/page.html"
+grep -q 'id="stalled"' "$D/page.html" || fail "the page shows no stalled block"
+grep -q 'id="eta">none: stalled<' "$D/page.html" || fail "the page shows an ETA"
+grep -q 'WARN: 20 unit(s) stalled (owners 20): 1 owner(s) can vote' "$D/server.log" ||
+  fail "the server did not log the stall"
+say "one owner: 20/20 units stalled (owners), no ETA; status, /metrics, the page and the log say so"
+stop_all
+
+# ---- 2. the banned liar ----
+D="$TMP/liar"
+mkdir -p "$D"
+PORT=$(free_port)
+e2e_start_server "$D" "$PORT" --n $N --depth 2 --quorum 2 --spot-check 100 --ban-threshold 0 \
+  --http off
+key() { admin "$D" "$PORT" owner add "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["enrol_key"])'; }
+K1=$(key honest1)
+K2=$(key honest2)
+KL=$(key liar)
+client "$D" "$PORT" h1 "$K1"
+client "$D" "$PORT" h2 "$K2"
+wait_for "$D" "$PORT" 's["done"] and s["match"] is True' "the honest job"
+client "$D" "$PORT" liar "$KL" NQ_CLIENT_FAULT=lie -- --max-units 3
+wait_for "$D" "$PORT" 'not s["done"] and s["units"]["awaiting"] >= 1 and s["stalled"]["by"]["voted"] == s["units"]["awaiting"]' \
+  "units re-opened by the liar's spot checks, stalled"
+admin "$D" "$PORT" client ban liar >/dev/null || fail "client ban failed"
+wait_for "$D" "$PORT" 's["clients"]["banned"] == 1 and s["stalled"]["keys"] == 2 and s["stalled"]["by"]["voted"] == s["units"]["awaiting"] and s["rate"]["eta_s"] is None' \
+  "the banned liar's units stalled with no ETA"
+AW=$(field "$D" "$PORT" 's["units"]["awaiting"]')
+admin "$D" "$PORT" status >"$D/status.txt"
+grep -q "^STALLED    $AW unit(s) cannot finish.*$AW voted" "$D/status.txt" || fail "no STALLED line: $(cat "$D/status.txt")"
+admin "$D" "$PORT" units --state awaiting >"$D/awaiting.txt"
+[ "$(grep -c ', voided)' "$D/awaiting.txt")" -eq $((2 * AW)) ] || fail "awaiting votes: $(cat "$D/awaiting.txt")"
+# One unit by its id, then the rest as an operator would after the ban: every unit of the liar.
+ID=$(admin "$D" "$PORT" units --state awaiting --json |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["units"][0]["id"])')
+admin "$D" "$PORT" unit retry "$ID" >"$D/retry.txt" || fail "unit retry $ID failed"
+grep -q "verified by its restored votes (2 result(s) vote again)" "$D/retry.txt" ||
+  fail "retry $ID: $(cat "$D/retry.txt")"
+admin "$D" "$PORT" unit retry --client liar >"$D/retry.txt" || fail "unit retry --client failed"
+grep -q "($((AW - 1)) awaiting: $((2 * (AW - 1))) vote(s) restored, $((AW - 1)) unit(s) verified by them; the job is done)" \
+  "$D/retry.txt" || fail "retry --client liar: $(cat "$D/retry.txt")"
+wait_for "$D" "$PORT" 's["done"] and s["match"] is True and s["stalled"]["units"] == 0' "the job done again"
+say "banned liar: $AW re-opened unit(s) stalled (voted), no ETA; retry restored the honest votes; MATCH"
+stop_all
+say "PASS"
