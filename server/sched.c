@@ -1046,11 +1046,17 @@ static int sched_ban(srv_sched_t *s, int64_t client_id, int64_t now, int64_t *re
   }
   free(ids);
   ids = NULL;
-  /* Its undecided results stop voting: count those units' votes again. */
+  /* Its undecided results stop voting: count those units' votes again. The votes its dissent
+   * voided (a spot check that re-opened a verified unit) vote again where nothing voting
+   * contradicts them: the honest results a banned liar disputed stand (issue 30), rather than
+   * leave a unit that every key had voted on awaiting for good. */
   if (rc == 0) rc = srv_client_units(s->store, client_id, SRV_ASG_REPORTED, &ids, &n);
-  for (int i = 0; i < n && rc == 0; i++)
-    if ((rc = in_job(s, ids[i], &yes)) == 0 && yes)
-      rc = quorum_check(s, ids[i], s->job.id, now, &info);
+  for (int i = 0; i < n && rc == 0; i++) {
+    int64_t restored = 0;
+    if ((rc = in_job(s, ids[i], &yes)) != 0 || !yes) continue;
+    rc = srv_unit_restore_votes(s->store, ids[i], &restored);
+    if (rc == 0) rc = quorum_check(s, ids[i], s->job.id, now, &info);
+  }
   free(ids);
   if (reopened) *reopened = rc ? 0 : count;
   if (job_reopened) *job_reopened = rc ? 0 : info.job_reopened;
