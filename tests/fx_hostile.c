@@ -162,6 +162,21 @@ int fxh_srv_stop(void) {
   return -1;
 }
 
+void fxh_cleanup(void) {
+  if (fxh.pid > 0) {
+    kill(fxh.pid, SIGKILL);
+    waitpid(fxh.pid, NULL, 0);
+    fxh.pid = -1;
+  }
+  nq_tls_ctx_free(fxh.tls);
+  fxh.tls = NULL;
+  if (fxh.dir) {
+    tu_rmtree(fxh.dir);
+    free(fxh.dir);
+    fxh.dir = NULL;
+  }
+}
+
 /* 1 if the server log holds a sanitizer report. */
 int fxh_log_has_sanitizer_report(void) {
   char cmd[700];

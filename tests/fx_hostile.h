@@ -54,6 +54,9 @@ int fxh_srv_try_start(int n, int depth, const char *const *extra);
 int fxh_srv_alive(void);
 /* SIGTERM the server; returns its wait status (-1 if it had to be killed). */
 int fxh_srv_stop(void);
+/* For atexit: a failed check exits the forked test process, so stop the server (SIGKILL), free the
+ * TLS context and remove the directory then too (the server also has PR_SET_PDEATHSIG). */
+void fxh_cleanup(void);
 int fxh_log_has_sanitizer_report(void);
 void fxh_show_server_log(void);
 long fxh_srv_rss_kib(void);

@@ -250,26 +250,11 @@ static flood_result_t run_flood(void) {
   return out;
 }
 
-/* A failed check exits the forked test process: stop the server and remove the directory then too
- * (the server also has PR_SET_PDEATHSIG). */
-static void hostile_cleanup(void) {
-  if (fxh.pid > 0) {
-    kill(fxh.pid, SIGKILL);
-    waitpid(fxh.pid, NULL, 0);
-    fxh.pid = -1;
-  }
-  if (fxh.dir) {
-    tu_rmtree(fxh.dir);
-    free(fxh.dir);
-    fxh.dir = NULL;
-  }
-}
-
 START_TEST(hostile_peers_do_not_hurt_honest_clients) {
   signal(SIGPIPE, SIG_IGN);
   fxh.dir = tu_tmpdir("hostile");
   ck_assert_ptr_nonnull(fxh.dir);
-  atexit(hostile_cleanup);
+  atexit(fxh_cleanup);
   int started = -1;
   /* Every attack comes from 127.0.0.1: the per-address limits are raised so that this test
    * measures what it did before them (the 30 slowloris connections are held at once, and the
@@ -650,7 +635,7 @@ START_TEST(hostile_peers_do_not_hurt_honest_clients) {
   ck_assert_msg(st != -1, "nq-server did not stop within 10 s of SIGTERM");
   ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "nq-server exit status %d on SIGTERM", st);
   ck_assert_msg(!fxh_log_has_sanitizer_report(), "sanitizer report in the server log");
-  hostile_cleanup();
+  fxh_cleanup();
 }
 END_TEST
 

@@ -156,21 +156,6 @@ END_TEST
 
 /* ---- a real server ------------------------------------------------------------------------ */
 
-static void peers_cleanup(void) {
-  if (fxh.pid > 0) {
-    kill(fxh.pid, SIGKILL);
-    waitpid(fxh.pid, NULL, 0);
-    fxh.pid = -1;
-  }
-  nq_tls_ctx_free(fxh.tls);
-  fxh.tls = NULL;
-  if (fxh.dir) {
-    tu_rmtree(fxh.dir);
-    free(fxh.dir);
-    fxh.dir = NULL;
-  }
-}
-
 /* Raise the descriptor limit to the hard one (the server inherits it): 1,000 connections need
  * as many descriptors on each side. Returns the soft limit now. */
 static long raise_nofile(void) {
@@ -186,7 +171,7 @@ static void server_up(const char *tag, const char *const *args) {
   signal(SIGPIPE, SIG_IGN);
   fxh.dir = tu_tmpdir(tag);
   ck_assert_ptr_nonnull(fxh.dir);
-  atexit(peers_cleanup);
+  atexit(fxh_cleanup);
   int started = -1;
   for (int i = 0; i < 3 && started != 0; i++) started = fxh_srv_try_start(TEST_N, TEST_DEPTH, args);
   if (started != 0) fxh_show_server_log();
@@ -200,7 +185,7 @@ static void server_down(void) {
     fxh_show_server_log();
   ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "nq-server exit status %d", st);
   ck_assert_msg(!fxh_log_has_sanitizer_report(), "sanitizer report in the server log");
-  peers_cleanup();
+  fxh_cleanup();
 }
 
 /* Where the last honest_try failed, for the failure message. */

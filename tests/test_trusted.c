@@ -343,21 +343,6 @@ END_TEST
 
 /* ---- enrolment with the server's own key ---------------------------------------------------- */
 
-static void enrol_cleanup(void) {
-  if (fxh.pid > 0) {
-    kill(fxh.pid, SIGKILL);
-    waitpid(fxh.pid, NULL, 0);
-    fxh.pid = -1;
-  }
-  nq_tls_ctx_free(fxh.tls);
-  fxh.tls = NULL;
-  if (fxh.dir) {
-    tu_rmtree(fxh.dir);
-    free(fxh.dir);
-    fxh.dir = NULL;
-  }
-}
-
 static void enrol_server_up(const char *const *args) {
   int started = -1;
   for (int i = 0; i < 3 && started != 0; i++) started = fxh_srv_try_start(8, 3, args);
@@ -372,7 +357,7 @@ START_TEST(default_enrol_closed_once_owners_exist) {
   signal(SIGPIPE, SIG_IGN);
   fxh.dir = tu_tmpdir("trusted-enrol");
   ck_assert_ptr_nonnull(fxh.dir);
-  atexit(enrol_cleanup);
+  atexit(fxh_cleanup);
   char token[128], cmd[1500];
   enrol_server_up(NULL);
   fxh_enrol("first", token, sizeof token);
@@ -398,7 +383,7 @@ START_TEST(default_enrol_closed_once_owners_exist) {
   enrol_server_up(keep);
   fxh_enrol("third", token, sizeof token);
   ck_assert_int_eq(fxh_srv_stop(), 0);
-  enrol_cleanup();
+  fxh_cleanup();
 }
 END_TEST
 
