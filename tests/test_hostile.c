@@ -629,6 +629,7 @@ START_TEST(hostile_peers_do_not_hurt_honest_clients) {
   ck_assert_msg(fxh_srv_alive(), "server died");
 
   nq_tls_ctx_free(fxh.tls);
+  fxh.tls = NULL;
   int st = fxh_srv_stop();
   if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || fxh_log_has_sanitizer_report())
     fxh_show_server_log();
