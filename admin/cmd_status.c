@@ -148,10 +148,13 @@ static void print_table(const json_t *st) {
            sizeof bt), adm_duration(adm_int(st, "now") - adm_int(st, "backup.last_good"), b1,
            sizeof b1), adm_str(st, "backup.file"));
   trust_lines(st, done);
-  if (adm_get(st, "kernels"))
+  if (adm_get(st, "kernels") && adm_int(st, "kernels.diverse") > 0)
     printf("kernels    a unit needs %lld different kernel(s); %lld verified unit(s) rest on 2 "
            "or more\n", (long long)adm_int(st, "kernels.diverse"),
            (long long)adm_int(st, "kernels.units_two_kernels"));
+  else if (adm_get(st, "kernels"))
+    printf("kernels    no kernel rule (--diverse-kernels 0); %lld verified unit(s) rest on 2 "
+           "kernels or more\n", (long long)adm_int(st, "kernels.units_two_kernels"));
   if (adm_int(st, "audits.count") > 0) {
     char at[64];
     int bad = !strcmp(adm_str(st, "audits.last.outcome"), "disagree");
