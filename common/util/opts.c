@@ -302,7 +302,7 @@ int nq_opts_parse(nq_opts_t *o, int argc, char **argv, char *err, size_t errlen)
       return nq_errorf(err, errlen, NQ_EINVAL, "unknown option '%s'", argv[optind - 1]);
     }
     if (c == KEY_HELP || c == 'h') {
-      nq_opts_help(o, stdout);
+      (o->help ? o->help : nq_opts_help)(o, stdout);
       return NQ_OPTS_DONE;
     }
     if (c == KEY_VERSION) {

@@ -86,6 +86,10 @@ typedef struct nq_opts_s {
   const char *about;    /* what the program does, before the options */
   const char *epilog;   /* after the options: exit statuses and the like */
   void (*version)(const char *prog); /* --version's printer (nq_print_version), or NULL */
+  /* --help's printer, when the program prints its own (nq-admin's commands); NULL:
+   * nq_opts_help. data is the program's, for it. */
+  void (*help)(const struct nq_opts_s *o, FILE *f);
+  const void *data;
   nq_opt_group_t group[NQ_OPTS_GROUPS]; /* the tables, in --help order; opts NULL ends */
   /* Filled by nq_opts_parse: */
   unsigned char given[NQ_OPTS_MAX]; /* times each option (all groups, in order) was given */
