@@ -69,6 +69,10 @@ struct nq_opt_s {
                           bounds, the default and the variable */
 };
 
+/* A macro's value as a string literal, for defaults and help: NQ_STR(NQ_MAX_N) is "32". */
+#define NQ_STR_(x) #x
+#define NQ_STR(x) NQ_STR_(x)
+
 /* One table and the struct its offsets point into. */
 typedef struct nq_opt_group_s {
   const nq_opt_t *opts; /* ends with an NQ_OPT_END entry */
