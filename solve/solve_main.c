@@ -210,17 +210,6 @@ static const solve_mode_t *mode_named(const char *name) {
   return NULL;
 }
 
-/* --seed, --max-units: any unsigned 64-bit integer. */
-static int set_u64(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
-  char *end;
-  errno = 0;
-  unsigned long long x = strtoull(v, &end, 10);
-  if (errno || end == v || *end || v[0] == '-' || v[0] == '+' || v[0] == ' ')
-    return nq_errorf(err, len, NQ_EINVAL, "expected an unsigned integer, got '%s'", v);
-  *(uint64_t *)(void *)((char *)base + opt->off) = x;
-  return 0;
-}
-
 static int set_fleet(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
   solve_cfg_t *cfg = base;
   char why[300];
@@ -264,7 +253,7 @@ static const nq_opt_t solve_table[] = {
     V_FLAG("list-units", 'l', list,
            "print the units of N at --depth (or of the plan), one a line"),
     V_FLAG("reference", 'r', reference, "use the plain reference solver (single thread)"),
-    {NQ_OPT_INT64, "seed", .off = offsetof(solve_cfg_t, seed), .arg = "S", .set = set_u64,
+    {NQ_OPT_UINT64, "seed", .off = offsetof(solve_cfg_t, seed), .arg = "S",
      .def = NQ_STR(NQ_EST_DEFAULT_SEED), .help = "seed of the estimates; same seed, same estimates"},
     V_INT("effort", 0, effort, "P", 1, NQ_EST_MAX_PROBES,
           "probes per estimated unit (default: --estimate " NQ_STR(NQ_EST_DEFAULT_BUDGET)
@@ -282,8 +271,7 @@ static const nq_opt_t solve_table[] = {
     V_DBL("unit-nodes", unit_nodes, "X", 0, 1e30, "the same target in nodes"),
     V_INT("max-depth", 0, max_depth, "D", 2, NQ_MAX_N,
           "a plan splits no unit below depth D (default N-1)"),
-    {NQ_OPT_INT64, "max-units", .off = offsetof(solve_cfg_t, max_units), .arg = "M",
-     .set = set_u64, .def = "100000000", .help = "a plan of more units is an error"},
+    {NQ_OPT_UINT64, "max-units", .off = offsetof(solve_cfg_t, max_units), .arg = "M", .def = "100000000", .help = "a plan of more units is an error"},
     V_FLAG("verify", 0, verify,
            "also solve every unit of the plan and N whole: the units and the split nodes must "
            "give nq-solve N's counts and nodes exactly"),

@@ -58,6 +58,16 @@ static int parse_ll(const char *v, long long *out) {
   return 0;
 }
 
+static int parse_ull(const char *v, unsigned long long *out) {
+  char *end;
+  if (!isdigit((unsigned char)*v)) return NQ_EINVAL;
+  errno = 0;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (errno || *end) return NQ_EINVAL;
+  *out = x;
+  return 0;
+}
+
 static int parse_double(const char *v, double *out) {
   char *end;
   if (!*v || isspace((unsigned char)*v)) return NQ_EINVAL;
@@ -121,6 +131,14 @@ static int set_labeled(const nq_opt_t *p, void *base, const char *v, const char 
                        label, p->lo, p->hi, v);
     if (p->type == NQ_OPT_INT) *(int *)(void *)dst = (int)x;
     else *(int64_t *)(void *)dst = (int64_t)x;
+    return 0;
+  }
+  case NQ_OPT_UINT64: {
+    unsigned long long x, hi = p->hi ? (unsigned long long)p->hi : UINT64_MAX;
+    if (parse_ull(v, &x) != 0 || x < (unsigned long long)p->lo || x > hi)
+      return nq_errorf(err, errlen, NQ_ERANGE, "%s: expected an integer %lld..%llu, got '%s'",
+                       label, p->lo, hi, v);
+    *(uint64_t *)(void *)dst = (uint64_t)x;
     return 0;
   }
   case NQ_OPT_DOUBLE: {
@@ -213,10 +231,13 @@ int nq_opts_check(const nq_opts_t *o, char *err, size_t errlen) {
         return nq_errorf(err, errlen, NQ_EINVAL, "-%c is declared twice (--%s, --%s)", p->letter,
                          q->name, p->name);
     }
-    if ((p->type == NQ_OPT_INT || p->type == NQ_OPT_INT64) && !p->set && p->lo > p->hi)
+    if ((p->type == NQ_OPT_INT || p->type == NQ_OPT_INT64 ||
+         (p->type == NQ_OPT_UINT64 && p->hi)) && !p->set && p->lo > p->hi)
       return nq_errorf(err, errlen, NQ_EINVAL, "--%s: bounds %lld > %lld", p->name, p->lo, p->hi);
     if (p->type == NQ_OPT_INT && !p->set && (p->lo < -2147483647LL - 1 || p->hi > 2147483647LL))
       return nq_errorf(err, errlen, NQ_EINVAL, "--%s: bounds wider than an int", p->name);
+    if (p->type == NQ_OPT_UINT64 && !p->set && p->lo < 0)
+      return nq_errorf(err, errlen, NQ_EINVAL, "--%s: a negative bound", p->name);
     if (p->type == NQ_OPT_DOUBLE && !p->set && !(p->dlo <= p->dhi))
       return nq_errorf(err, errlen, NQ_EINVAL, "--%s: bounds out of order", p->name);
     if (p->type == NQ_OPT_ENUM && !p->set && (!p->choices || !*p->choices))
@@ -353,6 +374,9 @@ static int default_text(const nq_opt_t *p, const void *base, char *buf, size_t l
   case NQ_OPT_INT64:
     snprintf(buf, len, "%lld", (long long)*(const int64_t *)(const void *)v);
     return 1;
+  case NQ_OPT_UINT64:
+    snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)(const void *)v);
+    return 1;
   case NQ_OPT_DOUBLE: fmt_num(buf, len, *(const double *)(const void *)v); return 1;
   case NQ_OPT_ENUM: choice_at(p->choices, *(const int *)(const void *)v, buf, len); return 1;
   case NQ_OPT_STRING: {
@@ -371,6 +395,8 @@ static void facts(const nq_opt_t *p, const void *base, char *buf, size_t len) {
   buf[0] = 0;
   if (p->flags & NQ_OPTF_NOFACTS) return;
   if (!p->set && (p->type == NQ_OPT_INT || p->type == NQ_OPT_INT64))
+    snprintf(range, sizeof range, "%lld..%lld", p->lo, p->hi);
+  else if (!p->set && p->type == NQ_OPT_UINT64 && p->hi)
     snprintf(range, sizeof range, "%lld..%lld", p->lo, p->hi);
   else if (!p->set && p->type == NQ_OPT_DOUBLE) {
     fmt_num(lo, sizeof lo, p->dlo);

@@ -30,6 +30,7 @@ typedef enum nq_opt_type_e {
   NQ_OPT_FLAG,    /* no value: the int at off becomes 1 */
   NQ_OPT_INT,     /* int within [lo, hi] */
   NQ_OPT_INT64,   /* int64_t within [lo, hi] */
+  NQ_OPT_UINT64,  /* uint64_t within [lo, hi], hi 0 meaning no bound (UINT64_MAX); no sign */
   NQ_OPT_DOUBLE,  /* double within [dlo, dhi] (NaN refused) */
   NQ_OPT_STRING,  /* const char *: the argument itself (argv's, the environment's or def);
                      refused when empty, unless NQ_OPTF_EMPTY_OK */
