@@ -150,7 +150,7 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
   adm_opts_init(&p, cmd, o);
   int rc = nq_opts_parse(&p, argc + 1, av, err, sizeof err);
   if (rc == NQ_OPTS_DONE) {
-    o->help = 1; /* the command prints its own usage */
+    o->help = 1; /* --help: cmd_help printed the command's usage */
     rc = 0;
   } else if (rc != 0) {
     rc = bad(cmd, err, NULL);

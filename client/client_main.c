@@ -1,13 +1,6 @@
-/* nq-client: the volunteer daemon.
- *   nq-client --server HOST:PORT --ca CA.pem
- *             (--token-file F | --token T | --enrol-file F | --enrol KEY [--name NAME])
- *             [--threads T] [--state DIR] [--once] [--max-units K] [--checkpoint-seconds S]
- *             [--priority idle|low|normal] [--cpu-limit PCT] [--pause-file PATH]
- *             [--gpu auto|off|all|LIST]
- *             [--pause-on-battery] [--pause-between HH:MM-HH:MM]
- *             [--log-level LEVEL] [--log-summary S] [--help] [--version]
- *   nq-client status [--state DIR] [--json]
- * docs/client.md has the details.
+/* nq-client: the volunteer daemon, and `nq-client status`. Its options are declared once, in
+ * cli_opts.c (nq-client --help lists them); main() weighs them against each other (credentials,
+ * --once with --max-units). docs/client.md has the details.
  */
 #include "cli.h"
 
