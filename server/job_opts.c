@@ -13,13 +13,15 @@
 /* --unit-seconds: a number of seconds that the planner can turn into a unit's node count. */
 static int set_unit_seconds(void *base, const nq_opt_t *opt, const char *v, char *err,
                             size_t errlen) {
-  char *end, why[200];
-  double nodes, s = strtod(v, &end);
-  if (!*v || *end)
+  static const nq_opt_t num = {NQ_OPT_DOUBLE, "unit-seconds", .dlo = -1e300, .dhi = 1e300};
+  struct { double s; } x;
+  char why[200];
+  double nodes;
+  if (nq_opt_set(&num, &x, v, why, sizeof why) != 0) /* the whole string, finite */
     return nq_errorf(err, errlen, NQ_EINVAL, "expected a number of seconds, got '%s'", v);
-  if (nq_plan_seconds_to_nodes(s, &nodes, why, sizeof why) != 0)
+  if (nq_plan_seconds_to_nodes(x.s, &nodes, why, sizeof why) != 0)
     return nq_errorf(err, errlen, NQ_ERANGE, "%s", why);
-  ((nq_jobopts_t *)base)->unit_seconds = s;
+  ((nq_jobopts_t *)base)->unit_seconds = x.s;
   return 0;
 }
 
