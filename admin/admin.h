@@ -67,11 +67,16 @@ typedef struct adm_cmd_s {
   int (*handler)(const struct adm_cmd_s *cmd, adm_opts_t *o);
 } adm_cmd_t;
 
-/* Parse argv (after the command name) into o. Unknown options and bad values print the
- * command's usage to stderr; returns 0 or ADM_EXIT_USAGE. */
+/* Parse argv (after the command name) into o, from the option table in backend.c. Unknown
+ * options and bad values print the reason and the command's usage to stderr; --help prints the
+ * usage to stdout and sets o->help. Returns 0 or ADM_EXIT_USAGE. */
 int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o);
 /* Print "usage: nq-admin NAME USAGE" plus the help text and the common options. */
 void adm_usage(const adm_cmd_t *cmd, FILE *f);
+/* The backend options' --help lines (every command takes them). */
+void adm_backend_help(FILE *f);
+/* nq-admin's man page (nq-admin --man): the commands' usage lines and every option. */
+void adm_man(const adm_cmd_t *cmds, size_t ncmds, FILE *f);
 
 /* The backend of one command run. */
 typedef struct adm_backend_s {

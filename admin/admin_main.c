@@ -120,13 +120,8 @@ static void usage(FILE *f) {
   fprintf(f, "usage: nq-admin COMMAND [options]   (nq %s)\ncommands:\n", NQ_VERSION_STRING);
   for (size_t i = 0; i < NCOMMANDS; i++)
     fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].usage);
-  fprintf(f,
-          "backend (every command):\n"
-          "  --data DIR            local mode: open DIR/nq.db (default %s)\n"
-          "  --server HOST:PORT    remote mode: ask a running nq-server over TLS, with\n"
-          "  --ca CA.pem --token T (or --token-file F, or $NQ_ADMIN_TOKEN)\n"
-          "run 'nq-admin COMMAND --help' for a command's options.\n",
-          ADM_DEFAULT_DATA);
+  adm_backend_help(f);
+  fprintf(f, "run 'nq-admin COMMAND --help' for a command's options.\n");
 }
 
 int main(int argc, char **argv) {
@@ -140,6 +135,10 @@ int main(int argc, char **argv) {
     usage(stdout);
     return ADM_EXIT_OK;
   }
+  if (!strcmp(argv[1], "--man")) {
+    adm_man(commands, NCOMMANDS, stdout);
+    return ADM_EXIT_OK;
+  }
   if (!strcmp(argv[1], "--version")) {
     nq_print_version("nq-admin");
     return ADM_EXIT_OK;
@@ -149,10 +148,7 @@ int main(int argc, char **argv) {
     adm_opts_t o;
     int rc = adm_parse(&commands[i], argc - 2, argv + 2, &o);
     if (rc != 0) return rc;
-    if (o.help) {
-      adm_usage(&commands[i], stdout);
-      return ADM_EXIT_OK;
-    }
+    if (o.help) return ADM_EXIT_OK; /* adm_parse printed the command's usage */
     return commands[i].handler(&commands[i], &o);
   }
   fprintf(stderr, "nq-admin: unknown command '%s'\n", argv[1]);

@@ -1,6 +1,6 @@
 /* nq-admin: option parsing, the two backends (database / server) and small output helpers. */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,57 +13,122 @@
 #include "nq/addr.h"
 #include "nq/files.h"
 #include "nq/nq.h"
+#include "nq/opts.h"
 
 /* ---- options -------------------------------------------------------------------------------- */
 
-enum { OPT_SERVER = 1000, OPT_CA, OPT_TOKEN, OPT_TOKEN_FILE, OPT_HOSTNAME, OPT_DATA, OPT_N,
-       OPT_JSON, OPT_WATCH, OPT_STATE, OPT_LIMIT, OPT_EXTRA, OPT_FORCE, OPT_ALL_DISPUTED,
-       OPT_CLIENT, OPT_OUT, OPT_DISTINCT, OPT_TO, OPT_HELP, OPT_ALL, OPT_SAMPLE, OPT_SEED,
-       OPT_THREADS, OPT_AT, OPT_OWNER, OPT_BUNDLE, OPT_ADDRESS };
+/* --seed: recorded as given (has_seed), since 0 is a seed too. */
+static int set_seed(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
+  static const nq_opt_t seed = {NQ_OPT_INT64, "seed", .lo = 0, .hi = INT64_MAX};
+  adm_opts_t *o = base;
+  struct { int64_t s; } x;
+  char why[200];
+  if (nq_opt_set(&seed, &x, v, why, sizeof why) != 0)
+    return nq_errorf(err, len, NQ_ERANGE, "expected an integer 0..2^63-1, got '%s'", v);
+  o->seed = (uint64_t)x.s;
+  o->has_seed = 1;
+  return 0;
+}
 
-static const struct option long_opts[] = {
-    {"server", required_argument, NULL, OPT_SERVER},
-    {"ca", required_argument, NULL, OPT_CA},
-    {"token", required_argument, NULL, OPT_TOKEN},
-    {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
-    {"hostname", required_argument, NULL, OPT_HOSTNAME},
-    {"data", required_argument, NULL, OPT_DATA},
-    {"n", required_argument, NULL, OPT_N},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"watch", required_argument, NULL, OPT_WATCH},
-    {"state", required_argument, NULL, OPT_STATE},
-    {"limit", required_argument, NULL, OPT_LIMIT},
-    {"extra", required_argument, NULL, OPT_EXTRA},
-    {"force", no_argument, NULL, OPT_FORCE},
-    {"all", no_argument, NULL, OPT_ALL},
-    {"all-disputed", no_argument, NULL, OPT_ALL_DISPUTED},
-    {"client", required_argument, NULL, OPT_CLIENT},
-    {"out", required_argument, NULL, OPT_OUT},
-    {"quorum-distinct", required_argument, NULL, OPT_DISTINCT},
-    {"to", required_argument, NULL, OPT_TO},
-    {"sample", required_argument, NULL, OPT_SAMPLE},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"at", required_argument, NULL, OPT_AT},
-    {"help", no_argument, NULL, OPT_HELP},
-    {"owner", required_argument, NULL, OPT_OWNER},
-    {"bundle", required_argument, NULL, OPT_BUNDLE},
-    {"address", required_argument, NULL, OPT_ADDRESS},
-    {NULL, 0, NULL, 0}};
+#define A_STR(nm, field, a, hlp)                                                                 \
+  {NQ_OPT_STRING, nm, .off = offsetof(adm_opts_t, field), .arg = a, .flags = NQ_OPTF_EMPTY_OK,   \
+   .help = hlp}
+#define A_INT(nm, field, a, l, h, hlp)                                                           \
+  {NQ_OPT_INT, nm, .off = offsetof(adm_opts_t, field), .arg = a, .lo = l, .hi = h, .help = hlp}
+#define A_FLAG(nm, field, hlp) {NQ_OPT_FLAG, nm, .off = offsetof(adm_opts_t, field), .help = hlp}
+
+/* Every command's options, declared once (nq/opts.h); a command reads those it needs. The
+ * backend's come first: adm_usage lists them under every command. */
+static const nq_opt_t adm_backend_table[] = {
+    {NQ_OPT_SECTION, .help = "backend:"},
+    A_STR("data", data, "DIR", "local mode: open DIR/nq.db (default " ADM_DEFAULT_DATA ")"),
+    A_STR("server", server, "HOST:PORT", "remote mode, with --ca and a token"),
+    A_STR("ca", ca, "CA.pem", "remote mode: the CA of the server's certificate"),
+    A_STR("token", token, "T", "remote mode: the admin token (visible in ps: prefer a file)"),
+    {NQ_OPT_STRING, "token-file", .off = offsetof(adm_opts_t, token_file), .arg = "F",
+     .flags = NQ_OPTF_EMPTY_OK,
+     .help = "remote mode: read the admin token from F (else $NQ_ADMIN_TOKEN, else "
+             "DATA/admin.token)"},
+    A_STR("hostname", hostname, "NAME", "remote mode: the name to verify in the certificate "
+          "(default: HOST)"),
+    A_FLAG("json", json, "machine-readable output (stable keys, docs/operations.md)"),
+    {NQ_OPT_END}};
+
+static const nq_opt_t adm_cmd_table[] = {
+    {NQ_OPT_SECTION, .help = "command options:"},
+    A_INT("n", n, "N", 1, 64, "local mode: the job for this N (default: the newest running job)"),
+    {NQ_OPT_DOUBLE, "watch", .off = offsetof(adm_opts_t, watch), .arg = "S", .dlo = 0.1,
+     .dhi = 86400, .help = "status: again every S seconds"},
+    A_STR("state", state, "STATE", "units: only units in this state"),
+    A_INT("limit", limit, "K", 1, INT_MAX, "units: at most K"),
+    A_INT("extra", extra, "K", 1, NQ_PROTO_RETRY_EXTRA_MAX,
+          "unit retry: K more results (default: the job's quorum)"),
+    A_FLAG("force", force, "job archive/delete while clients hold leases"),
+    A_FLAG("all", all, "job list: started, cancelled and failed entries too"),
+    A_FLAG("all-disputed", all_disputed, "unit retry: every disputed unit"),
+    A_STR("client", client, "NAME", "unit retry: the client to give the unit to"),
+    A_STR("out", out, "FILE", "export: the evidence file"),
+    A_STR("quorum-distinct", distinct, "M", "export: client, owner or network"),
+    A_STR("to", to, "FILE", "backup: the copy to write"),
+    A_INT("sample", sample, "K", 1, 10000, "audit: units recomputed"),
+    {NQ_OPT_INT64, "seed", .arg = "S", .set = set_seed,
+     .help = "audit: the sample's seed (0..2^63-1)"},
+    A_INT("threads", threads, "T", 1, 1024, "audit: solver threads (default: the online CPUs)"),
+    {NQ_OPT_INT64, "at", .off = offsetof(adm_opts_t, at), .arg = "T", .lo = 1, .hi = INT64_MAX,
+     .help = "export: the export time recorded, Unix seconds (default: now)"},
+    A_STR("owner", owner, "NAME", "client add: the owner"),
+    A_STR("bundle", bundle, "DIR", "owner add, owner rekey: write a volunteer's bundle to DIR"),
+    A_STR("address", address, "HOST:PORT", "the server volunteers dial, for --bundle"),
+    {NQ_OPT_END}};
+
+static const nq_opt_t adm_job_heading[] = {
+    {NQ_OPT_SECTION, .help = "job add (as nq-server's job options):"}, {NQ_OPT_END}};
+
+static void cmd_help(const nq_opts_t *p, FILE *f) {
+  adm_usage(p->data, f);
+}
+
+void adm_backend_help(FILE *f) {
+  nq_opts_help_table(adm_backend_table, NULL, f);
+}
+
+/* nq-admin's command line for cmd into o: the backend's and the commands' options, and job
+ * add's (nq/job_opts.h, without --n: N is an argument). */
+static void adm_opts_init(nq_opts_t *p, const adm_cmd_t *cmd, adm_opts_t *o) {
+  memset(p, 0, sizeof *p);
+  p->prog = "nq-admin";
+  p->help = cmd_help;
+  p->data = cmd;
+  p->group[0] = (nq_opt_group_t){adm_backend_table, o};
+  p->group[1] = (nq_opt_group_t){adm_cmd_table, o};
+  p->group[2] = (nq_opt_group_t){adm_job_heading, NULL};
+  p->group[3] = (nq_opt_group_t){nq_jobopts_table + 1, &o->job};
+}
 
 void adm_usage(const adm_cmd_t *cmd, FILE *f) {
   fprintf(f, "usage: nq-admin %s %s\n%s\n", cmd->name, cmd->usage, cmd->help);
   if (!strcmp(cmd->name, "job")) { /* nq-server's job options, from their one table */
     fprintf(f, "job add (as nq-server's job options):\n");
-    nq_jobopts_usage(f, 0);
+    nq_opts_help_table(nq_jobopts_table + 1, NULL, f);
   }
-  fprintf(f,
-          "backend:\n"
-          "  --data DIR             local mode: open DIR/nq.db (default %s)\n"
-          "  --server HOST:PORT     remote mode, with --ca CA.pem and --token T | --token-file F\n"
-          "                         (or $NQ_ADMIN_TOKEN); --hostname NAME to verify another name\n"
-          "  --json                 machine-readable output (stable keys, docs/operations.md)\n",
-          ADM_DEFAULT_DATA);
+  nq_opts_help_table(adm_backend_table, NULL, f);
+}
+
+void adm_man(const adm_cmd_t *cmds, size_t ncmds, FILE *f) {
+  nq_opts_t p;
+  adm_opts_t o;
+  char usage[4096];
+  size_t n = (size_t)snprintf(usage, sizeof usage, "nq-admin COMMAND [options]");
+  for (size_t i = 0; i < ncmds && n < sizeof usage; i++)
+    n += (size_t)snprintf(usage + n, sizeof usage - n, "\nnq-admin %s %s", cmds[i].name,
+                          cmds[i].usage);
+  memset(&o, 0, sizeof o);
+  adm_opts_init(&p, NULL, &o);
+  p.summary = "watch and steer an nq-server";
+  p.usage = usage;
+  p.about = "Every command works on the database directly (local mode, --data DIR) or on a "
+            "running server over TLS with the admin token (remote mode, --server).";
+  nq_opts_man(&p, f);
 }
 
 static int bad(const adm_cmd_t *cmd, const char *what, const char *arg) {
@@ -72,111 +137,30 @@ static int bad(const adm_cmd_t *cmd, const char *what, const char *arg) {
   return ADM_EXIT_USAGE;
 }
 
-static int parse_long(const char *s, long min, long max, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < min || v > max) return NQ_EINVAL;
-  *out = v;
-  return 0;
-}
-
 int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
   memset(o, 0, sizeof *o);
+  nq_jobopts_default(&o->job);
   /* getopt wants argv[0] to be the program; hand it the command name in that slot. */
   char **av = calloc((size_t)argc + 2, sizeof *av);
   if (!av) return ADM_EXIT_FAIL;
   av[0] = (char *)cmd->name;
   for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
-  int ac = argc + 1, c, rc = 0;
-  long v;
-  /* job add's options come from their one table (nq/job_opts.h), shared with nq-server. */
-  struct option opts[sizeof long_opts / sizeof long_opts[0] + NQ_JOBOPT_COUNT];
-  int nopts = 0;
-  char err[200];
-  nq_jobopts_default(&o->job);
-  nq_jobopts_getopt(opts, &nopts, 0);
-  memcpy(opts + nopts, long_opts, sizeof long_opts);
-  optind = 1;
-  opterr = 0;
-  while (rc == 0 && (c = getopt_long(ac, av, "h", opts, NULL)) != -1) {
-    if (nq_jobopt_is(c)) {
-      if (strcmp(cmd->name, "job") != 0)
-        rc = bad(cmd, "a job option goes with `job add N`", av[optind - 1]);
-      else if (nq_jobopt_set(&o->job, c, optarg, err, sizeof err) != 0)
-        rc = bad(cmd, err, NULL);
-      else
-        o->job_given = 1;
-      continue;
-    }
-    switch (c) {
-    case OPT_SERVER: o->server = optarg; break;
-    case OPT_CA: o->ca = optarg; break;
-    case OPT_TOKEN: o->token = optarg; break;
-    case OPT_TOKEN_FILE: o->token_file = optarg; break;
-    case OPT_HOSTNAME: o->hostname = optarg; break;
-    case OPT_DATA: o->data = optarg; break;
-    case OPT_JSON: o->json = 1; break;
-    case OPT_FORCE: o->force = 1; break;
-    case OPT_ALL: o->all = 1; break;
-    case OPT_ALL_DISPUTED: o->all_disputed = 1; break;
-    case OPT_CLIENT: o->client = optarg; break;
-    case OPT_TO: o->to = optarg; break;
-    case OPT_STATE: o->state = optarg; break;
-    case OPT_OUT: o->out = optarg; break;
-    case OPT_DISTINCT: o->distinct = optarg; break;
-    case OPT_OWNER: o->owner = optarg; break;
-    case OPT_BUNDLE: o->bundle = optarg; break;
-    case OPT_ADDRESS: o->address = optarg; break;
-    case 'h':
-    case OPT_HELP: o->help = 1; break;
-    case OPT_N:
-      if (parse_long(optarg, 1, 64, &v)) rc = bad(cmd, "--n wants an integer 1..64", optarg);
-      else o->n = (int)v;
-      break;
-    case OPT_LIMIT:
-      if (parse_long(optarg, 1, INT_MAX, &v)) rc = bad(cmd, "--limit wants a positive integer", optarg);
-      else o->limit = (int)v;
-      break;
-    case OPT_EXTRA:
-      if (parse_long(optarg, 1, NQ_PROTO_RETRY_EXTRA_MAX, &v))
-        rc = bad(cmd, "--extra wants an integer 1..1000", optarg);
-      else o->extra = (int)v;
-      break;
-    case OPT_SAMPLE:
-      if (parse_long(optarg, 1, 10000, &v)) rc = bad(cmd, "--sample wants an integer 1..10000", optarg);
-      else o->sample = (int)v;
-      break;
-    case OPT_THREADS:
-      if (parse_long(optarg, 1, 1024, &v)) rc = bad(cmd, "--threads wants an integer 1..1024", optarg);
-      else o->threads = (int)v;
-      break;
-    case OPT_AT:
-      if (parse_long(optarg, 1, LONG_MAX, &v)) rc = bad(cmd, "--at wants Unix seconds", optarg);
-      else o->at = (int64_t)v;
-      break;
-    case OPT_SEED: {
-      char *end;
-      errno = 0;
-      unsigned long long sd = strtoull(optarg, &end, 10);
-      if (end == optarg || *end || errno || optarg[0] == '-' || sd > INT64_MAX)
-        rc = bad(cmd, "--seed wants an integer 0..2^63-1", optarg);
-      else o->seed = sd, o->has_seed = 1;
-      break;
-    }
-    case OPT_WATCH: {
-      char *end;
-      o->watch = strtod(optarg, &end);
-      if (end == optarg || *end || !(o->watch >= 0.1 && o->watch <= 86400))
-        rc = bad(cmd, "--watch wants seconds (0.1..86400)", optarg);
-      break;
-    }
-    case ':': rc = bad(cmd, "option needs a value", av[optind - 1]); break;
-    default: rc = bad(cmd, "unknown option", av[optind - 1]); break;
-    }
+  nq_opts_t p;
+  char err[400];
+  adm_opts_init(&p, cmd, o);
+  int rc = nq_opts_parse(&p, argc + 1, av, err, sizeof err);
+  if (rc == NQ_OPTS_DONE) {
+    o->help = 1; /* --help: cmd_help printed the command's usage */
+    rc = 0;
+  } else if (rc != 0) {
+    rc = bad(cmd, err, NULL);
   }
+  for (int i = 0; rc == 0 && i < NQ_JOBOPT_COUNT - 1; i++)
+    o->job_given |= nq_opts_given(&p, nq_jobopts_table[i + 1].name) > 0;
+  if (rc == 0 && o->job_given && strcmp(cmd->name, "job") != 0)
+    rc = bad(cmd, "a job option goes with `job add N`", NULL);
   /* getopt permuted av so the positional arguments come last. */
-  for (int i = optind; rc == 0 && i < ac; i++) {
+  for (int i = p.optind; rc == 0 && !o->help && i < argc + 1; i++) {
     if (o->argc == ADM_MAX_ARGS) rc = bad(cmd, "too many arguments", av[i]);
     else o->argv[o->argc++] = av[i];
   }

@@ -1,6 +1,8 @@
 /* nq-client: the status file and `nq-client status` (see status.h). */
 #include "status.h"
 
+#include "cli_opts.h"
+
 #include "journal.h"
 
 #include "nq/checkpoint.h"
@@ -10,7 +12,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stddef.h>
@@ -341,37 +342,14 @@ json_t *cli_status_view_json(const cli_status_view_t *v) {
 }
 
 int cli_status_main(int argc, char **argv, const char *default_state) {
-  static const struct option opts[] = {{"state", required_argument, NULL, 's'},
-                                        {"json", no_argument, NULL, 'j'},
-                                        {"help", no_argument, NULL, 'h'},
-                                        {NULL, 0, NULL, 0}};
-  const char *state = default_state;
-  int as_json = 0;
-  optind = 1;
-  opterr = 0;
-  for (;;) {
-    int o = getopt_long(argc, argv, "", opts, NULL);
-    if (o == -1) break;
-    if (o == 's') {
-      state = optarg;
-    } else if (o == 'j') {
-      as_json = 1;
-    } else if (o == 'h') {
-      printf("usage: nq-client status [--state DIR] [--json]\n"
-             "What the client with state directory DIR (default %s) is doing: whether it\n"
-             "runs, its unit with percent done, rate and time to go, the checkpoints of units\n"
-             "in progress, results waiting for the server, the last contact with the server,\n"
-             "the name and credit the server reported, priority, CPU limit and pause.\n"
-             "Works whether the client runs or not; reads the directory only.\n"
-             "  --json  one JSON object, for scripts and desktop widgets\n",
-             default_state);
-      return 0;
-    } else {
-      fprintf(stderr, "nq-client status: unknown or incomplete option '%s'\n", argv[optind - 1]);
-      return 2;
-    }
-  }
-  if (optind < argc || !state || !*state) {
+  nq_opts_t opts;
+  cli_status_args_t a;
+  cli_status_opts_init(&opts, &a, default_state);
+  int rc = nq_opts_main(&opts, argc, argv, 2);
+  if (rc >= 0) return rc;
+  const char *state = a.state;
+  int as_json = a.json;
+  if (opts.optind < argc || !state || !*state) {
     fprintf(stderr, "usage: nq-client status [--state DIR] [--json]\n");
     return 2;
   }

@@ -14,14 +14,15 @@ set(NQ_DOCDIR_SERVER ${CMAKE_INSTALL_FULL_DATADIR}/doc/nq-server)
 set(NQ_UNITDIR lib/systemd/system)   # under the prefix: /usr/lib/systemd/system for packages
 set(NQ_SYSUSERSDIR ${CMAKE_INSTALL_PREFIX}/lib/sysusers.d)
 
-# Man pages from each program's --help (the text every program already keeps true).
-function(nq_man prog component summary)
+# Man pages from each program's option table (nq/opts.h): `PROG --man` writes its own, so the
+# pages cannot drift from the options; they are built, never checked in.
+function(nq_man prog component)
   set(_out ${CMAKE_BINARY_DIR}/man/${prog}.1)
   add_custom_command(OUTPUT ${_out}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man
     COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:${prog}> "-DEMU=${CMAKE_CROSSCOMPILING_EMULATOR}"
-            -DPROG=${prog} -DSUMMARY=${summary}
-            -DVERSION=${PROJECT_VERSION} -DOUT=${_out} -P ${CMAKE_SOURCE_DIR}/packaging/help2man.cmake
-    DEPENDS ${prog} ${CMAKE_SOURCE_DIR}/packaging/help2man.cmake VERBATIM)
+            -DOUT=${_out} -P ${CMAKE_SOURCE_DIR}/packaging/man.cmake
+    DEPENDS ${prog} ${CMAKE_SOURCE_DIR}/packaging/man.cmake VERBATIM)
   add_custom_target(man-${prog} ALL DEPENDS ${_out})
   install(FILES ${_out} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT ${component})
 endfunction()
@@ -34,9 +35,9 @@ install(FILES ${CMAKE_BINARY_DIR}/packaging/nq-client.service DESTINATION ${NQ_U
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/docs/client.md
   ${CMAKE_SOURCE_DIR}/docs/operations.md ${CMAKE_SOURCE_DIR}/docs/evidence.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/nq-client
   COMPONENT client)
-nq_man(nq-client client "volunteer daemon that solves N-Queens work units")
-nq_man(nq-solve client "count N-Queens solutions, alone")
-nq_man(nq-verify client "check an nq evidence file: tiling, quorum, totals, a recomputed sample")
+nq_man(nq-client client)
+nq_man(nq-solve client)
+nq_man(nq-verify client)
 set(NQ_COMPONENTS client)
 
 if(NOT NQ_CLIENT_ONLY)
@@ -55,8 +56,8 @@ if(NOT NQ_CLIENT_ONLY)
   file(GLOB NQ_SERVER_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
   install(FILES ${CMAKE_SOURCE_DIR}/README.md ${NQ_SERVER_DOCS}
     DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/nq-server COMPONENT server)
-  nq_man(nq-server server "coordinator of a distributed N-Queens count")
-  nq_man(nq-admin server "watch and steer an nq-server")
+  nq_man(nq-server server)
+  nq_man(nq-admin server)
   list(APPEND NQ_COMPONENTS server)
 endif()
 

@@ -18,17 +18,7 @@
 
 #define WANT_MAX 256
 
-void srv_sched_config_default(srv_sched_config_t *cfg) {
-  cfg->lease_seconds = 3600;
-  cfg->lease_min = 60;
-  cfg->max_outstanding = 16;
-  cfg->ban_threshold = 3;
-  cfg->retry_after = 30;
-  cfg->quorum_distinct = SRV_DISTINCT_OWNER;
-  cfg->spot_check = 2.0;
-  cfg->hold_factor = 8;
-  cfg->seed = 0;
-}
+/* srv_sched_config_default: srv_opts.c, from the options table that declares the defaults. */
 
 /* splitmix64: the spot-check draw needs no more than an even spread, and a state of its own. */
 static uint64_t rng_next(uint64_t *x) {

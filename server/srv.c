@@ -32,42 +32,6 @@ enum {
  * many more they are dropped at once without one. */
 #define BUSY_SLACK 64
 
-void srv_config_default(srv_config_t *cfg) {
-  memset(cfg, 0, sizeof *cfg);
-  cfg->quorum = 2;
-  cfg->max_results = 5;
-  snprintf(cfg->listen_host, sizeof cfg->listen_host, "0.0.0.0");
-  cfg->listen_port = 7447;
-  cfg->data_dir = "./nq-data";
-  cfg->lease_seconds = 3600;
-  cfg->lease_min = 60;
-  cfg->max_outstanding = 16;
-  cfg->max_conns = 1024;
-  cfg->idle_timeout = 300;
-  cfg->ban_threshold = 3;
-  cfg->sweep_ms = 5000;
-  cfg->exit_grace_ms = 2000;
-  cfg->retry_after = 30;
-  cfg->quorum_distinct = SRV_DISTINCT_OWNER;
-  cfg->spot_check = 2.0;
-  cfg->hold_factor = 8;
-  cfg->diverse_kernels = -1;
-  /* The program turns the page on (nq-server's default is 127.0.0.1:7448); a server embedded
-   * in a test does not listen on a fixed port unless asked. */
-  srv_http_cfg_default(&cfg->http);
-  cfg->http_off = 1;
-  cfg->hello_timeout = 10;
-  cfg->max_preauth_per_addr = 16;
-  cfg->enrol_per_addr = 20;
-  cfg->max_clients = 100000;
-  cfg->auth_fail_limit = 20;
-  cfg->auth_fail_delay = 5;
-  cfg->summary_seconds = 10;
-  cfg->backup_every = 3600;
-  cfg->backup_keep = 24;
-  cfg->outage_max = 7 * 86400;
-}
-
 int srv_config_set_listen(srv_config_t *cfg, const char *spec) {
   return srv_listen_parse(spec, cfg->listen_host, sizeof cfg->listen_host, &cfg->listen_port);
 }
@@ -99,7 +63,7 @@ static void on_conn_open(nq_conn_t *c) {
     /* retry_after paces the way back: the client waits that long plus up to half again
      * (jitter), rather than its own backoff of 0.5 s doubling (docs/protocol.md, `busy`). */
     nq_error_msg_t e = {NQ_ERR_BUSY, NULL, "too many connections; try again later", 1, -1, 0,
-                        sc->srv->cfg.retry_after};
+                        sc->srv->cfg.sched.retry_after};
     sc->state = SRV_CONN_DEAD;
     nq_conn_close_error(c, &e);
   }
@@ -112,7 +76,7 @@ static int req_weight(const srv_t *s, const json_t *msg) {
   if (nq_msg_type(msg, NULL) != NQ_MSG_GET_WORK) return 1;
   const json_t *w = json_object_get(msg, "want");
   json_int_t want = json_is_integer(w) ? json_integer_value(w) : 1;
-  if (want > s->cfg.max_outstanding) want = s->cfg.max_outstanding;
+  if (want > s->cfg.sched.max_outstanding) want = s->cfg.sched.max_outstanding;
   return want < 1 ? 1 : (int)want;
 }
 
@@ -652,8 +616,8 @@ static void tell_done(srv_t *s) {
   }
   /* Clients that wait between jobs (hello `wait`) hear `waiting` unless the server leaves too
    * (--exit-when-done): the next job comes with `nq-admin job add`. */
-  nq_no_work_t nw = {s->cfg.retry_after, NQ_NOWORK_DONE};
-  nq_no_work_t nwait = {s->cfg.retry_after, NQ_NOWORK_WAITING};
+  nq_no_work_t nw = {s->cfg.sched.retry_after, NQ_NOWORK_DONE};
+  nq_no_work_t nwait = {s->cfg.sched.retry_after, NQ_NOWORK_WAITING};
   json_t *m = nq_no_work_pack(&nw), *mw = nq_no_work_pack(&nwait);
   int n = 0, waiting = 0;
   for (srv_conn_t *sc = s->conns; m && mw && sc; sc = sc->next) {
@@ -723,7 +687,7 @@ static int owner_key_cb(const srv_owner_t *o, void *arg) {
  * enrol.key is the owner `default`. Say so at start rather than let the job sit still. */
 void srv_warn_one_owner(srv_t *s) {
   int keyed = 0;
-  if (s->cfg.quorum_distinct != SRV_DISTINCT_OWNER || s->sched.job.quorum < 2) return;
+  if (s->cfg.sched.quorum_distinct != SRV_DISTINCT_OWNER || s->sched.job.quorum < 2) return;
   if (srv_owner_list(s->store, owner_key_cb, &keyed) != 0 || keyed > 0) return;
   nq_log(NQ_LOG_WARN, "quorum %d by owner, but no owner has an enrolment key of its own: every "
          "client enrolled with enrol.key belongs to the owner `default`, so no unit can be "
@@ -769,7 +733,8 @@ static int handles_start(srv_t *s) {
   /* Short leases (tests, demos) are swept more often: at least twice per shortest lease, at most
    * once a second. */
   uint64_t sweep = (uint64_t)s->cfg.sweep_ms;
-  int shortest = s->cfg.lease_min < s->cfg.lease_seconds ? s->cfg.lease_min : s->cfg.lease_seconds;
+  const srv_sched_config_t *sc = &s->cfg.sched;
+  int shortest = sc->lease_min < sc->lease_seconds ? sc->lease_min : sc->lease_seconds;
   if (shortest > 0 && sweep > (uint64_t)shortest * 500) sweep = (uint64_t)shortest * 500;
   if (sweep < 1000) sweep = 1000;
   uv_timer_start(&s->sweep_timer, on_sweep, sweep, sweep);
@@ -847,16 +812,7 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
       s->cfg.n = job.n;
     }
   }
-  srv_sched_config_t sc;
-  srv_sched_config_default(&sc);
-  sc.lease_seconds = s->cfg.lease_seconds;
-  sc.lease_min = s->cfg.lease_min;
-  sc.max_outstanding = s->cfg.max_outstanding;
-  sc.ban_threshold = s->cfg.ban_threshold;
-  sc.retry_after = s->cfg.retry_after;
-  sc.quorum_distinct = (srv_distinct_t)s->cfg.quorum_distinct;
-  sc.spot_check = s->cfg.spot_check;
-  sc.hold_factor = s->cfg.hold_factor;
+  srv_sched_config_t sc = s->cfg.sched;
   int recounted = 0;
   if ((rc = srv_sched_init(&s->sched, s->store, job.id, &sc)) != 0 ||
       (rc = srv_sched_recount_disputed(&s->sched, now, &recounted)) != 0) {

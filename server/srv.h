@@ -75,17 +75,14 @@ typedef struct srv_config_s {
   char listen_host[64];
   int listen_port;
   const char *data_dir;
-  int lease_seconds, max_outstanding, max_conns, idle_timeout, ban_threshold;
-  int lease_min;        /* shortest lease from issue (the scheduler's lease_min); default 60 */
+  /* The scheduler's settings (--lease-seconds, --quorum-distinct, ...), handed to it whole. */
+  srv_sched_config_t sched;
+  int max_conns, idle_timeout;
   const char *hostnames[SRV_MAX_HOSTNAMES + 1]; /* NULL-terminated */
   int exit_when_done;
   int handle_signals;   /* install SIGINT/SIGTERM handlers (the program does; tests may not) */
   int sweep_ms;         /* lease expiry sweep period; default 5000 */
   int exit_grace_ms;    /* --exit-when-done: time between "done" and shutdown; default 2000 */
-  int retry_after;      /* no_work hint; default 30 */
-  int quorum_distinct;  /* srv_distinct_t: what makes replicas independent; default owner */
-  double spot_check;    /* percent of verified units spot-checked by another owner; default 2 */
-  int hold_factor;      /* a lease never runs past issue + this x max(lease, estimate); 8 */
   int diverse_kernels;  /* a new job's --diverse-kernels (0..8); -1 (default): 2 for an N with
                          * no published count, 0 otherwise. An existing job keeps its own. */
   /* The read-only HTTP status page and /metrics (docs/http.md): http.host/port, its limits.
@@ -116,7 +113,7 @@ typedef struct srv_config_s {
                            default 7 days, 0 = never */
 } srv_config_t;
 
-/* Defaults for every option (n = 0: must be set). */
+/* Defaults for every option (n = 0: must be set): the option tables' (srv_opts.c). */
 void srv_config_default(srv_config_t *cfg);
 /* Parse "host:port", "[v6]:port" or ":port" into cfg->listen_host / listen_port. NQ_EINVAL. */
 int srv_config_set_listen(srv_config_t *cfg, const char *spec);

@@ -103,14 +103,14 @@ static nq_job_state_t done_state(const srv_t *s, int waits) {
 static json_t *welcome_new(srv_t *s, int64_t speak, const char *client, const char *token,
                            int64_t client_id, int waits) {
   const srv_job_t *j = &s->sched.job;
-  int interval = s->cfg.lease_seconds / 4;
+  int interval = s->cfg.sched.lease_seconds / 4;
   /* A finished job with spot checks still wanted is not done for a client: it may be the owner
    * that checks them (get_work says `done` to one that may not). */
   int64_t spot = 0;
   if (s->job_done && client && srv_job_spot_pending(s->store, j->id, &spot) != 0) spot = 0;
   nq_welcome_t w = {speak, client, token, j->n, j->depth,
                     s->job_done && spot == 0 ? done_state(s, waits) : NQ_JOB_RUNNING,
-                    s->cfg.max_outstanding, interval < 1 ? 1 : interval, NULL, NULL, NULL};
+                    s->cfg.sched.max_outstanding, interval < 1 ? 1 : interval, NULL, NULL, NULL};
   char url[NQ_PROTO_PAGE_MAX + 1], credit[40];
   srv_credit_t c;
   if (client_id > 0) {
@@ -347,7 +347,7 @@ static void h_get_work(srv_t *s, srv_req_t *r, int64_t now) {
                                   out[i].kernel[0] ? out[i].kernel : NULL};
     r->reply = nq_work_pack(w);
   } else {
-    nq_no_work_t nw = {s->cfg.retry_after, srv_nowork_code(why)};
+    nq_no_work_t nw = {s->cfg.sched.retry_after, srv_nowork_code(why)};
     if (nw.reason == NQ_NOWORK_DONE && done_state(s, r->sc->waits) == NQ_JOB_WAITING)
       nw.reason = NQ_NOWORK_WAITING;
     r->reply = nq_no_work_pack(&nw);

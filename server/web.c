@@ -284,7 +284,7 @@ static void export_resp(srv_t *s, srv_http_resp_t *r) {
     text_resp(r, 404, "404 Not Found: the evidence exists once the job is done\n");
     return;
   }
-  int rc = srv_web_export_start(s->dd.db, job.id, (nq_ev_distinct_t)s->cfg.quorum_distinct,
+  int rc = srv_web_export_start(s->dd.db, job.id, (nq_ev_distinct_t)s->cfg.sched.quorum_distinct,
                                 nq_now_wall(), &fd, err, sizeof err);
   if (rc != 0) {
     nq_log(NQ_LOG_WARN, "http /api/export: %s", err);

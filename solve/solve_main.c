@@ -11,6 +11,7 @@
 #include "nq/gpu.h"
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "nq/opts.h"
 #include "nq/plan.h"
 #include "nq/solver.h"
 #include "nq/solver_pool.h"
@@ -18,7 +19,7 @@
 #include "solve.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <jansson.h>
 #include <math.h>
 #include <signal.h>
@@ -26,62 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: nq-solve N [options]        count all solutions of N queens (1 <= N <= %d)\n"
-          "       nq-solve --unit TEXT [options]  count one work unit (N:part:BOUND1:columns)\n"
-          "       nq-solve N --estimate [--depth D] [--seed S] [--effort P] [--calibrate SECS]\n"
-          "       nq-solve N --unit-seconds S [--depth D] [--max-depth D] --plan|--list-units\n"
-          "       nq-solve N --plan [--unit-seconds S] --fleet SPEC   the plan in calendar time\n"
-          "options:\n"
-          "  --threads T       CPU threads (default: online CPUs; 0 with --gpu: the devices\n"
-          "                    alone)\n"
-          "  --gpu auto|off|all|LIST  count on OpenCL devices too (default off): auto = every\n"
-          "                    GPU or accelerator, all = CPU devices (pocl) too, LIST = indexes\n"
-          "                    such as 0,1; each device must pass a self-test first\n"
-          "  --gpu-list        the OpenCL devices: index, name, platform, driver, compute units\n"
-          "  --depth D         unit depth, 2..N-1: of --list-units (default 2), of the units\n"
-          "                    --estimate reports on (default 2), the start depth of a plan\n"
-          "                    (default: automatic, the first depth whose nodes average at\n"
-          "                    most 16x the target); for a solve, how deep tasks are split\n"
-          "  --list-units      print the units of N at --depth (or of the plan), one a line\n"
-          "  --reference       use the plain reference solver (single thread)\n"
-          "  --estimate        estimate the node count and core-seconds of N and of its units\n"
-          "  --seed S          seed of the estimates (default %d); same seed, same estimates\n"
-          "  --effort P        probes per estimated unit (default: --estimate %d / units, at\n"
-          "                    least %d); of a plan, per split decision (default %d)\n"
-          "  --unit-effort P   probes of each plan unit's own estimate (default %d)\n"
-          "  --calibrate SECS  time the fast kernel on sampled sub-units for core-seconds on\n"
-          "                    this machine (default: 0.5%% of N's estimated time, 2-20 ms;\n"
-          "                    0: skip)\n"
-          "  --unit-seconds S  plan units of about S core-seconds of the reference core\n"
-          "                    (%.0f nodes/s); a unit whose estimate is above is split\n"
-          "  --unit-nodes X    the same target in nodes\n"
-          "  --max-depth D     a plan splits no unit below depth D (default N-1)\n"
-          "  --max-units M     a plan of more units is an error (default 100000000)\n"
-          "  --plan            print the plan's summary (units per depth, estimated sizes;\n"
-          "                    without --unit-seconds/--unit-nodes, units of %.0f s)\n"
-          "  --fleet SPEC      the plan in calendar time on a fleet: KERNEL=COUNT[@RATE] (avx512,\n"
-          "                    avx2, scalar, ref; neon, gpu with @RATE nodes/s each), rate=R,\n"
-          "                    quorum=Q (default 2), spot=F (0..1), duty=F (0..1), comma-\n"
-          "                    separated, e.g. avx2=2000,avx512=500,quorum=2,spot=0.05,duty=0.5\n"
-          "  --split-outliers K  a plan looks again at a unit estimated above K x the target\n"
-          "                    (256 probes) and splits it when that is above the target\n"
-          "  --verify          also solve every unit of the plan and N whole: the units and\n"
-          "                    the split nodes must give nq-solve N's counts and nodes exactly\n"
-          "  --audit K         estimate every K-th unit of the plan again with 4096 probes\n"
-          "                    and compare (for N too big to --verify)\n"
-          "  --json            print JSON (for --list-units of a plan: one object a line)\n"
-          "  --checkpoint FILE save what is finished in FILE every --checkpoint-seconds and on\n"
-          "                    SIGINT/SIGTERM; resume from FILE when it holds this count\n"
-          "  --checkpoint-seconds S  seconds between two saves (default 60)\n"
-          "  --help            this text\n"
-          "  --version         the software and protocol versions\n",
-          NQ_MAX_N, NQ_EST_DEFAULT_SEED, NQ_EST_DEFAULT_BUDGET, NQ_EST_MIN_PROBES,
-          NQ_PLAN_DEFAULT_PROBES, NQ_PLAN_DEFAULT_UNIT_PROBES, NQ_REF_NODES_PER_SEC,
-          NQ_PLAN_DEFAULT_UNIT_SECONDS);
-}
 
 typedef struct progress_s {
   double start;
@@ -265,131 +210,131 @@ static const solve_mode_t *mode_named(const char *name) {
   return NULL;
 }
 
-/* Strict numbers: the whole argument, in range, else a message and exit status 2. */
-static int arg_long(const char *opt, const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) {
-    fprintf(stderr, "nq-solve: --%s must be an integer in %ld..%ld (got '%s')\n", opt, lo, hi, s);
-    return 2;
-  }
-  *out = v;
+static int set_fleet(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
+  solve_cfg_t *cfg = base;
+  char why[300];
+  if (nq_fleet_parse(v, &cfg->fleet, why, sizeof why))
+    return nq_errorf(err, len, NQ_EINVAL, "%s", why);
+  cfg->fleet_spec = v;
   return 0;
 }
 
-static int arg_u64(const char *opt, const char *s, uint64_t *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s || *end || s[0] == '-') {
-    fprintf(stderr, "nq-solve: --%s must be an unsigned integer (got '%s')\n", opt, s);
-    return 2;
-  }
-  *out = v;
-  return 0;
+/* The mode flags, weighed against each other after parsing. */
+typedef struct solve_args_s {
+  int estimate, plan, gpu_list;
+} solve_args_t;
+
+#define V_INT(nm, ltr, field, a, l, h, hlp)                                                      \
+  {NQ_OPT_INT, nm, ltr, .off = offsetof(solve_cfg_t, field), .arg = a, .lo = l, .hi = h,          \
+   .help = hlp}
+#define V_DBL(nm, field, a, l, h, hlp)                                                           \
+  {NQ_OPT_DOUBLE, nm, .off = offsetof(solve_cfg_t, field), .arg = a, .dlo = l, .dhi = h,          \
+   .help = hlp}
+#define V_FLAG(nm, ltr, field, hlp)                                                              \
+  {NQ_OPT_FLAG, nm, ltr, .off = offsetof(solve_cfg_t, field), .help = hlp}
+
+/* unsigned fields filled as int (NQ_OPT_INT): the same size and representation in range. */
+_Static_assert(sizeof(unsigned) == sizeof(int), "unsigned is an int's size");
+
+static const nq_opt_t solve_table[] = {
+    {NQ_OPT_SECTION, .help = "options:"},
+    V_INT("threads", 't', threads, "T", 0, 256,
+          "CPU threads (default: online CPUs; 0 with --gpu: the devices alone)"),
+    {NQ_OPT_STRING, "gpu", .off = offsetof(solve_cfg_t, gpu), .arg = "auto|off|all|LIST",
+     .help = "count on OpenCL devices too (default off): auto = every GPU or accelerator, all = "
+             "CPU devices (pocl) too, LIST = indexes such as 0,1; each device must pass a "
+             "self-test first"},
+    V_INT("depth", 'd', depth, "D", 2, NQ_MAX_N,
+          "unit depth, 2..N-1: of --list-units (default 2), of the units --estimate reports on "
+          "(default 2), the start depth of a plan (default: automatic, the first depth whose "
+          "nodes average at most 16x the target); for a solve, how deep tasks are split"),
+    {NQ_OPT_STRING, "unit", 'u', .off = offsetof(solve_cfg_t, unit_text), .arg = "TEXT",
+     .help = "count one work unit (N:part:BOUND1:columns)"},
+    V_FLAG("list-units", 'l', list,
+           "print the units of N at --depth (or of the plan), one a line"),
+    V_FLAG("reference", 'r', reference, "use the plain reference solver (single thread)"),
+    {NQ_OPT_UINT64, "seed", .off = offsetof(solve_cfg_t, seed), .arg = "S",
+     .def = NQ_STR(NQ_EST_DEFAULT_SEED), .help = "seed of the estimates; same seed, same estimates"},
+    V_INT("effort", 0, effort, "P", 1, NQ_EST_MAX_PROBES,
+          "probes per estimated unit (default: --estimate " NQ_STR(NQ_EST_DEFAULT_BUDGET)
+          " / units, at least " NQ_STR(NQ_EST_MIN_PROBES) "); of a plan, per split decision "
+          "(default " NQ_STR(NQ_PLAN_DEFAULT_PROBES) ")"),
+    V_INT("unit-effort", 0, unit_effort, "P", 1, NQ_EST_MAX_PROBES,
+          "probes of each plan unit's own estimate (default " NQ_STR(NQ_PLAN_DEFAULT_UNIT_PROBES)
+          ")"),
+    V_DBL("calibrate", calib_seconds, "SECS", 0, 60,
+          "time the fast kernel on sampled sub-units for core-seconds on this machine "
+          "(default: 0.5% of N's estimated time, 2-20 ms; 0: skip)"),
+    V_DBL("unit-seconds", unit_seconds, "S", 1e-9, 1e9,
+          "plan units of about S core-seconds of the reference core (1e9 nodes/s); a unit "
+          "whose estimate is above is split"),
+    V_DBL("unit-nodes", unit_nodes, "X", 0, 1e30, "the same target in nodes"),
+    V_INT("max-depth", 0, max_depth, "D", 2, NQ_MAX_N,
+          "a plan splits no unit below depth D (default N-1)"),
+    {NQ_OPT_UINT64, "max-units", .off = offsetof(solve_cfg_t, max_units), .arg = "M", .def = "100000000", .help = "a plan of more units is an error"},
+    V_FLAG("verify", 0, verify,
+           "also solve every unit of the plan and N whole: the units and the split nodes must "
+           "give nq-solve N's counts and nodes exactly"),
+    V_INT("audit", 0, audit, "K", 1, 1000000000,
+          "estimate every K-th unit of the plan again with 4096 probes and compare (for N too "
+          "big to --verify)"),
+    {NQ_OPT_STRING, "fleet", .arg = "SPEC", .set = set_fleet,
+     .help = "the plan in calendar time on a fleet: KERNEL=COUNT[@RATE] (avx512, avx2, scalar, "
+             "ref; neon, gpu with @RATE nodes/s each), rate=R, quorum=Q (default 2), spot=F "
+             "(0..1), duty=F (0..1), comma-separated, e.g. "
+             "avx2=2000,avx512=500,quorum=2,spot=0.05,duty=0.5"},
+    V_DBL("split-outliers", split_outliers, "K", 1, 1e6,
+          "a plan looks again at a unit estimated above K x the target (256 probes) and splits "
+          "it when that is above the target"),
+    V_FLAG("json", 'j', json, "print JSON (for --list-units of a plan: one object a line)"),
+    {NQ_OPT_STRING, "checkpoint", .off = offsetof(solve_cfg_t, checkpoint), .arg = "FILE",
+     .help = "save what is finished in FILE every --checkpoint-seconds and on SIGINT/SIGTERM; "
+             "resume from FILE when it holds this count"},
+    {NQ_OPT_DOUBLE, "checkpoint-seconds", .off = offsetof(solve_cfg_t, checkpoint_seconds),
+     .arg = "S", .dlo = 0.01, .dhi = 1e6, .def = "60", .help = "seconds between two saves"},
+    {NQ_OPT_END}};
+
+static const nq_opt_t solve_args_table[] = {
+    {NQ_OPT_FLAG, "gpu-list", .off = offsetof(solve_args_t, gpu_list),
+     .help = "the OpenCL devices: index, name, platform, driver, compute units"},
+    {NQ_OPT_FLAG, "estimate", .off = offsetof(solve_args_t, estimate),
+     .help = "estimate the node count and core-seconds of N and of its units"},
+    {NQ_OPT_FLAG, "plan", .off = offsetof(solve_args_t, plan),
+     .help = "print the plan's summary (units per depth, estimated sizes; without "
+             "--unit-seconds/--unit-nodes, units of " NQ_STR(NQ_PLAN_DEFAULT_UNIT_SECONDS) " s)"},
+    {NQ_OPT_END}};
+
+static void print_version(const char *prog) {
+  printf("%s %s\nsolver %s\n", prog, NQ_VERSION_STRING, NQ_SOLVER_VERSION);
 }
 
-static int arg_double(const char *opt, const char *s, double lo, double hi, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-    fprintf(stderr, "nq-solve: --%s must be a number in %g..%g (got '%s')\n", opt, lo, hi, s);
-    return 2;
-  }
-  *out = v;
-  return 0;
+static void opts_init(nq_opts_t *o, solve_cfg_t *cfg, solve_args_t *args) {
+  memset(o, 0, sizeof *o);
+  o->prog = "nq-solve";
+  o->summary = "count N-Queens solutions, alone";
+  o->usage = "nq-solve N [options]        count all solutions of N queens (1 <= N <= "
+             NQ_STR(NQ_MAX_N) ")\n"
+             "       nq-solve --unit TEXT [options]  count one work unit (N:part:BOUND1:columns)\n"
+             "       nq-solve N --estimate [--depth D] [--seed S] [--effort P] [--calibrate SECS]\n"
+             "       nq-solve N --unit-seconds S [--depth D] [--max-depth D] --plan|--list-units\n"
+             "       nq-solve N --plan [--unit-seconds S] --fleet SPEC   the plan in calendar time\n"
+             "       nq-solve --gpu-list";
+  o->version = print_version;
+  o->group[0] = (nq_opt_group_t){solve_table, cfg};
+  o->group[1] = (nq_opt_group_t){solve_args_table, args};
 }
 
-enum {
-  O_ESTIMATE = 256, O_SEED, O_EFFORT, O_CALIB, O_USECS, O_UNODES, O_MAXD, O_MAXU, O_PLAN,
-  O_VERIFY, O_AUDIT, O_UEFFORT, O_CKPT, O_CKPT_SECS, O_VERSION, O_GPU, O_GPU_LIST, O_FLEET,
-  O_SPLIT_OUT
-};
-
-/* Parse argv into cfg and the mode's name; returns 0, or an exit status (help: -1). */
-static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
-  static const struct option opts[] = {
-      {"threads", required_argument, 0, 't'},   {"depth", required_argument, 0, 'd'},
-      {"unit", required_argument, 0, 'u'},      {"list-units", no_argument, 0, 'l'},
-      {"json", no_argument, 0, 'j'},            {"reference", no_argument, 0, 'r'},
-      {"help", no_argument, 0, 'h'},            {"estimate", no_argument, 0, O_ESTIMATE},
-      {"seed", required_argument, 0, O_SEED},   {"effort", required_argument, 0, O_EFFORT},
-      {"calibrate", required_argument, 0, O_CALIB},
-      {"unit-seconds", required_argument, 0, O_USECS},
-      {"unit-nodes", required_argument, 0, O_UNODES},
-      {"max-depth", required_argument, 0, O_MAXD},
-      {"max-units", required_argument, 0, O_MAXU}, {"plan", no_argument, 0, O_PLAN},
-      {"verify", no_argument, 0, O_VERIFY},
-      {"audit", required_argument, 0, O_AUDIT},
-      {"unit-effort", required_argument, 0, O_UEFFORT},
-      {"checkpoint", required_argument, 0, O_CKPT},
-      {"checkpoint-seconds", required_argument, 0, O_CKPT_SECS},
-      {"version", no_argument, 0, O_VERSION},
-      {"gpu", required_argument, 0, O_GPU},
-      {"gpu-list", no_argument, 0, O_GPU_LIST},
-      {"fleet", required_argument, 0, O_FLEET},
-      {"split-outliers", required_argument, 0, O_SPLIT_OUT},
-      {0, 0, 0, 0}};
-  int c, rc = 0, estimate = 0, plan = 0;
-  long v;
-  while (!rc && (c = getopt_long(argc, argv, "t:d:u:ljrh", opts, NULL)) != -1) {
-    switch (c) {
-    case 't':
-      if (!(rc = arg_long("threads", optarg, 0, 256, &v))) cfg->threads = (int)v;
-      cfg->threads_given = 1;
-      break;
-    case O_GPU: cfg->gpu = optarg; break;
-    case O_GPU_LIST: return run_gpu_list() ? 1 : -1;
-    case 'd': if (!(rc = arg_long("depth", optarg, 2, NQ_MAX_N, &v))) cfg->depth = (int)v; break;
-    case 'u': cfg->unit_text = optarg; break;
-    case 'l': cfg->list = 1; break;
-    case 'j': cfg->json = 1; break;
-    case 'r': cfg->reference = 1; break;
-    case 'h': usage(stdout); return -1;
-    case O_VERSION: printf("nq-solve %s\nsolver %s\n", NQ_VERSION_STRING, NQ_SOLVER_VERSION); return -1;
-    case O_ESTIMATE: estimate = 1; break;
-    case O_SEED: rc = arg_u64("seed", optarg, &cfg->seed); break;
-    case O_EFFORT:
-      if (!(rc = arg_long("effort", optarg, 1, NQ_EST_MAX_PROBES, &v))) cfg->effort = (unsigned)v;
-      break;
-    case O_CALIB: rc = arg_double("calibrate", optarg, 0, 60, &cfg->calib_seconds); break;
-    case O_USECS: rc = arg_double("unit-seconds", optarg, 1e-9, 1e9, &cfg->unit_seconds); break;
-    case O_UNODES: rc = arg_double("unit-nodes", optarg, 0, 1e30, &cfg->unit_nodes); break;
-    case O_MAXD:
-      if (!(rc = arg_long("max-depth", optarg, 2, NQ_MAX_N, &v))) cfg->max_depth = (int)v;
-      break;
-    case O_MAXU: rc = arg_u64("max-units", optarg, &cfg->max_units); break;
-    case O_PLAN: plan = 1; break;
-    case O_VERIFY: cfg->verify = 1; break;
-    case O_UEFFORT:
-      if (!(rc = arg_long("unit-effort", optarg, 1, NQ_EST_MAX_PROBES, &v)))
-        cfg->unit_effort = (unsigned)v;
-      break;
-    case O_AUDIT:
-      if (!(rc = arg_long("audit", optarg, 1, 1000000000, &v))) cfg->audit = (unsigned)v;
-      break;
-    case O_CKPT: cfg->checkpoint = optarg; break;
-    case O_FLEET: {
-      char err[300];
-      cfg->fleet_spec = optarg;
-      if (nq_fleet_parse(optarg, &cfg->fleet, err, sizeof err)) {
-        fprintf(stderr, "nq-solve: --%s\n", err); /* "fleet: ..." */
-        rc = 2;
-      }
-      break;
-    }
-    case O_SPLIT_OUT:
-      rc = arg_double("split-outliers", optarg, 1, 1e6, &cfg->split_outliers);
-      break;
-    case O_CKPT_SECS:
-      rc = arg_double("checkpoint-seconds", optarg, 0.01, 1e6, &cfg->checkpoint_seconds);
-      break;
-    default: usage(stderr); return 2;
-    }
-  }
-  if (rc) return rc;
+/* Parse argv into cfg and the mode's name; returns 0, or an exit status (done: -1). */
+static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode, int *first) {
+  nq_opts_t o;
+  solve_args_t args = {0};
+  opts_init(&o, cfg, &args);
+  int rc = nq_opts_main(&o, argc, argv, 2);
+  if (rc >= 0) return rc == 0 ? -1 : rc;
+  if (args.gpu_list) return run_gpu_list() ? 1 : -1;
+  *first = o.optind;
+  cfg->threads_given = nq_opts_given(&o, "threads") > 0;
+  int estimate = args.estimate, plan = args.plan;
   if (cfg->threads == 0 && (!cfg->gpu || !strcmp(cfg->gpu, "off"))) {
     fprintf(stderr, "nq-solve: --threads 0 needs --gpu (a count on the devices alone)\n");
     return 2;
@@ -442,7 +387,8 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode) {
 }
 
 /* N (or the unit) from the operands, and the depths checked against it. */
-static int parse_target(int argc, char **argv, solve_cfg_t *cfg, const solve_mode_t *m) {
+static int parse_target(int argc, char **argv, int optind, solve_cfg_t *cfg,
+                        const solve_mode_t *m) {
   char err[200];
   if (cfg->unit_text) {
     if (m->needs_units || optind != argc) {
@@ -457,13 +403,16 @@ static int parse_target(int argc, char **argv, solve_cfg_t *cfg, const solve_mod
     cfg->n = cfg->unit.n;
     return 0;
   }
+  static const nq_opt_t n_opt = {NQ_OPT_INT, "N", .off = offsetof(solve_cfg_t, n),
+                                 .lo = NQ_MIN_N, .hi = NQ_MAX_N};
   if (optind != argc - 1) {
-    usage(stderr);
+    fprintf(stderr, "nq-solve: give N or --unit TEXT (nq-solve --help lists the options)\n");
     return 2;
   }
-  long n;
-  if (arg_long("N", argv[optind], NQ_MIN_N, NQ_MAX_N, &n)) return 2;
-  cfg->n = (int)n;
+  if (nq_opt_set(&n_opt, cfg, argv[optind], err, sizeof err) != 0) {
+    fprintf(stderr, "nq-solve: %s\n", err + 2); /* "N: expected an integer 1..32, got 'x'" */
+    return 2;
+  }
   if (!m->needs_units && cfg->n < NQ_UNIT_MIN_N) return 0; /* N = 1..3: answered directly */
   const int depths[2] = {cfg->depth, cfg->max_depth};
   for (int i = 0; i < 2; i++) {
@@ -482,15 +431,13 @@ int main(int argc, char **argv) {
   nq_log_init("nq-solve", NQ_LOG_INFO);
   cfg.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (cfg.threads < 1) cfg.threads = 1;
-  cfg.seed = NQ_EST_DEFAULT_SEED;
   cfg.calib_seconds = -1; /* automatic (solve_estimate) */
-  cfg.max_units = 100000000;
   cfg.unit_nodes = -1; /* not given */
-  cfg.checkpoint_seconds = 60;
   const char *name = NULL;
-  int rc = parse(argc, argv, &cfg, &name);
+  int first = argc;
+  int rc = parse(argc, argv, &cfg, &name, &first);
   if (rc) return rc < 0 ? 0 : rc;
   const solve_mode_t *m = mode_named(name);
-  if ((rc = parse_target(argc, argv, &cfg, m)) != 0) return rc;
+  if ((rc = parse_target(argc, argv, first, &cfg, m)) != 0) return rc;
   return m->run(&cfg);
 }

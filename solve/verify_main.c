@@ -5,7 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,39 +17,52 @@
 
 #include "nq/json.h"
 #include "nq/nq.h"
+#include "nq/opts.h"
 #include "verify.h"
 
 #define DEFAULT_SAMPLE 20
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: nq-verify FILE [--sample K|all] [--seed S] [--kernel K] [--threads T] [--json]\n"
-          "Check an nq evidence file (nq-admin export): its SHA-256, every unit text, that the\n"
-          "units tile the search tree exactly once, that every unit meets the job's recorded\n"
-          "verification rule, that the totals are the units' sums (TOTAL = 2 C2 + 4 C4 + 8 C8,\n"
-          "UNIQUE = C2 + C4 + C8), and recompute K random units here.\n"
-          "options:\n"
-          "  --sample K|all  units to recompute (default %d; 0: none; all: every unit)\n"
-          "  --seed S        the sample's seed (default: random, printed; the same seed picks\n"
-          "                  the same units)\n"
-          "  --kernel K      reference (the plain solver), auto, scalar, avx2 or avx512\n"
-          "                  (default reference)\n"
-          "  --threads T     threads of a fast-kernel recount (default: online CPUs)\n"
-          "  --json          print the outcome as one JSON object (on stdout, failures too)\n"
-          "  --version       the software, solver and evidence format versions\n"
-          "exit status: 0 verified, 1 the file fails a check (the reason is printed),\n"
-          "             2 usage, 3 the file cannot be read or the kernel cannot run here\n",
-          DEFAULT_SAMPLE);
-}
-
-static int parse_u64(const char *s, uint64_t *out) {
-  char *end;
-  errno = 0;
-  if (!s || !*s || *s == '-') return -1;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end) return -1;
-  *out = v;
+/* --sample K|all. */
+static int set_sample(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
+  static const nq_opt_t k = {NQ_OPT_UINT64, "sample", .lo = 0, .hi = 100000000};
+  verify_opts_t *o = base;
+  if (!strcmp(v, "all")) {
+    o->sample = UINT64_MAX;
+    return 0;
+  }
+  char why[200];
+  if (nq_opt_set(&k, o, v, why, sizeof why) != 0) /* offset 0: verify_opts_t.sample */
+    return nq_errorf(err, len, NQ_ERANGE, "expected 0..100000000 or all, got '%s'", v);
   return 0;
+}
+_Static_assert(offsetof(verify_opts_t, sample) == 0, "set_sample writes at offset 0");
+
+/* Where --json goes. */
+typedef struct verify_args_s {
+  int json;
+} verify_args_t;
+
+static const nq_opt_t verify_table[] = {
+    {NQ_OPT_SECTION, .help = "options:"},
+    {NQ_OPT_UINT64, "sample", .arg = "K|all", .set = set_sample, .def = NQ_STR(DEFAULT_SAMPLE),
+     .help = "units to recompute (0: none; all: every unit)"},
+    {NQ_OPT_UINT64, "seed", .off = offsetof(verify_opts_t, seed), .arg = "S",
+     .help = "the sample's seed (default: random, printed; the same seed picks the same units)"},
+    {NQ_OPT_STRING, "kernel", .off = offsetof(verify_opts_t, kernel), .arg = "K",
+     .def = "reference",
+     .help = "reference (the plain solver), auto, scalar, avx2 or avx512"},
+    {NQ_OPT_INT, "threads", .off = offsetof(verify_opts_t, threads), .arg = "T", .lo = 1,
+     .hi = 1024, .help = "threads of a fast-kernel recount (default: online CPUs)"},
+    {NQ_OPT_END}};
+
+static const nq_opt_t verify_args_table[] = {
+    {NQ_OPT_FLAG, "json", .off = offsetof(verify_args_t, json),
+     .help = "print the outcome as one JSON object (on stdout, failures too)"},
+    {NQ_OPT_END}};
+
+static void print_version(const char *prog) {
+  printf("%s %s\nsolver %s, evidence format %d\n", prog, NQ_VERSION_STRING, NQ_SOLVER_VERSION,
+         NQ_EV_VERSION);
 }
 
 static uint64_t random_seed(void) {
@@ -130,65 +143,35 @@ static void print_json(const char *path, const verify_opts_t *o, const verify_re
 }
 
 int main(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"sample", required_argument, NULL, 's'}, {"seed", required_argument, NULL, 'S'},
-      {"kernel", required_argument, NULL, 'k'}, {"threads", required_argument, NULL, 't'},
-      {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
-      {"json", no_argument, NULL, 'j'},
-      {NULL, 0, NULL, 0}};
-  verify_opts_t o = {.sample = DEFAULT_SAMPLE, .kernel = "reference"};
-  int seed_given = 0, json = 0, c;
-  uint64_t v;
+  verify_opts_t o = {0};
+  verify_args_t args = {0};
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   o.threads = ncpu > 0 && ncpu < 1024 ? (int)ncpu : 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-    case 's':
-      if (!strcmp(optarg, "all")) {
-        o.sample = UINT64_MAX;
-      } else if (parse_u64(optarg, &o.sample) != 0 || o.sample > 100000000) {
-        fprintf(stderr, "nq-verify: --sample wants 0..100000000 or all, not '%s'\n", optarg);
-        return VERIFY_USAGE;
-      }
-      break;
-    case 'S':
-      if (parse_u64(optarg, &o.seed) != 0) {
-        fprintf(stderr, "nq-verify: --seed wants a non-negative integer, not '%s'\n", optarg);
-        return VERIFY_USAGE;
-      }
-      seed_given = 1;
-      break;
-    case 'k': o.kernel = optarg; break;
-    case 'j': json = 1; break;
-    case 't':
-      if (parse_u64(optarg, &v) != 0 || v < 1 || v > 1024) {
-        fprintf(stderr, "nq-verify: --threads wants 1..1024, not '%s'\n", optarg);
-        return VERIFY_USAGE;
-      }
-      o.threads = (int)v;
-      break;
-    case 'h': usage(stdout); return VERIFY_OK;
-    case 'V':
-      printf("nq-verify %s\nsolver %s, evidence format %d\n", NQ_VERSION_STRING, NQ_SOLVER_VERSION,
-             NQ_EV_VERSION);
-      return VERIFY_OK;
-    default:
-      fprintf(stderr, "nq-verify: bad option '%s'\n", argv[optind - 1]);
-      usage(stderr);
-      return VERIFY_USAGE;
-    }
-  }
+  nq_opts_t opts = {
+      .prog = "nq-verify",
+      .summary = "check an nq evidence file: tiling, quorum, totals, a recomputed sample",
+      .usage = "nq-verify FILE [--sample K|all] [--seed S] [--kernel K] [--threads T] [--json]",
+      .about = "Check an nq evidence file (nq-admin export): its SHA-256, every unit text, that the\n"
+               "units tile the search tree exactly once, that every unit meets the job's recorded\n"
+               "verification rule, that the totals are the units' sums (TOTAL = 2 C2 + 4 C4 + 8 C8,\n"
+               "UNIQUE = C2 + C4 + C8), and recompute K random units here.",
+      .epilog = "exit status: 0 verified, 1 the file fails a check (the reason is printed),\n"
+                "             2 usage, 3 the file cannot be read or the kernel cannot run here",
+      .version = print_version,
+      .group = {{verify_table, &o}, {verify_args_table, &args}}};
+  int rc = nq_opts_main(&opts, argc, argv, VERIFY_USAGE);
+  if (rc >= 0) return rc;
+  int json = args.json, optind = opts.optind;
   if (optind != argc - 1) {
-    fprintf(stderr, "nq-verify: %s\n", optind == argc ? "which file?" : "one file only");
-    usage(stderr);
+    fprintf(stderr, "nq-verify: %s (nq-verify --help lists the options)\n",
+            optind == argc ? "which file?" : "one file only");
     return VERIFY_USAGE;
   }
-  if (!seed_given) o.seed = random_seed();
+  if (!nq_opts_given(&opts, "seed")) o.seed = random_seed();
   const char *path = argv[optind];
   verify_report_t rep;
   char err[1024];
-  int rc = verify_file(path, &o, &rep, err, sizeof err);
+  rc = verify_file(path, &o, &rep, err, sizeof err);
   if (json) {
     print_json(path, &o, &rep, rc, err);
     return rc;

@@ -75,7 +75,7 @@ static void server_start(env_t *e, int i, int n) {
   c.max_results = 1;
   c.data_dir = e->data;
   c.handle_signals = 0;
-  c.lease_seconds = 600;
+  c.sched.lease_seconds = 600;
   snprintf(c.listen_host, sizeof c.listen_host, "127.0.0.1");
   c.listen_port = e->port;
   char err[256] = "";

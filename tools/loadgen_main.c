@@ -19,7 +19,7 @@
  * get_work (request to work/no_work), result (to its ack) and status: p50, p99 and max in ms, of
  * the requests sent once every connection was welcomed.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +30,7 @@
 #include "nq/conn.h"
 #include "nq/files.h"
 #include "nq/log.h"
+#include "nq/opts.h"
 #include "nq/nq.h"
 #include "nq/proto.h"
 #include "nq/solver.h"
@@ -382,13 +383,6 @@ static void on_report(uv_timer_t *t) {
   if (lg->closed == lg->nconns) lg_stop(lg);
 }
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: nq-loadgen --server HOST:PORT --ca CA.pem (--enrol KEY | --enrol-file FILE)\n"
-             "                  [--conns 100] [--seconds 10] [--want 8] [--think MS] [--solve]\n"
-             "                  [--idle] [--admin-token-file F [--status-ms 200]]\n"
-             "                  [--reconnect [--backoff-max 60] [--stop-after K]] [--help] [--version]\n");
-}
-
 /* Open one connection (client i, or the status prober); 0 or -1. */
 static int lg_connect(lg_t *lg, lg_conn_t *lc, int idx, int admin) {
   lc->lg = lg;
@@ -424,69 +418,84 @@ static void lg_reconnect(uv_timer_t *t) {
   }
 }
 
+/* --enrol-file, --admin-token-file: the first line of the file, kept here. */
+static int read_first_line(const char *v, const char **dst, char *buf, size_t size, char *err,
+                           size_t len) {
+  if (nq_file_read_line(v, buf, size) != 0)
+    return nq_errorf(err, len, NQ_EINVAL, "cannot read %s", v);
+  *dst = buf;
+  return 0;
+}
+
+static int set_enrol_file(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
+  static char key[256];
+  return read_first_line(v, &((lg_t *)base)->enrol, key, sizeof key, err, len);
+}
+
+static int set_token_file(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
+  static char token[256];
+  return read_first_line(v, &((lg_t *)base)->admin_token, token, sizeof token, err, len);
+}
+
+#define L_INT(nm, field, a, l, h, d, hlp)                                                        \
+  {NQ_OPT_INT, nm, .off = offsetof(lg_t, field), .arg = a, .lo = l, .hi = h, .def = d, .help = hlp}
+#define L_FLAG(nm, field, hlp) {NQ_OPT_FLAG, nm, .off = offsetof(lg_t, field), .help = hlp}
+
+/* Where --server and --ca go before they are checked. */
+typedef struct lg_args_s {
+  const char *server, *ca;
+} lg_args_t;
+
+static const nq_opt_t lg_args_table[] = {
+    {NQ_OPT_STRING, "server", .off = offsetof(lg_args_t, server), .arg = "HOST:PORT",
+     .help = "the server to load"},
+    {NQ_OPT_STRING, "ca", .off = offsetof(lg_args_t, ca), .arg = "CA.pem",
+     .help = "the CA of the server's certificate"},
+    {NQ_OPT_END}};
+
+static const nq_opt_t lg_table[] = {
+    {NQ_OPT_STRING, "enrol", .off = offsetof(lg_t, enrol), .arg = "KEY",
+     .help = "the enrolment key each connection enrols with"},
+    {NQ_OPT_STRING, "enrol-file", .arg = "FILE", .set = set_enrol_file,
+     .help = "the same, from the first line of FILE"},
+    L_INT("conns", nconns, "N", 1, 100000, "100", "simulated clients, one connection each"),
+    L_INT("seconds", seconds, "S", 1, 86400, "10", "how long the load runs"),
+    L_INT("want", want, "K", 1, LG_PIPE_MAX, "8", "assignments each client asks for at once"),
+    L_INT("think", think_ms, "MS", 0, 3600000, "0", "a client's pause before each result"),
+    L_FLAG("solve", solve, "solve the units for real (else fake results)"),
+    L_FLAG("idle", idle, "connect, log in and stay silent"),
+    {NQ_OPT_STRING, "admin-token-file", .arg = "F", .set = set_token_file,
+     .help = "also ask the server's status over an admin connection, timing it"},
+    L_INT("status-ms", status_ms, "MS", 1, 3600000, "200", "the status prober's period"),
+    L_FLAG("reconnect", reconnect, "a closed connection comes back after a backoff"),
+    {NQ_OPT_DOUBLE, "backoff-max", .off = offsetof(lg_t, backoff_max), .arg = "S", .dlo = 0.5,
+     .dhi = 3600, .def = "60", .help = "--reconnect: the longest backoff"},
+    L_INT("stop-after", stop_after, "K", 0, 1000000, "0",
+          "--reconnect: stop once every connection was welcomed K times (0: after --seconds)"),
+    {NQ_OPT_END}};
+
 int main(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"server", required_argument, 0, 's'}, {"ca", required_argument, 0, 'a'},
-      {"enrol", required_argument, 0, 'e'},  {"enrol-file", required_argument, 0, 'f'},
-      {"conns", required_argument, 0, 'c'},  {"seconds", required_argument, 0, 't'},
-      {"want", required_argument, 0, 'w'},   {"solve", no_argument, 0, 'S'},
-      {"idle", no_argument, 0, 'i'},         {"help", no_argument, 0, 'h'},
-      {"think", required_argument, 0, 'k'},  {"admin-token-file", required_argument, 0, 'A'},
-      {"status-ms", required_argument, 0, 'm'}, {"version", no_argument, 0, 'V'},
-      {"reconnect", no_argument, 0, 'R'},   {"backoff-max", required_argument, 0, 'B'},
-      {"stop-after", required_argument, 0, 'K'},
-      {0, 0, 0, 0}};
   lg_t lg;
+  lg_args_t args = {0};
   memset(&lg, 0, sizeof lg);
-  lg.nconns = 100;
-  lg.seconds = 10;
-  lg.want = 8;
-  lg.status_ms = 200;
-  lg.backoff_max = 60;
-  const char *server = NULL, *ca = NULL;
-  char key[256], token[256];
-  int o;
-  while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    switch (o) {
-    case 's': server = optarg; break;
-    case 'a': ca = optarg; break;
-    case 'e': lg.enrol = optarg; break;
-    case 'f':
-      if (nq_file_read_line(optarg, key, sizeof key) != 0) {
-        fprintf(stderr, "nq-loadgen: cannot read %s\n", optarg);
-        return 2;
-      }
-      lg.enrol = key;
-      break;
-    case 'c': lg.nconns = atoi(optarg); break;
-    case 't': lg.seconds = atoi(optarg); break;
-    case 'w': lg.want = atoi(optarg); break;
-    case 'S': lg.solve = 1; break;
-    case 'k': lg.think_ms = atoi(optarg); break;
-    case 'm': lg.status_ms = atoi(optarg); break;
-    case 'A':
-      if (nq_file_read_line(optarg, token, sizeof token) != 0) {
-        fprintf(stderr, "nq-loadgen: cannot read %s\n", optarg);
-        return 2;
-      }
-      lg.admin_token = token;
-      break;
-    case 'i': lg.idle = 1; break;
-    case 'R': lg.reconnect = 1; break;
-    case 'B': lg.backoff_max = atof(optarg); break;
-    case 'K': lg.stop_after = atoi(optarg); break;
-    case 'h': usage(stdout); return 0;
-    case 'V': nq_print_version("nq-loadgen"); return 0;
-    default: usage(stderr); return 2;
-    }
-  }
+  nq_opts_t opts = {
+      .prog = "nq-loadgen",
+      .summary = "load generator for nq-server",
+      .usage = "nq-loadgen --server HOST:PORT --ca CA.pem (--enrol KEY | --enrol-file FILE)\n"
+               "                  [--conns 100] [--seconds 10] [--want 8] [--think MS] [--solve]\n"
+               "                  [--idle] [--admin-token-file F [--status-ms 200]]\n"
+               "                  [--reconnect [--backoff-max 60] [--stop-after K]]",
+      .version = nq_print_version,
+      .group = {{lg_args_table, &args}, {lg_table, &lg}}};
+  int rc = nq_opts_main(&opts, argc, argv, 2);
+  if (rc >= 0) return rc;
   char host[NQ_HOST_MAX];
-  if (!server || nq_hostport_parse(server, host, sizeof host, &lg.port, 0) != 0 || !ca ||
-      !lg.enrol || lg.nconns < 1 || lg.seconds < 1 || lg.want < 1 || lg.want > LG_PIPE_MAX ||
-      lg.think_ms < 0 || lg.status_ms < 1 || !(lg.backoff_max >= 0.5 && lg.backoff_max <= 3600)) {
-    usage(stderr);
+  if (!args.server || nq_hostport_parse(args.server, host, sizeof host, &lg.port, 0) != 0 ||
+      !args.ca || !lg.enrol || opts.optind < argc) {
+    nq_opts_help(&opts, stderr);
     return 2;
   }
+  const char *ca = args.ca;
   lg.host = host;
   nq_log_init("nq-loadgen", NQ_LOG_WARN);
   signal(SIGPIPE, SIG_IGN);
@@ -535,6 +544,6 @@ int main(int argc, char **argv) {
   free(lg.lat_status.v);
   free(lg.conns);
   nq_tls_ctx_free(lg.tls);
-  int rc = uv_loop_close(&loop);
+  rc = uv_loop_close(&loop);
   return rc == 0 && lg.errors == 0 ? 0 : 1;
 }

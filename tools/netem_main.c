@@ -23,7 +23,7 @@
  * "nq-netem: listening on ADDR" when ready, and a line for every drop; SIGINT/SIGTERM end it.
  */
 #include <arpa/inet.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +33,7 @@
 #include "nq/addr.h"
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "nq/opts.h"
 
 #define QUEUE_MAX (4u << 20) /* bytes waiting in one direction before its input stops */
 
@@ -336,13 +337,6 @@ static void on_signal(uv_signal_t *h, int sig) {
   else exit(0);
 }
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: nq-netem --listen ADDR:PORT --to ADDR:PORT [--delay MS] [--jitter MS]\n"
-             "                [--rate BYTES_PER_S] [--reset-prob P] [--blackhole]\n"
-             "                [--drop-every S --drop-for D] [--seed X]\n"
-             "A fault-injecting TCP proxy for tests (loopback); see tools/netem_main.c.\n");
-}
-
 static int addr_of(const char *spec, struct sockaddr_storage *ss) {
   char host[NQ_HOST_MAX];
   int port;
@@ -351,39 +345,70 @@ static int addr_of(const char *spec, struct sockaddr_storage *ss) {
   return uv_ip6_addr(host, port, (struct sockaddr_in6 *)ss) == 0 ? 0 : -1;
 }
 
-int main(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"listen", required_argument, 0, 'l'}, {"to", required_argument, 0, 't'},
-      {"delay", required_argument, 0, 'd'},  {"jitter", required_argument, 0, 'j'},
-      {"rate", required_argument, 0, 'r'},   {"reset-prob", required_argument, 0, 'R'},
-      {"blackhole", no_argument, 0, 'b'},    {"drop-every", required_argument, 0, 'e'},
-      {"drop-for", required_argument, 0, 'f'}, {"seed", required_argument, 0, 's'},
-      {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+/* --listen and --to: checked addresses. */
+typedef struct netem_args_s {
   struct sockaddr_storage lis;
-  int have_l = 0, have_t = 0, o;
-  G.rng = (unsigned)uv_hrtime();
-  while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    switch (o) {
-    case 'l': have_l = addr_of(optarg, &lis) == 0; break;
-    case 't': have_t = addr_of(optarg, &G.to) == 0; break;
-    case 'd': G.delay_ms = atof(optarg); break;
-    case 'j': G.jitter_ms = atof(optarg); break;
-    case 'r': G.rate = atof(optarg); break;
-    case 'R': G.reset_prob = atof(optarg); break;
-    case 'b': G.blackhole = 1; break;
-    case 'e': G.drop_every = atoi(optarg); break;
-    case 'f': G.drop_for = atoi(optarg); break;
-    case 's': G.rng = (unsigned)strtoul(optarg, NULL, 0); break;
-    case 'h': usage(stdout); return 0;
-    default: usage(stderr); return 2;
-    }
-  }
-  if (!have_l || !have_t || G.delay_ms < 0 || G.jitter_ms < 0 || G.jitter_ms > G.delay_ms ||
-      G.rate < 0 || G.reset_prob < 0 || G.reset_prob > 1 || G.drop_every < 0 || G.drop_for < 0 ||
-      (G.drop_every > 0 && G.drop_for == 0)) {
-    usage(stderr);
+  int64_t seed;
+} netem_args_t;
+
+static int set_listen(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
+  if (addr_of(v, &((netem_args_t *)base)->lis) != 0)
+    return nq_errorf(err, len, NQ_EINVAL, "expected ADDR:PORT, got '%s'", v);
+  return 0;
+}
+
+static int set_to(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
+  if (addr_of(v, &((netem_t *)base)->to) != 0)
+    return nq_errorf(err, len, NQ_EINVAL, "expected ADDR:PORT, got '%s'", v);
+  return 0;
+}
+
+#define N_DBL(nm, field, a, h, hlp)                                                              \
+  {NQ_OPT_DOUBLE, nm, .off = offsetof(netem_t, field), .arg = a, .dlo = 0, .dhi = h, .def = "0", \
+   .help = hlp}
+#define N_INT(nm, field, a, hlp)                                                                 \
+  {NQ_OPT_INT, nm, .off = offsetof(netem_t, field), .arg = a, .lo = 0, .hi = 86400, .def = "0",  \
+   .help = hlp}
+
+static const nq_opt_t args_table[] = {
+    {NQ_OPT_STRING, "listen", .arg = "ADDR:PORT", .set = set_listen,
+     .help = "where the proxy listens"},
+    {NQ_OPT_INT64, "seed", .off = offsetof(netem_args_t, seed), .arg = "X", .lo = 0,
+     .hi = 4294967295LL, .help = "the random draws' seed (default: from the clock)"},
+    {NQ_OPT_END}};
+
+static const nq_opt_t netem_table[] = {
+    {NQ_OPT_STRING, "to", .arg = "ADDR:PORT", .set = set_to, .help = "where it forwards"},
+    N_DBL("delay", delay_ms, "MS", 3600000, "each chunk is held this long"),
+    N_DBL("jitter", jitter_ms, "MS", 3600000, "plus or minus up to this (at most --delay)"),
+    N_DBL("rate", rate, "BYTES_PER_S", 1e12, "bandwidth of each direction, 0 = unlimited"),
+    N_DBL("reset-prob", reset_prob, "P", 1, "chance that a chunk resets its connection"),
+    {NQ_OPT_FLAG, "blackhole", .off = offsetof(netem_t, blackhole),
+     .help = "accept, then forward nothing"},
+    N_INT("drop-every", drop_every, "S", "the link goes down every S seconds (with --drop-for)"),
+    N_INT("drop-for", drop_for, "D", "for D seconds: new connections refused, open ones cut"),
+    {NQ_OPT_END}};
+
+int main(int argc, char **argv) {
+  netem_args_t args;
+  memset(&args, 0, sizeof args);
+  nq_opts_t opts = {
+      .prog = "nq-netem",
+      .summary = "fault-injecting TCP proxy for tests",
+      .usage = "nq-netem --listen ADDR:PORT --to ADDR:PORT [--delay MS] [--jitter MS]\n"
+               "                [--rate BYTES_PER_S] [--reset-prob P] [--blackhole]\n"
+               "                [--drop-every S --drop-for D] [--seed X]",
+      .about = "A fault-injecting TCP proxy for tests (loopback); see tools/netem_main.c.",
+      .group = {{args_table, &args}, {netem_table, &G}}};
+  int rc = nq_opts_main(&opts, argc, argv, 2);
+  if (rc >= 0) return rc;
+  G.rng = nq_opts_given(&opts, "seed") ? (unsigned)args.seed : (unsigned)uv_hrtime();
+  if (!nq_opts_given(&opts, "listen") || !nq_opts_given(&opts, "to") || opts.optind < argc ||
+      G.jitter_ms > G.delay_ms || (G.drop_every > 0 && G.drop_for == 0)) {
+    nq_opts_help(&opts, stderr);
     return 2;
   }
+  struct sockaddr_storage lis = args.lis;
   signal(SIGPIPE, SIG_IGN);
   G.loop = uv_default_loop();
   uv_tcp_t server;
