@@ -2,6 +2,7 @@
  * SQLite's backup API, a read-only open, and the check that a database holds a consistent job
  * (its counters recounted from the tables). The files around them -- names, temporary files,
  * rotation, restore -- are backup.c's; the schedule is srv_backup.c's. */
+#include "store_backup.h"
 #include "store_int.h"
 
 #include <errno.h>

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "nq/certs.h"
-#include "store.h"
+#include "store_public.h"
 #include "nq/hash.h"
 #include "store_int.h"
 

@@ -9,7 +9,7 @@
 #include "nq/solver.h"
 #include "nq/unit.h"
 #include "sched.h"
-#include "store.h"
+#include "store_api.h"
 #include "testutil.h"
 
 #include <math.h>
