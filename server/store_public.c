@@ -1,5 +1,5 @@
 /* nq-server: the store's part of the public view -- volunteer credit, public names and the job's
- * sampled history (schema 009, store.h). */
+ * sampled history (schema 009; contracts in store_public.h, layer 3 of store.h). */
 #include <stdio.h>
 #include <string.h>
 

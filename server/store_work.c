@@ -1,5 +1,5 @@
 /* nq-server: the store's units and assignments -- what the scheduler reads and changes -- and the
- * scheduler's queries as typed functions (see store.h; docs/store.md for the model). */
+ * scheduler's queries as typed functions (see store_work.h, layer 2 of store.h; docs/store.md for the model). */
 #include "store_work.h"
 #include "store_int.h"
 
