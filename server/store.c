@@ -281,7 +281,7 @@ int srv_store_schema_has(srv_store_t *st, int version) {
 /* ---- open / close ------------------------------------------------------------------------- */
 
 int srv_store_open_db(srv_store_t **out, const char *path, const char *schema_dir, char *errbuf,
-                   size_t errlen) {
+                      size_t errlen) {
   *out = NULL;
   srv_store_t *st = calloc(1, sizeof *st);
   if (!st) {

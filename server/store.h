@@ -62,7 +62,6 @@ typedef struct srv_store_s srv_store_t;
 /* Opening a store is srv_store_open (store_api.h): the migrations here, then what the families
  * fill in after them. */
 
-
 /* Close the connection. An open transaction is rolled back (uncommitted work is lost, exactly as
  * after a crash). NULL is ignored. */
 void srv_store_close(srv_store_t *st);
@@ -93,6 +92,8 @@ int srv_store_schema_has(srv_store_t *st, int version);
 int srv_meta_get(srv_store_t *st, const char *key, char *buf, size_t len);
 /* Insert or replace. */
 int srv_meta_set(srv_store_t *st, const char *key, const char *value);
+
+/* ---- atomic sections and errors ----------------------------------------------------------- */
 
 /* SAVEPOINT-based atomic section: savepoint() opens one; release(st, rc) releases it when rc is 0
  * and rolls it back otherwise, and returns rc (or NQ_EIO if the release itself failed). Outside a
