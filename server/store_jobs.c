@@ -556,11 +556,12 @@ int srv_job_drop(srv_store_t *st, const srv_job_t *job, int batch) {
   return rc;
 }
 
-/* ---- archive (srv_job_archive, store_api.c) and diverse_kernels (schema 016) ------------------ */
+/* ---- archive (srv_job_archive, store_api.c) and diverse_kernels (schema 016) -------------- */
 
 int srv_job_set_archived(srv_store_t *st, int64_t job_id, int64_t now) {
   sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "UPDATE jobs SET state = 'archived', archived = ?2 WHERE id = ?1", &s);
+  int rc = srv_store_stmt(st, "UPDATE jobs SET state = 'archived', archived = ?2 WHERE id = ?1",
+                          &s);
   if (rc) return rc;
   sqlite3_bind_int64(s, 1, job_id);
   sqlite3_bind_int64(s, 2, now);

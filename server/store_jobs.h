@@ -107,7 +107,8 @@ int srv_job_set_archived(srv_store_t *st, int64_t job_id, int64_t now);
 /* Delete the job's rows, `batch` units per transaction (0 = SRV_JOB_BATCH), then the job itself;
  * outside a transaction only. Leases are not looked at (srv_job_delete, store_api.h, does). */
 int srv_job_drop(srv_store_t *st, const srv_job_t *job, int batch);
-/* Give the flat jobs made before schema 5 their split nodes; after the migrations (srv_store_open). */
+/* Give the flat jobs made before schema 5 their split nodes; after the migrations
+ * (srv_store_open). */
 int srv_job_fill_internal(srv_store_t *st);
 
 #endif

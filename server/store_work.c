@@ -1,5 +1,6 @@
 /* nq-server: the store's units and assignments -- what the scheduler reads and changes -- and the
- * scheduler's queries as typed functions (see store_work.h, layer 2 of store.h; docs/store.md for the model). */
+ * scheduler's queries as typed functions (see store_work.h, layer 2 of store.h; docs/store.md
+ * for the model). */
 #include "store_work.h"
 #include "store_int.h"
 
@@ -852,7 +853,6 @@ int srv_client_release_leases(srv_store_t *st, int64_t client_id, int64_t *n) {
                        "WHERE client_id = ?1 AND state = 'leased'",
                        client_id, n);
 }
-
 
 /* ---- counters and completion ------------------------------------------------------------- */
 
