@@ -40,8 +40,7 @@ int srv_store_check(srv_store_t *st, srv_check_t *out);
  * server writing `src` meanwhile is never blocked (WAL) and the copy is consistent. The copy is a
  * self-contained file (journal_mode DELETE), holds meta SRV_META_BACKUP_TAKEN = now (when now > 0;
  * 0 keeps the source's: a restore), and is fsync'ed. Any thread (it shares nothing with an open
- * store). Returns 0 or NQ_EIO (errbuf says
- * why; nothing is left at dst). */
+ * store). Returns 0 or NQ_EIO (errbuf says why; nothing is left at dst). */
 int srv_store_backup_copy(const char *src, const char *dst, int64_t now, char *errbuf,
                           size_t errlen);
 
