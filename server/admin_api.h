@@ -21,7 +21,7 @@
 #include "nq/proto.h"
 #include "nq/unit.h"
 #include "sched.h"
-#include "store.h"
+#include "store_api.h"
 
 /* A client counts as active when seen within this many seconds; rates use this window. */
 #define SRV_STATUS_ACTIVE_WINDOW 600

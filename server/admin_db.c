@@ -10,7 +10,7 @@
 #include "export.h"
 #include "nq/nq.h"
 #include "sched.h"
-#include "store.h"
+#include "store_api.h"
 #include "store_audit.h"
 
 struct nq_admin_db_s {

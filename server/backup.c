@@ -15,7 +15,7 @@
 #include "datadir.h"
 #include "nq/files.h"
 #include "nq/nq.h"
-#include "store.h"
+#include "store_api.h"
 
 #define PATH_MAX_NQ 4096
 

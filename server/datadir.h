@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "store.h"
+#include "store_api.h"
 
 #define SRV_DATADIR_PATH_MAX 1024
 #define SRV_SECRET_BYTES 32 /* random bytes per secret: 64 hex characters */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "nq/admin_db.h"
-#include "store.h"
+#include "store_api.h"
 
 /* Write the evidence of job_id to out. distinct: the rule the server verified by (its
  * --quorum-distinct), recorded in the header. Returns 0 with *info filled; NQ_ESTATE (the job

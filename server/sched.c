@@ -588,14 +588,53 @@ static int best_group(const srv_sched_t *s, res_t *r, int n, int *anchor, int *o
   return 0;
 }
 
-/* Result i agrees with the winning group (in = 1, w one of it): its counts, and the nodes of the
- * group's results of its solver version. Non-voting results are judged by this too. */
-static int agrees(const res_t *r, int n, int i, int w) {
-  if (r[i].in) return 1;
-  if (!same_counts(&r[i], &r[w])) return 0;
+/* The agreement rule, the only definition of it (docs/store.md, "Agreement"): result x agrees
+ * with a set of accepted results when it has their counts k (c2, c4, c8) and the same nodes as
+ * every one of them computed by x's solver version; results of different versions agree on
+ * counts alone (a version may count nodes differently). The set is acc[0..n) (only those with
+ * in = 1 when in_only). Every judgement goes through it: two results (agree_pair), a result
+ * against the winning group (agrees), a late or spot-check result against the verified unit's
+ * valid results (agrees_verified). */
+static int agree_with(const res_t *x, const res_t *k, const res_t *acc, int n, int in_only) {
+  if (!same_counts(x, k)) return 0;
   for (int m = 0; m < n; m++)
-    if (r[m].in && strcmp(r[m].solver, r[i].solver) == 0 && r[m].nodes != r[i].nodes) return 0;
+    if ((!in_only || acc[m].in) && strcmp(acc[m].solver, x->solver) == 0 &&
+        acc[m].nodes != x->nodes)
+      return 0;
   return 1;
+}
+
+/* Result i agrees with the winning group (in = 1, w one of it). Non-voting results are judged by
+ * this too. */
+static int agrees(const res_t *r, int n, int i, int w) {
+  return r[i].in || agree_with(&r[i], &r[w], r, n, 1);
+}
+
+/* The unit's valid results (srv_asg_list_unit's filter for agrees_verified). */
+static int res_add_valid(const srv_asg_info_t *a, void *arg) {
+  return a->state == SRV_ASG_VALID ? res_add(a, arg) : 0;
+}
+
+/* *ok: a result with counts c from `solver` agrees with the verified unit -- its counts, and the
+ * nodes of its valid results of the same solver version (the agreement rule). */
+static int agrees_verified(srv_store_t *st, int64_t unit_id, const nq_counts_t *c,
+                           const char *solver, int *ok) {
+  srv_unit_info_t u;
+  res_vec_t rv = {NULL, 0, 0};
+  res_t x = {.c2 = c->c2, .c4 = c->c4, .c8 = c->c8, .nodes = c->nodes}, k = {0};
+  *ok = 0;
+  int rc = srv_unit_get(st, unit_id, &u);
+  if (rc == 0) rc = srv_asg_list_unit(st, unit_id, res_add_valid, &rv);
+  if (rc == NQ_ENOMEM) srv_store_failf(st, rc, "results: out of memory");
+  if (rc == 0) {
+    snprintf(x.solver, sizeof x.solver, "%s", solver ? solver : "");
+    k.c2 = u.counts.c2;
+    k.c4 = u.counts.c4;
+    k.c8 = u.counts.c8;
+    *ok = agree_with(&x, &k, rv.v, rv.n, 0);
+  }
+  free(rv.v);
+  return rc;
 }
 
 /* Clients whose wrong result agreed with another wrong result of the unit: two voters on one
@@ -675,10 +714,8 @@ static int unit_verify(srv_sched_t *s, int64_t unit_id, int64_t job_id, res_t *r
 
 /* ---- result: trusted resolution (issue 30) ------------------------------------------------- */
 
-/* Two results agree: the same counts and, from the same solver version, the same nodes. */
-static int agree_pair(const res_t *a, const res_t *b) {
-  return same_counts(a, b) && (strcmp(a->solver, b->solver) != 0 || a->nodes == b->nodes);
-}
+/* Two results agree (the agreement rule with a set of one). */
+static int agree_pair(const res_t *a, const res_t *b) { return agree_with(a, b, b, 1, 0); }
 
 static int ban_owner_locked(srv_sched_t *s, int64_t owner_id, int64_t now, int64_t *reopened,
                             int *job_reopened);
@@ -903,7 +940,7 @@ static int spot_result(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_
                        const char *solver, int64_t now, srv_result_info_t *info) {
   int ok = 0, trusted = 0, jr = 0;
   trust_t tm;
-  int rc = srv_unit_agrees(s->store, a->unit_id, c, solver, &ok);
+  int rc = agrees_verified(s->store, a->unit_id, c, solver, &ok);
   if (rc == 0) rc = trust_get(s, now, 0, &tm);
   if (rc) return rc;
   if (!tm.on) {
@@ -929,12 +966,12 @@ static int spot_result(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_
   return rc;
 }
 
-/* A result for an already verified unit is judged against the winners: same counts, and the same
- * nodes as every valid result of the same solver version. */
+/* A result for an already verified unit is judged against the winners by the agreement rule:
+ * same counts, and the same nodes as every valid result of the same solver version. */
 static int judge_late(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_t *c,
                       const char *solver, int64_t now, srv_result_info_t *info) {
   int valid = 0;
-  int rc = srv_unit_agrees(s->store, a->unit_id, c, solver, &valid);
+  int rc = agrees_verified(s->store, a->unit_id, c, solver, &valid);
   return rc ? rc : judge(s, a->id, a->client_id, valid, now, info);
 }
 

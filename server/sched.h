@@ -25,7 +25,7 @@
 #include "nq/proto.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
-#include "store.h"
+#include "store_api.h"
 
 typedef struct srv_sched_config_s {
   int lease_seconds;   /* longest lease: from issue when the cost is unknown, and from each

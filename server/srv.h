@@ -29,7 +29,7 @@
 #include "nq/proto.h"
 #include "nq/tls.h"
 #include "sched.h"
-#include "store.h"
+#include "store_api.h"
 
 #define SRV_MAX_HOSTNAMES 16
 /* Per-connection memory (docs/server.md, "Memory per connection"). Output queued in user space

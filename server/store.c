@@ -1,4 +1,5 @@
-/* nq-server: the SQLite store (see store.h for the contracts, docs/store.md for the model). */
+/* nq-server: the store's bottom layer -- connection, statements, savepoints, migrations, meta
+ * (layer 0: see store.h for the contracts and the layers, docs/store.md for the model). */
 #include "store_int.h"
 
 #include "nq/files.h"
@@ -272,17 +273,15 @@ int srv_store_schema_version(srv_store_t *st, int *version) {
   return rc;
 }
 
-/* The schema has job_stats (005), so jobs have the columns filled after a migration. A database
- * opened with an older schema directory (tests of migrations) has not. */
-static int schema_has_stats(srv_store_t *st) {
+int srv_store_schema_has(srv_store_t *st, int version) {
   int v = 0;
-  return srv_store_schema_version(st, &v) == 0 && v >= 5;
+  return srv_store_schema_version(st, &v) == 0 && v >= version;
 }
 
 /* ---- open / close ------------------------------------------------------------------------- */
 
-int srv_store_open(srv_store_t **out, const char *path, const char *schema_dir, char *errbuf,
-                   size_t errlen) {
+int srv_store_open_db(srv_store_t **out, const char *path, const char *schema_dir, char *errbuf,
+                      size_t errlen) {
   *out = NULL;
   srv_store_t *st = calloc(1, sizeof *st);
   if (!st) {
@@ -309,7 +308,6 @@ int srv_store_open(srv_store_t **out, const char *path, const char *schema_dir, 
                           "PRAGMA foreign_keys=ON;");
   if (rc) goto out;
   rc = migrate(st, schema_dir ? schema_dir : schema_dir_default());
-  if (rc == 0 && schema_has_stats(st)) rc = srv_store_fill_internal(st);
 out:
   if (rc) {
     if (errbuf && errlen) snprintf(errbuf, errlen, "%s", st->err);
@@ -326,6 +324,7 @@ void srv_store_close(srv_store_t *st) {
   for (size_t i = 0; i < st->nstmts; i++) sqlite3_finalize(st->stmts[i].stmt);
   free(st->stmts);
   if (st->db) sqlite3_close(st->db);
+  free(st->ext);
   free(st);
 }
 
@@ -358,29 +357,21 @@ int srv_meta_set(srv_store_t *st, const char *key, const char *value) {
   return srv_store_step(st, s, "meta set");
 }
 
-/* ---- clients ------------------------------------------------------------------------------ */
+/* ---- row helpers (store_int.h) ----------------------------------------------------------- */
 
-#define CLIENT_COLS "c.id, c.name, c.created, c.last_seen, c.valid, c.invalid, c.banned, " \
-  "(SELECT count(*) FROM assignments a WHERE a.client_id = c.id AND a.state = 'leased'), " \
-  "c.owner_id, c.suspect, c.net, coalesce(c.software, ''), coalesce(c.protocol, 0), c.lapses"
-
-static void client_row(sqlite3_stmt *s, srv_client_t *c) {
-  memset(c, 0, sizeof *c);
-  c->id = col_i64(s, 0);
-  col_str(s, 1, c->name, sizeof c->name);
-  c->created = col_i64(s, 2);
-  c->last_seen = col_i64(s, 3);
-  c->valid = col_i64(s, 4);
-  c->invalid = col_i64(s, 5);
-  c->banned = sqlite3_column_int(s, 6);
-  c->outstanding = col_i64(s, 7);
-  c->owner_id = col_i64(s, 8);
-  c->suspect = sqlite3_column_int(s, 9);
-  col_str(s, 10, c->net, sizeof c->net);
-  col_str(s, 11, c->software, sizeof c->software);
-  c->protocol = sqlite3_column_int(s, 12);
-  c->lapses = col_i64(s, 13);
+/* Run one statement with up to three integer parameters (as many as it has). */
+int srv_store_exec3(srv_store_t *st, const char *sql, int64_t a, int64_t b, int64_t c,
+                 const char *what) {
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, sql, &q);
+  if (rc) return rc;
+  int np = sqlite3_bind_parameter_count(q);
+  if (np >= 1) sqlite3_bind_int64(q, 1, a);
+  if (np >= 2) sqlite3_bind_int64(q, 2, b);
+  if (np >= 3) sqlite3_bind_int64(q, 3, c);
+  return srv_store_step(st, q, what);
 }
+
 
 int srv_store_one(srv_store_t *st, const char *sql, const char *text, int64_t num,
                   srv_row_fn row, void *out, const char *what) {
@@ -397,268 +388,36 @@ int srv_store_one(srv_store_t *st, const char *sql, const char *text, int64_t nu
   return rc;
 }
 
-static void client_row_v(sqlite3_stmt *s, void *out) { client_row(s, out); }
 
-static int client_query(srv_store_t *st, const char *sql, const char *text, int64_t num,
-                        srv_client_t *out) {
-  return srv_store_one(st, sql, text, num, client_row_v, out, "client");
-}
-
-int srv_client_find_token(srv_store_t *st, const char *token_hash, srv_client_t *out) {
-  if (!token_hash) return NQ_EINVAL;
-  return client_query(st, "SELECT " CLIENT_COLS " FROM clients c WHERE c.token_hash = ?1",
-                      token_hash, 0, out);
-}
-
-int srv_client_find_name(srv_store_t *st, const char *name, srv_client_t *out) {
-  if (!name) return NQ_EINVAL;
-  return client_query(st, "SELECT " CLIENT_COLS " FROM clients c WHERE c.name = ?1", name, 0, out);
-}
-
-int srv_client_get(srv_store_t *st, int64_t client_id, srv_client_t *out) {
-  return client_query(st, "SELECT " CLIENT_COLS " FROM clients c WHERE c.id = ?1", NULL,
-                      client_id, out);
-}
-
-int srv_client_create(srv_store_t *st, const char *name, const char *token_hash, int64_t now,
-                      srv_client_t *out) {
-  if (!nq_proto_name_valid(name)) return srv_store_failf(st, NQ_EINVAL, "bad client name");
-  if (!token_hash || !*token_hash || strlen(token_hash) > SRV_HASH_MAX)
-    return srv_store_failf(st, NQ_EINVAL, "bad token hash");
+int srv_store_id_list(srv_store_t *st, const char *sql, int64_t arg, int64_t arg2, int64_t **ids,
+                      int *n) {
+  *ids = NULL;
+  *n = 0;
   sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "INSERT INTO clients(name, token_hash, created, last_seen) "
-                              "VALUES (?1, ?2, ?3, ?3)", &s);
+  int rc = srv_store_stmt(st, sql, &s);
   if (rc) return rc;
-  sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-  sqlite3_bind_text(s, 2, token_hash, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(s, 3, now);
-  if ((rc = srv_store_step(st, s, "client insert")) != 0) return rc;
-  srv_client_t tmp;
-  return srv_client_get(st, sqlite3_last_insert_rowid(st->db), out ? out : &tmp);
-}
-
-int srv_client_enrol(srv_store_t *st, const char *name, const char *token_hash, int64_t now,
-                     srv_client_t *out) {
-  if (!nq_proto_name_valid(name)) return srv_store_failf(st, NQ_EINVAL, "bad client name");
-  srv_client_t other;
-  int rc = srv_client_find_token(st, token_hash, &other);
-  if (rc == 0) return srv_store_failf(st, NQ_EEXIST, "token hash already enrolled");
-  if (rc != NQ_ENOTFOUND) return rc;
-  char cand[SRV_NAME_MAX + 1];
-  snprintf(cand, sizeof cand, "%s", name);
-  for (int i = 2; i < 100000; i++) {
-    if ((rc = srv_client_find_name(st, cand, &other)) == NQ_ENOTFOUND)
-      return srv_client_create(st, cand, token_hash, now, out);
-    if (rc) return rc;
-    /* Keep the suffix whole: shorten the base if name + "-i" would pass the limit. */
-    char suffix[16];
-    int slen = snprintf(suffix, sizeof suffix, "-%d", i);
-    int base = (int)strlen(name);
-    if (base + slen > SRV_NAME_MAX) base = SRV_NAME_MAX - slen;
-    snprintf(cand, sizeof cand, "%.*s%s", base, name, suffix);
-  }
-  return srv_store_failf(st, NQ_EEXIST, "no free name for %s", name);
-}
-
-int srv_client_count(srv_store_t *st, int64_t *n) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT count(*) FROM clients", &s);
-  if (rc) return rc;
-  if (sqlite3_step(s) == SQLITE_ROW) *n = sqlite3_column_int64(s, 0);
-  else rc = srv_store_fail(st, "client count");
-  sqlite3_reset(s);
-  return rc;
-}
-
-int srv_client_touch(srv_store_t *st, int64_t client_id, int64_t now) {
-  return srv_client_hello(st, client_id, now, NULL, 0);
-}
-
-int srv_store_release_client(srv_store_t *st, int64_t client_id, int64_t *n) {
-  return srv_store_expire_leases(st, "SELECT unit_id FROM assignments WHERE client_id = ?1 "
-                                     "AND state = 'leased'",
-                                 "UPDATE assignments SET state = 'expired' "
-                                 "WHERE client_id = ?1 AND state = 'leased'",
-                                 client_id, n);
-}
-
-int srv_client_hello(srv_store_t *st, int64_t client_id, int64_t now, const char *software,
-                     int64_t protocol) {
-  if (software && strlen(software) > NQ_PROTO_SOFTWARE_MAX)
-    return srv_store_failf(st, NQ_EINVAL, "software string too long");
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "UPDATE clients SET last_seen = max(last_seen, ?2), "
-                              "software = coalesce(nullif(?3, ''), software), "
-                              "protocol = coalesce(nullif(?4, 0), protocol) "
-                              "WHERE id = ?1", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, client_id);
-  sqlite3_bind_int64(s, 2, now);
-  if (software) sqlite3_bind_text(s, 3, software, -1, SQLITE_TRANSIENT);
-  else sqlite3_bind_null(s, 3);
-  sqlite3_bind_int64(s, 4, protocol);
-  if ((rc = srv_store_step(st, s, "client hello")) != 0) return rc;
-  return sqlite3_changes(st->db) ? 0 : srv_store_failf(st, NQ_ENOTFOUND, "no such client");
-}
-
-int srv_client_ban(srv_store_t *st, int64_t client_id, int64_t now) {
-  sqlite3_stmt *s;
-  int rc = srv_store_savepoint(st);
-  if (rc) return rc;
-  if ((rc = srv_store_stmt(st, "UPDATE clients SET banned = 1 WHERE id = ?1", &s)) != 0) goto out;
-  sqlite3_bind_int64(s, 1, client_id);
-  if ((rc = srv_store_step(st, s, "ban")) != 0) goto out;
-  if (sqlite3_changes(st->db) == 0) {
-    rc = srv_store_failf(st, NQ_ENOTFOUND, "no such client");
-    goto out;
-  }
-  rc = srv_store_release_client(st, client_id, NULL);
-out:
-  return srv_store_release(st, rc);
-}
-
-int srv_client_list(srv_store_t *st, srv_client_cb cb, void *arg) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT " CLIENT_COLS " FROM clients c ORDER BY c.name", &s);
-  if (rc) return rc;
-  int sr = SQLITE_DONE;
+  sqlite3_bind_int64(s, 1, arg);
+  if (sqlite3_bind_parameter_count(s) >= 2) sqlite3_bind_int64(s, 2, arg2);
+  int sr, cap = 0;
   while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
-    srv_client_t c;
-    client_row(s, &c);
-    rc = cb(&c, arg);
+    if (*n == cap) {
+      cap = cap ? cap * 2 : 16;
+      int64_t *p = realloc(*ids, (size_t)cap * sizeof *p);
+      if (!p) {
+        rc = srv_store_failf(st, NQ_ENOMEM, "id list: out of memory");
+        break;
+      }
+      *ids = p;
+    }
+    (*ids)[(*n)++] = sqlite3_column_int64(s, 0);
   }
-  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "client list");
+  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "id list");
   sqlite3_reset(s);
-  return rc;
-}
-
-/* ---- status ------------------------------------------------------------------------------- */
-
-int srv_store_counters(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT pending, leased, awaiting, verified, disputed, results, "
-                              "c2_hi, c2_lo, c4_hi, c4_lo, c8_hi, c8_lo, nodes_hi, nodes_lo, "
-                              "vest_hi, vest_lo, est_hi, est_lo, est_units FROM job_stats "
-                              "WHERE job_id = ?1", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, job_id);
-  int sr = sqlite3_step(s);
-  if (sr == SQLITE_ROW) {
-    for (int i = 0; i < SRV_UNIT_NSTATES; i++) out->units[i] = col_i64(s, i);
-    out->results = col_i64(s, 5);
-    memset(&out->verified, 0, sizeof out->verified);
-    out->verified.c2 = col_split(s, 6);
-    out->verified.c4 = col_split(s, 8);
-    out->verified.c8 = col_split(s, 10);
-    out->verified.nodes = col_split(s, 12);
-    out->est_verified = col_split(s, 14);
-    out->est_total = col_split(s, 16);
-    out->est_units = col_i64(s, 18);
-  } else if (sr == SQLITE_DONE) {
-    rc = srv_store_failf(st, NQ_ENOTFOUND, "no counters for job %lld", (long long)job_id);
-  } else {
-    rc = srv_store_fail(st, "job counters");
+  if (rc) {
+    free(*ids);
+    *ids = NULL;
+    *n = 0;
   }
-  sqlite3_reset(s);
   return rc;
 }
 
-static int stats_clients(srv_store_t *st, int64_t since, srv_stats_t *out) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT count(*), coalesce(sum(banned), 0), "
-                              "coalesce(sum(banned = 0 AND last_seen >= ?1), 0) FROM clients", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, since);
-  if (sqlite3_step(s) == SQLITE_ROW) {
-    out->clients_known = col_i64(s, 0);
-    out->clients_banned = col_i64(s, 1);
-    out->clients_active = col_i64(s, 2);
-  } else {
-    rc = srv_store_fail(st, "client stats");
-  }
-  sqlite3_reset(s);
-  return rc;
-}
-
-/* The results of the whole minutes from (now - window) to now: a few rows of job_rate, which a
- * trigger keeps with every reported result (schema 005), whatever the rate. */
-static int stats_rate(srv_store_t *st, int64_t job_id, int64_t now, int window,
-                      srv_stats_t *out) {
-  sqlite3_stmt *s;
-  int64_t first = (now - window) / 60;
-  int rc = srv_store_stmt(st, "SELECT coalesce(sum(results), 0), coalesce(sum(nodes_hi), 0), "
-                              "coalesce(sum(nodes_lo), 0) FROM job_rate "
-                              "WHERE job_id = ?1 AND minute BETWEEN ?2 AND ?3", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, job_id);
-  sqlite3_bind_int64(s, 2, first);
-  sqlite3_bind_int64(s, 3, now / 60);
-  if (sqlite3_step(s) == SQLITE_ROW) {
-    out->recent_results = col_i64(s, 0);
-    out->recent_nodes = col_split(s, 1);
-  } else {
-    rc = srv_store_fail(st, "rate");
-  }
-  sqlite3_reset(s);
-  out->rate_window = (int)(now - first * 60);
-  return rc;
-}
-
-/* The job's live leases and the share of their units already done, by their last progress. */
-static int stats_leased(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT count(*), total(a.progress) FROM assignments a "
-                              "CROSS JOIN units u ON u.id = a.unit_id "
-                              "WHERE a.state = 'leased' AND u.job_id = ?1", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, job_id);
-  if (sqlite3_step(s) == SQLITE_ROW) {
-    out->leased = sqlite3_column_int64(s, 0);
-    out->leased_progress = sqlite3_column_double(s, 1);
-  } else {
-    rc = srv_store_fail(st, "leased progress");
-  }
-  sqlite3_reset(s);
-  return rc;
-}
-
-/* Issue 12: disputed units that reached their cap (blocked until an operator retries them; a
- * contested unit, issue 30, waits for a trusted result instead and is not counted),
- * spot checks wanted or in flight, and suspect clients: through the partial indexes units_active
- * and units_spot, as many rows as such units. */
-static int stats_trust(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT "
-                              "(SELECT count(*) FROM units WHERE job_id = ?1 AND "
-                              " state = 'disputed' AND need = 0 AND live = 0 AND contest != 1), "
-                              "(SELECT count(*) FROM units WHERE job_id = ?1 AND "
-                              " (spot = 1 OR spot = 2)), "
-                              "(SELECT count(*) FROM clients WHERE suspect = 1)", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, job_id);
-  if (sqlite3_step(s) == SQLITE_ROW) {
-    out->blocked = sqlite3_column_int64(s, 0);
-    out->spot_pending = sqlite3_column_int64(s, 1);
-    out->clients_suspect = sqlite3_column_int64(s, 2);
-  } else {
-    rc = srv_store_fail(st, "trust stats");
-  }
-  sqlite3_reset(s);
-  return rc;
-}
-
-int srv_store_stats(srv_store_t *st, int64_t job_id, int64_t now, int active_window,
-                    int rate_window, srv_stats_t *out) {
-  memset(out, 0, sizeof *out);
-  out->rate_window = rate_window;
-  int rc = srv_job_get(st, job_id, &out->job);
-  if (rc == 0) rc = srv_store_counters(st, job_id, out);
-  if (rc == 0) rc = stats_clients(st, now - active_window, out);
-  if (rc == 0) rc = stats_rate(st, job_id, now, rate_window, out);
-  if (rc == 0) rc = stats_leased(st, job_id, out);
-  if (rc == 0) rc = stats_trust(st, job_id, out);
-  if (rc == 0) rc = srv_job_contested(st, job_id, &out->contested);
-  if (rc == 0)
-    rc = srv_trust_counts(st, now - active_window, &out->trusted_owners, &out->trusted_active);
-  return rc;
-}

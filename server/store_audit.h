@@ -8,6 +8,7 @@
 
 #include "nq/admin_db.h"
 #include "store.h"
+#include "store_work.h"
 
 /* Draw up to `sample` distinct verified units of the job, the same ones for the same seed and
  * the same set of verified units (splitmix64 offsets into the verified units by id), and hand

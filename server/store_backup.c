@@ -1,7 +1,8 @@
-/* nq-server: backups at the store's level (store.h, "Backups and checks"): the online copy with
- * SQLite's backup API, a read-only open, and the check that a database holds a consistent job
+/* nq-server: backups at the store's level (store_backup.h; layer 3 of store.h): the online copy
+ * with SQLite's backup API, a read-only open, and the check that a database holds a consistent job
  * (its counters recounted from the tables). The files around them -- names, temporary files,
  * rotation, restore -- are backup.c's; the schedule is srv_backup.c's. */
+#include "store_backup.h"
 #include "store_int.h"
 
 #include <errno.h>

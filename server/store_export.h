@@ -7,6 +7,8 @@
 
 #include "nq/evidence.h"
 #include "store.h"
+#include "store_jobs.h"
+#include "store_work.h"
 
 /* Open a read snapshot (a deferred transaction: it takes no write lock, so a running server
  * goes on) and read the job into *job, and the TOTAL and UNIQUE it published (0 while it runs)

@@ -1,8 +1,8 @@
-/* nq-server: the store's insides, shared by its files only (store.c: the connection,
- * transactions, schema, meta, jobs, clients, status; store_work.c: units, assignments and the
- * scheduler's queries). Nothing outside server/store*.c includes this: every other module asks
- * the store through store.h's typed functions, so all SQL lives in these files (docs/store.md,
- * "Who owns the tables"). Tests may include it to reach the raw connection.
+/* nq-server: the inside of the store's bottom layer (store.c, layer 0 of store.h), for the store's
+ * files only: the connection, the statement cache and the row helpers every family uses. Nothing
+ * here knows a table family. Nothing outside server/store*.c includes this: every other module
+ * asks the store through the families' typed functions, so all SQL lives in those files
+ * (docs/store.md, "Who owns the tables"). Tests may include it to reach the raw connection.
  */
 #ifndef SRV_STORE_INT_H
 #define SRV_STORE_INT_H
@@ -11,7 +11,6 @@
 #include <stdio.h>
 
 #include "store.h"
-#include "store_stall.h"
 
 typedef struct stmt_slot_s {
   const char *sql;
@@ -23,14 +22,19 @@ struct srv_store_s {
   stmt_slot_t *stmts; /* prepared-statement cache, keyed by the SQL pointer */
   size_t nstmts, capstmts;
   char err[512];
-  srv_stalls_t stalls; /* the last stalls computed (store_stall.h), a short-lived cache ... */
-  int stalls_async;    /* ... or the server's worker's last count (srv_stalls_set_async) */
+  void *ext; /* plain memory a family keeps with the connection (store_stall.c: its cache of the
+              * last count); allocated by that family, freed by srv_store_close, opaque here */
 };
 
 /* A cached prepared statement for `sql`, reset and with bindings cleared. The cache is keyed by
  * the pointer `sql`, so pass string literals / static constants. The statement belongs to the
  * store; do not finalize it. */
 int srv_store_stmt(srv_store_t *st, const char *sql, sqlite3_stmt **out);
+/* Open the connection at `path` and apply the migrations (srv_store_open, store_api.h, is this and
+ * what the families fill in after it). Contract as srv_store_open's. */
+int srv_store_open_db(srv_store_t **out, const char *path, const char *schema_dir, char *errbuf,
+                      size_t errlen);
+
 /* Execute SQL without results (several statements allowed). */
 int srv_store_exec(srv_store_t *st, const char *sql);
 /* Record the SQLite error of the connection as the store's error; returns NQ_EIO. */
@@ -50,7 +54,7 @@ int srv_store_one(srv_store_t *st, const char *sql, const char *text, int64_t nu
                   srv_row_fn row, void *out, const char *what);
 
 /* The ids one query (?1 = arg, and ?2 = arg2 when it has one) selects, as a malloc'ed array
- * (NULL when *n = 0); on failure none (store_trust.c). */
+ * (NULL when *n = 0); on failure none. */
 int srv_store_id_list(srv_store_t *st, const char *sql, int64_t arg, int64_t arg2, int64_t **ids,
                       int *n);
 
@@ -80,18 +84,5 @@ static inline nq_u128 col_u128(sqlite3_stmt *s, int i) {
 static inline nq_u128 col_split(sqlite3_stmt *s, int hi) {
   return ((nq_u128)col_u64(s, hi) << 32) + col_u64(s, hi + 1);
 }
-
-/* The counters of one job (job_stats): units per state, results, verified sums and estimates
- * into the matching fields of *out (the rest untouched). NQ_ENOTFOUND without a row. */
-int srv_store_counters(srv_store_t *st, int64_t job_id, srv_stats_t *out);
-/* Give the flat jobs made before schema 5 their split nodes (store_jobs.c); after migrations. */
-int srv_store_fill_internal(srv_store_t *st);
-
-/* Expire the leases that select_sql names (it selects their unit_id; ?1 = arg) with update_sql
- * (?1 = arg), and refresh their units; *n (may be NULL) gets how many. The sweep and the ban. */
-int srv_store_expire_leases(srv_store_t *st, const char *select_sql, const char *update_sql,
-                            int64_t arg, int64_t *n);
-/* Release the leased assignments of a client (ban) and refresh their units; `n` gets the count. */
-int srv_store_release_client(srv_store_t *st, int64_t client_id, int64_t *n);
 
 #endif

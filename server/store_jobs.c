@@ -1,7 +1,9 @@
-/* nq-server: the store's jobs -- creation from a plan in batches, resume, lookups, completion,
- * archive and delete (contracts in store.h; docs/store.md for the model). */
+/* nq-server: the store's jobs -- creation from a plan in batches, resume, lookups, the removal of
+ * their rows, diverse_kernels (contracts in store_jobs.h, layer 1 of store.h; docs/store.md for
+ * the model). */
+#include "store_jobs.h"
+
 #include "store_int.h"
-#include "store_kernels.h"
 
 #include "nq/estimate.h"
 #include "nq/plan.h"
@@ -103,7 +105,7 @@ int srv_job_list(srv_store_t *st, srv_job_cb cb, void *arg) {
 
 /* A job made before schema 5 learns its split nodes at the next open: for a flat job at depth d
  * they are the nodes on rows 2..d-1 (nq_units_count), exactly what a plan would have counted. */
-int srv_store_fill_internal(srv_store_t *st) {
+int srv_job_fill_internal(srv_store_t *st) {
   sqlite3_stmt *s;
   int rc = srv_store_stmt(st, "SELECT id, n, depth FROM jobs WHERE internal IS NULL "
                               "AND unit_seconds = 0 AND state != 'creating'", &s);
@@ -300,7 +302,6 @@ static int creator_end(creator_t *c, const nq_plan_summary_t *sum) {
   return 0;
 }
 
-static int job_drop(srv_store_t *st, const srv_job_t *job, int batch);
 
 /* ---- the plan's thread: planning and inserting run side by side ---------------------------- */
 
@@ -464,7 +465,7 @@ static int job_create(srv_store_t *st, const srv_job_spec_t *sp, int64_t now, in
   memcpy(keep, st->err, sizeof keep);
   if (srv_store_in_tx(st)) srv_store_rollback(st);
   srv_job_t j;
-  if (srv_job_get(st, c.job_id, &j) == 0) job_drop(st, &j, c.batch);
+  if (srv_job_get(st, c.job_id, &j) == 0) srv_job_drop(st, &j, c.batch);
   memcpy(st->err, keep, sizeof keep);
   return rc;
 }
@@ -498,7 +499,7 @@ int srv_job_open(srv_store_t *st, const srv_job_spec_t *sp, int64_t now, srv_job
   int rc = srv_job_find_n(st, sp->n, job);
   if (rc == 0 && job->state == SRV_JOB_CREATING) {
     /* A creation cut off by a crash: its units are a prefix of a plan; start over. */
-    if ((rc = job_drop(st, job, sp->batch)) != 0) return rc;
+    if ((rc = srv_job_drop(st, job, sp->batch)) != 0) return rc;
     rc = NQ_ENOTFOUND;
   } else if (rc == 0) {
     return spec_matches(st, sp, job);
@@ -517,97 +518,8 @@ int srv_job_ensure(srv_store_t *st, int n, int depth, int quorum, int max_result
   return srv_job_open(st, &sp, now, job);
 }
 
-/* ---- completion --------------------------------------------------------------------------- */
-
-int srv_job_finish_if_complete(srv_store_t *st, int64_t job_id, int64_t now, int *done) {
-  srv_stats_t c;
-  *done = 0;
-  int rc = srv_store_counters(st, job_id, &c);
-  if (rc) return rc;
-  if (c.units[SRV_UNIT_PENDING] + c.units[SRV_UNIT_LEASED] + c.units[SRV_UNIT_AWAITING] +
-      c.units[SRV_UNIT_DISPUTED] > 0)
-    return 0;
-  const nq_totals_t *t = &c.verified;
-  char c2[40], c4[40], c8[40], nodes[40], total[40], uniq[40];
-  sqlite3_stmt *q;
-  if ((rc = srv_store_stmt(st, "UPDATE jobs SET state = 'done', finished = ?2, c2 = ?3, "
-                               "c4 = ?4, c8 = ?5, nodes = ?6, total = ?7, uniq = ?8 "
-                               "WHERE id = ?1 AND state = 'running'", &q)) != 0)
-    return rc;
-  sqlite3_bind_int64(q, 1, job_id);
-  sqlite3_bind_int64(q, 2, now);
-  sqlite3_bind_text(q, 3, nq_u128_str(t->c2, c2), -1, SQLITE_STATIC);
-  sqlite3_bind_text(q, 4, nq_u128_str(t->c4, c4), -1, SQLITE_STATIC);
-  sqlite3_bind_text(q, 5, nq_u128_str(t->c8, c8), -1, SQLITE_STATIC);
-  sqlite3_bind_text(q, 6, nq_u128_str(t->nodes, nodes), -1, SQLITE_STATIC);
-  sqlite3_bind_text(q, 7, nq_u128_str(nq_totals_total(t), total), -1, SQLITE_STATIC);
-  sqlite3_bind_text(q, 8, nq_u128_str(nq_totals_unique(t), uniq), -1, SQLITE_STATIC);
-  if ((rc = srv_store_step(st, q, "job done")) == 0) *done = sqlite3_changes(st->db) > 0;
-  return rc;
-}
-
-/* ---- archive and delete ------------------------------------------------------------------- */
-
-#define JOB_LEASES_WHERE "FROM assignments a JOIN units u ON u.id = a.unit_id " \
-                         "WHERE a.state = 'leased' AND u.job_id = ?1"
-
-int srv_job_leases(srv_store_t *st, const srv_job_t *job, int64_t *leases) {
-  sqlite3_stmt *s;
-  /* Through the partial index of leased assignments: as many rows as leases in the store. */
-  int rc = srv_store_stmt(st, "SELECT count(*) " JOB_LEASES_WHERE, &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, job->id);
-  if (sqlite3_step(s) == SQLITE_ROW) *leases = col_i64(s, 0);
-  else rc = srv_store_fail(st, "job leases");
-  sqlite3_reset(s);
-  return rc;
-}
-
-int srv_job_release_leases(srv_store_t *st, const srv_job_t *job, int64_t *n) {
-  int rc = srv_store_savepoint(st);
-  if (rc) return rc;
-  rc = srv_store_expire_leases(st, "SELECT a.unit_id " JOB_LEASES_WHERE,
-                               "UPDATE assignments SET state = 'expired' WHERE state = 'leased' "
-                               "AND unit_id IN (SELECT a.unit_id " JOB_LEASES_WHERE ")",
-                               job->id, n);
-  return srv_store_release(st, rc);
-}
-
-/* Refuse while clients hold leases on the job, or release them all (force). */
-static int leases_gate(srv_store_t *st, const srv_job_t *job, int force, const char *what) {
-  int64_t n = 0;
-  int rc = srv_job_leases(st, job, &n);
-  if (rc || n == 0) return rc;
-  if (!force)
-    return srv_store_failf(st, NQ_EBUSY, "clients hold %lld lease(s) on the job for N=%d; wait "
-                           "for them, or %s it anyway with --force", (long long)n, job->n, what);
-  return srv_job_release_leases(st, job, NULL);
-}
-
-int srv_job_archive(srv_store_t *st, int64_t job_id, int force, int64_t now) {
-  srv_job_t job;
-  int rc = srv_store_savepoint(st);
-  if (rc) return rc;
-  if ((rc = srv_job_get(st, job_id, &job)) != 0) goto out;
-  if (job.state == SRV_JOB_ARCHIVED) {
-    rc = srv_store_failf(st, NQ_ESTATE, "job %lld (N=%d) is already archived", (long long)job.id,
-                         job.n);
-    goto out;
-  }
-  if ((rc = leases_gate(st, &job, force, "archive")) != 0) goto out;
-  sqlite3_stmt *s;
-  if ((rc = srv_store_stmt(st, "UPDATE jobs SET state = 'archived', archived = ?2 WHERE id = ?1",
-                           &s)) != 0)
-    goto out;
-  sqlite3_bind_int64(s, 1, job_id);
-  sqlite3_bind_int64(s, 2, now);
-  rc = srv_store_step(st, s, "job archive");
-out:
-  return srv_store_release(st, rc);
-}
-
 /* Delete the job's rows, `batch` units per transaction, then the job itself. */
-static int job_drop(srv_store_t *st, const srv_job_t *job, int batch) {
+int srv_job_drop(srv_store_t *st, const srv_job_t *job, int batch) {
   static const char *const del[] = {
       "DELETE FROM assignments WHERE unit_id BETWEEN ?2 AND ?3 AND unit_id IN "
       "(SELECT id FROM units WHERE id BETWEEN ?2 AND ?3 AND job_id = ?1)",
@@ -644,13 +556,40 @@ static int job_drop(srv_store_t *st, const srv_job_t *job, int batch) {
   return rc;
 }
 
-int srv_job_delete(srv_store_t *st, int64_t job_id, int force, int batch) {
-  if (srv_store_in_tx(st)) return srv_store_failf(st, NQ_ETXN, "job delete inside a transaction");
-  srv_job_t job;
-  int rc = srv_job_get(st, job_id, &job);
+/* ---- archive (srv_job_archive, store_api.c) and diverse_kernels (schema 016) -------------- */
+
+int srv_job_set_archived(srv_store_t *st, int64_t job_id, int64_t now) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "UPDATE jobs SET state = 'archived', archived = ?2 WHERE id = ?1",
+                          &s);
   if (rc) return rc;
-  if ((rc = srv_store_begin(st)) != 0) return rc;
-  rc = leases_gate(st, &job, force, "delete");
-  rc = rc ? (srv_store_rollback(st), rc) : srv_store_commit(st);
-  return rc ? rc : job_drop(st, &job, batch);
+  sqlite3_bind_int64(s, 1, job_id);
+  sqlite3_bind_int64(s, 2, now);
+  return srv_store_step(st, s, "job archive");
+}
+
+#define KERNELS_SCHEMA 16
+
+int srv_job_kernels_get(srv_store_t *st, int64_t job_id, int *k) {
+  *k = 0;
+  if (!srv_store_schema_has(st, KERNELS_SCHEMA)) return 0;
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "SELECT diverse_kernels FROM jobs WHERE id = ?1", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, job_id);
+  int sr = sqlite3_step(q);
+  if (sr == SQLITE_ROW) *k = sqlite3_column_int(q, 0);
+  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no job %lld", (long long)job_id);
+  else rc = srv_store_fail(st, "job kernels");
+  sqlite3_reset(q);
+  return rc;
+}
+
+int srv_job_kernels_set(srv_store_t *st, int64_t job_id, int k) {
+  if (k < 0 || k > SRV_KERNELS_MAX)
+    return srv_store_failf(st, NQ_ERANGE, "diverse kernels %d outside 0..%d", k, SRV_KERNELS_MAX);
+  if (!srv_store_schema_has(st, KERNELS_SCHEMA))
+    return srv_store_failf(st, NQ_ESCHEMA, "diverse kernels need schema %d", KERNELS_SCHEMA);
+  return srv_store_exec3(st, "UPDATE jobs SET diverse_kernels = ?2 WHERE id = ?1", job_id, k, 0,
+                         "job kernels");
 }

@@ -7,35 +7,6 @@
 
 #define KERNELS_SCHEMA 16
 
-static int has_schema(srv_store_t *st) {
-  int v = 0;
-  return srv_store_schema_version(st, &v) == 0 && v >= KERNELS_SCHEMA;
-}
-
-int srv_job_kernels_get(srv_store_t *st, int64_t job_id, int *k) {
-  *k = 0;
-  if (!has_schema(st)) return 0;
-  sqlite3_stmt *q;
-  int rc = srv_store_stmt(st, "SELECT diverse_kernels FROM jobs WHERE id = ?1", &q);
-  if (rc) return rc;
-  sqlite3_bind_int64(q, 1, job_id);
-  int sr = sqlite3_step(q);
-  if (sr == SQLITE_ROW) *k = sqlite3_column_int(q, 0);
-  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no job %lld", (long long)job_id);
-  else rc = srv_store_fail(st, "job kernels");
-  sqlite3_reset(q);
-  return rc;
-}
-
-int srv_job_kernels_set(srv_store_t *st, int64_t job_id, int k) {
-  if (k < 0 || k > SRV_KERNELS_MAX)
-    return srv_store_failf(st, NQ_ERANGE, "diverse kernels %d outside 0..%d", k, SRV_KERNELS_MAX);
-  if (!has_schema(st))
-    return srv_store_failf(st, NQ_ESCHEMA, "diverse kernels need schema %d", KERNELS_SCHEMA);
-  return srv_store_exec3(st, "UPDATE jobs SET diverse_kernels = ?2 WHERE id = ?1", job_id, k, 0,
-                         "job kernels");
-}
-
 int srv_kernel_listed(const char *list, const char *name) {
   size_t n = strlen(name);
   for (const char *p = list; p && *p;) {
@@ -183,14 +154,14 @@ int srv_asg_refuse(srv_store_t *st, int64_t asg_id, int64_t client_id, const cha
 }
 
 int srv_unit_kernels_set(srv_store_t *st, int64_t unit_id, int kernels) {
-  if (!has_schema(st)) return 0;
+  if (!srv_store_schema_has(st, KERNELS_SCHEMA)) return 0;
   return srv_store_exec3(st, "UPDATE units SET kernels = ?2 WHERE id = ?1", unit_id, kernels, 0,
                          "unit kernels");
 }
 
 int srv_job_units_two_kernels(srv_store_t *st, int64_t job_id, int64_t *n) {
   *n = 0;
-  if (!has_schema(st)) return 0;
+  if (!srv_store_schema_has(st, KERNELS_SCHEMA)) return 0;
   sqlite3_stmt *q;
   int rc = srv_store_stmt(st, "SELECT count(*) FROM units WHERE job_id = ?1 AND "
                               "state = 'verified' AND kernels >= 2", &q);

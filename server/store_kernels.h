@@ -1,5 +1,5 @@
 /* nq-server: the store's side of kernel-diverse verification (schema 016, docs/store.md): the
- * job's diverse_kernels, the kernel an assignment names, the kernels a client refused. The rules
+ * kernel an assignment names, the kernels a client refused. The rules
  * that use them are the scheduler's (sched.c: "kernels").
  */
 #ifndef SRV_STORE_KERNELS_H
@@ -9,14 +9,10 @@
 
 #include "nq/solver.h"
 #include "store.h"
+#include "store_jobs.h" /* the job's diverse_kernels: srv_job_kernels_get/set */
+#include "store_work.h"
 
-#define SRV_KERNELS_MAX 8          /* --diverse-kernels: 0..this */
 #define SRV_KERNELS_REFUSED_MAX 128 /* clients.kernels_refused: bytes */
-
-/* The job's diverse_kernels (0 on a database older than schema 016). */
-int srv_job_kernels_get(srv_store_t *st, int64_t job_id, int *k);
-/* Set it (0..SRV_KERNELS_MAX, else NQ_ERANGE); NQ_ESCHEMA on a database older than 015. */
-int srv_job_kernels_set(srv_store_t *st, int64_t job_id, int k);
 
 /* The kernels present for a unit: the backends of its reported results that still vote (not
  * voided; clients neither banned nor suspect) and the kernels named in its live leases, distinct,

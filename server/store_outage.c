@@ -1,5 +1,6 @@
 /* nq-server: the store's part of an outage that costs nothing (srv_outage.h, docs/store.md
  * "Outages"): the leases live when the server went down get the downtime back. */
+#include "store_outage.h"
 #include "store_int.h"
 
 int srv_asg_shift_leases(srv_store_t *st, int64_t alive_at, int64_t by, int64_t *n) {

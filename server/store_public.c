@@ -1,10 +1,10 @@
 /* nq-server: the store's part of the public view -- volunteer credit, public names and the job's
- * sampled history (schema 009, store.h). */
+ * sampled history (schema 009; contracts in store_public.h, layer 3 of store.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "nq/certs.h"
-#include "store.h"
+#include "store_public.h"
 #include "nq/hash.h"
 #include "store_int.h"
 

@@ -2,6 +2,7 @@
  * the units in flight with no live lease. */
 #include "store_stall.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "store_int.h"
@@ -129,10 +130,23 @@ int srv_stalls_compute(srv_store_t *st, int64_t job_id, srv_distinct_t d, int64_
   return 0;
 }
 
+/* The cache kept with the connection (store_int.h: st->ext), made at its first use; NULL only
+ * when out of memory, and then nothing is cached (each srv_stalls_get computes). */
+typedef struct stall_cache_s {
+  srv_stalls_t last; /* the last stalls computed, a short-lived cache ... */
+  int async;         /* ... or the server's worker's last count (srv_stalls_set_async) */
+} stall_cache_t;
+
+static stall_cache_t *stall_cache(srv_store_t *st) {
+  if (!st->ext) st->ext = calloc(1, sizeof(stall_cache_t));
+  return st->ext;
+}
+
 int srv_stalls_get(srv_store_t *st, int64_t job_id, srv_distinct_t d, int64_t now, int window,
                    srv_stalls_t *out) {
-  const srv_stalls_t *c = &st->stalls;
-  if (st->stalls_async) {
+  stall_cache_t *k = stall_cache(st);
+  const srv_stalls_t *c = k ? &k->last : NULL;
+  if (k && k->async) {
     if (c->at > 0 && c->job_id == job_id && c->distinct == d) {
       *out = *c;
     } else {
@@ -142,23 +156,30 @@ int srv_stalls_get(srv_store_t *st, int64_t job_id, srv_distinct_t d, int64_t no
     }
     return 0;
   }
-  if (c->at > 0 && c->job_id == job_id && c->distinct == d && now >= c->at &&
+  if (c && c->at > 0 && c->job_id == job_id && c->distinct == d && now >= c->at &&
       now - c->at < SRV_STALL_CACHE_S) {
     *out = *c;
     return 0;
   }
   int rc = srv_stalls_compute(st, job_id, d, now, window, out);
-  if (rc == 0) st->stalls = *out;
+  if (rc == 0 && k) k->last = *out;
   return rc;
 }
 
 void srv_stalls_forget(srv_store_t *st) {
-  if (!st->stalls_async) st->stalls.at = 0;
+  stall_cache_t *k = st->ext;
+  if (k && !k->async) k->last.at = 0;
 }
 
-void srv_stalls_set_async(srv_store_t *st, int on) { st->stalls_async = on; }
+void srv_stalls_set_async(srv_store_t *st, int on) {
+  stall_cache_t *k = stall_cache(st);
+  if (k) k->async = on;
+}
 
-void srv_stalls_put(srv_store_t *st, const srv_stalls_t *x) { st->stalls = *x; }
+void srv_stalls_put(srv_store_t *st, const srv_stalls_t *x) {
+  stall_cache_t *k = stall_cache(st);
+  if (k) k->last = *x;
+}
 
 int srv_units_awaiting_of(srv_store_t *st, int64_t job_id, int64_t client_id, int64_t **ids,
                           int *n) {

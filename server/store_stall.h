@@ -28,6 +28,7 @@
 #define SRV_STORE_STALL_H
 
 #include "store.h"
+#include "store_work.h"
 
 /* The reasons: enum name, JSON/metrics name, one line for people. */
 #define SRV_STALL_REASONS(X)                                                                   \

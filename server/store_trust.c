@@ -1,6 +1,8 @@
 /* nq-server: owners, and the store's side of re-opening units (schema 006, issue 12): who a
  * client belongs to, where it connects from, its suspicion, and a verified unit taken back (see
- * store.h; docs/store.md for the model, docs/reliability.md for the threat model). */
+ * store_trust.h, layer 3 of store.h; docs/store.md for the model, docs/reliability.md for the
+ * threat model). */
+#include "store_trust.h"
 #include "store_int.h"
 
 #include <stdlib.h>
@@ -97,38 +99,6 @@ int srv_owner_set_key(srv_store_t *st, int64_t owner_id, const char *enrol_hash)
   sqlite3_bind_text(s, 2, enrol_hash, -1, SQLITE_STATIC);
   if ((rc = srv_store_step(st, s, "owner rekey")) == 0 && sqlite3_changes(st->db) == 0)
     rc = srv_store_failf(st, NQ_ENOTFOUND, "no such owner");
-  return rc;
-}
-
-int srv_store_id_list(srv_store_t *st, const char *sql, int64_t arg, int64_t arg2, int64_t **ids,
-                      int *n) {
-  *ids = NULL;
-  *n = 0;
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, sql, &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, arg);
-  if (sqlite3_bind_parameter_count(s) >= 2) sqlite3_bind_int64(s, 2, arg2);
-  int sr, cap = 0;
-  while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
-    if (*n == cap) {
-      cap = cap ? cap * 2 : 16;
-      int64_t *p = realloc(*ids, (size_t)cap * sizeof *p);
-      if (!p) {
-        rc = srv_store_failf(st, NQ_ENOMEM, "id list: out of memory");
-        break;
-      }
-      *ids = p;
-    }
-    (*ids)[(*n)++] = sqlite3_column_int64(s, 0);
-  }
-  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "id list");
-  sqlite3_reset(s);
-  if (rc) {
-    free(*ids);
-    *ids = NULL;
-    *n = 0;
-  }
   return rc;
 }
 

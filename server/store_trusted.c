@@ -1,6 +1,7 @@
 /* nq-server: the store's side of trusted resolution (schema 014, issue 30): trusted owners,
  * contested units and who may pick them. The rules are the scheduler's (sched.c, "trusted
  * resolution"); docs/store.md describes the model, docs/reliability.md what it proves. */
+#include "store_trusted.h"
 #include "store_int.h"
 
 #include <string.h>

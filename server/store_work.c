@@ -1,5 +1,7 @@
 /* nq-server: the store's units and assignments -- what the scheduler reads and changes -- and the
- * scheduler's queries as typed functions (see store.h; docs/store.md for the model). */
+ * scheduler's queries as typed functions (see store_work.h, layer 2 of store.h; docs/store.md
+ * for the model). */
+#include "store_work.h"
 #include "store_int.h"
 
 #include <stdarg.h>
@@ -381,21 +383,11 @@ int srv_asg_get_unit(srv_store_t *st, int64_t asg_id, srv_asg_info_t *a, srv_uni
 
 /* ---- the scheduler's queries (sched.c) --------------------------------------------------- */
 
-/* Run one statement with up to three integer parameters (as many as it has). */
-int srv_store_exec3(srv_store_t *st, const char *sql, int64_t a, int64_t b, int64_t c,
-                 const char *what) {
-  sqlite3_stmt *q;
-  int rc = srv_store_stmt(st, sql, &q);
-  if (rc) return rc;
-  int np = sqlite3_bind_parameter_count(q);
-  if (np >= 1) sqlite3_bind_int64(q, 1, a);
-  if (np >= 2) sqlite3_bind_int64(q, 2, b);
-  if (np >= 3) sqlite3_bind_int64(q, 3, c);
-  return srv_store_step(st, q, what);
-}
-
-int srv_store_expire_leases(srv_store_t *st, const char *select_sql, const char *update_sql,
-                            int64_t arg, int64_t *n_expired) {
+/* Expire the leases that select_sql names (it selects their unit_id; ?1 = arg) with update_sql
+ * (?1 = arg), and refresh their units; *n (may be NULL) gets how many. The sweep, a ban, a job's
+ * release. */
+static int expire_leases(srv_store_t *st, const char *select_sql, const char *update_sql,
+                         int64_t arg, int64_t *n_expired) {
   int64_t *units = NULL;
   size_t n = 0, cap = 0;
   sqlite3_stmt *q;
@@ -440,7 +432,7 @@ int srv_asg_expire_due(srv_store_t *st, int64_t now, int64_t *n_expired) {
                                "client_id FROM assignments WHERE state = 'leased' AND "
                                "deadline <= ?1)", now, 0, 0, "count lapses");
   if (rc) return rc;
-  return srv_store_expire_leases(st, "SELECT unit_id FROM assignments "
+  return expire_leases(st, "SELECT unit_id FROM assignments "
                                      "WHERE state = 'leased' AND deadline <= ?1",
                                  "UPDATE assignments SET state = 'expired' "
                                  "WHERE state = 'leased' AND deadline <= ?1",
@@ -827,22 +819,95 @@ int srv_unit_dispute(srv_store_t *st, int64_t unit_id) {
   return rc ? rc : srv_store_unit_refresh(st, unit_id);
 }
 
-int srv_unit_agrees(srv_store_t *st, int64_t unit_id, const nq_counts_t *c, const char *solver,
-                    int *agrees) {
-  sqlite3_stmt *q;
-  int rc = srv_store_stmt(st, "SELECT u.c2 = ?2 AND u.c4 = ?3 AND u.c8 = ?4 AND NOT EXISTS "
-                              "(SELECT 1 FROM assignments v WHERE v.unit_id = u.id AND "
-                              "v.state = 'valid' AND v.solver = ?5 AND v.nodes != ?6) "
-                              "FROM units u WHERE u.id = ?1", &q);
+/* ---- a job's and a client's leases -------------------------------------------------------- */
+
+#define JOB_LEASES_WHERE "FROM assignments a JOIN units u ON u.id = a.unit_id " \
+                         "WHERE a.state = 'leased' AND u.job_id = ?1"
+
+int srv_job_leases(srv_store_t *st, const srv_job_t *job, int64_t *leases) {
+  sqlite3_stmt *s;
+  /* Through the partial index of leased assignments: as many rows as leases in the store. */
+  int rc = srv_store_stmt(st, "SELECT count(*) " JOB_LEASES_WHERE, &s);
   if (rc) return rc;
-  sqlite3_bind_int64(q, 1, unit_id);
-  sqlite3_bind_int64(q, 2, (int64_t)c->c2);
-  sqlite3_bind_int64(q, 3, (int64_t)c->c4);
-  sqlite3_bind_int64(q, 4, (int64_t)c->c8);
-  sqlite3_bind_text(q, 5, solver, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(q, 6, (int64_t)c->nodes);
-  int sr = sqlite3_step(q);
-  *agrees = sr == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
-  sqlite3_reset(q);
-  return sr == SQLITE_ROW ? 0 : srv_store_fail(st, "late judge");
+  sqlite3_bind_int64(s, 1, job->id);
+  if (sqlite3_step(s) == SQLITE_ROW) *leases = col_i64(s, 0);
+  else rc = srv_store_fail(st, "job leases");
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_job_release_leases(srv_store_t *st, const srv_job_t *job, int64_t *n) {
+  int rc = srv_store_savepoint(st);
+  if (rc) return rc;
+  rc = expire_leases(st, "SELECT a.unit_id " JOB_LEASES_WHERE,
+                     "UPDATE assignments SET state = 'expired' WHERE state = 'leased' "
+                     "AND unit_id IN (SELECT a.unit_id " JOB_LEASES_WHERE ")",
+                     job->id, n);
+  return srv_store_release(st, rc);
+}
+
+int srv_client_release_leases(srv_store_t *st, int64_t client_id, int64_t *n) {
+  return expire_leases(st, "SELECT unit_id FROM assignments WHERE client_id = ?1 "
+                           "AND state = 'leased'",
+                       "UPDATE assignments SET state = 'expired' "
+                       "WHERE client_id = ?1 AND state = 'leased'",
+                       client_id, n);
+}
+
+/* ---- counters and completion ------------------------------------------------------------- */
+
+int srv_store_counters(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT pending, leased, awaiting, verified, disputed, results, "
+                              "c2_hi, c2_lo, c4_hi, c4_lo, c8_hi, c8_lo, nodes_hi, nodes_lo, "
+                              "vest_hi, vest_lo, est_hi, est_lo, est_units FROM job_stats "
+                              "WHERE job_id = ?1", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, job_id);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) {
+    for (int i = 0; i < SRV_UNIT_NSTATES; i++) out->units[i] = col_i64(s, i);
+    out->results = col_i64(s, 5);
+    memset(&out->verified, 0, sizeof out->verified);
+    out->verified.c2 = col_split(s, 6);
+    out->verified.c4 = col_split(s, 8);
+    out->verified.c8 = col_split(s, 10);
+    out->verified.nodes = col_split(s, 12);
+    out->est_verified = col_split(s, 14);
+    out->est_total = col_split(s, 16);
+    out->est_units = col_i64(s, 18);
+  } else if (sr == SQLITE_DONE) {
+    rc = srv_store_failf(st, NQ_ENOTFOUND, "no counters for job %lld", (long long)job_id);
+  } else {
+    rc = srv_store_fail(st, "job counters");
+  }
+  sqlite3_reset(s);
+  return rc;
+}
+
+int srv_job_finish_if_complete(srv_store_t *st, int64_t job_id, int64_t now, int *done) {
+  srv_stats_t c;
+  *done = 0;
+  int rc = srv_store_counters(st, job_id, &c);
+  if (rc) return rc;
+  if (c.units[SRV_UNIT_PENDING] + c.units[SRV_UNIT_LEASED] + c.units[SRV_UNIT_AWAITING] +
+      c.units[SRV_UNIT_DISPUTED] > 0)
+    return 0;
+  const nq_totals_t *t = &c.verified;
+  char c2[40], c4[40], c8[40], nodes[40], total[40], uniq[40];
+  sqlite3_stmt *q;
+  if ((rc = srv_store_stmt(st, "UPDATE jobs SET state = 'done', finished = ?2, c2 = ?3, "
+                               "c4 = ?4, c8 = ?5, nodes = ?6, total = ?7, uniq = ?8 "
+                               "WHERE id = ?1 AND state = 'running'", &q)) != 0)
+    return rc;
+  sqlite3_bind_int64(q, 1, job_id);
+  sqlite3_bind_int64(q, 2, now);
+  sqlite3_bind_text(q, 3, nq_u128_str(t->c2, c2), -1, SQLITE_STATIC);
+  sqlite3_bind_text(q, 4, nq_u128_str(t->c4, c4), -1, SQLITE_STATIC);
+  sqlite3_bind_text(q, 5, nq_u128_str(t->c8, c8), -1, SQLITE_STATIC);
+  sqlite3_bind_text(q, 6, nq_u128_str(t->nodes, nodes), -1, SQLITE_STATIC);
+  sqlite3_bind_text(q, 7, nq_u128_str(nq_totals_total(t), total), -1, SQLITE_STATIC);
+  sqlite3_bind_text(q, 8, nq_u128_str(nq_totals_unique(t), uniq), -1, SQLITE_STATIC);
+  if ((rc = srv_store_step(st, q, "job done")) == 0) *done = sqlite3_changes(st->db) > 0;
+  return rc;
 }

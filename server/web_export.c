@@ -13,7 +13,7 @@
 #include "export.h"
 #include "nq/log.h"
 #include "nq/nq.h"
-#include "store.h"
+#include "store_api.h"
 
 static atomic_int streams; /* writers running */
 

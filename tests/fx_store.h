@@ -8,7 +8,7 @@
 
 #include "nq/solver.h"
 #include "sched.h"
-#include "store.h"
+#include "store_api.h"
 
 #define T0 1700000000 /* the simulated clock starts here */
 #define SCHEMA NQ_SOURCE_DIR "/schema"

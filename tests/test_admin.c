@@ -12,7 +12,7 @@
 #include "datadir.h"
 #include "fx_store.h"
 #include "nq/proto.h"
-#include "store.h"
+#include "store_api.h"
 #include "store_int.h"
 #include "store_stall.h"
 #include "testutil.h"

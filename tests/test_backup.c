@@ -9,7 +9,7 @@
 #include "nq/backup.h"
 #include "nq/nq.h"
 #include "sched.h"
-#include "store.h"
+#include "store_api.h"
 #include "testutil.h"
 
 #include <fcntl.h>

@@ -5,7 +5,7 @@
 #include "fx_store.h"
 #include "nq/job_opts.h"
 #include "nq/nq.h"
-#include "store.h"
+#include "store_api.h"
 #include "store_queue.h"
 #include "testutil.h"
 

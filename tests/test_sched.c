@@ -9,7 +9,7 @@
 #include "nq/solver.h"
 #include "nq/unit.h"
 #include "sched.h"
-#include "store.h"
+#include "store_api.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -409,6 +409,49 @@ START_TEST(late_wrong_result_is_invalid) {
   ck_assert_int_eq(fx_client_of(&f, a).invalid, 1);
   /* Verified counts are not touched by a late result. */
   ck_assert_int_eq(fx_unit(&f, wa.unit_id).counts.c8, fx_solve(wa.unit).c8);
+  fx_done(&f);
+}
+END_TEST
+
+/* A late result is judged by the agreement rule against the verified unit (sched.c, agree_with):
+ * its counts, and the nodes of the unit's valid results of its own solver version; another
+ * version's nodes may differ. */
+START_TEST(late_results_agreement_rule) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.lease_seconds = 100;
+  cfg.spot_check = 0;
+  fx_init(&f, 8, 3, 2, 5, &cfg);
+  int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b"), c = fx_client(&f, "c"),
+          d = fx_client(&f, "d");
+  srv_work_t wa, wb, wc, wd;
+  ck_assert_int_eq(fx_work(&f, a, 1, T0, &wa, NULL), 1);
+  ck_assert_int_eq(fx_work(&f, d, 1, T0, &wd, NULL), 1);
+  ck_assert_int_eq(wd.unit_id, wa.unit_id);
+  /* a's and d's leases run out; b and c get the unit and verify it. */
+  ck_assert_int_eq(fx_work(&f, b, 1, T0 + 200, &wb, NULL), 1);
+  ck_assert_int_eq(fx_work(&f, c, 1, T0 + 200, &wc, NULL), 1);
+  ck_assert_int_eq(wb.unit_id, wa.unit_id);
+  ck_assert_int_eq(wc.unit_id, wa.unit_id);
+  ck_assert_int_eq(fx_report_true(&f, b, &wb, T0 + 210, NULL), 0);
+  ck_assert_int_eq(fx_report_true(&f, c, &wc, T0 + 210, NULL), 0);
+  ck_assert_int_eq(fx_unit(&f, wa.unit_id).state, SRV_UNIT_VERIFIED);
+  srv_result_info_t info;
+  /* The same version with other nodes: invalid, though the counts are right. */
+  nq_counts_t t = fx_solve(wa.unit);
+  t.nodes += 1;
+  ck_assert_int_eq(fx_report(&f, a, wa.id, wa.unit, &t, NQ_SOLVER_VERSION, T0 + 220, &info), 0);
+  ck_assert_int_eq(info.status, SRV_RESULT_LATE);
+  ck_assert_int_eq(fx_asg_state(&f, wa.id), SRV_ASG_INVALID);
+  /* Another version with other nodes: valid. */
+  t.nodes += 6;
+  ck_assert_int_eq(fx_report(&f, d, wd.id, wd.unit, &t, "nq-other-1", T0 + 220, &info), 0);
+  ck_assert_int_eq(info.status, SRV_RESULT_LATE);
+  ck_assert_int_eq(fx_asg_state(&f, wd.id), SRV_ASG_VALID);
+  ck_assert_int_eq(fx_client_of(&f, a).invalid, 1);
+  ck_assert_int_eq(fx_client_of(&f, d).valid, 1);
+  ck_assert_int_eq(fx_unit(&f, wa.unit_id).counts.nodes, fx_solve(wa.unit).nodes);
   fx_done(&f);
 }
 END_TEST
@@ -864,6 +907,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, expiry_reissue_and_late_results);
   tcase_add_test(tc, expired_lease_leased_again_to_same_client);
   tcase_add_test(tc, late_wrong_result_is_invalid);
+  tcase_add_test(tc, late_results_agreement_rule);
   tcase_add_test(tc, progress_extends_and_revives);
   tcase_add_test(tc, progress_report_kept);
   tcase_add_test(tc, no_two_replicas_and_resend);

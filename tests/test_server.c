@@ -23,7 +23,7 @@
 #include "nq/solver.h"
 #include "nq/tls.h"
 #include "nq/unit.h"
-#include "store.h"
+#include "store_api.h"
 #include "testutil.h"
 
 /* ---- the server process ---- */

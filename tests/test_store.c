@@ -7,7 +7,7 @@
 #include "nq/unit.h"
 #include "sched.h"
 #include "fx_store.h"
-#include "store.h"
+#include "store_api.h"
 #include "store_int.h"
 #include "testutil.h"
 

@@ -14,7 +14,7 @@
 #include "nq/nq.h"
 #include "nq/unit.h"
 #include "sched.h"
-#include "store.h"
+#include "store_api.h"
 #include "store_int.h"
 #include "testutil.h"
 
