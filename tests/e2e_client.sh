@@ -207,9 +207,13 @@ for i in $(seq 1 200); do
   [ "$(grep -c ") done:" "$D/client-victim.log" || true)" -ge 3 ] && break
   sleep 0.05
 done
-# Freeze the server so that what the victim finishes now stays unacknowledged (journal only).
+# Freeze the server so that what the victim finishes now stays unacknowledged: its sub-second
+# results reach the journal once their ack is a second late (lazy records, docs/client.md).
 kill -STOP "$SRV"
-sleep 0.5
+for i in $(seq 1 200); do
+  [ "$(ls "$D/state-victim/journal" | grep -c '^[0-9]*\.json$' || true)" -ge 1 ] && break
+  sleep 0.05
+done
 kill -9 "$VICTIM"
 wait "$VICTIM" 2>/dev/null || true
 KEEP=()
