@@ -46,9 +46,18 @@
 #define STOP_JOIN_MS 250   /* then the solver thread gets this long before it is left alone */
 #define DEFAULT_RETRY_S 10
 #define SHORT_UNIT_S 0.25 /* units faster than this get a deeper prefetch */
-#define SHORT_PREFETCH 4
+#define SHORT_PREFETCH 6
 #define PROGRESS_INTERVAL_MAX 86400 /* a longer one from the server is clamped to a day */
 #define UNIT_LINE_S 60 /* a unit that took longer gets its own INFO line */
+/* Lazy records (issue 32): while connected, a unit that solves in under LAZY_S seconds leaves no
+ * file behind unless something goes wrong. Its assignment is not written to assigned/ (after a
+ * crash the server re-sends the lease at the first get_work), and its result stays in memory
+ * until the ack; a result not acknowledged within LAZY_MS, or any held at a disconnect or a stop,
+ * is written to the journal as before. A crash (SIGKILL, power loss) loses at most LAZY_MS of
+ * sub-second results, which the server's leases bring back: solving one again costs less than
+ * the files did (five system calls and an ext4 create and unlink a unit, docs/performance.md). */
+#define LAZY_S 1.0
+#define LAZY_MS 1000
 #define WAIT_MAX_S 120 /* between jobs, the poll's backoff stops here (under the server's idle
                           timeout, 300 s by default, so the session stays open) */
 
@@ -74,7 +83,14 @@ typedef struct cli_lane_s {
   int cur_progressed;      /* a progress was sent for cur */
   int cur_drop;            /* the server no longer needs cur: stop it and forget it */
   uint32_t cur_saved;      /* finished tasks in cur's last checkpoint file */
+  int cur_ckpt;            /* cur may have a checkpoint file (resumed from one, or saved) */
 } cli_lane_t;
+
+/* A result not written to the journal (lazy records): sent, awaiting its ack. */
+typedef struct cli_held_s {
+  cli_result_t r;
+  uint64_t at;             /* uv_now when it was solved */
+} cli_held_t;
 
 #define CLI_LANES_MAX (1 + CLI_GPUS_MAX)
 
@@ -108,6 +124,10 @@ struct cli_s {
   size_t qlen, qcap;
   int64_t *sent;           /* result ids sent on this connection and not answered yet */
   size_t nsent, capsent;
+  cli_held_t *held;        /* results kept in memory only (lazy records), oldest first */
+  size_t nheld, capheld;
+  uv_timer_t lazy_timer;   /* writes the held results LAZY_MS old to the journal */
+  long journal_n;          /* result files in the journal as far as we know (-1: unknown) */
   int getwork_inflight;
   int nowork_wait;         /* after no_work (or nothing new): wait for the retry timer */
   int wait_s;              /* no job runs on the server: the poll interval now (0: a job runs) */
@@ -317,11 +337,87 @@ static int send_result(cli_t *cli, const cli_result_t *r) {
   return rc;
 }
 
+/* ---- lazy records (LAZY_S) ---- */
+
+/* Whether a unit that solves in `seconds` leaves its files out: only while connected. */
+static int lazy(const cli_t *cli, double seconds) {
+  return cli->state == CLI_STATE_READY && seconds >= 0 && seconds < LAZY_S;
+}
+
+static cli_held_t *held_find(cli_t *cli, int64_t id) {
+  for (size_t i = 0; i < cli->nheld; i++)
+    if (cli->held[i].r.id == id) return &cli->held[i];
+  return NULL;
+}
+
+static void on_lazy_timer(uv_timer_t *t);
+
+static int held_add(cli_t *cli, const cli_result_t *r) {
+  if (cli->nheld == cli->capheld) {
+    size_t nc = cli->capheld ? cli->capheld * 2 : 8;
+    cli_held_t *v = realloc(cli->held, nc * sizeof *v);
+    if (!v) return NQ_ENOMEM;
+    cli->held = v;
+    cli->capheld = nc;
+  }
+  cli->held[cli->nheld++] = (cli_held_t){*r, uv_now(cli->loop)};
+  if (!uv_is_active((uv_handle_t *)&cli->lazy_timer))
+    uv_timer_start(&cli->lazy_timer, on_lazy_timer, LAZY_MS, LAZY_MS / 4);
+  return 0;
+}
+
+/* 1 if result id was held (and is no more). */
+static int held_take(cli_t *cli, int64_t id) {
+  cli_held_t *h = held_find(cli, id);
+  if (!h) return 0;
+  memmove(h, h + 1, (size_t)(cli->held + cli->nheld - (h + 1)) * sizeof *h);
+  cli->nheld--;
+  return 1;
+}
+
+static void journal_write(cli_t *cli, const cli_result_t *r) {
+  if (cli_journal_put(&cli->j, r) != 0)
+    nq_log(NQ_LOG_ERROR, "journal write failed for id %" PRId64 "; sending anyway", r->id);
+  else if (cli->journal_n >= 0)
+    cli->journal_n++;
+}
+
+/* Write the held results at least `age` ms old (0: all) to the journal. */
+static void held_flush(cli_t *cli, uint64_t age) {
+  uint64_t now = uv_now(cli->loop);
+  size_t k = 0;
+  while (k < cli->nheld && now - cli->held[k].at >= age) journal_write(cli, &cli->held[k++].r);
+  memmove(cli->held, cli->held + k, (cli->nheld - k) * sizeof *cli->held);
+  cli->nheld -= k;
+  if (!cli->nheld) uv_timer_stop(&cli->lazy_timer);
+}
+
+static void on_lazy_timer(uv_timer_t *t) {
+  held_flush(t->data, LAZY_MS);
+}
+
+/* Write what only memory holds: the results, and the assignments of units still ours (a
+ * disconnect, a stop). */
+static void persist_held(cli_t *cli) {
+  held_flush(cli, 0);
+  if (cli->reason == CLI_REASON_JOB_DONE) return;
+  for (size_t i = 0; i < cli->qlen; i++)
+    if (!cli->queue[i].on_disk && cli_assigned_put(&cli->j, &cli->queue[i]) == 0)
+      cli->queue[i].on_disk = 1;
+  for (int i = 0; i < cli->nlanes; i++) {
+    cli_lane_t *ln = &cli->lanes[i];
+    if (ln->running && !ln->cur_drop && !ln->cur.on_disk &&
+        cli_assigned_put(&cli->j, &ln->cur) == 0)
+      ln->cur.on_disk = 1;
+  }
+}
+
 /* After welcome: everything in the journal goes out before any other request. */
 static void send_journal(cli_t *cli) {
   cli_result_t *v = NULL;
   size_t n = 0, bad = 0;
   if (cli_journal_list(&cli->j, &v, &n, &bad) != 0) return;
+  cli->journal_n = (long)n;
   if (n) nq_log(NQ_LOG_INFO, "reporting %zu journalled result(s)", n);
   for (size_t i = 0; i < n && cli->state == CLI_STATE_READY; i++) send_result(cli, &v[i]);
   free(v);
@@ -330,16 +426,19 @@ static void send_journal(cli_t *cli) {
 /* The server answered result `id` (ack or refusal): the journal entry has done its job. */
 static void result_answered(cli_t *cli, int64_t id) {
   sent_take(cli, id);
+  if (held_take(cli, id)) return; /* never written */
   int rc = cli_journal_remove(&cli->j, id);
   if (rc && rc != NQ_ENOTFOUND)
     nq_log(NQ_LOG_WARN, "cannot remove journal entry %" PRId64 ": %s", id, nq_strerror(rc));
+  if (rc == 0 && cli->journal_n > 0) cli->journal_n--;
   cli_ckpt_remove(&cli->j, id); /* normally gone when the result was journalled */
 }
 
 /* The job is finished: what we hold will never be needed, here or in a later run. */
 static void job_finished(cli_t *cli) {
   leave(cli, CLI_REASON_JOB_DONE);
-  for (size_t i = 0; i < cli->qlen; i++) cli_assigned_remove(&cli->j, cli->queue[i].id);
+  for (size_t i = 0; i < cli->qlen; i++)
+    if (cli->queue[i].on_disk) cli_assigned_remove(&cli->j, cli->queue[i].id);
   cli->qlen = 0;
   int64_t *ids = NULL;
   size_t n = 0;
@@ -424,6 +523,7 @@ static void on_close(nq_conn_t *c) {
   cli_t *cli = nq_conn_data(c);
   if (cli->conn == c) cli->conn = NULL;
   int was_ready = cli->state == CLI_STATE_READY;
+  persist_held(cli); /* from here on the journal and assigned/ hold everything again */
   set_state(cli, CLI_STATE_IDLE);
   cli->nsent = 0; /* unanswered results stay in the journal and go out again */
   cli->getwork_inflight = 0;
@@ -702,16 +802,21 @@ static void handle_work(cli_t *cli, const json_t *msg) {
     /* The server re-sends what we hold (so we still hold it); never run one twice. */
     cli_lane_t *held = lane_of(cli, as.id);
     if (held) held->cur.unconfirmed = 0;
-    if (held || queue_confirm(cli, as.id) ||
-        sent_find(cli, as.id) || cli_journal_has(&cli->j, as.id))
+    if (held || queue_confirm(cli, as.id) || sent_find(cli, as.id) || held_find(cli, as.id) ||
+        (cli->journal_n != 0 && cli_journal_has(&cli->j, as.id)))
       continue;
     if (cli->reason != CLI_REASON_NONE) continue;
     if (as.kernel[0] && !cli_kernel_can_run(as.kernel)) {
       refuse_kernel(cli, &as);
       continue;
     }
-    if (cli_assigned_put(&cli->j, &as) != 0)
+    /* Recorded unless the units are short (lazy records): the server re-sends what we hold. */
+    if (lazy(cli, cli->last_seconds))
+      ;
+    else if (cli_assigned_put(&cli->j, &as) != 0)
       nq_log(NQ_LOG_WARN, "cannot record assignment %" PRId64 " on disk", as.id);
+    else
+      as.on_disk = 1;
     if (queue_push(cli, &as) != 0) continue;
     fresh++;
     nq_log(NQ_LOG_DEBUG, "assignment %" PRId64 ": %s", as.id, as.unit);
@@ -849,7 +954,10 @@ static void save_checkpoint(cli_lane_t *ln) {
   if (!ln->running || cli_worker_snapshot(&ln->worker, ln->cur.id, &c) != 0) return;
   if (c.ndone > 0 && c.ndone != ln->cur_saved) {
     int rc = cli_ckpt_put(&ln->cli->j, ln->cur.id, &c);
-    if (rc == 0) ln->cur_saved = c.ndone;
+    if (rc == 0) ln->cur_saved = c.ndone, ln->cur_ckpt = 1;
+    /* a unit long enough to checkpoint is recorded like any other */
+    if (rc == 0 && !ln->cur.on_disk && cli_assigned_put(&ln->cli->j, &ln->cur) == 0)
+      ln->cur.on_disk = 1;
     nq_log(rc ? NQ_LOG_WARN : NQ_LOG_DEBUG, "checkpoint of %s (id %" PRId64 "): %u of %u tasks%s",
            ln->cur.unit, ln->cur.id, c.ndone, c.ntasks, rc ? ": cannot be written" : "");
   }
@@ -956,14 +1064,15 @@ static void on_status_timer(uv_timer_t *t) {
 static void unit_stopped(cli_lane_t *ln, const cli_assign_t *a, const cli_worker_event_t *ev) {
   cli_t *cli = ln->cli;
   if (ln->cur_drop || cli->reason == CLI_REASON_JOB_DONE) {
-    cli_assigned_remove(&cli->j, a->id);
-    cli_ckpt_remove(&cli->j, a->id);
+    if (a->on_disk) cli_assigned_remove(&cli->j, a->id);
+    if (ln->cur_ckpt) cli_ckpt_remove(&cli->j, a->id);
     nq_log(NQ_LOG_INFO, "unit %s (id %" PRId64 ") stopped and forgotten", a->unit, a->id);
     return;
   }
   int rc = 0;
   if (ev->has_ckpt && ev->ckpt.ndone > 0 && ev->ckpt.ndone != ln->cur_saved)
     rc = cli_ckpt_put(&cli->j, a->id, &ev->ckpt);
+  if (!a->on_disk && cli_assigned_put(&cli->j, a) != 0) rc = rc ? rc : NQ_EIO;
   nq_log(rc ? NQ_LOG_WARN : NQ_LOG_INFO,
          "unit %s (id %" PRId64 ") stopped at %.1f%% (%u of %u tasks)%s; assignment kept in %s",
          a->unit, a->id, 100.0 * ev->fraction, ev->has_ckpt ? ev->ckpt.ndone : 0,
@@ -987,8 +1096,8 @@ static void unit_finished(cli_lane_t *ln, cli_worker_event_t *ev) {
   if (ev->status != 0) {
     nq_log(NQ_LOG_ERROR, "unit %s (id %" PRId64 ") failed: %s", a.unit, a.id,
            nq_strerror(ev->status));
-    cli_assigned_remove(&cli->j, a.id);
-    cli_ckpt_remove(&cli->j, a.id);
+    if (a.on_disk) cli_assigned_remove(&cli->j, a.id);
+    if (ln->cur_ckpt) cli_ckpt_remove(&cli->j, a.id);
     return;
   }
   cli_result_t r;
@@ -1014,11 +1123,12 @@ static void unit_finished(cli_lane_t *ln, cli_worker_event_t *ev) {
          " nodes=%" PRIu64 " in %.2f s (%.3g nodes/s)%s%s",
          r.unit, r.id, r.counts.c2, r.counts.c4, r.counts.c8, r.counts.nodes, r.seconds, rate,
          resumed, cli->cfg->fault_lie ? " [FAULT lie]" : "");
-  /* Journal first: once it is on disk, neither a crash nor a lost connection can lose it. */
-  if (cli_journal_put(&cli->j, &r) != 0)
-    nq_log(NQ_LOG_ERROR, "journal write failed for id %" PRId64 "; sending anyway", r.id);
-  cli_assigned_remove(&cli->j, a.id);
-  cli_ckpt_remove(&cli->j, a.id); /* the journal holds the whole answer now */
+  /* Journal first: once it is on disk, neither a crash nor a lost connection can lose it. A
+   * short unit's result is held in memory instead (lazy records): it reaches the journal only if
+   * its ack is late, or at a disconnect or a stop. */
+  if (!lazy(cli, r.seconds) || held_add(cli, &r) != 0) journal_write(cli, &r);
+  if (a.on_disk) cli_assigned_remove(&cli->j, a.id);
+  if (ln->cur_ckpt) cli_ckpt_remove(&cli->j, a.id); /* the journal holds the whole answer now */
   cli->units_done++;
   cli->nodes_done += r.counts.nodes;
   cli->seconds_done += ev->seconds;
@@ -1085,7 +1195,7 @@ static void start_lane(cli_lane_t *ln) {
     if (nq_unit_parse(a.unit, &u, err, sizeof err) != 0) {
       nq_log(NQ_LOG_ERROR, "assignment %" PRId64 ": bad unit '%s': %s; skipped", a.id, a.unit,
              err);
-      cli_assigned_remove(&cli->j, a.id);
+      if (a.on_disk) cli_assigned_remove(&cli->j, a.id);
       continue;
     }
     if (cli_worker_busy(&ln->worker)) {
@@ -1095,7 +1205,8 @@ static void start_lane(cli_lane_t *ln) {
       cli->qlen++;
       return;
     }
-    nq_ckpt_t *resume = load_checkpoint(cli, &a);
+    /* Only an assignment recorded on disk can have a checkpoint: a fresh one has none. */
+    nq_ckpt_t *resume = a.on_disk ? load_checkpoint(cli, &a) : NULL;
     uint32_t resumed = resume ? resume->ndone : 0; /* the worker owns resume once submitted */
     if (cli_worker_submit_kernel(&ln->worker, a.id, &u, resume, a.kernel) != 0) {
       /* not busy: not started */
@@ -1111,6 +1222,7 @@ static void start_lane(cli_lane_t *ln) {
     ln->cur_fraction = ln->cur_seconds = 0;
     ln->cur_progressed = ln->cur_drop = 0;
     ln->cur_saved = resumed;
+    ln->cur_ckpt = resume != NULL;
     nq_log(NQ_LOG_DEBUG, "unit %s (id %" PRId64 ") started on %s%s", a.unit, a.id,
            lane_name(ln), nq_throttle_paused(cli->throttle) ? " (paused)" : "");
     uint64_t ms = (uint64_t)(cli->progress_interval > 0 ? cli->progress_interval : 60) * 1000;
@@ -1167,12 +1279,17 @@ static void cli_pump(cli_t *cli) {
   /* A unit for every lane, and a prefetch of one; when units take less than a round trip plus
    * the server's commit, the solver would idle between them, so hold a few more. */
   long prefetch = cfg->prefetch > 0 ? cfg->prefetch : 0;
-  if (cli->last_seconds >= 0 && cli->last_seconds < SHORT_UNIT_S && prefetch < SHORT_PREFETCH)
-    prefetch = SHORT_PREFETCH;
+  int short_units = cli->last_seconds >= 0 && cli->last_seconds < SHORT_UNIT_S;
+  if (short_units && prefetch < SHORT_PREFETCH) prefetch = SHORT_PREFETCH;
   long target = cli->nlanes + prefetch;
   if (target > cli->max_outstanding) target = cli->max_outstanding;
   if (limit > 0 && target > limit - cli->units_done) target = limit - cli->units_done;
-  if (held >= target) return;
+  /* Short units: ask again only once half of what we hold is gone, for several at once. Each
+   * `work` repeats every assignment we hold, so asking per unit cost a round trip and the
+   * parsing of `target` assignments a unit (issue 32); half a queue of short units still covers
+   * many round trips. */
+  long low = short_units ? target / 2 : target - 1;
+  if (held > low) return;
   /* want counts what we hold: the server re-sends held assignments first (docs/protocol.md). */
   nq_get_work_t g = {(int)target};
   if (send_new(cli, nq_get_work_pack(&g)) == 0) cli->getwork_inflight = 1;
@@ -1188,9 +1305,11 @@ static void cli_release(cli_t *cli) {
   uv_timer_stop(&cli->retry_timer);
   uv_timer_stop(&cli->stop_timer);
   uv_timer_stop(&cli->status_timer);
+  persist_held(cli); /* normally done at the disconnect already */
   uv_close((uv_handle_t *)&cli->retry_timer, NULL);
   uv_close((uv_handle_t *)&cli->stop_timer, NULL);
   uv_close((uv_handle_t *)&cli->status_timer, NULL);
+  uv_close((uv_handle_t *)&cli->lazy_timer, NULL);
   for (int i = 0; i < cli->nlanes; i++) {
     uv_timer_stop(&cli->lanes[i].progress_timer);
     uv_timer_stop(&cli->lanes[i].ckpt_timer);
@@ -1341,7 +1460,7 @@ static void adopt_checkpoint(cli_t *cli, int64_t id) {
     if (rc == 0) nq_ckpt_free(&c);
     return;
   }
-  cli_assign_t a = {.id = id, .deadline = 0, .unconfirmed = 1};
+  cli_assign_t a = {.id = id, .deadline = 0, .unconfirmed = 1, .on_disk = 1};
   nq_subject_str(&c.subject, a.unit, sizeof a.unit);
   nq_ckpt_free(&c);
   if (cli_assigned_put(&cli->j, &a) == 0 && queue_push(cli, &a) == 0)
@@ -1361,6 +1480,7 @@ static void load_assigned(cli_t *cli) {
         continue;
       }
       v[i].unconfirmed = 1;
+      v[i].on_disk = 1;
       queue_push(cli, &v[i]);
     }
   }
@@ -1384,6 +1504,7 @@ static void cli_release_memory(cli_t *cli) {
   nq_tls_ctx_free(cli->tls);
   free(cli->queue);
   free(cli->sent);
+  free(cli->held);
   free(cli);
 }
 
@@ -1414,7 +1535,7 @@ static int start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out);
  * lock and the loop's signal handles lies the devices' probe (an OpenCL loader may take a second
  * on a busy machine), and a SIGTERM there used to kill the client outright (exit 143). Blocked,
  * it waits, and the handles take it as soon as they exist: the client stops cleanly. The threads
- * made meanwhile (solver, notifier, a device driver's) keep them blocked, so the signals always
+ * made meanwhile (solver, a device driver's) keep them blocked, so the signals always
  * reach the loop's thread. */
 int cli_start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
   sigset_t stop, old;
@@ -1466,7 +1587,10 @@ static int start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
   uv_timer_init(loop, &cli->retry_timer);
   uv_timer_init(loop, &cli->stop_timer);
   uv_timer_init(loop, &cli->status_timer);
+  uv_timer_init(loop, &cli->lazy_timer);
   cli->retry_timer.data = cli->stop_timer.data = cli->status_timer.data = cli;
+  cli->lazy_timer.data = cli;
+  cli->journal_n = -1; /* unknown until the first welcome's listing */
   if (cfg->handle_signals) {
     uv_signal_init(loop, &cli->sigint);
     uv_signal_init(loop, &cli->sigterm);

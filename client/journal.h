@@ -69,6 +69,8 @@ typedef struct cli_assign_s {
   int unconfirmed;  /* not in the file: loaded from the state directory at start, and the server
                        has not said yet in this run that it still holds it for us */
   char kernel[NQ_KERNEL_NAME_MAX]; /* the kernel the assignment names, "" none */
+  int on_disk;      /* not in the file: its assigned/ entry exists (written, or loaded at start);
+                       short units are not written while connected (cli.c, "lazy records") */
 } cli_assign_t;
 
 /* Create (mode 0700) the state directory and its subdirectories when missing, take its lock,

@@ -5,13 +5,20 @@
 #include "nq/nq.h"
 #include "nq/solver_pool.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/eventfd.h>
+#endif
 
 /* The thread's side. Everything below `lock` is guarded by it. */
 struct cli_worker_shared_s {
-  uv_async_t *async;   /* the loop's handle: used only while !quit, under the lock */
+  int wake_fd;         /* written by the thread to wake the loop (an eventfd, or a pipe's end) */
+  int wake_rd;         /* read by the loop (the same eventfd, or the pipe's other end) */
   int threads;
   nq_gpu_t *gpus[CLI_GPUS_MAX]; /* borrowed */
   int ngpus;
@@ -20,8 +27,7 @@ struct cli_worker_shared_s {
   pthread_mutex_t lock;
   pthread_cond_t cond;   /* a job, or quit */
   pthread_cond_t exited_cond;
-  pthread_cond_t notify_cond; /* something for the loop: the notifier thread tells it */
-  int notify_pending;
+  int notify_pending; /* the loop has been woken and has not looked yet: no second wake */
   int quit, exited, orphan;
   int has_job, running;
   int64_t job_id;
@@ -35,32 +41,25 @@ struct cli_worker_shared_s {
   cli_worker_event_t done;
 };
 
-static void on_async(uv_async_t *a) {
-  cli_worker_t *w = a->data;
-  if (w->on_event) w->on_event(w);
-}
-
-/* Tell the loop; the lock is held. The solver threads run at idle priority: one preempted in
- * the middle of uv_async_send leaves the loop thread spinning in uv__async_spin until it runs
- * again (69% of a client's time on a busy machine, docs/performance.md). So they only wake the
- * notifier thread, which runs at the loop's priority and sends. */
-static void notify_locked(cli_worker_shared_t *sh) {
+/* Tell the loop; the lock is held. Returns 1 when the caller must wake it (wake_loop) once the
+ * lock is released: one wake until the loop has looked (cli_worker_poll clears the flag). */
+static int notify_locked(cli_worker_shared_t *sh) {
+  if (sh->notify_pending || sh->quit) return 0;
   sh->notify_pending = 1;
-  pthread_cond_signal(&sh->notify_cond);
+  return 1;
 }
 
-/* The notifier: one uv_async_send per wake-up, never after quit (the handle may be closed). */
-static void *notifier_main(void *arg) {
-  cli_worker_shared_t *sh = arg;
-  pthread_mutex_lock(&sh->lock);
-  for (;;) {
-    while (!sh->quit && !sh->notify_pending) pthread_cond_wait(&sh->notify_cond, &sh->lock);
-    if (sh->quit) break;
-    sh->notify_pending = 0;
-    uv_async_send(sh->async);
-  }
-  pthread_mutex_unlock(&sh->lock);
-  return NULL;
+/* Wake the loop: one write to the fd its poll handle watches, without any lock held. A plain
+ * write has no busy mark for the loop to spin on (uv_async_send has: a solver thread at idle
+ * priority preempted inside it once made the loop spin for 69% of a client's time,
+ * docs/performance.md), so the idle thread writes it itself and no thread sits in between. The
+ * fd outlives every write: cli_worker_stop closes it only after the thread is joined. */
+static void wake_loop(cli_worker_shared_t *sh) {
+  uint64_t one = 1;
+  ssize_t n;
+  do n = write(sh->wake_fd, &one, sizeof one);
+  while (n < 0 && errno == EINTR);
+  /* EAGAIN: the counter (or the pipe) is full of wakes the loop has not read: it will wake. */
 }
 
 /* Where the run stands, as a PROGRESS event; the lock is held. */
@@ -74,16 +73,20 @@ static void post_progress_locked(cli_worker_shared_t *sh, int64_t id) {
   sh->progress.fraction = nq_run_fraction(sh->run, 0);
   sh->progress.seconds = st.seconds;
   sh->progress_new = 1;
-  notify_locked(sh);
 }
 
 /* Called by the solver pool's threads a few times a second (no lock of the run held). */
 static void on_progress(uint64_t nodes, void *arg) {
   cli_worker_shared_t *sh = arg;
   (void)nodes;
+  int wake = 0;
   pthread_mutex_lock(&sh->lock);
-  if (sh->run) post_progress_locked(sh, sh->job_id);
+  if (sh->run) {
+    post_progress_locked(sh, sh->job_id);
+    wake = notify_locked(sh);
+  }
   pthread_mutex_unlock(&sh->lock);
+  if (wake) wake_loop(sh);
 }
 
 /* Set up the run of one unit; a refused checkpoint is reported and the unit starts from zero. */
@@ -111,6 +114,7 @@ static void solve_one(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, n
   nq_run_t *run = NULL;
   int rc = make_run(id, u, resume, &run);
   if (rc == 0 && kernel[0]) rc = nq_run_set_kernel(run, kernel);
+  int from_ckpt = resume != NULL;
   if (resume) {
     nq_ckpt_free(resume);
     free(resume);
@@ -120,10 +124,15 @@ static void solve_one(cli_worker_shared_t *sh, int64_t id, const nq_unit_t *u, n
     nq_run_free(run);
     return;
   }
+  int wake = 0;
   pthread_mutex_lock(&sh->lock);
   sh->run = run;
-  post_progress_locked(sh, id); /* where a resumed unit starts from */
+  if (from_ckpt) { /* where a resumed unit starts from; a fresh one says nothing yet */
+    post_progress_locked(sh, id);
+    wake = notify_locked(sh);
+  }
   pthread_mutex_unlock(&sh->lock);
+  if (wake) wake_loop(sh);
   nq_solve_opts_t opts = {sh->threads, on_progress, sh, &sh->cancel, sh->throttle, sh->gpus,
                           sh->ngpus};
   uint64_t before[CLI_GPUS_MAX];
@@ -159,8 +168,9 @@ static void shared_free(cli_worker_shared_t *sh) {
     free(sh->job_resume);
   }
   if (sh->done_new && sh->done.has_ckpt) nq_ckpt_free(&sh->done.ckpt);
+  if (sh->wake_rd >= 0 && sh->wake_rd != sh->wake_fd) close(sh->wake_rd);
+  if (sh->wake_fd >= 0) close(sh->wake_fd);
   pthread_cond_destroy(&sh->exited_cond);
-  pthread_cond_destroy(&sh->notify_cond);
   pthread_cond_destroy(&sh->cond);
   pthread_mutex_destroy(&sh->lock);
   free(sh);
@@ -194,7 +204,11 @@ static void *worker_main(void *arg) {
     sh->done = done;
     sh->done_new = 1;
     sh->progress_new = 0;
-    notify_locked(sh);
+    if (notify_locked(sh)) {
+      pthread_mutex_unlock(&sh->lock);
+      wake_loop(sh);
+      pthread_mutex_lock(&sh->lock);
+    }
   }
   sh->exited = 1;
   int orphan = sh->orphan;
@@ -202,6 +216,40 @@ static void *worker_main(void *arg) {
   pthread_mutex_unlock(&sh->lock);
   if (orphan) shared_free(sh); /* the loop has let go of it */
   return NULL;
+}
+
+/* The loop's side of a wake: drain the fd, let the thread wake us again, then look. */
+static void on_wake(uv_poll_t *p, int status, int events) {
+  cli_worker_t *w = p->data;
+  (void)status;
+  (void)events;
+  cli_worker_shared_t *sh = w->sh;
+  if (!sh) return;
+  uint64_t buf[16];
+  while (read(sh->wake_rd, buf, sizeof buf) > 0 && sh->wake_rd != sh->wake_fd) {
+  }
+  pthread_mutex_lock(&sh->lock);
+  sh->notify_pending = 0;
+  pthread_mutex_unlock(&sh->lock);
+  if (w->on_event) w->on_event(w);
+}
+
+/* The wake fd(s): an eventfd on Linux, else a pipe; both ends non-blocking. */
+static int wake_open(cli_worker_shared_t *sh) {
+#if defined(__linux__)
+  sh->wake_fd = sh->wake_rd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  return sh->wake_fd >= 0 ? 0 : NQ_EIO;
+#else
+  int fd[2];
+  if (pipe(fd) != 0) return NQ_EIO;
+  for (int i = 0; i < 2; i++) {
+    fcntl(fd[i], F_SETFL, fcntl(fd[i], F_GETFL) | O_NONBLOCK);
+    fcntl(fd[i], F_SETFD, FD_CLOEXEC);
+  }
+  sh->wake_rd = fd[0];
+  sh->wake_fd = fd[1];
+  return 0;
+#endif
 }
 
 int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_gpu_t *const *gpus,
@@ -212,45 +260,35 @@ int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_gpu_t *con
   w->data = data;
   cli_worker_shared_t *sh = calloc(1, sizeof *sh);
   if (!sh) return NQ_ENOMEM;
+  sh->wake_fd = sh->wake_rd = -1;
   sh->ngpus = ngpus < 0 ? 0 : ngpus > CLI_GPUS_MAX ? CLI_GPUS_MAX : ngpus;
   for (int i = 0; i < sh->ngpus; i++) sh->gpus[i] = gpus[i];
   sh->threads = threads < 1 && !sh->ngpus ? 1 : threads < 0 ? 0 : threads;
   sh->throttle = throttle;
-  sh->async = &w->async;
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   int ok = pthread_mutex_init(&sh->lock, NULL) == 0;
   ok = ok && pthread_cond_init(&sh->cond, NULL) == 0;
   ok = ok && pthread_cond_init(&sh->exited_cond, &ca) == 0;
-  ok = ok && pthread_cond_init(&sh->notify_cond, NULL) == 0;
   pthread_condattr_destroy(&ca);
   if (!ok) {
     free(sh); /* glibc's mutexes and condition variables hold no resources of their own */
     return NQ_ENOMEM;
   }
-  if (uv_async_init(loop, &w->async, on_async) != 0) {
+  if (wake_open(sh) != 0 || uv_poll_init(loop, &w->wake, sh->wake_rd) != 0) {
     shared_free(sh);
     return NQ_EIO;
   }
-  w->async.data = w;
-  /* The notifier first (created here, on the loop's thread: it keeps the loop's priority). */
-  if (pthread_create(&w->notifier, NULL, notifier_main, sh) != 0) {
-    uv_close((uv_handle_t *)&w->async, NULL);
-    shared_free(sh);
-    return NQ_EIO;
-  }
-  if (pthread_create(&w->thread, NULL, worker_main, sh) != 0) {
-    pthread_mutex_lock(&sh->lock);
-    sh->quit = 1;
-    pthread_cond_signal(&sh->notify_cond);
-    pthread_mutex_unlock(&sh->lock);
-    pthread_join(w->notifier, NULL);
-    uv_close((uv_handle_t *)&w->async, NULL);
-    shared_free(sh);
-    return NQ_EIO;
-  }
+  w->wake.data = w;
   w->sh = sh;
+  if (uv_poll_start(&w->wake, UV_READABLE, on_wake) != 0 ||
+      pthread_create(&w->thread, NULL, worker_main, sh) != 0) {
+    w->sh = NULL;
+    uv_close((uv_handle_t *)&w->wake, NULL); /* the fd stays open until shared_free */
+    shared_free(sh);
+    return NQ_EIO;
+  }
   w->started = 1;
   return 0;
 }
@@ -330,13 +368,14 @@ int cli_worker_stop(cli_worker_t *w, int wait_ms) {
   sh->quit = 1; /* from here on no thread touches the handle */
   __atomic_store_n(&sh->cancel, 1, __ATOMIC_RELAXED);
   pthread_cond_signal(&sh->cond);
-  pthread_cond_signal(&sh->notify_cond);
   while (!sh->exited && pthread_cond_timedwait(&sh->exited_cond, &sh->lock, &until) == 0) {
   }
   int joined = sh->exited;
   if (!joined) sh->orphan = 1; /* the thread frees sh when its task is done */
   pthread_mutex_unlock(&sh->lock);
-  pthread_join(w->notifier, NULL); /* it saw quit: gone at once, before sh may be freed */
+  /* The poll handle stops watching the fd now (uv_close takes it out of the loop's epoll set at
+   * once); an orphan thread may still write the fd: it closes it itself when it frees sh. */
+  uv_close((uv_handle_t *)&w->wake, NULL);
   if (joined) {
     pthread_join(w->thread, NULL);
     shared_free(sh);
@@ -345,6 +384,5 @@ int cli_worker_stop(cli_worker_t *w, int wait_ms) {
   }
   w->sh = NULL;
   w->started = 0;
-  uv_close((uv_handle_t *)&w->async, NULL);
   return joined;
 }

@@ -3,9 +3,10 @@
  * One pthread runs one unit at a time as a run of the solver pool (nq/solver_pool.h: the unit's
  * deterministic cut, a pool of `threads` threads, the worker being one of them), from zero or from
  * a checkpoint. It never touches loop handles: what it has to say (a finished or stopped unit, how
- * far the running one is) goes into a state guarded by a mutex, and a notifier thread at the
- * loop's priority then calls uv_async_send on the async handle the worker owns (the solver
- * threads at idle priority never do: one preempted inside it would make the loop spin); the loop
+ * far the running one is) goes into a state guarded by a mutex, and the thread then wakes the
+ * loop with one write to an eventfd (a pipe elsewhere) that a poll handle of the loop watches --
+ * at most one write until the loop has looked, and never uv_async_send, whose busy mark a solver
+ * thread at idle priority, preempted inside it, would leave the loop spinning on; the loop
  * thread then calls cli_worker_poll from `on_event`. The loop thread takes a checkpoint of the
  * running unit whenever it wants (cli_worker_snapshot): the tasks finished so far, without
  * stopping anything.
@@ -57,16 +58,15 @@ typedef struct cli_worker_event_s {
 enum { CLI_WEV_NONE = 0, CLI_WEV_PROGRESS, CLI_WEV_DONE };
 
 struct cli_worker_s {
-  uv_async_t async;         /* owned; on_event runs on the loop thread */
+  uv_poll_t wake;           /* owned: watches the fd the thread writes; on_event runs on the loop */
   pthread_t thread;
-  pthread_t notifier;       /* sends the thread's news to the loop (worker.c, notify_locked) */
   cli_worker_shared_t *sh;  /* shared with the thread (worker.c) */
   int started;
   void (*on_event)(cli_worker_t *w);
   void *data;
 };
 
-/* Start the thread and the async handle on `loop`. Each unit is solved by `threads` CPU threads
+/* Start the thread and the poll handle of its wake fd on `loop`. Each unit is solved by `threads` CPU threads
  * (0: none) and the ngpus devices of gpus (borrowed, like throttle), nq_run_solve's pool. The
  * solves run under `throttle` (may be NULL;
  * borrowed: it must outlive the thread, which a stop that leaves it running lets go on using).
@@ -97,7 +97,7 @@ int cli_worker_snapshot(cli_worker_t *w, int64_t id, nq_ckpt_t *out);
 int cli_worker_busy(cli_worker_t *w);
 /* Take the next event: a DONE first, then the latest PROGRESS. Returns ev->kind. */
 int cli_worker_poll(cli_worker_t *w, cli_worker_event_t *ev);
-/* Stop: cancel, wait up to wait_ms for the thread, close the async handle (uv_close; the loop must
+/* Stop: cancel, wait up to wait_ms for the thread, close the poll handle (uv_close; the loop must
  * run once more). Returns 1 when the thread was joined, 0 when it was still in a task and was left
  * to finish it alone (it then frees what it shares and exits). */
 int cli_worker_stop(cli_worker_t *w, int wait_ms);

@@ -247,11 +247,19 @@ void nq_throttle_free(nq_throttle_t *t) {
 void nq_throttle_enter(nq_throttle_t *t, nq_throttle_thread_t *th) {
   th->since = nq_now_mono();
   if (!t) return;
-  int got = nq_priority_apply(t->priority);
+  /* Once per thread and priority: a client's solver thread enters once a unit, and two system
+   * calls a unit are a measurable share of millisecond units (issue 32). */
+  static _Thread_local int applied = -1, applied_got;
+  int got = applied_got;
+  if (applied != (int)t->priority) {
+    got = nq_priority_apply(t->priority);
 #if defined(__linux__)
-  /* named after its priority is set: whoever finds it by name sees the policy it runs under */
-  pthread_setname_np(pthread_self(), "nq-solver");
+    /* named after its priority is set: whoever finds it by name sees the policy it runs under */
+    pthread_setname_np(pthread_self(), "nq-solver");
 #endif
+    applied = (int)t->priority;
+    applied_got = got;
+  }
   if (got == (int)t->priority) return;
   pthread_mutex_lock(&t->lock);
   int first = !t->warned;
