@@ -387,8 +387,10 @@ static void held_flush(cli_t *cli, uint64_t age) {
   uint64_t now = uv_now(cli->loop);
   size_t k = 0;
   while (k < cli->nheld && now - cli->held[k].at >= age) journal_write(cli, &cli->held[k++].r);
-  memmove(cli->held, cli->held + k, (cli->nheld - k) * sizeof *cli->held);
-  cli->nheld -= k;
+  if (k > 0) { /* (held may be NULL when nothing was ever held) */
+    memmove(cli->held, cli->held + k, (cli->nheld - k) * sizeof *cli->held);
+    cli->nheld -= k;
+  }
   if (!cli->nheld) uv_timer_stop(&cli->lazy_timer);
 }
 
