@@ -15,8 +15,8 @@ _Static_assert(SRV_DISPUTE_FACTOR == 3, "DISPUTE_FACTOR_SQL must match SRV_DISPU
 
 /* ---- units -------------------------------------------------------------------------------- */
 
-static const char *const unit_state_names[SRV_UNIT_NSTATES] = {"pending", "leased", "awaiting",
-                                                                "verified", "disputed"};
+static const char *const unit_state_names[SRV_UNIT_NSTATES] = {
+    NQ_UNIT_STATE_MAP(NQ_ENUM_NAME_ONE)};
 
 const char *srv_unit_state_name(srv_unit_state_t s) {
   return (unsigned)s < SRV_UNIT_NSTATES ? unit_state_names[s] : "?";

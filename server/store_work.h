@@ -8,18 +8,18 @@
 
 #include <stdint.h>
 #include "nq/solver.h"
+#include "nq/states.h"
 #include "nq/unit.h"
 #include "store.h"
 #include "store_jobs.h"
 
 /* ---- units -------------------------------------------------------------------------------- */
 
+/* The unit states, from their one table (nq/states.h). */
 typedef enum {
-  SRV_UNIT_PENDING = 0, /* no live lease, no result */
-  SRV_UNIT_LEASED,      /* live lease(s), no result yet */
-  SRV_UNIT_AWAITING,    /* at least one result, no quorum yet */
-  SRV_UNIT_VERIFIED,    /* `quorum` agreeing results from distinct clients */
-  SRV_UNIT_DISPUTED,    /* max_results (+ extra) results without a quorum; needs the operator */
+#define SRV_UNIT_ENUM(e, name, text) SRV_UNIT_##e,
+  NQ_UNIT_STATE_MAP(SRV_UNIT_ENUM)
+#undef SRV_UNIT_ENUM
   SRV_UNIT_NSTATES
 } srv_unit_state_t;
 
