@@ -43,11 +43,16 @@ static json_t *sample_value(const nq_view_field_t *f, int seed) {
   case NQ_VK_BOOL: return json_boolean(seed & 1);
   case NQ_VK_REAL: return json_real(0.5 + seed);
   case NQ_VK_STR:
-  case NQ_VK_STRN: snprintf(buf, sizeof buf, "%s-%d", f->key, seed); return json_string(buf);
+  case NQ_VK_STRN:
+    snprintf(buf, sizeof buf, "%s-%d", f->key, seed);
+    return json_string(buf);
   /* Above 64 bits: the reason these are strings. */
-  case NQ_VK_U128: snprintf(buf, sizeof buf, "3689348814741910323%d", seed % 10); return json_string(buf);
+  case NQ_VK_U128:
+    snprintf(buf, sizeof buf, "3689348814741910323%d", seed % 10);
+    return json_string(buf);
   case NQ_VK_OBJ: return sample_of(f->sub, seed + 1);
-  case NQ_VK_ARR: return json_pack("[o, o]", sample_of(f->sub, seed + 1), sample_of(f->sub, seed + 2));
+  case NQ_VK_ARR:
+    return json_pack("[o, o]", sample_of(f->sub, seed + 1), sample_of(f->sub, seed + 2));
   case NQ_VK_INTS: return json_pack("[I, I, I]", (json_int_t)seed, (json_int_t)-1, (json_int_t)7);
   case NQ_VK_COUNTS: break;
   }
@@ -94,7 +99,8 @@ START_TEST(every_view_round_trips) {
     /* Each NULL field as null, each OPT field left out: the same again. */
     for (size_t k = 0; k < all_views[i]->nfields; k++) {
       const nq_view_field_t *f = &all_views[i]->fields[k];
-      if (f->flag == NQ_VF_NULL || f->kind == NQ_VK_STRN) json_object_set_new(j, f->key, json_null());
+      if (f->flag == NQ_VF_NULL || f->kind == NQ_VK_STRN)
+        json_object_set_new(j, f->key, json_null());
       if (f->flag == NQ_VF_OPT) json_object_del(j, f->key);
     }
     round_trip(all_views[i], j);

@@ -24,8 +24,8 @@
   X(CONTESTED, "contested", "contested, and no trusted owner's client is online to settle it")   \
   X(BLOCKED, "blocked", "disputed at its cap on results: nq-admin unit retry")
 
-/* nq_work_state_t: NQ_UNIT_PENDING .. NQ_UNIT_DISPUTED, in the table's order (the server's srv_unit_state_t is
- * the same table's). */
+/* nq_work_state_t: NQ_UNIT_PENDING .. NQ_UNIT_DISPUTED, in the table's order (the server's
+ * srv_unit_state_t is the same table's). */
 typedef enum {
 #define NQ_UNIT_ENUM_ONE(e, name, text) NQ_UNIT_##e,
   NQ_UNIT_STATE_MAP(NQ_UNIT_ENUM_ONE)
