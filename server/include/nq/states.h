@@ -34,6 +34,8 @@ typedef enum {
 
 #define NQ_ENUM_COUNT_ONE(e, name, text) +1
 #define NQ_ENUM_NAME_ONE(e, name, text) name,
+/* The same for two-column tables X(ENUM, "name"). */
+#define NQ_ENUM_NAME_OF(e, name) name,
 #define NQ_UNIT_STATE_N (0 NQ_UNIT_STATE_MAP(NQ_ENUM_COUNT_ONE))
 #define NQ_STALL_REASON_N (0 NQ_STALL_REASON_MAP(NQ_ENUM_COUNT_ONE))
 
