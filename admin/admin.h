@@ -14,6 +14,7 @@
 
 #include "nq/addr.h"
 #include "nq/admin_db.h"
+#include "nq/admin_view.h"
 #include "nq/job_opts.h"
 #include "nq/proto.h"
 
@@ -117,12 +118,14 @@ int adm_remote_call(const adm_backend_t *b, const nq_admin_req_t *req, json_t **
 /* Print a JSON value to stdout: indented (compact when compact is set), then a newline. */
 void adm_print_json(const json_t *v, int compact);
 
-/* Small readers of reply objects (the admin output code; nothing else in nq-admin reads JSON):
- * adm_get walks "a.b.c" (NULL if missing); missing keys read as 0 / "". */
-const json_t *adm_get(const json_t *o, const char *path);
-int64_t adm_int(const json_t *o, const char *path);
-double adm_real(const json_t *o, const char *path);
-const char *adm_str(const json_t *o, const char *path);
+/* Read a reply (`data`) as its typed view v (nq/admin_view.h) into out: 0 (release it with
+ * nq_view_free; its strings live as long as data), or prints which field is missing or
+ * mistyped ("nq-admin: a reply this nq-admin cannot read: status.job.n: is missing") and returns
+ * ADM_EXIT_FAIL. Replies are read only this way, never by key. */
+int adm_view(const nq_view_t *v, const json_t *data, void *out);
+/* adm_call, then adm_view of its reply: 0 with *data and *out, or an exit status and neither. */
+int adm_call_view(const adm_opts_t *o, int need_job, const nq_admin_req_t *req,
+                  const nq_view_t *v, json_t **data, void *out);
 /* Format Unix time as "2026-11-23 08:17:03 UTC" ("never" for 0). Returns buf. */
 char *adm_time(int64_t t, char *buf, size_t len);
 /* Format seconds as "1h02m03s" etc. Returns buf. */

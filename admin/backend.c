@@ -337,33 +337,22 @@ void adm_print_json(const json_t *v, int compact) {
   fflush(stdout);
 }
 
-/* Walk "a.b.c" through nested objects. */
-const json_t *adm_get(const json_t *o, const char *path) {
-  char key[64];
-  while (o && *path) {
-    size_t l = strcspn(path, ".");
-    if (l >= sizeof key) return NULL;
-    memcpy(key, path, l);
-    key[l] = '\0';
-    o = json_object_get(o, key);
-    path += l + (path[l] == '.');
+int adm_view(const nq_view_t *v, const json_t *data, void *out) {
+  char err[400];
+  int rc = nq_view_parse(v, data, out, err, sizeof err);
+  if (rc == 0) return 0;
+  fprintf(stderr, "nq-admin: a reply this nq-admin cannot read: %s\n", err);
+  return ADM_EXIT_FAIL;
+}
+
+int adm_call_view(const adm_opts_t *o, int need_job, const nq_admin_req_t *req,
+                  const nq_view_t *v, json_t **data, void *out) {
+  int rc = adm_call(o, need_job, req, data);
+  if (rc == 0 && (rc = adm_view(v, *data, out)) != 0) {
+    json_decref(*data);
+    *data = NULL;
   }
-  return o;
-}
-
-int64_t adm_int(const json_t *o, const char *path) {
-  const json_t *v = adm_get(o, path);
-  return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
-}
-
-double adm_real(const json_t *o, const char *path) {
-  const json_t *v = adm_get(o, path);
-  return json_is_number(v) ? json_number_value(v) : 0.0;
-}
-
-const char *adm_str(const json_t *o, const char *path) {
-  const json_t *v = adm_get(o, path);
-  return json_is_string(v) ? json_string_value(v) : "";
+  return rc;
 }
 
 char *adm_time(int64_t t, char *buf, size_t len) {

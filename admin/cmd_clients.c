@@ -16,38 +16,35 @@ static int no_args(const adm_cmd_t *cmd, const adm_opts_t *o, int want) {
 
 int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
   json_t *d = NULL;
+  nq_view_clients_t v;
   nq_admin_req_t req = {.cmd = NQ_ADMIN_CLIENTS};
   int rc = no_args(cmd, o, 0);
-  if (rc || (rc = adm_call(o, 0, &req, &d)) != 0) return rc;
+  if (rc || (rc = adm_call_view(o, 0, &req, &nq_view_clients_desc, &d, &v)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
-    const json_t *list = adm_get(d, "clients");
-    char seen[64];
+    char seen[64], credit[48];
     printf("%-24s %-16s %-7s %-8s %8s %8s %5s %20s  %-24s %-20s %-16s %-8s %s\n", "NAME", "OWNER",
            "ACTIVE", "BANNED", "VALID", "INVALID", "HELD", "CREDIT", "SHOWN AS", "LAST SEEN",
            "SOFTWARE", "PROTOCOL", "BACKENDS");
-    for (size_t i = 0; i < json_array_size(list); i++) {
-      const json_t *c = json_array_get(list, i);
-      const json_t *sw = adm_get(c, "software");
-      long long proto = (long long)adm_int(c, "protocol");
+    for (size_t i = 0; i < v.n_clients; i++) {
+      const nq_view_client_t *c = &v.clients[i];
       char pv[24] = "-";
-      if (proto > 0) snprintf(pv, sizeof pv, "%lld", proto);
-      const char *be = adm_str(c, "backends");
+      if (c->protocol > 0) snprintf(pv, sizeof pv, "%lld", (long long)c->protocol);
       printf("%-24s %-16s %-7s %-8s %8lld %8lld %5lld %20s  %-24s %-20s %-16s %-8s %s\n",
-             adm_str(c, "name"), adm_str(c, "owner"),
-             json_is_true(adm_get(c, "active")) ? "yes" : "no",
-             json_is_true(adm_get(c, "banned"))    ? "BANNED"
-             : json_is_true(adm_get(c, "suspect"))  ? "suspect"
-             : json_is_true(adm_get(c, "hoarding")) ? "hoarding"
-                                                    : "-",
-             (long long)adm_int(c, "valid"), (long long)adm_int(c, "invalid"),
-             (long long)adm_int(c, "outstanding"), adm_str(c, "credit"),
-             adm_str(c, "display_name"), adm_time(adm_int(c, "last_seen"), seen, sizeof seen),
-             json_is_string(sw) ? json_string_value(sw) : "-", pv, *be ? be : "-");
+             c->name, c->owner, c->active ? "yes" : "no",
+             c->banned     ? "BANNED"
+             : c->suspect  ? "suspect"
+             : c->hoarding ? "hoarding"
+                           : "-",
+             (long long)c->valid, (long long)c->invalid, (long long)c->outstanding,
+             nq_u128_str(c->credit, credit), c->display_name,
+             adm_time(c->last_seen, seen, sizeof seen), c->software ? c->software : "-", pv,
+             *c->backends ? c->backends : "-");
     }
-    printf("%zu client(s)\n", json_array_size(list));
+    printf("%zu client(s)\n", v.n_clients);
   }
+  nq_view_clients_free(&v);
   json_decref(d);
   return 0;
 }
@@ -68,23 +65,24 @@ static int sub_name(const adm_cmd_t *cmd, const adm_opts_t *o, const char *const
 static int client_add(const adm_opts_t *o, const nq_admin_req_t *req) {
   char path[4096];
   json_t *d = NULL;
+  nq_view_client_added_t v;
   snprintf(path, sizeof path, "%s", o->out ? o->out : "");
   if (!o->out && snprintf(path, sizeof path, "%s.token", req->name) >= (int)sizeof path)
     return ADM_EXIT_USAGE;
   int rc = o->json ? 0 : adm_secret_check(path);
-  if (rc || (rc = adm_call(o, 0, req, &d)) != 0) return rc;
+  if (rc || (rc = adm_call_view(o, 0, req, &nq_view_client_added_desc, &d, &v)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
-  } else if ((rc = adm_secret_write(path, adm_str(d, "token"))) != 0) {
+  } else if ((rc = adm_secret_write(path, v.token)) != 0) {
     fprintf(stderr, "nq-admin: client '%s' was created but its token could not be written to %s "
-            "(%s): ban it (nq-admin client ban %s) and add another\n", adm_str(d, "name"), path,
-            nq_strerror(rc), adm_str(d, "name"));
+            "(%s): ban it (nq-admin client ban %s) and add another\n", v.name, path,
+            nq_strerror(rc), v.name);
     rc = ADM_EXIT_FAIL;
   } else {
     printf("client '%s' created (owner %s). Its token is in %s (mode 0600; the server keeps only "
            "a hash). Copy that file to the client machine and run there:\n"
            "  nq-client --server HOST:PORT --ca ca.pem --token-file %s\n",
-           adm_str(d, "name"), adm_str(d, "owner"), path, path);
+           v.name, v.owner, path, path);
   }
   json_decref(d);
   return rc;
@@ -104,17 +102,20 @@ int adm_cmd_client(const adm_cmd_t *cmd, adm_opts_t *o) {
   }
   nq_admin_req_t req = {.cmd = cmds[sub], .name = o->argv[1], .owner = o->owner};
   if (sub == 0) return client_add(o, &req);
-  int rc = adm_call(o, sub == 1, &req, &d); /* a ban counts votes again: the job */
+  /* a ban counts votes again: the job */
+  nq_view_client_banned_t ban;
+  nq_view_client_unbanned_t unban;
+  int rc = sub == 1 ? adm_call_view(o, 1, &req, &nq_view_client_banned_desc, &d, &ban)
+                    : adm_call_view(o, 0, &req, &nq_view_client_unbanned_desc, &d, &unban);
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else if (sub == 1) {
     printf("client '%s' banned; %lld lease(s) released to other clients; %lld unit(s) it helped "
            "verify re-opened, to be verified again without it\n",
-           adm_str(d, "name"), (long long)adm_int(d, "released"),
-           (long long)adm_int(d, "reopened"));
+           ban.name, (long long)ban.released, (long long)ban.reopened);
   } else {
-    printf("client '%s' unbanned (and no longer suspect)\n", adm_str(d, "name"));
+    printf("client '%s' unbanned (and no longer suspect)\n", unban.name);
   }
   json_decref(d);
   return 0;
@@ -122,25 +123,25 @@ int adm_cmd_client(const adm_cmd_t *cmd, adm_opts_t *o) {
 
 int adm_cmd_owners(const adm_cmd_t *cmd, adm_opts_t *o) {
   json_t *d = NULL;
+  nq_view_owners_t v;
   nq_admin_req_t req = {.cmd = NQ_ADMIN_OWNERS};
   int rc = no_args(cmd, o, 0);
-  if (rc || (rc = adm_call(o, 0, &req, &d)) != 0) return rc;
+  if (rc || (rc = adm_call_view(o, 0, &req, &nq_view_owners_desc, &d, &v)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
-    const json_t *list = adm_get(d, "owners");
+    char credit[48];
     printf("%-24s %-8s %-8s %-8s %8s %20s\n", "OWNER", "KEY", "TRUSTED", "BANNED", "CLIENTS",
            "CREDIT");
-    for (size_t i = 0; i < json_array_size(list); i++) {
-      const json_t *w = json_array_get(list, i);
-      printf("%-24s %-8s %-8s %-8s %8lld %20s\n", adm_str(w, "name"),
-             json_is_true(adm_get(w, "has_key")) ? "own" : "server",
-             json_is_true(adm_get(w, "trusted")) ? "trusted" : "-",
-             json_is_true(adm_get(w, "banned")) ? "BANNED" : "-", (long long)adm_int(w, "clients"),
-             adm_str(w, "credit"));
+    for (size_t i = 0; i < v.n_owners; i++) {
+      const nq_view_owner_t *w = &v.owners[i];
+      printf("%-24s %-8s %-8s %-8s %8lld %20s\n", w->name, w->has_key ? "own" : "server",
+             w->trusted ? "trusted" : "-", w->banned ? "BANNED" : "-", (long long)w->clients,
+             nq_u128_str(w->credit, credit));
     }
-    printf("%zu owner(s)\n", json_array_size(list));
+    printf("%zu owner(s)\n", v.n_owners);
   }
+  nq_view_owners_free(&v);
   json_decref(d);
   return 0;
 }
@@ -151,8 +152,9 @@ static int owner_key(const adm_opts_t *o, const nq_admin_req_t *req, int rekey) 
   json_t *d = NULL;
   int rc = o->bundle ? adm_bundle_prepare(o, &b) : 0;
   if (rc) return rc;
-  if ((rc = adm_call(o, 0, req, &d)) != 0) goto out;
-  const char *name = adm_str(d, "name"), *key = adm_str(d, "enrol_key");
+  nq_view_owner_key_t v;
+  if ((rc = adm_call_view(o, 0, req, &nq_view_owner_key_desc, &d, &v)) != 0) goto out;
+  const char *name = v.name, *key = v.enrol_key;
   if (o->bundle && (rc = adm_bundle_write(&b, name, key)) != 0) {
     fprintf(stderr, "nq-admin: owner '%s' %s but the bundle in %s is incomplete (%s): run "
             "nq-admin owner rekey %s --bundle NEWDIR\n", name, rekey ? "has a new key" : "was "
@@ -205,26 +207,31 @@ int adm_cmd_owner(const adm_cmd_t *cmd, adm_opts_t *o) {
   nq_admin_req_t req = {.cmd = cmds[sub], .name = o->argv[1]};
   if (sub == 0 || sub == 5) return owner_key(o, &req, sub == 5);
   /* ban and trust count votes again: the job */
-  int rc = adm_call(o, sub >= 1 && sub <= 3, &req, &d);
+  nq_view_owner_trusted_t tr;
+  nq_view_owner_unbanned_t unban;
+  nq_view_owner_banned_t ban;
+  int rc = sub == 2 || sub == 3 ? adm_call_view(o, 1, &req, &nq_view_owner_trusted_desc, &d, &tr)
+           : sub == 4 ? adm_call_view(o, 0, &req, &nq_view_owner_unbanned_desc, &d, &unban)
+                      : adm_call_view(o, 1, &req, &nq_view_owner_banned_desc, &d, &ban);
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else if (sub == 2 || sub == 3) {
-    long long t = (long long)adm_int(d, "trusted_owners");
-    printf("owner '%s' %s; %lld trusted owner(s): %s\n", adm_str(d, "name"),
+    long long t = (long long)tr.trusted_owners;
+    printf("owner '%s' %s; %lld trusted owner(s): %s\n", tr.name,
            sub == 2 ? "trusted" : "no longer trusted", t,
            t > 0 ? "a disagreement among results waits for a trusted owner's result"
                  : "the answer rests on votes alone");
   } else if (sub == 4) {
-    long long banned = (long long)adm_int(d, "clients_banned");
-    printf("owner '%s' unbanned: its key enrols again.%s\n", adm_str(d, "name"),
+    long long banned = (long long)unban.clients_banned;
+    printf("owner '%s' unbanned: its key enrols again.%s\n", unban.name,
            banned ? " Its clients stay banned until 'nq-admin client unban NAME' for each one "
                     "you trust again" : "");
     if (banned) printf("(%lld of its clients are banned)\n", banned);
   } else {
     printf("owner '%s' banned: its key enrols nobody, its %lld client(s) are banned; %lld unit(s) "
-           "they helped verify re-opened\n", adm_str(d, "name"), (long long)adm_int(d, "clients"),
-           (long long)adm_int(d, "reopened"));
+           "they helped verify re-opened\n", ban.name, (long long)ban.clients,
+           (long long)ban.reopened);
   }
   json_decref(d);
   return 0;

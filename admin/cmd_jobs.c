@@ -15,85 +15,81 @@ int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o) {
     return ADM_EXIT_USAGE;
   }
   nq_admin_req_t req = {.cmd = NQ_ADMIN_JOBS};
-  if ((rc = adm_call(o, 0, &req, &d)) != 0) return rc;
+  nq_view_jobs_t v;
+  if ((rc = adm_call_view(o, 0, &req, &nq_view_jobs_desc, &d, &v)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
-    const json_t *list = adm_get(d, "jobs");
-    char t1[64], t2[64];
+    char t1[64], t2[64], total[48];
     printf("%-4s %-4s %-6s %-8s %-6s %-8s %9s  %-23s  %-23s  %s\n", "ID", "N", "DEPTH", "UNIT-S",
            "QUORUM", "STATE", "UNITS", "CREATED", "FINISHED", "TOTAL");
-    for (size_t i = 0; i < json_array_size(list); i++) {
-      const json_t *j = json_array_get(list, i);
-      const char *total = adm_str(j, "final.total");
+    for (size_t i = 0; i < v.n_jobs; i++) {
+      const nq_view_job_t *j = &v.jobs[i];
       char depth[16], secs[16];
-      long long d0 = adm_int(j, "min_depth"), d1 = adm_int(j, "depth");
+      long long d0 = j->min_depth, d1 = j->depth;
       if (d0 && d0 != d1) snprintf(depth, sizeof depth, "%lld-%lld", d0, d1);
       else snprintf(depth, sizeof depth, "%lld", d1);
-      if (adm_real(j, "unit_seconds") > 0) snprintf(secs, sizeof secs, "%g", adm_real(j, "unit_seconds"));
+      if (j->unit_seconds > 0) snprintf(secs, sizeof secs, "%g", j->unit_seconds);
       else snprintf(secs, sizeof secs, "-");
-      printf("%-4lld %-4lld %-6s %-8s %-6lld %-8s %9lld  %-23s  %-23s  %s\n",
-             (long long)adm_int(j, "id"), (long long)adm_int(j, "n"), depth, secs,
-             (long long)adm_int(j, "quorum"), adm_str(j, "state"), (long long)adm_int(j, "units"),
-             adm_time(adm_int(j, "created"), t1, sizeof t1),
-             adm_int(j, "finished") ? adm_time(adm_int(j, "finished"), t2, sizeof t2) : "-",
-             total[0] ? total : "-");
+      printf("%-4lld %-4lld %-6s %-8s %-6lld %-8s %9lld  %-23s  %-23s  %s\n", (long long)j->id,
+             (long long)j->n, depth, secs, (long long)j->quorum, j->state, (long long)j->units,
+             adm_time(j->created, t1, sizeof t1),
+             j->finished ? adm_time(j->finished, t2, sizeof t2) : "-",
+             j->has_final ? nq_u128_str(j->final.total, total) : "-");
     }
   }
+  nq_view_jobs_free(&v);
   json_decref(d);
   return 0;
 }
 
 /* A number, or "-" when the server has none (null). */
-static const char *num_or_dash(const json_t *v, const char *fmt, char *buf, size_t len) {
-  if (!json_is_number(v)) return "-";
-  snprintf(buf, len, fmt, json_number_value(v));
+static const char *num_or_dash(int has, double v, const char *fmt, char *buf, size_t len) {
+  if (!has) return "-";
+  snprintf(buf, len, fmt, v);
   return buf;
 }
 
 /* The live leases of a unit: who runs it, how far it is, its rate and ETA (last progress). */
-static void print_running(const json_t *u) {
-  const json_t *run = adm_get(u, "running");
-  for (size_t i = 0; i < json_array_size(run); i++) {
-    const json_t *r = json_array_get(run, i);
+static void print_running(const nq_view_unit_t *u) {
+  for (size_t i = 0; i < u->n_running; i++) {
+    const nq_view_running_t *r = &u->running[i];
     char pct[32], rate[32], eta[32];
-    const json_t *e = adm_get(r, "eta_s");
-    printf("    running on %-20s %7s done  %10s nodes/s  ETA %s\n", adm_str(r, "client"),
-           num_or_dash(adm_get(r, "percent"), "%.1f%%", pct, sizeof pct),
-           num_or_dash(adm_get(r, "nodes_per_s"), "%.3g", rate, sizeof rate),
-           json_is_integer(e) ? adm_duration(json_integer_value(e), eta, sizeof eta)
-                              : "unknown (no progress yet)");
+    printf("    running on %-20s %7s done  %10s nodes/s  ETA %s\n", r->client,
+           num_or_dash(r->has_percent, r->percent, "%.1f%%", pct, sizeof pct),
+           num_or_dash(r->has_nodes_per_s, r->nodes_per_s, "%.3g", rate, sizeof rate),
+           r->has_eta_s ? adm_duration(r->eta_s, eta, sizeof eta) : "unknown (no progress yet)");
   }
 }
 
-static void print_unit(const json_t *u) {
+static void print_unit(const nq_view_unit_t *u) {
   /* A contested unit (issue 30) is disputed in the store; it is shown as what it waits for. */
-  const char *contest = adm_str(u, "contest");
-  printf("%-8lld %-6lld %-24s %-9s %4lld %7lld", (long long)adm_int(u, "id"),
-         (long long)adm_int(u, "idx"), adm_str(u, "unit"),
-         !strcmp(contest, "contested") ? "contested" : adm_str(u, "state"),
-         (long long)adm_int(u, "live"), (long long)adm_int(u, "results"));
-  if (!strcmp(adm_str(u, "state"), "verified"))
-    printf("  c2 %lld c4 %lld c8 %lld nodes %lld", (long long)adm_int(u, "c2"),
-           (long long)adm_int(u, "c4"), (long long)adm_int(u, "c8"),
-           (long long)adm_int(u, "nodes"));
+  const char *contest = u->contest;
+  printf("%-8lld %-6lld %-24s %-9s %4lld %7lld", (long long)u->id, (long long)u->idx, u->unit,
+         !strcmp(contest, "contested") ? "contested" : u->state, (long long)u->live,
+         (long long)u->results);
+  if (!strcmp(u->state, "verified"))
+    printf("  c2 %lld c4 %lld c8 %lld nodes %lld", (long long)u->c2, (long long)u->c4,
+           (long long)u->c8, (long long)u->nodes);
   if (!strcmp(contest, "trusted") || !strcmp(contest, "audit"))
     printf("  settled by %s", !strcmp(contest, "trusted") ? "a trusted owner" : "an audit");
   putchar('\n');
-  const json_t *reps = adm_get(u, "replicas");
-  for (size_t i = 0; i < json_array_size(reps); i++) {
-    const json_t *r = json_array_get(reps, i);
-    const json_t *be = adm_get(r, "backend");
-    const char *vote = json_is_true(adm_get(r, "voided"))   ? ", voided"
-                       : json_is_false(adm_get(r, "votes")) ? ", no vote"
-                                                              : "";
-    printf("    result from %-20s c2 %lld c4 %lld c8 %lld nodes %lld (%s, %s, %s%s)\n",
-           adm_str(r, "client"), (long long)adm_int(r, "c2"), (long long)adm_int(r, "c4"),
-           (long long)adm_int(r, "c8"), (long long)adm_int(r, "nodes"), adm_str(r, "solver"),
-           json_is_string(be) ? json_string_value(be) : "backend unknown", adm_str(r, "state"),
-           vote);
+  for (size_t i = 0; i < u->n_replicas; i++) {
+    const nq_view_replica_t *r = &u->replicas[i];
+    const char *vote = r->voided ? ", voided" : !r->votes ? ", no vote" : "";
+    printf("    result from %-20s c2 %lld c4 %lld c8 %lld nodes %lld (%s, %s, %s%s)\n", r->client,
+           (long long)r->c2, (long long)r->c4, (long long)r->c8, (long long)r->nodes, r->solver,
+           r->backend ? r->backend : "backend unknown", r->state, vote);
   }
   print_running(u);
+}
+
+/* A state `units --state` takes: a unit state's name (their one table) or "all". */
+static int units_state_known(const char *state) {
+  const nq_view_names_t *n = &NQ_UNIT_STATE_view_names;
+  for (int i = 0; i < n->n; i++)
+    if (!strcmp(state, n->names[i])) return 1;
+  return !strcmp(state, "all");
 }
 
 int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o) {
@@ -104,28 +100,25 @@ int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_usage(cmd, stderr);
     return ADM_EXIT_USAGE;
   }
-  static const char *states[] = {"pending", "leased", "awaiting", "verified", "disputed", "all"};
-  int known = 0;
-  for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) known |= !strcmp(o->state, states[i]);
-  if (!known) {
+  if (!units_state_known(o->state)) {
     fprintf(stderr, "nq-admin units: unknown state '%s'\n", o->state);
     adm_usage(cmd, stderr);
     return ADM_EXIT_USAGE;
   }
   nq_admin_req_t req = {.cmd = NQ_ADMIN_UNITS, .state = o->state, .limit = o->limit};
-  if ((rc = adm_call(o, 1, &req, &d)) != 0) return rc;
+  nq_view_units_t v;
+  if ((rc = adm_call_view(o, 1, &req, &nq_view_units_desc, &d, &v)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
-    const json_t *list = adm_get(d, "units");
     printf("%-8s %-6s %-24s %-9s %4s %7s\n", "ID", "IDX", "UNIT", "STATE", "LIVE", "RESULTS");
-    for (size_t i = 0; i < json_array_size(list); i++) print_unit(json_array_get(list, i));
-    printf("%zu unit(s) %s\n", json_array_size(list), o->state);
-    if ((!strcmp(o->state, "disputed") || !strcmp(o->state, "awaiting")) &&
-        json_array_size(list) > 0)
+    for (size_t i = 0; i < v.n_units; i++) print_unit(&v.units[i]);
+    printf("%zu unit(s) %s\n", v.n_units, o->state);
+    if ((!strcmp(o->state, "disputed") || !strcmp(o->state, "awaiting")) && v.n_units > 0)
       printf("to resolve one: nq-admin unit retry ID [--extra K]   (more replicas; see "
              "docs/operations.md)\n");
   }
+  nq_view_units_free(&v);
   json_decref(d);
   return 0;
 }
@@ -158,53 +151,55 @@ int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
     if (digits > 0 && digits < 19 && arg[digits] == '\0') req.unit_id = strtoll(arg, NULL, 10);
     else req.unit_text = arg;
   }
-  if ((rc = adm_call(o, 1, &req, &d)) != 0) return rc;
+  nq_view_retried_t m;
+  nq_view_unit_t u;
+  if ((rc = many ? adm_call_view(o, 1, &req, &nq_view_retried_desc, &d, &m)
+                 : adm_call_view(o, 1, &req, &nq_view_unit_desc, &d, &u)) != 0)
+    return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else if (many) {
-    printf("%lld unit(s) re-opened for up to %lld more result(s) each",
-           (long long)adm_int(d, "retried"), (long long)adm_int(d, "added"));
-    if (adm_int(d, "awaiting") > 0)
+    printf("%lld unit(s) re-opened for up to %lld more result(s) each", (long long)m.retried,
+           (long long)m.added);
+    if (m.awaiting > 0)
       printf(" (%lld awaiting: %lld vote(s) restored, %lld unit(s) verified by them%s)",
-             (long long)adm_int(d, "awaiting"), (long long)adm_int(d, "restored"),
-             (long long)adm_int(d, "verified"),
-             json_is_true(adm_get(d, "job_done")) ? "; the job is done" : "");
+             (long long)m.awaiting, (long long)m.restored, (long long)m.verified,
+             m.job_done ? "; the job is done" : "");
     putchar('\n');
   } else if (reopen) {
     printf("unit %lld (%s) re-opened: now %s; its %lld result(s) no longer vote; it is verified "
            "again by a quorum of fresh results%s\n",
-           (long long)adm_int(d, "id"), adm_str(d, "unit"), adm_str(d, "state"),
-           (long long)adm_int(d, "results"),
-           json_is_true(adm_get(d, "job_reopened")) ? " (the finished job runs again)" : "");
-  } else if (!strcmp(adm_str(d, "state"), "verified")) {
+           (long long)u.id, u.unit, u.state, (long long)u.results,
+           u.has_job_reopened && u.job_reopened ? " (the finished job runs again)" : "");
+  } else if (!strcmp(u.state, "verified")) {
     printf("unit %lld (%s) verified by its restored votes (%lld result(s) vote again)%s\n",
-           (long long)adm_int(d, "id"), adm_str(d, "unit"), (long long)adm_int(d, "restored"),
-           json_is_true(adm_get(d, "job_done")) ? "; the job is done" : "");
+           (long long)u.id, u.unit, (long long)u.restored,
+           u.has_job_done && u.job_done ? "; the job is done" : "");
   } else {
     printf("unit %lld (%s) re-opened: now %s with %lld result(s), %lld vote(s) restored; up to "
            "%lld more (cap %lld results); verified once one answer has a strict majority of at "
            "least a quorum\n",
-           (long long)adm_int(d, "id"), adm_str(d, "unit"), adm_str(d, "state"),
-           (long long)adm_int(d, "results"), (long long)adm_int(d, "restored"),
-           (long long)(adm_int(d, "max_results") - adm_int(d, "results")),
-           (long long)adm_int(d, "max_results"));
+           (long long)u.id, u.unit, u.state, (long long)u.results, (long long)u.restored,
+           (long long)(u.max_results - u.results), (long long)u.max_results);
   }
+  if (many) nq_view_retried_free(&m);
+  else nq_view_unit_free(&u);
   json_decref(d);
   return 0;
 }
 
 /* A queue entry's --diverse-kernels: the number, or "default" (N's) when it was not given. */
-static const char *queued_kernels(const json_t *q, char *buf, size_t len) {
-  json_int_t k = adm_int(q, "diverse_kernels");
+static const char *queued_kernels(const nq_view_queued_t *q, char *buf, size_t len) {
+  int64_t k = q->diverse_kernels;
   if (k < 0) return "default";
   snprintf(buf, len, "%lld", (long long)k);
   return buf;
 }
 
 /* "depth 8", "units of 7200 s (max depth 12)" or "units of 7200 s": how a queued job is cut. */
-static const char *queued_units(const json_t *q, char *buf, size_t len) {
-  long long depth = adm_int(q, "depth"), max_depth = adm_int(q, "max_depth");
-  double secs = adm_real(q, "unit_seconds"), dflt = NQ_PLAN_DEFAULT_UNIT_SECONDS;
+static const char *queued_units(const nq_view_queued_t *q, char *buf, size_t len) {
+  long long depth = q->depth, max_depth = q->max_depth;
+  double secs = q->unit_seconds, dflt = NQ_PLAN_DEFAULT_UNIT_SECONDS;
   if (depth) snprintf(buf, len, "depth %lld", depth);
   else if (max_depth) snprintf(buf, len, "%g s, max depth %lld", secs > 0 ? secs : dflt, max_depth);
   else snprintf(buf, len, "%g s", secs > 0 ? secs : dflt);
@@ -233,17 +228,17 @@ static int job_add(const adm_cmd_t *cmd, adm_opts_t *o) {
                         .quorum = job.quorum, .max_results = job.max_results,
                         .diverse_kernels = job.diverse_kernels};
   json_t *d = NULL;
-  int rc = adm_call(o, 0, &req, &d);
+  nq_view_queued_t q;
+  int rc = adm_call_view(o, 0, &req, &nq_view_queued_desc, &d, &q);
   if (rc) return rc;
   char units[64], kernels[24];
   if (o->json) adm_print_json(d, 0);
   else
     printf("queued job %lld: N=%lld, units of %s, quorum %lld, max-results %lld, "
            "diverse-kernels %s; number %lld in the queue: it starts when the jobs before it are "
-           "done\n", (long long)adm_int(d, "id"), (long long)adm_int(d, "n"),
-           queued_units(d, units, sizeof units), (long long)adm_int(d, "quorum"),
-           (long long)adm_int(d, "max_results"), queued_kernels(d, kernels, sizeof kernels),
-           (long long)adm_int(d, "position"));
+           "done\n", (long long)q.id, (long long)q.n, queued_units(&q, units, sizeof units),
+           (long long)q.quorum, (long long)q.max_results,
+           queued_kernels(&q, kernels, sizeof kernels), (long long)q.position);
   json_decref(d);
   return 0;
 }
@@ -257,30 +252,33 @@ static int job_list(const adm_cmd_t *cmd, adm_opts_t *o) {
   }
   nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_LIST, .all = o->all};
   json_t *d = NULL;
-  int rc = adm_call(o, 0, &req, &d);
+  nq_view_queue_t v;
+  int rc = adm_call_view(o, 0, &req, &nq_view_queue_desc, &d, &v);
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);
+    nq_view_queue_free(&v);
     json_decref(d);
     return 0;
   }
-  const json_t *list = adm_get(d, "queue");
   printf("%-4s %-4s %-24s %-6s %-7s %-8s %-9s %-23s  %s\n", "ID", "N", "UNITS", "QUORUM",
          "MAX-RES", "KERNELS", "STATE", "ADDED", "JOB / ERROR");
-  for (size_t i = 0; i < json_array_size(list); i++) {
-    const json_t *q = json_array_get(list, i);
+  for (size_t i = 0; i < v.n_queue; i++) {
+    const nq_view_queued_t *q = &v.queue[i];
     char units[64], t[64], job[32], kernels[24];
-    const char *state = adm_str(q, "state");
-    snprintf(job, sizeof job, "job %lld", (long long)adm_int(q, "job_id"));
-    printf("%-4lld %-4lld %-24s %-6lld %-7lld %-8s %-9s %-23s  %s\n", (long long)adm_int(q, "id"),
-           (long long)adm_int(q, "n"), queued_units(q, units, sizeof units),
-           (long long)adm_int(q, "quorum"), (long long)adm_int(q, "max_results"),
-           queued_kernels(q, kernels, sizeof kernels), state,
-           adm_time(adm_int(q, "added"), t, sizeof t),
-           !strcmp(state, "started") ? job : !strcmp(state, "failed") ? adm_str(q, "error") : "-");
+    const char *state = q->state;
+    snprintf(job, sizeof job, "job %lld", (long long)(q->has_job_id ? q->job_id : 0));
+    printf("%-4lld %-4lld %-24s %-6lld %-7lld %-8s %-9s %-23s  %s\n", (long long)q->id,
+           (long long)q->n, queued_units(q, units, sizeof units), (long long)q->quorum,
+           (long long)q->max_results, queued_kernels(q, kernels, sizeof kernels), state,
+           adm_time(q->added, t, sizeof t),
+           !strcmp(state, "started")  ? job
+           : !strcmp(state, "failed") ? (q->error ? q->error : "")
+                                      : "-");
   }
-  if (json_array_size(list) == 0)
+  if (v.n_queue == 0)
     printf("(%s)\n", o->all ? "nothing was ever queued" : "no job queued: nq-admin job add N");
+  nq_view_queue_free(&v);
   json_decref(d);
   return 0;
 }
@@ -294,16 +292,17 @@ static int job_next(const adm_cmd_t *cmd, adm_opts_t *o) {
   }
   nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_NEXT, .force = o->force};
   json_t *d = NULL;
-  int rc = adm_call(o, 0, &req, &d);
+  nq_view_job_next_t v;
+  int rc = adm_call_view(o, 0, &req, &nq_view_job_next_desc, &d, &v);
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
-    printf("the server starts queued job %lld (N=%lld) now", (long long)adm_int(d, "next.id"),
-           (long long)adm_int(d, "next.n"));
-    if (json_is_integer(adm_get(d, "set_aside")))
+    printf("the server starts queued job %lld (N=%lld) now", (long long)v.next.id,
+           (long long)v.next.n);
+    if (v.has_set_aside)
       printf("; job %lld is set aside (its leases released; it resumes when its N is queued "
-             "again)", (long long)adm_int(d, "set_aside"));
+             "again)", (long long)v.set_aside);
     printf("\n");
   }
   json_decref(d);
@@ -322,11 +321,11 @@ static int job_cancel(const adm_cmd_t *cmd, adm_opts_t *o) {
   }
   nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_CANCEL, .queue_id = id};
   json_t *d = NULL;
-  int rc = adm_call(o, 0, &req, &d);
+  nq_view_queued_t q;
+  int rc = adm_call_view(o, 0, &req, &nq_view_queued_desc, &d, &q);
   if (rc) return rc;
   if (o->json) adm_print_json(d, 0);
-  else printf("queued job %lld (N=%lld) cancelled\n", (long long)adm_int(d, "id"),
-              (long long)adm_int(d, "n"));
+  else printf("queued job %lld (N=%lld) cancelled\n", (long long)q.id, (long long)q.n);
   json_decref(d);
   return 0;
 }
@@ -360,16 +359,20 @@ int adm_cmd_job(const adm_cmd_t *cmd, adm_opts_t *o) {
   }
   nq_admin_req_t req = {.cmd = del ? NQ_ADMIN_JOB_DELETE : NQ_ADMIN_JOB_ARCHIVE, .job_n = (int)n,
                         .force = o->force};
+  nq_view_job_removed_t v;
   if ((rc = adm_call_exclusive(o, &req, &d)) != 0) return rc;
+  if ((rc = adm_view(&nq_view_job_removed_desc, d, &v)) != 0) {
+    json_decref(d);
+    return rc;
+  }
   if (o->json) {
     adm_print_json(d, 0);
   } else {
-    printf("job %lld (N=%lld, %lld units) %s", (long long)adm_int(d, "id"),
-           (long long)adm_int(d, "n"), (long long)adm_int(d, "units"), del ? "deleted" : "archived");
-    if (adm_int(d, "released"))
-      printf("; %lld lease(s) released", (long long)adm_int(d, "released"));
+    printf("job %lld (N=%lld, %lld units) %s", (long long)v.id, (long long)v.n,
+           (long long)v.units, del ? "deleted" : "archived");
+    if (v.released) printf("; %lld lease(s) released", (long long)v.released);
     printf("; the next nq-server --n %lld in this data directory makes a new job (same CA)\n",
-           (long long)adm_int(d, "n"));
+           (long long)v.n);
   }
   json_decref(d);
   return 0;

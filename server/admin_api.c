@@ -1,6 +1,7 @@
 /* nq-server: the admin API -- the operators' commands and the JSON views of the store they answer
  * with (see admin_api.h). */
 #include "admin_api.h"
+#include "nq/admin_view.h"
 #include "store_audit.h"
 #include "store_kernels.h"
 #include "store_queue.h"
@@ -17,103 +18,86 @@
 #include "nq/solver.h"
 #include "store_stall.h"
 
-/* Set key to a new value, remembering the first failure (allocation) in *ok. */
-static void put(json_t *obj, const char *key, json_t *v, int *ok) {
-  if (!v || json_object_set_new(obj, key, v) != 0) *ok = 0;
-}
-
-json_t *srv_json_finite(double x) {
-  return isfinite(x) ? json_real(x) : json_null();
-}
-
-json_t *srv_json_seconds(double x) {
-  if (isnan(x)) return json_null();
+int srv_seconds(double x, int64_t *out) {
+  if (isnan(x)) return 0;
   if (x < 0) x = 0;
   if (x > SRV_SECONDS_MAX) x = SRV_SECONDS_MAX;
-  return json_integer((json_int_t)(x + 0.5));
+  *out = (int64_t)(x + 0.5);
+  return 1;
 }
 
-static json_t *u128_json(nq_u128 v) {
-  char buf[40];
-  return json_string(nq_u128_str(v, buf));
-}
-
-/* {"total","unique","c2","c4","c8","nodes"} of a totals record, all decimal strings. */
-static json_t *totals_json(const nq_totals_t *t) {
-  json_t *o = json_object();
-  int ok = o != NULL;
-  if (o) {
-    put(o, "total", u128_json(nq_totals_total(t)), &ok);
-    put(o, "unique", u128_json(nq_totals_unique(t)), &ok);
-    put(o, "c2", u128_json(t->c2), &ok);
-    put(o, "c4", u128_json(t->c4), &ok);
-    put(o, "c8", u128_json(t->c8), &ok);
-    put(o, "nodes", u128_json(t->nodes), &ok);
-  }
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+/* The totals view of a totals record. */
+static void totals_view(const nq_totals_t *t, nq_view_totals_t *v) {
+  memset(v, 0, sizeof *v);
+  v->total = nq_totals_total(t);
+  v->unique = nq_totals_unique(t);
+  v->c2 = t->c2;
+  v->c4 = t->c4;
+  v->c8 = t->c8;
+  v->nodes = t->nodes;
 }
 
 /* The final totals, and with them the job's node count as nq-solve counts N (the units' nodes
  * plus the plan's split nodes, docs/planning.md), when the split nodes are known. */
-static json_t *final_json(const srv_job_t *job) {
-  json_t *f = totals_json(&job->totals);
-  int ok = f != NULL;
-  if (f && job->has_internal) put(f, "solve_nodes", u128_json(job->totals.nodes + job->internal), &ok);
-  if (!ok) {
-    json_decref(f);
-    return NULL;
-  }
-  return f;
+static void final_view(const srv_job_t *job, nq_view_totals_t *v) {
+  totals_view(&job->totals, v);
+  v->has_solve_nodes = job->has_internal;
+  v->solve_nodes = job->totals.nodes + job->internal;
+}
+
+static void job_view(const srv_job_t *job, nq_view_job_t *v) {
+  memset(v, 0, sizeof *v);
+  v->id = job->id;
+  v->n = job->n;
+  v->depth = job->depth;
+  v->min_depth = job->min_depth ? job->min_depth : job->depth;
+  v->unit_seconds = job->unit_seconds;
+  v->quorum = job->quorum;
+  v->max_results = job->max_results;
+  v->state = srv_job_state_name(job->state);
+  v->created = job->created;
+  v->finished = job->finished;
+  v->archived = job->archived;
+  v->units = job->units;
+  v->has_internal = job->has_internal;
+  v->internal = job->internal;
+  v->has_est_nodes = v->has_est_se = job->est_nodes > 0;
+  v->est_nodes = (double)job->est_nodes;
+  v->est_se = job->est_se;
+  v->seed = (int64_t)job->seed;
+  v->has_final = srv_job_is_done(job);
+  if (v->has_final) final_view(job, &v->final);
 }
 
 json_t *srv_job_json(const srv_job_t *job) {
-  json_t *o = json_object();
-  int ok = o != NULL;
-  if (!o) return NULL;
-  put(o, "id", json_integer(job->id), &ok);
-  put(o, "n", json_integer(job->n), &ok);
-  put(o, "depth", json_integer(job->depth), &ok);
-  put(o, "min_depth", json_integer(job->min_depth ? job->min_depth : job->depth), &ok);
-  put(o, "unit_seconds", json_real(job->unit_seconds), &ok);
-  put(o, "quorum", json_integer(job->quorum), &ok);
-  put(o, "max_results", json_integer(job->max_results), &ok);
-  put(o, "state", json_string(srv_job_state_name(job->state)), &ok);
-  put(o, "created", json_integer(job->created), &ok);
-  put(o, "finished", json_integer(job->finished), &ok);
-  put(o, "archived", json_integer(job->archived), &ok);
-  put(o, "units", json_integer(job->units), &ok);
-  put(o, "internal", job->has_internal ? u128_json(job->internal) : json_null(), &ok);
-  put(o, "est_nodes", job->est_nodes > 0 ? json_real(job->est_nodes) : json_null(), &ok);
-  put(o, "est_se", job->est_nodes > 0 ? json_real(job->est_se) : json_null(), &ok);
-  put(o, "seed", json_integer((json_int_t)job->seed), &ok);
-  put(o, "final", srv_job_is_done(job) ? final_json(job) : json_null(), &ok);
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  nq_view_job_t v;
+  job_view(job, &v);
+  return nq_view_job_pack(&v);
 }
 
-/* The answer checked against the published table: sets "known" (the published values or null),
+/* The strings a status view points to while it is packed. */
+typedef struct status_bufs_s {
+  char match[200];
+  char estimated[48];
+  char stall[512];
+  char backup_file[900], backup_error[900];
+  nq_admin_audit_t audit;
+} status_bufs_t;
+
+/* The answer checked against the published table: "known" (the published values or null),
  * "match" (true/false, or null while running or beyond the table) and "match_text" (one line). */
-static void put_match(json_t *o, const srv_job_t *job, int *ok) {
+static void match_view(const srv_job_t *job, nq_view_status_t *v, status_bufs_t *b) {
   const nq_known_t *k = nq_known(job->n);
-  char line[200];
-  json_t *known = json_null();
-  json_t *match = json_null();
-  if (k) {
-    known = json_pack("{s:s, s:s, s:s, s:s, s:s}", "total", k->total, "unique", k->unique, "c2",
-                      k->c2, "c4", k->c4, "c8", k->c8);
-  }
+  char *line = b->match;
+  size_t len = sizeof b->match;
+  v->has_known = k != NULL;
+  v->has_match = 0;
+  v->match_text = line;
+  if (k) v->known = (nq_view_known_t){k->total, k->unique, k->c2, k->c4, k->c8};
   if (!k) {
-    snprintf(line, sizeof line, "N=%d is beyond the published table; no reference to compare",
-             job->n);
+    snprintf(line, len, "N=%d is beyond the published table; no reference to compare", job->n);
   } else if (!srv_job_is_done(job)) {
-    snprintf(line, sizeof line, "not done yet; published TOTAL for N=%d is %s", job->n, k->total);
+    snprintf(line, len, "not done yet; published TOTAL for N=%d is %s", job->n, k->total);
   } else {
     char t[40], u[40], c2[40], c4[40], c8[40];
     nq_u128_str(nq_totals_total(&job->totals), t);
@@ -123,15 +107,13 @@ static void put_match(json_t *o, const srv_job_t *job, int *ok) {
     nq_u128_str(job->totals.c8, c8);
     int same = !strcmp(t, k->total) && !strcmp(u, k->unique) && !strcmp(c2, k->c2) &&
                !strcmp(c4, k->c4) && !strcmp(c8, k->c8);
-    match = json_boolean(same);
-    snprintf(line, sizeof line,
+    v->has_match = 1;
+    v->match = same;
+    snprintf(line, len,
              same ? "MATCH: TOTAL, UNIQUE and COUNT2/4/8 equal the published values for N=%d"
                   : "MISMATCH: the answer differs from the published values for N=%d",
              job->n);
   }
-  put(o, "known", known, ok);
-  put(o, "match", match, ok);
-  put(o, "match_text", json_string(line), ok);
 }
 
 /* Progress and speed (docs/operations.md). With the plan's estimates (every unit of a job made
@@ -145,8 +127,8 @@ static void put_match(json_t *o, const srv_job_t *job, int *ok) {
  * already in for awaiting units are not subtracted, so the ETA errs long near the end. Stalled
  * units (store_stall.h) are left out of the work: they will not finish at any rate, so when every
  * unit left is stalled there is no ETA (null) rather than one that grows for ever. */
-static json_t *progress_json(const srv_stats_t *s, int64_t stalled, int64_t now,
-                             json_t **rate_out) {
+static void progress_view(const srv_stats_t *s, int64_t stalled, int64_t now,
+                          nq_view_progress_t *p, nq_view_rate_t *r, status_bufs_t *b) {
   const srv_job_t *job = &s->job;
   int64_t total = job->units, verified = s->units[SRV_UNIT_VERIFIED];
   int64_t left = total - verified;
@@ -177,45 +159,40 @@ static json_t *progress_json(const srv_stats_t *s, int64_t stalled, int64_t now,
   if (window < 1) window = 1;
   double rps = (double)s->recent_results / (double)window;
   double nps = (double)s->recent_nodes / (double)window;
-  json_t *eta = json_null();
+  memset(r, 0, sizeof *r);
   if (!done) {
     /* Replicas still to run, less the live leases' reported shares (progress, 0..1 each). */
     int64_t moving = left - (stalled < left ? stalled : left);
     double work = (double)moving * (double)job->quorum - s->leased_progress;
     if (work < 0) work = 0;
     double per_unit = left > 0 ? remaining / (double)left : 0.0;
-    if (left > 0 && moving == 0) eta = json_null();
-    else if (per_unit > 0 && nps > 0) eta = srv_json_seconds(work * per_unit / nps);
-    else if (rps > 0) eta = srv_json_seconds(work / rps);
+    if (left > 0 && moving == 0) r->has_eta_s = 0;
+    else if (per_unit > 0 && nps > 0) r->has_eta_s = srv_seconds(work * per_unit / nps, &r->eta_s);
+    else if (rps > 0) r->has_eta_s = srv_seconds(work / rps, &r->eta_s);
   } else {
-    eta = json_integer(0);
+    r->has_eta_s = 1, r->eta_s = 0;
   }
   int64_t elapsed = (done ? job->finished : now) - job->created;
-  *rate_out = json_pack("{s:I, s:I, s:f, s:f, s:o, s:I}", "window", (json_int_t)window,
-                        "results", (json_int_t)s->recent_results, "results_per_s", rps,
-                        "nodes_per_s", nps, "eta_s", eta, "elapsed_s",
-                        (json_int_t)(elapsed < 0 ? 0 : elapsed));
-  char vn[40], en[40], ea[40], ev[40];
-  nq_u128_str(s->verified.nodes, vn);
-  snprintf(en, sizeof en, "%.0f", est_total);
-  json_t *o = json_pack("{s:f, s:f, s:s, s:s, s:s, s:I, s:f}", "percent", percent,
-                        "units_percent",
-                        total > 0 ? 100.0 * (double)verified / (double)total : 0.0, "method",
-                        method, "verified_nodes", vn, "estimated_nodes", en, "leased",
-                        (json_int_t)s->leased, "leased_done", s->leased_progress);
-  int ok = o != NULL;
-  if (o) {
-    put(o, "units_estimate", by_est ? json_string(nq_u128_str(s->est_total, ea)) : json_null(),
-        &ok);
-    put(o, "verified_estimate",
-        by_est ? json_string(nq_u128_str(s->est_verified, ev)) : json_null(), &ok);
-    put(o, "calibration", by_est && e_ver > 0 ? json_real(calib) : json_null(), &ok);
-  }
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  r->window = window;
+  r->results = s->recent_results;
+  r->results_per_s = rps;
+  r->nodes_per_s = nps;
+  r->elapsed_s = elapsed < 0 ? 0 : elapsed;
+  snprintf(b->estimated, sizeof b->estimated, "%.0f", est_total);
+  *p = (nq_view_progress_t){
+      .percent = percent,
+      .units_percent = total > 0 ? 100.0 * (double)verified / (double)total : 0.0,
+      .method = method,
+      .verified_nodes = s->verified.nodes,
+      .estimated_nodes = b->estimated,
+      .leased = s->leased,
+      .leased_done = s->leased_progress,
+      .units_estimate = s->est_total,
+      .has_units_estimate = by_est,
+      .verified_estimate = s->est_verified,
+      .has_verified_estimate = by_est,
+      .calibration = calib,
+      .has_calibration = by_est && e_ver > 0};
 }
 
 /* One backup meta row, "<unix time> <text>": the time (0 when absent) and the text. */
@@ -229,40 +206,35 @@ static int64_t backup_meta(srv_store_t *st, const char *key, char *text, size_t 
 }
 
 /* The scheduled backups (srv_backup.h): the last good one, and a failure since. */
-static json_t *backup_json(srv_store_t *st) {
-  char file[900], why[900];
-  int64_t good = backup_meta(st, SRV_META_BACKUP_OK, file, sizeof file);
-  int64_t bad = backup_meta(st, SRV_META_BACKUP_ERROR, why, sizeof why);
+static void backup_view(srv_store_t *st, nq_view_backup_t *v, status_bufs_t *b) {
+  int64_t good = backup_meta(st, SRV_META_BACKUP_OK, b->backup_file, sizeof b->backup_file);
+  int64_t bad = backup_meta(st, SRV_META_BACKUP_ERROR, b->backup_error, sizeof b->backup_error);
   int failing = bad > 0 && bad >= good;
-  return json_pack("{s:o, s:o, s:o, s:o}", "last_good", good ? json_integer(good) : json_null(),
-                   "file", good ? json_string(file) : json_null(), "failed_at",
-                   failing ? json_integer(bad) : json_null(), "error",
-                   failing ? json_string(why) : json_null());
+  *v = (nq_view_backup_t){.last_good = good,
+                          .has_last_good = good != 0,
+                          .file = good ? b->backup_file : NULL,
+                          .failed_at = bad,
+                          .has_failed_at = failing,
+                          .error = failing ? b->backup_error : NULL};
 }
 
 /* Kernel-diverse verification (issue 30): the job's rule and how many verified units rest on two
- * kernels or more. NULL on a store failure. */
-static json_t *srv_kernels_json(srv_store_t *st, int64_t job_id) {
+ * kernels or more. Then the reference audits of the job (nq-admin audit): how many, how many
+ * disagreed, the newest. A store failure's code. */
+static int evidence_view(srv_store_t *st, int64_t job_id, nq_view_status_t *v, status_bufs_t *b) {
   int k = 0;
-  int64_t two = 0;
-  if (srv_job_kernels_get(st, job_id, &k) != 0 || srv_job_units_two_kernels(st, job_id, &two) != 0)
-    return NULL;
-  return json_pack("{s:i, s:I}", "diverse", k, "units_two_kernels", (json_int_t)two);
-}
-
-/* The reference audits of the job (nq-admin audit): how many, how many disagreed, the newest.
- * NULL on a store failure. */
-static json_t *srv_audits_json(srv_store_t *st, int64_t job_id) {
-  int64_t count = 0, bad = 0;
-  nq_admin_audit_t a;
-  if (srv_audit_summary(st, job_id, &count, &bad, &a) != 0) return NULL;
-  json_t *last = count == 0 ? json_null()
-                 : json_pack("{s:I, s:i, s:I, s:i, s:i, s:f, s:s, s:s}", "at", (json_int_t)a.at,
-                             "sample", a.sample, "seed", (json_int_t)a.seed, "checked", a.checked,
-                             "mismatched", a.mismatched, "seconds", a.seconds, "outcome",
-                             a.outcome, "detail", a.detail);
-  return json_pack("{s:I, s:I, s:o}", "count", (json_int_t)count, "disagreed", (json_int_t)bad,
-                   "last", last);
+  int64_t two = 0, count = 0, bad = 0;
+  nq_admin_audit_t *a = &b->audit;
+  int rc = srv_job_kernels_get(st, job_id, &k);
+  if (rc == 0) rc = srv_job_units_two_kernels(st, job_id, &two);
+  if (rc == 0) rc = srv_audit_summary(st, job_id, &count, &bad, a);
+  if (rc) return rc;
+  v->has_kernels = v->has_audits = 1;
+  v->kernels = (nq_view_kernels_t){k, two};
+  v->audits = (nq_view_audits_t){.count = count, .disagreed = bad, .has_last = count != 0};
+  v->audits.last = (nq_view_audit_t){a->at,      a->sample,  (int64_t)a->seed, a->checked,
+                                     a->mismatched, a->seconds, a->outcome,      a->detail};
+  return 0;
 }
 
 /* The one line for people that says why units are stalled (status, the page): the quorum that
@@ -307,155 +279,86 @@ static srv_distinct_t stall_mode(srv_store_t *st) {
 
 /* {"units", "by": {reason: count}, "keys", "keys_online", "quorum", "distinct", "window", "at"
  * (0: not counted yet), "message" (null with none)}. */
-static json_t *stalled_json(const srv_stalls_t *x) {
-  char msg[512];
-  json_t *by = json_object();
-  int ok = by != NULL;
-  for (int i = 0; i < SRV_STALL_NREASONS && by; i++)
-    put(by, srv_stall_reason_name((srv_stall_reason_t)i), json_integer(x->by[i]), &ok);
-  stall_message(x, msg, sizeof msg);
-  json_t *o = ok ? json_pack("{s:I, s:o, s:I, s:I, s:i, s:s, s:i, s:I, s:o}", "units",
-                             (json_int_t)x->units, "by", by, "keys", (json_int_t)x->keys,
-                             "keys_online", (json_int_t)x->keys_online, "quorum", x->quorum,
-                             "distinct", srv_distinct_name(x->distinct), "window",
-                             SRV_STATUS_ACTIVE_WINDOW, "at", (json_int_t)x->at, "message",
-                             msg[0] ? json_string(msg) : json_null())
-                 : NULL;
-  if (!o && !ok) json_decref(by);
-  return o;
+static void stalled_view(const srv_stalls_t *x, nq_view_stalled_t *v, status_bufs_t *b) {
+  _Static_assert(SRV_STALL_NREASONS == NQ_STALL_REASON_N, "one table of stall reasons");
+  memset(v, 0, sizeof *v);
+  for (int i = 0; i < SRV_STALL_NREASONS; i++) v->by.reason[i] = x->by[i];
+  stall_message(x, b->stall, sizeof b->stall);
+  v->units = x->units;
+  v->keys = x->keys;
+  v->keys_online = x->keys_online;
+  v->quorum = x->quorum;
+  v->distinct = srv_distinct_name(x->distinct);
+  v->window = SRV_STATUS_ACTIVE_WINDOW;
+  v->at = x->at;
+  v->message = b->stall[0] ? b->stall : NULL;
 }
 
 json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sched_config_t *cfg,
                         int64_t now) {
   srv_stats_t s;
   srv_stalls_t x;
+  status_bufs_t b;
+  nq_view_status_t v;
   srv_distinct_t mode = cfg ? cfg->quorum_distinct : stall_mode(st);
   if (srv_store_stats(st, job_in->id, now, SRV_STATUS_ACTIVE_WINDOW, SRV_STATUS_RATE_WINDOW, &s) ||
       srv_stalls_get(st, job_in->id, mode, now, SRV_STATUS_ACTIVE_WINDOW, &x))
     return NULL;
-  json_t *o = json_object();
-  if (!o) return NULL;
-  int ok = 1;
+  memset(&v, 0, sizeof v);
   const srv_job_t *job = &s.job; /* fresh from the store, not the caller's possibly stale copy */
-  put(o, "now", json_integer(now), &ok);
-  put(o, "done", json_boolean(srv_job_is_done(job)), &ok);
-  put(o, "job", srv_job_json(job), &ok);
-  json_t *u = json_object();
-  put(o, "units", u, &ok);
-  if (u) {
-    put(u, "total", json_integer(job->units), &ok);
-    for (int i = 0; i < SRV_UNIT_NSTATES; i++)
-      put(u, srv_unit_state_name((srv_unit_state_t)i), json_integer(s.units[i]), &ok);
-    put(u, "blocked", json_integer(s.blocked), &ok);
-    put(u, "spot_checks", json_integer(s.spot_pending), &ok);
-    put(u, "contested", json_integer(s.contested), &ok);
-  }
+  v.now = now;
+  v.done = srv_job_is_done(job);
+  job_view(job, &v.job);
+  v.units.total = job->units;
+  _Static_assert(SRV_UNIT_NSTATES == NQ_UNIT_STATE_N, "one table of unit states");
+  for (int i = 0; i < SRV_UNIT_NSTATES; i++) v.units.state[i] = s.units[i];
+  v.units.blocked = s.blocked;
+  v.units.spot_checks = s.spot_pending;
+  v.units.contested = s.contested;
   /* What the answer rests on (issue 30): trusted owners settle disagreements, or votes alone. */
-  put(o, "trust", json_pack("{s:I, s:I, s:s}", "trusted_owners", (json_int_t)s.trusted_owners,
-                            "trusted_active", (json_int_t)s.trusted_active, "rests_on",
-                            s.trusted_owners > 0 ? "trusted" : "votes"), &ok);
-  put(o, "results", json_integer(s.results), &ok);
-  json_t *rate = NULL;
-  put(o, "progress", progress_json(&s, x.units, now, &rate), &ok);
-  put(o, "rate", rate, &ok);
-  put(o, "stalled", stalled_json(&x), &ok);
-  put(o, "verified", totals_json(&s.verified), &ok);
-  put(o, "final", srv_job_is_done(job) ? final_json(job) : json_null(), &ok);
-  put_match(o, job, &ok);
-  put(o, "clients", json_pack("{s:I, s:I, s:I, s:I}", "active", (json_int_t)s.clients_active,
-                              "known", (json_int_t)s.clients_known, "banned",
-                              (json_int_t)s.clients_banned, "suspect",
-                              (json_int_t)s.clients_suspect), &ok);
-  put(o, "backup", backup_json(st), &ok);
-  put(o, "kernels", srv_kernels_json(st, job->id), &ok);
-  put(o, "audits", srv_audits_json(st, job->id), &ok);
-  json_t *d = ok ? srv_units_json(st, job->id, SRV_UNIT_DISPUTED, SRV_STATUS_DISPUTED_MAX, now)
-                 : NULL;
-  if (d) {
-    put(o, "disputed", json_incref(json_object_get(d, "units")), &ok);
-    json_decref(d);
-  } else {
-    ok = 0;
-  }
-  if (!ok) {
-    if (d) srv_store_failf(st, NQ_ENOMEM, "the status view: out of memory");
+  v.trust = (nq_view_trust_t){s.trusted_owners, s.trusted_active,
+                              s.trusted_owners > 0 ? "trusted" : "votes"};
+  v.results = s.results;
+  progress_view(&s, x.units, now, &v.progress, &v.rate, &b);
+  stalled_view(&x, &v.stalled, &b);
+  totals_view(&s.verified, &v.verified);
+  v.has_final = v.done;
+  if (v.done) final_view(job, &v.final);
+  match_view(job, &v, &b);
+  v.clients = (nq_view_fleet_t){s.clients_active, s.clients_known, s.clients_banned,
+                                s.clients_suspect};
+  backup_view(st, &v.backup, &b);
+  if (evidence_view(st, job->id, &v, &b) != 0) return NULL;
+  json_t *o = nq_view_status_pack(&v);
+  json_t *d = o ? srv_units_json(st, job->id, SRV_UNIT_DISPUTED, SRV_STATUS_DISPUTED_MAX, now)
+                : NULL;
+  /* The disputed units are packed one by one as the store walks them, after the rest. */
+  if (!d || json_object_set(o, "disputed", json_object_get(d, "units")) != 0) {
+    if (d || !o) srv_store_failf(st, NQ_ENOMEM, "the status view: out of memory");
     json_decref(o);
+    json_decref(d);
     return NULL;
   }
+  json_decref(d);
   return o;
 }
 
 /* ---- lists ---------------------------------------------------------------------------------- */
 
+/* A list is packed element by element as the store walks it (nq/admin_view.h). */
 typedef struct {
   json_t *arr;
   int64_t now;
   srv_store_t *st;
 } list_ctx_t;
 
-static json_t *wrap(srv_store_t *st, const char *key, json_t *arr, int rc);
-
-static int client_cb(const srv_client_t *c, void *arg) {
-  list_ctx_t *l = arg;
-  int active = !c->banned && c->last_seen >= l->now - SRV_STATUS_ACTIVE_WINDOW;
-  srv_owner_t own;
-  int rc = srv_owner_get(l->st, c->owner_id, &own);
-  if (rc) return rc;
-  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, s:b, s:I, s:s, s:b, s:s, s:s?, s:I, "
-                        "s:I, s:b}",
-                        "name", c->name, "id", (json_int_t)c->id, "created",
-                        (json_int_t)c->created, "last_seen", (json_int_t)c->last_seen, "active",
-                        active, "valid", (json_int_t)c->valid, "invalid", (json_int_t)c->invalid,
-                        "banned", c->banned, "outstanding", (json_int_t)c->outstanding, "owner",
-                        own.name, "suspect", c->suspect, "network", c->net, "software",
-                        c->software[0] ? c->software : NULL, "protocol", (json_int_t)c->protocol,
-                        "lapses", (json_int_t)c->lapses, "hoarding",
-                        srv_sched_lapse_factor(c->lapses) > 1);
-  if (!o) return NQ_ENOMEM;
-  char backends[512];
-  rc = srv_client_backends(l->st, c->id, backends, sizeof backends);
-  if (rc == 0 && json_object_set_new(o, "backends", json_string(backends)) != 0) rc = NQ_ENOMEM;
-  if (rc) {
-    json_decref(o);
-    return rc;
-  }
-  /* Credit (schema 009): the verified nodes its agreeing results earned, and its public name. */
-  srv_credit_t cr;
-  int ok = 1;
-  rc = srv_credit_get(l->st, c->id, &cr);
-  if (rc != 0) {
-    json_decref(o);
-    return rc;
-  }
-  put(o, "credit", u128_json(cr.credit), &ok);
-  put(o, "public_name", cr.named ? json_string(cr.display) : json_null(), &ok);
-  put(o, "display_name", json_string(cr.display), &ok);
-  return ok && json_array_append_new(l->arr, o) == 0 ? 0 : (json_decref(o), NQ_ENOMEM);
+/* Append a packed element (consumed); NQ_ENOMEM when it or the append failed. */
+static int append(json_t *arr, json_t *o) {
+  return o && json_array_append_new(arr, o) == 0 ? 0 : NQ_ENOMEM;
 }
 
-static int owner_cb(const srv_owner_t *w, void *arg) {
-  list_ctx_t *l = arg;
-  nq_u128 credit;
-  int rc = srv_owner_credit(l->st, w->id, &credit), ok = 1;
-  if (rc) return rc;
-  json_t *o = json_pack("{s:s, s:I, s:I, s:b, s:b, s:I, s:b}", "name", w->name, "id",
-                        (json_int_t)w->id, "created", (json_int_t)w->created, "banned",
-                        w->banned, "has_key", w->has_key, "clients", (json_int_t)w->clients,
-                        "trusted", w->trusted);
-  if (!o) return NQ_ENOMEM;
-  put(o, "credit", u128_json(credit), &ok);
-  return ok && json_array_append_new(l->arr, o) == 0 ? 0 : (json_decref(o), NQ_ENOMEM);
-}
-
-json_t *srv_owners_json(srv_store_t *st, int64_t now) {
-  list_ctx_t l = {json_array(), now, st};
-  int rc = l.arr ? srv_owner_list(st, owner_cb, &l) : NQ_ENOMEM;
-  return wrap(st, "owners", l.arr, rc);
-}
-
-/* Wrap the array of a finished walk as {key: arr}; consumes arr. */
 /* {key: arr}, or NULL with the store's message saying why (a builder's own failure is an
- * allocation: the store's last message would be stale). */
+ * allocation: the store's last message would be stale). Consumes arr. */
 static json_t *wrap(srv_store_t *st, const char *key, json_t *arr, int rc) {
   if (rc == NQ_ENOMEM || !arr) srv_store_failf(st, NQ_ENOMEM, "the %s view: out of memory", key);
   if (rc != 0 || !arr) {
@@ -465,16 +368,65 @@ static json_t *wrap(srv_store_t *st, const char *key, json_t *arr, int rc) {
   return json_pack("{s:o}", key, arr);
 }
 
+static int client_cb(const srv_client_t *c, void *arg) {
+  list_ctx_t *l = arg;
+  srv_owner_t own;
+  srv_credit_t cr;
+  char backends[512];
+  int rc = srv_owner_get(l->st, c->owner_id, &own);
+  if (rc == 0) rc = srv_client_backends(l->st, c->id, backends, sizeof backends);
+  /* Credit (schema 009): the verified nodes its agreeing results earned, and its public name. */
+  if (rc == 0) rc = srv_credit_get(l->st, c->id, &cr);
+  if (rc) return rc;
+  nq_view_client_t v = {
+      .name = c->name,
+      .id = c->id,
+      .created = c->created,
+      .last_seen = c->last_seen,
+      .active = !c->banned && c->last_seen >= l->now - SRV_STATUS_ACTIVE_WINDOW,
+      .valid = c->valid,
+      .invalid = c->invalid,
+      .banned = c->banned,
+      .outstanding = c->outstanding,
+      .owner = own.name,
+      .suspect = c->suspect,
+      .network = c->net,
+      .software = c->software[0] ? c->software : NULL,
+      .protocol = c->protocol,
+      .lapses = c->lapses,
+      .hoarding = srv_sched_lapse_factor(c->lapses) > 1,
+      .backends = backends,
+      .credit = cr.credit,
+      .public_name = cr.named ? cr.display : NULL,
+      .display_name = cr.display};
+  return append(l->arr, nq_view_client_pack(&v));
+}
+
 json_t *srv_clients_json(srv_store_t *st, int64_t now) {
   list_ctx_t l = {json_array(), now, st};
   int rc = l.arr ? srv_client_list(st, client_cb, &l) : NQ_ENOMEM;
   return wrap(st, "clients", l.arr, rc);
 }
 
+static int owner_cb(const srv_owner_t *w, void *arg) {
+  list_ctx_t *l = arg;
+  nq_u128 credit;
+  int rc = srv_owner_credit(l->st, w->id, &credit);
+  if (rc) return rc;
+  nq_view_owner_t v = {w->name,    w->id,      w->created, w->banned,
+                       w->has_key, w->clients, w->trusted, credit};
+  return append(l->arr, nq_view_owner_pack(&v));
+}
+
+json_t *srv_owners_json(srv_store_t *st, int64_t now) {
+  list_ctx_t l = {json_array(), now, st};
+  int rc = l.arr ? srv_owner_list(st, owner_cb, &l) : NQ_ENOMEM;
+  return wrap(st, "owners", l.arr, rc);
+}
+
 static int job_cb(const srv_job_t *job, void *arg) {
   list_ctx_t *l = arg;
-  json_t *o = srv_job_json(job);
-  return o && json_array_append_new(l->arr, o) == 0 ? 0 : NQ_ENOMEM;
+  return append(l->arr, srv_job_json(job));
 }
 
 json_t *srv_jobs_json(srv_store_t *st) {
@@ -483,88 +435,137 @@ json_t *srv_jobs_json(srv_store_t *st) {
   return wrap(st, "jobs", l.arr, rc);
 }
 
-static int asg_cb(const srv_asg_info_t *a, void *arg) {
-  list_ctx_t *l = arg;
-  if (a->reported_at == 0) return 0; /* only results take part in the vote */
+/* The assignments of one unit that a unit view shows, copied out of the store's walk with the
+ * names of their clients: those with a result (replicas) or a live lease (running). */
+typedef struct asg_row_s {
+  srv_asg_info_t a;
+  char client[SRV_NAME_MAX + 1];
+} asg_row_t;
+
+typedef struct {
+  srv_store_t *st;
+  asg_row_t *rows;
+  size_t n, cap;
+} asg_rows_t;
+
+static int asg_collect(const srv_asg_info_t *a, void *arg) {
+  asg_rows_t *r = arg;
+  if (a->reported_at == 0 && a->state != SRV_ASG_LEASED) return 0;
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 8;
+    asg_row_t *rows = realloc(r->rows, cap * sizeof *rows);
+    if (!rows) return NQ_ENOMEM;
+    r->rows = rows, r->cap = cap;
+  }
+  asg_row_t *row = &r->rows[r->n++];
   srv_client_t c;
-  const char *who = srv_client_get(l->st, a->client_id, &c) == 0 ? c.name : "?";
-  json_t *o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:s?, s:I}", "assignment",
-                        (json_int_t)a->id, "client", who, "state", srv_asg_state_name(a->state),
-                        "c2", (json_int_t)a->counts.c2, "c4", (json_int_t)a->counts.c4, "c8",
-                        (json_int_t)a->counts.c8, "nodes", (json_int_t)a->counts.nodes, "solver",
-                        a->solver, "backend", a->backend[0] ? a->backend : NULL, "reported_at",
-                        (json_int_t)a->reported_at);
-  int ok = o != NULL;
-  if (o) put(o, "votes", json_boolean(!a->novote), &ok);
-  if (o) put(o, "voided", json_boolean(a->voided), &ok);
-  return ok && json_array_append_new(l->arr, o) == 0 ? 0 : (json_decref(o), NQ_ENOMEM);
+  row->a = *a;
+  snprintf(row->client, sizeof row->client, "%s",
+           srv_client_get(r->st, a->client_id, &c) == 0 ? c.name : "?");
+  return 0;
+}
+
+/* A result that takes part in the vote. */
+static void replica_view(const asg_row_t *row, nq_view_replica_t *v) {
+  const srv_asg_info_t *a = &row->a;
+  *v = (nq_view_replica_t){.assignment = a->id,
+                           .client = row->client,
+                           .state = srv_asg_state_name(a->state),
+                           .c2 = (int64_t)a->counts.c2,
+                           .c4 = (int64_t)a->counts.c4,
+                           .c8 = (int64_t)a->counts.c8,
+                           .nodes = (int64_t)a->counts.nodes,
+                           .solver = a->solver,
+                           .backend = a->backend[0] ? a->backend : NULL,
+                           .reported_at = a->reported_at,
+                           .votes = !a->novote,
+                           .voided = a->voided};
 }
 
 /* A live lease and its last progress report: who runs the unit, how far it is, how fast, and
  * when it should end. The rate is the client's own (fraction per second of its solve time, every
  * run of a resumed unit together), so a client that was off for a while does not look slow; the
- * ETA counts from now, less the time since the report. */
-static int running_cb(const srv_asg_info_t *a, void *arg) {
-  list_ctx_t *l = arg;
-  if (a->state != SRV_ASG_LEASED) return 0;
-  srv_client_t c;
-  const char *who = srv_client_get(l->st, a->client_id, &c) == 0 ? c.name : "?";
-  json_t *o = json_pack("{s:I, s:s, s:I, s:I}", "assignment", (json_int_t)a->id, "client", who,
-                        "issued", (json_int_t)a->issued, "deadline", (json_int_t)a->deadline);
-  if (!o) return NQ_ENOMEM;
-  int ok = 1;
+ * ETA counts from now, less the time since the report. Every number here comes from one
+ * client's report: a rate or an ETA it makes absurd (nodes 2^63-1 in 5e-324 s, a fraction of
+ * 1e-300) is shown as null or clamped, never inf, never an undefined conversion to int64, never
+ * a failed view. */
+static void running_view(const asg_row_t *row, int64_t now, nq_view_running_t *v) {
+  const srv_asg_info_t *a = &row->a;
   double f = a->progress, secs = a->progress_seconds;
-  /* Every number here comes from one client's report: a rate or an ETA it makes absurd (nodes
-   * 2^63-1 in 5e-324 s, a fraction of 1e-300) is shown as null or clamped, never inf, never an
-   * undefined conversion to int64, never a failed view. */
-  json_t *eta = json_null(), *nps = json_null();
+  *v = (nq_view_running_t){.assignment = a->id,
+                           .client = row->client,
+                           .issued = a->issued,
+                           .deadline = a->deadline,
+                           .percent = 100.0 * f,
+                           .has_percent = f >= 0 && isfinite(100.0 * f),
+                           .seconds = secs,
+                           .has_seconds = secs >= 0 && isfinite(secs),
+                           .nodes = (int64_t)a->progress_nodes,
+                           .has_nodes = a->progress_at != 0,
+                           .progress_at = a->progress_at};
   if (f > 0 && secs > 0)
-    eta = srv_json_seconds(secs * (1 - f) / f - (double)(l->now - a->progress_at));
-  if (secs > 0 && a->progress_nodes > 0) nps = srv_json_finite((double)a->progress_nodes / secs);
-  put(o, "percent", f >= 0 ? srv_json_finite(100.0 * f) : json_null(), &ok);
-  put(o, "seconds", secs >= 0 ? srv_json_finite(secs) : json_null(), &ok);
-  put(o, "nodes", a->progress_at ? json_integer((json_int_t)a->progress_nodes) : json_null(), &ok);
-  put(o, "nodes_per_s", nps, &ok);
-  put(o, "eta_s", eta, &ok);
-  put(o, "progress_at", json_integer(a->progress_at), &ok);
-  if (!ok || json_array_append_new(l->arr, o) != 0) return NQ_ENOMEM;
-  return 0;
+    v->has_eta_s = srv_seconds(secs * (1 - f) / f - (double)(now - a->progress_at), &v->eta_s);
+  if (secs > 0 && a->progress_nodes > 0) {
+    v->nodes_per_s = (double)a->progress_nodes / secs;
+    v->has_nodes_per_s = isfinite(v->nodes_per_s);
+  }
+}
+
+/* The unit view of u, its assignments in *rows (release with free(rows->rows)) and its arrays
+ * (nq_view_unit_free); the extras are the caller's. */
+static int unit_view(srv_store_t *st, const srv_unit_info_t *u, int64_t now, asg_rows_t *rows,
+                     nq_view_unit_t *v) {
+  memset(v, 0, sizeof *v);
+  *rows = (asg_rows_t){st, NULL, 0, 0};
+  v->id = u->id;
+  v->idx = u->idx;
+  v->unit = u->text;
+  v->state = srv_unit_state_name(u->state);
+  v->live = u->live;
+  v->results = u->results;
+  /* Issue 30: contested (waiting for a trusted result), or what settled it. */
+  v->contest = srv_contest_name(u->contest);
+  if (u->state == SRV_UNIT_VERIFIED) {
+    v->has_c2 = v->has_c4 = v->has_c8 = v->has_nodes = v->has_verified_at = 1;
+    v->c2 = (int64_t)u->counts.c2;
+    v->c4 = (int64_t)u->counts.c4;
+    v->c8 = (int64_t)u->counts.c8;
+    v->nodes = (int64_t)u->counts.nodes;
+    v->verified_at = u->verified_at;
+  }
+  /* The results that voted, with the backend that computed each: a verified unit's evidence,
+   * and what a disputed or awaiting unit has so far (voided ones included: `voided`). */
+  v->has_replicas = u->state == SRV_UNIT_VERIFIED || u->state == SRV_UNIT_DISPUTED ||
+                    u->state == SRV_UNIT_AWAITING;
+  v->has_running = u->live > 0;
+  int rc = v->has_replicas || v->has_running ? srv_asg_list_unit(st, u->id, asg_collect, rows) : 0;
+  if (rc == 0 && rows->n > 0) {
+    v->replicas = calloc(rows->n, sizeof *v->replicas);
+    v->running = calloc(rows->n, sizeof *v->running);
+    if (!v->replicas || !v->running) rc = NQ_ENOMEM;
+  }
+  for (size_t i = 0; rc == 0 && i < rows->n; i++) {
+    const asg_row_t *row = &rows->rows[i];
+    if (v->has_replicas && row->a.reported_at != 0)
+      replica_view(row, &v->replicas[v->n_replicas++]);
+    if (v->has_running && row->a.state == SRV_ASG_LEASED)
+      running_view(row, now, &v->running[v->n_running++]);
+  }
+  return rc;
+}
+
+static void unit_view_free(nq_view_unit_t *v, asg_rows_t *rows) {
+  nq_view_unit_free(v);
+  free(rows->rows);
 }
 
 static int unit_cb(const srv_unit_info_t *u, void *arg) {
   list_ctx_t *l = arg;
-  json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:i, s:i}", "id", (json_int_t)u->id, "idx",
-                        (json_int_t)u->idx, "unit", u->text, "state",
-                        srv_unit_state_name(u->state), "live", u->live, "results", u->results);
-  if (!o) return NQ_ENOMEM;
-  /* Issue 30: contested (waiting for a trusted result), or what settled it. */
-  int rc = json_object_set_new(o, "contest", json_string(srv_contest_name(u->contest))) ? NQ_ENOMEM
-                                                                                        : 0;
-  if (u->state == SRV_UNIT_VERIFIED) {
-    json_t *c = json_pack("{s:I, s:I, s:I, s:I, s:I}", "c2", (json_int_t)u->counts.c2, "c4",
-                          (json_int_t)u->counts.c4, "c8", (json_int_t)u->counts.c8, "nodes",
-                          (json_int_t)u->counts.nodes, "verified_at",
-                          (json_int_t)u->verified_at);
-    if (!c || json_object_update(o, c) != 0) rc = NQ_ENOMEM;
-    json_decref(c);
-  }
-  /* The results that voted, with the backend that computed each: a verified unit's evidence,
-   * and what a disputed or awaiting unit has so far (voided ones included: `voided`). */
-  if (rc == 0 && (u->state == SRV_UNIT_VERIFIED || u->state == SRV_UNIT_DISPUTED ||
-                  u->state == SRV_UNIT_AWAITING)) {
-    list_ctx_t r = {json_array(), l->now, l->st};
-    rc = r.arr ? srv_asg_list_unit(l->st, u->id, asg_cb, &r) : NQ_ENOMEM;
-    if (rc == 0 && json_object_set_new(o, "replicas", r.arr) != 0) rc = NQ_ENOMEM;
-    if (rc != 0) json_decref(r.arr);
-  }
-  if (rc == 0 && u->live > 0) {
-    list_ctx_t r = {json_array(), l->now, l->st};
-    rc = r.arr ? srv_asg_list_unit(l->st, u->id, running_cb, &r) : NQ_ENOMEM;
-    if (rc == 0 && json_object_set_new(o, "running", r.arr) != 0) rc = NQ_ENOMEM;
-    if (rc != 0) json_decref(r.arr);
-  }
-  if (rc == 0 && json_array_append_new(l->arr, o) != 0) return NQ_ENOMEM;
-  if (rc != 0) json_decref(o);
+  nq_view_unit_t v;
+  asg_rows_t rows;
+  int rc = unit_view(l->st, u, l->now, &rows, &v);
+  if (rc == 0) rc = append(l->arr, nq_view_unit_pack(&v));
+  unit_view_free(&v, &rows);
   return rc;
 }
 
@@ -627,8 +628,8 @@ static int cmd_client_add(srv_store_t *st, const char *name, const char *owner, 
   if (rc == 0 && o.id != SRV_OWNER_DEFAULT) rc = srv_client_set_owner(st, c.id, o.id);
   if (own_tx && rc == 0) rc = srv_store_commit(st);
   else if (own_tx) srv_store_rollback(st);
-  if (rc == 0 && !(*out = json_pack("{s:s, s:s, s:s}", "name", c.name, "owner", o.name, "token",
-                                    token)))
+  if (rc == 0 && !(*out = nq_view_client_added_pack(&(nq_view_client_added_t){c.name, o.name,
+                                                                            token})))
     rc = NQ_ENOMEM;
   memset(token, 0, sizeof token);
   return rc ? store_refuse(st, rc, "client", err) : 0;
@@ -656,9 +657,8 @@ static int cmd_client_ban(srv_store_t *st, const srv_job_t *job, const srv_sched
   if (rc == 0) rc = srv_sched_ban(&sch, c.id, now, &reopened, &fx->job_reopened);
   if (rc == 0) fx->banned = 1;
   fx->reopened_units = reopened;
-  if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:I, s:I}", "name", c.name, "banned", 1,
-                                    "released", (json_int_t)(c.banned ? 0 : c.outstanding),
-                                    "reopened", (json_int_t)reopened)))
+  if (rc == 0 && !(*out = nq_view_client_banned_pack(&(nq_view_client_banned_t){
+                        c.name, 1, c.banned ? 0 : c.outstanding, reopened})))
     rc = NQ_ENOMEM;
   return rc ? store_refuse(st, rc, "client", err) : 0;
 }
@@ -669,7 +669,7 @@ static int cmd_client_unban(srv_store_t *st, const char *name, json_t **out,
   srv_client_t c;
   int rc = srv_client_find_name(st, name, &c);
   if (rc == 0) rc = srv_client_unban(st, c.id);
-  if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:b}", "name", c.name, "banned", 0, "suspect", 0)))
+  if (rc == 0 && !(*out = nq_view_client_unbanned_pack(&(nq_view_client_unbanned_t){c.name, 0, 0})))
     rc = NQ_ENOMEM;
   return rc ? store_refuse(st, rc, "client", err) : 0;
 }
@@ -683,8 +683,7 @@ static int cmd_owner_add(srv_store_t *st, const char *name, int64_t now, json_t 
   int rc = nq_random_token(key, 32);
   if (rc == 0) rc = nq_sha256_hex(key, hash);
   if (rc == 0) rc = srv_owner_create(st, name, hash, now, &o);
-  if (rc == 0 && !(*out = json_pack("{s:s, s:I, s:s}", "name", o.name, "id", (json_int_t)o.id,
-                                    "enrol_key", key)))
+  if (rc == 0 && !(*out = nq_view_owner_key_pack(&(nq_view_owner_key_t){o.name, o.id, key})))
     rc = NQ_ENOMEM;
   memset(key, 0, sizeof key);
   return rc ? store_refuse(st, rc, "owner", err) : 0;
@@ -705,8 +704,8 @@ static int cmd_owner_unban(srv_store_t *st, const char *name, json_t **out, nq_p
     if ((rc = srv_client_get(st, ids[i], &c)) == 0) banned += c.banned != 0;
   }
   free(ids);
-  if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:i}", "name", o.name, "banned", 0,
-                                    "clients_banned", banned)))
+  if (rc == 0 &&
+      !(*out = nq_view_owner_unbanned_pack(&(nq_view_owner_unbanned_t){o.name, 0, banned})))
     rc = NQ_ENOMEM;
   return rc ? store_refuse(st, rc, "owner", err) : 0;
 }
@@ -725,8 +724,7 @@ static int cmd_owner_rekey(srv_store_t *st, const char *name, json_t **out, nq_p
   rc = nq_random_token(key, 32);
   if (rc == 0) rc = nq_sha256_hex(key, hash);
   if (rc == 0) rc = srv_owner_set_key(st, o.id, hash);
-  if (rc == 0 && !(*out = json_pack("{s:s, s:I, s:s}", "name", o.name, "id", (json_int_t)o.id,
-                                    "enrol_key", key)))
+  if (rc == 0 && !(*out = nq_view_owner_key_pack(&(nq_view_owner_key_t){o.name, o.id, key})))
     rc = NQ_ENOMEM;
   memset(key, 0, sizeof key);
   return rc ? store_refuse(st, rc, "owner", err) : 0;
@@ -745,9 +743,8 @@ static int cmd_owner_ban(srv_store_t *st, const srv_job_t *job, const srv_sched_
   if (rc == 0) rc = srv_sched_ban_owner(&sch, o.id, now, &reopened, &fx->job_reopened);
   if (rc == 0) fx->banned = 1;
   fx->reopened_units = reopened;
-  if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:I, s:I}", "name", o.name, "banned", 1,
-                                    "clients", (json_int_t)o.clients, "reopened",
-                                    (json_int_t)reopened)))
+  if (rc == 0 && !(*out = nq_view_owner_banned_pack(&(nq_view_owner_banned_t){
+                        o.name, 1, o.clients, reopened})))
     rc = NQ_ENOMEM;
   return rc ? store_refuse(st, rc, "owner", err) : 0;
 }
@@ -771,9 +768,8 @@ static int cmd_owner_trust(srv_store_t *st, const srv_job_t *job, const srv_sche
   if (rc == 0) rc = srv_owner_set_trusted(st, o.id, trust);
   if (rc == 0) rc = srv_sched_recount_disputed(&sch, now, &recounted);
   if (rc == 0) rc = srv_trust_counts(st, now, &owners, NULL);
-  if (rc == 0 && !(*out = json_pack("{s:s, s:b, s:I, s:i}", "name", o.name, "trusted", trust,
-                                    "trusted_owners", (json_int_t)owners, "recounted",
-                                    recounted)))
+  if (rc == 0 && !(*out = nq_view_owner_trusted_pack(&(nq_view_owner_trusted_t){
+                        o.name, trust, owners, recounted})))
     rc = NQ_ENOMEM;
   return rc ? store_refuse(st, rc, "owner", err) : 0;
 }
@@ -794,21 +790,21 @@ static int req_unit(srv_store_t *st, const srv_job_t *job, const nq_admin_req_t 
   return rc ? store_refuse(st, rc, "unit", err) : 0;
 }
 
-/* One unit as `units` shows it, with the members of `extra` (consumed) added. */
-static int unit_reply(srv_store_t *st, const srv_unit_info_t *u, int64_t now, json_t *extra,
-                      json_t **out, nq_proto_err_t *err) {
-  list_ctx_t l = {json_array(), now, st};
-  int rc = l.arr ? unit_cb(u, &l) : NQ_ENOMEM;
-  json_t *o = rc == 0 ? json_incref(json_array_get(l.arr, 0)) : NULL;
-  json_decref(l.arr);
-  if (!o || !extra || json_object_update(o, extra) != 0) {
-    json_decref(o);
-    json_decref(extra);
-    return store_refuse(st, NQ_ENOMEM, "unit", err);
-  }
-  json_decref(extra);
-  *out = o;
-  return 0;
+/* One unit as `units` shows it, with the command's members of x (job_reopened .. job_done). */
+static int unit_reply(srv_store_t *st, const srv_unit_info_t *u, int64_t now,
+                      const nq_view_unit_t *x, json_t **out, nq_proto_err_t *err) {
+  nq_view_unit_t v;
+  asg_rows_t rows;
+  int rc = unit_view(st, u, now, &rows, &v);
+  v.has_job_reopened = x->has_job_reopened, v.job_reopened = x->job_reopened;
+  v.has_extra_results = x->has_extra_results, v.extra_results = x->extra_results;
+  v.has_max_results = x->has_max_results, v.max_results = x->max_results;
+  v.has_added = x->has_added, v.added = x->added;
+  v.has_restored = x->has_restored, v.restored = x->restored;
+  v.has_job_done = x->has_job_done, v.job_done = x->job_done;
+  if (rc == 0 && !(*out = nq_view_unit_pack(&v))) rc = NQ_ENOMEM;
+  unit_view_free(&v, &rows);
+  return rc ? store_refuse(st, rc, "unit", err) : 0;
 }
 
 /* unit_reopen: the unit as in `units` after it was re-opened (its results voided), plus
@@ -827,7 +823,8 @@ static int cmd_unit_reopen(srv_store_t *st, const srv_job_t *job, const srv_sche
   fx->reopened = 1;
   fx->reopened_units = 1;
   snprintf(fx->unit, sizeof fx->unit, "%s", u.text);
-  return unit_reply(st, &u, now, json_pack("{s:b}", "job_reopened", fx->job_reopened), out, err);
+  nq_view_unit_t x = {.has_job_reopened = 1, .job_reopened = fx->job_reopened};
+  return unit_reply(st, &u, now, &x, out, err);
 }
 
 /* unit_retry --all-disputed | --client NAME: every such disputed unit gets `extra` more results,
@@ -839,9 +836,8 @@ static int cmd_unit_reopen(srv_store_t *st, const srv_job_t *job, const srv_sche
  * liar's spot checks re-opened are verified again by the honest votes). Their ids go into arr;
  * *restored and *verified count. */
 static int retry_awaiting_of(srv_store_t *st, const srv_job_t *job, const srv_sched_config_t *cfg,
-                             const int64_t *ids, int n, int extra, int64_t now, json_t *arr,
-                             int64_t *restored, int *verified, srv_admin_effects_t *fx,
-                             nq_proto_err_t *err) {
+                             const int64_t *ids, int n, int extra, int64_t now, int64_t *restored,
+                             int *verified, srv_admin_effects_t *fx, nq_proto_err_t *err) {
   srv_sched_t sch;
   srv_result_info_t info;
   int64_t r = 0;
@@ -852,7 +848,6 @@ static int retry_awaiting_of(srv_store_t *st, const srv_job_t *job, const srv_sc
     *restored += r;
     *verified += info.unit_verified;
     fx->job_done |= info.job_done;
-    if (rc == 0 && json_array_append_new(arr, json_integer(ids[i])) != 0) rc = NQ_ENOMEM;
   }
   return rc ? store_refuse(st, rc, "unit", err) : 0;
 }
@@ -876,32 +871,30 @@ static int cmd_unit_retry_many(srv_store_t *st, const srv_job_t *job,
   int na = 0;
   if (client_id > 0 && (rc = srv_units_awaiting_of(st, job->id, client_id, &waiting, &na)) != 0)
     return store_refuse(st, rc, "unit", err);
-  json_t *arr = json_array();
-  if (!arr) rc = NQ_ENOMEM;
-  if (rc == 0) rc = srv_units_disputed(st, job->id, client_id, &ids, &n);
-  for (int i = 0; i < n && rc == 0; i++) {
-    rc = srv_unit_retry(st, ids[i], extra, now, NULL);
-    if (rc == 0 && json_array_append_new(arr, json_integer(ids[i])) != 0) rc = NQ_ENOMEM;
-  }
-  free(ids);
+  rc = srv_units_disputed(st, job->id, client_id, &ids, &n);
+  for (int i = 0; i < n && rc == 0; i++) rc = srv_unit_retry(st, ids[i], extra, now, NULL);
   if (rc) {
+    free(ids);
     free(waiting);
-    json_decref(arr);
     return store_refuse(st, rc, "unit", err);
   }
   int verified = 0;
-  int64_t restored = 0;
-  rc = retry_awaiting_of(st, job, cfg, waiting, na, extra, now, arr, &restored, &verified, fx,
-                         err);
-  free(waiting);
-  if (rc) {
-    json_decref(arr);
-    return rc;
+  nq_view_retried_t v = {.retried = n + na, .added = extra, .awaiting = na};
+  rc = retry_awaiting_of(st, job, cfg, waiting, na, extra, now, &v.restored, &verified, fx, err);
+  v.verified = verified;
+  /* The units: the disputed ones retried, then the awaiting ones. */
+  int64_t *all = rc == 0 && n + na > 0 ? malloc((size_t)(n + na) * sizeof *all) : NULL;
+  if (rc == 0 && n + na > 0 && !all) rc = store_refuse(st, NQ_ENOMEM, "unit", err);
+  if (all) {
+    if (n) memcpy(all, ids, (size_t)n * sizeof *all);
+    if (na) memcpy(all + n, waiting, (size_t)na * sizeof *all);
   }
-  if (!(*out = json_pack("{s:i, s:I, s:o, s:i, s:I, s:i, s:b}", "retried", n + na, "added",
-                         (json_int_t)extra, "units", arr, "awaiting", na, "restored",
-                         (json_int_t)restored, "verified", verified, "job_done", fx->job_done)))
-    return store_refuse(st, NQ_ENOMEM, "unit", err);
+  v.units = all, v.n_units = (size_t)(n + na), v.job_done = fx->job_done;
+  if (rc == 0 && !(*out = nq_view_retried_pack(&v))) rc = store_refuse(st, NQ_ENOMEM, "unit", err);
+  free(all);
+  free(ids);
+  free(waiting);
+  if (rc) return rc;
   fx->reopened_units = n + na;
   fx->added = extra;
   return 0;
@@ -931,12 +924,17 @@ static int cmd_unit_retry(srv_store_t *st, const srv_job_t *job, const srv_sched
   fx->added = extra;
   fx->job_done = info.job_done;
   snprintf(fx->unit, sizeof fx->unit, "%s", u.text);
-  return unit_reply(st, &u, now,
-                    json_pack("{s:i, s:I, s:i, s:I, s:b}", "extra_results", u.extra_results,
-                              "max_results", (json_int_t)job->max_results + u.extra_results,
-                              "added", extra, "restored", (json_int_t)restored, "job_done",
-                              info.job_done),
-                    out, err);
+  nq_view_unit_t x = {.has_extra_results = 1,
+                      .extra_results = u.extra_results,
+                      .has_max_results = 1,
+                      .max_results = job->max_results + u.extra_results,
+                      .has_added = 1,
+                      .added = extra,
+                      .has_restored = 1,
+                      .restored = restored,
+                      .has_job_done = 1,
+                      .job_done = info.job_done};
+  return unit_reply(st, &u, now, &x, out, err);
 }
 
 /* The job a job_archive/job_delete request names: the one for N that is not archived, else
@@ -980,9 +978,8 @@ static int cmd_job(srv_store_t *st, int64_t serving, const nq_admin_req_t *req, 
   if (rc == NQ_EBUSY || rc == NQ_ESTATE)
     return refuse(err, NQ_ERR_BAD_STATE, "%s", srv_store_errmsg(st));
   if (rc) return store_refuse(st, rc, "job", err);
-  *out = json_pack("{s:I, s:i, s:s, s:I, s:I, s:b}", "id", (json_int_t)p.job.id, "n", p.job.n,
-                   "state", del ? "deleted" : "archived", "units", (json_int_t)p.job.units,
-                   "released", (json_int_t)leases, "deleted", del);
+  *out = nq_view_job_removed_pack(&(nq_view_job_removed_t){
+      p.job.id, p.job.n, del ? "deleted" : "archived", p.job.units, leases, del});
   return *out ? 0 : store_refuse(st, NQ_ENOMEM, "job", err);
 }
 
@@ -991,16 +988,27 @@ static int cmd_job(srv_store_t *st, int64_t serving, const nq_admin_req_t *req, 
 /* One queue entry: {"id", "n", "depth", "unit_seconds", "max_depth", "quorum", "max_results",
  * "diverse_kernels" (-1: N's default), "state" (queued/started/cancelled/failed), "added",
  * "changed", "job_id" (started: its job, else null), "error" (failed: why, else null)}. */
+static void queued_view(const srv_queued_t *q, nq_view_queued_t *v) {
+  *v = (nq_view_queued_t){.id = q->id,
+                          .n = q->opts.n,
+                          .depth = q->opts.depth,
+                          .unit_seconds = q->opts.unit_seconds,
+                          .max_depth = q->opts.max_depth,
+                          .quorum = q->opts.quorum,
+                          .max_results = q->opts.max_results,
+                          .diverse_kernels = q->opts.diverse_kernels,
+                          .state = srv_queue_state_name(q->state),
+                          .added = q->added,
+                          .changed = q->changed,
+                          .job_id = q->job_id,
+                          .has_job_id = q->job_id != 0,
+                          .error = q->error[0] ? q->error : NULL};
+}
+
 static json_t *queued_json(const srv_queued_t *q) {
-  return json_pack("{s:I, s:i, s:i, s:f, s:i, s:i, s:i, s:i, s:s, s:I, s:I, s:o, s:o}", "id",
-                   (json_int_t)q->id, "n", q->opts.n, "depth", q->opts.depth, "unit_seconds",
-                   q->opts.unit_seconds, "max_depth", q->opts.max_depth, "quorum",
-                   q->opts.quorum, "max_results", q->opts.max_results, "diverse_kernels",
-                   q->opts.diverse_kernels, "state",
-                   srv_queue_state_name(q->state), "added", (json_int_t)q->added, "changed",
-                   (json_int_t)q->changed, "job_id",
-                   q->job_id ? json_integer(q->job_id) : json_null(), "error",
-                   q->error[0] ? json_string(q->error) : json_null());
+  nq_view_queued_t v;
+  queued_view(q, &v);
+  return nq_view_queued_pack(&v);
 }
 
 static int queued_cb(const srv_queued_t *q, void *arg) {
@@ -1014,6 +1022,12 @@ static json_t *queue_json(srv_store_t *st, int all) {
   json_t *arr = json_array();
   int rc = arr ? srv_queue_list(st, all, queued_cb, arr) : NQ_ENOMEM;
   return wrap(st, "queue", arr, rc);
+}
+
+static int count_cb(const srv_queued_t *q, void *arg) {
+  (void)q;
+  ++*(int64_t *)arg;
+  return 0;
 }
 
 /* job_add: the entry as queued, and "position" (1 = next). */
@@ -1033,17 +1047,12 @@ static int cmd_job_add(srv_store_t *st, const nq_admin_req_t *req, int64_t now, 
   if (rc == NQ_ERANGE || rc == NQ_EINVAL)
     return refuse(err, NQ_ERR_BAD_MESSAGE, "job add: %s", srv_store_errmsg(st));
   if (rc) return store_refuse(st, rc, "queued job", err);
-  json_t *list = queue_json(st, 0);
-  *out = queued_json(&q);
-  if (!list || !*out) {
-    json_decref(list);
-    json_decref(*out);
-    *out = NULL;
-    return store_refuse(st, NQ_ENOMEM, "queued job", err);
-  }
-  json_object_set_new(*out, "position", json_integer((json_int_t)json_array_size(
-                                            json_object_get(list, "queue"))));
-  json_decref(list);
+  nq_view_queued_t v;
+  queued_view(&q, &v);
+  v.has_position = 1;
+  if ((rc = srv_queue_list(st, 0, count_cb, &v.position)) != 0)
+    return store_refuse(st, rc, "queued job", err);
+  if (!(*out = nq_view_queued_pack(&v))) return store_refuse(st, NQ_ENOMEM, "queued job", err);
   fx->queued = 1;
   return 0;
 }
@@ -1091,8 +1100,9 @@ static int cmd_job_next(srv_store_t *st, const srv_job_t *job, int64_t serving,
                   "for it, or --force to set it aside (its leases are released; it stays in the "
                   "store and resumes when N=%d is queued again)", cur.n, (long long)cur.id,
                   cur.n);
-  *out = json_pack("{s:o, s:o}", "next", queued_json(&q), "set_aside",
-                   running ? json_integer(cur.id) : json_null());
+  nq_view_job_next_t v = {.set_aside = cur.id, .has_set_aside = running};
+  queued_view(&q, &v.next);
+  *out = nq_view_job_next_pack(&v);
   if (!*out) return store_refuse(st, NQ_ENOMEM, "job next", err);
   fx->next = running ? 2 : 1;
   (void)job;

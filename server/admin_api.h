@@ -3,9 +3,11 @@
  * objects of `admin_reply`). One implementation serves the server's admin sessions and nq-admin's
  * local mode (through the public nq/admin_db.h), so both print the same thing.
  *
- * Key names are a stable interface for scripts (docs/operations.md lists them): add keys, never
- * rename or drop one. Values above 64 bits (job totals) are decimal strings; per-unit counts are
- * JSON integers.
+ * Each object is a typed view (nq/admin_view.h: its fields, their JSON keys and types, in one
+ * list): the builders fill the view's struct and pack it, and nq-admin and the page parse it
+ * back. Key names are a stable interface for scripts (docs/operations.md lists them): add keys,
+ * never rename or drop one. Values above 64 bits (job totals) are decimal strings; per-unit
+ * counts are JSON integers.
  *
  * Every builder returns a new reference the caller json_decref()s, or NULL on failure; then
  * srv_store_errmsg(st) says why (or the allocation failed). Nothing here changes the store except
@@ -29,12 +31,12 @@
 /* Disputed units listed inside the status object (the `units` command lists all of them). */
 #define SRV_STATUS_DISPUTED_MAX 100
 
-/* Numbers computed from client reports, for JSON (issue 33): a real, or null when it is not
- * finite; whole seconds rounded, clamped to 0..SRV_SECONDS_MAX (100 years; null for NaN), so
- * that no report can make a view fail or an int64 conversion undefined. */
+/* Numbers computed from client reports, for JSON (issue 33): a real only when it is finite (the
+ * views' NULL fields); whole seconds rounded, clamped to 0..SRV_SECONDS_MAX (100 years), so that
+ * no report can make a view fail or an int64 conversion undefined: srv_seconds returns 0 for NaN
+ * (the view shows null), else 1 and *out. */
 #define SRV_SECONDS_MAX 3.15576e9
-json_t *srv_json_finite(double x);
-json_t *srv_json_seconds(double x);
+int srv_seconds(double x, int64_t *out);
 
 /* The status object of one job at time `now`: job, unit counts per state, progress (percent
  * weighted by node counts, see docs/operations.md), verified partial counts, the final answer and

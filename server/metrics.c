@@ -19,7 +19,9 @@ void srv_hist_observe(srv_hist_t *h, double seconds) {
 }
 
 const char *srv_outcome_name(srv_outcome_t o) {
-  static const char *const names[SRV_OUTCOME_N] = {"accepted", "duplicate", "late", "invalid"};
+#define OUTCOME_NAME(e, name) name,
+  static const char *const names[SRV_OUTCOME_N] = {SRV_OUTCOME_MAP(OUTCOME_NAME)};
+#undef OUTCOME_NAME
   return o >= 0 && o < SRV_OUTCOME_N ? names[o] : "";
 }
 

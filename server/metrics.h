@@ -23,11 +23,16 @@ typedef struct srv_hist_s {
 void srv_hist_observe(srv_hist_t *h, double seconds);
 
 /* How a result message ended (the protocol's ack statuses, and a refusal). */
+#define SRV_OUTCOME_MAP(X)                                                                       \
+  X(ACCEPTED, "accepted")                                                                        \
+  X(DUPLICATE, "duplicate")                                                                      \
+  X(LATE, "late")                                                                                \
+  X(INVALID, "invalid") /* refused: impossible counts, wrong unit, unknown or another's */       \
+                        /* assignment */
 typedef enum {
-  SRV_OUTCOME_ACCEPTED = 0,
-  SRV_OUTCOME_DUPLICATE,
-  SRV_OUTCOME_LATE,
-  SRV_OUTCOME_INVALID, /* refused: impossible counts, wrong unit, unknown or another's assignment */
+#define SRV_OUTCOME_ENUM_ONE(e, name) SRV_OUTCOME_##e,
+  SRV_OUTCOME_MAP(SRV_OUTCOME_ENUM_ONE)
+#undef SRV_OUTCOME_ENUM_ONE
   SRV_OUTCOME_N
 } srv_outcome_t;
 

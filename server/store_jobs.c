@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const job_state_names[SRV_JOB_NSTATES] = {"running", "done", "creating",
-                                                              "archived"};
+static const char *const job_state_names[SRV_JOB_NSTATES] = {
+    SRV_JOB_STATE_MAP(NQ_ENUM_NAME_OF)};
 
 const char *srv_job_state_name(srv_job_state_t s) {
   return (unsigned)s < SRV_JOB_NSTATES ? job_state_names[s] : "?";

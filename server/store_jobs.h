@@ -6,13 +6,19 @@
 #define SRV_STORE_JOBS_H
 
 #include <stdint.h>
+#include "nq/states.h"
 #include "store.h"
 
+/* The job states (jobs.state holds the name): X(ENUM, "name"). */
+#define SRV_JOB_STATE_MAP(X)                                                                       \
+  X(RUNNING, "running")                                                                            \
+  X(DONE, "done")                                                                                  \
+  X(CREATING, "creating") /* its units are still being inserted (or the insertion was cut off) */  \
+  X(ARCHIVED, "archived") /* kept for the record; a new job for the same N may be created */
 typedef enum {
-  SRV_JOB_RUNNING = 0,
-  SRV_JOB_DONE = 1,
-  SRV_JOB_CREATING = 2, /* its units are still being inserted (or the insertion was cut off) */
-  SRV_JOB_ARCHIVED = 3, /* kept for the record; a new job for the same N may be created */
+#define SRV_JOB_ENUM_ONE(e, name) SRV_JOB_##e,
+  SRV_JOB_STATE_MAP(SRV_JOB_ENUM_ONE)
+#undef SRV_JOB_ENUM_ONE
   SRV_JOB_NSTATES
 } srv_job_state_t;
 

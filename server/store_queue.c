@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-static const char *const state_names[SRV_QUEUE_NSTATES] = {"queued", "started", "cancelled",
-                                                           "failed"};
+static const char *const state_names[SRV_QUEUE_NSTATES] = {
+    SRV_QUEUE_STATE_MAP(NQ_ENUM_NAME_OF)};
 
 const char *srv_queue_state_name(srv_queue_state_t s) {
   return (unsigned)s < SRV_QUEUE_NSTATES ? state_names[s] : "?";

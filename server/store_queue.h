@@ -12,13 +12,19 @@
 #include <stdint.h>
 
 #include "nq/job_opts.h"
+#include "nq/states.h"
 #include "store.h"
 
+/* The queue entries' states (job_queue.state holds the name): X(ENUM, "name"). */
+#define SRV_QUEUE_STATE_MAP(X)                                                                     \
+  X(QUEUED, "queued") /* waiting for its turn */                                                   \
+  X(STARTED, "started") /* the server made its job (job_id) */                                     \
+  X(CANCELLED, "cancelled") /* taken back by the operator before it started */                     \
+  X(FAILED, "failed") /* the server could not make its job (error says why) */
 typedef enum {
-  SRV_QUEUE_QUEUED = 0, /* waiting for its turn */
-  SRV_QUEUE_STARTED,    /* the server made its job (job_id) */
-  SRV_QUEUE_CANCELLED,  /* taken back by the operator before it started */
-  SRV_QUEUE_FAILED,     /* the server could not make its job (error says why) */
+#define SRV_QUEUE_ENUM_ONE(e, name) SRV_QUEUE_##e,
+  SRV_QUEUE_STATE_MAP(SRV_QUEUE_ENUM_ONE)
+#undef SRV_QUEUE_ENUM_ONE
   SRV_QUEUE_NSTATES
 } srv_queue_state_t;
 

@@ -27,16 +27,12 @@
 #ifndef SRV_STORE_STALL_H
 #define SRV_STORE_STALL_H
 
+#include "nq/states.h"
 #include "store.h"
 #include "store_work.h"
 
-/* The reasons: enum name, JSON/metrics name, one line for people. */
-#define SRV_STALL_REASONS(X)                                                                   \
-  X(OWNERS, "owners", "fewer keys that can vote than the quorum needs")                         \
-  X(VOTED, "voted", "every key that can vote has already given it a result")                    \
-  X(OFFLINE, "offline", "the keys that could give it its next results are not online")         \
-  X(CONTESTED, "contested", "contested, and no trusted owner's client is online to settle it")    \
-  X(BLOCKED, "blocked", "disputed at its cap on results: nq-admin unit retry")
+/* The reasons: enum name, JSON/metrics name, one line for people (nq/states.h). */
+#define SRV_STALL_REASONS NQ_STALL_REASON_MAP
 
 typedef enum {
 #define SRV_STALL_ENUM(e, name, text) SRV_STALL_##e,

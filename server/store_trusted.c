@@ -6,10 +6,10 @@
 
 #include <string.h>
 
-static const char *const contest_names[] = {"none", "contested", "trusted", "audit"};
+static const char *const contest_names[SRV_CONTEST_N] = {SRV_CONTEST_MAP(NQ_ENUM_NAME_OF)};
 
 const char *srv_contest_name(int contest) {
-  return contest >= 0 && contest <= SRV_CONTEST_AUDIT ? contest_names[contest] : "?";
+  return contest >= 0 && contest < SRV_CONTEST_N ? contest_names[contest] : "?";
 }
 
 int srv_owner_set_trusted(srv_store_t *st, int64_t owner_id, int trusted) {

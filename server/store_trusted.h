@@ -8,11 +8,16 @@
 #include "store_work.h"
 
 /* units.contest: why a unit is (or was) contested, and what settled it. */
+#define SRV_CONTEST_MAP(X)                                                                         \
+  X(NONE, "none") /* never contested, or decided by votes (no trusted owner) */                    \
+  X(OPEN, "contested") /* its results disagree: not verified, waits for a trusted result */        \
+  X(TRUSTED, "trusted") /* verified by a trusted owner's result */                                 \
+  X(AUDIT, "audit") /* verified by an authoritative count (srv_sched_settle) */
 typedef enum {
-  SRV_CONTEST_NONE = 0,    /* never contested, or decided by votes (no trusted owner) */
-  SRV_CONTEST_OPEN = 1,    /* its results disagree: not verified, waits for a trusted result */
-  SRV_CONTEST_TRUSTED = 2, /* verified by a trusted owner's result */
-  SRV_CONTEST_AUDIT = 3    /* verified by an authoritative count (srv_sched_settle) */
+#define SRV_CONTEST_ENUM_ONE(e, name) SRV_CONTEST_##e,
+  SRV_CONTEST_MAP(SRV_CONTEST_ENUM_ONE)
+#undef SRV_CONTEST_ENUM_ONE
+  SRV_CONTEST_N
 } srv_contest_t;
 
 /* "none", "contested", "trusted", "audit". */

@@ -15,8 +15,8 @@ _Static_assert(SRV_DISPUTE_FACTOR == 3, "DISPUTE_FACTOR_SQL must match SRV_DISPU
 
 /* ---- units -------------------------------------------------------------------------------- */
 
-static const char *const unit_state_names[SRV_UNIT_NSTATES] = {"pending", "leased", "awaiting",
-                                                                "verified", "disputed"};
+static const char *const unit_state_names[SRV_UNIT_NSTATES] = {
+    NQ_UNIT_STATE_MAP(NQ_ENUM_NAME_ONE)};
 
 const char *srv_unit_state_name(srv_unit_state_t s) {
   return (unsigned)s < SRV_UNIT_NSTATES ? unit_state_names[s] : "?";
@@ -259,8 +259,8 @@ int srv_unit_retry(srv_store_t *st, int64_t unit_id, int extra, int64_t now,
 
 /* ---- assignments -------------------------------------------------------------------------- */
 
-static const char *const asg_state_names[SRV_ASG_NSTATES] = {"leased", "expired", "reported",
-                                                              "valid", "invalid", "late"};
+static const char *const asg_state_names[SRV_ASG_NSTATES] = {
+    SRV_ASG_STATE_MAP(NQ_ENUM_NAME_OF)};
 
 const char *srv_asg_state_name(srv_asg_state_t s) {
   return (unsigned)s < SRV_ASG_NSTATES ? asg_state_names[s] : "?";
@@ -526,7 +526,8 @@ static const char *const sql_pick_fresh =
     "AND (SELECT first_unit + units - 1 FROM jobs WHERE id = ?1) AND job_id = ?1 "
     "AND touched = 0 AND state = 'pending' ORDER BY id LIMIT ?3";
 
-static const char *const distinct_names[SRV_DISTINCT_NMODES] = {"client", "owner", "network"};
+static const char *const distinct_names[SRV_DISTINCT_NMODES] = {
+    NQ_EV_DISTINCT_MAP(NQ_ENUM_NAME_OF)};
 
 const char *srv_distinct_name(srv_distinct_t d) {
   return (unsigned)d < SRV_DISTINCT_NMODES ? distinct_names[d] : "?";

@@ -7,19 +7,20 @@
 #define SRV_STORE_WORK_H
 
 #include <stdint.h>
+#include "nq/evidence.h"
 #include "nq/solver.h"
+#include "nq/states.h"
 #include "nq/unit.h"
 #include "store.h"
 #include "store_jobs.h"
 
 /* ---- units -------------------------------------------------------------------------------- */
 
+/* The unit states, from their one table (nq/states.h). */
 typedef enum {
-  SRV_UNIT_PENDING = 0, /* no live lease, no result */
-  SRV_UNIT_LEASED,      /* live lease(s), no result yet */
-  SRV_UNIT_AWAITING,    /* at least one result, no quorum yet */
-  SRV_UNIT_VERIFIED,    /* `quorum` agreeing results from distinct clients */
-  SRV_UNIT_DISPUTED,    /* max_results (+ extra) results without a quorum; needs the operator */
+#define SRV_UNIT_ENUM(e, name, text) SRV_UNIT_##e,
+  NQ_UNIT_STATE_MAP(SRV_UNIT_ENUM)
+#undef SRV_UNIT_ENUM
   SRV_UNIT_NSTATES
 } srv_unit_state_t;
 
@@ -80,13 +81,18 @@ int srv_unit_restore_votes(srv_store_t *st, int64_t unit_id, int64_t *n);
 
 /* ---- assignments (the scheduler's queries below write them) -------------------------------- */
 
+/* The assignment states (assignments.state holds the name): X(ENUM, "name"). */
+#define SRV_ASG_STATE_MAP(X)                                                                       \
+  X(LEASED, "leased") /* handed out, deadline in the future (or not yet swept) */                  \
+  X(EXPIRED, "expired") /* deadline passed, or released (ban, unit closed) without a result */     \
+  X(REPORTED, "reported") /* result in, unit not decided yet */                                    \
+  X(VALID, "valid") /* result agreed with the verified counts */                                   \
+  X(INVALID, "invalid") /* result disagreed with the verified counts */                            \
+  X(LATE, "late") /* result arrived after the unit was disputed; kept for the record */
 typedef enum {
-  SRV_ASG_LEASED = 0, /* handed out, deadline in the future (or not yet swept) */
-  SRV_ASG_EXPIRED,    /* deadline passed, or released (ban, unit closed) without a result */
-  SRV_ASG_REPORTED,   /* result in, unit not decided yet */
-  SRV_ASG_VALID,      /* result agreed with the verified counts */
-  SRV_ASG_INVALID,    /* result disagreed with the verified counts */
-  SRV_ASG_LATE,       /* result arrived after the unit was disputed; kept for the record */
+#define SRV_ASG_ENUM_ONE(e, name) SRV_ASG_##e,
+  SRV_ASG_STATE_MAP(SRV_ASG_ENUM_ONE)
+#undef SRV_ASG_ENUM_ONE
   SRV_ASG_NSTATES
 } srv_asg_state_t;
 
@@ -150,10 +156,11 @@ int srv_asg_held(srv_store_t *st, int64_t client_id, srv_work_t *out, int max, i
                  int *held);
 /* What makes two replicas of a unit independent (--quorum-distinct, schema 006): their clients,
  * their clients' owners, or the networks (/24 or /64) they came from. */
+/* The evidence file's table of the same rule (nq/evidence.h): one list of names. */
 typedef enum {
-  SRV_DISTINCT_CLIENT = 0,
-  SRV_DISTINCT_OWNER,
-  SRV_DISTINCT_NETWORK,
+#define SRV_DISTINCT_ENUM_ONE(e, name) SRV_DISTINCT_##e,
+  NQ_EV_DISTINCT_MAP(SRV_DISTINCT_ENUM_ONE)
+#undef SRV_DISTINCT_ENUM_ONE
   SRV_DISTINCT_NMODES
 } srv_distinct_t;
 

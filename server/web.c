@@ -3,12 +3,14 @@
 #include "web.h"
 #include "web_export.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "admin_api.h"
+#include "nq/admin_view.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/proto.h"
@@ -43,10 +45,8 @@ srv_web_route_t srv_web_route(const char *path) {
 /* ---- JSON ---- */
 
 static int leader_cb(const srv_credit_t *c, int rank, void *arg) {
-  char credit[40];
-  json_t *o = json_pack("{s:i, s:s, s:b, s:s, s:I}", "rank", rank, "name", c->display, "named",
-                        c->named, "credit", nq_u128_str(c->credit, credit), "results",
-                        (json_int_t)c->valid);
+  nq_view_leader_t v = {rank, c->display, c->named, c->credit, c->valid};
+  json_t *o = nq_view_leader_pack(&v);
   return o && json_array_append_new(arg, o) == 0 ? 0 : NQ_ENOMEM;
 }
 
@@ -59,8 +59,7 @@ json_t *srv_web_status_json(srv_t *s, int64_t now) {
   int ok = leaders && srv_credit_top(s->store, SRV_WEB_LEADERS, leader_cb, leaders) == 0;
   ok = ok && json_object_set_new(o, "leaderboard", leaders) == 0;
   if (!ok && leaders && !json_object_get(o, "leaderboard")) json_decref(leaders);
-  json_t *srv = json_pack("{s:s, s:i}", "version", NQ_VERSION_STRING, "protocol",
-                          NQ_PROTO_VERSION);
+  json_t *srv = nq_view_server_pack(&(nq_view_server_t){NQ_VERSION_STRING, NQ_PROTO_VERSION});
   ok = ok && srv && json_object_set_new(o, "server", srv) == 0;
   if (!ok) {
     json_decref(o);
@@ -90,24 +89,24 @@ typedef struct {
 /* A sample, with the rates since the previous one (null for the first). */
 static int hist_cb(const srv_history_t *h, void *arg) {
   hist_ctx_t *c = arg;
-  char nodes[40];
-  json_t *o = json_pack("{s:I, s:I, s:I, s:s, s:f}", "t", (json_int_t)h->t, "verified",
-                        (json_int_t)h->verified, "results", (json_int_t)h->results,
-                        "verified_nodes", nq_u128_str(h->nodes, nodes), "share", h->share);
-  if (!o) return NQ_ENOMEM;
-  json_t *rps = json_null(), *nps = json_null();
+  nq_view_sample_t v = {.t = h->t,
+                        .verified = h->verified,
+                        .results = h->results,
+                        .verified_nodes = h->nodes,
+                        .share = h->share};
   if (c->have_prev && h->t > c->prev.t) {
     double dt = (double)(h->t - c->prev.t);
     double dn = h->nodes >= c->prev.nodes ? (double)(h->nodes - c->prev.nodes) : 0.0;
     int64_t dr = h->results - c->prev.results;
-    rps = srv_json_finite((double)(dr > 0 ? dr : 0) / dt);
-    nps = srv_json_finite(dn / dt);
+    v.results_per_s = (double)(dr > 0 ? dr : 0) / dt;
+    v.nodes_per_s = dn / dt;
+    v.has_results_per_s = isfinite(v.results_per_s);
+    v.has_nodes_per_s = isfinite(v.nodes_per_s);
   }
-  json_object_set_new(o, "results_per_s", rps);
-  json_object_set_new(o, "nodes_per_s", nps);
   c->prev = *h;
   c->have_prev = 1;
-  return json_array_append_new(c->arr, o) == 0 ? 0 : NQ_ENOMEM;
+  json_t *o = nq_view_sample_pack(&v);
+  return o && json_array_append_new(c->arr, o) == 0 ? 0 : NQ_ENOMEM;
 }
 
 json_t *srv_web_history_json(srv_t *s) {

@@ -53,7 +53,9 @@ json_t *srv_web_status_json(srv_t *s, int64_t now);
 json_t *srv_web_history_json(srv_t *s);
 /* The Prometheus text exposition (malloc'd, *len bytes), NULL on failure. */
 char *srv_web_metrics_text(srv_t *s, int64_t now, size_t *len);
-/* The HTML page from a public status object and a history object (malloc'd). */
+/* The HTML page from a public status object and a history object (NULL: none yet), malloc'd;
+ * read as their views (nq/admin_view.h). NULL when either is not its view (the missing or
+ * mistyped field is logged) or memory runs out. */
 char *srv_web_page_html(const json_t *status, const json_t *history, size_t *len);
 
 /* Take one history sample of the served job now (the sampler's tick; tests call it). */

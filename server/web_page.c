@@ -7,12 +7,16 @@
  * is inline SVG drawn here, and a finished job's answer comes first.
  *
  * The page is a list of sections (page_sections below), each a function of the status and the
- * history: a new block is one function and one line in that list. */
+ * history: a new block is one function and one line in that list. The page reads the status and
+ * the history as typed views (nq/admin_view.h), never by key: an object that is not a status view
+ * is refused (no page) with the field it lacks in the log, rather than shown as zeros. */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "nq/admin_view.h"
+#include "nq/log.h"
 #include "web.h"
 #include "web_buf.h"
 
@@ -20,20 +24,9 @@
 #define CHART_W 640
 #define CHART_H 160
 
-/* One block of the page, from the public status object and the history. */
-typedef void (*page_section_fn)(web_buf_t *b, const json_t *st, const json_t *hist);
-
-static const char *str(const json_t *o, const char *path1, const char *path2) {
-  const json_t *v = json_object_get(o, path1);
-  if (path2) v = json_object_get(v, path2);
-  return json_is_string(v) ? json_string_value(v) : "-";
-}
-
-static double num(const json_t *o, const char *path1, const char *path2) {
-  const json_t *v = json_object_get(o, path1);
-  if (path2) v = json_object_get(v, path2);
-  return json_is_number(v) ? json_number_value(v) : 0.0;
-}
+/* One block of the page, from the public status and the history. */
+typedef void (*page_section_fn)(web_buf_t *b, const nq_view_status_t *st,
+                                const nq_view_history_t *hist);
 
 /* "3d 4h", "2h 5m", "4m 10s", "12s"; "unknown" for a negative time. */
 static void duration(char *buf, size_t len, double secs) {
@@ -100,100 +93,110 @@ static void count_row(web_buf_t *b, const char *id, const char *label, const cha
   web_buf_printf(b, "</td></tr>\n");
 }
 
-static void section_units(web_buf_t *b, const json_t *st, const json_t *hist) {
+/* A count row of a 128-bit value. */
+static void u128_row(web_buf_t *b, const char *id, const char *label, nq_u128 v) {
+  char d[48];
+  count_row(b, id, label, nq_u128_str(v, d));
+}
+
+static void section_units(web_buf_t *b, const nq_view_status_t *st,
+                          const nq_view_history_t *hist) {
   (void)hist;
-  static const char *const states[] = {"pending", "leased", "awaiting", "verified", "disputed"};
-  const json_t *u = json_object_get(st, "units");
+  const nq_view_names_t *states = &NQ_UNIT_STATE_view_names;
   web_buf_printf(b, "<h2>Units</h2>\n<table id=\"units\">\n");
   char id[32], d[32];
-  for (size_t i = 0; i < sizeof states / sizeof *states; i++) {
-    snprintf(id, sizeof id, "units-%s", states[i]);
-    snprintf(d, sizeof d, "%.0f", num(u, states[i], NULL));
-    count_row(b, id, states[i], d);
+  for (int i = 0; i < states->n; i++) {
+    snprintf(id, sizeof id, "units-%s", states->names[i]);
+    snprintf(d, sizeof d, "%lld", (long long)st->units.state[i]);
+    count_row(b, id, states->names[i], d);
   }
-  snprintf(d, sizeof d, "%.0f", num(u, "total", NULL));
+  snprintf(d, sizeof d, "%lld", (long long)st->units.total);
   count_row(b, "units-total", "total", d);
   web_buf_printf(b, "</table>\n");
 }
 
 /* Units that cannot finish as the fleet stands (store_stall.h), and why; nothing when none. */
-static void section_stalled(web_buf_t *b, const json_t *st, const json_t *hist) {
+static void section_stalled(web_buf_t *b, const nq_view_status_t *st,
+                            const nq_view_history_t *hist) {
   (void)hist;
-  const json_t *x = json_object_get(st, "stalled");
-  double n = num(x, "units", NULL);
-  if (json_is_true(json_object_get(st, "done")) || n <= 0) return;
+  const nq_view_stalled_t *x = &st->stalled;
+  if (st->done || x->units <= 0) return;
   char g[32];
-  grouped_num(g, sizeof g, n);
-  web_buf_printf(b, "<h2>Stalled</h2>\n<p id=\"stalled\" class=\"bad\" data-value=\"%.0f\">"
-                 "%s unit(s) cannot finish as the fleet stands: ", n, g);
-  web_buf_html(b, str(x, "message", NULL));
+  grouped_num(g, sizeof g, (double)x->units);
+  web_buf_printf(b, "<h2>Stalled</h2>\n<p id=\"stalled\" class=\"bad\" data-value=\"%lld\">"
+                 "%s unit(s) cannot finish as the fleet stands: ", (long long)x->units, g);
+  web_buf_html(b, x->message ? x->message : "-");
   web_buf_printf(b, "</p>\n");
 }
 
 /* What the answer rests on beyond votes (issue 30): kernels, reference audits, and the evidence
  * file of a finished job, next to the answer. */
-static void section_evidence(web_buf_t *b, const json_t *st, int done) {
-  const json_t *k = json_object_get(st, "kernels"), *a = json_object_get(st, "audits");
+static void section_evidence(web_buf_t *b, const nq_view_status_t *st) {
+  const nq_view_kernels_t *k = &st->kernels;
+  const nq_view_audits_t *a = &st->audits;
   char g1[32], g2[32], g3[32];
   web_buf_printf(b, "<p id=\"rests\">");
-  if (num(k, "diverse", NULL) >= 2) {
-    grouped_num(g1, sizeof g1, num(k, "units_two_kernels", NULL));
-    web_buf_printf(b, "Each unit is verified by %.0f different kernels; %s verified so. ",
-                   num(k, "diverse", NULL), g1);
+  if (st->has_kernels && k->diverse >= 2) {
+    grouped_num(g1, sizeof g1, (double)k->units_two_kernels);
+    web_buf_printf(b, "Each unit is verified by %lld different kernels; %s verified so. ",
+                   (long long)k->diverse, g1);
   }
-  if (num(a, "count", NULL) > 0) {
-    grouped_num(g1, sizeof g1, num(a, "count", NULL));
-    grouped_num(g2, sizeof g2, num(a, "disagreed", NULL));
-    grouped_num(g3, sizeof g3, num(json_object_get(a, "last"), "checked", NULL));
+  if (st->has_audits && a->count > 0) {
+    grouped_num(g1, sizeof g1, (double)a->count);
+    grouped_num(g2, sizeof g2, (double)a->disagreed);
+    grouped_num(g3, sizeof g3, a->has_last ? (double)a->last.checked : 0);
     web_buf_printf(b, "Audits by the reference solver: %s, %s disagreed; the last recomputed "
                    "%s unit(s): ", g1, g2, g3);
-    web_buf_html(b, str(json_object_get(a, "last"), "outcome", NULL));
+    web_buf_html(b, a->has_last ? a->last.outcome : "-");
     web_buf_printf(b, ". ");
   }
-  if (done)
+  if (st->done)
     web_buf_printf(b, "Evidence anyone can re-check: <a id=\"export\" href=\"/api/export\">"
                    "/api/export</a> (nq-verify FILE).");
   web_buf_printf(b, "</p>\n");
 }
 
-static void section_counts(web_buf_t *b, const json_t *st, const json_t *hist) {
+static void section_counts(web_buf_t *b, const nq_view_status_t *st,
+                           const nq_view_history_t *hist) {
   (void)hist;
-  int done = json_is_true(json_object_get(st, "done"));
-  const char *src = done ? "final" : "verified";
+  /* A finished job shows its final answer ("-" for a count a status without one lacks). */
+  const nq_view_totals_t *src = st->done ? (st->has_final ? &st->final : NULL) : &st->verified;
   web_buf_printf(b, "<h2>%s</h2>\n<table id=\"counts\">\n",
-                 done ? "The answer" : "Verified so far");
-  count_row(b, "total", "TOTAL", str(st, src, "total"));
-  count_row(b, "unique", "UNIQUE", str(st, src, "unique"));
-  count_row(b, "c2", "COUNT2", str(st, src, "c2"));
-  count_row(b, "c4", "COUNT4", str(st, src, "c4"));
-  count_row(b, "c8", "COUNT8", str(st, src, "c8"));
-  count_row(b, "nodes", "nodes", str(st, "verified", "nodes"));
+                 st->done ? "The answer" : "Verified so far");
+  static const char *const ids[] = {"total", "unique", "c2", "c4", "c8"};
+  static const char *const labels[] = {"TOTAL", "UNIQUE", "COUNT2", "COUNT4", "COUNT8"};
+  for (int i = 0; i < 5; i++) {
+    if (!src) {
+      count_row(b, ids[i], labels[i], "-");
+      continue;
+    }
+    const nq_u128 v[] = {src->total, src->unique, src->c2, src->c4, src->c8};
+    u128_row(b, ids[i], labels[i], v[i]);
+  }
+  u128_row(b, "nodes", "nodes", st->verified.nodes);
   web_buf_printf(b, "</table>\n<p id=\"match\" class=\"%s\">",
-                 json_is_true(json_object_get(st, "match"))    ? "ok"
-                 : json_is_false(json_object_get(st, "match")) ? "bad"
-                                                                : "");
-  web_buf_html(b, str(st, "match_text", NULL));
+                 !st->has_match ? "" : st->match ? "ok" : "bad");
+  web_buf_html(b, st->match_text);
   web_buf_printf(b, "</p>\n");
-  section_evidence(b, st, done);
+  section_evidence(b, st);
 }
 
 /* What the answer rests on and what the job still waits for (issue 30). */
-static void section_trust(web_buf_t *b, const json_t *st, const json_t *hist) {
+static void section_trust(web_buf_t *b, const nq_view_status_t *st,
+                          const nq_view_history_t *hist) {
   (void)hist;
-  const json_t *t = json_object_get(st, "trust");
-  double owners = num(t, "trusted_owners", NULL), contested = num(st, "units", "contested");
-  double spot = num(st, "units", "spot_checks");
+  int64_t contested = st->units.contested, spot = st->units.spot_checks;
   char g[32];
-  web_buf_printf(b, "<p id=\"trust\">%s", owners > 0
+  web_buf_printf(b, "<p id=\"trust\">%s", st->trust.trusted_owners > 0
                  ? "Disagreements between results are settled by the operator's trusted machines, "
                    "never by a vote."
                  : "No trusted owner: this answer rests on votes alone.");
   if (contested > 0) {
-    grouped_num(g, sizeof g, contested);
+    grouped_num(g, sizeof g, (double)contested);
     web_buf_printf(b, " Waiting for %s contested unit(s) to be recomputed by a trusted owner.", g);
   }
   if (spot > 0) {
-    grouped_num(g, sizeof g, spot);
+    grouped_num(g, sizeof g, (double)spot);
     web_buf_printf(b, " %s spot check(s) outstanding.", g);
   }
   web_buf_printf(b, "</p>\n");
@@ -201,25 +204,24 @@ static void section_trust(web_buf_t *b, const json_t *st, const json_t *hist) {
 
 /* Speed and time. A finished job shows when it started and finished and how long it took, not
  * a "time left" of 0 s; a running one has no ETA while every unit left is stalled. */
-static void section_rate(web_buf_t *b, const json_t *st, const json_t *hist) {
+static void section_rate(web_buf_t *b, const nq_view_status_t *st,
+                         const nq_view_history_t *hist) {
   (void)hist;
   char r[32], nps[32], eta[64], el[32], d[40];
-  int done = json_is_true(json_object_get(st, "done"));
-  const json_t *rate = json_object_get(st, "rate");
-  const json_t *e = json_object_get(rate, "eta_s");
-  si(nps, sizeof nps, num(rate, "nodes_per_s", NULL));
-  snprintf(r, sizeof r, "%.3g", num(rate, "results_per_s", NULL));
-  duration(el, sizeof el, num(rate, "elapsed_s", NULL));
-  web_buf_printf(b, "<h2>%s</h2>\n<table id=\"rate\">\n", done ? "Time" : "Speed");
-  utc_date(d, sizeof d, num(st, "job", "created"));
+  const nq_view_rate_t *rate = &st->rate;
+  si(nps, sizeof nps, rate->nodes_per_s);
+  snprintf(r, sizeof r, "%.3g", rate->results_per_s);
+  duration(el, sizeof el, (double)rate->elapsed_s);
+  web_buf_printf(b, "<h2>%s</h2>\n<table id=\"rate\">\n", st->done ? "Time" : "Speed");
+  utc_date(d, sizeof d, (double)st->job.created);
   row(b, "started", "started", d);
-  if (done) {
-    utc_date(d, sizeof d, num(st, "job", "finished"));
+  if (st->done) {
+    utc_date(d, sizeof d, (double)st->job.finished);
     row(b, "finished", "finished", d);
     row(b, "elapsed", "took", el);
   } else {
-    if (json_is_number(e)) duration(eta, sizeof eta, json_number_value(e));
-    else if (num(st, "stalled", "units") > 0) snprintf(eta, sizeof eta, "none: stalled");
+    if (rate->has_eta_s) duration(eta, sizeof eta, (double)rate->eta_s);
+    else if (st->stalled.units > 0) snprintf(eta, sizeof eta, "none: stalled");
     else snprintf(eta, sizeof eta, "unknown");
     row(b, "results-per-s", "results / s", r);
     row(b, "nodes-per-s", "nodes / s", nps);
@@ -230,16 +232,16 @@ static void section_rate(web_buf_t *b, const json_t *st, const json_t *hist) {
 }
 
 /* The node rate between samples as an SVG polyline, scaled to its own maximum. */
-static void section_chart(web_buf_t *b, const json_t *st, const json_t *hist) {
+static void section_chart(web_buf_t *b, const nq_view_status_t *st,
+                          const nq_view_history_t *hist) {
   (void)st;
-  const json_t *samples = json_object_get(hist, "samples");
-  size_t n = json_array_size(samples);
+  size_t n = hist->n_samples;
   double max = 0, t0 = 0, t1 = 0;
   size_t pts = 0;
   for (size_t i = 0; i < n; i++) {
-    const json_t *s = json_array_get(samples, i);
-    if (!json_is_number(json_object_get(s, "nodes_per_s"))) continue;
-    double v = num(s, "nodes_per_s", NULL), t = num(s, "t", NULL);
+    const nq_view_sample_t *s = &hist->samples[i];
+    if (!s->has_nodes_per_s) continue;
+    double v = s->nodes_per_s, t = (double)s->t;
     if (v > max) max = v;
     if (!pts++) t0 = t;
     t1 = t;
@@ -258,10 +260,10 @@ static void section_chart(web_buf_t *b, const json_t *st, const json_t *hist) {
                  "<polyline fill=\"none\" stroke=\"#2a6\" stroke-width=\"2\" points=\"",
                  CHART_W, CHART_H + 20, CHART_W, CHART_H + 20, CHART_W, CHART_H);
   for (size_t i = 0; i < n; i++) {
-    const json_t *s = json_array_get(samples, i);
-    if (!json_is_number(json_object_get(s, "nodes_per_s"))) continue;
-    double x = (num(s, "t", NULL) - t0) / (t1 - t0) * (CHART_W - 4) + 2;
-    double y = CHART_H - 2 - (max > 0 ? num(s, "nodes_per_s", NULL) / max : 0) * (CHART_H - 20);
+    const nq_view_sample_t *s = &hist->samples[i];
+    if (!s->has_nodes_per_s) continue;
+    double x = ((double)s->t - t0) / (t1 - t0) * (CHART_W - 4) + 2;
+    double y = CHART_H - 2 - (max > 0 ? s->nodes_per_s / max : 0) * (CHART_H - 20);
     web_buf_printf(b, "%.1f,%.1f ", x, y);
   }
   char span[32], from[40], to[40];
@@ -274,20 +276,20 @@ static void section_chart(web_buf_t *b, const json_t *st, const json_t *hist) {
                  "\n</svg>\n", top, CHART_H + 16, from, CHART_W - 4, CHART_H + 16, to, span);
 }
 
-static void section_leaders(web_buf_t *b, const json_t *st, const json_t *hist) {
+static void section_leaders(web_buf_t *b, const nq_view_status_t *st,
+                            const nq_view_history_t *hist) {
   (void)hist;
-  const json_t *l = json_object_get(st, "leaderboard");
   web_buf_printf(b, "<h2>Volunteers by credit</h2>\n<p>Credit is the nodes of the units whose "
                  "verified answer a volunteer's result agreed with.</p>\n<table "
                  "id=\"leaderboard\">\n<tr><th>#</th><th>volunteer</th><th>credit (nodes)</th>"
                  "<th>verified results</th></tr>\n");
-  for (size_t i = 0; i < json_array_size(l); i++) {
-    const json_t *c = json_array_get(l, i);
-    web_buf_printf(b, "<tr><td>%.0f</td><td class=\"name\">", num(c, "rank", NULL));
-    web_buf_html(b, str(c, "name", NULL));
-    char cr[64], res[32];
-    grouped(cr, sizeof cr, str(c, "credit", NULL));
-    grouped_num(res, sizeof res, num(c, "results", NULL));
+  for (size_t i = 0; i < st->n_leaderboard; i++) {
+    const nq_view_leader_t *c = &st->leaderboard[i];
+    web_buf_printf(b, "<tr><td>%lld</td><td class=\"name\">", (long long)c->rank);
+    web_buf_html(b, c->name);
+    char d[48], cr[64], res[32];
+    grouped(cr, sizeof cr, nq_u128_str(c->credit, d));
+    grouped_num(res, sizeof res, (double)c->results);
     web_buf_printf(b, "</td><td class=\"n\">");
     web_buf_html(b, cr);
     web_buf_printf(b, "</td><td class=\"n\">%s</td></tr>\n", res);
@@ -295,8 +297,8 @@ static void section_leaders(web_buf_t *b, const json_t *st, const json_t *hist) 
   web_buf_printf(b, "</table>\n");
 }
 
-static void page_head(web_buf_t *b, const json_t *st) {
-  int n = (int)num(st, "job", "n");
+static void page_head(web_buf_t *b, const nq_view_status_t *st) {
+  int n = (int)st->job.n;
   web_buf_printf(b,
                  "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                  "<meta http-equiv=\"refresh\" content=\"%d\">\n"
@@ -313,20 +315,18 @@ static void page_head(web_buf_t *b, const json_t *st) {
 
 /* The job's state and progress. While it runs: the volunteers active and known; once it is
  * done, how many are enrolled (nobody is "active" on a finished job). */
-static void section_progress(web_buf_t *b, const json_t *st, const json_t *hist) {
+static void section_progress(web_buf_t *b, const nq_view_status_t *st,
+                             const nq_view_history_t *hist) {
   (void)hist;
-  int n = (int)num(st, "job", "n");
-  int done = json_is_true(json_object_get(st, "done"));
-  double pct = num(st, "progress", "percent");
+  double pct = st->progress.percent;
   if (pct < 0) pct = 0;
   if (pct > 100) pct = 100;
-  const json_t *cl = json_object_get(st, "clients");
   char known[32], active[32];
-  grouped_num(known, sizeof known, num(cl, "known", NULL));
-  grouped_num(active, sizeof active, num(cl, "active", NULL));
-  web_buf_printf(b, "<p>Job N=%d is <b id=\"state\">%s</b>", n,
-                 done ? "done" : str(st, "job", "state"));
-  if (done) web_buf_printf(b, "; %s volunteer(s) enrolled.</p>\n", known);
+  grouped_num(known, sizeof known, (double)st->clients.known);
+  grouped_num(active, sizeof active, (double)st->clients.active);
+  web_buf_printf(b, "<p>Job N=%d is <b id=\"state\">%s</b>", (int)st->job.n,
+                 st->done ? "done" : st->job.state);
+  if (st->done) web_buf_printf(b, "; %s volunteer(s) enrolled.</p>\n", known);
   else web_buf_printf(b, "; %s volunteer(s) active, %s known.</p>\n", active, known);
   web_buf_printf(b, "<div class=\"bar\" role=\"progressbar\" aria-valuemin=\"0\" "
                  "aria-valuemax=\"100\" aria-valuenow=\"%.2f\"><div style=\"width:%.2f%%\">"
@@ -334,14 +334,15 @@ static void section_progress(web_buf_t *b, const json_t *st, const json_t *hist)
                  pct, pct, pct);
 }
 
-static void page_foot(web_buf_t *b, const json_t *st) {
+static void page_foot(web_buf_t *b, const nq_view_status_t *st) {
   char now[40];
-  utc_date(now, sizeof now, num(st, "now", NULL));
-  web_buf_printf(b, "<p><small>nq-server %s; updated <span id=\"now\" data-value=\"%.0f\">%s"
+  utc_date(now, sizeof now, (double)st->now);
+  web_buf_printf(b, "<p><small>nq-server %s; updated <span id=\"now\" data-value=\"%lld\">%s"
                  "</span>; this page reloads every %d s. Machine-readable: <a href=\"/api/status\">"
                  "/api/status</a>, <a href=\"/api/history\">/api/history</a>, <a "
                  "href=\"/metrics\">/metrics</a>.</small></p>\n</body></html>\n",
-                 str(st, "server", "version"), num(st, "now", NULL), now, SRV_WEB_REFRESH_S);
+                 st->has_server ? st->server.version : "-", (long long)st->now, now,
+                 SRV_WEB_REFRESH_S);
 }
 
 /* The sections in the order a running job shows them; a finished job puts its answer first. */
@@ -352,15 +353,25 @@ static const page_section_fn page_done[] = {
     section_counts, section_trust, section_progress, section_rate,
     section_units,  section_chart, section_leaders};
 
-char *srv_web_page_html(const json_t *st, const json_t *hist, size_t *len) {
+char *srv_web_page_html(const json_t *status, const json_t *history, size_t *len) {
+  nq_view_status_t st;
+  nq_view_history_t hist = {0};
+  char err[300];
+  if (nq_view_status_parse(status, &st, err, sizeof err) != 0 ||
+      (history && nq_view_history_parse(history, &hist, err, sizeof err) != 0)) {
+    nq_log(NQ_LOG_ERROR, "the status page: %s", err);
+    nq_view_status_free(&st);
+    return NULL;
+  }
   web_buf_t b;
   web_buf_init(&b);
-  int done = json_is_true(json_object_get(st, "done"));
-  const page_section_fn *sec = done ? page_done : page_running;
-  size_t nsec = done ? sizeof page_done / sizeof *page_done
-                     : sizeof page_running / sizeof *page_running;
-  page_head(&b, st);
-  for (size_t i = 0; i < nsec; i++) sec[i](&b, st, hist);
-  page_foot(&b, st);
+  const page_section_fn *sec = st.done ? page_done : page_running;
+  size_t nsec = st.done ? sizeof page_done / sizeof *page_done
+                        : sizeof page_running / sizeof *page_running;
+  page_head(&b, &st);
+  for (size_t i = 0; i < nsec; i++) sec[i](&b, &st, &hist);
+  page_foot(&b, &st);
+  nq_view_status_free(&st);
+  nq_view_history_free(&hist);
   return web_buf_take(&b, len);
 }

@@ -221,19 +221,36 @@ START_TEST(status_numbers) {
 }
 END_TEST
 
-/* The page for people (issues 30, 36) from a status object as /api/status gives it: counts with
+/* The page for people (issues 30, 36) from a status object as /api/status gives it (a complete
+ * status view: the page refuses anything less, page_refuses_partial): counts with
  * thousands separators (the plain value in data-value), dates in UTC, stalled units with their
  * reason, and no ETA while every unit left is stalled. */
 START_TEST(page_for_people) {
   json_error_t e;
   json_t *st = json_loads(
-      "{\"now\":1700000600,\"done\":false,\"job\":{\"n\":12,\"state\":\"running\","
-      "\"created\":1700000000},\"units\":{\"total\":1234567,\"awaiting\":424},"
-      "\"progress\":{\"percent\":0},\"rate\":{\"eta_s\":null,\"elapsed_s\":600},"
+      "{\"now\":1700000600,\"done\":false,\"job\":{\"id\":1,\"n\":12,\"depth\":4,"
+      "\"min_depth\":4,\"unit_seconds\":0.0,\"quorum\":2,\"max_results\":5,"
+      "\"state\":\"running\",\"created\":1700000000,\"finished\":0,\"archived\":0,"
+      "\"units\":1234567,\"internal\":null,\"est_nodes\":null,\"est_se\":null,\"seed\":0,"
+      "\"final\":null},\"units\":{\"total\":1234567,\"pending\":0,\"leased\":0,"
+      "\"awaiting\":424,\"verified\":0,\"disputed\":0,\"blocked\":0,\"spot_checks\":0,"
+      "\"contested\":0},\"trust\":{\"trusted_owners\":0,\"trusted_active\":0,"
+      "\"rests_on\":\"votes\"},\"results\":424,"
+      "\"progress\":{\"percent\":0,\"units_percent\":0,\"method\":\"units\","
+      "\"verified_nodes\":\"999\",\"estimated_nodes\":\"0\",\"leased\":0,"
+      "\"leased_done\":0,\"units_estimate\":null,\"verified_estimate\":null,"
+      "\"calibration\":null},\"rate\":{\"window\":300,\"results\":0,"
+      "\"results_per_s\":0,\"nodes_per_s\":0,\"eta_s\":null,\"elapsed_s\":600},"
+      "\"stalled\":{\"units\":1234,\"by\":{\"owners\":1234,\"voted\":0,\"offline\":0,"
+      "\"contested\":0,\"blocked\":0},\"keys\":1,\"keys_online\":1,\"quorum\":2,"
+      "\"distinct\":\"owner\",\"window\":600,\"at\":1700000600,"
+      "\"message\":\"no unit can be verified: quorum 2 by owner <x>\"},"
       "\"verified\":{\"total\":\"14200\",\"unique\":\"1787\",\"c2\":\"0\","
       "\"c4\":\"100\",\"c8\":\"1234567890123\",\"nodes\":\"999\"},"
-      "\"clients\":{\"active\":4,\"known\":1500},\"stalled\":{\"units\":1234,"
-      "\"message\":\"no unit can be verified: quorum 2 by owner <x>\"}}", 0, &e);
+      "\"final\":null,\"known\":null,\"match\":null,\"match_text\":\"-\","
+      "\"clients\":{\"active\":4,\"known\":1500,\"banned\":0,\"suspect\":0},"
+      "\"backup\":{\"last_good\":null,\"file\":null,\"failed_at\":null,\"error\":null}}",
+      0, &e);
   ck_assert_msg(st != NULL, "%s", e.text);
   size_t len;
   char *html = srv_web_page_html(st, NULL, &len);
@@ -251,6 +268,16 @@ START_TEST(page_for_people) {
   ck_assert_ptr_nonnull(strstr(html, "id=\"eta\">none: stalled<"));
   ck_assert_ptr_nonnull(strstr(html, "<p id=\"chart\">")); /* no history: a line instead */
   free(html);
+  json_decref(st);
+}
+END_TEST
+
+/* Issue 34: the page reads a typed view, so a status that lacks a field (or has one of the wrong
+ * type) gives no page -- never a page of silent zeros and dashes. */
+START_TEST(page_refuses_partial) {
+  json_t *st = json_pack("{s:I, s:b}", "now", (json_int_t)1700000600, "done", 0);
+  size_t len = 0;
+  ck_assert_ptr_null(srv_web_page_html(st, NULL, &len));
   json_decref(st);
 }
 END_TEST
@@ -411,6 +438,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, leaderboard_names);
   tcase_add_test(tc, status_numbers);
   tcase_add_test(tc, page_for_people);
+  tcase_add_test(tc, page_refuses_partial);
   tcase_add_test(tc, metrics_text);
   tcase_add_test(tc, history_bounds);
   tcase_add_test(tc, history_sample);

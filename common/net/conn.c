@@ -830,14 +830,10 @@ nq_conn_state_t nq_conn_state(const nq_conn_t *c) {
 }
 
 const char *nq_conn_state_name(nq_conn_state_t s) {
-  switch (s) {
-  case NQ_CONN_CONNECTING: return "connecting";
-  case NQ_CONN_HANDSHAKE: return "handshake";
-  case NQ_CONN_OPEN: return "open";
-  case NQ_CONN_CLOSING: return "closing";
-  case NQ_CONN_CLOSED: return "closed";
-  }
-  return "?";
+#define CONN_STATE_NAME(e, name) name,
+  static const char *const names[] = {NQ_CONN_STATE_MAP(CONN_STATE_NAME)};
+#undef CONN_STATE_NAME
+  return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
 }
 
 const char *nq_conn_peer(const nq_conn_t *c) {

@@ -10,58 +10,15 @@
 
 /* ---- names ----------------------------------------------------------------------------------- */
 
-static const char *const type_names[NQ_MSG_COUNT] = {
-    [NQ_MSG_NONE] = "",
-    [NQ_MSG_HELLO] = "hello",
-    [NQ_MSG_WELCOME] = "welcome",
-    [NQ_MSG_GET_WORK] = "get_work",
-    [NQ_MSG_WORK] = "work",
-    [NQ_MSG_NO_WORK] = "no_work",
-    [NQ_MSG_PROGRESS] = "progress",
-    [NQ_MSG_LEASE] = "lease",
-    [NQ_MSG_RESULT] = "result",
-    [NQ_MSG_ACK] = "ack",
-    [NQ_MSG_ADMIN] = "admin",
-    [NQ_MSG_ADMIN_REPLY] = "admin_reply",
-    [NQ_MSG_ERROR] = "error",
-    [NQ_MSG_BYE] = "bye"};
-
-static const char *const err_names[NQ_ERR_COUNT] = {
-    [NQ_ERR_NONE] = "",
-    [NQ_ERR_BAD_FRAME] = "bad_frame",
-    [NQ_ERR_FRAME_TOO_BIG] = "frame_too_big",
-    [NQ_ERR_BAD_JSON] = "bad_json",
-    [NQ_ERR_UNKNOWN_TYPE] = "unknown_type",
-    [NQ_ERR_NOT_HELLO] = "not_hello",
-    [NQ_ERR_VERSION] = "version",
-    [NQ_ERR_UPGRADE_REQUIRED] = "upgrade_required",
-    [NQ_ERR_AUTH] = "auth",
-    [NQ_ERR_BANNED] = "banned",
-    [NQ_ERR_BAD_MESSAGE] = "bad_message",
-    [NQ_ERR_BUSY] = "busy",
-    [NQ_ERR_TIMEOUT] = "timeout",
-    [NQ_ERR_SHUTDOWN] = "shutdown",
-    [NQ_ERR_UNKNOWN_ASSIGNMENT] = "unknown_assignment",
-    [NQ_ERR_NOT_YOURS] = "not_yours",
-    [NQ_ERR_BAD_RESULT] = "bad_result",
-    [NQ_ERR_LEASE_EXPIRED] = "lease_expired",
-    [NQ_ERR_NOT_FOUND] = "not_found",
-    [NQ_ERR_EXISTS] = "exists",
-    [NQ_ERR_BAD_STATE] = "bad_state",
-    [NQ_ERR_INTERNAL] = "internal",
-    [NQ_ERR_RATE_LIMITED] = "rate_limited",
-    [NQ_ERR_ENROL_CLOSED] = "enrol_closed",
-    [NQ_ERR_NO_KERNEL] = "no_kernel",
-    [NQ_ERR_OTHER] = "other"};
-
-static const char *const nowork_names[] = {"none_pending", "cap", "done", "waiting"};
-static const char *const ack_names[] = {"accepted", "duplicate", "late"};
-static const char *const admin_names[NQ_ADMIN_NCMDS] = {
-    "status", "clients", "client_add", "client_ban", "jobs", "units", "unit_retry",
-    "job_archive", "job_delete", "owners", "owner_add", "owner_ban", "client_unban",
-    "unit_reopen", "owner_trust", "owner_untrust", "job_add", "job_list", "job_cancel",
-    "job_next", "owner_unban", "owner_rekey"};
-static const char *const job_state_names[] = {"running", "done", "waiting"};
+/* The name columns of the tables in nq/proto.h. */
+#define NAME_ONE(e, name) name,
+static const char *const type_names[NQ_MSG_COUNT] = {NQ_MSG_TYPE_MAP(NAME_ONE)};
+static const char *const err_names[NQ_ERR_COUNT] = {NQ_ERRCODE_MAP(NAME_ONE)};
+static const char *const nowork_names[] = {NQ_NOWORK_MAP(NAME_ONE)};
+static const char *const ack_names[] = {NQ_ACK_MAP(NAME_ONE)};
+static const char *const admin_names[NQ_ADMIN_NCMDS] = {NQ_ADMIN_CMD_MAP(NAME_ONE)};
+static const char *const job_state_names[] = {NQ_JOB_STATE_MAP(NAME_ONE)};
+#undef NAME_ONE
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

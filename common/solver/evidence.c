@@ -11,14 +11,16 @@
 #include "nq/json.h"
 #include "nq/nq.h"
 
-static const char *const distinct_names[] = {"client", "owner", "network"};
+#define DISTINCT_NAME(e, name) name,
+static const char *const distinct_names[NQ_EV_DISTINCT_N] = {NQ_EV_DISTINCT_MAP(DISTINCT_NAME)};
+#undef DISTINCT_NAME
 
 const char *nq_ev_distinct_name(nq_ev_distinct_t d) {
-  return (unsigned)d < 3 ? distinct_names[d] : "?";
+  return (unsigned)d < NQ_EV_DISTINCT_N ? distinct_names[d] : "?";
 }
 
 int nq_ev_distinct_parse(const char *name) {
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < NQ_EV_DISTINCT_N; i++)
     if (name && !strcmp(name, distinct_names[i])) return i;
   return NQ_EINVAL;
 }

@@ -45,10 +45,12 @@ struct nq_throttle_s {
   int warned;          /* the priority fallback was logged (guarded by lock) */
 };
 
-static const char *const prio_names[] = {"idle", "low", "normal"};
+#define PRIO_NAME(e, name) name,
+static const char *const prio_names[NQ_PRIO_N] = {NQ_PRIORITY_MAP(PRIO_NAME)};
+#undef PRIO_NAME
 
 int nq_priority_parse(const char *s, nq_priority_t *out) {
-  for (int i = 0; s && i < 3; i++) {
+  for (int i = 0; s && i < NQ_PRIO_N; i++) {
     if (strcmp(s, prio_names[i]) == 0) {
       *out = (nq_priority_t)i;
       return 0;
@@ -58,7 +60,7 @@ int nq_priority_parse(const char *s, nq_priority_t *out) {
 }
 
 const char *nq_priority_name(nq_priority_t p) {
-  return (unsigned)p < 3 ? prio_names[p] : "";
+  return (unsigned)p < NQ_PRIO_N ? prio_names[p] : "";
 }
 
 /* nice 19 for the calling thread only: on Linux the nice value belongs to the thread (its tid). */

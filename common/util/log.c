@@ -20,7 +20,9 @@
 static char log_prog[32] = "nq";
 static atomic_int log_level = NQ_LOG_INFO;
 
-static const char *const level_names[] = {"ERROR", "WARN", "INFO", "DEBUG"};
+#define LEVEL_NAME(e, name) name,
+static const char *const level_names[] = {NQ_LOG_LEVEL_MAP(LEVEL_NAME)};
+#undef LEVEL_NAME
 
 static int clamp_level(int level) {
   if (level < NQ_LOG_ERROR) return NQ_LOG_ERROR;
@@ -31,11 +33,9 @@ static int clamp_level(int level) {
 int nq_log_parse_level(const char *s) {
   if (!s || !*s) return NQ_EINVAL;
   if (s[0] >= '0' && s[0] <= '3' && s[1] == '\0') return s[0] - '0';
-  if (!strcasecmp(s, "error")) return NQ_LOG_ERROR;
-  if (!strcasecmp(s, "warn") || !strcasecmp(s, "warning")) return NQ_LOG_WARN;
-  if (!strcasecmp(s, "info")) return NQ_LOG_INFO;
-  if (!strcasecmp(s, "debug")) return NQ_LOG_DEBUG;
-  return NQ_EINVAL;
+  for (int i = 0; i < (int)(sizeof level_names / sizeof *level_names); i++)
+    if (!strcasecmp(s, level_names[i])) return i;
+  return strcasecmp(s, "warning") == 0 ? NQ_LOG_WARN : NQ_EINVAL;
 }
 
 void nq_log_init(const char *prog, int level) {

@@ -43,12 +43,16 @@
 #include "nq/proto.h"
 #include "nq/tls.h"
 
+#define NQ_CONN_STATE_MAP(X)                                                                     \
+  X(CONNECTING, "connecting")                                                                    \
+  X(HANDSHAKE, "handshake")                                                                      \
+  X(OPEN, "open")                                                                                \
+  X(CLOSING, "closing")                                                                          \
+  X(CLOSED, "closed")
 typedef enum {
-  NQ_CONN_CONNECTING = 0,
-  NQ_CONN_HANDSHAKE,
-  NQ_CONN_OPEN,
-  NQ_CONN_CLOSING,
-  NQ_CONN_CLOSED
+#define NQ_CONN_ENUM_ONE(e, name) NQ_CONN_##e,
+  NQ_CONN_STATE_MAP(NQ_CONN_ENUM_ONE)
+#undef NQ_CONN_ENUM_ONE
 } nq_conn_state_t;
 
 /* Error frames this layer sends by itself: bad_frame, frame_too_big, bad_json (frame.h) and

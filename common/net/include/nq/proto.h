@@ -65,21 +65,26 @@
 
 /* ---- message types --------------------------------------------------------------------------- */
 
+/* The message types: X(ENUM, "type" on the wire). */
+#define NQ_MSG_TYPE_MAP(X)                                                                         \
+  X(NONE, "") /* not a message we know: `type` missing, not a string, or unknown */                \
+  X(HELLO, "hello") /* client/admin -> server: first frame */                                      \
+  X(WELCOME, "welcome") /* server -> client/admin */                                               \
+  X(GET_WORK, "get_work") /* client -> server */                                                   \
+  X(WORK, "work") /* server -> client */                                                           \
+  X(NO_WORK, "no_work") /* server -> client */                                                     \
+  X(PROGRESS, "progress") /* client -> server */                                                   \
+  X(LEASE, "lease") /* server -> client: the answer to progress */                                 \
+  X(RESULT, "result") /* client -> server */                                                       \
+  X(ACK, "ack") /* server -> client: the answer to result */                                       \
+  X(ADMIN, "admin") /* admin -> server */                                                          \
+  X(ADMIN_REPLY, "admin_reply") /* server -> admin */                                              \
+  X(ERROR, "error") /* either way */                                                               \
+  X(BYE, "bye") /* either way */
 typedef enum {
-  NQ_MSG_NONE = 0, /* not a message we know: `type` missing, not a string, or unknown */
-  NQ_MSG_HELLO,       /* client/admin -> server: first frame */
-  NQ_MSG_WELCOME,     /* server -> client/admin */
-  NQ_MSG_GET_WORK,    /* client -> server */
-  NQ_MSG_WORK,        /* server -> client */
-  NQ_MSG_NO_WORK,     /* server -> client */
-  NQ_MSG_PROGRESS,    /* client -> server */
-  NQ_MSG_LEASE,       /* server -> client: the answer to progress */
-  NQ_MSG_RESULT,      /* client -> server */
-  NQ_MSG_ACK,         /* server -> client: the answer to result */
-  NQ_MSG_ADMIN,       /* admin -> server */
-  NQ_MSG_ADMIN_REPLY, /* server -> admin */
-  NQ_MSG_ERROR,       /* either way */
-  NQ_MSG_BYE,         /* either way */
+#define NQ_MSG_ENUM_ONE(e, name) NQ_MSG_##e,
+  NQ_MSG_TYPE_MAP(NQ_MSG_ENUM_ONE)
+#undef NQ_MSG_ENUM_ONE
   NQ_MSG_COUNT
 } nq_msg_type_t;
 
@@ -92,36 +97,46 @@ nq_msg_type_t nq_msg_type(const json_t *msg, const char **name);
 
 /* ---- error codes ----------------------------------------------------------------------------- */
 
+/* The error codes: X(ENUM, "code" on the wire); "" for none. */
+#define NQ_ERRCODE_MAP(X)                                                                          \
+  X(NONE, "")                                                                                      \
+  X(BAD_FRAME, "bad_frame") /* fatal: length 0, truncated by close */                              \
+  X(FRAME_TOO_BIG, "frame_too_big") /* fatal: length above NQ_FRAME_MAX */                         \
+  X(BAD_JSON, "bad_json") /* fatal: not a UTF-8 JSON object, duplicate keys, too deep */           \
+  X(UNKNOWN_TYPE, "unknown_type") /* fatal: type missing/unknown, or not valid for the role */     \
+  X(NOT_HELLO, "not_hello") /* fatal: first frame not hello, or a second hello */                  \
+  X(VERSION, "version") /* fatal: protocol version mismatch (the server is the older side) */      \
+  /* fatal: the client's protocols are all older than the server's minimum                         \
+     (error.min_version names it): upgrade the client */                                           \
+  X(UPGRADE_REQUIRED, "upgrade_required")                                                          \
+  X(AUTH, "auth") /* fatal: wrong token / key */                                                   \
+  X(BANNED, "banned") /* fatal: the client is banned */                                            \
+  /* fatal (not for admin): field missing or of the wrong                                          \
+     type/range */                                                                                 \
+  X(BAD_MESSAGE, "bad_message")                                                                    \
+  X(BUSY, "busy") /* fatal: too many connections */                                                \
+  X(TIMEOUT, "timeout") /* fatal: handshake/hello or idle timeout */                               \
+  X(SHUTDOWN, "shutdown") /* fatal: the server is stopping */                                      \
+  X(UNKNOWN_ASSIGNMENT, "unknown_assignment") /* no such assignment of this client, or finished */ \
+  X(NOT_YOURS, "not_yours") /* the assignment belongs to another client */                         \
+  X(BAD_RESULT, "bad_result") /* impossible numbers or wrong unit */                               \
+  /* progress: the lease expired and the unit went to another client; a                            \
+     result is still taken until the unit is decided */                                            \
+  X(LEASE_EXPIRED, "lease_expired")                                                                \
+  X(NOT_FOUND, "not_found") /* admin: no such object */                                            \
+  X(EXISTS, "exists") /* admin: it exists already */                                               \
+  X(BAD_STATE, "bad_state") /* admin: the object is in the wrong state */                          \
+  X(INTERNAL, "internal") /* fatal: store failure; retry later */                                  \
+  X(RATE_LIMITED, "rate_limited") /* fatal: too many enrolments from this address; retry later */  \
+  X(ENROL_CLOSED, "enrol_closed") /* fatal: the server takes no more clients (--max-clients) */    \
+  /* client -> server, with the assignment's id: this machine cannot run the                       \
+     kernel the assignment names (the unit goes elsewhere) */                                      \
+  X(NO_KERNEL, "no_kernel")                                                                        \
+  X(OTHER, "other") /* a code this build does not know (see nq_error_msg_t.name) */
 typedef enum {
-  NQ_ERR_NONE = 0,
-  NQ_ERR_BAD_FRAME,          /* fatal: length 0, truncated by close */
-  NQ_ERR_FRAME_TOO_BIG,      /* fatal: length above NQ_FRAME_MAX */
-  NQ_ERR_BAD_JSON,           /* fatal: not a UTF-8 JSON object, duplicate keys, too deep */
-  NQ_ERR_UNKNOWN_TYPE,       /* fatal: type missing/unknown, or not valid for the role */
-  NQ_ERR_NOT_HELLO,          /* fatal: first frame not hello, or a second hello */
-  NQ_ERR_VERSION,            /* fatal: protocol version mismatch (the server is the older side) */
-  NQ_ERR_UPGRADE_REQUIRED,   /* fatal: the client's protocols are all older than the server's
-                                minimum (error.min_version names it): upgrade the client */
-  NQ_ERR_AUTH,               /* fatal: wrong token / key */
-  NQ_ERR_BANNED,             /* fatal: the client is banned */
-  NQ_ERR_BAD_MESSAGE,        /* fatal (not for admin): field missing or of the wrong type/range */
-  NQ_ERR_BUSY,               /* fatal: too many connections */
-  NQ_ERR_TIMEOUT,            /* fatal: handshake/hello or idle timeout */
-  NQ_ERR_SHUTDOWN,           /* fatal: the server is stopping */
-  NQ_ERR_UNKNOWN_ASSIGNMENT, /* no such assignment of this client, or finished */
-  NQ_ERR_NOT_YOURS,          /* the assignment belongs to another client */
-  NQ_ERR_BAD_RESULT,         /* impossible numbers or wrong unit */
-  NQ_ERR_LEASE_EXPIRED,      /* progress: the lease expired and the unit went to another client;
-                                a result is still taken until the unit is decided */
-  NQ_ERR_NOT_FOUND,          /* admin: no such object */
-  NQ_ERR_EXISTS,             /* admin: it exists already */
-  NQ_ERR_BAD_STATE,          /* admin: the object is in the wrong state */
-  NQ_ERR_INTERNAL,           /* fatal: store failure; retry later */
-  NQ_ERR_RATE_LIMITED,       /* fatal: too many enrolments from this address; retry later */
-  NQ_ERR_ENROL_CLOSED,       /* fatal: the server takes no more clients (--max-clients) */
-  NQ_ERR_NO_KERNEL,          /* client -> server, with the assignment's id: this machine cannot
-                                run the kernel the assignment names (the unit goes elsewhere) */
-  NQ_ERR_OTHER,              /* a code this build does not know (see nq_error_msg_t.name) */
+#define NQ_ERR_ENUM_ONE(e, name) NQ_ERR_##e,
+  NQ_ERRCODE_MAP(NQ_ERR_ENUM_ONE)
+#undef NQ_ERR_ENUM_ONE
   NQ_ERR_COUNT
 } nq_errcode_t;
 
@@ -175,7 +190,16 @@ int nq_hello_parse(const json_t *msg, nq_hello_t *out, nq_proto_err_t *err);
 
 /* The job state a welcome announces. `waiting` (issue 36): the server runs no job now (the last one
  * is done and none is queued yet); only sent to a client whose hello said `wait`. */
-typedef enum { NQ_JOB_RUNNING = 0, NQ_JOB_DONE, NQ_JOB_WAITING } nq_job_state_t;
+/* welcome.job_state: X(ENUM, "state" on the wire). */
+#define NQ_JOB_STATE_MAP(X)                                                                        \
+  X(RUNNING, "running")                                                                            \
+  X(DONE, "done")                                                                                  \
+  X(WAITING, "waiting")
+typedef enum {
+#define NQ_JOB_ENUM_ONE(e, name) NQ_JOB_##e,
+  NQ_JOB_STATE_MAP(NQ_JOB_ENUM_ONE)
+#undef NQ_JOB_ENUM_ONE
+} nq_job_state_t;
 
 typedef struct nq_welcome_s {
   int64_t v;             /* the server's protocol version */
@@ -229,11 +253,16 @@ int nq_work_parse(const json_t *msg, nq_work_t *out, nq_proto_err_t *err);
 
 /* waiting (issue 36): no job runs now; ask again later (only to a client whose hello said
  * `wait`; others are told done). */
+/* Why there is no work: X(ENUM, "reason" on the wire). */
+#define NQ_NOWORK_MAP(X)                                                                           \
+  X(NONE_PENDING, "none_pending")                                                                  \
+  X(CAP, "cap")                                                                                    \
+  X(DONE, "done")                                                                                  \
+  X(WAITING, "waiting")
 typedef enum {
-  NQ_NOWORK_NONE_PENDING = 0,
-  NQ_NOWORK_CAP,
-  NQ_NOWORK_DONE,
-  NQ_NOWORK_WAITING
+#define NQ_NOWORK_ENUM_ONE(e, name) NQ_NOWORK_##e,
+  NQ_NOWORK_MAP(NQ_NOWORK_ENUM_ONE)
+#undef NQ_NOWORK_ENUM_ONE
 } nq_nowork_reason_t;
 
 typedef struct nq_no_work_s {
@@ -291,7 +320,16 @@ int nq_proto_kernel_valid(const char *s);
 json_t *nq_result_pack(const nq_result_t *r);
 int nq_result_parse(const json_t *msg, nq_result_t *out, nq_proto_err_t *err);
 
-typedef enum { NQ_ACK_ACCEPTED = 0, NQ_ACK_DUPLICATE, NQ_ACK_LATE } nq_ack_status_t;
+/* What became of a result: X(ENUM, "status" on the wire). */
+#define NQ_ACK_MAP(X)                                                                              \
+  X(ACCEPTED, "accepted")                                                                          \
+  X(DUPLICATE, "duplicate")                                                                        \
+  X(LATE, "late")
+typedef enum {
+#define NQ_ACK_ENUM_ONE(e, name) NQ_ACK_##e,
+  NQ_ACK_MAP(NQ_ACK_ENUM_ONE)
+#undef NQ_ACK_ENUM_ONE
+} nq_ack_status_t;
 
 typedef struct nq_ack_s {
   int64_t id;
@@ -304,29 +342,34 @@ int nq_ack_parse(const json_t *msg, nq_ack_t *out, nq_proto_err_t *err);
 
 /* ---- admin ----------------------------------------------------------------------------------- */
 
+/* The admin commands: X(ENUM, "cmd" on the wire). */
+#define NQ_ADMIN_CMD_MAP(X)                                                                        \
+  X(STATUS, "status")                                                                              \
+  X(CLIENTS, "clients")                                                                            \
+  X(CLIENT_ADD, "client_add")                                                                      \
+  X(CLIENT_BAN, "client_ban")                                                                      \
+  X(JOBS, "jobs")                                                                                  \
+  X(UNITS, "units")                                                                                \
+  X(UNIT_RETRY, "unit_retry")                                                                      \
+  X(JOB_ARCHIVE, "job_archive")                                                                    \
+  X(JOB_DELETE, "job_delete")                                                                      \
+  X(OWNERS, "owners") /* issue 12: owners and their clients */                                     \
+  X(OWNER_ADD, "owner_add")                                                                        \
+  X(OWNER_BAN, "owner_ban")                                                                        \
+  X(CLIENT_UNBAN, "client_unban")                                                                  \
+  X(UNIT_REOPEN, "unit_reopen")                                                                    \
+  X(OWNER_TRUST, "owner_trust") /* issue 30: trusted resolution */                                 \
+  X(OWNER_UNTRUST, "owner_untrust")                                                                \
+  X(JOB_ADD, "job_add") /* issue 36: the job queue */                                              \
+  X(JOB_LIST, "job_list")                                                                          \
+  X(JOB_CANCEL, "job_cancel")                                                                      \
+  X(JOB_NEXT, "job_next") /* the operator's word: start the next queued job now */                 \
+  X(OWNER_UNBAN, "owner_unban") /* issue 36: onboarding */                                         \
+  X(OWNER_REKEY, "owner_rekey")
 typedef enum {
-  NQ_ADMIN_STATUS = 0,
-  NQ_ADMIN_CLIENTS,
-  NQ_ADMIN_CLIENT_ADD,
-  NQ_ADMIN_CLIENT_BAN,
-  NQ_ADMIN_JOBS,
-  NQ_ADMIN_UNITS,
-  NQ_ADMIN_UNIT_RETRY,
-  NQ_ADMIN_JOB_ARCHIVE,
-  NQ_ADMIN_JOB_DELETE,
-  NQ_ADMIN_OWNERS,      /* issue 12: owners and their clients */
-  NQ_ADMIN_OWNER_ADD,
-  NQ_ADMIN_OWNER_BAN,
-  NQ_ADMIN_CLIENT_UNBAN,
-  NQ_ADMIN_UNIT_REOPEN,
-  NQ_ADMIN_OWNER_TRUST,   /* issue 30: trusted resolution */
-  NQ_ADMIN_OWNER_UNTRUST,
-  NQ_ADMIN_JOB_ADD,     /* issue 36: the job queue */
-  NQ_ADMIN_JOB_LIST,
-  NQ_ADMIN_JOB_CANCEL,
-  NQ_ADMIN_JOB_NEXT,    /* the operator's word: start the next queued job now */
-  NQ_ADMIN_OWNER_UNBAN, /* issue 36: onboarding */
-  NQ_ADMIN_OWNER_REKEY,
+#define NQ_ADMIN_ENUM_ONE(e, name) NQ_ADMIN_##e,
+  NQ_ADMIN_CMD_MAP(NQ_ADMIN_ENUM_ONE)
+#undef NQ_ADMIN_ENUM_ONE
   NQ_ADMIN_NCMDS
 } nq_admin_cmd_t;
 

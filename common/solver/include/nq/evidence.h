@@ -32,7 +32,13 @@
 
 /* What makes two agreeing results independent in the quorum rule (the server's
  * --quorum-distinct): their clients, their clients' owners, or their networks. */
-typedef enum { NQ_EV_DISTINCT_CLIENT = 0, NQ_EV_DISTINCT_OWNER, NQ_EV_DISTINCT_NETWORK } nq_ev_distinct_t;
+#define NQ_EV_DISTINCT_MAP(X) X(CLIENT, "client") X(OWNER, "owner") X(NETWORK, "network")
+typedef enum {
+#define NQ_EV_DISTINCT_ENUM_ONE(e, name) NQ_EV_DISTINCT_##e,
+  NQ_EV_DISTINCT_MAP(NQ_EV_DISTINCT_ENUM_ONE)
+#undef NQ_EV_DISTINCT_ENUM_ONE
+  NQ_EV_DISTINCT_N
+} nq_ev_distinct_t;
 const char *nq_ev_distinct_name(nq_ev_distinct_t d);
 /* The mode for "client", "owner" or "network"; NQ_EINVAL for anything else. */
 int nq_ev_distinct_parse(const char *name);

@@ -37,7 +37,13 @@
 
 #include <stddef.h>
 
-typedef enum { NQ_PRIO_IDLE = 0, NQ_PRIO_LOW, NQ_PRIO_NORMAL } nq_priority_t;
+#define NQ_PRIORITY_MAP(X) X(IDLE, "idle") X(LOW, "low") X(NORMAL, "normal")
+typedef enum {
+#define NQ_PRIO_ENUM_ONE(e, name) NQ_PRIO_##e,
+  NQ_PRIORITY_MAP(NQ_PRIO_ENUM_ONE)
+#undef NQ_PRIO_ENUM_ONE
+  NQ_PRIO_N
+} nq_priority_t;
 
 /* "idle", "low", "normal" -> the value; NQ_EINVAL for anything else. */
 int nq_priority_parse(const char *s, nq_priority_t *out);

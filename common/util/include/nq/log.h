@@ -8,11 +8,12 @@
 #ifndef NQ_LOG_H
 #define NQ_LOG_H
 
+/* The levels: X(ENUM, "NAME" in a log line), most severe first (NQ_LOG_ERROR = 0). */
+#define NQ_LOG_LEVEL_MAP(X) X(ERROR, "ERROR") X(WARN, "WARN") X(INFO, "INFO") X(DEBUG, "DEBUG")
 enum {
-  NQ_LOG_ERROR = 0,
-  NQ_LOG_WARN = 1,
-  NQ_LOG_INFO = 2,
-  NQ_LOG_DEBUG = 3
+#define NQ_LOG_ENUM_ONE(e, name) NQ_LOG_##e,
+  NQ_LOG_LEVEL_MAP(NQ_LOG_ENUM_ONE)
+#undef NQ_LOG_ENUM_ONE
 };
 
 #define NQ_LOG_LINE_MAX 512
