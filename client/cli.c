@@ -84,6 +84,8 @@ typedef struct cli_lane_s {
   int cur_drop;            /* the server no longer needs cur: stop it and forget it */
   uint32_t cur_saved;      /* finished tasks in cur's last checkpoint file */
   int cur_ckpt;            /* cur may have a checkpoint file (resumed from one, or saved) */
+  int has_next;            /* next is handed to the worker, to start when cur is done */
+  cli_assign_t next;       /* (fresh from the server: no file, no checkpoint) */
 } cli_lane_t;
 
 /* A result not written to the journal (lazy records): sent, awaiting its ack. */
@@ -158,15 +160,40 @@ static cli_lane_t *lane_of(cli_t *cli, int64_t id) {
   return NULL;
 }
 
+/* The lane whose worker holds assignment id as its next unit, or NULL. */
+static cli_lane_t *lane_next_of(cli_t *cli, int64_t id) {
+  for (int i = 0; i < cli->nlanes; i++)
+    if (cli->lanes[i].has_next && cli->lanes[i].next.id == id) return &cli->lanes[i];
+  return NULL;
+}
+
 /* How many lanes run a unit. */
 static int lanes_running(const cli_t *cli) {
   int n = 0;
-  for (int i = 0; i < cli->nlanes; i++) n += cli->lanes[i].running;
+  for (int i = 0; i < cli->nlanes; i++) n += cli->lanes[i].running + cli->lanes[i].has_next;
   return n;
 }
 
+static int queue_push(cli_t *cli, const cli_assign_t *a);
+static void lane_promote(cli_lane_t *ln);
+
+/* Take the lane's next unit back from its worker if it has not started: to the front of the
+ * queue, or forgotten once the job is over. 1 if it was taken back. */
+static int lane_unqueue(cli_lane_t *ln) {
+  cli_t *cli = ln->cli;
+  if (!ln->has_next || !cli_worker_unqueue(&ln->worker, ln->next.id)) return 0;
+  ln->has_next = 0;
+  if (cli->reason == CLI_REASON_JOB_DONE || queue_push(cli, &ln->next) != 0) return 1;
+  memmove(cli->queue + 1, cli->queue, (cli->qlen - 1) * sizeof *cli->queue);
+  cli->queue[0] = ln->next;
+  return 1;
+}
+
 static void lanes_cancel(cli_t *cli) {
-  for (int i = 0; i < cli->nlanes; i++) cli_worker_cancel(&cli->lanes[i].worker);
+  for (int i = 0; i < cli->nlanes; i++) {
+    lane_unqueue(&cli->lanes[i]); /* first: once cur is done the worker would start it */
+    cli_worker_cancel(&cli->lanes[i].worker, -1);
+  }
 }
 static void cli_finish(cli_t *cli);
 
@@ -411,6 +438,8 @@ static void persist_held(cli_t *cli) {
     if (ln->running && !ln->cur_drop && !ln->cur.on_disk &&
         cli_assigned_put(&cli->j, &ln->cur) == 0)
       ln->cur.on_disk = 1;
+    if (ln->has_next && !ln->next.on_disk && cli_assigned_put(&cli->j, &ln->next) == 0)
+      ln->next.on_disk = 1;
   }
 }
 
@@ -675,7 +704,7 @@ static void handle_error(cli_t *cli, const json_t *msg) {
       nq_log(NQ_LOG_WARN, "assignment %" PRId64 " is no longer needed (%s: %s): unit %s dropped",
              e.id, e.name, e.message, ln->cur.unit);
       ln->cur_drop = 1;
-      cli_worker_cancel(&ln->worker);
+      cli_worker_cancel(&ln->worker, e.id);
     } else {
       /* lease_expired: another client has the unit too, but ours is still taken until it is
        * decided, so it is worth finishing (a resumed unit is often most of the way). */
@@ -804,7 +833,7 @@ static void handle_work(cli_t *cli, const json_t *msg) {
     /* The server re-sends what we hold (so we still hold it); never run one twice. */
     cli_lane_t *held = lane_of(cli, as.id);
     if (held) held->cur.unconfirmed = 0;
-    if (held || queue_confirm(cli, as.id) || sent_find(cli, as.id) || held_find(cli, as.id) ||
+    if (held || lane_next_of(cli, as.id) || queue_confirm(cli, as.id) || sent_find(cli, as.id) || held_find(cli, as.id) ||
         (cli->journal_n != 0 && cli_journal_has(&cli->j, as.id)))
       continue;
     if (cli->reason != CLI_REASON_NONE) continue;
@@ -1155,6 +1184,7 @@ static void on_worker_event(cli_worker_t *w) {
       }
     } else if (ln->running && ev.id == ln->cur.id) {
       unit_finished(ln, &ev);
+      lane_promote(ln); /* the worker went on to it when cur was done */
     } else if (ev.has_ckpt) {
       nq_ckpt_free(&ev.ckpt);
     }
@@ -1185,11 +1215,45 @@ static const char *lane_name(const cli_lane_t *ln) {
   return buf[ln->index];
 }
 
-/* Start the next queued unit on the lane if its worker is free. */
+/* The lane's bookkeeping for unit a, which its worker has started (or starts next). */
+static void lane_began(cli_lane_t *ln, const cli_assign_t *a, uint32_t resumed, int ckpt) {
+  cli_t *cli = ln->cli;
+  ln->running = 1;
+  ln->cur = *a;
+  ln->cur_nodes = ln->cur_nodes_sent = 0;
+  ln->cur_fraction = ln->cur_seconds = 0;
+  ln->cur_progressed = ln->cur_drop = 0;
+  ln->cur_saved = resumed;
+  ln->cur_ckpt = ckpt;
+  if (nq_log_enabled(NQ_LOG_DEBUG))
+    nq_log(NQ_LOG_DEBUG, "unit %s (id %" PRId64 ") started on %s%s", a->unit, a->id,
+           lane_name(ln), nq_throttle_paused(cli->throttle) ? " (paused)" : "");
+  uint64_t ms = (uint64_t)(cli->progress_interval > 0 ? cli->progress_interval : 60) * 1000;
+  /* A unit from an earlier run may have been decided or reissued meanwhile: ask at once. */
+  uv_timer_start(&ln->progress_timer, on_progress_timer,
+                 a->unconfirmed && cli->state == CLI_STATE_READY ? 0 : first_progress_ms(a, ms),
+                 ms);
+  uint64_t cms = (uint64_t)(cli->cfg->checkpoint_seconds * 1000);
+  if (cms < 10) cms = 10;
+  uv_timer_start(&ln->ckpt_timer, on_ckpt_timer, cms, cms);
+}
+
+/* The worker has polled out cur's DONE and gone on to the next unit it held. */
+static void lane_promote(cli_lane_t *ln) {
+  if (ln->running || !ln->has_next) return;
+  ln->has_next = 0;
+  lane_began(ln, &ln->next, 0, 0);
+}
+
+/* Start the next queued unit on the lane if its worker is free; while it solves one, hand it a
+ * fresh one to go on with (cli_worker_submit_next). */
 static void start_lane(cli_lane_t *ln) {
   cli_t *cli = ln->cli;
-  while (!ln->running && cli->qlen > 0 && cli->reason == CLI_REASON_NONE) {
+  while ((!ln->running || !ln->has_next) && cli->qlen > 0 && cli->reason == CLI_REASON_NONE) {
     cli_assign_t a = cli->queue[0];
+    /* Only a fresh assignment (no file, so no checkpoint) goes next: one recorded on disk may
+     * have a checkpoint to load, and waits for a free worker. */
+    if (ln->running && a.on_disk) return;
     memmove(cli->queue, cli->queue + 1, (cli->qlen - 1) * sizeof *cli->queue);
     cli->qlen--;
     nq_unit_t u;
@@ -1200,12 +1264,18 @@ static void start_lane(cli_lane_t *ln) {
       if (a.on_disk) cli_assigned_remove(&cli->j, a.id);
       continue;
     }
-    if (cli_worker_busy(&ln->worker)) {
-      /* The previous unit's DONE is still in flight: put it back and wait for it. */
+    int busy = cli_worker_busy(&ln->worker);
+    if (ln->running ? cli_worker_submit_next(&ln->worker, a.id, &u, a.kernel) != 0 : busy) {
+      /* A DONE is still in flight (or two units are held): put it back and wait for it. */
       memmove(cli->queue + 1, cli->queue, cli->qlen * sizeof *cli->queue);
       cli->queue[0] = a;
       cli->qlen++;
       return;
+    }
+    if (ln->running) {
+      ln->next = a;
+      ln->has_next = 1;
+      continue;
     }
     /* Only an assignment recorded on disk can have a checkpoint: a fresh one has none. */
     nq_ckpt_t *resume = a.on_disk ? load_checkpoint(cli, &a) : NULL;
@@ -1218,23 +1288,7 @@ static void start_lane(cli_lane_t *ln) {
       leave(cli, CLI_REASON_FAILURE);
       return;
     }
-    ln->running = 1;
-    ln->cur = a;
-    ln->cur_nodes = ln->cur_nodes_sent = 0;
-    ln->cur_fraction = ln->cur_seconds = 0;
-    ln->cur_progressed = ln->cur_drop = 0;
-    ln->cur_saved = resumed;
-    ln->cur_ckpt = resume != NULL;
-    nq_log(NQ_LOG_DEBUG, "unit %s (id %" PRId64 ") started on %s%s", a.unit, a.id,
-           lane_name(ln), nq_throttle_paused(cli->throttle) ? " (paused)" : "");
-    uint64_t ms = (uint64_t)(cli->progress_interval > 0 ? cli->progress_interval : 60) * 1000;
-    /* A unit from an earlier run may have been decided or reissued meanwhile: ask at once. */
-    uv_timer_start(&ln->progress_timer, on_progress_timer,
-                   a.unconfirmed && cli->state == CLI_STATE_READY ? 0 : first_progress_ms(&a, ms),
-                   ms);
-    uint64_t cms = (uint64_t)(cli->cfg->checkpoint_seconds * 1000);
-    if (cms < 10) cms = 10;
-    uv_timer_start(&ln->ckpt_timer, on_ckpt_timer, cms, cms);
+    lane_began(ln, &a, resumed, resume != NULL);
   }
 }
 
@@ -1378,7 +1432,8 @@ void cli_stop(cli_t *cli) {
   for (int i = 0; i < cli->nlanes; i++) {
     save_checkpoint(&cli->lanes[i]);
     send_progress(&cli->lanes[i]);
-    cli_worker_cancel(&cli->lanes[i].worker);
+    lane_unqueue(&cli->lanes[i]);
+    cli_worker_cancel(&cli->lanes[i].worker, -1);
     uv_timer_stop(&cli->lanes[i].ckpt_timer);
   }
   uv_timer_stop(&cli->retry_timer);

@@ -34,11 +34,15 @@ struct cli_worker_shared_s {
   nq_unit_t job_unit;
   nq_ckpt_t *job_resume;
   char job_kernel[NQ_KERNEL_NAME_MAX]; /* "" the fast kernel in use; else the one named */
+  int has_next;          /* the unit to start as soon as the job is done (no checkpoint) */
+  int64_t next_id;
+  nq_unit_t next_unit;
+  char next_kernel[NQ_KERNEL_NAME_MAX];
   nq_run_t *run;         /* the running unit's run, while it runs */
   int progress_new;
   cli_worker_event_t progress;
-  int done_new;
-  cli_worker_event_t done;
+  int ndone;             /* DONE events not polled yet, oldest first (at most one a unit held) */
+  cli_worker_event_t done[2];
 };
 
 /* Tell the loop; the lock is held. Returns 1 when the caller must wake it (wake_loop) once the
@@ -60,6 +64,11 @@ static void wake_loop(cli_worker_shared_t *sh) {
   do n = write(sh->wake_fd, &one, sizeof one);
   while (n < 0 && errno == EINTR);
   /* EAGAIN: the counter (or the pipe) is full of wakes the loop has not read: it will wake. */
+}
+
+/* Units the loop has handed over and not yet polled the DONE of; the lock is held. */
+static int held_locked(const cli_worker_shared_t *sh) {
+  return sh->has_job + sh->running + sh->has_next + sh->ndone;
 }
 
 /* Where the run stands, as a PROGRESS event; the lock is held. */
@@ -167,7 +176,8 @@ static void shared_free(cli_worker_shared_t *sh) {
     nq_ckpt_free(sh->job_resume);
     free(sh->job_resume);
   }
-  if (sh->done_new && sh->done.has_ckpt) nq_ckpt_free(&sh->done.ckpt);
+  for (int i = 0; i < sh->ndone; i++)
+    if (sh->done[i].has_ckpt) nq_ckpt_free(&sh->done[i].ckpt);
   if (sh->wake_rd >= 0 && sh->wake_rd != sh->wake_fd) close(sh->wake_rd);
   if (sh->wake_fd >= 0) close(sh->wake_fd);
   pthread_cond_destroy(&sh->exited_cond);
@@ -200,10 +210,17 @@ static void *worker_main(void *arg) {
 
     pthread_mutex_lock(&sh->lock);
     sh->running = 0;
-    if (sh->done_new && sh->done.has_ckpt) nq_ckpt_free(&sh->done.ckpt); /* never polled */
-    sh->done = done;
-    sh->done_new = 1;
+    sh->done[sh->ndone++] = done; /* room: a unit is submitted only while fewer than 2 are held */
     sh->progress_new = 0;
+    if (sh->has_next && !sh->quit) { /* the next unit starts at once: no wait for the loop */
+      __atomic_store_n(&sh->cancel, 0, __ATOMIC_RELAXED);
+      sh->job_id = sh->next_id;
+      sh->job_unit = sh->next_unit;
+      sh->job_resume = NULL;
+      memcpy(sh->job_kernel, sh->next_kernel, sizeof sh->job_kernel);
+      sh->has_job = 1;
+      sh->has_next = 0;
+    }
     if (notify_locked(sh)) {
       pthread_mutex_unlock(&sh->lock);
       wake_loop(sh);
@@ -302,7 +319,7 @@ int cli_worker_submit_kernel(cli_worker_t *w, int64_t id, const nq_unit_t *u, nq
   if (!w->started) return NQ_EINVAL;
   cli_worker_shared_t *sh = w->sh;
   pthread_mutex_lock(&sh->lock);
-  int busy = sh->has_job || sh->running || sh->done_new;
+  int busy = held_locked(sh) > 0;
   if (!busy) {
     __atomic_store_n(&sh->cancel, 0, __ATOMIC_RELAXED);
     sh->job_id = id;
@@ -317,9 +334,40 @@ int cli_worker_submit_kernel(cli_worker_t *w, int64_t id, const nq_unit_t *u, nq
   return busy ? NQ_EBUSY : 0;
 }
 
-/* The solver pool polls the flag through a volatile pointer; the store is atomic on our side. */
-void cli_worker_cancel(cli_worker_t *w) {
-  if (w->started) __atomic_store_n(&w->sh->cancel, 1, __ATOMIC_RELAXED);
+int cli_worker_submit_next(cli_worker_t *w, int64_t id, const nq_unit_t *u, const char *kernel) {
+  if (!w->started) return NQ_EINVAL;
+  cli_worker_shared_t *sh = w->sh;
+  pthread_mutex_lock(&sh->lock);
+  int ok = held_locked(sh) == 1 && (sh->has_job || sh->running) && !sh->quit;
+  if (ok) {
+    sh->next_id = id;
+    sh->next_unit = *u;
+    snprintf(sh->next_kernel, sizeof sh->next_kernel, "%s", kernel ? kernel : "");
+    sh->has_next = 1;
+  }
+  pthread_mutex_unlock(&sh->lock);
+  return ok ? 0 : NQ_EBUSY;
+}
+
+int cli_worker_unqueue(cli_worker_t *w, int64_t id) {
+  if (!w->started) return 0;
+  cli_worker_shared_t *sh = w->sh;
+  pthread_mutex_lock(&sh->lock);
+  int took = sh->has_next && sh->next_id == id;
+  if (took) sh->has_next = 0;
+  pthread_mutex_unlock(&sh->lock);
+  return took;
+}
+
+/* The solver pool polls the flag through a volatile pointer; the store is atomic on our side.
+ * Under the lock: the unit that is (or is about to be) solved is the one named. */
+void cli_worker_cancel(cli_worker_t *w, int64_t id) {
+  if (!w->started) return;
+  cli_worker_shared_t *sh = w->sh;
+  pthread_mutex_lock(&sh->lock);
+  if (id < 0 || ((sh->has_job || sh->running) && sh->job_id == id))
+    __atomic_store_n(&sh->cancel, 1, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&sh->lock);
 }
 
 int cli_worker_snapshot(cli_worker_t *w, int64_t id, nq_ckpt_t *out) {
@@ -335,9 +383,9 @@ int cli_worker_snapshot(cli_worker_t *w, int64_t id, nq_ckpt_t *out) {
 int cli_worker_busy(cli_worker_t *w) {
   if (!w->started) return 0;
   pthread_mutex_lock(&w->sh->lock);
-  int busy = w->sh->has_job || w->sh->running || w->sh->done_new;
+  int held = held_locked(w->sh);
   pthread_mutex_unlock(&w->sh->lock);
-  return busy;
+  return held;
 }
 
 int cli_worker_poll(cli_worker_t *w, cli_worker_event_t *ev) {
@@ -345,9 +393,9 @@ int cli_worker_poll(cli_worker_t *w, cli_worker_event_t *ev) {
   if (!w->started) return CLI_WEV_NONE;
   cli_worker_shared_t *sh = w->sh;
   pthread_mutex_lock(&sh->lock);
-  if (sh->done_new) {
-    *ev = sh->done; /* the checkpoint, if any, is the poller's now */
-    sh->done_new = 0;
+  if (sh->ndone > 0) {
+    *ev = sh->done[0]; /* the checkpoint, if any, is the poller's now */
+    if (--sh->ndone) sh->done[0] = sh->done[1];
   } else if (sh->progress_new && sh->running) {
     *ev = sh->progress;
     sh->progress_new = 0;

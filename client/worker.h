@@ -87,13 +87,22 @@ int cli_worker_submit(cli_worker_t *w, int64_t id, const nq_unit_t *u, nq_ckpt_t
  * kernel in use. A kernel this machine cannot run fails the unit with NQ_ENODEV. */
 int cli_worker_submit_kernel(cli_worker_t *w, int64_t id, const nq_unit_t *u, nq_ckpt_t *resume,
                              const char *kernel);
-/* Ask the running solve (if any) to stop taking tasks; its DONE event comes with status
- * NQ_ECANCELED and a checkpoint of what it finished. */
-void cli_worker_cancel(cli_worker_t *w);
+/* The unit to solve as soon as the one held is done, so the thread goes on without waiting for
+ * the loop (units of a millisecond: issue 32): accepted only while exactly one unit is held (its
+ * DONE not polled yet) and with no checkpoint; NQ_EBUSY otherwise. Its DONE follows the held
+ * one's; the loop learns it started when it polls that DONE. */
+int cli_worker_submit_next(cli_worker_t *w, int64_t id, const nq_unit_t *u, const char *kernel);
+/* Take back the next unit `id` if it has not started: 1 (it never will), 0 (it has, or there is
+ * none: its DONE comes as usual). */
+int cli_worker_unqueue(cli_worker_t *w, int64_t id);
+/* Ask the solve of unit `id` (-1: whatever runs) to stop taking tasks, if that is the unit the
+ * thread holds; its DONE event comes with status NQ_ECANCELED and a checkpoint of what it
+ * finished. A next unit is not affected (cli_worker_unqueue). */
+void cli_worker_cancel(cli_worker_t *w, int64_t id);
 /* A checkpoint of unit `id` as it stands (caller frees): 0, NQ_ENOTFOUND when that unit is not
  * the one running (or its run is not set up yet), NQ_ENOMEM. */
 int cli_worker_snapshot(cli_worker_t *w, int64_t id, nq_ckpt_t *out);
-/* 1 while a unit is submitted and its DONE event has not been polled yet. */
+/* The units submitted whose DONE event has not been polled yet (0, 1 or 2). */
 int cli_worker_busy(cli_worker_t *w);
 /* Take the next event: a DONE first, then the latest PROGRESS. Returns ev->kind. */
 int cli_worker_poll(cli_worker_t *w, cli_worker_event_t *ev);

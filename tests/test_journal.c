@@ -420,6 +420,69 @@ START_TEST(worker_stop_does_not_wait_for_a_task) {
 }
 END_TEST
 
+/* The next unit: handed over while one is held, it starts when that one is done, without the
+ * loop; its DONE follows, exact. A cancel names its unit and leaves the next one alone; a next
+ * unit not started yet can be taken back; a third unit is refused while two are held. */
+static int poll_done(cli_worker_t *w, cli_worker_event_t *ev) {
+  double t0 = nq_now_mono();
+  while (cli_worker_poll(w, ev) != CLI_WEV_DONE && nq_now_mono() - t0 < 60) usleep(1000);
+  return ev->kind == CLI_WEV_DONE;
+}
+
+START_TEST(worker_next_unit) {
+  uv_loop_t loop;
+  ck_assert_int_eq(uv_loop_init(&loop), 0);
+  cli_worker_t w;
+  ck_assert_int_eq(cli_worker_init(&w, &loop, 1, NULL, 0, NULL, no_event, NULL), 0);
+  nq_unit_t a, b, c, big;
+  ck_assert_int_eq(nq_unit_parse("12:c:3:0,3,5", &a, NULL, 0), 0);
+  ck_assert_int_eq(nq_unit_parse("12:c:3:0,3,6", &b, NULL, 0), 0);
+  ck_assert_int_eq(nq_unit_parse("12:c:3:0,3,7", &c, NULL, 0), 0);
+  ck_assert_int_eq(nq_unit_parse("20:c:4:0,4", &big, NULL, 0), 0);
+  nq_counts_t ra, rb;
+  ck_assert_int_eq(nq_fast_solve_unit(&a, &ra), 0);
+  ck_assert_int_eq(nq_fast_solve_unit(&b, &rb), 0);
+  ck_assert_int_eq(cli_worker_submit_next(&w, 2, &b, NULL), NQ_EBUSY); /* nothing held */
+  ck_assert_int_eq(cli_worker_submit(&w, 1, &a, NULL), 0);
+  ck_assert_int_eq(cli_worker_submit_next(&w, 2, &b, NULL), 0);
+  ck_assert_int_eq(cli_worker_submit_next(&w, 3, &c, NULL), NQ_EBUSY); /* two held */
+  ck_assert_int_eq(cli_worker_submit(&w, 3, &c, NULL), NQ_EBUSY);
+  cli_worker_event_t ev;
+  ck_assert(poll_done(&w, &ev));
+  ck_assert_int_eq(ev.id, 1);
+  ck_assert_int_eq(ev.status, 0);
+  ck_assert_uint_eq(ev.counts.nodes, ra.nodes);
+  ck_assert(poll_done(&w, &ev)); /* b ran on without being submitted again */
+  ck_assert_int_eq(ev.id, 2);
+  ck_assert_int_eq(ev.status, 0);
+  ck_assert_uint_eq(ev.counts.nodes, rb.nodes);
+  ck_assert_uint_eq(ev.counts.c8, rb.c8);
+  ck_assert_int_eq(cli_worker_busy(&w), 0);
+
+  /* A long unit held, a next behind it: cancelling the next's id does nothing to the long one;
+   * the next is taken back; cancelling the long one stops it, and nothing else runs. */
+  ck_assert_int_eq(cli_worker_submit(&w, 4, &big, NULL), 0);
+  ck_assert_int_eq(cli_worker_submit_next(&w, 5, &a, NULL), 0);
+  ck_assert_int_eq(cli_worker_busy(&w), 2);
+  cli_worker_cancel(&w, 5);
+  ck_assert_int_eq(cli_worker_unqueue(&w, 6), 0); /* not the next one */
+  ck_assert_int_eq(cli_worker_unqueue(&w, 5), 1);
+  ck_assert_int_eq(cli_worker_unqueue(&w, 5), 0);
+  ck_assert_int_eq(cli_worker_busy(&w), 1);
+  cli_worker_cancel(&w, 4);
+  ck_assert(poll_done(&w, &ev));
+  ck_assert_int_eq(ev.id, 4);
+  ck_assert_int_eq(ev.status, NQ_ECANCELED);
+  if (ev.has_ckpt) nq_ckpt_free(&ev.ckpt);
+  usleep(20000);
+  ck_assert_int_eq(cli_worker_poll(&w, &ev), CLI_WEV_NONE);
+  ck_assert_int_eq(cli_worker_busy(&w), 0);
+  ck_assert_int_eq(cli_worker_stop(&w, 1000), 1);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("journal");
   TCase *tc = tcase_create("journal");
@@ -435,6 +498,7 @@ static Suite *suite(void) {
   tcase_add_test(tw, worker_solve_exact);
   tcase_add_test(tw, worker_solve_cancel);
   tcase_add_test(tw, worker_stop_does_not_wait_for_a_task);
+  tcase_add_test(tw, worker_next_unit);
   tcase_set_timeout(tw, 120);
   suite_add_tcase(s, tw);
   return s;
