@@ -100,11 +100,3 @@ void nq_chain_plan(bctx_t *c) {
   else
     c->chain270 = k->p270lo <= k->p270hi && (c->P[k->y0][0] & PF_270);
 }
-
-void nq_chain_search(bctx_t *c, int y, int n, void (*side)(bctx_t *c, int y, int n)) {
-  nq_swap_sets(c, y);
-  c->chain270 = 1;
-  side(c, y, n);
-  c->chain270 = 0;
-  nq_swap_sets(c, y);
-}

@@ -134,8 +134,16 @@ void nq_side_count(kctx_t *k, const uint32_t *b);
 void nq_swap_sets(bctx_t *c, int y);
 void nq_chain_plan(bctx_t *c);
 /* Search a chunk of row y of PF_270's subtrees (in the second set) with a variant's side-part
- * row function: the sets swapped and chain270 set around it. */
-void nq_chain_search(bctx_t *c, int y, int n, void (*side)(bctx_t *c, int y, int n));
+ * row function: the sets swapped and chain270 set around it. Inline, so that side is a direct
+ * call in each variant. */
+static inline void nq_chain_search(bctx_t *c, int y, int n,
+                                   void (*side)(bctx_t *c, int y, int n)) {
+  nq_swap_sets(c, y);
+  c->chain270 = 1;
+  side(c, y, n);
+  c->chain270 = 0;
+  nq_swap_sets(c, y);
+}
 
 /* A side-part solution that needs the rotation check: its row N-3 node is entry idx (a P word)
  * of that row's chunk and took column bit; rows N-2 and N-1 are c2 and c1. */
