@@ -33,6 +33,8 @@
 #        BASE=           path of a baseline nq-solve for the vs_base column
 #        NQ_PEER_KLUEV=  peer binary pattern (table 2); PEER_REPEAT=3, PEER_KERNEL=auto
 #        CPU=            if set, every run is pinned to this CPU (taskset)
+#        RAW=1           also print every run of table 1 (to stderr): "raw VARIANT N THREADS
+#                        this|base SECONDS CPU_S", in the order they ran
 # The machine should be otherwise idle; on a shared one compare rows of the same run only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +47,7 @@ BASE=${BASE:-}
 PEER=${NQ_PEER_KLUEV:-}
 PEER_REPEAT=${PEER_REPEAT:-3}
 PEER_KERNEL=${PEER_KERNEL:-auto}
+RAW=${RAW:-0}
 NS=("$@")
 [ ${#NS[@]} -gt 0 ] || NS=(15 16 17)
 
@@ -100,12 +103,14 @@ cell() {
   local variant=$1 n=$2 t=$3 secs="" cpus="" bcpus="" nodes="" pub=true r
   for _ in $(seq "$REPEAT"); do
     read -r nd s c p _ < <(one "$SOLVE" "$variant" "$n" "$t")
+    [ "$RAW" != 1 ] || echo "raw $variant $n $t this ${s:-0} $c" >&2
     nodes=${nd:-0}
     secs="$secs ${s:-0}"
     cpus="$cpus $c"
     [ "$p" = true ] || pub=${p:-none}
     if [ -n "$BASE" ] && [ "$variant" != reference ]; then
-      read -r _ _ r _ _ < <(one "$BASE" "$variant" "$n" "$t")
+      read -r _ bs r _ _ < <(one "$BASE" "$variant" "$n" "$t")
+      [ "$RAW" != 1 ] || echo "raw $variant $n $t base ${bs:-0} $r" >&2
       bcpus="$bcpus $r"
     fi
   done

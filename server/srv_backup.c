@@ -13,16 +13,13 @@
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "srv.h"
+#include "srv_task.h"
 
 #define FIRST_DELAY_S 60 /* a directory without a backup gets its first this soon (at most S) */
 
 struct srv_backup_s {
   srv_t *srv;
-  uv_timer_t timer;
-  uv_work_t work;
-  int timer_open;  /* the timer is not closed yet */
-  int stopped;     /* srv_backup_stop ran: nothing more starts */
-  int running;     /* a backup is on the worker thread */
+  srv_task_t task; /* the timer, the backup on the thread pool, their life cycle */
   int64_t started; /* Unix time the running (or last) backup started */
   /* The job: inputs set on the loop thread before it is queued, outputs set by the worker. */
   char db[SRV_DATADIR_PATH_MAX];
@@ -34,19 +31,9 @@ struct srv_backup_s {
   char err[600], rotate_err[300];
 };
 
-static void backup_free_if_idle(srv_backup_t *b) {
-  if (!b->timer_open && !b->running) free(b);
-}
-
-static void on_timer_closed(uv_handle_t *h) {
-  srv_backup_t *b = h->data;
-  b->timer_open = 0;
-  backup_free_if_idle(b);
-}
-
 /* Worker thread: take the backup, then drop the oldest beyond --backup-keep. */
-static void backup_work(uv_work_t *w) {
-  srv_backup_t *b = w->data;
+static void backup_work(srv_task_t *task) {
+  srv_backup_t *b = task->data;
   b->rc = nq_backup_take(b->db, b->dest, b->started, &b->info, b->err, sizeof b->err);
   b->removed = 0;
   b->rotate_rc = 0;
@@ -68,14 +55,10 @@ static void backup_record(srv_t *s, const char *key, int64_t t, const char *what
 
 static void backup_arm(srv_backup_t *b, int64_t delay_s);
 
-static void backup_done(uv_work_t *w, int status) {
-  srv_backup_t *b = w->data;
+/* The outcome is recorded even after the stop (a backup that runs then finishes). */
+static void backup_done(srv_task_t *task) {
+  srv_backup_t *b = task->data;
   srv_t *s = b->srv;
-  b->running = 0;
-  if (status == UV_ECANCELED) {
-    backup_free_if_idle(b);
-    return;
-  }
   srv_metrics_t *m = &s->metrics;
   if (b->rc == 0) {
     m->backups_ok++;
@@ -93,41 +76,42 @@ static void backup_done(uv_work_t *w, int status) {
     nq_log(NQ_LOG_ERROR, "backup FAILED (%s): %s", nq_strerror(b->rc), b->err);
     backup_record(s, SRV_META_BACKUP_ERROR, b->started, b->err);
   }
-  if (b->stopped) {
-    backup_free_if_idle(b);
-    return;
-  }
+  if (task->stopped) return;
   /* The next one S seconds after this one started, so the cadence does not drift. */
   int64_t next = b->started + s->cfg.backup_every - nq_now_wall();
   backup_arm(b, next);
 }
 
-static void on_backup_timer(uv_timer_t *t) {
-  srv_backup_t *b = t->data;
+static int backup_begin(srv_task_t *task) {
+  srv_backup_t *b = task->data;
   srv_t *s = b->srv;
-  if (b->running || b->stopped || s->stopping) return;
+  if (s->stopping) return -1;
   b->started = nq_now_wall();
   char name[NQ_BACKUP_NAME_MAX];
   nq_backup_name(b->started, name, sizeof name);
   if (nq_path_join(b->dest, sizeof b->dest, b->dir, name) != 0) {
     nq_log(NQ_LOG_ERROR, "backup FAILED: path too long in %s", b->dir);
     backup_arm(b, s->cfg.backup_every);
-    return;
+    return -1;
   }
-  b->work.data = b;
-  int r = uv_queue_work(s->loop, &b->work, backup_work, backup_done);
-  if (r != 0) {
-    nq_log(NQ_LOG_ERROR, "backup FAILED: cannot start its thread: %s", uv_strerror(r));
-    s->metrics.backups_failed++;
-    backup_arm(b, s->cfg.backup_every);
-    return;
-  }
-  b->running = 1;
+  return 0;
 }
+
+static void backup_queue_failed(srv_task_t *task, int r) {
+  srv_backup_t *b = task->data;
+  nq_log(NQ_LOG_ERROR, "backup FAILED: cannot start its thread: %s", uv_strerror(r));
+  b->srv->metrics.backups_failed++;
+  backup_arm(b, b->srv->cfg.backup_every);
+}
+
+static void backup_free(srv_task_t *task) { free(task->data); }
+
+static const srv_task_ops_t backup_ops = {backup_begin, backup_work, backup_done,
+                                          backup_queue_failed, backup_free};
 
 static void backup_arm(srv_backup_t *b, int64_t delay_s) {
   if (delay_s < 0) delay_s = 0;
-  uv_timer_start(&b->timer, on_backup_timer, (uint64_t)delay_s * 1000, 0);
+  srv_task_arm(&b->task, (uint64_t)delay_s * 1000);
 }
 
 int srv_backup_start(srv_t *s, char *errbuf, size_t errlen) {
@@ -150,9 +134,7 @@ int srv_backup_start(srv_t *s, char *errbuf, size_t errlen) {
     return NQ_EINVAL;
   }
   b->keep = c->backup_keep;
-  uv_timer_init(s->loop, &b->timer);
-  b->timer.data = b;
-  b->timer_open = 1;
+  srv_task_init(&b->task, s->loop, &backup_ops, b);
   s->backup = b;
   char newest[SRV_DATADIR_PATH_MAX + NQ_BACKUP_NAME_MAX + 1];
   int64_t taken = 0, now = nq_now_wall();
@@ -175,8 +157,6 @@ void srv_backup_stop(srv_t *s) {
   srv_backup_t *b = s->backup;
   if (!b) return;
   s->backup = NULL;
-  b->stopped = 1;
   /* A backup still queued (not started) is cancelled; one that runs finishes. */
-  if (b->running) uv_cancel((uv_req_t *)&b->work);
-  uv_close((uv_handle_t *)&b->timer, on_timer_closed);
+  srv_task_stop(&b->task);
 }

@@ -10,15 +10,14 @@
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "srv.h"
+#include "srv_task.h"
 #include "store_stall.h"
 
 #define SRV_STALL_FIRST_S 5 /* the first count, seconds after the start */
 
 struct srv_stall_s {
   srv_t *srv;
-  uv_timer_t timer;
-  uv_work_t work;
-  int timer_open, stopped, running;
+  srv_task_t task; /* the timer, the run on the thread pool, their life cycle */
   /* The job: inputs set on the loop thread before it is queued, outputs set by the worker. */
   char db[SRV_DATADIR_PATH_MAX];
   int64_t job_id, now;
@@ -30,19 +29,9 @@ struct srv_stall_s {
   int64_t logged, logged_keys; /* the stalled units and keys that can vote last logged */
 };
 
-static void stall_free_if_idle(srv_stall_t *t) {
-  if (!t->timer_open && !t->running) free(t);
-}
-
-static void on_timer_closed(uv_handle_t *h) {
-  srv_stall_t *t = h->data;
-  t->timer_open = 0;
-  stall_free_if_idle(t);
-}
-
 /* Worker thread: a read-only connection of its own (WAL: the server's writes go on). */
-static void stall_work(uv_work_t *w) {
-  srv_stall_t *t = w->data;
+static void stall_work(srv_task_t *task) {
+  srv_stall_t *t = task->data;
   srv_store_t *ro = NULL;
   double t0 = nq_now_mono();
   t->rc = srv_store_open_ro(&ro, t->db, t->err, sizeof t->err);
@@ -55,11 +44,9 @@ static void stall_work(uv_work_t *w) {
   t->seconds = nq_now_mono() - t0;
 }
 
-static void on_stall_timer(uv_timer_t *h);
-
 static void stall_arm(srv_stall_t *t, double delay_s) {
   if (delay_s < 0) delay_s = 0;
-  uv_timer_start(&t->timer, on_stall_timer, (uint64_t)(delay_s * 1000), 0);
+  srv_task_arm(&t->task, (uint64_t)(delay_s * 1000));
 }
 
 /* A change in what is stalled is a log line: a WARN when units stall (or their number, or the
@@ -87,14 +74,10 @@ static void stall_log(srv_stall_t *t) {
          srv_distinct_name(x->distinct), (long long)x->keys_online, x->quorum);
 }
 
-static void stall_done(uv_work_t *w, int status) {
-  srv_stall_t *t = w->data;
+static void stall_done(srv_task_t *task) {
+  srv_stall_t *t = task->data;
   srv_t *s = t->srv;
-  t->running = 0;
-  if (status == UV_ECANCELED || t->stopped) {
-    stall_free_if_idle(t);
-    return;
-  }
+  if (task->stopped) return; /* the result is dropped */
   if (t->rc == 0) {
     t->out.seconds = t->seconds;
     srv_stalls_put(s->store, &t->out);
@@ -108,22 +91,25 @@ static void stall_done(uv_work_t *w, int status) {
   stall_arm(t, next);
 }
 
-static void on_stall_timer(uv_timer_t *h) {
-  srv_stall_t *t = h->data;
+static int stall_begin(srv_task_t *task) {
+  srv_stall_t *t = task->data;
   srv_t *s = t->srv;
-  if (t->running || t->stopped || s->stopping) return;
+  if (s->stopping) return -1;
   t->job_id = s->sched.job.id;
   t->distinct = s->sched.cfg.quorum_distinct;
   t->now = nq_now_wall();
-  t->work.data = t;
-  int r = uv_queue_work(s->loop, &t->work, stall_work, stall_done);
-  if (r != 0) {
-    nq_log(NQ_LOG_WARN, "counting stalled units: cannot start its thread: %s", uv_strerror(r));
-    stall_arm(t, SRV_STALL_CACHE_S);
-    return;
-  }
-  t->running = 1;
+  return 0;
 }
+
+static void stall_queue_failed(srv_task_t *task, int r) {
+  nq_log(NQ_LOG_WARN, "counting stalled units: cannot start its thread: %s", uv_strerror(r));
+  stall_arm(task->data, SRV_STALL_CACHE_S);
+}
+
+static void stall_free(srv_task_t *task) { free(task->data); }
+
+static const srv_task_ops_t stall_ops = {stall_begin, stall_work, stall_done, stall_queue_failed,
+                                         stall_free};
 
 int srv_stall_start(srv_t *s, char *errbuf, size_t errlen) {
   srv_stall_t *t = calloc(1, sizeof *t);
@@ -133,9 +119,7 @@ int srv_stall_start(srv_t *s, char *errbuf, size_t errlen) {
   }
   t->srv = s;
   snprintf(t->db, sizeof t->db, "%s", s->dd.db);
-  uv_timer_init(s->loop, &t->timer);
-  t->timer.data = t;
-  t->timer_open = 1;
+  srv_task_init(&t->task, s->loop, &stall_ops, t);
   s->stall = t;
   srv_stalls_set_async(s->store, 1);
   if (srv_meta_set(s->store, SRV_META_QUORUM_DISTINCT,
@@ -151,7 +135,5 @@ void srv_stall_stop(srv_t *s) {
   srv_stall_t *t = s->stall;
   if (!t) return;
   s->stall = NULL;
-  t->stopped = 1;
-  if (t->running) uv_cancel((uv_req_t *)&t->work);
-  uv_close((uv_handle_t *)&t->timer, on_timer_closed);
+  srv_task_stop(&t->task);
 }

@@ -39,14 +39,8 @@ start_server() {
 backup_results() { sed -E 's/.* ([0-9]+) results.*/\1/' <<<"$1"; }
 
 start_server
-for c in a b c; do
-  mkdir -p "$D/state-$c"
-  # Slowed a little (nice, one thread) so that the job outlasts a few backups.
-  nice -n 10 "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
-    --enrol "$(cat "$D/data/enrol.key")" --name "$c" --threads 1 --priority normal \
-    --state "$D/state-$c" >>"$D/client-$c.log" 2>&1 &
-  PIDS+=($!)
-done
+# Slowed a little (nice, one thread) so that the job outlasts a few backups.
+E2E_WRAP="nice -n 10" e2e_start_clients "$D" "$PORT" a b c
 
 # Wait for a good backup that holds results while the job still runs.
 t0=$SECONDS

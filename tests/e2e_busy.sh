@@ -25,22 +25,13 @@ e2e_start_server "$D" "$PORT" --n 10 --depth 2 --quorum 1 --max-conns 1 --retry-
   --enrol-file "$D/data/enrol.key" --conns 1 --idle --reconnect --seconds 600 >"$D/holder.log" 2>&1 &
 HOLDER=$! # --reconnect: should the start-up probe's connection still count, it comes back
 PIDS+=("$HOLDER")
-for i in $(seq 1 600); do
-  grep -q "connected from" "$D/server.log" && break
-  sleep 0.1
-done
+e2e_wait_log "$D/server.log" "connected from" 60 || true
 grep -q "connected from" "$D/server.log" || fail "the holder did not get in"
 say "the holder has the one connection --max-conns allows"
 
-"$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
-  --enrol "$(cat "$D/data/enrol.key")" --name pacer --threads 1 --state "$D/state" \
-  --log-level debug >"$D/client-pacer.log" 2>&1 &
-CLIENT=$!
-PIDS+=("$CLIENT")
-for i in $(seq 1 600); do
-  grep -q "the server is full; reconnecting in" "$D/client-pacer.log" && break
-  sleep 0.1
-done
+e2e_start_client "$D" "$PORT" pacer --log-level debug
+CLIENT=$CPID
+e2e_wait_log "$D/client-pacer.log" "the server is full; reconnecting in" 60 || true
 line=$(grep -m1 "the server is full; reconnecting in" "$D/client-pacer.log") ||
   fail "the client was not told busy, or did not honour it"
 wait_s=$(sed -E 's/.*reconnecting in ([0-9.]+) s.*/\1/' <<<"$line")

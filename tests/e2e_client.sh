@@ -31,15 +31,9 @@ e2e_init client
 start_server() { e2e_start_server "$1" "$2" --n "$3" --depth "$4" --quorum 2 --quorum-distinct client \
   --exit-when-done; }
 
-# start_client DIR PORT NAME: an enrolling client with state dir DIR/state-NAME; CPID = its pid.
-start_client() {
-  local dir=$1 port=$2 name=$3
-  "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
-    --enrol "$(cat "$dir/data/enrol.key")" --name "$name" --threads 1 --priority normal \
-    --state "$dir/state-$name" --log-level debug >>"$dir/client-$name.log" 2>&1 & # "ack" lines
-  CPID=$!
-  PIDS+=("$CPID")
-}
+# start_client DIR PORT NAME: an enrolling client with state dir DIR/state-NAME, its debug lines
+# ("ack") logged; CPID = its pid.
+start_client() { e2e_start_client "$1" "$2" "$3" --log-level debug; }
 
 # stop_clients: SIGTERM every client still running; each must exit 0.
 stop_clients() {
@@ -183,7 +177,7 @@ D="$TMP/full"
 mkdir -p "$D"
 PORT=$(free_port)
 start_server "$D" "$PORT" 10 3
-for c in a b c; do start_client "$D" "$PORT" "$c"; done
+e2e_start_clients "$D" "$PORT" a b c -- --log-level debug
 wait_server_exit 40
 check_done "$D" 10
 stop_clients

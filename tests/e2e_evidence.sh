@@ -39,12 +39,7 @@ rc=0; "$BIN/nq-admin" export --data "$D/data" --out "$D/x" --quorum-distinct tea
 rc=0; "$BIN/nq-admin" export --server "127.0.0.1:$PORT" --out "$D/x" 2>"$D/err" || rc=$?
 [ $rc -eq 2 ] && grep -q "local mode only" "$D/err" || fail "export over --server: exit $rc"
 
-for c in a b c; do
-  "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
-    --enrol "$(cat "$D/data/enrol.key")" --name "$c" --threads 1 --priority normal \
-    --state "$D/state-$c" >>"$D/client-$c.log" 2>&1 &
-  PIDS+=("$!")
-done
+e2e_start_clients "$D" "$PORT" a b c
 wait_server_exit 300
 check_done "$D" $N
 say "job done"

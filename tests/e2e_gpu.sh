@@ -46,16 +46,6 @@ assert g["kernel"].startswith("opencl:") and c["kernel"] in ("scalar", "avx2", "
 EOF
 say "nq-solve 16 --gpu all: TOTAL 14772512, nodes as the CPU's"
 
-# start_client DIR PORT NAME ARGS...: an enrolling client (state DIR/state-NAME) in the background.
-start_client() {
-  local dir=$1 port=$2 name=$3
-  shift 3
-  "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
-    --enrol "$(cat "$dir/data/enrol.key")" --name "$name" --priority normal \
-    --state "$dir/state-$name" "$@" >>"$dir/client-$name.log" 2>&1 &
-  PIDS+=("$!")
-}
-
 # verified_backends DIR: one line per result of a verified unit: "UNIT CLIENT BACKEND".
 verified_backends() {
   local out
@@ -75,8 +65,8 @@ D="$TMP/job"
 mkdir -p "$D"
 PORT=$(free_port)
 e2e_start_server "$D" "$PORT" --n 12 --depth 4 --quorum 2 --quorum-distinct client --exit-when-done
-start_client "$D" "$PORT" gpu --threads 0 --gpu all
-start_client "$D" "$PORT" cpu --threads 1 --gpu off
+E2E_THREADS=0 e2e_start_client "$D" "$PORT" gpu --gpu all
+e2e_start_client "$D" "$PORT" cpu --gpu off
 wait_server_exit 300
 check_done "$D" 12
 grep -q "passed its self-test" "$D/client-gpu.log" || fail "no self-test line in the gpu client's log"
@@ -105,8 +95,8 @@ D="$TMP/lanes"
 mkdir -p "$D"
 PORT=$(free_port)
 e2e_start_server "$D" "$PORT" --n 12 --depth 4 --quorum 2 --quorum-distinct client --exit-when-done
-start_client "$D" "$PORT" both --threads 1 --gpu all
-start_client "$D" "$PORT" cpu --threads 1 --gpu off
+e2e_start_client "$D" "$PORT" both --gpu all
+e2e_start_client "$D" "$PORT" cpu --gpu off
 wait_server_exit 300
 check_done "$D" 12
 verified_backends "$D" >"$D/backends"
@@ -121,8 +111,8 @@ D="$TMP/fail"
 mkdir -p "$D"
 PORT=$(free_port)
 e2e_start_server "$D" "$PORT" --n 12 --depth 4 --quorum 2 --quorum-distinct client --exit-when-done
-NQ_GPU_FAIL_AFTER=3 start_client "$D" "$PORT" gpu --threads 0 --gpu all
-start_client "$D" "$PORT" cpu --threads 1 --gpu off
+NQ_GPU_FAIL_AFTER=3 E2E_THREADS=0 e2e_start_client "$D" "$PORT" gpu --gpu all
+e2e_start_client "$D" "$PORT" cpu --gpu off
 wait_server_exit 300
 check_done "$D" 12
 grep -q "injected device failure" "$D/client-gpu.log" || fail "the device did not fail"

@@ -72,12 +72,8 @@ run() {
   fi
   local cl=()
   for i in $(seq 1 "$CLIENTS"); do
-    mkdir -p "$D/state-$i"
-    cpu_of "$D/client-$i.cpu" "$BIN/nq-client" --exit-when-done --server "127.0.0.1:$cport" --ca "$D/data/ca.pem" \
-      --enrol "$(cat "$D/data/enrol.key")" --name "c$i" --threads 1 --priority normal \
-      --state "$D/state-$i" >>"$D/client-$i.log" 2>&1 &
-    cl+=($!)
-    PIDS+=($!)
+    E2E_WRAP="cpu_of $D/client-$i.cpu" e2e_start_client "$D" "$cport" "c$i" --exit-when-done
+    cl+=("$CPID")
   done
   local units kills=0 v
   units=$("$BIN/nq-admin" status --data "$D/data" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["units"]["total"])')

@@ -41,18 +41,13 @@ for c in json.load(sys.stdin)["clients"]:
 # enrol_ok BUNDLE NAME: a client set up from BUNDLE's files alone enrols as NAME; it is then
 # stopped (SIGTERM, exit 0).
 enrol_ok() {
-  local b=$1 name=$2 log="$D/client-$2.log" pid i
+  local b=$1 name=$2 log="$D/client-$2.log" pid
   ( cd "$b" && set -a && . ./client.env && set +a &&
     exec "$BIN/nq-client" --server "$NQ_SERVER" --ca ca.pem $NQ_SECRET enrol.key --name "$name" \
       --threads 1 --priority normal --state "$D/state-$name" ) >"$log" 2>&1 &
   pid=$!
   PIDS+=("$pid")
-  for i in $(seq 1 300); do
-    grep -q "enrolled as $name" "$log" && break
-    kill -0 "$pid" 2>/dev/null || fail "client $name exited before enrolling: $(tail -3 "$log")"
-    sleep 0.1
-  done
-  grep -q "enrolled as $name" "$log" || fail "client $name did not enrol within 30 s"
+  e2e_wait_log "$log" "enrolled as $name" 30 "$pid" || fail "client $name did not enrol within 30 s"
   kill -TERM "$pid"
   wait "$pid" || fail "client $name did not exit 0 on SIGTERM"
   PIDS=()

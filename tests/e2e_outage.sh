@@ -49,13 +49,7 @@ EOF
 }
 
 start_server
-for c in a b c; do
-  mkdir -p "$D/state-$c"
-  nice -n 5 "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
-    --enrol "$(cat "$D/data/enrol.key")" --name "$c" --threads 1 --priority normal \
-    --state "$D/state-$c" >>"$D/client-$c.log" 2>&1 &
-  PIDS+=($!)
-done
+E2E_WRAP="nice -n 5" e2e_start_clients "$D" "$PORT" a b c
 
 # Wait until a share of the job is done and leases are out, then crash the server.
 t0=$SECONDS

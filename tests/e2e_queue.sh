@@ -99,13 +99,7 @@ grep -q "queued job .*N=11.*diverse-kernels 1; number 2 in the queue" "$D/add.ou
 adm job cancel "$id" | grep -q "N=13) cancelled" || fail "cancel of queued N=13"
 adm job list | grep -q "^2 .* 11 .*queued" || fail "job list: $(adm job list)"
 
-for c in a b; do
-  mkdir -p "$D/state-$c"
-  "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
-    --enrol "$(cat "$D/data/enrol.key")" --name "$c" --threads 1 --priority normal \
-    --state "$D/state-$c" >>"$D/client-$c.log" 2>&1 &
-  PIDS+=($!)
-done
+e2e_start_clients "$D" "$PORT" a b
 say "clients ${PIDS[*]} started"
 
 wait_done 10 120
@@ -161,15 +155,8 @@ check_match 13
 say "the same two clients (pids ${PIDS[*]}) counted N=10, 11, 12 and 13 (a server restart inside)"
 
 # A client that comes while no job runs is told so in its welcome, and waits too.
-mkdir -p "$D/state-c"
-"$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
-  --enrol "$(cat "$D/data/enrol.key")" --name c --threads 1 --state "$D/state-c" \
-  >>"$D/client-c.log" 2>&1 &
-PIDS+=($!)
-for i in $(seq 1 150); do
-  grep -q "waiting for the next one" "$D/client-c.log" && break
-  sleep 0.2
-done
+e2e_start_client "$D" "$PORT" c
+e2e_wait_log "$D/client-c.log" "waiting for the next one" 30 "$CPID" || true
 grep -q "job N=13 done (waiting for the next job)" "$D/client-c.log" &&
   grep -q "waiting for the next one" "$D/client-c.log" || fail "a new client is not told to wait"
 clients_alive "a new client between jobs"

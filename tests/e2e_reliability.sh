@@ -60,12 +60,8 @@ start_server() {
 start_client() {
   local dir=$1 port=$2 name=$3
   shift 3
-  mkdir -p "$dir/state-$name"
-  nice -n "${CLIENT_NICE:-0}" env "$@" "$BIN/nq-client" --exit-when-done --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
-    --enrol "${ENROL_KEY:-$(cat "$dir/data/enrol.key")}" --name "$name" --threads 1 --priority normal \
-    --state "$dir/state-$name" --log-level debug >>"$dir/client-$name.log" 2>&1 & # "done:" lines
-  CPID=$!
-  PIDS+=("$CPID")
+  E2E_WRAP="nice -n ${CLIENT_NICE:-0} env $*" E2E_KEY=${ENROL_KEY:-} \
+    e2e_start_client "$dir" "$port" "$name" --exit-when-done --log-level debug # "done:" lines
 }
 
 # admin_json DIR CMD [ARGS...]: nq-admin CMD --data DIR/data ARGS --json (local mode), retried

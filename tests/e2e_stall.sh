@@ -40,18 +40,6 @@ wait_for() {
     sleep 0.3
   done
 }
-client() { # client DIR PORT NAME KEY [env...] [-- client args]: one client in the background
-  local dir=$1 port=$2 name=$3 key=$4
-  shift 4
-  local envs=()
-  while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
-  [ $# -gt 0 ] && shift
-  mkdir -p "$dir/state-$name"
-  env "${envs[@]}" "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
-    --enrol "$key" --name "$name" --threads 1 --priority normal --state "$dir/state-$name" "$@" \
-    >>"$dir/client-$name.log" 2>&1 &
-  PIDS+=($!)
-}
 get() { python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=60).read().decode())' "$1"; }
 
 # ---- 1. the one-owner job ----
@@ -62,8 +50,7 @@ HTTP=$(free_port)
 [ "$PORT" != "$HTTP" ] || HTTP=$(free_port)
 e2e_start_server "$D" "$PORT" --n $N --depth 2 --quorum 2 --http "127.0.0.1:$HTTP"
 KEY=$(cat "$D/data/enrol.key")
-client "$D" "$PORT" c1 "$KEY" -- --max-units 2
-client "$D" "$PORT" c2 "$KEY" -- --max-units 2
+E2E_KEY=$KEY e2e_start_clients "$D" "$PORT" c1 c2 -- --max-units 2
 wait_for "$D" "$PORT" 's["units"]["awaiting"] >= 2 and s["stalled"]["keys"] == 1 and s["stalled"]["by"]["owners"] == s["units"]["total"]' \
   "every unit stalled for want of owners"
 [ "$(field "$D" "$PORT" 's["rate"]["eta_s"] is None and s["stalled"]["keys"] == 1')" = True ] ||
@@ -94,11 +81,11 @@ key() { admin "$D" "$PORT" owner add "$1" --json | python3 -c 'import json,sys; 
 K1=$(key honest1)
 K2=$(key honest2)
 KL=$(key liar)
-client "$D" "$PORT" h1 "$K1"
-client "$D" "$PORT" h2 "$K2"
+E2E_KEY=$K1 e2e_start_client "$D" "$PORT" h1
+E2E_KEY=$K2 e2e_start_client "$D" "$PORT" h2
 wait_for "$D" "$PORT" 's["done"] and s["match"] is True' "the honest job"
-client "$D" "$PORT" liar "$KL" NQ_CLIENT_FAULT=lie -- --max-units 3
-LIAR=${PIDS[-1]}
+E2E_KEY=$KL NQ_CLIENT_FAULT=lie e2e_start_client "$D" "$PORT" liar --max-units 3
+LIAR=$CPID
 # The liar's three results are in once it has left (--max-units 3): no count moves after that.
 for i in $(seq 1 $((DEADLINE * 10))); do kill -0 "$LIAR" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$LIAR" 2>/dev/null && fail "the liar did not leave after its 3 units within ${DEADLINE}s"

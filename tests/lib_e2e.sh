@@ -53,6 +53,56 @@ e2e_start_server() {
   fail "nq-server did not listen on $port within 30 s"
 }
 
+# e2e_start_client DIR PORT NAME [ARGS...]: one nq-client in the background against the server on
+# 127.0.0.1:PORT whose data directory is DIR/data. It enrols as NAME with that server's key
+# (E2E_KEY instead, when set), keeps its state in DIR/state-NAME, logs to DIR/client-NAME.log
+# (appended) and runs with --threads 1 (E2E_THREADS instead, when set), --priority normal and then
+# ARGS. E2E_WRAP, words split at blanks, goes before the program (nice -n 10, a timing wrapper);
+# the environment of the call is the client's (NQ_CLIENT_FAULT=lie e2e_start_client ...).
+# CPID = its pid, also added to PIDS.
+e2e_start_client() {
+  local dir=$1 port=$2 name=$3
+  shift 3
+  mkdir -p "$dir/state-$name"
+  # shellcheck disable=SC2086 # E2E_WRAP is words on purpose
+  ${E2E_WRAP:-} "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
+    --enrol "${E2E_KEY:-$(cat "$dir/data/enrol.key")}" --name "$name" \
+    --threads "${E2E_THREADS:-1}" --priority normal --state "$dir/state-$name" "$@" \
+    >>"$dir/client-$name.log" 2>&1 &
+  CPID=$!
+  PIDS+=("$CPID")
+}
+
+# e2e_start_clients DIR PORT NAME... [-- ARGS...]: e2e_start_client for each NAME, with the same
+# ARGS (and E2E_KEY, E2E_THREADS, E2E_WRAP); CPIDS = their pids, in order.
+e2e_start_clients() {
+  local dir=$1 port=$2 names=() n
+  shift 2
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do names+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  CPIDS=()
+  for n in "${names[@]}"; do
+    e2e_start_client "$dir" "$port" "$n" "$@"
+    CPIDS+=("$CPID")
+  done
+}
+
+# e2e_wait_log FILE PATTERN SECONDS [PID]: poll FILE (every 0.1 s) until a line matches PATTERN
+# (grep -E): a client's state as its log says it ("enrolled as", "the server is full", ...).
+# Returns 1 if SECONDS pass first; fails the test if PID (a client) exits first.
+e2e_wait_log() {
+  local file=$1 pat=$2 limit=$3 pid=${4:-}
+  for _ in $(seq 1 $((limit * 10))); do
+    grep -Eq -- "$pat" "$file" 2>/dev/null && return 0
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+      grep -Eq -- "$pat" "$file" 2>/dev/null && return 0
+      fail "pid $pid exited before its log $file said /$pat/: $(tail -n 3 "$file" 2>/dev/null)"
+    fi
+    sleep 0.1
+  done
+  return 1
+}
+
 # stop_all: SIGTERM the server and every process in PIDS, reap them, and empty both (between the
 # scenarios of one script; exit statuses are not checked here).
 stop_all() {

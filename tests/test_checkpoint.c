@@ -46,6 +46,15 @@ typedef struct stop_s {
   uint32_t after;
 } stop_t;
 
+/* The subject of one unit, from its text. */
+static nq_subject_t subject_of(const char *text) {
+  nq_unit_t u;
+  nq_subject_t s;
+  ck_assert_int_eq(nq_unit_parse(text, &u, NULL, 0), 0);
+  ck_assert_int_eq(nq_subject_unit(&s, &u), 0);
+  return s;
+}
+
 static void stop_after(nq_run_t *r, void *arg) {
   stop_t *s = arg;
   nq_run_status_t st;
@@ -265,10 +274,7 @@ START_TEST(stop_resume_whole_n) {
 END_TEST
 
 START_TEST(fraction_and_snapshot_seconds) {
-  nq_subject_t s;
-  nq_unit_t u;
-  ck_assert_int_eq(nq_unit_parse("12:s:1:1,3", &u, NULL, 0), 0);
-  ck_assert_int_eq(nq_subject_unit(&s, &u), 0);
+  nq_subject_t s = subject_of("12:s:1:1,3");
   nq_ckpt_t c;
   run_and_stop(&s, 6, 10, &c);
   ck_assert_uint_eq(c.ndone, 10);
@@ -322,10 +328,7 @@ static void expect_refused(const char *body, const char *why) {
 }
 
 START_TEST(damaged_files_refused) {
-  nq_subject_t s;
-  nq_unit_t u;
-  ck_assert_int_eq(nq_unit_parse("12:s:2:2,4,6", &u, NULL, 0), 0);
-  ck_assert_int_eq(nq_subject_unit(&s, &u), 0);
+  nq_subject_t s = subject_of("12:s:2:2,4,6");
   nq_ckpt_t c;
   run_and_stop(&s, 6, 3, &c);
   char *buf;
@@ -374,10 +377,7 @@ START_TEST(damaged_files_refused) {
 END_TEST
 
 START_TEST(impossible_sums_refused) {
-  nq_subject_t s;
-  nq_unit_t u;
-  ck_assert_int_eq(nq_unit_parse("12:c:3:0,3,5", &u, NULL, 0), 0);
-  ck_assert_int_eq(nq_subject_unit(&s, &u), 0);
+  nq_subject_t s = subject_of("12:c:3:0,3,5");
   nq_ckpt_t c;
   run_and_stop(&s, 7, 5, &c);
   char *buf, *b, num[64];

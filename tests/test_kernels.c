@@ -78,18 +78,39 @@ static void fx_kernels(fx_t *f, int k) {
   ck_assert_int_eq(got, k);
 }
 
+/* The scheduler settings of these tests: the defaults without spot checks. */
+static srv_sched_config_t kx_cfg(void) {
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.spot_check = 0;
+  return cfg;
+}
+
+/* Their job: N=8 depth 3, quorum 2 of at most 5 results, under cfg, and a unit needs `kernels`
+ * different kernels (0: no rule). */
+static void kx_init(fx_t *f, const srv_sched_config_t *cfg, int kernels) {
+  fx_init(f, 8, 3, 2, 5, cfg);
+  fx_kernels(f, kernels);
+}
+
+/* That job with the default settings, 2 kernels a unit, and the clients a, b and c; the server
+ * knows b's and c's own kernel (avx512), not a's. */
+static void kx_three(fx_t *f, int64_t *a, int64_t *b, int64_t *c) {
+  srv_sched_config_t cfg = kx_cfg();
+  kx_init(f, &cfg, 2);
+  *a = fx_client(f, "a");
+  *b = fx_client(f, "b");
+  *c = fx_client(f, "c");
+  known(f, *b);
+  known(f, *c);
+}
+
 /* Two agreeing results of one kernel do not verify a unit of a job with diverse_kernels 2: the
  * unit takes a third replica, which names another kernel, and verifies with it. */
 START_TEST(two_kernels_needed) {
   fx_t f;
-  srv_sched_config_t cfg;
-  srv_sched_config_default(&cfg);
-  cfg.spot_check = 0;
-  fx_init(&f, 8, 3, 2, 5, &cfg);
-  fx_kernels(&f, 2);
-  int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b"), c = fx_client(&f, "c");
-  known(&f, b);
-  known(&f, c);
+  int64_t a, b, c;
+  kx_three(&f, &a, &b, &c);
   int64_t now = T0 + 10;
   srv_work_t wa, wb, wc;
   ck_assert_int_eq(fx_work(&f, a, 1, now, &wa, NULL), 1);
@@ -123,12 +144,9 @@ END_TEST
  * client. Off, its answer is verified; with 2 kernels, the other kernels outvote it. */
 static int64_t run_faulty(int kernels, int64_t *wrong_units) {
   fx_t f;
-  srv_sched_config_t cfg;
-  srv_sched_config_default(&cfg);
-  cfg.spot_check = 0;
+  srv_sched_config_t cfg = kx_cfg();
   cfg.ban_threshold = 0;
-  fx_init(&f, 8, 3, 2, 5, &cfg);
-  fx_kernels(&f, kernels);
+  kx_init(&f, &cfg, kernels);
   int64_t cl[4] = {fx_client(&f, "a"), fx_client(&f, "b"), fx_client(&f, "c"),
                    fx_client(&f, "d")};
   int64_t now = T0 + 10;
@@ -183,14 +201,8 @@ END_TEST
  * nobody), or go to another client. */
 START_TEST(refusal_goes_elsewhere) {
   fx_t f;
-  srv_sched_config_t cfg;
-  srv_sched_config_default(&cfg);
-  cfg.spot_check = 0;
-  fx_init(&f, 8, 3, 2, 5, &cfg);
-  fx_kernels(&f, 2);
-  int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b"), c = fx_client(&f, "c");
-  known(&f, b);
-  known(&f, c);
+  int64_t a, b, c;
+  kx_three(&f, &a, &b, &c);
   int64_t now = T0 + 10;
   srv_work_t wa, wb, w2;
   ck_assert_int_eq(fx_work(&f, a, 1, now, &wa, NULL), 1);
@@ -251,12 +263,9 @@ END_TEST
 /* A slower kernel's replica gets a lease as much longer; its resend names the same kernel. */
 START_TEST(lease_scaled_for_slower_kernel) {
   fx_t f;
-  srv_sched_config_t cfg;
-  srv_sched_config_default(&cfg);
-  cfg.spot_check = 0;
+  srv_sched_config_t cfg = kx_cfg();
   cfg.lease_seconds = 100;
-  fx_init(&f, 8, 3, 2, 5, &cfg);
-  fx_kernels(&f, 2);
+  kx_init(&f, &cfg, 2);
   int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b");
   int64_t now = T0 + 10;
   srv_work_t w[2];

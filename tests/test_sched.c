@@ -147,21 +147,27 @@ START_TEST(agreement_rule_solver_versions) {
 }
 END_TEST
 
+/* The disputes' job: N=8 depth 3, quorum 2 of at most 3 results, leases of 100 s; the clients
+ * c0..c7 in cl. */
+static void dispute_init(fx_t *f, int64_t cl[8]) {
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.lease_seconds = 100;
+  fx_init(f, 8, 3, 2, 3, &cfg);
+  char name[8];
+  for (int i = 0; i < 8; i++) {
+    snprintf(name, sizeof name, "c%d", i);
+    cl[i] = fx_client(f, name);
+  }
+}
+
 /* No two results agree: after max_results the unit is disputed and shown to the operator, but it
  * keeps taking replicas (from clients that never had it) until one answer has a strict majority
  * of at least quorum votes; the losers are judged invalid. */
 START_TEST(dispute_after_max_results) {
   fx_t f;
-  srv_sched_config_t cfg;
-  srv_sched_config_default(&cfg);
-  cfg.lease_seconds = 100;
-  fx_init(&f, 8, 3, 2, 3, &cfg);
   int64_t cl[8];
-  char name[8];
-  for (int i = 0; i < 8; i++) {
-    snprintf(name, sizeof name, "c%d", i);
-    cl[i] = fx_client(&f, name);
-  }
+  dispute_init(&f, cl);
   srv_work_t w[8];
   /* c0 takes the unit and goes silent; after expiry c1..c3 take it in turn. */
   ck_assert_int_eq(fx_work(&f, cl[0], 1, T0, &w[0], NULL), 1);
@@ -222,16 +228,8 @@ END_TEST
  * disputed; the unit resolves and the job finishes with the exact totals. */
 START_TEST(dispute_retry_to_quorum) {
   fx_t f;
-  srv_sched_config_t cfg;
-  srv_sched_config_default(&cfg);
-  cfg.lease_seconds = 100;
-  fx_init(&f, 8, 3, 2, 3, &cfg);
   int64_t cl[8];
-  char name[8];
-  for (int i = 0; i < 8; i++) {
-    snprintf(name, sizeof name, "c%d", i);
-    cl[i] = fx_client(&f, name);
-  }
+  dispute_init(&f, cl);
   srv_work_t w[8];
   srv_result_info_t info;
   ck_assert_int_eq(fx_work(&f, cl[0], 1, T0, &w[0], NULL), 1);

@@ -112,9 +112,7 @@ static int kid_cb(const nq_unit_t *u, void *arg) {
   nq_counts_t c;
   ck_assert_int_eq(nq_ref_solve_unit(u, &c), 0);
   k->nodes += c.nodes;
-  k->sum.c2 += c.c2;
-  k->sum.c4 += c.c4;
-  k->sum.c8 += c.c8;
+  nq_counts_add(&k->sum, &c);
   return 0;
 }
 

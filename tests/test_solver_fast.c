@@ -100,9 +100,7 @@ static int every_cb(const nq_unit_t *u, void *arg) {
   ck_assert_int_eq(nq_ref_solve_unit(u, &ref), 0);
   check_variants(u, &ref);
   w->units++;
-  w->sum.c2 += ref.c2;
-  w->sum.c4 += ref.c4;
-  w->sum.c8 += ref.c8;
+  nq_counts_add(&w->sum, &ref);
   return 0;
 }
 

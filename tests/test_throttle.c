@@ -109,6 +109,17 @@ static void touch(const char *p) {
   fclose(f);
 }
 
+/* A throttle with cfg held from the start by a pause file: path (len bytes) gets the file's name,
+ * in a new temporary directory that is returned (tu_rmtree and free it). */
+static char *paused_throttle(nq_throttle_cfg_t cfg, char *path, size_t len, nq_throttle_t **t) {
+  char *dir = tu_tmpdir("throttle");
+  snprintf(path, len, "%s/pause", dir);
+  touch(path);
+  cfg.pause_file = path;
+  ck_assert_int_eq(nq_throttle_new(&cfg, t), 0);
+  return dir;
+}
+
 static void assert_same(const nq_counts_t *a, const nq_counts_t *b) {
   ck_assert_uint_eq(a->c2, b->c2);
   ck_assert_uint_eq(a->c4, b->c4);
@@ -120,12 +131,10 @@ START_TEST(idle_solver_threads_normal_caller) {
   /* Held by a pause file before its first task, so the solve is still there to be looked at
    * however fast the machine is; and small (N = 15), so that it ends in time even when the
    * machine's other work leaves SCHED_IDLE threads almost no CPU (a busy CI neighbour did). */
-  char *dir = tu_tmpdir("throttle"), path[512];
-  snprintf(path, sizeof path, "%s/pause", dir);
-  touch(path);
+  char path[512];
   nq_throttle_t *t;
-  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_IDLE, .cpu_limit = 100, .pause_file = path};
-  ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
+  char *dir = paused_throttle((nq_throttle_cfg_t){.priority = NQ_PRIO_IDLE, .cpu_limit = 100}, path,
+                              sizeof path, &t);
   solve_t s;
   solve_start(&s, 15, 2, t);
   /* Seen from outside too, as a user would (the thread's own policy, by its tid). */
@@ -316,15 +325,13 @@ static int wait_for(solve_t *s, int (*f)(solve_t *s, uint32_t ref), uint32_t ref
 static int moved(solve_t *s, uint32_t ref) { return ndone(s) > ref; }
 
 START_TEST(pause_file_stops_and_resumes) {
-  char *dir = tu_tmpdir("throttle"), path[512];
-  snprintf(path, sizeof path, "%s/pause", dir);
-  touch(path); /* paused from the start: nothing is solved until it goes */
+  /* Paused from the start: nothing is solved until the file goes. A CPU limit too: the solve
+   * takes a few seconds (four times its CPU time), still running when the second pause comes
+   * (checked below: a solve that ended first fails the test, it does not pass it). */
+  char path[512];
   nq_throttle_t *t;
-  /* A CPU limit too: the solve takes a few seconds (four times its CPU time), still running when
-   * the second pause comes (checked below: a solve that ended first fails the test, it does not
-   * pass it). */
-  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 25, .pause_file = path};
-  ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
+  char *dir = paused_throttle((nq_throttle_cfg_t){.priority = NQ_PRIO_NORMAL, .cpu_limit = 25},
+                              path, sizeof path, &t);
   ck_assert_int_eq(nq_throttle_paused(t), 1);
   solve_t s;
   solve_start(&s, 17, 1, t);
@@ -359,12 +366,10 @@ START_TEST(pause_file_stops_and_resumes) {
 END_TEST
 
 START_TEST(cancel_while_paused) {
-  char *dir = tu_tmpdir("throttle"), path[512];
-  snprintf(path, sizeof path, "%s/pause", dir);
-  touch(path);
+  char path[512];
   nq_throttle_t *t;
-  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 100, .pause_file = path};
-  ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
+  char *dir = paused_throttle((nq_throttle_cfg_t){.priority = NQ_PRIO_NORMAL, .cpu_limit = 100},
+                              path, sizeof path, &t);
   solve_t s;
   solve_start(&s, 14, 2, t);
   usleep(300 * 1000);
@@ -382,13 +387,11 @@ END_TEST
 /* Paused time is not solve time: a solve that waited 1.5 s on the pause file reports about its
  * solving time, and the throttle counts the pause. */
 START_TEST(paused_time_not_solve_time) {
-  char *dir = tu_tmpdir("throttle"), path[512];
-  snprintf(path, sizeof path, "%s/pause", dir);
-  touch(path);
+  char path[512];
   nq_throttle_t *t;
-  nq_throttle_cfg_t cfg = {.priority = NQ_PRIO_NORMAL, .cpu_limit = 100, .pause_file = path,
-                           .poll = 0.02};
-  ck_assert_int_eq(nq_throttle_new(&cfg, &t), 0);
+  char *dir = paused_throttle(
+      (nq_throttle_cfg_t){.priority = NQ_PRIO_NORMAL, .cpu_limit = 100, .poll = 0.02}, path,
+      sizeof path, &t);
   char why[160];
   nq_throttle_pause_reason(t, why, sizeof why);
   ck_assert_ptr_nonnull(strstr(why, "exists"));

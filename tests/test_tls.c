@@ -627,23 +627,33 @@ static void send_oversize(peer_t *p) {
   ck_assert_int_eq(nq_conn_send_raw(p->conn, raw, sizeof raw), 0);
 }
 
-static void start_offender(peer_t *b) {
-  /* Only once the bystander is up, so both connections coexist. */
+/* The offender (cl[0]) connects only once the bystander is up, so both connections coexist; once
+ * open it sends with open_fn. */
+static void offender_start(peer_t *b, void (*open_fn)(peer_t *p)) {
   peer_t *a = &b->env->cl[0];
-  a->open_fn = send_oversize;
+  a->open_fn = open_fn;
   a->close_fn = offender_closed;
   client_start(b->env, a, "localhost");
 }
 
-START_TEST(oversized_frame_closes_only_offender) {
-  env_t e;
-  env_init(&e);
-  peer_t *b = &e.cl[1];
-  b->open_fn = start_offender;
+/* The bystander (cl[1]), which starts the offender with start once it is up; the loop is run to
+ * its end and closed. */
+static void offender_run(env_t *e, void (*start)(peer_t *b)) {
+  env_init(e);
+  peer_t *b = &e->cl[1];
+  b->open_fn = start;
   b->frame_fn = bystander_frame;
   b->close_fn = bystander_closed;
-  client_start(&e, b, "localhost");
-  env_run_and_close(&e);
+  client_start(e, b, "localhost");
+  env_run_and_close(e);
+}
+
+static void start_oversize(peer_t *b) { offender_start(b, send_oversize); }
+
+START_TEST(oversized_frame_closes_only_offender) {
+  env_t e;
+  offender_run(&e, start_oversize);
+  peer_t *b = &e.cl[1];
   peer_t *a = &e.cl[0];
   ck_assert_int_eq(a->opened, 1);
   ck_assert_int_eq(a->frames, 1);
@@ -663,22 +673,12 @@ static void send_bad_json(peer_t *p) {
   ck_assert_int_eq(nq_conn_send_raw(p->conn, raw, sizeof raw - 1), 0);
 }
 
-static void start_bad_json(peer_t *b) {
-  peer_t *a = &b->env->cl[0];
-  a->open_fn = send_bad_json;
-  a->close_fn = offender_closed;
-  client_start(b->env, a, "localhost");
-}
+static void start_bad_json(peer_t *b) { offender_start(b, send_bad_json); }
 
 START_TEST(bad_json_closes_only_offender) {
   env_t e;
-  env_init(&e);
+  offender_run(&e, start_bad_json);
   peer_t *b = &e.cl[1];
-  b->open_fn = start_bad_json;
-  b->frame_fn = bystander_frame;
-  b->close_fn = bystander_closed;
-  client_start(&e, b, "localhost");
-  env_run_and_close(&e);
   peer_t *a = &e.cl[0];
   ck_assert_int_eq(a->frames, 2); /* the echo of the good frame, then the error */
   ck_assert_int_eq(a->error_frames, 1);

@@ -1,7 +1,10 @@
-/* nq: what the fast kernel's two files share. common/solver/solver_fast.c holds the unit settings, the
- * chunk buffers, the side part's rotation check, the portable scalar variant and the selection;
- * common/solver/solver_x86.c the x86-64 SIMD variants (avx512 with its row N-3 tables, avx2). Internal:
- * not installed, included by those two files only. The search itself is described at the top of
+/* nq: what the fast kernel's files share. common/solver/solver_fast.c sets up a unit (its settings,
+ * the chunk buffers) and picks the variant through its table of kernels; the variants are
+ * solver_scalar.c (portable), solver_x86.c (avx512 with its row N-3 tables, avx2) and
+ * solver_neon.c (arm64); solver_batch.c holds the code they all use (the side part's rotation
+ * check and board rebuild, PF_270's subtrees searched apart). The calls go one way: solver_fast.c
+ * -> its table -> a variant -> solver_batch.c; solver_fast.c also uses solver_batch.c. Internal:
+ * not installed, included by those files only. The search itself is described at the top of
  * solver_fast.c. */
 #ifndef NQ_SOLVER_BATCH_H
 #define NQ_SOLVER_BATCH_H
@@ -113,10 +116,13 @@ static inline int look_step(const kctx_t *k, int y) {
   return y + 1 >= k->n - 1 - NQ_UNIT_LOOK && y + 1 <= k->n - 4;
 }
 
-/* Rebuild and classify the queued side-part solutions (solver_fast.c). */
+/* Rebuild and classify the queued side-part solutions (solver_batch.c). */
 void nq_side_flush(bctx_t *c);
+/* Classify a complete side-part board b (rows 0..N-1) and count it in k's c2, c4 or c8, or not at
+ * all when it is not its orbit's representative (the rotation check, as ref_check). */
+void nq_side_count(kctx_t *k, const uint32_t *b);
 
-/* PF_270's subtrees searched apart (every variant; solver_fast.c). A dead child of PF_270's
+/* PF_270's subtrees searched apart (every variant; solver_batch.c). A dead child of PF_270's
  * check has PF_270 (column N-1 on row BOUND1) and, on rows BOUND1..c1, column N-2 taken (see
  * kctx_t): testing every child on those rows for it cost about as much as the dead subtrees
  * it cut. So row BOUND1's step stores its children with PF_270 in the rows' second set of
@@ -128,8 +134,16 @@ void nq_side_flush(bctx_t *c);
 void nq_swap_sets(bctx_t *c, int y);
 void nq_chain_plan(bctx_t *c);
 /* Search a chunk of row y of PF_270's subtrees (in the second set) with a variant's side-part
- * row function: the sets swapped and chain270 set around it. */
-void nq_chain_search(bctx_t *c, int y, int n, void (*side)(bctx_t *c, int y, int n));
+ * row function: the sets swapped and chain270 set around it. Inline, so that side is a direct
+ * call in each variant. */
+static inline void nq_chain_search(bctx_t *c, int y, int n,
+                                   void (*side)(bctx_t *c, int y, int n)) {
+  nq_swap_sets(c, y);
+  c->chain270 = 1;
+  side(c, y, n);
+  c->chain270 = 0;
+  nq_swap_sets(c, y);
+}
 
 /* A side-part solution that needs the rotation check: its row N-3 node is entry idx (a P word)
  * of that row's chunk and took column bit; rows N-2 and N-1 are c2 and c1. */
@@ -157,47 +171,19 @@ static inline void side_leaf4(bctx_t *c, uint32_t idx, uint32_t c3, uint32_t bit
 #define AB (3 * LV_STRIDE)
 #define AP (4 * LV_STRIDE)
 
-/* ---- the arm64 variant (solver_neon.c) ---- */
+/* ---- the variants' entry points: named only in solver_fast.c's table of kernels ---- */
 
+/* Each searches the unit of c from its one node on row y0 (set up by solve_batched, the CPU
+ * able to run it); the *_cpu_has tests say whether this CPU (and OS) can. */
+void nq_scalar_search(bctx_t *c, int y0);
+#if NQ_HAVE_X86_SIMD
+int nq_avx2_cpu_has(void);
+void nq_avx2_search(bctx_t *c, int y0);
+int nq_avx512_cpu_has(void);
+void nq_avx512_search(bctx_t *c, int y0);
+#endif
 #if NQ_HAVE_NEON
-/* Search the unit of c from its one node on row y0 with the neon variant. */
 void nq_neon_search(bctx_t *c, int y0);
 #endif
-
-/* ---- the x86-64 SIMD variants (solver_x86.c; without SIMD, answers for scalar alone) ---- */
-
-/* Non-zero when this CPU (and OS) can run variant k; AUTO and SCALAR always can. */
-int nq_x86_cpu_has(nq_kernel_t k);
-#if NQ_HAVE_X86_SIMD
-/* Search the unit of c from its one node on row y0 with the avx512 or the avx2 variant (which
- * the CPU must have). */
-void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k);
-#endif
-/* The avx512 variant's row N-3 tables: 1 = the CPU lacks them, 2 = on, 3 = off (decided on the
- * first call: NQ_LEAF=0 in the environment starts with them off). */
-int nq_x86_leaf_state(void);
-/* Turn them on (on != 0) or off; only where nq_x86_leaf_state() is not 1. */
-void nq_x86_leaf_state_set(int on);
-/* The avx512 variant's packed side part (see PK_SH): 1 = no SIMD build, 2 = on, 3 = off
- * (decided on the first call: NQ_PACK=0 in the environment starts with it off). */
-int nq_x86_pack_state(void);
-/* Turn it on (on != 0) or off; only where nq_x86_pack_state() is not 1. */
-void nq_x86_pack_state_set(int on);
-/* The avx512 variant's row N-4 tables (leaf512_four; used only with the row N-3 tables): 1 = no
- * SIMD build, 2 = on, 3 = off (decided on the first call: NQ_LEAF4=0 in the environment starts
- * with them off). */
-int nq_x86_leaf4_state(void);
-/* Turn them on (on != 0) or off; only where nq_x86_leaf4_state() is not 1. */
-void nq_x86_leaf4_state_set(int on);
-/* The flags decided by the search (PF_S90, flags_plan; avx512 and avx2): 1 = no SIMD build, 2 =
- * on, 3 = off (decided on the first call: NQ_FLAGDEC=0 in the environment starts with it off). */
-int nq_x86_flagdec_state(void);
-/* Turn it on (on != 0) or off; only where nq_x86_flagdec_state() is not 1. */
-void nq_x86_flagdec_state_set(int on);
-/* The avx2 variant's row N-3 leaf (leaf256_tab): 1 = no SIMD build, 2 = on, 3 = off (decided on
- * the first call: NQ_LEAF2=0 in the environment starts with it off). */
-int nq_x86_leaf2_state(void);
-/* Turn it on (on != 0) or off; only where nq_x86_leaf2_state() is not 1. */
-void nq_x86_leaf2_state_set(int on);
 
 #endif

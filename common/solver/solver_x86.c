@@ -1,9 +1,14 @@
 /* nq: the fast kernel's x86-64 SIMD variants, avx512 (with its row N-3 tables) and avx2. The search
- * they run, the chunk buffers and the side part's rotation check are described in solver_fast.c,
- * which also holds the scalar variant and picks the variant; what the two files share is in
- * solver_batch.h. The code is compiled with function-level target attributes, so the build needs
- * no -m flags, and runs only where nq_x86_cpu_has says the CPU can. */
+ * they run is described in solver_fast.c, which picks the variant through its table of kernels
+ * (nq_avx512_search, nq_avx2_search and their CPU tests here); they use the shared kernel code
+ * (solver_batch.c: the side part's rotation check and board rebuild, PF_270's subtrees) and the
+ * helpers in solver_batch.h, and never call solver_fast.c. This file also owns their switches
+ * (nq_fast_leaf_table_set and the others of solver_simd.h). The code is compiled with
+ * function-level target attributes, so the build needs no -m flags, and runs only where
+ * nq_avx512_cpu_has / nq_avx2_cpu_has say the CPU can. */
 #include "solver_batch.h"
+
+#include "nq/nq.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -1594,7 +1599,7 @@ static T256 void leaf256_tab(bctx_t *c, int y, int n) {
 /* The AVX-512 leaf tables: 0 = not yet decided, 1 = the CPU lacks them, 2 = on, 3 = off. */
 static atomic_int leaf_state;
 
-int nq_x86_leaf_state(void) {
+static int leaf_switch(void) {
   int h = atomic_load_explicit(&leaf_state, memory_order_relaxed);
   if (!h) {
     const char *env = getenv("NQ_LEAF");
@@ -1611,18 +1616,20 @@ int nq_x86_leaf_state(void) {
 
 /* Whether (and how) a unit's row N-3 chunks go through leaf512_tab: 0, or 1 + its LEAF_ mode. */
 static int leaf_tab_ok(const kctx_t *k) {
-  if (nq_x86_leaf_state() != 2 || k->n > 28) return 0;
+  if (leaf_switch() != 2 || k->n > 28) return 0;
   if (!k->side) return 1 + LEAF_CORNER;
   if (k->bound1 >= k->n - 3) return 0; /* (no such unit: BOUND1 < N-1-BOUND1) */
   return 1 + (k->bound2 == k->n - 3 ? LEAF_B2N3 : k->bound2 == k->n - 2 ? LEAF_B2N2 : LEAF_SIDE);
 }
+
+static int leaf4_switch(void); /* with the other switches, below */
 
 /* Whether (and how) a unit's row N-4 chunks go through leaf512_four: 0, or 1 + its LEAF4_ mode.
  * Only with the row N-3 tables (the same CPU features and N range), for units that have a row
  * N-4 chunk and no BOUND1 rule on rows N-4..N-1 (in the side part BOUND1 < BOUND2, so only
  * corner units with BOUND1 > N-4 are left out). */
 static int leaf4_ok(const kctx_t *k) {
-  if (nq_x86_leaf4_state() != 2 || nq_x86_leaf_state() != 2 || k->n > 28 || k->n < 8 ||
+  if (leaf4_switch() != 2 || leaf_switch() != 2 || k->n > 28 || k->n < 8 ||
       k->bound1 > k->n - 4 || k->y0 > k->n - 4)
     return 0;
   pthread_once(&lf4_once, lf4_init);
@@ -1631,20 +1638,21 @@ static int leaf4_ok(const kctx_t *k) {
   return 1 + LEAF4_B2 + k->bound2 - (k->n - 4); /* BOUND2 <= N-2 */
 }
 
-int nq_x86_cpu_has(nq_kernel_t k) {
+int nq_avx512_cpu_has(void) {
   __builtin_cpu_init();
-  if (k == NQ_KERNEL_AVX512)
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("bmi2") &&
-           __builtin_cpu_supports("popcnt");
-  if (k == NQ_KERNEL_AVX2)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
-           __builtin_cpu_supports("popcnt");
-  return 1;
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("bmi2") &&
+         __builtin_cpu_supports("popcnt");
 }
 
-void nq_x86_leaf_state_set(int on) {
-  (void)nq_x86_leaf_state(); /* decided first, so a later first call cannot undo this */
+int nq_avx2_cpu_has(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+         __builtin_cpu_supports("popcnt");
+}
+
+static void leaf_switch_set(int on) {
+  (void)leaf_switch(); /* decided first, so a later first call cannot undo this */
   atomic_store_explicit(&leaf_state, on ? 2 : 3, memory_order_relaxed);
 }
 
@@ -1663,28 +1671,27 @@ static int env_switch(atomic_int *state, const char *var) {
 static atomic_int pack_state;  /* the packed side part (PK_SH) */
 static atomic_int leaf4_state; /* the row N-4 tables (leaf512_four) */
 
-int nq_x86_pack_state(void) { return env_switch(&pack_state, "NQ_PACK"); }
-void nq_x86_pack_state_set(int on) {
+static int pack_switch(void) { return env_switch(&pack_state, "NQ_PACK"); }
+static void pack_switch_set(int on) {
   atomic_store_explicit(&pack_state, on ? 2 : 3, memory_order_relaxed);
 }
-int nq_x86_leaf4_state(void) { return env_switch(&leaf4_state, "NQ_LEAF4"); }
-void nq_x86_leaf4_state_set(int on) {
+static int leaf4_switch(void) { return env_switch(&leaf4_state, "NQ_LEAF4"); }
+static void leaf4_switch_set(int on) {
   atomic_store_explicit(&leaf4_state, on ? 2 : 3, memory_order_relaxed);
 }
 static atomic_int flags_st; /* the flags decided by the search (PF_S90), NQ_FLAGDEC */
-static int flags_state(void) { return env_switch(&flags_st, "NQ_FLAGDEC"); }
-int nq_x86_flagdec_state(void) { return flags_state(); }
-void nq_x86_flagdec_state_set(int on) {
+static int flags_switch(void) { return env_switch(&flags_st, "NQ_FLAGDEC"); }
+static void flags_switch_set(int on) {
   atomic_store_explicit(&flags_st, on ? 2 : 3, memory_order_relaxed);
 }
-int nq_x86_leaf2_state(void) { return env_switch(&leaf2_state, "NQ_LEAF2"); }
-void nq_x86_leaf2_state_set(int on) {
+static int leaf2_switch(void) { return env_switch(&leaf2_state, "NQ_LEAF2"); }
+static void leaf2_switch_set(int on) {
   atomic_store_explicit(&leaf2_state, on ? 2 : 3, memory_order_relaxed);
 }
 
 /* As leaf_tab_ok, for the AVX2 leaf (which needs only AVX2). */
 static int leaf256_ok(const kctx_t *k) {
-  if (nq_x86_leaf2_state() != 2 || k->n > 28) return 0;
+  if (leaf2_switch() != 2 || k->n > 28) return 0;
   if (!k->side) return 1 + LEAF_CORNER;
   if (k->bound1 >= k->n - 3) return 0;
   return 1 + (k->bound2 == k->n - 3 ? LEAF_B2N3 : k->bound2 == k->n - 2 ? LEAF_B2N2 : LEAF_SIDE);
@@ -1700,7 +1707,7 @@ static int leaf256_ok(const kctx_t *k) {
 static void flags_plan(bctx_t *c) {
   kctx_t *k = &c->k;
   const int leafrow = c->leaf4 ? k->n - 4 : k->n - 3;
-  if (!c->leaf_tab || flags_state() != 2) {
+  if (!c->leaf_tab || flags_switch() != 2) {
     /* only the rejecting first steps the search needs for its dead nodes (see kctx_t) */
     if (k->y90 > k->n - 5) k->y90 = -1;
     if (k->y270 > k->n - 5) k->y270 = -1;
@@ -1725,43 +1732,65 @@ static void flags_plan(bctx_t *c) {
   if ((k->late & 2) && (above & (k->topbit >> 1))) c->P[k->y0][0] |= PF_R270;
 }
 
-void nq_x86_search(bctx_t *c, int y0, nq_kernel_t k) {
-  const int side = c->k.side;
-  if (k == NQ_KERNEL_AVX512) {
-    c->leaf_tab = leaf_tab_ok(&c->k);
-    c->leaf4 = leaf4_ok(&c->k);
-    flags_plan(c);
-    nq_chain_plan(c);
-    if (side && c->k.n <= PK_SH && nq_x86_pack_state() == 2) {
-      c->pk = 1;
-      c->D[y0][0] |= c->P[y0][0]; /* the flags; its own index is 0 */
-      lvl512_sidepk(c, y0, 1);
-    } else if (side) {
-      lvl512_side(c, y0, 1);
-    } else {
-      lvl512_corner(c, y0, 1);
-    }
+void nq_avx512_search(bctx_t *c, int y0) {
+  c->leaf_tab = leaf_tab_ok(&c->k);
+  c->leaf4 = leaf4_ok(&c->k);
+  flags_plan(c);
+  nq_chain_plan(c);
+  if (c->k.side && c->k.n <= PK_SH && pack_switch() == 2) {
+    c->pk = 1;
+    c->D[y0][0] |= c->P[y0][0]; /* the flags; its own index is 0 */
+    lvl512_sidepk(c, y0, 1);
+  } else if (c->k.side) {
+    lvl512_side(c, y0, 1);
   } else {
-    pthread_once(&lut_once, lut_init);
-    c->leaf_tab = leaf256_ok(&c->k);
-    flags_plan(c);
-    nq_chain_plan(c);
-    if (side) lvl256_side(c, y0, 1); else lvl256_corner(c, y0, 1);
+    lvl512_corner(c, y0, 1);
   }
 }
 
-#else /* no x86 SIMD: only the scalar variant */
+void nq_avx2_search(bctx_t *c, int y0) {
+  pthread_once(&lut_once, lut_init);
+  c->leaf_tab = leaf256_ok(&c->k);
+  flags_plan(c);
+  nq_chain_plan(c);
+  if (c->k.side) lvl256_side(c, y0, 1); else lvl256_corner(c, y0, 1);
+}
 
-int nq_x86_cpu_has(nq_kernel_t k) { return k == NQ_KERNEL_AUTO || k == NQ_KERNEL_SCALAR; }
-int nq_x86_leaf_state(void) { return 1; }
-void nq_x86_leaf_state_set(int on) { (void)on; }
-int nq_x86_pack_state(void) { return 1; }
-void nq_x86_pack_state_set(int on) { (void)on; }
-int nq_x86_leaf4_state(void) { return 1; }
-void nq_x86_leaf4_state_set(int on) { (void)on; }
-int nq_x86_flagdec_state(void) { return 1; }
-void nq_x86_flagdec_state_set(int on) { (void)on; }
-int nq_x86_leaf2_state(void) { return 1; }
-void nq_x86_leaf2_state_set(int on) { (void)on; }
+#else /* no x86 SIMD: the switches cannot be on */
+
+static int leaf_switch(void) { return 1; }
+static void leaf_switch_set(int on) { (void)on; }
+static int pack_switch(void) { return 1; }
+static void pack_switch_set(int on) { (void)on; }
+static int leaf4_switch(void) { return 1; }
+static void leaf4_switch_set(int on) { (void)on; }
+static int flags_switch(void) { return 1; }
+static void flags_switch_set(int on) { (void)on; }
+static int leaf2_switch(void) { return 1; }
+static void leaf2_switch_set(int on) { (void)on; }
 
 #endif
+
+/* ---- the switches of solver_simd.h ---- */
+
+/* state() is 1 where the switch cannot be on, 2 on, 3 off. */
+static int switch_set(int (*state)(void), void (*set)(int), int on) {
+  if (state() == 1) return on ? NQ_ENODEV : 0;
+  set(on);
+  return 0;
+}
+
+int nq_fast_leaf_table_set(int on) { return switch_set(leaf_switch, leaf_switch_set, on); }
+int nq_fast_leaf_table_in_use(void) { return leaf_switch() == 2; }
+
+int nq_fast_leaf_four_set(int on) { return switch_set(leaf4_switch, leaf4_switch_set, on); }
+int nq_fast_leaf_four_in_use(void) { return leaf4_switch() == 2; }
+
+int nq_fast_flag_decide_set(int on) { return switch_set(flags_switch, flags_switch_set, on); }
+int nq_fast_flag_decide_in_use(void) { return flags_switch() == 2; }
+
+int nq_fast_leaf_avx2_set(int on) { return switch_set(leaf2_switch, leaf2_switch_set, on); }
+int nq_fast_leaf_avx2_in_use(void) { return leaf2_switch() == 2; }
+
+int nq_fast_side_pack_set(int on) { return switch_set(pack_switch, pack_switch_set, on); }
+int nq_fast_side_pack_in_use(void) { return pack_switch() == 2; }
