@@ -53,8 +53,8 @@
  * file behind unless something goes wrong. Its assignment is not written to assigned/ (after a
  * crash the server re-sends the lease at the first get_work), and its result stays in memory
  * until the ack; a result not acknowledged within LAZY_MS, or any held at a disconnect or a stop,
- * is written to the journal as before. A crash (SIGKILL, power loss) loses at most LAZY_MS of
- * sub-second results, which the server's leases bring back: solving one again costs less than
+ * is written to the journal as before. A crash (SIGKILL, power loss) loses at most 1.25 x LAZY_MS
+ * of sub-second results, which the server's leases bring back: solving one again costs less than
  * the files did (five system calls and an ext4 create and unlink a unit, docs/performance.md). */
 #define LAZY_S 1.0
 #define LAZY_MS 1000
@@ -183,7 +183,11 @@ static int lane_unqueue(cli_lane_t *ln) {
   cli_t *cli = ln->cli;
   if (!ln->has_next || !cli_worker_unqueue(&ln->worker, ln->next.id)) return 0;
   ln->has_next = 0;
-  if (cli->reason == CLI_REASON_JOB_DONE || queue_push(cli, &ln->next) != 0) return 1;
+  if (cli->reason == CLI_REASON_JOB_DONE) { /* written at a disconnect, perhaps */
+    if (ln->next.on_disk) cli_assigned_remove(&cli->j, ln->next.id);
+    return 1;
+  }
+  if (queue_push(cli, &ln->next) != 0) return 1;
   memmove(cli->queue + 1, cli->queue, (cli->qlen - 1) * sizeof *cli->queue);
   cli->queue[0] = ln->next;
   return 1;
@@ -833,7 +837,8 @@ static void handle_work(cli_t *cli, const json_t *msg) {
     /* The server re-sends what we hold (so we still hold it); never run one twice. */
     cli_lane_t *held = lane_of(cli, as.id);
     if (held) held->cur.unconfirmed = 0;
-    if (held || lane_next_of(cli, as.id) || queue_confirm(cli, as.id) || sent_find(cli, as.id) || held_find(cli, as.id) ||
+    if (held || lane_next_of(cli, as.id) || queue_confirm(cli, as.id) ||
+        sent_find(cli, as.id) || held_find(cli, as.id) ||
         (cli->journal_n != 0 && cli_journal_has(&cli->j, as.id)))
       continue;
     if (cli->reason != CLI_REASON_NONE) continue;
@@ -1245,11 +1250,12 @@ static void lane_promote(cli_lane_t *ln) {
   lane_began(ln, &ln->next, 0, 0);
 }
 
-/* Start the next queued unit on the lane if its worker is free; while it solves one, hand it a
- * fresh one to go on with (cli_worker_submit_next). */
-static void start_lane(cli_lane_t *ln) {
+/* Start the next queued unit on the lane if its worker is free; with `ahead`, while it solves
+ * one, hand it a fresh one to go on with (cli_worker_submit_next). */
+static void start_lane(cli_lane_t *ln, int ahead) {
   cli_t *cli = ln->cli;
-  while ((!ln->running || !ln->has_next) && cli->qlen > 0 && cli->reason == CLI_REASON_NONE) {
+  while ((!ln->running || (ahead && !ln->has_next)) && cli->qlen > 0 &&
+         cli->reason == CLI_REASON_NONE) {
     cli_assign_t a = cli->queue[0];
     /* Only a fresh assignment (no file, so no checkpoint) goes next: one recorded on disk may
      * have a checkpoint to load, and waits for a free worker. */
@@ -1294,7 +1300,10 @@ static void start_lane(cli_lane_t *ln) {
 
 /* Every free lane takes the next queued unit (the devices' lanes first: they are the fastest). */
 static void start_next(cli_t *cli) {
-  for (int i = cli->nlanes - 1; i >= 0; i--) start_lane(&cli->lanes[i]);
+  /* Every idle lane gets a unit before any lane gets one ahead: a next unit is bound to its
+   * lane, and a lane holding two while another holds none would starve it. */
+  for (int i = cli->nlanes - 1; i >= 0; i--) start_lane(&cli->lanes[i], 0);
+  for (int i = cli->nlanes - 1; i >= 0; i--) start_lane(&cli->lanes[i], 1);
 }
 
 /* ---- the scheduler of this client: what to do next ---- */
@@ -1436,6 +1445,7 @@ void cli_stop(cli_t *cli) {
     cli_worker_cancel(&cli->lanes[i].worker, -1);
     uv_timer_stop(&cli->lanes[i].ckpt_timer);
   }
+  persist_held(cli); /* what only memory held (lazy records) is on disk before any SIGKILL */
   uv_timer_stop(&cli->retry_timer);
   uv_timer_start(&cli->stop_timer, on_stop_timer, STOP_GRACE_MS, 0);
   cli_pump(cli);
