@@ -125,12 +125,11 @@ int srv_client_hello(srv_store_t *st, int64_t client_id, int64_t now, const char
 }
 
 int srv_client_ban(srv_store_t *st, int64_t client_id, int64_t now) {
-  sqlite3_stmt *s;
   int rc = srv_store_savepoint(st);
   if (rc) return rc;
-  if ((rc = srv_store_stmt(st, "UPDATE clients SET banned = 1 WHERE id = ?1", &s)) != 0) goto out;
-  sqlite3_bind_int64(s, 1, client_id);
-  if ((rc = srv_store_step(st, s, "ban")) != 0) goto out;
+  if ((rc = srv_store_exec3(st, "UPDATE clients SET banned = 1 WHERE id = ?1", client_id, 0, 0,
+                            "ban")) != 0)
+    goto out;
   if (sqlite3_changes(st->db) == 0) {
     rc = srv_store_failf(st, NQ_ENOTFOUND, "no such client");
     goto out;

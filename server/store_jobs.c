@@ -559,13 +559,8 @@ int srv_job_drop(srv_store_t *st, const srv_job_t *job, int batch) {
 /* ---- archive (srv_job_archive, store_api.c) and diverse_kernels (schema 016) -------------- */
 
 int srv_job_set_archived(srv_store_t *st, int64_t job_id, int64_t now) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "UPDATE jobs SET state = 'archived', archived = ?2 WHERE id = ?1",
-                          &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, job_id);
-  sqlite3_bind_int64(s, 2, now);
-  return srv_store_step(st, s, "job archive");
+  return srv_store_exec3(st, "UPDATE jobs SET state = 'archived', archived = ?2 WHERE id = ?1",
+                         job_id, now, 0, "job archive");
 }
 
 #define KERNELS_SCHEMA 16

@@ -206,20 +206,15 @@ static int unit_retry_locked(srv_store_t *st, int64_t unit_id, int extra) {
                            (long long)u.id, u.text, srv_unit_state_name(u.state));
   /* Recount first: the allowance is relative to every result the unit has, late ones included. */
   if ((rc = srv_store_unit_refresh(st, unit_id)) != 0) return rc;
-  sqlite3_stmt *s;
-  rc = srv_store_stmt(st, "UPDATE assignments SET state = 'reported' WHERE unit_id = ?1 "
-                          "AND state = 'late'", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, unit_id);
-  if ((rc = srv_store_step(st, s, "unit retry")) != 0) return rc;
-  rc = srv_store_stmt(st, "UPDATE units SET state = 'awaiting', extra_results = "
-                          "max(0, results - (SELECT max_results FROM jobs j WHERE j.id = "
-                          "units.job_id)) + ?2 WHERE id = ?1 AND "
-                          "(state = 'disputed' OR state = 'awaiting')", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, unit_id);
-  sqlite3_bind_int(s, 2, extra);
-  if ((rc = srv_store_step(st, s, "unit retry")) != 0) return rc;
+  if ((rc = srv_store_exec3(st, "UPDATE assignments SET state = 'reported' WHERE unit_id = ?1 "
+                                "AND state = 'late'", unit_id, 0, 0, "unit retry")) != 0)
+    return rc;
+  if ((rc = srv_store_exec3(st, "UPDATE units SET state = 'awaiting', extra_results = "
+                                "max(0, results - (SELECT max_results FROM jobs j WHERE j.id = "
+                                "units.job_id)) + ?2 WHERE id = ?1 AND "
+                                "(state = 'disputed' OR state = 'awaiting')",
+                            unit_id, extra, 0, "unit retry")) != 0)
+    return rc;
   return srv_store_unit_refresh(st, unit_id);
 }
 
@@ -235,12 +230,9 @@ int srv_unit_restore_votes(srv_store_t *st, int64_t unit_id, int64_t *n) {
       "JOIN owners o ON o.id = c.owner_id WHERE b.unit_id = ?1 AND b.voided = 0 "
       "AND b.reported_at IS NOT NULL AND c.banned = 0 AND c.suspect = 0 AND o.banned = 0 "
       "AND (b.c2 != assignments.c2 OR b.c4 != assignments.c4 OR b.c8 != assignments.c8))";
-  sqlite3_stmt *s;
   *n = 0;
-  int rc = srv_store_stmt(st, sql, &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, unit_id);
-  if ((rc = srv_store_step(st, s, "restore votes")) == 0) *n = sqlite3_changes(st->db);
+  int rc = srv_store_exec3(st, sql, unit_id, 0, 0, "restore votes");
+  if (rc == 0) *n = sqlite3_changes(st->db);
   return rc;
 }
 
