@@ -174,7 +174,7 @@ static int lanes_running(const cli_t *cli) {
   return n;
 }
 
-static int queue_push(cli_t *cli, const cli_assign_t *a);
+static int queue_push_front(cli_t *cli, const cli_assign_t *a);
 static void lane_promote(cli_lane_t *ln);
 
 /* Take the lane's next unit back from its worker if it has not started: to the front of the
@@ -187,9 +187,7 @@ static int lane_unqueue(cli_lane_t *ln) {
     if (ln->next.on_disk) cli_assigned_remove(&cli->j, ln->next.id);
     return 1;
   }
-  if (queue_push(cli, &ln->next) != 0) return 1;
-  memmove(cli->queue + 1, cli->queue, (cli->qlen - 1) * sizeof *cli->queue);
-  cli->queue[0] = ln->next;
+  queue_push_front(cli, &ln->next); /* out of memory: the server re-sends it */
   return 1;
 }
 
@@ -346,6 +344,15 @@ static int queue_push(cli_t *cli, const cli_assign_t *a) {
     cli->qcap = nc;
   }
   cli->queue[cli->qlen++] = *a;
+  return 0;
+}
+
+/* Put a back at the front of the queue (it was taken from there, or handed to a worker). */
+static int queue_push_front(cli_t *cli, const cli_assign_t *a) {
+  int rc = queue_push(cli, a);
+  if (rc) return rc;
+  memmove(cli->queue + 1, cli->queue, (cli->qlen - 1) * sizeof *cli->queue);
+  cli->queue[0] = *a;
   return 0;
 }
 
@@ -1273,9 +1280,7 @@ static void start_lane(cli_lane_t *ln, int ahead) {
     int busy = cli_worker_busy(&ln->worker);
     if (ln->running ? cli_worker_submit_next(&ln->worker, a.id, &u, a.kernel) != 0 : busy) {
       /* A DONE is still in flight (or two units are held): put it back and wait for it. */
-      memmove(cli->queue + 1, cli->queue, cli->qlen * sizeof *cli->queue);
-      cli->queue[0] = a;
-      cli->qlen++;
+      queue_push_front(cli, &a); /* room: it was just taken */
       return;
     }
     if (ln->running) {
