@@ -82,6 +82,19 @@ SEEDS
     printf '\x01\x00POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc' >"$corpus/seed2"
     printf '\x10\x01GET /../etc/passwd HTTP/1.1\r\nA: b\r\nC: d\r\n\r\nGET / HTTP/1.1\r\nConnection: close\r\n\r\n' >"$corpus/seed3"
   fi
+  # Seeds for the typed views: replies of nq-admin's commands and list wrappers (nq/admin_view.h).
+  if [ "$t" = fuzz_srv_view ] && [ -z "$(ls -A "$corpus")" ]; then
+    i=0
+    while IFS= read -r s; do printf '%s' "$s" >"$corpus/seed$i"; i=$((i + 1)); done <<'SEEDS'
+{"name":"lab-7","owner":"o","token":"t"}
+{"name":"lab-7","banned":true,"released":2,"reopened":1}
+{"name":"o","id":3,"enrol_key":"k"}
+{"total":"14200","unique":"1787","c2":"0","c4":"4","c8":"1"}
+{"clients":[]}
+{"jobs":[{"id":1,"n":8,"state":"done"}]}
+{"next":{"id":1,"n":9},"set_aside":null}
+SEEDS
+  fi
   # Seeds for the evidence file: N=5 at depth 2, as lines (first byte even) and as a whole file
   # whose sha256 line the target appends (first byte odd), see tests/fuzz_verify.c.
   if [ "$t" = fuzz_verify ] && [ -z "$(ls -A "$corpus")" ]; then

@@ -126,3 +126,21 @@ NQ_VIEW_DEFINE(job_removed, NQ_VIEW_JOB_REMOVED)
 #define NQV_T nq_view_job_next_t
 NQ_VIEW_DEFINE(job_next, NQ_VIEW_JOB_NEXT)
 #undef NQV_T
+
+/* Every view above, for the tests and the fuzz target that walk them all. */
+const nq_view_t *const nq_views_all[] = {
+    &nq_view_totals_desc,         &nq_view_job_desc,           &nq_view_known_desc,
+    &nq_view_unit_counts_desc,    &nq_view_trust_desc,         &nq_view_progress_desc,
+    &nq_view_rate_desc,           &nq_view_stall_by_desc,      &nq_view_stalled_desc,
+    &nq_view_fleet_desc,          &nq_view_backup_desc,        &nq_view_kernels_desc,
+    &nq_view_audit_desc,          &nq_view_audits_desc,        &nq_view_replica_desc,
+    &nq_view_running_desc,        &nq_view_unit_desc,          &nq_view_leader_desc,
+    &nq_view_server_desc,         &nq_view_status_desc,        &nq_view_sample_desc,
+    &nq_view_history_desc,        &nq_view_client_desc,        &nq_view_owner_desc,
+    &nq_view_queued_desc,         &nq_view_clients_desc,       &nq_view_owners_desc,
+    &nq_view_jobs_desc,           &nq_view_units_desc,         &nq_view_queue_desc,
+    &nq_view_client_added_desc,   &nq_view_client_banned_desc, &nq_view_client_unbanned_desc,
+    &nq_view_owner_key_desc,      &nq_view_owner_banned_desc,  &nq_view_owner_unbanned_desc,
+    &nq_view_owner_trusted_desc,  &nq_view_retried_desc,       &nq_view_job_removed_desc,
+    &nq_view_job_next_desc};
+const size_t nq_views_all_n = sizeof nq_views_all / sizeof *nq_views_all;

@@ -12,23 +12,6 @@
 #include "nq/admin_view.h"
 #include "nq/nq.h"
 
-/* Every view nq/admin_view.h declares. */
-static const nq_view_t *const all_views[] = {
-    &nq_view_totals_desc,         &nq_view_job_desc,           &nq_view_known_desc,
-    &nq_view_unit_counts_desc,    &nq_view_trust_desc,         &nq_view_progress_desc,
-    &nq_view_rate_desc,           &nq_view_stall_by_desc,      &nq_view_stalled_desc,
-    &nq_view_fleet_desc,          &nq_view_backup_desc,        &nq_view_kernels_desc,
-    &nq_view_audit_desc,          &nq_view_audits_desc,        &nq_view_replica_desc,
-    &nq_view_running_desc,        &nq_view_unit_desc,          &nq_view_leader_desc,
-    &nq_view_server_desc,         &nq_view_status_desc,        &nq_view_sample_desc,
-    &nq_view_history_desc,        &nq_view_client_desc,        &nq_view_owner_desc,
-    &nq_view_queued_desc,         &nq_view_clients_desc,       &nq_view_owners_desc,
-    &nq_view_jobs_desc,           &nq_view_units_desc,         &nq_view_queue_desc,
-    &nq_view_client_added_desc,   &nq_view_client_banned_desc, &nq_view_client_unbanned_desc,
-    &nq_view_owner_key_desc,      &nq_view_owner_banned_desc,  &nq_view_owner_unbanned_desc,
-    &nq_view_owner_trusted_desc,  &nq_view_retried_desc,       &nq_view_job_removed_desc,
-    &nq_view_job_next_desc};
-#define NVIEWS (sizeof all_views / sizeof *all_views)
 
 /* ---- a full JSON object of each view, made from its table ---------------------------------- */
 
@@ -93,17 +76,17 @@ static void round_trip(const nq_view_t *v, const json_t *j) {
 }
 
 START_TEST(every_view_round_trips) {
-  for (size_t i = 0; i < NVIEWS; i++) {
-    json_t *j = sample_of(all_views[i], (int)i);
-    round_trip(all_views[i], j);
+  for (size_t i = 0; i < nq_views_all_n; i++) {
+    json_t *j = sample_of(nq_views_all[i], (int)i);
+    round_trip(nq_views_all[i], j);
     /* Each NULL field as null, each OPT field left out: the same again. */
-    for (size_t k = 0; k < all_views[i]->nfields; k++) {
-      const nq_view_field_t *f = &all_views[i]->fields[k];
+    for (size_t k = 0; k < nq_views_all[i]->nfields; k++) {
+      const nq_view_field_t *f = &nq_views_all[i]->fields[k];
       if (f->flag == NQ_VF_NULL || f->kind == NQ_VK_STRN)
         json_object_set_new(j, f->key, json_null());
       if (f->flag == NQ_VF_OPT) json_object_del(j, f->key);
     }
-    round_trip(all_views[i], j);
+    round_trip(nq_views_all[i], j);
     json_decref(j);
   }
 }
@@ -140,8 +123,8 @@ static json_t *wrong_value(const nq_view_field_t *f) {
 
 START_TEST(missing_or_mistyped_fields_are_named) {
   char want[200];
-  for (size_t i = 0; i < NVIEWS; i++) {
-    const nq_view_t *v = all_views[i];
+  for (size_t i = 0; i < nq_views_all_n; i++) {
+    const nq_view_t *v = nq_views_all[i];
     for (size_t k = 0; k < v->nfields; k++) {
       const nq_view_field_t *f = &v->fields[k];
       const char *key = f->kind == NQ_VK_COUNTS ? f->names->names[f->names->n - 1] : f->key;

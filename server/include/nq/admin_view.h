@@ -416,4 +416,8 @@ NQ_VIEW_STRUCT(job_removed, NQ_VIEW_JOB_REMOVED)
   F(INT, set_aside, NULL, 0)
 NQ_VIEW_STRUCT(job_next, NQ_VIEW_JOB_NEXT)
 
+/* Every view declared above (admin_view.c): what test_views and fuzz_srv_view walk. */
+extern const nq_view_t *const nq_views_all[];
+extern const size_t nq_views_all_n;
+
 #endif
