@@ -70,8 +70,12 @@ run_job() { # NAME KERNELS [LACKS]: a fresh server and three clients; leaves the
   local dir="$TMP/$1" port
   mkdir -p "$dir"
   port=$(free_port)
+  # --ban-threshold 0: every client here runs the same faulty kernel, so with two kernels each
+  # one's results on COUNT4 units are found invalid; with the default (3 of the last 5) a client
+  # whose queue held several such units in a row was banned, and the units it had voted on then
+  # lacked a third distinct client (CI, once). What is tested here is the kernel rule, not bans.
   e2e_start_server "$dir" "$port" --n $N --depth $DEPTH --quorum 2 --max-results 5 \
-    --quorum-distinct client --spot-check 0 --diverse-kernels "$2" --http off
+    --quorum-distinct client --spot-check 0 --diverse-kernels "$2" --ban-threshold 0 --http off
   start_client "$dir" "$port" a
   start_client "$dir" "$port" b
   if [ -n "${3:-}" ]; then start_client "$dir" "$port" c NQ_TEST_KERNEL_LACKS="$3"
