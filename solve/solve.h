@@ -29,6 +29,7 @@ typedef struct solve_cfg_s {
   const char *fleet_spec;    /* --fleet SPEC: a plan in calendar time (NULL: no) */
   nq_fleet_t fleet;          /* ... parsed */
   double split_outliers;     /* --split-outliers K (0: off; plan.h) */
+  unsigned sample_k, sample_p; /* --sample K/P: every P-th unit from the K-th (p 0: a whole count) */
 } solve_cfg_t;
 
 /* --estimate: the estimated cost of N and of its units at --depth. Returns the exit status. */

@@ -18,6 +18,7 @@
 #include "nq/unit.h"
 #include "solve.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <jansson.h>
@@ -66,7 +67,7 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
   char total[40], uniq[40];
   nq_u128_str(nq_totals_total(&t), total);
   nq_u128_str(nq_totals_unique(&t), uniq);
-  const nq_known_t *k = unit ? NULL : nq_known(n);
+  const nq_known_t *k = unit || cfg->sample_p ? NULL : nq_known(n);
   int match = k && !strcmp(k->total, total) && !strcmp(k->unique, uniq);
   if (cfg->json) {
     json_t *o = json_pack("{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:i, s:s}", "n", n, "total",
@@ -75,6 +76,12 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
                           "threads", threads, "solver", NQ_SOLVER_VERSION);
     json_object_set_new(o, "kernel", json_string(kernel));
     if (unit) json_object_set_new(o, "unit", json_string(unit));
+    if (cfg->sample_p) {
+      char sample[32];
+      snprintf(sample, sizeof sample, "%u/%u", cfg->sample_k, cfg->sample_p);
+      json_object_set_new(o, "sample", json_string(sample));
+      json_object_set_new(o, "depth", json_integer(cfg->depth ? cfg->depth : 2));
+    }
     if (c->count1) json_object_set_new(o, "count1", json_integer((json_int_t)c->count1));
     if (k) json_object_set_new(o, "matches_published", json_boolean(match));
     char *s = json_dumps(o, JSON_COMPACT);
@@ -84,6 +91,9 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
     return;
   }
   if (unit) printf("unit     %s\n", unit);
+  if (cfg->sample_p)
+    printf("sample   %u/%u of the depth-%d units (counts of those units alone)\n", cfg->sample_k,
+           cfg->sample_p, cfg->depth ? cfg->depth : 2);
   printf("N        %d\nTOTAL    %s\nUNIQUE   %s\nCOUNT2   %llu\nCOUNT4   %llu\nCOUNT8   %llu\n", n,
          total, uniq, (unsigned long long)c->c2, (unsigned long long)c->c4,
          (unsigned long long)c->c8);
@@ -125,7 +135,44 @@ static int run_gpu_list(void) {
   return 0;
 }
 
-/* Count N or one unit. */
+/* --sample K/P: the units of N at --depth whose place in the generator's order is K modulo P. */
+typedef struct sample_s {
+  unsigned k, p;
+  unsigned long long index;
+  nq_unit_t *units;
+  size_t n, cap;
+} sample_t;
+
+static int sample_cb(const nq_unit_t *u, void *arg) {
+  sample_t *s = arg;
+  if (s->index++ % s->p != s->k) return 0;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 256;
+    nq_unit_t *grown = realloc(s->units, cap * sizeof *grown);
+    if (!grown) return NQ_ENOMEM;
+    s->units = grown;
+    s->cap = cap;
+  }
+  s->units[s->n++] = *u;
+  return 0;
+}
+
+/* Counts the sample's units one after the other (each with the solve's threads) into *res; the
+ * P samples of an N add up to its counts and nodes. */
+static int solve_sample(const solve_cfg_t *cfg, const nq_solve_opts_t *so, nq_counts_t *res) {
+  sample_t s = {.k = cfg->sample_k, .p = cfg->sample_p};
+  int rc = nq_units_generate(cfg->n, cfg->depth ? cfg->depth : 2, sample_cb, &s);
+  memset(res, 0, sizeof *res);
+  for (size_t i = 0; !rc && i < s.n; i++) {
+    nq_counts_t r;
+    rc = cfg->reference ? nq_ref_solve_unit(&s.units[i], &r) : nq_solve_unit(&s.units[i], so, &r);
+    if (!rc) nq_counts_add(res, &r);
+  }
+  free(s.units);
+  return rc;
+}
+
+/* Count N, one unit or a sample of N's units. */
 static int run_solve(const solve_cfg_t *cfg) {
   nq_gpu_t *gpus[16];
   int ngpus = 0;
@@ -158,6 +205,9 @@ static int run_solve(const solve_cfg_t *cfg) {
       fprintf(stderr, "\nnq-solve: stopped; %s holds what is finished\n", cfg->checkpoint);
       return 1;
     }
+  } else if (cfg->sample_p) {
+    if (cfg->reference) threads = 1;
+    rc = solve_sample(cfg, &so, &res);
   } else if (cfg->reference) {
     threads = 1;
     rc = cfg->unit_text ? nq_ref_solve_unit(&cfg->unit, &res) : nq_ref_solve_n(cfg->n, &res);
@@ -208,6 +258,19 @@ static const solve_mode_t *mode_named(const char *name) {
   for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
     if (!strcmp(modes[i].name, name)) return &modes[i];
   return NULL;
+}
+
+static int set_sample(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
+  (void)opt;
+  solve_cfg_t *cfg = base;
+  unsigned k, p;
+  int end = 0;
+  if (sscanf(v, "%u/%u%n", &k, &p, &end) != 2 || v[end] || !isdigit((unsigned char)v[0]) ||
+      p < 1 || p > 1000000 || k >= p)
+    return nq_errorf(err, len, NQ_EINVAL, "expected K/P with 0 <= K < P <= 1000000, got '%s'", v);
+  cfg->sample_k = k;
+  cfg->sample_p = p;
+  return 0;
 }
 
 static int set_fleet(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
@@ -286,6 +349,9 @@ static const nq_opt_t solve_table[] = {
     V_DBL("split-outliers", split_outliers, "K", 1, 1e6,
           "a plan looks again at a unit estimated above K x the target (256 probes) and splits "
           "it when that is above the target"),
+    {NQ_OPT_STRING, "sample", .arg = "K/P", .set = set_sample,
+     .help = "count only the units of N at --depth whose place in their order is K modulo P "
+             "(a slice of N for timing; the P slices add up to N)"},
     V_FLAG("json", 'j', json, "print JSON (for --list-units of a plan: one object a line)"),
     {NQ_OPT_STRING, "checkpoint", .off = offsetof(solve_cfg_t, checkpoint), .arg = "FILE",
      .help = "save what is finished in FILE every --checkpoint-seconds and on SIGINT/SIGTERM; "
@@ -379,6 +445,11 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode, int
     fprintf(stderr, "nq-solve: --gpu goes with a count, not with --%s\n", *mode);
     return 2;
   }
+  if (cfg->sample_p && (strcmp(*mode, "solve") || cfg->unit_text || cfg->checkpoint)) {
+    fprintf(stderr, "nq-solve: --sample goes with a count of N alone (not with --unit, "
+                    "--checkpoint, --estimate, --plan or --list-units)\n");
+    return 2;
+  }
   if (cfg->checkpoint && strcmp(*mode, "solve")) {
     fprintf(stderr, "nq-solve: --checkpoint goes with a count, not with --%s\n", *mode);
     return 2;
@@ -413,10 +484,11 @@ static int parse_target(int argc, char **argv, int optind, solve_cfg_t *cfg,
     fprintf(stderr, "nq-solve: %s\n", err + 2); /* "N: expected an integer 1..32, got 'x'" */
     return 2;
   }
-  if (!m->needs_units && cfg->n < NQ_UNIT_MIN_N) return 0; /* N = 1..3: answered directly */
+  int units = m->needs_units || cfg->sample_p; /* the mode works on N's units */
+  if (!units && cfg->n < NQ_UNIT_MIN_N) return 0; /* N = 1..3: answered directly */
   const int depths[2] = {cfg->depth, cfg->max_depth};
   for (int i = 0; i < 2; i++) {
-    if ((depths[i] || m->needs_units) &&
+    if ((depths[i] || units) &&
         nq_unit_depth_check(cfg->n, depths[i] ? depths[i] : 2, err, sizeof err)) {
       fprintf(stderr, "nq-solve: %s%s\n", i ? "--max-depth: " : "", err);
       return 2;

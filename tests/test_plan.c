@@ -502,6 +502,63 @@ START_TEST(solve_refuses_bad_depths) {
 }
 END_TEST
 
+/* nq-solve N --sample K/P: the P slices of N's units at a depth add up to N's published TOTAL,
+ * UNIQUE and COUNT2/4/8, and to the nodes of those units (N's nodes less the rows above the
+ * depth, the same with the reference and the fast kernel); each slice is a proper part; bad
+ * slices and combinations are refused. */
+START_TEST(solve_sample_slices_add_up) {
+  char out[4096], args[200];
+  const int n = 13, p = 5;
+  long long sum[5] = {0}, ref_nodes = 0;
+  for (int k = 0; k < p; k++) {
+    for (int ref = 0; ref < 2; ref++) {
+      snprintf(args, sizeof args, "%d --depth 4 --sample %d/%d --json --threads 1%s", n, k, p,
+               ref ? " -r" : "");
+      ck_assert_int_eq(run_solve(args, out, sizeof out), 0);
+      long long total, unique, c2, c4, c8, nodes;
+      const char *q = strstr(out, "\"total\":\"");
+      ck_assert_ptr_nonnull(q);
+      ck_assert_int_eq(sscanf(q, "\"total\":\"%lld\",\"unique\":\"%lld\",\"c2\":%lld,\"c4\":%lld,"
+                                 "\"c8\":%lld,\"nodes\":%lld", &total, &unique, &c2, &c4, &c8,
+                              &nodes), 6);
+      ck_assert_msg(total > 0 && total < 73712, "slice %d: %s", k, out);
+      ck_assert_msg(strstr(out, "\"sample\":\"") && !strstr(out, "matches_published"), "%s", out);
+      if (ref) {
+        ref_nodes += nodes;
+        continue;
+      }
+      long long v[5] = {total, unique, c2, c4, c8};
+      for (int i = 0; i < 5; i++) sum[i] += v[i];
+      ref_nodes -= nodes; /* the kernel's slice nodes, taken off the reference's below */
+    }
+  }
+  ck_assert_int_eq(ref_nodes, 0); /* the same nodes, slice by slice summed */
+  ck_assert_int_eq(sum[0], 73712);  /* N=13: A000170 */
+  ck_assert_int_eq(sum[1], 9233);   /* A002562 */
+  ck_assert_int_eq(sum[0], 2 * sum[2] + 4 * sum[3] + 8 * sum[4]);
+  /* The slices' nodes and N's: the nodes on rows 2..3 are N's alone. */
+  long long whole = 0, above = 0;
+  ck_assert_int_eq(run_solve("13 --json --threads 1", out, sizeof out), 0);
+  ck_assert_int_eq(sscanf(strstr(out, "\"nodes\":"), "\"nodes\":%lld", &whole), 1);
+  for (int k = 0; k < p; k++) {
+    snprintf(args, sizeof args, "13 --depth 4 --sample %d/%d --json --threads 1", k, p);
+    ck_assert_int_eq(run_solve(args, out, sizeof out), 0);
+    long long nodes;
+    ck_assert_int_eq(sscanf(strstr(out, "\"nodes\":"), "\"nodes\":%lld", &nodes), 1);
+    above += nodes;
+  }
+  ck_assert_msg(above < whole && whole - above < whole / 10, "slices %lld, N %lld", above, whole);
+  const char *bad[] = {"13 --sample 5/5", "13 --sample 1/0", "13 --sample -1/4", "13 --sample 1/2x",
+                       "13 --sample 1", "13 --sample 0/2 --estimate", "13 --sample 0/2 --list-units",
+                       "--unit 13:c:2:0,2 --sample 0/2", "13 --sample 0/2 --checkpoint /tmp/x",
+                       "3 --sample 0/2"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ck_assert_int_eq(run_solve(bad[i], out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "sample") || strstr(out, "no units"), "%s: %s", bad[i], out);
+  }
+}
+END_TEST
+
 /* nq-solve N --plan --fleet: the calendar estimate and the outlier warning at N=28 (a cheap
  * plan: 4-day units between depths 3 and 4, about 100,000 units, a few seconds). */
 START_TEST(solve_plan_in_calendar_time) {
@@ -558,6 +615,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, split_outliers_cover_exactly);
   tcase_add_test(tc, fleet_spec_and_calendar);
   tcase_add_test(tc, solve_plan_in_calendar_time);
+  tcase_add_test(tc, solve_sample_slices_add_up);
   suite_add_tcase(s, tc);
   return s;
 }
