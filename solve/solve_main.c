@@ -157,15 +157,18 @@ static int sample_cb(const nq_unit_t *u, void *arg) {
   return 0;
 }
 
-/* Counts the sample's units one after the other (each with the solve's threads) into *res; the
- * P samples of an N add up to its counts and nodes. */
-static int solve_sample(const solve_cfg_t *cfg, const nq_solve_opts_t *so, nq_counts_t *res) {
+/* Counts the sample's units one after the other (each with the solve's threads, no progress
+ * lines: each would restart at the unit's own nodes) into *res; the P samples of an N add up to
+ * its counts and nodes. */
+static int solve_sample(const solve_cfg_t *cfg, const nq_solve_opts_t *opts, nq_counts_t *res) {
+  nq_solve_opts_t so = *opts;
+  so.progress = NULL;
   sample_t s = {.k = cfg->sample_k, .p = cfg->sample_p};
   int rc = nq_units_generate(cfg->n, cfg->depth ? cfg->depth : 2, sample_cb, &s);
   memset(res, 0, sizeof *res);
   for (size_t i = 0; !rc && i < s.n; i++) {
     nq_counts_t r;
-    rc = cfg->reference ? nq_ref_solve_unit(&s.units[i], &r) : nq_solve_unit(&s.units[i], so, &r);
+    rc = cfg->reference ? nq_ref_solve_unit(&s.units[i], &r) : nq_solve_unit(&s.units[i], &so, &r);
     if (!rc) nq_counts_add(res, &r);
   }
   free(s.units);
