@@ -135,43 +135,33 @@ static int run_gpu_list(void) {
   return 0;
 }
 
-/* --sample K/P: the units of N at --depth whose place in the generator's order is K modulo P. */
+/* --sample K/P: the units of N at --depth whose place in the generator's order is K modulo P,
+ * each counted as the generator reaches it (nothing held per unit). */
 typedef struct sample_s {
   unsigned k, p;
   unsigned long long index;
-  nq_unit_t *units;
-  size_t n, cap;
+  int reference;
+  nq_solve_opts_t so;
+  nq_counts_t sum;
 } sample_t;
 
 static int sample_cb(const nq_unit_t *u, void *arg) {
   sample_t *s = arg;
   if (s->index++ % s->p != s->k) return 0;
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 256;
-    nq_unit_t *grown = realloc(s->units, cap * sizeof *grown);
-    if (!grown) return NQ_ENOMEM;
-    s->units = grown;
-    s->cap = cap;
-  }
-  s->units[s->n++] = *u;
-  return 0;
+  nq_counts_t r;
+  int rc = s->reference ? nq_ref_solve_unit(u, &r) : nq_solve_unit(u, &s->so, &r);
+  if (!rc) nq_counts_add(&s->sum, &r);
+  return rc;
 }
 
 /* Counts the sample's units one after the other (each with the solve's threads, no progress
  * lines: each would restart at the unit's own nodes) into *res; the P samples of an N add up to
  * its counts and nodes. */
 static int solve_sample(const solve_cfg_t *cfg, const nq_solve_opts_t *opts, nq_counts_t *res) {
-  nq_solve_opts_t so = *opts;
-  so.progress = NULL;
-  sample_t s = {.k = cfg->sample_k, .p = cfg->sample_p};
+  sample_t s = {.k = cfg->sample_k, .p = cfg->sample_p, .reference = cfg->reference, .so = *opts};
+  s.so.progress = NULL;
   int rc = nq_units_generate(cfg->n, cfg->depth ? cfg->depth : 2, sample_cb, &s);
-  memset(res, 0, sizeof *res);
-  for (size_t i = 0; !rc && i < s.n; i++) {
-    nq_counts_t r;
-    rc = cfg->reference ? nq_ref_solve_unit(&s.units[i], &r) : nq_solve_unit(&s.units[i], &so, &r);
-    if (!rc) nq_counts_add(res, &r);
-  }
-  free(s.units);
+  *res = s.sum;
   return rc;
 }
 
