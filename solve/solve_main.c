@@ -3,6 +3,7 @@
  *   nq-solve --unit TEXT [...]                                       count one unit
  *   nq-solve N|--unit TEXT --checkpoint FILE [--checkpoint-seconds S] a count across restarts
  *   nq-solve N --depth d --list-units                                the units of N at depth d
+ *   nq-solve N --depth d --sample K/P                                a slice of N (its units K mod P)
  *   nq-solve N [--depth d] --estimate [...]                          estimated cost (solve_plan.c)
  *   nq-solve N --unit-seconds S [--max-depth D] --plan|--list-units  units sized to S
  *   nq-solve N --gpu all [--threads 0]                               count on OpenCL devices
@@ -374,6 +375,7 @@ static void opts_init(nq_opts_t *o, solve_cfg_t *cfg, solve_args_t *args) {
   o->usage = "nq-solve N [options]        count all solutions of N queens (1 <= N <= "
              NQ_STR(NQ_MAX_N) ")\n"
              "       nq-solve --unit TEXT [options]  count one work unit (N:part:BOUND1:columns)\n"
+             "       nq-solve N --depth D --sample K/P [options]  count a slice of N's units\n"
              "       nq-solve N --estimate [--depth D] [--seed S] [--effort P] [--calibrate SECS]\n"
              "       nq-solve N --unit-seconds S [--depth D] [--max-depth D] --plan|--list-units\n"
              "       nq-solve N --plan [--unit-seconds S] --fleet SPEC   the plan in calendar time\n"
