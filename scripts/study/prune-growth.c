@@ -30,15 +30,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { PLAIN, BLK45, BLK46, BLK47, BLK48, BLKALL, HALL, NRULES };
+enum { PLAIN, BLK45, BLK46, BLK47, BLK48, BLKALL, HALL, ORACLE, NRULES };
 static const char *rule_name[NRULES] = {"plain", "blk45", "blk46", "blk47", "blk48", "blkall",
-                                        "hall"};
+                                        "hall",  "oracle"};
 /* The first of nq's rows (as N less it) each blocked rule tests; they all stop at row N-4. */
 static const int blk_from[NRULES] = {[BLK45] = 5, [BLK46] = 6, [BLK47] = 7, [BLK48] = 8};
 
 static int n;
 static uint32_t full;
-static uint64_t nodes[NRULES], upper[NRULES], oracle_nodes, oracle_upper;
+static uint64_t nodes[NRULES], upper[NRULES];
 
 /* The rows below a node are rows depth+1..n-1; ld and rd are the diagonal masks as seen on row
  * depth+1, cols the taken columns. Row depth+1+t sees (ld << t) | (rd >> t). */
@@ -89,45 +89,29 @@ static int hall_cut(uint32_t cols, uint32_t ld, uint32_t rd, int depth)
 }
 
 /* Walks the subtree of a node just placed on row depth (masks as seen on row depth+1) under one
- * rule; returns its solutions. */
+ * rule; returns its solutions. A node counts once its subtree is walked: under ORACLE (the plain
+ * walk) only if it has a solution below it or is one. */
 static uint64_t walk(int rule, uint32_t cols, uint32_t ld, uint32_t rd, int depth)
 {
-  nodes[rule]++;
-  upper[rule] += depth <= n - 5; /* nq's row depth + 1 <= N-4 */
-  if (depth == n - 1) return 1;
-  int cut = 0;
-  if (blk_from[rule] && depth + 1 >= n - blk_from[rule] && depth + 1 <= n - 4)
-    cut = blocked(cols, ld, rd, depth);
-  if (rule == BLKALL) cut = blocked(cols, ld, rd, depth);
-  if (rule == HALL) cut = hall_cut(cols, ld, rd, depth);
-  if (cut) return 0;
   uint64_t s = 0;
-  uint32_t avail = open_on(cols, ld, rd, 0);
+  int cut = 0;
+  if (depth == n - 1)
+    s = 1;
+  else if (blk_from[rule] && depth + 1 >= n - blk_from[rule] && depth + 1 <= n - 4)
+    cut = blocked(cols, ld, rd, depth);
+  else if (rule == BLKALL)
+    cut = blocked(cols, ld, rd, depth);
+  else if (rule == HALL)
+    cut = hall_cut(cols, ld, rd, depth);
+  uint32_t avail = depth == n - 1 || cut ? 0 : open_on(cols, ld, rd, 0);
   while (avail) {
     uint32_t bit = avail & -avail;
     avail ^= bit;
     s += walk(rule, cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1, depth + 1);
   }
-  return s;
-}
-
-/* The plain walk again, counting only the nodes with a solution below them. */
-static uint64_t walk_oracle(uint32_t cols, uint32_t ld, uint32_t rd, int depth)
-{
-  if (depth == n - 1) {
-    oracle_nodes++;
-    return 1;
-  }
-  uint64_t s = 0;
-  uint32_t avail = open_on(cols, ld, rd, 0);
-  while (avail) {
-    uint32_t bit = avail & -avail;
-    avail ^= bit;
-    s += walk_oracle(cols | bit, ((ld | bit) << 1) & full, (rd | bit) >> 1, depth + 1);
-  }
-  if (s) {
-    oracle_nodes++;
-    oracle_upper += depth <= n - 5;
+  if (rule != ORACLE || s) {
+    nodes[rule]++;
+    upper[rule] += depth <= n - 5; /* nq's row depth + 1 <= N-4 */
   }
   return s;
 }
@@ -135,10 +119,10 @@ static uint64_t walk_oracle(uint32_t cols, uint32_t ld, uint32_t rd, int depth)
 static uint64_t run(int rule)
 {
   uint64_t s = 0;
+  nodes[rule] = upper[rule] = 0;
   for (int c = 0; c < n; c++) {
     uint32_t bit = 1u << c;
-    s += rule < NRULES ? walk(rule, bit, (bit << 1) & full, bit >> 1, 0)
-                       : walk_oracle(bit, (bit << 1) & full, bit >> 1, 0);
+    s += walk(rule, bit, (bit << 1) & full, bit >> 1, 0);
   }
   return s;
 }
@@ -155,25 +139,14 @@ int main(int argc, char **argv)
   printf("%3s %-7s %16s %16s %8s %8s %14s %5s\n", "N", "rule", "nodes", "upper", "x_prev",
          "up_prev", "solutions", "check");
   int bad = 0;
-  uint64_t prev[NRULES + 1] = {0}, prev_up[NRULES + 1] = {0};
+  uint64_t prev[NRULES] = {0}, prev_up[NRULES] = {0};
   for (n = lo; n <= hi; n++) {
     full = (1u << n) - 1;
-    for (int r = 0; r <= NRULES; r++) {
-      uint64_t sol, nd, up;
-      if (r < NRULES) {
-        nodes[r] = upper[r] = 0;
-        sol = run(r);
-        nd = nodes[r];
-        up = upper[r];
-      } else {
-        oracle_nodes = oracle_upper = 0;
-        sol = run(NRULES);
-        nd = oracle_nodes;
-        up = oracle_upper;
-      }
+    for (int r = 0; r < NRULES; r++) {
+      uint64_t sol = run(r), nd = nodes[r], up = upper[r];
       int ok = sol == a000170[n];
       printf("%3d %-7s %16" PRIu64 " %16" PRIu64 " %8.3f %8.3f %14" PRIu64 " %5s\n", n,
-             r < NRULES ? rule_name[r] : "oracle", nd, up, prev[r] ? (double)nd / prev[r] : 0.0,
+             rule_name[r], nd, up, prev[r] ? (double)nd / prev[r] : 0.0,
              prev_up[r] ? (double)up / prev_up[r] : 0.0, sol, ok ? "ok" : "WRONG");
       fflush(stdout);
       prev[r] = nd;
