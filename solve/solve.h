@@ -32,6 +32,9 @@ typedef struct solve_cfg_s {
   unsigned sample_k, sample_p; /* --sample K/P: every P-th unit from the K-th (p 0: a whole count) */
 } solve_cfg_t;
 
+/* The unit depth the modes use: --depth, or 2 when it was not given. */
+static inline int solve_depth(const solve_cfg_t *cfg) { return cfg->depth ? cfg->depth : 2; }
+
 /* --estimate: the estimated cost of N and of its units at --depth. Returns the exit status. */
 int solve_estimate(const solve_cfg_t *cfg);
 /* --plan / --unit-seconds: units sized to a target, as a summary or (--list-units) a list. */

@@ -81,7 +81,7 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
       char sample[32];
       snprintf(sample, sizeof sample, "%u/%u", cfg->sample_k, cfg->sample_p);
       json_object_set_new(o, "sample", json_string(sample));
-      json_object_set_new(o, "depth", json_integer(cfg->depth ? cfg->depth : 2));
+      json_object_set_new(o, "depth", json_integer(solve_depth(cfg)));
     }
     if (c->count1) json_object_set_new(o, "count1", json_integer((json_int_t)c->count1));
     if (k) json_object_set_new(o, "matches_published", json_boolean(match));
@@ -94,7 +94,7 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
   if (unit) printf("unit     %s\n", unit);
   if (cfg->sample_p)
     printf("sample   %u/%u of the depth-%d units (counts of those units alone)\n", cfg->sample_k,
-           cfg->sample_p, cfg->depth ? cfg->depth : 2);
+           cfg->sample_p, solve_depth(cfg));
   printf("N        %d\nTOTAL    %s\nUNIQUE   %s\nCOUNT2   %llu\nCOUNT4   %llu\nCOUNT8   %llu\n", n,
          total, uniq, (unsigned long long)c->c2, (unsigned long long)c->c4,
          (unsigned long long)c->c8);
@@ -161,7 +161,7 @@ static int sample_cb(const nq_unit_t *u, void *arg) {
 static int solve_sample(const solve_cfg_t *cfg, const nq_solve_opts_t *opts, nq_counts_t *res) {
   sample_t s = {.k = cfg->sample_k, .p = cfg->sample_p, .reference = cfg->reference, .so = *opts};
   s.so.progress = NULL;
-  int rc = nq_units_generate(cfg->n, cfg->depth ? cfg->depth : 2, sample_cb, &s);
+  int rc = nq_units_generate(cfg->n, solve_depth(cfg), sample_cb, &s);
   *res = s.sum;
   return rc;
 }
@@ -189,7 +189,7 @@ static int run_solve(const solve_cfg_t *cfg) {
   nq_subject_t subj;
   if (cfg->checkpoint &&
       (cfg->unit_text ? nq_subject_unit(&subj, &cfg->unit)
-                      : nq_subject_whole(&subj, cfg->n, cfg->depth ? cfg->depth : 2)) == 0) {
+                      : nq_subject_whole(&subj, cfg->n, solve_depth(cfg))) == 0) {
     signal(SIGINT, on_stop_signal);
     signal(SIGTERM, on_stop_signal);
     so.cancel = &stop_flag;
@@ -207,7 +207,7 @@ static int run_solve(const solve_cfg_t *cfg) {
     rc = cfg->unit_text ? nq_ref_solve_unit(&cfg->unit, &res) : nq_ref_solve_n(cfg->n, &res);
   } else {
     rc = cfg->unit_text ? nq_solve_unit(&cfg->unit, &so, &res)
-                        : nq_solve_n(cfg->n, cfg->depth ? cfg->depth : 2, &so, &res);
+                        : nq_solve_n(cfg->n, solve_depth(cfg), &so, &res);
   }
   double secs = nq_now_mono() - pr.start;
   if (pr.shown) fputc('\n', stderr);
@@ -225,7 +225,7 @@ static int run_solve(const solve_cfg_t *cfg) {
 /* The units of N at --depth. */
 static int run_list(const solve_cfg_t *cfg) {
   long count = 0;
-  int rc = nq_units_generate(cfg->n, cfg->depth ? cfg->depth : 2, list_cb, &count);
+  int rc = nq_units_generate(cfg->n, solve_depth(cfg), list_cb, &count);
   if (rc) {
     fprintf(stderr, "nq-solve: %s\n", nq_strerror(rc));
     return 1;

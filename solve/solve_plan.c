@@ -76,7 +76,7 @@ static void estimate_json(const solve_cfg_t *cfg, const nq_est_report_t *r) {
 }
 
 int solve_estimate(const solve_cfg_t *cfg) {
-  nq_est_opts_t o = {cfg->n, cfg->depth ? cfg->depth : 2, cfg->seed, cfg->effort, 0,
+  nq_est_opts_t o = {cfg->n, solve_depth(cfg), cfg->seed, cfg->effort, 0,
                      cfg->calib_seconds};
   nq_est_report_t r;
   if (cfg->calib_seconds < 0) o.calib_seconds = 0; /* automatic: after the estimate */
