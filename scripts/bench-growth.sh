@@ -59,6 +59,7 @@ run_timed() {
   /usr/bin/time -f '%U %S %M' -o "$out.time" taskset -c "$cpu" "$@" >"$out" 2>"$out.err" &
 }
 secs() { awk '{printf "%.2f", $1 + $2}' "$1.time"; }
+ratio() { awk -v x="$1" -v y="$2" 'BEGIN { if (x == "" || y <= 0) print "-"; else printf "%.2f", y / x }'; } # X Y: Y/X
 mib() { awk '{if ($3 > m) m = $3} END {printf "%.0f", m / 1024}' "$@"; } # FILE.time...
 
 nq_cmd() { # N K
@@ -118,7 +119,6 @@ for n in "$@"; do
     -v s="$setup" -v p="$PARTS" 'BEGIN {
       if (p == 1) { printf "%.2f %.2f\n", (a + b) / 2, (pa + pb) / 2; exit }
       printf "%.2f %.2f\n", (a + b) / 2 * p, ((pa - s) + (pb - s)) / 2 * p + s }')
-  ratio() { awk -v x="$1" -v y="$2" 'BEGIN { if (x == "" || y <= 0) print "-"; else printf "%.2f", y / x }'; }
   printf '%3d %5d %10s %10s %10s %10s %11s %11s %8s %6s %6s %6s %8s %5s\n' "$n" "$PARTS" "$nq_a" \
     "$nq_b" "$peer_a" "$peer_b" "$nq_est" "$peer_est" "$(ratio "$nq_est" "$peer_est")" \
     "$(ratio "$prev_nq" "$nq_est")" "$(ratio "$prev_peer" "$peer_est")" \
