@@ -27,7 +27,16 @@
  *
  * Every figure is an exact count; there is no timing.
  *
+ * With --timed, per N and K instead: the same walk counting each rest by its own walk, and with a
+ * cache of 64 MiB (a thread's share, issue 37's bound), direct-mapped (a slot per hash of the exact
+ * key, a newer key evicts an older one), each twice, alternating, the least CPU seconds of each:
+ *   plain_s cached_s  the two times; ratio plain_s / cached_s (> 1: the cache pays)
+ *   hits%             the rests the cache answered
+ * The walk is this file's plain recursive one, several times slower per node than nq's kernels:
+ * a cache that does not pay against it pays less against them.
+ *
  *   cc -O2 -o memo-reuse scripts/study/memo-reuse.c && ./memo-reuse 10 15 5 6 8
+ *   ./memo-reuse --timed 14 17 5 6 8
  *   (arguments: NMIN NMAX K...; N <= 24, 2 <= K <= 12, K < N)
  */
 #include <inttypes.h>
@@ -35,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define KMAX 12
 
@@ -174,10 +184,45 @@ static void rest(uint32_t cols, uint32_t ld, uint32_t rd)
   set_add(&mirror, memcmp(m, w, sizeof(uint32_t) * (k + 1)) < 0 ? m : w, c);
 }
 
+/* --timed: a bounded cache, direct-mapped (a slot per hash, the newest key wins), of exact rests
+ * and their counts, or none (slots == 0). */
+static uint32_t *cache_keys;
+static uint64_t *cache_counts, cache_slots, hits;
+
+static void rest_timed(uint32_t cols, uint32_t ld, uint32_t rd)
+{
+  uint32_t w[KMAX + 1];
+  uint32_t free_cols = ~cols & full;
+  int lo = __builtin_ctz(free_cols);
+  w[0] = free_cols >> lo;
+  for (int t = 0; t < k; t++) w[t + 1] = (free_cols & ~((ld << t) | (rd >> t))) >> lo;
+  rests++;
+  uint64_t nodes = 0;
+  if (!cache_slots) {
+    solutions += count_rest(w + 1, 0, 0, 0, 0, &nodes);
+    return;
+  }
+  uint64_t i = hash_key(w, k + 1) & (cache_slots - 1);
+  uint32_t *key = &cache_keys[i * (k + 1)];
+  if (!memcmp(key, w, (k + 1) * sizeof *w)) {
+    hits++;
+    solutions += cache_counts[i];
+    return;
+  }
+  memcpy(key, w, (k + 1) * sizeof *w);
+  cache_counts[i] = count_rest(w + 1, 0, 0, 0, 0, &nodes);
+  solutions += cache_counts[i];
+}
+
+static int timed;
+
 static void walk(int depth, uint32_t cols, uint32_t ld, uint32_t rd)
 {
   if (depth == n - k) {
-    rest(cols, ld, rd);
+    if (timed)
+      rest_timed(cols, ld, rd);
+    else
+      rest(cols, ld, rd);
     return;
   }
   uint32_t av = ~(cols | ld | rd) & full;
@@ -189,17 +234,80 @@ static void walk(int depth, uint32_t cols, uint32_t ld, uint32_t rd)
   }
 }
 
+static double cpu_seconds(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One walk of N with a cache of `slots` slots (0: none): its CPU seconds. */
+static double timed_walk(uint64_t slots)
+{
+  cache_slots = slots;
+  cache_keys = slots ? calloc(slots * (k + 1), sizeof *cache_keys) : NULL;
+  cache_counts = slots ? calloc(slots, sizeof *cache_counts) : NULL;
+  if (slots && (!cache_keys || !cache_counts)) {
+    fprintf(stderr, "memo-reuse: out of memory\n");
+    exit(1);
+  }
+  if (slots) memset(cache_keys, 0xff, slots * (k + 1) * sizeof *cache_keys); /* paged in, no key */
+  rests = hits = solutions = 0;
+  double t0 = cpu_seconds();
+  walk(0, 0, 0, 0);
+  double t = cpu_seconds() - t0;
+  free(cache_keys);
+  free(cache_counts);
+  return t;
+}
+
+/* --timed: per N and K, the walk without a cache and with a 64 MiB one (the issue's bound for a
+ * thread), each twice, alternating; the least CPU seconds of each. */
+static int run_timed(int nmin, int nmax, int argc, char **argv)
+{
+  printf("%3s %3s %10s %10s %8s %7s %7s %15s %s\n", "N", "K", "plain_s", "cached_s", "ratio",
+         "hits%", "MiB", "solutions", "check");
+  int bad = 0;
+  timed = 1;
+  for (n = nmin; n <= nmax; n++)
+    for (int a = 4; a < argc; a++) {
+      k = atoi(argv[a]);
+      if (k < 2 || k > KMAX || k >= n) continue;
+      full = (1u << n) - 1;
+      uint64_t slots = 1;
+      while (slots * 2 * ((k + 1) * 4 + 8) <= 64u << 20) slots *= 2;
+      double plain = 1e300, cached = 1e300;
+      int ok = 1;
+      for (int r = 0; r < 2; r++) {
+        double t = timed_walk(0);
+        ok &= solutions == a000170[n];
+        if (t < plain) plain = t;
+        t = timed_walk(slots);
+        ok &= solutions == a000170[n];
+        if (t < cached) cached = t;
+      }
+      bad |= !ok;
+      printf("%3d %3d %10.3f %10.3f %8.2f %7.1f %7.1f %15" PRIu64 " %s\n", n, k, plain, cached,
+             plain / cached, 100.0 * hits / rests, slots * ((k + 1) * 4.0 + 8) / (1 << 20),
+             solutions, ok ? "ok" : "WRONG");
+      fflush(stdout);
+    }
+  return bad;
+}
+
 int main(int argc, char **argv)
 {
-  if (argc < 4) {
-    fprintf(stderr, "usage: %s NMIN NMAX K...\n", argv[0]);
+  int timed_arg = argc > 1 && !strcmp(argv[1], "--timed");
+  if (argc < 4 + timed_arg) {
+    fprintf(stderr, "usage: %s [--timed] NMIN NMAX K...\n", argv[0]);
     return 2;
   }
-  int nmin = atoi(argv[1]), nmax = atoi(argv[2]);
+  int nmin = atoi(argv[1 + timed_arg]), nmax = atoi(argv[2 + timed_arg]);
   if (nmin < 4 || nmax > 24 || nmin > nmax) {
     fprintf(stderr, "memo-reuse: 4 <= NMIN <= NMAX <= 24\n");
     return 2;
   }
+  if (timed_arg) return run_timed(nmin, nmax, argc, argv);
   printf("%3s %3s %13s %12s %12s %8s %12s %8s %8s %8s %9s %15s %s\n", "N", "K", "above", "rests",
          "exact", "reuse_x", "mirror", "reuse_m", "sub/rest", "gain_x", "MiB_x", "solutions",
          "check");
