@@ -28,10 +28,12 @@
  * Every figure is an exact count; there is no timing.
  *
  * With --timed, per N and K instead: the same walk counting each rest by its own walk, and with a
- * cache of 64 MiB (a thread's share, issue 37's bound), direct-mapped (a slot per hash of the exact
- * key, a newer key evicts an older one), each twice, alternating, the least CPU seconds of each:
+ * cache of at most 64 MiB (a thread's share, issue 37's bound: the most slots, a power of two,
+ * that fit), direct-mapped (a slot per hash of the exact key, a newer key evicts an older one),
+ * each twice, alternating, the least CPU seconds of each:
  *   plain_s cached_s  the two times; ratio plain_s / cached_s (> 1: the cache pays)
  *   hits%             the rests the cache answered
+ *   MiB               the cache's size
  * The walk is this file's plain recursive one, several times slower per node than nq's kernels:
  * a cache that does not pay against it pays less against them.
  *
