@@ -168,15 +168,22 @@ static uint32_t reverse_bits(uint32_t x, int width)
   return r;
 }
 
-/* A node with K rows left: cols the taken columns, ld and rd the diagonals attacked on the next
- * row. */
+/* The exact key w (K+1 masks) of a node with K rows left: cols the taken columns, ld and rd the
+ * diagonals attacked on the next row. Returns the width of the free columns' span. */
+static int rest_key(uint32_t cols, uint32_t ld, uint32_t rd, uint32_t *w)
+{
+  uint32_t free_cols = ~cols & full;
+  int lo = __builtin_ctz(free_cols);
+  w[0] = free_cols >> lo;
+  for (int t = 0; t < k; t++) w[t + 1] = (free_cols & ~((ld << t) | (rd >> t))) >> lo;
+  return 32 - __builtin_clz(free_cols) - lo;
+}
+
+/* A node with K rows left: its rest counted, added to both sets. */
 static void rest(uint32_t cols, uint32_t ld, uint32_t rd)
 {
   uint32_t w[KMAX + 1], m[KMAX + 1];
-  uint32_t free_cols = ~cols & full;
-  int lo = __builtin_ctz(free_cols), span = 32 - __builtin_clz(free_cols) - lo;
-  w[0] = free_cols >> lo;
-  for (int t = 0; t < k; t++) w[t + 1] = (free_cols & ~((ld << t) | (rd >> t))) >> lo;
+  int span = rest_key(cols, ld, rd, w);
   uint64_t nodes = 0, c = count_rest(w + 1, 0, 0, 0, 0, &nodes);
   rests++;
   below_all += nodes;
@@ -194,10 +201,7 @@ static uint64_t *cache_counts, cache_slots, hits;
 static void rest_timed(uint32_t cols, uint32_t ld, uint32_t rd)
 {
   uint32_t w[KMAX + 1];
-  uint32_t free_cols = ~cols & full;
-  int lo = __builtin_ctz(free_cols);
-  w[0] = free_cols >> lo;
-  for (int t = 0; t < k; t++) w[t + 1] = (free_cols & ~((ld << t) | (rd >> t))) >> lo;
+  rest_key(cols, ld, rd, w);
   rests++;
   uint64_t nodes = 0;
   if (!cache_slots) {
@@ -263,8 +267,8 @@ static double timed_walk(uint64_t slots)
   return t;
 }
 
-/* --timed: per N and K, the walk without a cache and with a 64 MiB one (the issue's bound for a
- * thread), each twice, alternating; the least CPU seconds of each. */
+/* --timed: per N and K, the walk without a cache and with one of at most 64 MiB (the issue's bound
+ * for a thread), each twice, alternating; the least CPU seconds of each. */
 static int run_timed(int nmin, int nmax, int argc, char **argv)
 {
   printf("%3s %3s %10s %10s %8s %7s %7s %15s %s\n", "N", "K", "plain_s", "cached_s", "ratio",
