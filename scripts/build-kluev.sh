@@ -10,9 +10,9 @@
 # OUT/kluev-N; then `NQ_PEER_KLUEV=OUT/kluev-%d scripts/bench-solver.sh N...`.
 # Settings per N (its solcounter.h table): sieveCuts 0 for N <= 19, 3 for N = 20, 21 and 6 for
 # N = 22; matchMinSize 40, 60 and 80 likewise; at N = 22 the quarters use its row symmetry
-# (QRowSymmetry, the table's "RowS"), below that none. BMI2 intrinsics (pdep/pext) and the prefetch instruction are
-# on for every N (BMI=0 or PREFETCH=0 turns one off); the program takes its thread count as its
-# first argument (bench-solver.sh passes 1).
+# (QRowSymmetry, the table's "RowS"), below that none. BMI2 intrinsics (pdep/pext) and the
+# prefetch instruction are on for every N (BMI=0 or PREFETCH=0 turns one off); the program takes
+# its thread count as its first argument (bench-solver.sh passes 1).
 # Environment: CXX (default g++, GCC >= 11: the sources need C++20 as GCC implements it),
 #              CXXFLAGS (default -O3 -march=native), BMI=1, PREFETCH=1.
 set -euo pipefail
