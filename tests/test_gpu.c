@@ -42,10 +42,8 @@ static int push(const nq_unit_t *u, void *arg) {
   return 0;
 }
 
-/* Every unit of (n, depth) on the device equals the reference: counts and nodes. */
-static void every_unit(nq_gpu_t *g, int n, int depth) {
-  list_t l = {0};
-  ck_assert_int_eq(nq_units_generate(n, depth, push, &l), 0);
+/* Every unit of l on the device equals the reference: counts and nodes. Frees l. */
+static void check_units(nq_gpu_t *g, list_t l) {
   nq_counts_t *got = calloc(l.len, sizeof *got);
   ck_assert_int_eq(nq_gpu_solve(g, l.v, l.len, got, NULL), 0);
   for (size_t i = 0; i < l.len; i++) {
@@ -65,6 +63,32 @@ static void every_unit(nq_gpu_t *g, int n, int depth) {
   free(l.v);
 }
 
+/* Every unit of (n, depth) on the device equals the reference. */
+static void every_unit(nq_gpu_t *g, int n, int depth) {
+  list_t l = {0};
+  ck_assert_int_eq(nq_units_generate(n, depth, push, &l), 0);
+  check_units(g, l);
+}
+
+/* count units of (n, depth), each reached from a depth-2 unit by a fixed walk (walk k takes
+ * child (7k + 3 * row) mod the children there; a walk that ends on a cut unit is dropped). */
+static void walked_units(int n, int depth, int count, list_t *out) {
+  list_t top = {0};
+  ck_assert_int_eq(nq_units_generate(n, 2, push, &top), 0);
+  for (int k = 0; k < count; k++) {
+    nq_unit_t u = top.v[(size_t)k * 37 % top.len];
+    while (u.depth < depth) {
+      list_t kids = {0};
+      ck_assert_int_eq(nq_unit_children(&u, push, &kids), 0);
+      if (kids.len == 0) break;
+      u = kids.v[(size_t)(7 * k + 3 * u.depth) % kids.len];
+      free(kids.v);
+    }
+    if (u.depth == depth) push(&u, out);
+  }
+  free(top.v);
+}
+
 START_TEST(units_small_n) {
   nq_gpu_t *g = open_dev(NULL);
   for (int n = 4; n <= 13; n++)
@@ -80,6 +104,21 @@ START_TEST(units_deep) {
   every_unit(g, 9, 8);
   every_unit(g, 10, 7);
   every_unit(g, 12, 9);
+  nq_gpu_close(g);
+}
+END_TEST
+
+/* nq-solver-4's blocked test on rows N-6..N-4 from N = NQ_UNIT_LOOK5_N (nq_unit_look): units
+ * of N = 19..22 on rows N-10..N-6, where the device's searches make and test the rows the rule
+ * changed, equal the reference. */
+START_TEST(units_look_by_n) {
+  nq_gpu_t *g = open_dev(NULL);
+  for (int n = NQ_UNIT_LOOK5_N - 1; n <= NQ_UNIT_LOOK5_N + 2; n++) {
+    list_t l = {0};
+    for (int d = n - 10; d <= n - 6; d++) walked_units(n, d, 24, &l);
+    ck_assert_uint_gt(l.len, 60);
+    check_units(g, l);
+  }
   nq_gpu_close(g);
 }
 END_TEST
@@ -332,6 +371,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, units_small_n);
   tcase_add_test(tc, units_deep);
+  tcase_add_test(tc, units_look_by_n);
   tcase_add_test(tc, units_split_searches);
   tcase_add_test(tc, whole_n_pool);
   tcase_add_test(tc, selftest_refuses_corrupt);

@@ -566,7 +566,7 @@ START_TEST(solve_plan_in_calendar_time) {
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
     ck_assert_msg(strstr(out, want[i]) != NULL, "no '%s' in:\n%s", want[i], out);
   /* The calendar time is the plan's nodes x 2.05 at the fleet's rate for half the time, and
-   * N=28 (about 3.7e19 nodes) on this fleet takes weeks: between 20 and 100 days. */
+   * N=28 (about 3.0e19 nodes) on this fleet takes weeks: between 20 and 100 days. */
   double nodes = 0, days = 0;
   const char *p = strstr(out, "\nnodes        ");
   ck_assert_ptr_nonnull(p);

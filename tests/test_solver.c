@@ -136,9 +136,9 @@ START_TEST(node_count_is_additive) {
 END_TEST
 
 /* The cut nodes (nq_unit_cut): nq-solver-2's dead nodes (nq_unit_dead, side part) and
- * nq-solver-3's blocked ones (nq_unit_blocked, rows N-5 and N-4, both parts). A cut unit counts
- * one node and nothing else in every solver, has no children, and a prefix that goes below one
- * is refused with its reason. */
+ * nq-solver-4's blocked ones (nq_unit_blocked, rows N-5 and N-4 at these N, both parts). A cut
+ * unit counts one node and nothing else in every solver, has no children, and a prefix that
+ * goes below one is refused with its reason. */
 static const nq_kernel_t kernels[] = {NQ_KERNEL_SCALAR, NQ_KERNEL_AVX2, NQ_KERNEL_AVX512,
                                          NQ_KERNEL_NEON};
 #define NKERNELS (sizeof kernels / sizeof kernels[0])

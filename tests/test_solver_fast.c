@@ -141,6 +141,12 @@ START_TEST(every_deep_unit) {
 }
 END_TEST
 
+static int count_kid(const nq_unit_t *u, void *arg) {
+  (void)u;
+  (*(int *)arg)++;
+  return 0;
+}
+
 /* xorshift64*: a fixed seed, so a failure names the same units every run. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rng(void) {
@@ -229,6 +235,62 @@ START_TEST(random_deep_units_large_n) {
 }
 END_TEST
 
+/* Completions of rows y..N-1 below the masks l, d, r (row y's), with no rule but the queens'
+ * (and the side part's last row kept off lastmask): the count the blocked test claims is 0,
+ * found without it. */
+static uint64_t plain_completions(int n, int y, uint32_t mask, uint32_t lastmask, uint32_t l,
+                                  uint32_t d, uint32_t r) {
+  uint32_t free = mask & ~(l | d | r) & (y == n - 1 ? ~lastmask : ~0u);
+  if (y == n - 1) return (uint64_t)__builtin_popcount(free);
+  uint64_t c = 0;
+  for (; free; free &= free - 1) {
+    const uint32_t bit = free & -free;
+    c += plain_completions(n, y + 1, mask, lastmask, (l | bit) << 1, d | bit, (r | bit) >> 1);
+  }
+  return c;
+}
+
+/* nq-solver-4's blocked test takes row N-6 from N = NQ_UNIT_LOOK5_N on (nq_unit_look): random
+ * units on row N-6 of N = 20..22 are blocked now and then, and none of N = 19. A blocked unit has
+ * no completion (counted without the rule), counts one node in the reference and in every
+ * variant, and has no children. Random units a few rows above row N-6 (whose steps make the
+ * blocked children) agree with the reference, nodes included. */
+START_TEST(blocked_row_n6_from_n20) {
+  ck_assert_int_eq(nq_unit_look(NQ_UNIT_LOOK5_N - 1), 4);
+  ck_assert_int_eq(nq_unit_look(NQ_UNIT_LOOK5_N), 5);
+  for (int n = NQ_UNIT_LOOK5_N - 1; n <= NQ_UNIT_LOOK5_N + 2; n++) {
+    rng_state ^= (uint64_t)n * 0x9e3779b97f4a7c15ull;
+    int blocked = 0;
+    for (int i = 0; i < 120; i++) {
+      nq_unit_t u = random_unit(n, n - 6);
+      nq_unit_state_t st;
+      ck_assert_int_eq(nq_unit_state(&u, &st), 0);
+      if (nq_unit_cut(&st, u.part, u.depth, st.left, st.down, st.right, st.board) != 3) continue;
+      blocked++;
+      const uint32_t last = u.part == NQ_PART_SIDE ? st.lastmask : 0;
+      ck_assert_uint_eq(plain_completions(n, u.depth, st.mask, last, st.left, st.down, st.right),
+                        0);
+      nq_counts_t ref;
+      ck_assert_int_eq(nq_ref_solve_unit(&u, &ref), 0);
+      ck_assert(ref.nodes == 1 && ref.c2 == 0 && ref.c4 == 0 && ref.c8 == 0);
+      check_variants(&u, &ref);
+      int kids = 0;
+      ck_assert_int_eq(nq_unit_children(&u, count_kid, &kids), 0);
+      ck_assert_int_eq(kids, 0);
+    }
+    if (n < NQ_UNIT_LOOK5_N)
+      ck_assert_int_eq(blocked, 0);
+    else
+      ck_assert_int_gt(blocked, 0);
+    for (int d = n - 10; d <= n - 7; d++)
+      for (int r = 0; r < 3; r++) {
+        nq_unit_t u = random_unit(n, d);
+        check_unit(&u);
+      }
+  }
+}
+END_TEST
+
 /* A sample of the units of N = 14 at depth 3: searches big enough to fill many chunks. */
 START_TEST(sampled_units_14) {
   pick_t p;
@@ -307,6 +369,7 @@ int main(void) {
   tcase_add_loop_test(tc, random_units_15_16, 15, 17);
   tcase_add_test(tc, every_deep_unit);
   tcase_add_test(tc, random_deep_units_large_n);
+  tcase_add_test(tc, blocked_row_n6_from_n20);
   tcase_add_test(tc, sampled_units_14);
   tcase_add_test(tc, whole_n_each_variant);
   tcase_add_test(tc, env_selects_kernel);

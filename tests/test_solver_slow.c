@@ -19,7 +19,8 @@ static const nq_kernel_t variants[] = {NQ_KERNEL_SCALAR, NQ_KERNEL_AVX2, NQ_KERN
                                          NQ_KERNEL_NEON};
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
-/* Whole-N node counts (nq-solver-3), as `nq-solve N --reference` prints them. */
+/* Whole-N node counts (nq-solver-3 and nq-solver-4: the same tree below N=20), as
+ * `nq-solve N --reference` prints them. */
 #define NODES_17 1067923738ull
 #define NODES_18 7700200618ull
 

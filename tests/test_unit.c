@@ -84,8 +84,8 @@ START_TEST(units_counted) {
   ck_assert_int_eq(nq_units_count(27, 4, &c), 0);
   ck_assert_uint_eq(c, 101593);
   ck_assert_int_eq(nq_units_count(28, 5, &c), 0);
-  /* nq-solver-2: no units below a dead node; nq-solver-3's blocked nodes (rows N-5 and N-4) lie
-   * far below depth 5 */
+  /* nq-solver-2: no units below a dead node; nq-solver-4's blocked nodes (rows N-6..N-4 at this
+   * N) lie far below depth 5 */
   ck_assert_uint_eq(c, 2098052);
   ck_assert_int_eq(nq_units_count(3, 2, &c), NQ_ERANGE);
 }

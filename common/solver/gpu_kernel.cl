@@ -1,4 +1,4 @@
-/* nq: the OpenCL kernel of the GPU backend (nq-solver-3, OpenCL C 1.2).
+/* nq: the OpenCL kernel of the GPU backend (nq-solver-4, OpenCL C 1.2).
  *
  * One work-item searches one subtree held in its slot: a prefix of `depth` rows (a unit of the
  * generator, cut below a pool task by the host, common/solver/gpu_opencl.c). The search is the
@@ -31,11 +31,16 @@
 #ifndef NQ_ROWS
 #define NQ_ROWS 12
 #endif
+#ifndef NQ_LOOK5_N
+#error "the host gives NQ_LOOK5_N (nq/unit.h's NQ_UNIT_LOOK5_N)"
+#endif
 
-/* ref_blocked: a node on row N-5 or N-4 (and >= 2) whose placed rows leave a row below it no
- * column (row N-1: none outside lastmask), or a free column no row from y down. */
+/* ref_blocked: a node on one of the rows N-5 and N-4 (from N = NQ_LOOK5_N on, N-6..N-4; and
+ * >= 2) whose placed rows leave a row below it no column (row N-1: none outside lastmask), or a
+ * free column no row from y down. NQ_LOOK5_N: nq/unit.h's NQ_UNIT_LOOK5_N, given by the host. */
 static int nq_blocked(int e, int y, uint mask, uint l, uint d, uint r, uint lastmask) {
-  if (y < 2 || y < e - 4 || y > e - 3) return 0;
+  const int look = e + 1 >= NQ_LOOK5_N ? 5 : 4;
+  if (y < 2 || y < e - look || y > e - 3) return 0;
   uint open = 0;
   for (int row = y; row <= e; row++) {
     const int k = row - y;

@@ -556,10 +556,11 @@ static int build(nq_gpu_t *g, const nq_gpu_opts_t *o, char *err, size_t errlen) 
   g->prog = clCreateProgramWithSource(g->ctx, 1, &src, NULL, &e);
   if (e != CL_SUCCESS) return nq_errorf(err, errlen, NQ_EDEVICE, "GPU %s: cannot load the kernel "
                                         "(OpenCL error %d)", g->label, (int)e);
-  /* NQ_ROWS: the most rows a subtree has below it (expand() keeps to NQ_GPU_ROWS_MAX). */
-  char opts[96];
-  snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DNQ_ROWS=%d%s", NQ_GPU_ROWS_MAX,
-           o && o->corrupt ? " -DNQ_CORRUPT=1" : "");
+  /* NQ_ROWS: the most rows a subtree has below it (expand() keeps to NQ_GPU_ROWS_MAX);
+   * NQ_LOOK5_N: the N from which the blocked test takes row N-6 (nq_unit_look). */
+  char opts[128];
+  snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DNQ_ROWS=%d -DNQ_LOOK5_N=%d%s", NQ_GPU_ROWS_MAX,
+           NQ_UNIT_LOOK5_N, o && o->corrupt ? " -DNQ_CORRUPT=1" : "");
   e = clBuildProgram(g->prog, 1, &g->dev, opts, NULL, NULL);
   if (e != CL_SUCCESS) {
     char log[512] = "";

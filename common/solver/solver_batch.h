@@ -109,11 +109,11 @@ static inline int prune_step(const kctx_t *k, int y, int chain270) {
   return y == k->p90 || (prune270_row(k, y) && (chain270 || y == k->bound1));
 }
 
-/* Whether the step of row y makes children on the rows where nq-solver-3's blocked nodes are
- * (nq_unit_blocked, rows N-1-NQ_UNIT_LOOK..N-4; both parts): those steps test every child (the
- * variants' row rule SR_L, RULE_LA, R256_L). */
+/* Whether the step of row y makes children on the rows where nq-solver-4's blocked nodes are
+ * (nq_unit_blocked, rows N-1-nq_unit_look(N)..N-4; both parts): those steps test every child
+ * (the variants' row rule SR_L, RULE_LA, R256_L). */
 static inline int look_step(const kctx_t *k, int y) {
-  return y + 1 >= k->n - 1 - NQ_UNIT_LOOK && y + 1 <= k->n - 4;
+  return y + 1 >= k->n - 1 - nq_unit_look(k->n) && y + 1 <= k->n - 4;
 }
 
 /* Rebuild and classify the queued side-part solutions (solver_batch.c). */

@@ -8,15 +8,15 @@
  * step and emits the child into the next row's chunk; a worker whose parent has no column left
  * moves on to the next parent (vector expand / an index increment). Dead ends are counted when
  * made and never stored, and so are the side part's dead nodes (nq_unit_dead, prune_plan;
- * PF_270's subtrees are searched apart for them, nq_chain_plan) and the blocked nodes of rows N-5
- * and N-4 (nq_unit_blocked, look_step: the steps of rows N-6 and N-5 test every child). When a
- * chunk fills, the next row is searched (recursively) before going on, so memory stays bounded
- * (LV_CAP nodes per row and two sets of them, cached per thread). A child on row N-2 is never
- * stored: its children (row N-1) are counted with a popcount and its solutions found from
- * its two free columns. The SIMD variants go further: a row N-3 chunk is read linearly and each
- * node's rows N-2 and N-1 (nodes and solutions) come at once from its three free columns (avx512:
- * two small tables, leaf512_tab; avx2: lane masks, leaf256_tab), and the avx512 variant does the
- * same for row N-4 chunks (leaf512_four).
+ * PF_270's subtrees are searched apart for them, nq_chain_plan) and the blocked nodes of rows
+ * N-1-nq_unit_look(N)..N-4 (nq_unit_blocked, look_step: the steps that make them test every
+ * child). When a chunk fills, the next row is searched (recursively) before going on, so memory
+ * stays bounded (LV_CAP nodes per row and two sets of them, cached per thread). A child on row
+ * N-2 is never stored: its children (row N-1) are counted with a popcount and its solutions
+ * found from its two free columns. The SIMD variants go further: a row N-3 chunk is read
+ * linearly and each node's rows N-2 and N-1 (nodes and solutions) come at once from its three
+ * free columns (avx512: two small tables, leaf512_tab; avx2: lane masks, leaf256_tab), and the
+ * avx512 variant does the same for row N-4 chunks (leaf512_four).
  *
  * The side part's rotation check needs whole boards. Each stored node keeps its parent's index
  * and two flags saying whether a placed row can make the check matter (column 0 on BOUND2,

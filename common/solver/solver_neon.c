@@ -224,11 +224,11 @@ static inline __attribute__((always_inline)) void lvln_body(bctx_t *c, int y, in
     cb = vbicq_u32(cb, vandq_u32(vtstq_u32(cp, vdupq_n_u32(PF_270)),                         \
                                  vtstq_u32(pr270d ? cd : cp, r)));                           \
   }                                                                                          \
-  /* nq-solver-3's blocked children (nq_unit_blocked), as lvl256_body */                     \
+  /* nq-solver-4's blocked children (nq_unit_blocked), as lvl256_body */                     \
   if (look) {                                                                                \
     const uint32x4_t x0 = vorrq_u32(cd, notmask);                                            \
     uint32x4_t all = vorrq_u32(x0, vorrq_u32(cl, cr)), top = zero;                           \
-    _Pragma("GCC unroll 8") for (int j = 1; j <= NQ_UNIT_LOOK; j++) {                        \
+    _Pragma("GCC unroll 8") for (int j = 1; j <= NQ_UNIT_LOOK_MAX; j++) {                    \
       if (j > lookj) break;                                                                  \
       uint32x4_t blk = vorrq_u32(j == lookj ? vorrq_u32(cd, notlast) : x0,                   \
                                  vorrq_u32(vshlq_u32(cl, vdupq_n_s32(j)),                     \

@@ -57,14 +57,16 @@ static void ref_check(ref_t *q) {
   q->c.c8++;
 }
 
-/* Whether the node on row y (masks left, down, right) is blocked (nq-solver-3): it is on row
- * N-5 or N-4 (and >= 2), and the placed rows leave a row below it without a column
- * (the side part's last row: without one outside LASTMASK), or leave one of the free columns
- * open on no row from y down. Each free column needs a row of its own and each row a column,
- * so no solution lies below it. Written out row by row, apart from nq_unit_blocked. */
+/* Whether the node on row y (masks left, down, right) is blocked (nq-solver-4): it is on one of
+ * the rows N-1-nq_unit_look(N)..N-4 (N-5 and N-4 below N=20, N-6..N-4 from there on; and >= 2),
+ * and the placed rows leave a row below it without a column (the side part's last row: without
+ * one outside LASTMASK), or leave one of the free columns open on no row from y down. Each free
+ * column needs a row of its own and each row a column, so no solution lies below it. Written out
+ * row by row, apart from nq_unit_blocked. */
 static int ref_blocked(const ref_t *q, int y, uint32_t left, uint32_t down, uint32_t right,
                        uint32_t lastmask) {
-  if (y < 2 || y < q->sizee - 4 || y > q->sizee - 3) return 0;
+  const int look = nq_unit_look(q->sizee + 1);
+  if (y < 2 || y < q->sizee - look || y > q->sizee - 3) return 0;
   uint32_t open = 0; /* the columns some row y..N-1 can take */
   for (int row = y; row <= q->sizee; row++) {
     int k = row - y;

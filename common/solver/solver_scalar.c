@@ -43,7 +43,7 @@ static inline __attribute__((always_inline)) void lvls_body(bctx_t *c, int y, in
   const int pr270 = (RULES & SR_P) && prune270_row(k, y) && y < k->c1;
   const int pr270r = (RULES & SR_D) && prune270_row(k, y) && y >= k->c1;
   const uint32_t coln2 = topbit >> 1;
-  /* nq-solver-3's blocked children (nq_unit_blocked) */
+  /* nq-solver-4's blocked children (nq_unit_blocked) */
   const int look = (RULES & SR_L) && look_step(k, y);
   const uint32_t lookm = k->mask, lookl = SIDE ? k->lastmask : 0;
   const int lookj = k->n - 1 - yc;

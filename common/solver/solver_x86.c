@@ -80,7 +80,7 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
   const int pr90 = (RULES & RULE_P) && y == k->p90;
   const int pr270 = (RULES & RULE_P) && prune270_row(k, y);
   const int pr270d = pr270 && y < k->c1;
-  /* nq-solver-3's blocked children (nq_unit_blocked): rows yc+1..N-1 below them */
+  /* nq-solver-4's blocked children (nq_unit_blocked): rows yc+1..N-1 below them */
   const int look = (RULES & RULE_LA) && look_step(k, y), lookj = k->n - 1 - yc;
   const __m512i notmask = _mm512_set1_epi32((int)~k->mask);
   const __m512i notlast = _mm512_set1_epi32((int)(~k->mask | (SIDE ? k->lastmask : 0)));
@@ -200,7 +200,7 @@ static inline __attribute__((always_inline)) T512 void lvl512_body(bctx_t *c, in
   if (look) {                                                                                \
     const __m512i x0 = _mm512_or_si512(cd, notmask);                                         \
     __m512i open = _mm512_ternarylogic_epi32(x0, cl, cr, 0x01);                              \
-    _Pragma("GCC unroll 8") for (int j = 1; j <= NQ_UNIT_LOOK; j++) {                        \
+    _Pragma("GCC unroll 8") for (int j = 1; j <= NQ_UNIT_LOOK_MAX; j++) {                    \
       if (j > lookj) break;                                                                  \
       __m512i o = _mm512_ternarylogic_epi32(j == lookj ? _mm512_or_si512(cd, notlast) : x0,   \
                                             _mm512_slli_epi32(cl, j), _mm512_srli_epi32(cr, j), \
@@ -1258,12 +1258,12 @@ static inline __attribute__((always_inline)) T256 void lvl256_body(bctx_t *c, in
                          _mm256_cmpeq_epi32(_mm256_and_si256(pr270d ? cd : cp, r), r)),      \
         cb);                                                                                 \
   }                                                                                          \
-  /* nq-solver-3's blocked children (nq_unit_blocked) too: a row below whose blocked columns \
+  /* nq-solver-4's blocked children (nq_unit_blocked) too: a row below whose blocked columns \
    * are all of them (the largest such word is ~0), or a free column blocked on every row */  \
   if (look) {                                                                                \
     const __m256i x0 = _mm256_or_si256(cd, notmask);                                         \
     __m256i all = _mm256_or_si256(x0, _mm256_or_si256(cl, cr)), top = zero;                  \
-    _Pragma("GCC unroll 8") for (int j = 1; j <= NQ_UNIT_LOOK; j++) {                        \
+    _Pragma("GCC unroll 8") for (int j = 1; j <= NQ_UNIT_LOOK_MAX; j++) {                    \
       if (j > lookj) break;                                                                  \
       __m256i blk = _mm256_or_si256(j == lookj ? _mm256_or_si256(cd, notlast) : x0,           \
                                     _mm256_or_si256(_mm256_slli_epi32(cl, j),                 \

@@ -15,7 +15,7 @@
  * The file (untrusted input: it may be truncated by a full disk, flipped by bad memory, copied
  * from another machine or written by an older version) is two lines:
  *
- *   {"format":"nq-checkpoint-1","solver":"nq-solver-3","unit":"18:c:5:0,5,12",
+ *   {"format":"nq-checkpoint-1","solver":"nq-solver-4","unit":"18:c:5:0,5,12",
  *    "cut":{"depth":7,"tasks":4096,"hash":"<64 hex>"},"done":{"tasks":12,"c2":0,"c4":0,
  *    "c8":1234,"nodes":567890},"seconds":12.5,"finished":"<hex bitmap>"}
  *   sha256 <64 hex: the SHA-256 of the first line's bytes>

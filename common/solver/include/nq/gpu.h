@@ -1,4 +1,4 @@
-/* nq: the GPU backend -- nq-solver-3 on OpenCL 1.2 devices (docs/gpu.md).
+/* nq: the GPU backend -- nq-solver-4 on OpenCL 1.2 devices (docs/gpu.md).
  *
  * A device solves lists of units exactly as the CPU kernels do: the same c2, c4, c8 and node
  * count for every unit (dead and blocked nodes cut the same way), so a GPU result and a CPU result

@@ -8,12 +8,13 @@
  * own node at row d and every node at rows d+1..N-1 (a node at row y is a board with rows < y
  * placed). Hence nodes(unit) = 1 + the sum of nodes(children one row deeper). It is the same for
  * every implementation and is reported with each result as a fingerprint for cross-checking.
- * nq-solver-3 (this version) does not search below a dead node (nq_unit_dead: a side-part node
+ * nq-solver-4 (this version) does not search below a dead node (nq_unit_dead: a side-part node
  * on a row <= N-4 whose placed rows already reject the board in a rotation check) nor below a
- * blocked one (nq_unit_blocked: a node on row N-5 or N-4 whose placed rows leave a row below it
- * no column, or a free column no row). nq-solver-2 searched below blocked nodes, nq-solver-1
- * below both, so their node counts are larger (docs/design.md). The counts c2/c4/c8 are the
- * same.
+ * blocked one (nq_unit_blocked: a node on rows N-5 and N-4, or from N = 20 on N-6..N-4, whose
+ * placed rows leave a row below it no column, or a free column no row). nq-solver-3 tested rows
+ * N-5 and N-4 at every N, so its node counts are the same below N = 20 and larger from there;
+ * nq-solver-2 searched below blocked nodes, nq-solver-1 below both, so theirs are larger
+ * (docs/design.md). The counts c2/c4/c8 are the same.
  */
 #ifndef NQ_SOLVER_H
 #define NQ_SOLVER_H
@@ -21,7 +22,7 @@
 #include <stdint.h>
 #include "nq/unit.h"
 
-#define NQ_SOLVER_VERSION "nq-solver-3"
+#define NQ_SOLVER_VERSION "nq-solver-4"
 /* Solver version strings that files and messages carry: 1..64 characters. */
 #define NQ_SOLVER_VERSION_MAX 64
 

@@ -39,26 +39,32 @@ typedef struct nq_unit_state_s {
   uint32_t board[NQ_MAX_N];   /* board[r] = 1 << prefix[r] for r < depth */
 } nq_unit_state_t;
 
-/* nq-solver-3's blocked nodes: a node on one of the rows N-1-NQ_UNIT_LOOK..N-4 (and >= 2), in
+/* nq-solver-4's blocked nodes: a node on one of the rows N-1-nq_unit_look(N)..N-4 (and >= 2), in
  * either part, is blocked when the placed rows leave one of the rows below it no column (the
  * side part's row N-1: none outside LASTMASK), or leave one of its free columns open on none of
- * the rows y..N-1. No solution lies below it. NQ_UNIT_LOOK = 4: rows N-5 and N-4, which the
- * kernels test on the steps that make them (docs/design.md; rows N-6..N-4 were no faster with
- * the SIMD kernels and slower with the scalar one). */
-#define NQ_UNIT_LOOK 4
+ * the rows y..N-1. No solution lies below it. The kernels test it on the steps that make those
+ * rows. Below N = NQ_UNIT_LOOK5_N the rule is nq-solver-3's, rows N-5 and N-4 (look 4); from
+ * there on it adds row N-6 (look 5), which cuts 11-15% of the nodes at N=20-23 and made the SIMD
+ * kernels 2-11% faster there (the scalar one 2-3% slower); below N=20 it was no faster
+ * (docs/design.md, docs/performance.md). NQ_UNIT_LOOK_MAX: the largest look of any N. */
+#define NQ_UNIT_LOOK5_N 20
+#define NQ_UNIT_LOOK_MAX 5
 
-/* The test of nq_unit_blocked for a node with rows (1..NQ_UNIT_LOOK) rows below it, attack masks
- * l, d, r (its row's), notmask the bits outside the board and lastmask the columns its last row
- * may not use. Without a data-dependent branch: the scalar kernel runs it on every child of two
- * rows' steps (an early exit there made that kernel about 1.5x slower), so l << j and r >> j are
- * made one step a row and the rows' blocked words kept in a running maximum (~0: a row without
- * a column) and a running AND (the columns no row can take). */
+/* The look of N: the blocked test's rows are N-1-look..N-4. */
+static inline int nq_unit_look(int n) { return n >= NQ_UNIT_LOOK5_N ? 5 : 4; }
+
+/* The test of nq_unit_blocked for a node with rows (1..NQ_UNIT_LOOK_MAX) rows below it, attack
+ * masks l, d, r (its row's), notmask the bits outside the board and lastmask the columns its last
+ * row may not use. Without a data-dependent branch: the scalar kernel runs it on every child of
+ * two or three rows' steps (an early exit there made it about 1.5x slower), so l << j and
+ * r >> j are made one step a row and the rows' blocked words kept in a running maximum (~0: a
+ * row without a column) and a running AND (the columns no row can take). */
 static inline __attribute__((always_inline)) uint32_t nq_unit_blocked_rows(
     int rows, uint32_t notmask, uint32_t lastmask, uint32_t l, uint32_t d, uint32_t r) {
   const uint32_t x0 = d | notmask; /* taken columns, and the bits outside the board */
   uint32_t all = x0 | l | r, top = 0, lj = l, rj = r; /* all: row y's blocked columns so far */
 #pragma GCC unroll 8
-  for (int j = 1; j <= NQ_UNIT_LOOK; j++) {
+  for (int j = 1; j <= NQ_UNIT_LOOK_MAX; j++) {
     if (j > rows) break;
     lj += lj;
     rj >>= 1;
@@ -73,7 +79,7 @@ static inline __attribute__((always_inline)) uint32_t nq_unit_blocked_rows(
  * columns; lastmask: the columns row N-1 may not use (0 in the corner part); e = N-1. */
 static inline int nq_unit_blocked(uint32_t mask, uint32_t lastmask, int e, int y, uint32_t l,
                                   uint32_t d, uint32_t r) {
-  if (y < 2 || y < e - NQ_UNIT_LOOK || y > e - 3) return 0;
+  if (y < 2 || y < e - nq_unit_look(e + 1) || y > e - 3) return 0;
   return (int)nq_unit_blocked_rows(e - y, ~mask, lastmask, l, d, r);
 }
 
