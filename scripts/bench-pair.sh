@@ -23,8 +23,10 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-rel}
 DEPTH=${DEPTH:-4}
 read -r CPU_A CPU_B <<<"${CPUS:-0 1}"
-[ -n "${BASE:-}" ] && [ -x "$BASE" ] ||
-  { echo "bench-pair: BASE=path of a baseline nq-solve" >&2; exit 2; }
+if [ -z "${BASE:-}" ] || [ ! -x "$BASE" ]; then
+  echo "bench-pair: BASE=path of a baseline nq-solve" >&2
+  exit 2
+fi
 [ $# -gt 0 ] || { echo "usage: BASE=... $0 N[:K/P] ..." >&2; exit 2; }
 [ -x /usr/bin/time ] ||
   { echo "bench-pair: /usr/bin/time missing (apt-get install time)" >&2; exit 2; }
