@@ -70,8 +70,9 @@ static void every_unit(nq_gpu_t *g, int n, int depth) {
   check_units(g, l);
 }
 
-/* count units of (n, depth), each reached from a depth-2 unit by a fixed walk (walk k takes
- * child (7k + 3 * row) mod the children there; a walk that ends on a cut unit is dropped). */
+/* Up to `count` units of (n, depth) into out, each reached from a depth-2 unit by a fixed walk
+ * (walk k takes child (7k + 3 * row) mod the children there; a walk that ends early, on a cut
+ * unit, is dropped). */
 static void walked_units(int n, int depth, int count, list_t *out) {
   list_t top = {0};
   ck_assert_int_eq(nq_units_generate(n, 2, push, &top), 0);
