@@ -51,13 +51,6 @@ need_solve "$BUILD"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# run_timed OUT CPU CMD...: CMD pinned to CPU in the background, stdout to OUT, stderr to
-# OUT.err, its user+sys seconds and largest resident set (KiB) to OUT.time.
-run_timed() {
-  local out=$1 cpu=$2
-  shift 2
-  /usr/bin/time -f '%U %S %M' -o "$out.time" taskset -c "$cpu" "$@" >"$out" 2>"$out.err" &
-}
 secs() { awk '{printf "%.2f", $1 + $2}' "$1.time"; }
 ratio() { awk -v x="$1" -v y="$2" 'BEGIN { if (x == "" || y <= 0) print "-"; else printf "%.2f", y / x }'; } # X Y: Y/X
 mib() { awk '{if ($3 > m) m = $3} END {printf "%.0f", m / 1024}' "$@"; } # FILE.time...

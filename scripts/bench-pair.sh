@@ -30,20 +30,12 @@ fi
 [ $# -gt 0 ] || { echo "usage: BASE=... $0 N[:K/P] ..." >&2; exit 2; }
 [ -x /usr/bin/time ] ||
   { echo "bench-pair: /usr/bin/time missing (apt-get install time)" >&2; exit 2; }
-if [ ! -x "$BUILD/nq-solve" ]; then
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$BUILD" -j2 --target nq-solve >/dev/null
-fi
+. scripts/lib.sh
+need_solve "$BUILD" -DCMAKE_BUILD_TYPE=Release
 THIS="$BUILD/nq-solve"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 [ -z "${KERNEL:-}" ] || export NQ_KERNEL="$KERNEL"
-
-# run_one CPU NQ_SOLVE OUT: in the background, OUT.json its output, OUT.time its user and sys
-# seconds, OUT.err its progress lines
-run_one() {
-  /usr/bin/time -f '%U %S' -o "$3.time" taskset -c "$1" "$2" "${args[@]}" >"$3.json" 2>"$3.err" &
-}
 
 echo "this: $THIS ($("$THIS" --version | tail -n 1))"
 echo "base: $BASE ($("$BASE" --version | tail -n 1))"
@@ -58,16 +50,18 @@ for spec in "$@"; do
   [ "$spec" = "$n" ] || args+=(--depth "$DEPTH" --sample "${spec#*:}")
   for r in 1 2; do
     if [ $r = 1 ]; then ct=$CPU_A; cb=$CPU_B; else ct=$CPU_B; cb=$CPU_A; fi
-    run_one "$ct" "$THIS" "$TMP/t$r"
-    run_one "$cb" "$BASE" "$TMP/b$r"
+    run_timed "$TMP/t$r" "$ct" "$THIS" "${args[@]}"
+    run_timed "$TMP/b$r" "$cb" "$BASE" "${args[@]}"
     wait
   done
   python3 - "$TMP" "$spec" <<'PY' || bad=1
 import json, sys
 d, spec = sys.argv[1], sys.argv[2]
-# at least 10 ms: a tiny N's run can read 0.00 s
-sec = lambda f: max(0.01, sum(float(x) for x in open(f"{d}/{f}.time").read().split()[-2:]))
-js = {f: json.load(open(f"{d}/{f}.json")) for f in ("t1", "t2", "b1", "b2")}
+# user + sys from the last line of run_timed's OUT.time; at least 10 ms: a tiny N's run can read
+# 0.00 s
+sec = lambda f: max(0.01, sum(float(x) for x in
+                              open(f"{d}/{f}.time").read().split("\n")[-2].split()[:2]))
+js = {f: json.load(open(f"{d}/{f}")) for f in ("t1", "t2", "b1", "b2")}
 t1, t2, b1, b2 = (sec(f) for f in ("t1", "t2", "b1", "b2"))
 totals = {js[f]["total"] for f in js}
 ok = len(totals) == 1 and all(js[f].get("matches_published", True) is not False for f in js)

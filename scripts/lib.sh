@@ -15,10 +15,21 @@ apt_need() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# need_solve BUILD: configure and build BUILD/nq-solve if it is not there yet.
+# need_solve BUILD [CMAKE_ARG...]: configure (with the arguments, e.g. a build type) and build
+# BUILD/nq-solve if it is not there yet.
 need_solve() {
-  [ -x "$1/nq-solve" ] && return 0
-  echo "building $1/nq-solve ..." >&2
-  cmake -S . -B "$1" >/dev/null
-  cmake --build "$1" -j2 --target nq-solve >/dev/null
+  local build=$1
+  shift
+  [ -x "$build/nq-solve" ] && return 0
+  echo "building $build/nq-solve ..." >&2
+  cmake -S . -B "$build" "$@" >/dev/null
+  cmake --build "$build" -j2 --target nq-solve >/dev/null
+}
+
+# run_timed OUT CPU CMD...: CMD pinned to CPU in the background, stdout to OUT, stderr to
+# OUT.err, its user+sys seconds and largest resident set (KiB) to OUT.time (/usr/bin/time).
+run_timed() {
+  local out=$1 cpu=$2
+  shift 2
+  /usr/bin/time -f '%U %S %M' -o "$out.time" taskset -c "$cpu" "$@" >"$out" 2>"$out.err" &
 }
