@@ -147,12 +147,6 @@ typedef struct cut_s {
   long units, dead, blocked, blocked_corner;
 } cut_t;
 
-static int count_kid(const nq_unit_t *u, void *arg) {
-  (void)u;
-  (*(int *)arg)++;
-  return 0;
-}
-
 static int cut_cb(const nq_unit_t *u, void *arg) {
   cut_t *t = arg;
   nq_unit_state_t st;
@@ -175,7 +169,7 @@ static int cut_cb(const nq_unit_t *u, void *arg) {
     ck_assert(fast.nodes == 1 && fast.c2 == 0 && fast.c4 == 0 && fast.c8 == 0);
   }
   int kids = 0;
-  ck_assert_int_eq(nq_unit_children(u, count_kid, &kids), 0);
+  ck_assert_int_eq(nq_unit_children(u, tu_count_unit, &kids), 0);
   ck_assert_int_eq(kids, 0);
   /* one row deeper on a free column: not a unit */
   uint32_t free = st.mask & ~(st.left | st.down | st.right);

@@ -141,12 +141,6 @@ START_TEST(every_deep_unit) {
 }
 END_TEST
 
-static int count_kid(const nq_unit_t *u, void *arg) {
-  (void)u;
-  (*(int *)arg)++;
-  return 0;
-}
-
 /* xorshift64*: a fixed seed, so a failure names the same units every run. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rng(void) {
@@ -275,7 +269,7 @@ START_TEST(blocked_row_n6_from_n20) {
       ck_assert(ref.nodes == 1 && ref.c2 == 0 && ref.c4 == 0 && ref.c8 == 0);
       check_variants(&u, &ref);
       int kids = 0;
-      ck_assert_int_eq(nq_unit_children(&u, count_kid, &kids), 0);
+      ck_assert_int_eq(nq_unit_children(&u, tu_count_unit, &kids), 0);
       ck_assert_int_eq(kids, 0);
     }
     if (n < NQ_UNIT_LOOK5_N)

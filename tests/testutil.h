@@ -3,6 +3,7 @@
 #define NQ_TESTUTIL_H
 
 #include <check.h>
+#include "nq/unit.h"
 
 /* Run a suite in fork mode; returns the number of failures (the main's exit status). */
 int tu_run_suite(Suite *s);
@@ -22,5 +23,7 @@ void tu_sleep_ms(int ms);
 int tu_spawn(char *const argv[], const char *log);
 /* A blocking TCP connection to 127.0.0.1:port, or -1. */
 int tu_tcp_connect(int port);
+/* An nq_unit_cb that counts the units it is given in *(int *)arg. */
+int tu_count_unit(const nq_unit_t *u, void *arg);
 
 #endif
