@@ -31,15 +31,11 @@
 #ifndef NQ_ROWS
 #define NQ_ROWS 12
 #endif
-#ifndef NQ_LOOK5_N
-#error "the host gives NQ_LOOK5_N (nq/unit.h's NQ_UNIT_LOOK5_N)"
-#endif
 
-/* ref_blocked: a node on one of the rows N-5 and N-4 (from N = NQ_LOOK5_N on, N-6..N-4; and
- * >= 2) whose placed rows leave a row below it no column (row N-1: none outside lastmask), or a
- * free column no row from y down. NQ_LOOK5_N: nq/unit.h's NQ_UNIT_LOOK5_N, given by the host. */
-static int nq_blocked(int e, int y, uint mask, uint l, uint d, uint r, uint lastmask) {
-  const int look = e + 1 >= NQ_LOOK5_N ? 5 : 4;
+/* ref_blocked: a node on one of the rows N-1-look..N-4 (and >= 2) whose placed rows leave a row
+ * below it no column (row N-1: none outside lastmask), or a free column no row from y down.
+ * look: nq/unit.h's nq_unit_look(N), given by the host with N. */
+static int nq_blocked(int e, int look, int y, uint mask, uint l, uint d, uint r, uint lastmask) {
   if (y < 2 || y < e - look || y > e - 3) return 0;
   uint open = 0;
   for (int row = y; row <= e; row++) {
@@ -128,7 +124,8 @@ static int nq_check(int e, const uint *b, int bound1, int bound2, uint topbit, u
 
 __kernel __attribute__((reqd_work_group_size(NQ_GROUP, 1, 1)))
 void nq_run(__global const uchar *recs, __global uint *stat, __global uint *save,
-            __global ulong *out, const uint nslots, const int n, const uint budget) {
+            __global ulong *out, const uint nslots, const int n, const uint budget,
+            const int look) {
   __local uint stk[4 * NQ_ROWS * NQ_GROUP];
   const size_t gid = get_global_id(0);
   const int lid = (int)get_local_id(0);
@@ -194,7 +191,7 @@ void nq_run(__global const uchar *recs, __global uint *stat, __global uint *save
     uint next = 0;
     const uint bitmap = mask & ~(l | d | r);
     const int cut = (side && nq_dead(e, y, board, bound1, bound2, topbit, y90, y270)) ||
-                    nq_blocked(e, y, mask, l, d, r, side ? lastmask : 0u);
+                    nq_blocked(e, look, y, mask, l, d, r, side ? lastmask : 0u);
     if (!cut && y == e) {
       if (!side) {
         c8 += bitmap != 0;

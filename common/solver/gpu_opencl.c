@@ -344,6 +344,7 @@ static int launch(nq_gpu_t *g, size_t used, cl_int n) {
   if (g->fail_after && ++g->launches > g->fail_after)
     return fail(g, "injected device failure (NQ_GPU_FAIL_AFTER)", CL_DEVICE_NOT_AVAILABLE);
   cl_uint ns = (cl_uint)used, budget = g->budget;
+  cl_int look = nq_unit_look(n); /* the blocked test's rows: the one rule, nq/unit.h's */
   cl_int e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, 0, used * REC, g->h_recs, 0, NULL,
                                   NULL);
   if (e == CL_SUCCESS)
@@ -355,6 +356,7 @@ static int launch(nq_gpu_t *g, size_t used, cl_int n) {
   if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 4, sizeof(cl_uint), &ns);
   if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 5, sizeof(cl_int), &n);
   if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 6, sizeof(cl_uint), &budget);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 7, sizeof(cl_int), &look);
   if (e != CL_SUCCESS) return fail(g, "cannot set the kernel's arguments", e);
   /* Work-groups of 64 (two warps, one wavefront): the kernel's stacks are sized for them. */
   size_t local = GROUP, global = (used + GROUP - 1) / GROUP * GROUP;
@@ -556,11 +558,10 @@ static int build(nq_gpu_t *g, const nq_gpu_opts_t *o, char *err, size_t errlen) 
   g->prog = clCreateProgramWithSource(g->ctx, 1, &src, NULL, &e);
   if (e != CL_SUCCESS) return nq_errorf(err, errlen, NQ_EDEVICE, "GPU %s: cannot load the kernel "
                                         "(OpenCL error %d)", g->label, (int)e);
-  /* NQ_ROWS: the most rows a subtree has below it (expand() keeps to NQ_GPU_ROWS_MAX);
-   * NQ_LOOK5_N: the N from which the blocked test takes row N-6 (nq_unit_look). */
-  char opts[128];
-  snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DNQ_ROWS=%d -DNQ_LOOK5_N=%d%s", NQ_GPU_ROWS_MAX,
-           NQ_UNIT_LOOK5_N, o && o->corrupt ? " -DNQ_CORRUPT=1" : "");
+  /* NQ_ROWS: the most rows a subtree has below it (expand() keeps to NQ_GPU_ROWS_MAX). */
+  char opts[96];
+  snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DNQ_ROWS=%d%s", NQ_GPU_ROWS_MAX,
+           o && o->corrupt ? " -DNQ_CORRUPT=1" : "");
   e = clBuildProgram(g->prog, 1, &g->dev, opts, NULL, NULL);
   if (e != CL_SUCCESS) {
     char log[512] = "";
