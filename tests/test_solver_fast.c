@@ -141,75 +141,14 @@ START_TEST(every_deep_unit) {
 }
 END_TEST
 
-/* xorshift64*: a fixed seed, so a failure names the same units every run. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rng(void) {
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-typedef struct pick_s {
-  nq_unit_t v[64];
-  int len;
-  uint64_t seen;
-} pick_t;
-
-/* Reservoir of up to 64 units. */
-static int pick_cb(const nq_unit_t *u, void *arg) {
-  pick_t *p = arg;
-  p->seen++;
-  if (p->len < 64) {
-    p->v[p->len++] = *u;
-  } else {
-    uint64_t j = rng() % p->seen;
-    if (j < 64) p->v[j] = *u;
-  }
-  return 0;
-}
-
-/* Depth-first below u in random order until a unit of depth d turns up, or *budget prefixes
- * were tried. */
-static int random_below(nq_unit_t *u, int d, int *budget) {
-  if (u->depth == d) return 1;
-  if (--*budget < 0) return 0;
-  pick_t p;
-  memset(&p, 0, sizeof p);
-  ck_assert_int_eq(nq_unit_children(u, pick_cb, &p), 0);
-  for (int i = p.len - 1; i > 0; i--) { /* shuffle */
-    int j = (int)(rng() % (uint64_t)(i + 1));
-    nq_unit_t t = p.v[i];
-    p.v[i] = p.v[j];
-    p.v[j] = t;
-  }
-  for (int i = 0; i < p.len; i++) {
-    *u = p.v[i];
-    if (random_below(u, d, budget)) return 1;
-  }
-  return 0;
-}
-
-/* A random unit of N at depth d (2 <= d <= N-1): a random depth-2 unit, then random children. */
-static nq_unit_t random_unit(int n, int d) {
-  for (;;) {
-    pick_t p;
-    memset(&p, 0, sizeof p);
-    ck_assert_int_eq(nq_units_generate(n, 2, pick_cb, &p), 0);
-    nq_unit_t u = p.v[rng() % (uint64_t)p.len];
-    int budget = 2000;
-    if (random_below(&u, d, &budget)) return u;
-  }
-}
-
 /* N = 15 and 16: random units at depths 4..N-1 (the deepest ones are the tiny searches). */
 START_TEST(random_units_15_16) {
   int n = _i;
-  rng_state ^= (uint64_t)n * 0x100000001b3ull;
+  tu_rng_mix((uint64_t)n * 0x100000001b3ull);
   for (int d = 4; d <= n - 1; d++) {
     int reps = d < 7 ? 2 : 6;
     for (int r = 0; r < reps; r++) {
-      nq_unit_t u = random_unit(n, d);
+      nq_unit_t u = tu_random_unit(n, d);
       check_unit(&u);
     }
   }
@@ -220,9 +159,9 @@ END_TEST
  * BOUND2 row and corner-part BOUND1 rows included whenever the random prefix reaches them. */
 START_TEST(random_deep_units_large_n) {
   for (int n = 17; n <= 32; n++) {
-    rng_state ^= (uint64_t)n * 0x100000001b3ull;
+    tu_rng_mix((uint64_t)n * 0x100000001b3ull);
     for (int d = n - 9 > 2 ? n - 9 : 2; d <= n - 1; d++) {
-      nq_unit_t u = random_unit(n, d);
+      nq_unit_t u = tu_random_unit(n, d);
       check_unit(&u);
     }
   }
@@ -253,10 +192,10 @@ START_TEST(blocked_row_n6_from_n20) {
   ck_assert_int_eq(nq_unit_look(NQ_UNIT_LOOK5_N - 1), 4);
   ck_assert_int_eq(nq_unit_look(NQ_UNIT_LOOK5_N), 5);
   for (int n = NQ_UNIT_LOOK5_N - 1; n <= NQ_UNIT_LOOK5_N + 2; n++) {
-    rng_state ^= (uint64_t)n * 0x9e3779b97f4a7c15ull;
+    tu_rng_mix((uint64_t)n * 0x9e3779b97f4a7c15ull);
     int blocked = 0;
     for (int i = 0; i < 120; i++) {
-      nq_unit_t u = random_unit(n, n - 6);
+      nq_unit_t u = tu_random_unit(n, n - 6);
       nq_unit_state_t st;
       ck_assert_int_eq(nq_unit_state(&u, &st), 0);
       if (nq_unit_cut(&st, u.part, u.depth, st.left, st.down, st.right, st.board) != 3) continue;
@@ -278,7 +217,7 @@ START_TEST(blocked_row_n6_from_n20) {
       ck_assert_int_gt(blocked, 0);
     for (int d = n - 10; d <= n - 7; d++)
       for (int r = 0; r < 3; r++) {
-        nq_unit_t u = random_unit(n, d);
+        nq_unit_t u = tu_random_unit(n, d);
         check_unit(&u);
       }
   }
@@ -287,9 +226,9 @@ END_TEST
 
 /* A sample of the units of N = 14 at depth 3: searches big enough to fill many chunks. */
 START_TEST(sampled_units_14) {
-  pick_t p;
+  tu_pick_t p;
   memset(&p, 0, sizeof p);
-  ck_assert_int_eq(nq_units_generate(14, 3, pick_cb, &p), 0);
+  ck_assert_int_eq(nq_units_generate(14, 3, tu_pick_cb, &p), 0);
   for (int i = 0; i < p.len; i += 4) check_unit(&p.v[i]);
 }
 END_TEST

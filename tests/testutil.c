@@ -104,3 +104,57 @@ int tu_count_unit(const nq_unit_t *u, void *arg) {
   (*(int *)arg)++;
   return 0;
 }
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+uint64_t tu_rng(void) {
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+void tu_rng_mix(uint64_t x) { rng_state ^= x; }
+
+int tu_pick_cb(const nq_unit_t *u, void *arg) {
+  tu_pick_t *p = arg;
+  p->seen++;
+  if (p->len < 64) {
+    p->v[p->len++] = *u;
+  } else {
+    uint64_t j = tu_rng() % p->seen;
+    if (j < 64) p->v[j] = *u;
+  }
+  return 0;
+}
+
+/* Depth-first below u in random order until a unit of depth d turns up, or *budget prefixes
+ * were tried. */
+static int random_below(nq_unit_t *u, int d, int *budget) {
+  if (u->depth == d) return 1;
+  if (--*budget < 0) return 0;
+  tu_pick_t p;
+  memset(&p, 0, sizeof p);
+  ck_assert_int_eq(nq_unit_children(u, tu_pick_cb, &p), 0);
+  for (int i = p.len - 1; i > 0; i--) { /* shuffle */
+    int j = (int)(tu_rng() % (uint64_t)(i + 1));
+    nq_unit_t t = p.v[i];
+    p.v[i] = p.v[j];
+    p.v[j] = t;
+  }
+  for (int i = 0; i < p.len; i++) {
+    *u = p.v[i];
+    if (random_below(u, d, budget)) return 1;
+  }
+  return 0;
+}
+
+nq_unit_t tu_random_unit(int n, int d) {
+  for (;;) {
+    tu_pick_t p;
+    memset(&p, 0, sizeof p);
+    ck_assert_int_eq(nq_units_generate(n, 2, tu_pick_cb, &p), 0);
+    nq_unit_t u = p.v[tu_rng() % (uint64_t)p.len];
+    int budget = 2000;
+    if (random_below(&u, d, &budget)) return u;
+  }
+}

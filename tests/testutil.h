@@ -3,6 +3,7 @@
 #define NQ_TESTUTIL_H
 
 #include <check.h>
+#include <stdint.h>
 #include "nq/unit.h"
 
 /* Run a suite in fork mode; returns the number of failures (the main's exit status). */
@@ -25,5 +26,22 @@ int tu_spawn(char *const argv[], const char *log);
 int tu_tcp_connect(int port);
 /* An nq_unit_cb that counts the units it is given in *(int *)arg. */
 int tu_count_unit(const nq_unit_t *u, void *arg);
+
+/* xorshift64* from a fixed seed, so that a failure names the same units every run (each test
+ * runs in its own fork, from the seed). */
+uint64_t tu_rng(void);
+/* XORs x into tu_rng's state: a test's own sequence (say, per N), the same every run. */
+void tu_rng_mix(uint64_t x);
+/* A reservoir of up to 64 of the units an nq_unit_cb is given (zero it first), drawn with
+ * tu_rng. */
+typedef struct tu_pick_s {
+  nq_unit_t v[64];
+  int len;
+  uint64_t seen;
+} tu_pick_t;
+int tu_pick_cb(const nq_unit_t *u, void *arg);
+/* A random unit of N at depth d (2 <= d <= N-1) that the generator's tree holds: a random
+ * depth-2 unit, then random children down to depth d (never a cut unit above d). */
+nq_unit_t tu_random_unit(int n, int d);
 
 #endif
