@@ -203,13 +203,9 @@ START_TEST(blocked_row_n6_from_n20) {
       const uint32_t last = u.part == NQ_PART_SIDE ? st.lastmask : 0;
       ck_assert_uint_eq(plain_completions(n, u.depth, st.mask, last, st.left, st.down, st.right),
                         0);
-      nq_counts_t ref;
-      ck_assert_int_eq(nq_ref_solve_unit(&u, &ref), 0);
-      ck_assert(ref.nodes == 1 && ref.c2 == 0 && ref.c4 == 0 && ref.c8 == 0);
+      ck_assert_int_eq(tu_check_cut_unit(&u), 3);
+      const nq_counts_t ref = {.nodes = 1}; /* what tu_check_cut_unit found in the reference */
       check_variants(&u, &ref);
-      int kids = 0;
-      ck_assert_int_eq(nq_unit_children(&u, tu_count_unit, &kids), 0);
-      ck_assert_int_eq(kids, 0);
     }
     if (n < NQ_UNIT_LOOK5_N)
       ck_assert_int_eq(blocked, 0);

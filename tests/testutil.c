@@ -1,6 +1,10 @@
 /* Helpers shared by the check suites. */
 #include "testutil.h"
 
+#include "nq/nq.h"
+#include "nq/solver.h"
+#include "../common/solver/solver_simd.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -157,4 +161,37 @@ nq_unit_t tu_random_unit(int n, int d) {
     int budget = 2000;
     if (random_below(&u, d, &budget)) return u;
   }
+}
+
+int tu_check_cut_unit(const nq_unit_t *u) {
+  static const nq_kernel_t kernels[] = {NQ_KERNEL_SCALAR, NQ_KERNEL_AVX2, NQ_KERNEL_AVX512,
+                                        NQ_KERNEL_NEON};
+  nq_unit_state_t st;
+  ck_assert_int_eq(nq_unit_state(u, &st), 0);
+  const int cut = nq_unit_cut(&st, u->part, u->depth, st.left, st.down, st.right, st.board);
+  ck_assert(cut == 2 || cut == 3);
+  nq_counts_t ref, fast;
+  ck_assert_int_eq(nq_ref_solve_unit(u, &ref), 0);
+  ck_assert(ref.nodes == 1 && ref.c2 == 0 && ref.c4 == 0 && ref.c8 == 0);
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    if (!nq_fast_kernel_available(kernels[i])) continue;
+    ck_assert_int_eq(nq_fast_solve_unit_kernel(u, &fast, kernels[i]), 0);
+    ck_assert_msg(fast.nodes == 1 && fast.c2 == 0 && fast.c4 == 0 && fast.c8 == 0, "%s",
+                  nq_fast_kernel_name(kernels[i]));
+  }
+  int kids = 0;
+  ck_assert_int_eq(nq_unit_children(u, tu_count_unit, &kids), 0);
+  ck_assert_int_eq(kids, 0);
+  /* one row deeper on a free column: not a unit */
+  uint32_t free = st.mask & ~(st.left | st.down | st.right);
+  if (free && u->depth + 1 <= u->n - 1) {
+    nq_unit_t below = *u;
+    below.prefix[below.depth++] = (uint8_t)__builtin_ctz(free);
+    char txt[NQ_UNIT_TEXT_MAX], err[200];
+    ck_assert_int_gt(nq_unit_format(&below, txt, sizeof txt), 0);
+    ck_assert_int_eq(nq_unit_parse(txt, &below, err, sizeof err), NQ_EINVAL);
+    ck_assert_msg(strstr(err, cut == 2 ? "dead node" : "blocked node") != NULL, "%s: %s", txt,
+                  err);
+  }
+  return cut;
 }

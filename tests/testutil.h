@@ -40,6 +40,10 @@ typedef struct tu_pick_s {
   uint64_t seen;
 } tu_pick_t;
 int tu_pick_cb(const nq_unit_t *u, void *arg);
+/* A cut unit (nq_unit_cut: dead or blocked) counts one node and nothing else in the reference
+ * and in every fast kernel this CPU has, has no children, and a prefix one row below it (on a
+ * free column) is refused with its reason. Returns the cut (2 dead, 3 blocked). */
+int tu_check_cut_unit(const nq_unit_t *u);
 /* A random unit of N at depth d (2 <= d <= N-1) that the generator's tree holds: a random
  * depth-2 unit, then random children down to depth d (never a cut unit above d). */
 nq_unit_t tu_random_unit(int n, int d);
