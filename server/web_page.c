@@ -138,7 +138,9 @@ static void section_evidence(web_buf_t *b, const nq_view_status_t *st) {
   web_buf_printf(b, "<p id=\"rests\">");
   if (st->has_kernels && k->diverse >= 2) {
     grouped_num(g1, sizeof g1, (double)k->units_two_kernels);
-    web_buf_printf(b, "Each unit is verified by %lld different kernels; %s verified so. ",
+    web_buf_printf(b, "Each unit is verified by results from %lld different kernels, each the "
+                   "kernel the server named to its client; %s verified so. This guards against "
+                   "a bug in one honest kernel, not against clients that collude. ",
                    (long long)k->diverse, g1);
   }
   if (st->has_audits && a->count > 0) {
