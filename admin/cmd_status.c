@@ -97,6 +97,9 @@ static void evidence_lines(const nq_view_status_t *st) {
     printf("audits     none yet (nq-admin audit --sample K recomputes K verified units with the "
            "reference solver)\n");
   }
+  if (st->has_evidence_key)
+    printf("evidence   signed with key %s (nq-verify FILE --key %s)\n", st->evidence_key,
+           st->evidence_key);
 }
 
 /* Contested units (issue 30) are said above: the rest resolve by votes. The status object

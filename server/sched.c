@@ -737,6 +737,9 @@ static int unit_verify(srv_sched_t *s, int64_t unit_id, int64_t job_id, res_t *r
   for (int i = 0; i < n; i++) ok[i] = agrees(r, n, i, w);
   nq_counts_t c = {r[w].c2, r[w].c4, r[w].c8, 0, r[w].nodes};
   int rc = srv_unit_verify(s->store, unit_id, &c, now);
+  /* Settled by its quorum (again: a unit a trusted result or an audit once settled may have been
+   * re-opened since): the evidence names the quorum's rule. */
+  if (rc == 0) rc = srv_unit_set_contest(s->store, unit_id, SRV_CONTEST_NONE);
   if (rc == 0) rc = srv_unit_kernels_set(s->store, unit_id, group_kernels(r, n));
   if (rc == 0) rc = mark_suspects(s, r, ok, n, info);
   /* Valid ones first, so a client's wins are counted before its losses are weighed for a ban. */
@@ -796,7 +799,7 @@ static int ban_owners(srv_sched_t *s, const int64_t *owners, int n, int64_t now,
  * untrusted results that disagree are banned (unless --ban-threshold 0), which re-opens what
  * they helped verify. Nobody is banned for a disagreement among untrusted results alone. */
 static int settle_locked(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c,
-                         const char *solver, srv_contest_t how, int64_t now,
+                         const char *solver, srv_contest_t how, int64_t by_asg, int64_t now,
                          srv_result_info_t *info) {
   srv_unit_info_t u;
   res_t *r = NULL, auth = {0};
@@ -813,6 +816,7 @@ static int settle_locked(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c,
     rc = srv_store_failf(s->store, NQ_ENOMEM, "settle: out of memory");
   if (rc == 0) rc = srv_unit_verify(s->store, unit_id, c, now);
   if (rc == 0) rc = srv_unit_set_contest(s->store, unit_id, how);
+  if (rc == 0) rc = srv_unit_set_settled_by(s->store, unit_id, how == SRV_CONTEST_TRUSTED ? by_asg : 0);
   auth.c2 = c->c2;
   auth.c4 = c->c4;
   auth.c8 = c->c8;
@@ -860,7 +864,7 @@ static int trusted_decide(srv_sched_t *s, const srv_unit_info_t *u, const srv_jo
     for (int i = 0; i < n; i++) against |= !r[i].novote && !agree_pair(&r[i], &r[t]);
     if (against || u->contest == SRV_CONTEST_OPEN) {
       nq_counts_t c = {r[t].c2, r[t].c4, r[t].c8, 0, r[t].nodes};
-      return settle_locked(s, u->id, &c, r[t].solver, SRV_CONTEST_TRUSTED, now, info);
+      return settle_locked(s, u->id, &c, r[t].solver, SRV_CONTEST_TRUSTED, r[t].id, now, info);
     }
     return best >= job->quorum ? unit_verify(s, u->id, job->id, r, n, now, 0, info) : 0;
   }
@@ -999,7 +1003,8 @@ static int spot_result(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_
   }
   /* A trusted dissent settles the unit against the votes that verified it. */
   if ((rc = srv_client_trusted(s->store, a->client_id, &trusted)) != 0) return rc;
-  if (trusted) return settle_locked(s, a->unit_id, c, solver, SRV_CONTEST_TRUSTED, now, info);
+  if (trusted)
+    return settle_locked(s, a->unit_id, c, solver, SRV_CONTEST_TRUSTED, a->id, now, info);
   /* An untrusted one: the unit is not verified any more, and nobody is voided, judged or banned
    * for it: the re-count finds the disagreement and contests it. */
   rc = srv_unit_reopen(s->store, a->unit_id, 0, &jr);
@@ -1209,7 +1214,7 @@ int srv_sched_settle(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c, cons
   if (rc == 0 && (rc = in_job(s, unit_id, &yes)) == 0 && !yes)
     rc = srv_store_failf(s->store, NQ_EINVAL, "unit %lld is not in the job for N=%d",
                          (long long)unit_id, s->job.n);
-  if (rc == 0) rc = settle_locked(s, unit_id, c, solver, SRV_CONTEST_AUDIT, now, info);
+  if (rc == 0) rc = settle_locked(s, unit_id, c, solver, SRV_CONTEST_AUDIT, 0, now, info);
   rc = srv_store_release(s->store, rc);
   if (rc) memset(info, 0, sizeof *info);
   return rc;

@@ -155,6 +155,14 @@ static void section_evidence(web_buf_t *b, const nq_view_status_t *st) {
   if (st->done)
     web_buf_printf(b, "Evidence anyone can re-check: <a id=\"export\" href=\"/api/export\">"
                    "/api/export</a> (nq-verify FILE).");
+  if (st->has_evidence_key) {
+    web_buf_printf(b, " The evidence is signed with the key whose fingerprint is <code "
+                   "id=\"evidence-key\">");
+    web_buf_html(b, st->evidence_key);
+    web_buf_printf(b, "</code>: <code>nq-verify FILE --key ");
+    web_buf_html(b, st->evidence_key);
+    web_buf_printf(b, "</code> refuses a file not signed by it.");
+  }
   web_buf_printf(b, "</p>\n");
 }
 
