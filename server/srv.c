@@ -199,8 +199,10 @@ static void reject_raw(srv_t *s, uv_stream_t *server, int count) {
  * EVICT_SCAN oldest. A flood holds many pre-auth connections per address (up to
  * --max-preauth-per-addr), an honest client one: the victim is the one whose address holds the
  * most, then the oldest. It must have sent nothing (read or waiting in the kernel) -- an idle
- * flood; an honest client sends its TLS ClientHello at once -- for EVICT_SILENT_MS, or for any
- * time when the server is full (`full`): in a reconnect storm the server may accept honest
+ * flood; an honest client sends its TLS ClientHello at once -- or only part of a hello, never
+ * answered (a flood that sends a few bytes to look busy, however often it is recycled: an honest
+ * ClientHello is answered as soon as it is read), for EVICT_SILENT_MS, or for any time when the
+ * server is full (`full`): in a reconnect storm the server may accept honest
  * clients before their ClientHello arrives, and those must not be cut for the share alone.
  * Failing that, one in its TLS handshake for EVICT_HEARD_MS (an honest client says hello well
  * before that). Returns 1 if one was closed. It stops counting against --max-conns at once. */
@@ -215,7 +217,7 @@ static int evict_preauth(srv_t *s, const srv_conn_t *keep, int full) {
   for (srv_conn_t *sc = s->pa_head; sc && scanned < EVICT_SCAN; sc = sc->pa_next, scanned++) {
     if (sc == keep || sc->refs > 0 || !sc->conn) continue;
     uint64_t age = now - sc->opened_ms;
-    if (!nq_conn_heard(sc->conn)) {
+    if (!nq_conn_heard(sc->conn) || !nq_conn_answered(sc->conn)) {
       int n = sc->peer ? sc->peer->preauth : 1;
       if ((full || age >= EVICT_SILENT_MS) && n > victim_n) {
         victim = sc;

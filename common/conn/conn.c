@@ -49,6 +49,8 @@ struct nq_conn_s {
   unsigned ssl_fatal : 1;     /* OpenSSL failed: SSL_shutdown must not be called */
   unsigned failed : 1;        /* conn_fail ran: on_error is (being) called, no more sends */
   unsigned heard : 1;         /* at least one byte came from the peer */
+  unsigned answered : 1;      /* at least one byte went to the peer (a server: a whole
+                                 ClientHello came, and its handshake answer went out) */
   struct sockaddr_storage peer_sa; /* ss_family 0 until known */
   char peer[80];
   char errstr[320]; /* room for a hostname mismatch and the certificate's names */
@@ -202,6 +204,7 @@ static int conn_flush(nq_conn_t *c) {
       return r;
     }
     c->queued += (size_t)n;
+    c->answered = 1;
   }
   return 0;
 }
@@ -797,6 +800,8 @@ const char *nq_conn_peer(const nq_conn_t *c) {
 const char *nq_conn_errstr(const nq_conn_t *c) {
   return c->errstr;
 }
+
+int nq_conn_answered(const nq_conn_t *c) { return c->answered; }
 
 int nq_conn_heard(const nq_conn_t *c) {
   if (c->heard) return 1;
