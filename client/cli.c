@@ -1646,7 +1646,9 @@ static int start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
    * (nq_gpu_open_spec logs it) and the CPU goes on without it. */
   char gerr[512];
   const char *gspec = cfg->gpu ? cfg->gpu : "auto";
-  if (nq_gpu_open_spec(gspec, NULL, cli->gpus, CLI_GPUS_MAX, &cli->ngpus, gerr, sizeof gerr) != 0 ||
+  nq_gpu_opts_t gopts = {0};
+  cli_fault_gpu(&gopts); /* nq-client-test's injected device faults; nothing in nq-client */
+  if (nq_gpu_open_spec(gspec, &gopts, cli->gpus, CLI_GPUS_MAX, &cli->ngpus, gerr, sizeof gerr) != 0 ||
       (cfg->threads == 0 && cli->ngpus == 0)) {
     if (cli->ngpus == 0 && cfg->threads == 0)
       snprintf(gerr, sizeof gerr, "--threads 0 needs an OpenCL device that passes its self-test, "

@@ -60,9 +60,6 @@ int nq_gpu_open_spec(const char *spec, const nq_gpu_opts_t *opts, nq_gpu_t **out
   if (rc) return rc;
   nq_gpu_opts_t o = {0};
   if (opts) o = *opts;
-  const char *fa = getenv("NQ_GPU_FAIL_AFTER"), *co = getenv("NQ_GPU_CORRUPT");
-  if (fa && *fa && !o.fail_after) o.fail_after = (unsigned)strtoul(fa, NULL, 10);
-  if (co && !strcmp(co, "1")) o.corrupt = 1;
   for (int i = 0; i < nsel && *count < max; i++) {
     char why[1024];
     nq_gpu_t *g;
@@ -342,7 +339,7 @@ static int expand(const nq_unit_t *units, size_t n, size_t want, nq_counts_t *ou
 /* One launch over the first `used` slots; then the slots' states and counts are read back. */
 static int launch(nq_gpu_t *g, size_t used, cl_int n) {
   if (g->fail_after && ++g->launches > g->fail_after)
-    return fail(g, "injected device failure (NQ_GPU_FAIL_AFTER)", CL_DEVICE_NOT_AVAILABLE);
+    return fail(g, "injected device failure (a test hook: fail_after)", CL_DEVICE_NOT_AVAILABLE);
   cl_uint ns = (cl_uint)used, budget = g->budget;
   cl_int look = nq_unit_look(n); /* the blocked test's rows: the one rule, nq/unit.h's */
   cl_int e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, 0, used * REC, g->h_recs, 0, NULL,
