@@ -1,8 +1,9 @@
 /* OpenCL C as C: just enough of it for common/solver/gpu_kernel.cl to compile as a C function
  * (clang, for ext_vector_type), so that the kernel's own source can run on the CPU under an
  * instruction counter (scripts/bench-gpu-insns.sh). Work-items run one after another: the driver
- * (gpu_insns.c) sets the ids before each call. Address-space qualifiers are empty, and __local
- * arrays are static (one work-group at a time, each work-item on its own part of them).
+ * (gpu_insns.c) sets the ids before each call. Address-space qualifiers are empty (a __local
+ * array is the call's own: a work-item's saved search is reloaded from its slot), and vector
+ * literals are C's (NQ_U4).
  */
 #ifndef NQ_CL_SHIM_H
 #define NQ_CL_SHIM_H
@@ -19,7 +20,8 @@ typedef uint uint4 __attribute__((ext_vector_type(4)));
 #define __global
 #define __constant const
 #define __private
-#define __local static
+#define __local
+#define NQ_U4(a, b, c, d) ((uint4){(a), (b), (c), (d)})
 #define reqd_work_group_size(x, y, z) unused
 
 static size_t shim_gid, shim_lid;
@@ -28,6 +30,7 @@ static inline size_t get_local_id(int d) { return (void)d, shim_lid; }
 
 static inline uint popcount(uint x) { return (uint)__builtin_popcount(x); }
 static inline uint clz(uint x) { return x ? (uint)__builtin_clz(x) : 32u; }
+static inline uint min(uint a, uint b) { return a < b ? a : b; }
 static inline uint atomic_inc(volatile uint *p) { return (*p)++; }
 static inline uint atomic_add(volatile uint *p, uint v) {
   uint o = *p;

@@ -124,6 +124,10 @@ void nq_backend_label(nq_gpu_t *const *gpus, int ngpus, const uint64_t *before, 
 /* Searches split at a batch's tail so far (nq/gpu.h's design; for tests and benchmarks). */
 uint64_t nq_gpu_splits(const nq_gpu_t *g);
 
+/* Launches so far (for tests: a launch's work-items take the next subtree of the queue as soon
+ * as theirs is done, so a batch of many small subtrees takes one launch). */
+uint64_t nq_gpu_launches(const nq_gpu_t *g);
+
 /* Whether the device has failed (see nq_gpu_solve), and why. */
 int nq_gpu_failed(const nq_gpu_t *g, const char **why);
 
