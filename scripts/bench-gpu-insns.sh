@@ -7,8 +7,10 @@
 # Each kernel's run is first checked exact natively: every record's counts and nodes equal
 # nq_fast_solve_unit's. Beside it, the PTX of the same source (clang-14 -target nvptx64):
 # the kernel's instructions and those of its main loop (scripts/gpu-insns/ptx_loop.py).
-# A CPU instruction count is not a GPU's time; it compares kernels on one scale
-# (docs/gpu.md, "Instructions per node").
+# The C is compiled with -O2 -mpopcnt -mlzcnt -mbmi: a GPU has popcount, count-leading-zeros and
+# and-not (lop3) as single instructions, as these make them on x86. A CPU instruction count is not
+# a GPU's time (x86 has 16 registers where a GPU thread has up to 255: spills count here); it
+# compares kernels on one scale (docs/gpu.md, "Instructions per node").
 #
 #   scripts/bench-gpu-insns.sh [N ...]          (default: 16 17 18)
 # env: BASE=<git rev>   also measure the kernel at that commit (git show REV:common/solver/gpu_kernel.cl)
@@ -49,7 +51,7 @@ ROWS=$(awk '/define NQ_GPU_ROWS_MAX/{print $3}' common/solver/include/nq/gpu.h)
 printf '%-14s %3s %8s %12s %14s %10s  %s\n' kernel N records nodes instructions insns/node check
 for i in "${!SRCS[@]}"; do
   src=${SRCS[$i]} label=${LABELS[$i]} exe="$TMP/gi$i"
-  "$CC" -O2 -w -Iscripts/gpu-insns -Icommon/solver/include -Icommon/util/include \
+  "$CC" -O2 -mpopcnt -mlzcnt -mbmi -w -Iscripts/gpu-insns -Icommon/solver/include -Icommon/util/include \
     -DNQ_KERNEL_SRC="\"$src\"" -DNQ_ROWS="$ROWS" scripts/gpu-insns/gpu_insns.c \
     -L"$BUILD" -lnqsolver -lnqutil -lpthread -lm -o "$exe"
   for n in "${NS[@]}"; do
@@ -61,6 +63,7 @@ for i in "${!SRCS[@]}"; do
     printf '%-14s %3d %8d %12d %14d %10.2f  %s\n' "$label" "$n" "$recs" "$nodes" "$ins" \
       "$(python3 -c "print($ins / $nodes)")" "$(awk '{print $NF}' <<<"$chk")"
   done
-  "$CC" -target nvptx64 -x cl -cl-std=CL1.2 -O3 -DNQ_ROWS="$ROWS" -S -o "$TMP/k$i.ptx" "$src"
+  "$CC" -target nvptx64 -x cl -cl-std=CL1.2 -Xclang -finclude-default-header \
+    -include scripts/gpu-insns/ptx_builtins.h -O3 -DNQ_ROWS="$ROWS" -S -o "$TMP/k$i.ptx" "$src"
   echo "$label $(python3 scripts/gpu-insns/ptx_loop.py "$TMP/k$i.ptx")"
 done

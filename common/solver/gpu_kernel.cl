@@ -181,16 +181,17 @@ typedef struct {
 } nq_sub_t;
 
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
- * depth..N-4 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
- * the parent at level kp, whose column is bitp; rows N-3, N-2 and N-1 are x2, b1 and b2 (row N-3
- * only when it is not the record's). */
+ * depth..N-5 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
+ * the parent at level kp, whose column is bitp; rows N-4, N-3, N-2 and N-1 are x3, x2, b1 and
+ * b2 (rows N-4 and N-3 only when they are not the record's). */
 static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
-                        const nq_sub_t *s, int kp, uint bitp, uint x2, uint b1, uint b2,
+                        const nq_sub_t *s, int kp, uint bitp, uint x3, uint x2, uint b1, uint b2,
                         uint topbit) {
   uint b[32];
   for (int i = 0; i < s->depth; i++) b[i] = 1u << t[1 + i];
-  for (int i = 0; s->depth + i < e - 2; i++)
+  for (int i = 0; s->depth + i < e - 3; i++)
     b[s->depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
+  if (e - 3 >= s->depth) b[e - 3] = x3;
   if (e - 2 >= s->depth) b[e - 2] = x2;
   b[e - 1] = b1;
   b[e] = b2;
@@ -200,7 +201,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 /* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
  * nodes by popcount, solutions from its two free columns. fl: the path's flags; kp, bitp: its
  * parent (see nq_side_leaf). */
-#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x2)                                            \
+#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x3, x2)                                            \
   do {                                                                                           \
     const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                          \
     const int ok1_ = ((bm) & f1_) && !(f2_ & ((((l) | f1_) << 1) | (((r) | f1_) >> 1)));        \
@@ -215,10 +216,10 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       const uint p2_ = pf_ | (s.bound2 == e - 1 ? f2_ == 1u : (fl) & F90) | (f1_ == s.endbit);   \
       c8 += (ulong)((lf1_ && !p1_) + (lf2_ && !p2_));                                            \
       if ((lf1_ && p1_) || (lf2_ && p2_)) {                                                      \
-        for (int w_ = 0; w_ < 2; w_++) {                                                         \
-          const uint a_ = w_ ? f2_ : f1_, z_ = w_ ? f1_ : f2_;                                   \
-          if (!(w_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                       \
-          const int c_ = nq_side_leaf(e, t, stk, lid, &s, kp, bitp, x2, a_, z_, topbit);           \
+        for (int i2_ = 0; i2_ < 2; i2_++) {                                                       \
+          const uint a_ = i2_ ? f2_ : f1_, z_ = i2_ ? f1_ : f2_;                                 \
+          if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                     \
+          const int c_ = nq_side_leaf(e, t, stk, lid, &s, kp, bitp, x3, x2, a_, z_, topbit);           \
           c2 += c_ == 2;                                                                         \
           c4 += c_ == 4;                                                                         \
           c8 += c_ == 8;                                                                         \
@@ -236,22 +237,40 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
-/* A node on row N-3 (masks l, d, r, candidates bm; its parent at level kp with column bitp, or
- * none when it is the record's first node): its whole subtree, each child on row N-2 counted
- * with its children by NQ_ROW_N2. */
-#define NQ_ROW_N3(SIDE, l, d, r, bm, kp, bitp)                                                   \
+/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0; row N-4's column x3, and its
+ * parent's level and column kp and bitp, see nq_side_leaf): its whole subtree, each child on row
+ * N-2 counted with its children by NQ_ROW_N2. */
+#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x3)                                          \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
       const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, d2_ = (d) | x_,                   \
                  r2_ = ((r) | x_) >> 1;                                                          \
       uint b2_ = mask & ~(l2_ | d2_ | r2_);                                                      \
-      uint fl2_ = fl;                                                                            \
+      uint fl2_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
         NQ_BOUND2(e - 1, d2_, b2_);                                                              \
-        if (s.bound2 == e - 2) fl2_ = (fl & ~F90) | (x_ == 1u ? F90 : 0u);                       \
+        if (s.bound2 == e - 2) fl2_ = (fl2_ & ~F90) | (x_ == 1u ? F90 : 0u);                     \
       }                                                                                          \
-      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x_);                                   \
+      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x3, x_);                               \
+    }                                                                                            \
+  } while (0)
+
+/* A node on row N-4 (masks l, d, r, candidates bm; its parent's level and column kp, bitp): its
+ * whole subtree, each child on row N-3 by NQ_ROW_N3. */
+#define NQ_ROW_N4(SIDE, l, d, r, bm, kp, bitp)                                                   \
+  do {                                                                                           \
+    nodes += popcount(bm);                                                                       \
+    for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
+      const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, d3_ = (d) | w_,                   \
+                 r3_ = ((r) | w_) >> 1;                                                          \
+      uint b3_ = mask & ~(l3_ | d3_ | r3_) & (e - 2 < s.bound1 ? ~s.forbid : ~0u);               \
+      uint fl3_ = fl;                                                                            \
+      if (SIDE) {                                                                                \
+        NQ_BOUND2(e - 2, d3_, b3_);                                                              \
+        if (s.bound2 == e - 3) fl3_ = (fl3_ & ~F90) | (w_ == 1u ? F90 : 0u);                     \
+      }                                                                                          \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, w_);                                   \
     }                                                                                            \
   } while (0)
 
@@ -260,7 +279,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 #define NQ_SLOWV() (s.slow | ((fl & F90) ? s.s90 : 0u) | ((fl & F270) ? s.s270 : 0u))
 
 /* The search loop of one part (SIDE constant): until the stack is empty or the budget spent.
- * A node's children are counted when its candidates are final (pushed, or on rows N-3 and N-2);
+ * A node's children are counted when its candidates are final (pushed, or on rows N-4..N-2);
  * rows with a rule (slowv) take the slow path, and a node whose children are on the blocked
  * test's rows (s.filt) drops its blocked children before it is pushed. */
 #define NQ_WALK(SIDE)                                                                            \
@@ -288,8 +307,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         NQ_BOUND2(yc, cd, bm);                                                                   \
         if (NQ_DEAD(yc, cd)) continue;                                                           \
       }                                                                                          \
-      if (yc == e - 2) {                                                                         \
-        NQ_ROW_N3(SIDE, cl, cd, cr, bm, k, bit);                                                 \
+      if (yc == e - 3) {                                                                         \
+        NQ_ROW_N4(SIDE, cl, cd, cr, bm, k, bit);                                                 \
         continue;                                                                                \
       }                                                                                          \
     }                                                                                            \
@@ -374,7 +393,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     s.hi270 = 0;
     s.filt = 0;
     for (int y = s.blo - 1; y <= e - 4; y++) s.filt |= 1u << y;
-    s.slow = 1u << (e - 2);
+    s.slow = 1u << (e - 3);
     s.s90 = s.s270 = 0;
     if (s.side) {
       const int p90 = s.bound2 > s.y90 ? s.bound2 : s.y90;
@@ -427,9 +446,11 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         if (y < s.bound1) bm &= ~s.forbid;
         if (s.side) NQ_BOUND2(y, d, bm);
         if (y == e - 1) {
-          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u);
+          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u);
         } else if (y == e - 2) {
-          NQ_ROW_N3(s.side, l, d, r, bm, 0, 0u);
+          NQ_ROW_N3(s.side, l, d, r, bm, fl, 0, 0u, 0u);
+        } else if (y == e - 3) {
+          NQ_ROW_N4(s.side, l, d, r, bm, 0, 0u);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);

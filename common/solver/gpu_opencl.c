@@ -172,6 +172,7 @@ struct nq_gpu_s {
   int budget_fixed;       /* nq_gpu_opts_t.budget was given */
   double launch_s;
   unsigned fail_after, launches;
+  uint32_t tot_bias;      /* nq_gpu_opts_t.tot_bias */
   int failed;
   char why[256];
   uint64_t nodes, splits, nlaunch;
@@ -501,7 +502,7 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
   cl_int e = CL_SUCCESS;
   if (rc == 0) {
     memset(g->h_stat, 0, g->nslots * sizeof *g->h_stat);
-    memset(g->h_tot, 0, n * 8 * sizeof *g->h_tot);
+    for (size_t i = 0; i < n * 8; i++) g->h_tot[i] = i % 2 ? 0 : g->tot_bias;
     e = clEnqueueWriteBuffer(g->q, g->stat, CL_FALSE, 0, g->nslots * sizeof(cl_uint), g->h_stat,
                              0, NULL, NULL);
     if (e == CL_SUCCESS)
@@ -574,7 +575,8 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
     for (size_t i = 0; i < n; i++) {
       const cl_uint *t = g->h_tot + 8 * i;
       uint64_t v[4];
-      for (int k = 0; k < 4; k++) v[k] = (uint64_t)t[2 * k] | (uint64_t)t[2 * k + 1] << 32;
+      for (int k = 0; k < 4; k++)
+        v[k] = ((uint64_t)t[2 * k] | (uint64_t)t[2 * k + 1] << 32) - g->tot_bias;
       out[i].c2 += v[0], out[i].c4 += v[1], out[i].c8 += v[2], out[i].nodes += v[3];
       g->nodes += out[i].nodes; /* the host's rows too */
     }
@@ -690,6 +692,7 @@ int nq_gpu_open(int index, const nq_gpu_opts_t *opts, nq_gpu_t **out, char *err,
     return rc;
   }
   g->fail_after = opts ? opts->fail_after : 0;
+  g->tot_bias = opts ? opts->tot_bias : 0;
   g->launches = 0;
   *out = g;
   return 0;

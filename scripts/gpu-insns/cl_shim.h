@@ -1,5 +1,5 @@
 /* OpenCL C as C: just enough of it for common/solver/gpu_kernel.cl to compile as a C function
- * (clang, for ext_vector_type), so that the kernel's own source can run on the CPU under an
+ * (clang), so that the kernel's own source can run on the CPU under an
  * instruction counter (scripts/bench-gpu-insns.sh). Work-items run one after another: the driver
  * (gpu_insns.c) sets the ids before each call. Address-space qualifiers are empty (a __local
  * array is the call's own: a work-item's saved search is reloaded from its slot), and vector
@@ -14,7 +14,9 @@
 typedef unsigned char uchar;
 typedef unsigned int uint;
 typedef unsigned long ulong;
-typedef uint uint4 __attribute__((ext_vector_type(4)));
+/* OpenCL's uint4 as four words: one 16-byte load or store on a GPU, four scalar ones here (not
+ * the x86 vector unit's extract and insert instructions). */
+typedef struct { uint x, y, z, w; } uint4;
 
 #define __kernel
 #define __global

@@ -70,6 +70,9 @@ typedef struct nq_gpu_opts_s {
   int corrupt;            /* tests: build the kernel with NQ_CORRUPT (one wrong COUNT4) */
   unsigned fail_after;    /* tests: the launch after this many (the self-test's not counted)
                              fails as a lost device's would (0: never) */
+  uint32_t tot_bias;      /* tests: the device's per-unit totals (64-bit, two 32-bit words added
+                             with a carry) start at this in their low words and it is taken off
+                             at the end, so that small counts carry into the high words */
 } nq_gpu_opts_t;
 
 typedef struct nq_gpu_s nq_gpu_t;
