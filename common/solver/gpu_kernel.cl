@@ -181,27 +181,24 @@ typedef struct {
 } nq_sub_t;
 
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
- * depth..N-5 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
- * the parent at level kp, whose column is bitp; rows N-4, N-3, N-2 and N-1 are x3, x2, b1 and
- * b2 (rows N-4 and N-3 only when they are not the record's). */
+ * depth..N-6 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
+ * the parent at level kp, whose column is bitp; rows N-5..N-1 are tail[0..4] (rows N-5..N-3
+ * only when they are not the record's). */
 static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
-                        const nq_sub_t *s, int kp, uint bitp, uint x3, uint x2, uint b1, uint b2,
-                        uint topbit) {
+                        const nq_sub_t *s, int kp, uint bitp, const uint *tail, uint topbit) {
   uint b[32];
   for (int i = 0; i < s->depth; i++) b[i] = 1u << t[1 + i];
-  for (int i = 0; s->depth + i < e - 3; i++)
+  for (int i = 0; s->depth + i < e - 4; i++)
     b[s->depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
-  if (e - 3 >= s->depth) b[e - 3] = x3;
-  if (e - 2 >= s->depth) b[e - 2] = x2;
-  b[e - 1] = b1;
-  b[e] = b2;
+  for (int i = 0; i < 5; i++)
+    if (e - 4 + i >= s->depth) b[e - 4 + i] = tail[i];
   return nq_check(e, b, s->bound1, s->bound2, topbit, s->endbit);
 }
 
 /* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
  * nodes by popcount, solutions from its two free columns. fl: the path's flags; kp, bitp: its
  * parent (see nq_side_leaf). */
-#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x3, x2)                                            \
+#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x4, x3, x2)                                            \
   do {                                                                                           \
     const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                          \
     const int ok1_ = ((bm) & f1_) && !(f2_ & ((((l) | f1_) << 1) | (((r) | f1_) >> 1)));        \
@@ -219,7 +216,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         for (int i2_ = 0; i2_ < 2; i2_++) {                                                       \
           const uint a_ = i2_ ? f2_ : f1_, z_ = i2_ ? f1_ : f2_;                                 \
           if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                     \
-          const int c_ = nq_side_leaf(e, t, stk, lid, &s, kp, bitp, x3, x2, a_, z_, topbit);           \
+          const uint tl_[5] = {(x4), (x3), (x2), a_, z_};                                        \
+          const int c_ = nq_side_leaf(e, t, stk, lid, &s, kp, bitp, tl_, topbit);           \
           c2 += c_ == 2;                                                                         \
           c4 += c_ == 4;                                                                         \
           c8 += c_ == 8;                                                                         \
@@ -240,7 +238,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 /* A node on row N-3 (masks l, d, r, candidates bm, flags fl0; row N-4's column x3, and its
  * parent's level and column kp and bitp, see nq_side_leaf): its whole subtree, each child on row
  * N-2 counted with its children by NQ_ROW_N2. */
-#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x3)                                          \
+#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x4, x3)                                        \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
@@ -251,26 +249,52 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       if (SIDE) {                                                                                \
         NQ_BOUND2(e - 1, d2_, b2_);                                                              \
         if (s.bound2 == e - 2) fl2_ = (fl2_ & ~F90) | (x_ == 1u ? F90 : 0u);                     \
+        if (s.bound1 == e - 2) fl2_ = (fl2_ & ~F270) | (x_ == topbit ? F270 : 0u);               \
       }                                                                                          \
-      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x3, x_);                               \
+      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x4, x3, x_);                           \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-4 (masks l, d, r, candidates bm; its parent's level and column kp, bitp): its
- * whole subtree, each child on row N-3 by NQ_ROW_N3. */
-#define NQ_ROW_N4(SIDE, l, d, r, bm, kp, bitp)                                                   \
+/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0; row N-5's column x4, and the
+ * parent level and column kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
+ * by NQ_ROW_N3. */
+#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, kp, bitp, x4)                                          \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
       const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, d3_ = (d) | w_,                   \
                  r3_ = ((r) | w_) >> 1;                                                          \
       uint b3_ = mask & ~(l3_ | d3_ | r3_) & (e - 2 < s.bound1 ? ~s.forbid : ~0u);               \
-      uint fl3_ = fl;                                                                            \
+      uint fl3_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
         NQ_BOUND2(e - 2, d3_, b3_);                                                              \
         if (s.bound2 == e - 3) fl3_ = (fl3_ & ~F90) | (w_ == 1u ? F90 : 0u);                     \
+        if (s.bound1 == e - 3) fl3_ = (fl3_ & ~F270) | (w_ == topbit ? F270 : 0u);               \
       }                                                                                          \
-      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, w_);                                   \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, x4, w_);                               \
+    }                                                                                            \
+  } while (0)
+
+/* A node on row N-5 (masks l, d, r, candidates bm, d mask of its parent dp, flags fl0; its
+ * parent at level kp with column bitp): its children (row N-4, the blocked test's last row)
+ * counted, the blocked ones dropped, each other one tested as the walk tests a child (rules,
+ * flags, dead tests) and its subtree counted by NQ_ROW_N4. */
+#define NQ_ROW_N5(SIDE, l, d, r, bm, dp, fl0, kp, bitp)                                          \
+  do {                                                                                           \
+    nodes += popcount(bm);                                                                       \
+    for (uint c5_ = nq_keep(3, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c5_;              \
+         c5_ &= c5_ - 1u) {                                                                      \
+      const uint v_ = c5_ & (0u - c5_), l4_ = ((l) | v_) << 1, d4_ = (d) | v_,                   \
+                 r4_ = ((r) | v_) >> 1;                                                          \
+      uint b4_ = mask & ~(l4_ | d4_ | r4_) & (e - 3 < s.bound1 ? ~s.forbid : ~0u);               \
+      uint fl4_ = (fl0);                                                                         \
+      if (SIDE) {                                                                                \
+        if (s.bound2 == e - 4) fl4_ = (fl4_ & ~F90) | (v_ == 1u ? F90 : 0u);                     \
+        if (s.bound1 == e - 4) fl4_ = (fl4_ & ~F270) | (v_ == topbit ? F270 : 0u);               \
+        NQ_BOUND2(e - 3, d4_, b4_);                                                              \
+        if (NQ_DEAD(e - 3, d4_, (d), fl4_)) continue;                                            \
+      }                                                                                          \
+      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, kp, bitp, v_);                                   \
     }                                                                                            \
   } while (0)
 
@@ -305,10 +329,10 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           slowv = NQ_SLOWV();                                                                    \
         }                                                                                        \
         NQ_BOUND2(yc, cd, bm);                                                                   \
-        if (NQ_DEAD(yc, cd)) continue;                                                           \
+        if (NQ_DEAD(yc, cd, v.z, fl)) continue;                                                  \
       }                                                                                          \
-      if (yc == e - 3) {                                                                         \
-        NQ_ROW_N4(SIDE, cl, cd, cr, bm, k, bit);                                                 \
+      if (yc == e - 4) {                                                                         \
+        NQ_ROW_N5(SIDE, cl, cd, cr, bm, v.z, fl, k, bit);                                        \
         continue;                                                                                \
       }                                                                                          \
     }                                                                                            \
@@ -320,14 +344,17 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   }
 
-/* The side part's dead tests of a child on row yc (d mask cd), each on the rows that decide it
- * (see the top of this file), reading earlier rows' d masks from the prefix or the stack. */
-#define NQ_DEAD(yc, cd)                                                                          \
-  (((yc) == s.p90 + 1 && (fl & F90) &&                                                           \
-    !((s.y90 + 1 <= s.depth ? s.dy90 : s.y90 + 1 == (yc) ? (cd) : STK(s.y90 + 1 - s.depth).z) &  \
-      2u)) ||                                                                                    \
-   ((yc) >= s.lo270 && (yc) <= s.hi270 && (fl & F270) &&                                         \
-    (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : STK(s.c1 - s.depth).z) & (topbit >> 1))))
+/* The side part's dead tests of a child on row yc (d mask cd, its parent's dp; flags f), each
+ * on the rows that decide it (see the top of this file), reading earlier rows' d masks from the
+ * prefix or the stack (row r's d mask, r > depth: level r - depth's). */
+#define NQ_DROW(r, yc, cd, dp)                                                                   \
+  ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : STK((r) - s.depth).z)
+#define NQ_DEAD(yc, cd, dp, f)                                                                   \
+  (((yc) == s.p90 + 1 && ((f) & F90) &&                                                          \
+    !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp)) & 2u)) ||                 \
+   ((yc) >= s.lo270 && (yc) <= s.hi270 && ((f) & F270) &&                                        \
+    (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp)) &               \
+     (topbit >> 1))))
 
 /* Adds v to the 64-bit total at p (low word, high word). */
 static void nq_add64(__global uint *p, ulong v) {
@@ -393,7 +420,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     s.hi270 = 0;
     s.filt = 0;
     for (int y = s.blo - 1; y <= e - 4; y++) s.filt |= 1u << y;
-    s.slow = 1u << (e - 3);
+    s.slow = 1u << (e - 4);
     s.s90 = s.s270 = 0;
     if (s.side) {
       const int p90 = s.bound2 > s.y90 ? s.bound2 : s.y90;
@@ -401,9 +428,9 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       s.lo270 = s.bound1 + 1 > s.depth + 1 ? s.bound1 + 1 : s.depth + 1;
       s.hi270 = s.bound1 + 1 > s.c1 ? s.bound1 + 1 : s.c1;
       if (s.hi270 > e - 3) s.hi270 = e - 3;
-      if (s.bound2 <= e - 2) s.slow |= 1u << s.bound2;
-      if (s.bound1 + 1 <= e - 2) s.slow |= 1u << (s.bound1 + 1);
-      if (s.bound2 + 1 <= e - 2) s.slow |= 1u << (s.bound2 + 1);
+      if (s.bound2 <= e - 4) s.slow |= 1u << s.bound2;
+      if (s.bound1 + 1 <= e - 4) s.slow |= 1u << (s.bound1 + 1);
+      if (s.bound2 + 1 <= e - 4) s.slow |= 1u << (s.bound2 + 1);
       if (s.p90 >= 0) s.s90 = 1u << (s.p90 + 1);
       for (int y = s.lo270; y <= s.hi270; y++) s.s270 |= 1u << y;
     }
@@ -446,11 +473,13 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         if (y < s.bound1) bm &= ~s.forbid;
         if (s.side) NQ_BOUND2(y, d, bm);
         if (y == e - 1) {
-          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u);
+          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u);
         } else if (y == e - 2) {
-          NQ_ROW_N3(s.side, l, d, r, bm, fl, 0, 0u, 0u);
+          NQ_ROW_N3(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u);
         } else if (y == e - 3) {
-          NQ_ROW_N4(s.side, l, d, r, bm, 0, 0u);
+          NQ_ROW_N4(s.side, l, d, r, bm, fl, 0, 0u, 0u);
+        } else if (y == e - 4) {
+          NQ_ROW_N5(s.side, l, d, r, bm, 0u, fl, 0, 0u);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);

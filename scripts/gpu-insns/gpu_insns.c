@@ -2,13 +2,15 @@
  * as C through cl_shim.h and run on the CPU, so that scripts/bench-gpu-insns.sh can count its
  * instructions per node under callgrind (only nq_run is counted) and check it exact.
  *
- *   gpu_insns N [--records R] [--check]
+ *   gpu_insns N [--records R] [--budget B] [--check]
  *
  * The records are N's units at the depth the host's expansion reaches for a whole-N batch (at
  * most NQ_GPU_ROWS_MAX rows below, 2^17 subtrees or NQ_GPU_ROWS_MIN rows left), every k-th of
  * them so that about R (default 2048) are run; each work-item searches its records to the end
  * (no budget). Prints one line: "records R nodes X c2 A c4 B c8 C". --check compares every
- * record's counts and nodes with nq_fast_solve_unit (exit 1 on a difference).
+ * record's counts and nodes with nq_fast_solve_unit (exit 1 on a difference). --budget: launches
+ * of at most B iterations a work-item, repeated until every search is done (saved and resumed
+ * searches; the queue kernel only).
  * The kernel's interface is told apart by NQ_ABI_QUEUE (defined by the queue kernel).
  */
 #include "cl_shim.h"
@@ -43,13 +45,15 @@ static int push(const nq_unit_t *u, void *arg) {
 
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 0, check = 0;
+  uint budget = 0xffffffffu;
   size_t want = 2048;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--check")) check = 1;
     else if (!strcmp(argv[i], "--records") && i + 1 < argc) want = strtoul(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = (uint)strtoul(argv[++i], NULL, 10);
   }
-  if (n < 8 || n > 24 || want == 0) {
-    fprintf(stderr, "usage: gpu_insns N(8..24) [--records R] [--check]\n");
+  if (n < 8 || n > 24 || want == 0 || budget == 0) {
+    fprintf(stderr, "usage: gpu_insns N(8..24) [--records R] [--budget B] [--check]\n");
     return 2;
   }
   int d = 2;
@@ -76,10 +80,14 @@ int main(int argc, char **argv) {
   uint *save = calloc((size_t)nslots * NQ_SLOT, sizeof *save), *tot = calloc(m * 8, sizeof *tot);
   uint head = 0;
   for (size_t i = 0; i < m; i++) own[i] = (uint)i;
-  for (uint g = 0; g < nslots; g++) {
-    shim_gid = g;
-    shim_lid = g % NQ_GROUP;
-    nq_run(recs, own, (uint)m, &head, stat, save, tot, nslots, n, 0xffffffffu, look);
+  for (int busy = 1; busy;) {
+    busy = 0;
+    for (uint g = 0; g < nslots; g++) {
+      shim_gid = g;
+      shim_lid = g % NQ_GROUP;
+      nq_run(recs, own, (uint)m, &head, stat, save, tot, nslots, n, budget, look);
+      busy |= stat[g] == NQ_RUNNING || head < m;
+    }
   }
   for (size_t i = 0; i < m * 4; i++) got[i] = tot[2 * i] | (ulong)tot[2 * i + 1] << 32;
 #else
