@@ -175,30 +175,30 @@ static int nq_check(int e, const uint *b, int bound1, int bound2, uint topbit, u
 /* What a work-item knows of its subtree: the record's settings. */
 typedef struct {
   int depth, side, bound1, bound2, c1, y90, p90, lo270, hi270, blo;
-  uint forbid, sidemask, lastmask, endbit, dy90, dc1;
+  uint forbid, sidemask, lastmask, endbit, dy90, dc1, b2last; /* b2last: BOUND2 is row N-2 */
   uint slow, s90, s270, filt; /* bit y: a child on row y takes the slow path (always, while F90
                               is set, while F270 is set) / drops its blocked children */
 } nq_sub_t;
 
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
- * depth..N-6 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
- * the parent at level kp, whose column is bitp; rows N-5..N-1 are tail[0..4] (rows N-5..N-3
+ * depth..N-7 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
+ * the parent at level kp, whose column is bitp; rows N-6..N-1 are tail[0..5] (rows N-6..N-3
  * only when they are not the record's). */
 static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
                         const nq_sub_t *s, int kp, uint bitp, const uint *tail, uint topbit) {
   uint b[32];
   for (int i = 0; i < s->depth; i++) b[i] = 1u << t[1 + i];
-  for (int i = 0; s->depth + i < e - 4; i++)
+  for (int i = 0; s->depth + i < e - 5; i++)
     b[s->depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
-  for (int i = 0; i < 5; i++)
-    if (e - 4 + i >= s->depth) b[e - 4 + i] = tail[i];
+  for (int i = 0; i < 6; i++)
+    if (e - 5 + i >= s->depth) b[e - 5 + i] = tail[i];
   return nq_check(e, b, s->bound1, s->bound2, topbit, s->endbit);
 }
 
 /* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
  * nodes by popcount, solutions from its two free columns. fl: the path's flags; kp, bitp: its
  * parent (see nq_side_leaf). */
-#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x4, x3, x2)                                            \
+#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x5, x4, x3, x2)                                 \
   do {                                                                                           \
     const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                          \
     const int ok1_ = ((bm) & f1_) && !(f2_ & ((((l) | f1_) << 1) | (((r) | f1_) >> 1)));        \
@@ -208,16 +208,18 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       c8 += (ulong)(ok1_ + ok2_);                                                                \
     } else {                                                                                     \
       const int lf1_ = ok1_ && !(f2_ & s.lastmask), lf2_ = ok2_ && !(f1_ & s.lastmask);          \
-      const uint pf_ = (fl) & F270;                                                              \
-      const uint p1_ = pf_ | (s.bound2 == e - 1 ? f1_ == 1u : (fl) & F90) | (f2_ == s.endbit);   \
-      const uint p2_ = pf_ | (s.bound2 == e - 1 ? f2_ == 1u : (fl) & F90) | (f1_ == s.endbit);   \
-      c8 += (ulong)((lf1_ && !p1_) + (lf2_ && !p2_));                                            \
-      if ((lf1_ && p1_) || (lf2_ && p2_)) {                                                      \
-        for (int i2_ = 0; i2_ < 2; i2_++) {                                                       \
+      if (!((fl) | s.b2last | ((f1_ | f2_) & s.endbit))) {                                       \
+        c8 += (ulong)(lf1_ + lf2_); /* no flag: COUNT8 at once */                                \
+      } else {                                                                                   \
+        const uint pf_ = (fl) & F270;                                                            \
+        const uint p1_ = pf_ | (s.b2last ? f1_ == 1u : (fl) & F90) | (f2_ == s.endbit);          \
+        const uint p2_ = pf_ | (s.b2last ? f2_ == 1u : (fl) & F90) | (f1_ == s.endbit);          \
+        c8 += (ulong)((lf1_ && !p1_) + (lf2_ && !p2_));                                          \
+        for (int i2_ = 0; i2_ < 2; i2_++) {                                                      \
           const uint a_ = i2_ ? f2_ : f1_, z_ = i2_ ? f1_ : f2_;                                 \
-          if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                     \
-          const uint tl_[5] = {(x4), (x3), (x2), a_, z_};                                        \
-          const int c_ = nq_side_leaf(e, t, stk, lid, &s, kp, bitp, tl_, topbit);           \
+          if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                      \
+          const uint tl_[6] = {(x5), (x4), (x3), (x2), a_, z_};                                  \
+          const int c_ = nq_side_leaf(e, t, stk, lid, &s, kp, bitp, tl_, topbit);               \
           c2 += c_ == 2;                                                                         \
           c4 += c_ == 4;                                                                         \
           c8 += c_ == 8;                                                                         \
@@ -238,7 +240,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 /* A node on row N-3 (masks l, d, r, candidates bm, flags fl0; row N-4's column x3, and its
  * parent's level and column kp and bitp, see nq_side_leaf): its whole subtree, each child on row
  * N-2 counted with its children by NQ_ROW_N2. */
-#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x4, x3)                                        \
+#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x5, x4, x3)                                    \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
@@ -251,14 +253,14 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         if (s.bound2 == e - 2) fl2_ = (fl2_ & ~F90) | (x_ == 1u ? F90 : 0u);                     \
         if (s.bound1 == e - 2) fl2_ = (fl2_ & ~F270) | (x_ == topbit ? F270 : 0u);               \
       }                                                                                          \
-      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x4, x3, x_);                           \
+      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x5, x4, x3, x_);                       \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-4 (masks l, d, r, candidates bm, flags fl0; row N-5's column x4, and the
  * parent level and column kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
  * by NQ_ROW_N3. */
-#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, kp, bitp, x4)                                          \
+#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, kp, bitp, x5, x4)                                        \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
@@ -271,15 +273,15 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         if (s.bound2 == e - 3) fl3_ = (fl3_ & ~F90) | (w_ == 1u ? F90 : 0u);                     \
         if (s.bound1 == e - 3) fl3_ = (fl3_ & ~F270) | (w_ == topbit ? F270 : 0u);               \
       }                                                                                          \
-      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, x4, w_);                               \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, x5, x4, w_);                           \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-5 (masks l, d, r, candidates bm, d mask of its parent dp, flags fl0; its
- * parent at level kp with column bitp): its children (row N-4, the blocked test's last row)
+/* A node on row N-5 (masks l, d, r, candidates bm, its parent's d mask dpp, flags fl0; row
+ * N-6's column x5; kp, bitp of nq_side_leaf): its children (row N-4, the blocked test's last row)
  * counted, the blocked ones dropped, each other one tested as the walk tests a child (rules,
  * flags, dead tests) and its subtree counted by NQ_ROW_N4. */
-#define NQ_ROW_N5(SIDE, l, d, r, bm, dp, fl0, kp, bitp)                                          \
+#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, fl0, kp, bitp, x5)                                       \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c5_ = nq_keep(3, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c5_;              \
@@ -292,9 +294,31 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         if (s.bound2 == e - 4) fl4_ = (fl4_ & ~F90) | (v_ == 1u ? F90 : 0u);                     \
         if (s.bound1 == e - 4) fl4_ = (fl4_ & ~F270) | (v_ == topbit ? F270 : 0u);               \
         NQ_BOUND2(e - 3, d4_, b4_);                                                              \
-        if (NQ_DEAD(e - 3, d4_, (d), fl4_)) continue;                                            \
+        if (NQ_DEAD(e - 3, d4_, (d), (dpp), fl4_)) continue;                                     \
       }                                                                                          \
-      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, kp, bitp, v_);                                   \
+      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, kp, bitp, x5, v_);                               \
+    }                                                                                            \
+  } while (0)
+
+/* A node on row N-6 (masks l, d, r, candidates bm, its parent's d mask dpp, flags fl0; its
+ * parent at level kp with column bitp): as NQ_ROW_N5, one row up (its children on row N-5, the
+ * blocked test's rows then below them). */
+#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, fl0, kp, bitp)                                         \
+  do {                                                                                           \
+    nodes += popcount(bm);                                                                       \
+    for (uint c6_ = nq_keep(4, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c6_;              \
+         c6_ &= c6_ - 1u) {                                                                      \
+      const uint u_ = c6_ & (0u - c6_), l5_ = ((l) | u_) << 1, d5_ = (d) | u_,                   \
+                 r5_ = ((r) | u_) >> 1;                                                          \
+      uint b5_ = mask & ~(l5_ | d5_ | r5_) & (e - 4 < s.bound1 ? ~s.forbid : ~0u);               \
+      uint fl5_ = (fl0);                                                                         \
+      if (SIDE) {                                                                                \
+        if (s.bound2 == e - 5) fl5_ = (fl5_ & ~F90) | (u_ == 1u ? F90 : 0u);                     \
+        if (s.bound1 == e - 5) fl5_ = (fl5_ & ~F270) | (u_ == topbit ? F270 : 0u);               \
+        NQ_BOUND2(e - 4, d5_, b5_);                                                              \
+        if (NQ_DEAD(e - 4, d5_, (d), (dpp), fl5_)) continue;                                     \
+      }                                                                                          \
+      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), fl5_, kp, bitp, u_);                              \
     }                                                                                            \
   } while (0)
 
@@ -329,15 +353,16 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           slowv = NQ_SLOWV();                                                                    \
         }                                                                                        \
         NQ_BOUND2(yc, cd, bm);                                                                   \
-        if (NQ_DEAD(yc, cd, v.z, fl)) continue;                                                  \
+        if (NQ_DEAD(yc, cd, v.z, STK(k > 0 ? k - 1 : 0).z, fl)) continue;                        \
       }                                                                                          \
-      if (yc == e - 4) {                                                                         \
-        NQ_ROW_N5(SIDE, cl, cd, cr, bm, v.z, fl, k, bit);                                        \
+      if (yc == e - 5) {                                                                         \
+        NQ_ROW_N6(SIDE, cl, cd, cr, bm, v.z, fl, k, bit);                                        \
         continue;                                                                                \
       }                                                                                          \
     }                                                                                            \
     nodes += popcount(bm);                                                                       \
-    if ((s.filt >> yc) & 1u) bm = nq_keep(e - yc - 1, ~mask, (SIDE) ? s.lastmask : 0u, cl, cd, cr, bm); \
+    if ((s.filt >> yc) & 1u)                                                                     \
+      bm = nq_keep(e - yc - 1, ~mask, (SIDE) ? s.lastmask : 0u, cl, cd, cr, bm);                 \
     if (bm) {                                                                                    \
       STK(k + 1) = NQ_U4(bm, cl, cd, cr);                                                        \
       live |= 2u << k;                                                                           \
@@ -347,13 +372,13 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 /* The side part's dead tests of a child on row yc (d mask cd, its parent's dp; flags f), each
  * on the rows that decide it (see the top of this file), reading earlier rows' d masks from the
  * prefix or the stack (row r's d mask, r > depth: level r - depth's). */
-#define NQ_DROW(r, yc, cd, dp)                                                                   \
-  ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : STK((r) - s.depth).z)
-#define NQ_DEAD(yc, cd, dp, f)                                                                   \
+#define NQ_DROW(r, yc, cd, dp, dpp)                                                              \
+  ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : (r) == (yc) - 2 ? (dpp) : STK((r) - s.depth).z)
+#define NQ_DEAD(yc, cd, dp, dpp, f)                                                              \
   (((yc) == s.p90 + 1 && ((f) & F90) &&                                                          \
-    !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp)) & 2u)) ||                 \
+    !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp)) & 2u)) ||              \
    ((yc) >= s.lo270 && (yc) <= s.hi270 && ((f) & F270) &&                                        \
-    (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp)) &               \
+    (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp)) &            \
      (topbit >> 1))))
 
 /* Adds v to the 64-bit total at p (low word, high word). */
@@ -408,6 +433,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     s.sidemask = s.side ? topbit | 1u : 0u;
     s.forbid = s.side ? s.sidemask : 2u;
     s.endbit = s.side ? topbit >> s.bound1 : 0u;
+    s.b2last = s.side && s.bound2 == e - 1;
     s.lastmask = 0;
     if (s.side) {
       uint last = topbit | 1u;
@@ -420,7 +446,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     s.hi270 = 0;
     s.filt = 0;
     for (int y = s.blo - 1; y <= e - 4; y++) s.filt |= 1u << y;
-    s.slow = 1u << (e - 4);
+    s.slow = 1u << (e - 5);
     s.s90 = s.s270 = 0;
     if (s.side) {
       const int p90 = s.bound2 > s.y90 ? s.bound2 : s.y90;
@@ -428,9 +454,9 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       s.lo270 = s.bound1 + 1 > s.depth + 1 ? s.bound1 + 1 : s.depth + 1;
       s.hi270 = s.bound1 + 1 > s.c1 ? s.bound1 + 1 : s.c1;
       if (s.hi270 > e - 3) s.hi270 = e - 3;
-      if (s.bound2 <= e - 4) s.slow |= 1u << s.bound2;
-      if (s.bound1 + 1 <= e - 4) s.slow |= 1u << (s.bound1 + 1);
-      if (s.bound2 + 1 <= e - 4) s.slow |= 1u << (s.bound2 + 1);
+      if (s.bound2 <= e - 5) s.slow |= 1u << s.bound2;
+      if (s.bound1 + 1 <= e - 5) s.slow |= 1u << (s.bound1 + 1);
+      if (s.bound2 + 1 <= e - 5) s.slow |= 1u << (s.bound2 + 1);
       if (s.p90 >= 0) s.s90 = 1u << (s.p90 + 1);
       for (int y = s.lo270; y <= s.hi270; y++) s.s270 |= 1u << y;
     }
@@ -473,13 +499,15 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         if (y < s.bound1) bm &= ~s.forbid;
         if (s.side) NQ_BOUND2(y, d, bm);
         if (y == e - 1) {
-          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u);
+          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 2) {
-          NQ_ROW_N3(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u);
+          NQ_ROW_N3(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u);
         } else if (y == e - 3) {
-          NQ_ROW_N4(s.side, l, d, r, bm, fl, 0, 0u, 0u);
+          NQ_ROW_N4(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u);
         } else if (y == e - 4) {
-          NQ_ROW_N5(s.side, l, d, r, bm, 0u, fl, 0, 0u);
+          NQ_ROW_N5(s.side, l, d, r, bm, 0u, fl, 0, 0u, 0u);
+        } else if (y == e - 5) {
+          NQ_ROW_N6(s.side, l, d, r, bm, 0u, fl, 0, 0u);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);
