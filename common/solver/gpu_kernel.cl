@@ -10,16 +10,18 @@
  * One iteration makes one node: the top record of the work-item's stack (one uint4 a level:
  * the candidates left and the attack masks l, d, r of the node on that row) gives its lowest
  * candidate; a level whose last candidate is taken leaves the stack at once (`live`, a bit a
- * level: the next top is its highest bit, no scan). The child is counted, tested and pushed if
- * it has candidates. Rows N-2 and N-1 are never pushed: a child on row N-2 counts its children
- * (at most two) by popcount and its solutions from its two free columns. No board is kept: a
- * row's column is the difference of two levels' d masks, and the board is rebuilt only for the
- * side part's leaves whose rotation check can matter (a flag: column 0 on row BOUND2, column
- * N-1 on row BOUND1, ENDBIT last), about 3/N of them. Each rule is applied at its own row:
- * BOUND1's and BOUND2's masks, the blocked test on rows N-1-look..N-4 (a fixed number of steps,
- * no data-dependent loop), and the two dead tests each at the rows that decide it (see
- * ref_dead: the 90-degree one at row max(BOUND2, N-1-c1)+1, the 270-degree one at rows
- * BOUND1+1..max(BOUND1+1, c1)); the subtree's own first node is tested in full.
+ * level: the next top is its highest bit, no scan). A node's children are counted when its
+ * candidates are final (popcount), and it is pushed if it has some. A node on row N-6 is never
+ * pushed: its whole subtree is counted inline (NQ_ROW_N6..NQ_ROW_N2), row N-1 from each row N-2
+ * node's two free columns. No board is kept: a row's column is the difference of two levels' d
+ * masks, and the board is rebuilt only for the side part's leaves whose rotation check can
+ * matter (a flag: column 0 on row BOUND2, column N-1 on row BOUND1, ENDBIT last), about 3/N of
+ * them. Each rule is applied at its own rows: BOUND1's and BOUND2's masks, the blocked test on
+ * rows N-1-look..N-4 made at the parent on each child before it is pushed (a fixed number of
+ * steps a row, no data-dependent loop), and the two dead tests each at the rows that decide it
+ * (see ref_dead: the 90-degree one at row max(BOUND2, N-1-c1)+1, the 270-degree one at rows
+ * BOUND1+1..max(BOUND1+1, c1), while their flag is set); the subtree's own first node is tested
+ * in full.
  *
  * A launch runs each work-item for at most `budget` iterations, then saves its search in its
  * slot (the record, the stack, the flags), so a launch's time is bounded whatever the subtrees'
@@ -46,7 +48,7 @@
 #define NQ_REC 32
 /* Work-items of a work-group (the host launches exactly these) and stack levels: a subtree has
  * at most NQ_ROWS rows below its prefix (NQ_GPU_ROWS_MAX, given by the host), so at most NQ_ROWS
- * levels (rows depth..N-3) are ever on its stack. */
+ * levels (rows depth..N-7) are ever on its stack. */
 #define NQ_GROUP 64
 #ifndef NQ_ROWS
 #define NQ_ROWS 12
@@ -196,8 +198,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 }
 
 /* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
- * nodes by popcount, solutions from its two free columns. fl: the path's flags; kp, bitp: its
- * parent (see nq_side_leaf). */
+ * nodes by popcount, solutions from its two free columns. fl: the path's flags; kp, bitp and
+ * rows N-6..N-3's columns x5..x2: the path for nq_side_leaf. */
 #define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x5, x4, x3, x2)                                 \
   do {                                                                                           \
     const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                          \
@@ -237,8 +239,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
-/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0; row N-4's column x3, and its
- * parent's level and column kp and bitp, see nq_side_leaf): its whole subtree, each child on row
+/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0; rows N-6..N-4's columns x5..x3,
+ * and kp, bitp of nq_side_leaf): its whole subtree, each child on row
  * N-2 counted with its children by NQ_ROW_N2. */
 #define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x5, x4, x3)                                    \
   do {                                                                                           \
@@ -257,8 +259,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
-/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0; row N-5's column x4, and the
- * parent level and column kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
+/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0; rows N-6 and N-5's columns x5,
+ * x4, and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
  * by NQ_ROW_N3. */
 #define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, kp, bitp, x5, x4)                                        \
   do {                                                                                           \
@@ -327,9 +329,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 #define NQ_SLOWV() (s.slow | ((fl & F90) ? s.s90 : 0u) | ((fl & F270) ? s.s270 : 0u))
 
 /* The search loop of one part (SIDE constant): until the stack is empty or the budget spent.
- * A node's children are counted when its candidates are final (pushed, or on rows N-4..N-2);
- * rows with a rule (slowv) take the slow path, and a node whose children are on the blocked
- * test's rows (s.filt) drops its blocked children before it is pushed. */
+ * A node's children are counted when its candidates are final (pushed, or inline from row N-6
+ * down); rows with a rule (slowv) take the slow path, and a node whose children are on the
+ * blocked test's rows (s.filt) drops its blocked children before it is pushed. */
 #define NQ_WALK(SIDE)                                                                            \
   for (;;) {                                                                                     \
     if (!live || steps == budget) break;                                                         \
