@@ -152,7 +152,7 @@ static int expected_seconds(srv_sched_t *s, int64_t client_id, double *mean) {
  * whose lease merely expired with this client may come back to it, on the same assignment:
  * otherwise a job with few clients stalls for good once every eligible client has let a lease
  * of one unit expire. */
-typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW, PICK_CONTESTED } pick_kind_t;
+typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW, PICK_CONTESTED, PICK_EVIDENCE } pick_kind_t;
 
 /* The client's leases in this call: `mean` its expected seconds per unit, `lapse` its lapse
  * factor (srv_sched_lapse_factor). */
@@ -166,9 +166,11 @@ typedef struct {
 
 /* The kernel a new lease of unit w names (kernels.h), into w->kernel ("" none), and how many
  * times slower than the client's own kernel it is expected to run (1 when none is named). */
-static int lease_kernel(srv_sched_t *s, const lease_plan_t *lp, srv_work_t *w, double *slow) {
+static int lease_kernel(srv_sched_t *s, const lease_plan_t *lp, srv_work_t *w, double *slow,
+                        int *lacking) {
   char present[256];
   *slow = 1.0;
+  *lacking = 0;
   w->kernel[0] = '\0';
   if (lp->kernels < 2) return 0;
   int rc = srv_unit_kernels_present(s->store, w->unit_id, present, sizeof present);
@@ -177,6 +179,7 @@ static int lease_kernel(srv_sched_t *s, const lease_plan_t *lp, srv_work_t *w, d
   if (k) {
     snprintf(w->kernel, sizeof w->kernel, "%s", k);
     *slow = srv_kernel_slowdown(lp->native, k);
+    *lacking = !srv_kernel_listed(present, k);
   }
   return 0;
 }
@@ -189,12 +192,21 @@ static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_
                    .now = now, .cooldown = s->cfg.lease_seconds};
   int rc = kind == PICK_SPOT        ? srv_unit_pick_spot(s->store, &pk, room, out, n_out)
          : kind == PICK_CONTESTED ? srv_unit_pick_contested(s->store, &pk, room, out, n_out)
+         : kind == PICK_EVIDENCE  ? srv_unit_pick_evidence(s->store, &pk, room, out, n_out)
                                   : srv_unit_pick(s->store, &pk, kind == PICK_OPEN, room, out,
                                                   n_out);
   for (int i = first; i < *n_out && rc == 0; i++) {
     srv_work_t *w = &out[i];
     double slow = 1.0;
-    if ((rc = lease_kernel(s, lp, w, &slow)) != 0) break;
+    int lacking = 1;
+    if ((rc = lease_kernel(s, lp, w, &slow, &lacking)) != 0) break;
+    /* Kernel evidence is worth leasing only with a kernel the unit lacks: drop the pick. */
+    if (w->evidence && (!w->kernel[0] || !lacking)) {
+      memmove(w, w + 1, (size_t)(*n_out - i - 1) * sizeof *w);
+      (*n_out)--;
+      i--;
+      continue;
+    }
     int64_t lease = srv_sched_lease_for(&s->cfg, lp->mean, ahead + (i - first));
     /* A client whose leases lapse gets shorter ones, down to the shortest. */
     if (lp->lapse > 1) {
@@ -264,18 +276,20 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
    * the job runs rather than all at its end), then untouched work. A trusted owner's client
    * (issue 30) first settles contested units, then checks: that is what only it can do; while
    * one is active, nobody else gets a spot check. */
-  static const pick_kind_t order[] = {PICK_OPEN, PICK_SPOT, PICK_NEW};
-  static const pick_kind_t order_trusted[] = {PICK_CONTESTED, PICK_SPOT, PICK_OPEN, PICK_NEW};
+  static const pick_kind_t order[] = {PICK_OPEN, PICK_EVIDENCE, PICK_SPOT, PICK_NEW};
+  static const pick_kind_t order_trusted[] = {PICK_CONTESTED, PICK_SPOT, PICK_OPEN,
+                                              PICK_EVIDENCE, PICK_NEW};
   trust_t tm = {0, 0};
   int trusted = 0;
   if (room > 0 && (rc = trust_get(s, now, 1, &tm)) == 0 && tm.on)
     rc = srv_client_trusted(s->store, client_id, &trusted);
   const pick_kind_t *ord = trusted ? order_trusted : order;
-  size_t nord = trusted ? 4 : 3;
+  size_t nord = trusted ? 5 : 4;
   int start = *n_out;
   for (size_t k = 0; k < nord && rc == 0 && room > 0; k++) {
     if (done && ord[k] != PICK_SPOT) continue;
     if (ord[k] == PICK_SPOT && (s->cfg.spot_check <= 0 || (tm.active && !trusted))) continue;
+    if (ord[k] == PICK_EVIDENCE && lp.kernels < 2) continue;
     int before = *n_out;
     rc = lease_new(s, ord[k], client_id, now, room, held + (before - start), &lp, out, n_out);
     room -= *n_out - before;
@@ -861,6 +875,10 @@ static int quorum_check(srv_sched_t *s, int64_t unit_id, int64_t job_id, int64_t
   int diverse = kernels < 2 || group_kernels(r, n) >= kernels;
   int shown = !diverse && best >= job.quorum ? job.quorum - 1 : best;
   if ((rc = srv_unit_set_votes(s->store, unit_id, shown, others)) != 0) goto out;
+  /* The votes are there, the kernels not: its voters may add kernel evidence. */
+  if ((rc = srv_unit_kshort_set(s->store, unit_id, !diverse && best >= job.quorum &&
+                                                       best > others)) != 0)
+    goto out;
   /* The cap counts every result of the unit (as `need` does). */
   if ((rc = srv_unit_get(s->store, unit_id, &u)) != 0) goto out;
   trust_t tm;
