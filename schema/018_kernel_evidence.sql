@@ -5,7 +5,10 @@
 --   result, so that it computes the unit again with a kernel the unit's agreeing results lack
 --   (--diverse-kernels). Such a result is kernel evidence, never a second vote of its key (votes
 --   count distinct keys). A client holds at most one assignment of a unit of each kind, hence
---   UNIQUE (unit_id, client_id, evidence), which replaces UNIQUE (unit_id, client_id): SQLite
+--   UNIQUE (unit_id, client_id, evidence), which replaces UNIQUE (unit_id, client_id). 2 marks
+--   a client that cannot add a kernel the unit lacks (every other kernel it could run is present
+--   or refused): no work, state 'expired', so that it is not asked again and the stall count
+--   knows (nq-admin unit retry clears the marks). SQLite
 --   cannot change a table's constraint in place, so the table is rebuilt (every row is kept with
 --   its id; the indexes and triggers of versions 001-016 are made again as they were).
 -- units.kshort: 1 while the unit's best group has the votes (a quorum and a strict majority) but
@@ -37,7 +40,7 @@ CREATE TABLE assignments_new (
   backend     TEXT CHECK (backend IS NULL OR length(backend) <= 128),
   hold_until  INTEGER NOT NULL DEFAULT 0,
   kernel      TEXT CHECK (kernel IS NULL OR length(kernel) < 16),
-  evidence    INTEGER NOT NULL DEFAULT 0 CHECK (evidence = 0 OR evidence = 1),
+  evidence    INTEGER NOT NULL DEFAULT 0 CHECK (evidence BETWEEN 0 AND 2),
   -- Never two replicas of one kind of one unit to one client.
   UNIQUE (unit_id, client_id, evidence)
 );

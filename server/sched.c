@@ -5,6 +5,7 @@
 
 #include "kernels.h"
 #include "store_kernels.h"
+#include "store_stall.h"
 #include "nq/certs.h"
 #include "nq/estimate.h"
 #include "nq/plan.h"
@@ -185,7 +186,8 @@ static int lease_kernel(srv_sched_t *s, const lease_plan_t *lp, srv_work_t *w, d
 }
 
 static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_t now, int room,
-                     int ahead, const lease_plan_t *lp, srv_work_t *out, int *n_out) {
+                     int ahead, const lease_plan_t *lp, srv_work_t *out, int *n_out,
+                     int *dropped) {
   int first = *n_out;
   /* A replica past its key's hold limit waits one nominal lease for a client of another key. */
   srv_pick_t pk = {.job_id = s->job.id, .client_id = client_id, .distinct = s->cfg.quorum_distinct,
@@ -202,6 +204,8 @@ static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_
     if ((rc = lease_kernel(s, lp, w, &slow, &lacking)) != 0) break;
     /* Kernel evidence is worth leasing only with a kernel the unit lacks: drop the pick. */
     if (w->evidence && (!w->kernel[0] || !lacking)) {
+      if ((rc = srv_asg_evidence_none(s->store, w->unit_id, client_id, now)) != 0) break;
+      (*dropped)++;
       memmove(w, w + 1, (size_t)(*n_out - i - 1) * sizeof *w);
       (*n_out)--;
       i--;
@@ -226,6 +230,9 @@ static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_
   return rc;
 }
 
+static int drop_spots_locked(srv_sched_t *s, int64_t now, int64_t *dropped,
+                             srv_result_info_t *info);
+
 int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now, srv_work_t *out,
                        int *n_out, srv_nowork_t *why) {
   *n_out = 0;
@@ -240,6 +247,10 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   /* Expiry first, so that the client's lapses include the leases it just let run out. */
   if ((rc = srv_asg_expire_due(s->store, now, NULL)) != 0) goto out;
   if ((rc = client_get_ok(s, client_id, now, &cl)) != 0) goto out;
+  int64_t dropped = 0;
+  srv_result_info_t dinfo;
+  memset(&dinfo, 0, sizeof dinfo);
+  if ((rc = drop_spots_locked(s, now, &dropped, &dinfo)) != 0) goto out;
   if ((rc = srv_job_get(s->store, s->job.id, &s->job)) != 0) goto out;
   /* A finished job still hands out the spot checks it wants (one may re-open it); an archived
    * one has nothing more to do. */
@@ -290,9 +301,13 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
     if (done && ord[k] != PICK_SPOT) continue;
     if (ord[k] == PICK_SPOT && (s->cfg.spot_check <= 0 || (tm.active && !trusted))) continue;
     if (ord[k] == PICK_EVIDENCE && lp.kernels < 2) continue;
-    int before = *n_out;
-    rc = lease_new(s, ord[k], client_id, now, room, held + (before - start), &lp, out, n_out);
+    int before = *n_out, gone = 0;
+    rc = lease_new(s, ord[k], client_id, now, room, held + (before - start), &lp, out, n_out,
+                   &gone);
     room -= *n_out - before;
+    /* Evidence picks this client cannot add a kernel to are marked and dropped: pick again (each
+     * round marks at least one, so this ends). */
+    if (rc == 0 && gone > 0 && room > 0) k--;
   }
   if (rc == 0 && done && *n_out == start) *why = SRV_NOWORK_DONE;
 out:
@@ -1048,6 +1063,45 @@ int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
   rc = srv_store_release(s->store, result_locked(s, client_id, assignment_id, unit_text, counts,
                                                  seconds, solver, backend, now, info));
   if (rc) memset(info, 0, sizeof *info);
+  return rc;
+}
+
+/* ---- spot checks that nobody can take ------------------------------------------------------ */
+
+static int drop_spots_locked(srv_sched_t *s, int64_t now, int64_t *dropped,
+                             srv_result_info_t *info) {
+  trust_t tm;
+  srv_stats_t c;
+  memset(&c, 0, sizeof c);
+  int rc = srv_job_get(s->store, s->job.id, &c.job);
+  if (rc || c.job.state != SRV_JOB_RUNNING) return rc;
+  if ((rc = srv_store_counters(s->store, s->job.id, &c)) != 0) return rc;
+  if (c.units[SRV_UNIT_VERIFIED] != c.job.units) return 0;
+  if ((rc = trust_get(s, now, 1, &tm)) != 0 || !tm.on) return rc;
+  int64_t *ids = NULL;
+  int n = 0;
+  rc = srv_spot_unreachable(s->store, s->job.id, s->cfg.quorum_distinct,
+                            now - SRV_TRUSTED_ACTIVE_WINDOW, tm.active, now - SRV_SPOT_WAIT_S,
+                            &ids, &n);
+  if (rc == 0 && n > 0) rc = srv_spot_drop(s->store, s->job.id, ids, n);
+  free(ids);
+  if (rc == 0) *dropped = n;
+  /* Nothing wanted any more (dropped, or done by others meanwhile): the job is done. */
+  if (rc == 0) rc = job_finish(s, s->job.id, now, info);
+  return rc;
+}
+
+int srv_sched_drop_spots(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done) {
+  srv_result_info_t info;
+  int64_t n = 0;
+  memset(&info, 0, sizeof info);
+  int rc = need_tx(s);
+  if (rc == 0) rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  rc = srv_store_release(s->store, drop_spots_locked(s, now, &n, &info));
+  if (rc == 0) rc = srv_job_get(s->store, s->job.id, &s->job);
+  if (dropped) *dropped = rc ? 0 : n;
+  if (job_done) *job_done = rc ? 0 : info.job_done;
   return rc;
 }
 

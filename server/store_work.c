@@ -209,6 +209,12 @@ static int unit_retry_locked(srv_store_t *st, int64_t unit_id, int extra) {
   if ((rc = srv_store_exec3(st, "UPDATE assignments SET state = 'reported' WHERE unit_id = ?1 "
                                 "AND state = 'late'", unit_id, 0, 0, "unit retry")) != 0)
     return rc;
+  /* Its voters are asked again for kernel evidence (schema 018): what they could not add then
+   * they may now (a kernel refused by mistake, a result that no longer votes). */
+  if (srv_store_schema_has(st, 18) &&
+      (rc = srv_store_exec3(st, "DELETE FROM assignments WHERE unit_id = ?1 AND evidence = 2",
+                            unit_id, 0, 0, "unit retry")) != 0)
+    return rc;
   if ((rc = srv_store_exec3(st, "UPDATE units SET state = 'awaiting', extra_results = "
                                 "max(0, results - (SELECT max_results FROM jobs j WHERE j.id = "
                                 "units.job_id)) + ?2 WHERE id = ?1 AND "
@@ -584,7 +590,14 @@ static const char *const sql_pick_evidence =
     "AND need > 0 AND state = 'awaiting' AND EXISTS (SELECT 1 FROM assignments a WHERE "
     "a.unit_id = units.id AND a.client_id = ?2 AND a.reported_at IS NOT NULL AND a.voided = 0) "
     "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id AND "
-    "a.client_id = ?2 AND a.evidence = 1 AND a.state != 'expired') ORDER BY id LIMIT ?3";
+    "a.client_id = ?2 AND ((a.evidence = 1 AND a.state != 'expired') OR a.evidence = 2)) "
+    "ORDER BY id LIMIT ?3";
+
+int srv_asg_evidence_none(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now) {
+  return srv_store_exec3(st, "INSERT OR IGNORE INTO assignments(unit_id, client_id, issued, "
+                             "deadline, state, evidence) VALUES (?1, ?2, ?3, ?3, 'expired', 2)",
+                         unit_id, client_id, now, "no kernel evidence");
+}
 
 int srv_unit_pick_evidence(srv_store_t *st, const srv_pick_t *pk, int room, srv_work_t *out,
                            int *n) {

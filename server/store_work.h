@@ -199,6 +199,10 @@ int srv_unit_pick_spot(srv_store_t *st, const srv_pick_t *pk, int room, srv_work
  * the unit lacks, and leases it only if there is one. */
 int srv_unit_pick_evidence(srv_store_t *st, const srv_pick_t *pk, int room, srv_work_t *out,
                            int *n);
+/* Mark that the client can add no kernel the unit lacks (evidence = 2: an expired row that was
+ * never work), so that it is not picked for the unit's evidence again; nq-admin unit retry clears
+ * the marks (srv_unit_retry). */
+int srv_asg_evidence_none(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now);
 /* The client's last `history` reported solve times in job_id, newest first: *count of them and
  * their mean (negative times count as 0). */
 int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id, int history,

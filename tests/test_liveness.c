@@ -193,9 +193,45 @@ static int64_t live_leases(sim_t *s) {
   return fx_q1(s->f.path, q);
 }
 
+/* nq-admin audit --sample K: the contested units settled with the reference solver's count. */
+static int audit_contested(sim_t *s) {
+  int64_t *ids = NULL;
+  int n = 0;
+  ck_assert_int_eq(srv_units_contested(s->f.st, s->f.job.id, 1000, &ids, &n), 0);
+  for (int i = 0; i < n; i++) {
+    srv_unit_info_t u = fx_unit(&s->f, ids[i]);
+    nq_unit_t unit;
+    nq_counts_t c;
+    char why[128];
+    ck_assert_int_eq(nq_unit_parse(u.text, &unit, why, sizeof why), 0);
+    ck_assert_int_eq(nq_ref_solve_unit(&unit, &c), 0);
+    ck_assert_int_eq(srv_store_begin(s->f.st), 0);
+    ck_assert_int_eq(srv_sched_settle(&s->f.sched, ids[i], &c, NQ_SOLVER_VERSION, s->now, NULL),
+                     0);
+    ck_assert_int_eq(srv_store_commit(s->f.st), 0);
+  }
+  free(ids);
+  return n > 0;
+}
+
 /* Apply what the stall reasons name. Returns 1 when something was done. */
 static int act(sim_t *s, const srv_stalls_t *x) {
   int did = 0;
+  if (x->by[SRV_STALL_CONTESTED] && audit_contested(s)) {
+    note(s, "audit");
+    return 1;
+  }
+  if (x->by[SRV_STALL_SPOT]) {
+    /* Dropped by the scheduler SRV_SPOT_WAIT_S after the unit was verified: time passes. */
+    note(s, "spot checks dropped");
+    return 1;
+  }
+  if (x->by[SRV_STALL_KERNELS]) {
+    sim_client_t c = {.owner = "erin", .native = "avx512"};
+    add_client(s, &c);
+    note(s, "add an owner with another kernel");
+    return 1;
+  }
   if (x->by[SRV_STALL_OFFLINE] || x->by[SRV_STALL_CONTESTED]) {
     /* "bring the clients back online" (the contested reason: the trusted owner's) */
     for (int i = 0; i < s->ncl; i++)
@@ -238,6 +274,15 @@ static int check_standstill(sim_t *s) {
   memset(&c, 0, sizeof c);
   ck_assert_int_eq(srv_store_counters(s->f.st, s->f.job.id, &c), 0);
   int64_t open = j.units - c.units[SRV_UNIT_VERIFIED];
+  if (!(x.units >= open && x.units > 0) && getenv("NQ_LIVENESS_DEBUG")) {
+    char q[400];
+    snprintf(q, sizeof q, "SELECT group_concat(id || ':' || state || ' need ' || need || ' live ' || live || ' res ' || results || ' ks ' || kshort || ' best ' || best || ' oth ' || others, char(10)) FROM units WHERE job_id = %lld AND state != 'verified'", (long long)s->f.job.id);
+    char buf[8192];
+    fx_qs(s->f.path, q, buf, sizeof buf);
+    printf("%s\n", buf);
+    fx_qs(s->f.path, "SELECT group_concat(name || ' ' || kernels_refused || ' nat ' || kernel_native, char(10)) FROM clients", buf, sizeof buf);
+    printf("%s\n", buf);
+  }
   ck_assert_msg(x.units >= open && x.units > 0,
                 "%s: round %d: a standstill with %lld unit(s) not verified but %lld stalled "
                 "(the job waits without a reason)", s->sh->name, s->round, (long long)open,
@@ -293,8 +338,12 @@ static void run_shape(const shape_t *sh, uint64_t seed, outcome_t *out) {
     out->results = s->results;
     snprintf(out->actions, sizeof out->actions, "%s", s->actions);
   }
-  printf("liveness: %-34s | MATCH | rounds %4d | results %5d | %s\n", sh->name, s->round,
-         s->results, s->actions[0] ? s->actions : "none");
+  int64_t dropped = 0;
+  ck_assert_int_eq(srv_job_spot_dropped(s->f.st, s->f.job.id, &dropped), 0);
+  if (dropped > 0) note(s, "spot checks dropped");
+  printf("| %s | MATCH | %d | %d | %lld | %s |\n", sh->name, s->round, s->results,
+         (long long)dropped, s->actions[0] ? s->actions : "none");
+  fflush(stdout);
   fx_done(&s->f);
   free(s);
 }
@@ -319,12 +368,85 @@ START_TEST(two_owners_kernel_rule_finishes) {
 }
 END_TEST
 
+#define HON(o, nat) {.owner = o, .native = nat}
+#define TRU(o) {.owner = o, .trusted = 1, .native = "avx512"}
+
+/* The fleet shapes: owners 2/3/4, kernel rule 0/2/3, clients of one kernel or several, trusted
+ * owner none/online/offline/going offline, liars (everything, spot checks only, one unit), a
+ * client banned mid-job, a restart mid-job. Each must finish with MATCH, through the actions its
+ * stalls name. */
+static const shape_t shapes[] = {
+    {"2 owners, K=0", 10, 3, 0, 2, 0, 2, {HON("alice", "avx512"), HON("bob", "avx512")}},
+    {"2 owners, K=2", 10, 3, 2, 2, 0, 2, {HON("alice", "avx512"), HON("bob", "avx2")}},
+    {"2 owners, K=2, trusted online", 11, 3, 2, 2, 0, 2, {TRU("alice"), HON("bob", "avx512")}},
+    {"2 owners, K=3", 9, 3, 3, 2, 0, 2, {HON("alice", "avx512"), HON("bob", "avx512")}},
+    {"2 owners, K=2, one kernel each", 9, 3, 2, 2, 0, 2,
+     {{.owner = "alice", .native = "avx512", .only_own = 1},
+      {.owner = "bob", .native = "avx512", .only_own = 1}}},
+    {"3 owners, K=2, mixed kernels", 10, 3, 2, 2, 0, 3,
+     {HON("alice", "avx512"), HON("bob", "avx2"), HON("carol", "neon")}},
+    {"3 owners, K=3, one-kernel neon", 9, 3, 3, 2, 0, 3,
+     {HON("alice", "avx512"), HON("bob", "avx2"),
+      {.owner = "carol", .native = "neon", .only_own = 1}}},
+    {"4 owners, K=2, 2 clients each of 2", 10, 3, 2, 2, 0, 6,
+     {HON("alice", "avx512"), HON("alice", "avx2"), HON("bob", "avx512"), HON("bob", "avx2"),
+      HON("carol", "avx512"), HON("dave", "avx2")}},
+    {"3 owners, trusted offline from start", 10, 3, 2, 5, 0, 3,
+     {{.owner = "tr", .trusted = 1, .native = "avx512", .off_from = 1},
+      HON("bob", "avx512"), HON("carol", "avx512")}},
+    {"3 owners, trusted going offline", 10, 3, 2, 5, 0, 3,
+     {{.owner = "tr", .trusted = 1, .native = "avx512", .off_from = 5},
+      HON("bob", "avx512"), HON("carol", "avx512")}},
+    {"2 owners, trusted offline", 9, 3, 0, 2, 0, 2,
+     {{.owner = "tr", .trusted = 1, .native = "avx512", .off_from = 1}, HON("bob", "avx512")}},
+    {"3 owners, liar, trusted online", 9, 3, 2, 5, 0, 4,
+     {TRU("tr"), HON("bob", "avx512"), HON("carol", "avx512"),
+      {.owner = "mal", .native = "avx512", .behave = LIAR_ALL}}},
+    {"3 owners, liar, trusted offline", 9, 3, 0, 5, 0, 4,
+     {{.owner = "tr", .trusted = 1, .native = "avx512", .off_from = 1},
+      HON("bob", "avx512"), HON("carol", "avx512"),
+      {.owner = "mal", .native = "avx512", .behave = LIAR_ALL}}},
+    {"liar on spot checks only, no trusted", 9, 3, 0, 50, 0, 4,
+     {HON("alice", "avx512"), HON("bob", "avx512"), HON("carol", "avx512"),
+      {.owner = "mal", .native = "avx512", .behave = LIAR_SPOT}}},
+    {"liar on spot checks only, trusted offline", 9, 3, 0, 50, 0, 4,
+     {{.owner = "tr", .trusted = 1, .native = "avx512", .off_from = 1},
+      HON("bob", "avx512"), HON("carol", "avx512"),
+      {.owner = "mal", .native = "avx512", .behave = LIAR_SPOT}}},
+    {"liar on one unit, no trusted", 9, 3, 2, 2, 0, 3,
+     {HON("alice", "avx512"), HON("bob", "avx512"),
+      {.owner = "mal", .native = "avx512", .behave = LIAR_ONE}}},
+    {"trusted offline, liar banned mid-job", 10, 3, 0, 20, 0, 4,
+     {{.owner = "tr", .trusted = 1, .native = "avx512", .off_from = 1},
+      HON("bob", "avx512"), HON("carol", "avx512"),
+      {.owner = "mal", .native = "avx512", .behave = LIAR_SPOT, .ban_at = 8}}},
+    {"client banned mid-job, 3 owners", 10, 3, 2, 2, 0, 3,
+     {HON("alice", "avx512"), HON("bob", "avx512"), {.owner = "carol", .native = "avx2",
+                                                     .ban_at = 6}}},
+    {"client banned mid-job, 2 owners", 9, 3, 2, 2, 0, 2,
+     {HON("alice", "avx512"), {.owner = "bob", .native = "avx512", .ban_at = 4}}},
+    {"restart mid-job, trusted online", 10, 3, 2, 5, 6, 3,
+     {TRU("alice"), HON("bob", "avx512"), HON("carol", "avx2")}},
+    {"client offline for a while", 10, 3, 2, 2, 0, 2,
+     {HON("alice", "avx512"), {.owner = "bob", .native = "avx512", .off_from = 3, .off_to = 40}}},
+};
+
+START_TEST(fleet_shapes) {
+  int i = _i;
+  run_shape(&shapes[i], 0x1000 + (uint64_t)i, NULL);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("liveness");
-  TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 600);
-  tcase_add_test(tc, two_owners_kernel_rule_finishes);
+  TCase *tc = tcase_create("shapes");
+  tcase_set_timeout(tc, 300);
+  tcase_add_loop_test(tc, fleet_shapes, 0, (int)(sizeof shapes / sizeof shapes[0]));
   suite_add_tcase(s, tc);
+  TCase *two = tcase_create("two_owners");
+  tcase_set_timeout(two, 600);
+  tcase_add_test(two, two_owners_kernel_rule_finishes);
+  suite_add_tcase(s, two);
   return s;
 }
 

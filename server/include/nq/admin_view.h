@@ -71,7 +71,8 @@ NQ_VIEW_STRUCT(known, NQ_VIEW_KNOWN)
   F(COUNTS, state, REQ, NQ_UNIT_STATE)                                                           \
   F(INT, blocked, REQ, 0)                                                                        \
   F(INT, spot_checks, REQ, 0)                                                                    \
-  F(INT, contested, REQ, 0)
+  F(INT, contested, REQ, 0)                                                                      \
+  F(INT, spot_dropped, OPT, 0)
 NQ_VIEW_STRUCT(unit_counts, NQ_VIEW_UNIT_COUNTS)
 
 #define NQ_VIEW_TRUST(F)                                                                         \
