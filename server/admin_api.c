@@ -79,7 +79,7 @@ json_t *srv_job_json(const srv_job_t *job) {
 typedef struct status_bufs_s {
   char match[200];
   char estimated[48];
-  char stall[512];
+  char stall[1024];
   char backup_file[900], backup_error[900];
   nq_admin_audit_t audit;
 } status_bufs_t;
@@ -303,6 +303,27 @@ static void stalled_view(const srv_stalls_t *x, nq_view_stalled_t *v, status_buf
   v->message = b->stall[0] ? b->stall : NULL;
 }
 
+static int queue_count_cb(const srv_queued_t *q, void *arg) {
+  (void)q;
+  ++*(int64_t *)arg;
+  return 0;
+}
+
+/* A job that cannot finish as the fleet stands never holds the queue silently: when everything
+ * it has left is stalled and jobs are queued behind it, the stall message names the command that
+ * moves on (docs/reliability.md, "Liveness"). */
+static void queue_hint(srv_store_t *st, nq_view_status_t *v, status_bufs_t *b) {
+  int64_t queued = 0;
+  if (v->done || v->stalled.units == 0 || v->rate.has_eta_s) return;
+  if (srv_queue_list(st, 0, queue_count_cb, &queued) != 0 || queued == 0) return;
+  size_t used = strlen(b->stall);
+  snprintf(b->stall + used, sizeof b->stall - used, "%s%lld queued job(s) wait behind this one: "
+           "nq-admin job next --force starts the next (this job keeps its verified counts, and "
+           "finishes with its totals when every unit is verified)", used ? "; " : "",
+           (long long)queued);
+  v->stalled.message = b->stall;
+}
+
 json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sched_config_t *cfg,
                         int64_t now) {
   srv_stats_t s;
@@ -332,6 +353,7 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sche
   v.results = s.results;
   progress_view(&s, &x, now, &v.progress, &v.rate, &b);
   stalled_view(&x, &v.stalled, &b);
+  queue_hint(st, &v, &b);
   totals_view(&s.verified, &v.verified);
   v.has_final = v.done;
   if (v.done) final_view(job, &v.final);

@@ -1105,6 +1105,30 @@ int srv_sched_drop_spots(srv_sched_t *s, int64_t now, int64_t *dropped, int *job
   return rc;
 }
 
+static int set_aside_locked(srv_sched_t *s, int64_t now, int64_t *dropped,
+                            srv_result_info_t *info) {
+  srv_stats_t c;
+  memset(&c, 0, sizeof c);
+  int rc = srv_job_get(s->store, s->job.id, &c.job);
+  if (rc || c.job.state != SRV_JOB_RUNNING) return rc;
+  if ((rc = srv_store_counters(s->store, s->job.id, &c)) != 0) return rc;
+  if (c.units[SRV_UNIT_VERIFIED] != c.job.units) return 0;
+  if ((rc = srv_spot_drop_all(s->store, s->job.id, dropped)) != 0) return rc;
+  return job_finish(s, s->job.id, now, info);
+}
+
+int srv_sched_set_aside(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done) {
+  srv_result_info_t info;
+  int64_t n = 0;
+  memset(&info, 0, sizeof info);
+  int rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  rc = srv_store_release(s->store, set_aside_locked(s, now, &n, &info));
+  if (dropped) *dropped = rc ? 0 : n;
+  if (job_done) *job_done = rc ? 0 : info.job_done;
+  return rc;
+}
+
 /* ---- trust: bans and re-opened units ------------------------------------------------------- */
 
 /* The units of this job among ids. */

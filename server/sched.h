@@ -257,6 +257,12 @@ int srv_sched_recount_disputed(srv_sched_t *s, int64_t now, int *n);
 #define SRV_SPOT_WAIT_S 600
 int srv_sched_drop_spots(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done);
 
+/* The operator moves past the job (nq-admin job next --force): when every unit is verified and
+ * only spot checks hold it, they are all dropped (counted in jobs.spot_dropped) and the job
+ * finishes with its final totals; otherwise nothing changes (it keeps its verified counts and
+ * resumes when its N is queued again). Its own transaction unless the caller has one. */
+int srv_sched_set_aside(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done);
+
 /* Earliest deadline of a leased assignment of the job, or 0 if none (for the sweep timer). */
 int srv_sched_next_deadline(srv_sched_t *s, int64_t *deadline);
 

@@ -317,3 +317,16 @@ int srv_units_contested(srv_store_t *st, int64_t job_id, int limit, int64_t **id
   return srv_store_id_list(st, "SELECT id FROM units WHERE job_id = ?1 AND contest = 1 "
                            "ORDER BY id LIMIT ?2", job_id, limit, ids, n);
 }
+
+int srv_spot_drop_all(srv_store_t *st, int64_t job_id, int64_t *n) {
+  *n = 0;
+  int rc = srv_store_exec3(st, "UPDATE units SET spot = 0 WHERE job_id = ?1 AND state = "
+                               "'verified' AND (spot = 1 OR spot = 2)", job_id, 0, 0,
+                           "drop spot checks");
+  if (rc) return rc;
+  *n = sqlite3_changes(st->db);
+  if (*n > 0)
+    rc = srv_store_exec3(st, "UPDATE jobs SET spot_dropped = spot_dropped + ?2 WHERE id = ?1",
+                         job_id, *n, 0, "spot checks dropped");
+  return rc;
+}

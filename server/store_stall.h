@@ -99,6 +99,9 @@ int srv_spot_unreachable(srv_store_t *st, int64_t job_id, srv_distinct_t d, int6
 /* Drop those spot checks (units.spot 1 -> 0) and add their number to jobs.spot_dropped (schema
  * 019), in the caller's transaction. */
 int srv_spot_drop(srv_store_t *st, int64_t job_id, const int64_t *ids, int n);
+/* Drop every spot check the job still wants or has out (the operator moved past the job: its
+ * leases were released), counted in jobs.spot_dropped; *n gets how many. */
+int srv_spot_drop_all(srv_store_t *st, int64_t job_id, int64_t *n);
 /* jobs.spot_dropped (0 before schema 019). */
 int srv_job_spot_dropped(srv_store_t *st, int64_t job_id, int64_t *n);
 

@@ -19,6 +19,7 @@
 #include "nq/solver.h"
 #include "store_kernels.h"
 #include "store_stall.h"
+#include "store_queue.h"
 #include "store_trusted.h"
 #include "testutil.h"
 
@@ -368,6 +369,85 @@ START_TEST(two_owners_kernel_rule_finishes) {
 }
 END_TEST
 
+/* The walk-through's queue blocker: a trusted owner offline, every unit verified by votes, spot
+ * checks that nobody online may take. Status says so, counts them stalled (`spot`), has no ETA
+ * (never "ETA 0s"), and with a job queued behind names the command that moves on; moving past
+ * (srv_sched_set_aside, what `job next --force` does) finishes the job with its totals and the
+ * drop on record. Left alone, the scheduler drops them SRV_SPOT_WAIT_S after verification. */
+static void spot_blocked_job(fx_t *f, int64_t *now) {
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.spot_check = 100;
+  fx_init(f, 8, 3, 2, 3, &cfg);
+  srv_owner_t o;
+  ck_assert_int_eq(srv_owner_create(f->st, "tr", NULL, T0, &o), 0);
+  ck_assert_int_eq(srv_owner_set_trusted(f->st, o.id, 1), 0);
+  fx_client_of_owner(f, "tr-1", o.id);
+  int64_t cl[2] = {fx_client(f, "bob"), fx_client(f, "carol")};
+  *now = T0 + 2 * SRV_TRUSTED_ACTIVE_WINDOW; /* tr was last seen long ago */
+  for (int r = 0; r < 200; r++) {
+    int got = 0;
+    for (int i = 0; i < 2; i++) {
+      srv_work_t w[4];
+      int n = fx_work(f, cl[i], 4, ++*now, w, NULL);
+      ck_assert_int_ge(n, 0);
+      for (int k = 0; k < n; k++, got++)
+        ck_assert_int_eq(fx_report_true(f, cl[i], &w[k], *now, NULL), 0);
+    }
+    if (!got) break;
+  }
+}
+
+START_TEST(spot_checks_never_hold_the_queue) {
+  fx_t f;
+  int64_t now;
+  spot_blocked_job(&f, &now);
+  srv_job_t j;
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), 0);
+  ck_assert_int_eq(j.state, SRV_JOB_RUNNING);
+  srv_stalls_t x;
+  ck_assert_int_eq(srv_stalls_compute(f.st, f.job.id, SRV_DISTINCT_OWNER, now,
+                                      SRV_STATUS_ACTIVE_WINDOW, &x), 0);
+  ck_assert_int_eq(x.by[SRV_STALL_SPOT], f.job.units); /* every unit drew one at 100 % */
+  nq_jobopts_t q;
+  nq_jobopts_default(&q);
+  q.n = 9;
+  srv_queued_t qd;
+  ck_assert_int_eq(srv_queue_add(f.st, &q, now, &qd), 0);
+  json_t *st = srv_status_json(f.st, &f.job, &f.sched.cfg, now);
+  ck_assert_ptr_nonnull(st);
+  json_t *rate = json_object_get(st, "rate"), *stl = json_object_get(st, "stalled");
+  ck_assert(json_is_null(json_object_get(rate, "eta_s"))); /* no "ETA 0s" */
+  const char *msg = json_string_value(json_object_get(stl, "message"));
+  ck_assert_ptr_nonnull(msg);
+  ck_assert_ptr_nonnull(strstr(msg, "spot"));
+  ck_assert_ptr_nonnull(strstr(msg, "nq-admin job next --force"));
+  json_decref(st);
+  /* Moved past: finished with its totals, the drop on record. */
+  int64_t dropped = 0;
+  int done = 0;
+  ck_assert_int_eq(srv_sched_set_aside(&f.sched, now, &dropped, &done), 0);
+  ck_assert_int_eq(done, 1);
+  ck_assert_int_eq(dropped, f.job.units);
+  fx_check_n8_totals(&f);
+  ck_assert_int_eq(srv_job_spot_dropped(f.st, f.job.id, &dropped), 0);
+  ck_assert_int_eq(dropped, f.job.units);
+  fx_done(&f);
+  /* Left alone: a client that asks after the bound finds them dropped and the job done. */
+  spot_blocked_job(&f, &now);
+  srv_work_t w[4];
+  int64_t bob = fx_q1(f.path, "SELECT id FROM clients WHERE name = 'bob'");
+  ck_assert_int_eq(fx_work(&f, bob, 4, now + 1, w, NULL), 0);
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), 0);
+  ck_assert_int_eq(j.state, SRV_JOB_RUNNING); /* within the bound: still waiting */
+  srv_nowork_t why;
+  ck_assert_int_eq(fx_work(&f, bob, 4, now + SRV_SPOT_WAIT_S + 1, w, &why), 0);
+  ck_assert_int_eq(why, SRV_NOWORK_DONE);
+  fx_check_n8_totals(&f);
+  fx_done(&f);
+}
+END_TEST
+
 #define HON(o, nat) {.owner = o, .native = nat}
 #define TRU(o) {.owner = o, .trusted = 1, .native = "avx512"}
 
@@ -443,6 +523,10 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_loop_test(tc, fleet_shapes, 0, (int)(sizeof shapes / sizeof shapes[0]));
   suite_add_tcase(s, tc);
+  TCase *queue = tcase_create("queue");
+  tcase_set_timeout(queue, 120);
+  tcase_add_test(queue, spot_checks_never_hold_the_queue);
+  suite_add_tcase(s, queue);
   TCase *two = tcase_create("two_owners");
   tcase_set_timeout(two, 600);
   tcase_add_test(two, two_owners_kernel_rule_finishes);
