@@ -103,8 +103,9 @@ NQ_VIEW_STRUCT(progress, NQ_VIEW_PROGRESS)
   F(INT, elapsed_s, REQ, 0)
 NQ_VIEW_STRUCT(rate, NQ_VIEW_RATE)
 
-/* status.stalled.by: stalled units per reason (one key per reason). */
-#define NQ_VIEW_STALL_BY(F) F(COUNTS, reason, REQ, NQ_STALL_REASON)
+/* status.stalled.by: stalled units per reason (one key per reason; a reason a server older than
+ * it does not send counts 0). */
+#define NQ_VIEW_STALL_BY(F) F(COUNTS, reason, OPT, NQ_STALL_REASON)
 NQ_VIEW_STRUCT(stall_by, NQ_VIEW_STALL_BY)
 
 #define NQ_VIEW_STALLED(F)                                                                       \
