@@ -69,7 +69,13 @@ static void trust_lines(const nq_view_status_t *st) {
   if (spot > 0)
     printf("spot       %lld verified unit(s) waiting for a check by %s%s\n", spot,
            active > 0 ? "a trusted owner" : "another owner",
-           owners > 0 && !st->done ? "; the job is done only after them" : "");
+           owners > 0 && !st->done ? "; the job is done only after them (one that no client "
+                                     "online may take is dropped 600 s after its unit was "
+                                     "verified)" : "");
+  if (st->units.has_spot_dropped && st->units.spot_dropped > 0)
+    printf("spot       %lld spot check(s) dropped: no client that may take them was online for "
+           "600 s after their units were verified; the job %s without them\n",
+           (long long)st->units.spot_dropped, st->done ? "finished" : "goes on");
 }
 
 /* The kernel rule and the reference audits (absent from an older server: nothing said). */

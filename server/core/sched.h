@@ -249,6 +249,23 @@ int srv_sched_settle(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c, cons
  * refreshes s->job (a recount may verify the last unit). *n (may be NULL): units recounted. */
 int srv_sched_recount_disputed(srv_sched_t *s, int64_t now, int *n);
 
+/* Spot checks never hold a job (docs/reliability.md, "Liveness"): once every unit of a running
+ * job with a trusted owner is verified, a spot check that no client may take -- none online
+ * (seen within SRV_TRUSTED_ACTIVE_WINDOW s) that can vote is of a key that never had the unit, or,
+ * while a trusted owner's client is active, none of those is trusted -- is dropped once its unit
+ * was verified SRV_SPOT_WAIT_S s ago: units.spot back to 0, counted in jobs.spot_dropped (schema
+ * 019), and the job finishes without it when nothing else is wanted. get_work and the sweep
+ * (srv_sched_expire's caller) call it. *dropped (may be NULL) gets the number dropped,
+ * *job_done (may be NULL) whether that finished the job. In the caller's transaction. */
+#define SRV_SPOT_WAIT_S 600
+int srv_sched_drop_spots(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done);
+
+/* The operator moves past the job (nq-admin job next --force): when every unit is verified and
+ * only spot checks hold it, they are all dropped (counted in jobs.spot_dropped) and the job
+ * finishes with its final totals; otherwise nothing changes (it keeps its verified counts and
+ * resumes when its N is queued again). Its own transaction unless the caller has one. */
+int srv_sched_set_aside(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done);
+
 /* Earliest deadline of a leased assignment of the job, or 0 if none (for the sweep timer). */
 int srv_sched_next_deadline(srv_sched_t *s, int64_t *deadline);
 
