@@ -81,8 +81,10 @@ static void trust_lines(const nq_view_status_t *st) {
 /* The kernel rule and the reference audits (absent from an older server: nothing said). */
 static void evidence_lines(const nq_view_status_t *st) {
   if (st->has_kernels && st->kernels.diverse > 0)
-    printf("kernels    a unit needs %lld different kernel(s); %lld verified unit(s) rest on 2 "
-           "or more\n", (long long)st->kernels.diverse, (long long)st->kernels.units_two_kernels);
+    printf("kernels    a unit needs %lld different kernel(s), each the one the server named; "
+           "%lld verified unit(s) rest on 2 or more (a guard against one honest kernel's bug, not "
+           "against colluding clients)\n", (long long)st->kernels.diverse,
+           (long long)st->kernels.units_two_kernels);
   else if (st->has_kernels)
     printf("kernels    no kernel rule (--diverse-kernels 0); %lld verified unit(s) rest on 2 "
            "kernels or more\n", (long long)st->kernels.units_two_kernels);
@@ -101,6 +103,9 @@ static void evidence_lines(const nq_view_status_t *st) {
     printf("audits     none yet (nq-admin audit --sample K recomputes K verified units with the "
            "reference solver)\n");
   }
+  if (st->has_evidence_key)
+    printf("evidence   signed with key %s (nq-verify FILE --key %s)\n", st->evidence_key,
+           st->evidence_key);
 }
 
 /* Contested units (issue 30) are said above: the rest resolve by votes. The status object

@@ -789,6 +789,9 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
     cli->st.has_credit = 1;
     cli->st.credit_at = (int64_t)time(NULL);
   }
+  if (w.evidence_key)
+    nq_log(NQ_LOG_INFO, "the server signs its evidence with key %s (nq-verify FILE --key %s)",
+           w.evidence_key, w.evidence_key);
   if (w.shown_as || w.credit)
     nq_log(NQ_LOG_INFO, "credited as %s%s%s, credit %s nodes", w.shown_as ? w.shown_as : "?",
            w.page ? " on " : "", w.page ? w.page : "", w.credit ? w.credit : "?");

@@ -1,6 +1,7 @@
 /* nq-server: the server context -- listener, connections, timers, signals and the group commit
  * (see srv.h and docs/server.md). The message handlers live in srv_proto.c. */
 #include "srv.h"
+#include "evkey.h"
 #include "web.h"
 
 #include <arpa/inet.h>
@@ -798,6 +799,11 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
   if (rc != 0) return rc;
   if ((rc = srv_datadir_store_hashes(&s->dd, s->store)) != 0) {
     snprintf(errbuf, errlen, "storing secret hashes: %s", srv_store_errmsg(s->store));
+    return rc;
+  }
+  /* The evidence signing key: made with the data directory, kept in the database (evkey.h). */
+  if ((rc = srv_evkey_ensure(s->store, s->dd.dir, s->evkey_fpr)) != 0) {
+    snprintf(errbuf, errlen, "the evidence signing key: %s", srv_store_errmsg(s->store));
     return rc;
   }
   srv_job_t job;

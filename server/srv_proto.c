@@ -110,7 +110,8 @@ static json_t *welcome_new(srv_t *s, int64_t speak, const char *client, const ch
   if (s->job_done && client && srv_job_spot_pending(s->store, j->id, &spot) != 0) spot = 0;
   nq_welcome_t w = {speak, client, token, j->n, j->depth,
                     s->job_done && spot == 0 ? done_state(s, waits) : NQ_JOB_RUNNING,
-                    s->cfg.sched.max_outstanding, interval < 1 ? 1 : interval, NULL, NULL, NULL};
+                    s->cfg.sched.max_outstanding, interval < 1 ? 1 : interval, NULL, NULL, NULL,
+                    s->evkey_fpr[0] ? s->evkey_fpr : NULL};
   char url[NQ_PROTO_PAGE_MAX + 1], credit[40];
   srv_credit_t c;
   if (client_id > 0) {

@@ -3,6 +3,7 @@
 #include "admin_api.h"
 #include "nq/admin_view.h"
 #include "store_audit.h"
+#include "evkey.h"
 #include "store_kernels.h"
 #include "store_queue.h"
 
@@ -82,6 +83,7 @@ typedef struct status_bufs_s {
   char stall[1024];
   char backup_file[900], backup_error[900];
   nq_admin_audit_t audit;
+  char evkey[65];
 } status_bufs_t;
 
 /* The answer checked against the published table: "known" (the published values or null),
@@ -243,6 +245,10 @@ static int evidence_view(srv_store_t *st, int64_t job_id, nq_view_status_t *v, s
   v->audits = (nq_view_audits_t){.count = count, .disagreed = bad, .has_last = count != 0};
   v->audits.last = (nq_view_audit_t){a->at,      a->sample,  (int64_t)a->seed, a->checked,
                                      a->mismatched, a->seconds, a->outcome,      a->detail};
+  /* The fingerprint of the key the evidence is signed with (evkey.h), for anyone to pin. */
+  srv_evkey_fingerprint(st, b->evkey);
+  v->has_evidence_key = b->evkey[0] != '\0';
+  v->evidence_key = b->evkey;
   return 0;
 }
 

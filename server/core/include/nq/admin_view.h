@@ -254,7 +254,8 @@ NQ_VIEW_STRUCT(server, NQ_VIEW_SERVER)
   F(OBJ, audits, OPT, audits)                                                                    \
   F(ARR, disputed, OPT, unit)                                                                    \
   F(ARR, leaderboard, OPT, leader)                                                               \
-  F(OBJ, server, OPT, server)
+  F(OBJ, server, OPT, server)                                                                    \
+  F(STR, evidence_key, OPT, 0)
 NQ_VIEW_STRUCT(status, NQ_VIEW_STATUS)
 
 /* /api/history: the job's samples, with the rates between them (null for the first). */
