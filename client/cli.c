@@ -543,8 +543,11 @@ static void on_error(nq_conn_t *c, int status) {
     return;
   }
   if (strstr(e, "certificate verify failed")) {
-    nq_log(NQ_LOG_ERROR, "refusing server %s:%d: %s (CA %s)", cli->cfg->host, cli->cfg->port, e,
-           cli->cfg->ca);
+    nq_log(NQ_LOG_ERROR, "refusing server %s:%d: %s (%s%s)%s", cli->cfg->host, cli->cfg->port, e,
+           cli->cfg->ca ? "CA " : "the system's trust store",
+           cli->cfg->ca ? cli->cfg->ca : "",
+           cli->cfg->ca ? "" : "; a server with a certificate of its own private CA needs "
+                               "--ca with the ca.pem its operator hands out");
     leave(cli, CLI_REASON_CERT);
     return;
   }
@@ -1633,7 +1636,7 @@ static int start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
   int rc = nq_tls_ctx_client_new(cfg->ca, &cli->tls);
   if (rc) {
     /* The TLS layer has said why (missing, unreadable, not PEM, refused by OpenSSL). */
-    nq_log(NQ_LOG_ERROR, "cannot load CA file %s: %s", cfg->ca,
+    nq_log(NQ_LOG_ERROR, "cannot load CA file %s: %s", cfg->ca ? cfg->ca : "(system)",
            rc == NQ_EINVAL ? "not a PEM certificate file" : nq_strerror(rc));
     free(cli);
     return CLI_EXIT_SETUP;

@@ -53,7 +53,9 @@ static int set_log_level(void *base, const nq_opt_t *opt, const char *v, char *e
 const nq_opt_t cli_opts_table[] = {
     {NQ_OPT_STRING, "server", .arg = "HOST:PORT", .set = set_server,
      .help = "the server; HOST is also the name its certificate must match"},
-    C_STR("ca", ca, "FILE", "PEM file of the CA that signed the server certificate"),
+    C_STR("ca", ca, "FILE", "PEM file of the CA that signed the server certificate (the "
+          "server's private CA, from its operator); without it the system's trust store "
+          "verifies the server (a server with a public certificate, nq-server --cert)"),
     C_STR("token", token, "T", "this client's token on the command line (visible to every "
           "local user through ps: prefer --token-file)"),
     C_STR("enrol", enrol, "KEY", "enrol with this key (visible through ps: prefer "

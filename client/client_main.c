@@ -83,10 +83,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "nq-client: --server wants HOST:PORT (got '')\n");
     return CLI_EXIT_USAGE;
   }
-  if (!cfg.ca || !*cfg.ca) {
-    fprintf(stderr, "nq-client: --ca CA.pem is required\n");
-    return CLI_EXIT_USAGE;
-  }
+  /* Without --ca the server's certificate is verified against the system's trust store: a
+   * server with a certificate from a public CA (nq-server --cert) needs nothing handed out. */
   cfg.max_units = (long)args.max_units;
   rc = read_secrets(&cfg, args.token_file, args.enrol_file);
   if (rc) return rc;

@@ -81,6 +81,7 @@ typedef struct status_bufs_s {
   char estimated[48];
   char stall[512];
   char backup_file[900], backup_error[900];
+  char cert_file[1100], cert_names[600];
   nq_admin_audit_t audit;
 } status_bufs_t;
 
@@ -218,6 +219,22 @@ static void backup_view(srv_store_t *st, nq_view_backup_t *v, status_bufs_t *b) 
                           .error = failing ? b->backup_error : NULL};
 }
 
+/* The server certificate the server last recorded (srv_cert.c): absent before it ever did. */
+static void cert_view(srv_store_t *st, int64_t now, nq_view_status_t *v, status_bufs_t *b) {
+  char row[1200];
+  long long not_after = 0;
+  int warn = 0, used = 0;
+  if (srv_meta_get(st, SRV_META_TLS_CERT, row, sizeof row) != 0 ||
+      sscanf(row, "%lld %d %n", &not_after, &warn, &used) != 2 || used <= 0)
+    return;
+  snprintf(b->cert_file, sizeof b->cert_file, "%s", row + used);
+  if (srv_meta_get(st, SRV_META_TLS_CERT_NAMES, b->cert_names, sizeof b->cert_names) != 0)
+    b->cert_names[0] = 0;
+  double left = (double)(not_after - now) / 86400.0;
+  v->has_cert = 1;
+  v->cert = (nq_view_cert_t){b->cert_file, b->cert_names, not_after, left, warn, left < warn};
+}
+
 /* Kernel-diverse verification (issue 30): the job's rule and how many verified units rest on two
  * kernels or more. Then the reference audits of the job (nq-admin audit): how many, how many
  * disagreed, the newest. A store failure's code. */
@@ -328,6 +345,7 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sche
   v.clients = (nq_view_fleet_t){s.clients_active, s.clients_known, s.clients_banned,
                                 s.clients_suspect};
   backup_view(st, &v.backup, &b);
+  cert_view(st, now, &v, &b);
   if (evidence_view(st, job->id, &v, &b) != 0) return NULL;
   json_t *o = nq_view_status_pack(&v);
   json_t *d = o ? srv_units_json(st, job->id, SRV_UNIT_DISPUTED, SRV_STATUS_DISPUTED_MAX, now)

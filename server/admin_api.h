@@ -26,6 +26,9 @@
 #include "store_api.h"
 
 /* A client counts as active when seen within this many seconds; rates use this window. */
+/* The server certificate in use, recorded by the server (srv_cert.c) for status in both modes. */
+#define SRV_META_TLS_CERT "tls_cert"             /* "<not_after> <warn_days> <file>" */
+#define SRV_META_TLS_CERT_NAMES "tls_cert_names" /* "nq.example.org, ..." */
 #define SRV_STATUS_ACTIVE_WINDOW 600
 #define SRV_STATUS_RATE_WINDOW 300
 /* Disputed units listed inside the status object (the `units` command lists all of them). */

@@ -1,6 +1,7 @@
 /* nq-server: the server context -- listener, connections, timers, signals and the group commit
  * (see srv.h and docs/server.md). The message handlers live in srv_proto.c. */
 #include "srv.h"
+#include "srv_cert.h"
 #include "web.h"
 
 #include <arpa/inet.h>
@@ -584,6 +585,7 @@ void srv_stop(srv_t *s, int exit_code) {
     n++;
   }
   close_all_handles(s);
+  srv_cert_stop(s);
   srv_web_stop(s);
   srv_backup_stop(s);
   srv_stall_stop(s);
@@ -848,10 +850,7 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   if (rc != 0) goto fail;
   if ((rc = store_start(s, now, errbuf, errlen)) != 0) goto fail;
   if ((rc = srv_outage_start(s, now, errbuf, errlen)) != 0) goto fail;
-  if ((rc = nq_tls_ctx_server_new(s->dd.server_cert, s->dd.server_key, &s->tls)) != 0) {
-    snprintf(errbuf, errlen, "TLS context from %s: %s", s->dd.server_cert, nq_strerror(rc));
-    goto fail;
-  }
+  if ((rc = srv_cert_start(s, errbuf, errlen)) != 0) goto fail;
   if ((rc = listen_start(s, errbuf, errlen)) != 0) goto fail;
   int r = handles_start(s);
   if (r != 0) {
@@ -866,6 +865,7 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   return 0;
 fail:
   close_all_handles(s);
+  srv_cert_stop(s);
   srv_web_stop(s);
   srv_backup_stop(s);
   srv_stall_stop(s);

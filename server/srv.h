@@ -111,6 +111,11 @@ typedef struct srv_config_s {
   int backup_keep;      /* good backups kept; default 24 */
   int outage_max;       /* most seconds a lease is extended by after an outage (srv_outage.h);
                            default 7 days, 0 = never */
+  /* The server certificate (srv_cert.h): a chain and its key from elsewhere (--cert, --key: a
+   * public CA's, e.g. from an ACME client); NULL: the data directory's, from its private CA. */
+  const char *cert_file, *key_file;
+  int cert_check;       /* s between looks at the certificate files for a change; default 60 */
+  int cert_warn_days;   /* a certificate expiring within this many days is a WARN; default 14 */
 } srv_config_t;
 
 /* Defaults for every option (n = 0: must be set): the option tables' (srv_opts.c). */
@@ -211,6 +216,7 @@ struct srv_s {
   srv_backup_t *backup;   /* scheduled backups (srv_backup.h), NULL when off */
   srv_stall_t *stall;     /* the stalled units' count (srv_stall.h) */
   srv_outage_t *outage;   /* the alive stamps (srv_outage.h) */
+  struct srv_cert_s *cert; /* the certificate's reloads and expiry (srv_cert.h) */
 };
 
 /* Open the data dir, the store and the job, build the TLS context and start listening.

@@ -101,6 +101,16 @@ const nq_opt_t srv_opts_table[] = {
     S_INT("auth-fail-delay", auth_fail_delay, "S", 1, 600, "5", "delay of such a refusal"),
     S_INT("log-summary", summary_seconds, "S", 1, 3600, "10",
           "interval of the refusal summaries in the log"),
+    {NQ_OPT_STRING, "cert", .off = offsetof(srv_config_t, cert_file), .arg = "FILE",
+     .help = "serve this PEM certificate chain (leaf first; e.g. an ACME client's "
+             "fullchain.pem) instead of the private CA's; with --key. Re-read on SIGHUP and when "
+             "the files change"},
+    {NQ_OPT_STRING, "key", .off = offsetof(srv_config_t, key_file), .arg = "FILE",
+     .help = "the private key of --cert (PEM)"},
+    S_INT("cert-check", cert_check, "S", 1, 86400, "60",
+          "seconds between looks at the certificate files for a change"),
+    S_INT("cert-warn-days", cert_warn_days, "D", 1, 3650, "14",
+          "a certificate that expires within D days is a warning (log, status, /metrics)"),
     S_CALL("hostname", "NAME", set_hostname, NQ_OPTF_REPEAT,
            "extra name/IP in the server certificate (repeatable)"),
     S_FLAG("exit-when-done", exit_when_done,

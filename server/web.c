@@ -1,6 +1,7 @@
 /* nq-server: the public view over HTTP (see web.h): routing, the JSON endpoints, the metrics
  * text and the history sampler. The HTML page is in web_page.c. */
 #include "web.h"
+#include "srv_cert.h"
 #include "web_export.h"
 
 #include <math.h>
@@ -212,6 +213,18 @@ static void metrics_backup(web_buf_t *b, const srv_metrics_t *m) {
   web_buf_printf(b, "nq_backup_last_size_bytes %lld\n", (long long)m->backup_last_bytes);
 }
 
+/* The certificate in use (srv_cert.h): days until it expires, for an alert well before. */
+static void metrics_cert(web_buf_t *b, const srv_t *s, int64_t now) {
+  int64_t na = srv_cert_not_after(s);
+  if (na <= 0) return;
+  metric_head(b, "nq_tls_cert_expiry_days", "gauge",
+              "Days until the server certificate expires (negative: it has expired).");
+  web_buf_printf(b, "nq_tls_cert_expiry_days %.3f\n", (double)(na - now) / 86400.0);
+  metric_head(b, "nq_tls_cert_not_after_timestamp_seconds", "gauge",
+              "When the server certificate expires (Unix seconds).");
+  web_buf_printf(b, "nq_tls_cert_not_after_timestamp_seconds %lld\n", (long long)na);
+}
+
 char *srv_web_metrics_text(srv_t *s, int64_t now, size_t *len) {
   srv_stats_t st;
   if (srv_store_stats(s->store, s->sched.job.id, now, SRV_STATUS_ACTIVE_WINDOW,
@@ -246,6 +259,7 @@ char *srv_web_metrics_text(srv_t *s, int64_t now, size_t *len) {
   metric_hist(&b, "nq_get_work_duration_seconds", "Time to handle one get_work request.",
               &s->metrics.get_work);
   metrics_backup(&b, &s->metrics);
+  metrics_cert(&b, s, now);
   metric_head(&b, "nq_batch_requests_total", "counter", "Requests handled in group commits.");
   web_buf_printf(&b, "nq_batch_requests_total %llu\n", (unsigned long long)s->batch_reqs);
   return web_buf_take(&b, len);

@@ -133,6 +133,16 @@ NQ_VIEW_STRUCT(fleet, NQ_VIEW_FLEET)
   F(STRN, error, REQ, 0)
 NQ_VIEW_STRUCT(backup, NQ_VIEW_BACKUP)
 
+/* status.cert: the server certificate in use (srv_cert.h), as the server last recorded it. */
+#define NQ_VIEW_CERT(F)                                                                          \
+  F(STR, file, REQ, 0)                                                                           \
+  F(STR, names, REQ, 0)                                                                          \
+  F(INT, not_after, REQ, 0)                                                                      \
+  F(REAL, days_left, REQ, 0)                                                                     \
+  F(INT, warn_days, REQ, 0)                                                                      \
+  F(BOOL, expiring, REQ, 0)
+NQ_VIEW_STRUCT(cert, NQ_VIEW_CERT)
+
 #define NQ_VIEW_KERNELS(F)                                                                       \
   F(INT, diverse, REQ, 0)                                                                        \
   F(INT, units_two_kernels, REQ, 0)
@@ -252,7 +262,8 @@ NQ_VIEW_STRUCT(server, NQ_VIEW_SERVER)
   F(OBJ, audits, OPT, audits)                                                                    \
   F(ARR, disputed, OPT, unit)                                                                    \
   F(ARR, leaderboard, OPT, leader)                                                               \
-  F(OBJ, server, OPT, server)
+  F(OBJ, server, OPT, server)                                                                    \
+  F(OBJ, cert, OPT, cert)
 NQ_VIEW_STRUCT(status, NQ_VIEW_STATUS)
 
 /* /api/history: the job's samples, with the rates between them (null for the first). */
