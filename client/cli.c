@@ -114,6 +114,8 @@ struct cli_s {
   cli_life_t life;
   char token[CLI_TOKEN_MAX];
   int enrolling;           /* hello carries the enrolment key (no token yet) */
+  int joining;             /* --join and no token yet: the first frame is a signup */
+  char ticket[NQ_PROTO_TICKET_MAX + 1]; /* a pending sign-up's ticket (STATE/signup.ticket) */
   int token_stored;        /* cli->token came from STATE/token */
   unsigned rng;
   int attempt;             /* reconnect attempts since the last welcome */
@@ -519,13 +521,21 @@ static void on_open(nq_conn_t *c) {
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, NULL, NULL, NQ_SOLVER_VERSION,
                   cfg->threads > 0 ? cfg->threads : 1, "nq-client " NQ_VERSION_STRING,
                   cfg->public_name, 0, 0, 0, !cfg->exit_when_done};
+  set_state(cli, CLI_STATE_HELLO);
+  if (cli->joining) {
+    nq_signup_t su = {NQ_PROTO_VERSION, enrol_name(cfg, name), cfg->public_name, cfg->team,
+                      "nq-client " NQ_VERSION_STRING, cli->ticket[0] ? cli->ticket : NULL};
+    nq_log(NQ_LOG_DEBUG, "connected to %s (%s), signup sent", nq_conn_peer(c),
+           nq_conn_tls_version(c));
+    if (send_new(cli, nq_signup_pack(&su)) != 0) nq_conn_close(c, NULL, NULL);
+    return;
+  }
   if (cli->enrolling) {
     h.enrol = cfg->enrol;
     h.name = enrol_name(cfg, name);
   } else {
     h.token = cli->token;
   }
-  set_state(cli, CLI_STATE_HELLO);
   nq_log(NQ_LOG_DEBUG, "connected to %s (%s), hello sent", nq_conn_peer(c),
          nq_conn_tls_version(c));
   if (send_new(cli, nq_hello_pack(&h)) != 0) nq_conn_close(c, NULL, NULL);
@@ -630,7 +640,7 @@ static void schedule_reconnect(cli_t *cli) {
   cli->retry_after = 0;
   if (asked > d) {
     d = asked;
-    nq_log(NQ_LOG_INFO, "the server is full; reconnecting in %.1f s, as it asked", d);
+    nq_log(NQ_LOG_INFO, "reconnecting in %.1f s, as the server asked", d);
   }
   cli->attempt++;
   nq_log(NQ_LOG_DEBUG, "reconnecting in %.1f s (attempt %d)", d, cli->attempt);
@@ -656,6 +666,9 @@ static void server_broke_protocol(cli_t *cli, const char *what, const nq_proto_e
 static cli_reason_t fatal_code_reason(nq_errcode_t code) {
   switch (code) {
   case NQ_ERR_AUTH:
+  case NQ_ERR_SIGNUP_CLOSED:
+  case NQ_ERR_SIGNUP_REJECTED:
+  case NQ_ERR_EXISTS: /* a sign-up's public name is taken */
   case NQ_ERR_ENROL_CLOSED: return CLI_REASON_AUTH; /* rate_limited: retried after the backoff */
   case NQ_ERR_BANNED: return CLI_REASON_BANNED;
   case NQ_ERR_VERSION:
@@ -670,6 +683,8 @@ static cli_reason_t fatal_code_reason(nq_errcode_t code) {
   }
 }
 
+static void join_forget_ticket(cli_t *cli);
+
 static void handle_error(cli_t *cli, const json_t *msg) {
   nq_error_msg_t e;
   nq_proto_err_t err;
@@ -680,8 +695,9 @@ static void handle_error(cli_t *cli, const json_t *msg) {
   if (e.fatal) {
     cli_reason_t why = fatal_code_reason(e.code);
     if (why != CLI_REASON_NONE) {
-      const char *what = why == CLI_REASON_AUTH    ? (cli->enrolling ? "enrolment refused"
-                                                                     : "authentication refused")
+      const char *what = why == CLI_REASON_AUTH    ? (cli->joining     ? "sign-up refused"
+                                                      : cli->enrolling ? "enrolment refused"
+                                                                       : "authentication refused")
                          : why == CLI_REASON_BANNED  ? "this client is banned"
                          : why == CLI_REASON_VERSION ? "protocol version mismatch"
                                                      : "protocol error";
@@ -695,7 +711,12 @@ static void handle_error(cli_t *cli, const json_t *msg) {
       if (e.code == NQ_ERR_AUTH && cli->token_stored)
         nq_log(NQ_LOG_ERROR, "the token stored in %s/token was refused; remove that file to "
                "enrol again with --enrol", cli->j.dir);
+      if (e.code == NQ_ERR_SIGNUP_REJECTED) join_forget_ticket(cli);
       leave(cli, why);
+    } else if (e.code == NQ_ERR_RATE_LIMITED && cli->joining) {
+      /* The sign-up limits say when to come back: the message names the time. */
+      nq_log(NQ_LOG_ERROR, "sign-up refused for now: %s", e.message);
+      cli->retry_after = e.retry_after;
     } else {
       nq_log(NQ_LOG_WARN, "server closed the session: %s: %s", e.name, e.message);
       if (e.code == NQ_ERR_BUSY) cli->retry_after = e.retry_after;
@@ -743,6 +764,90 @@ static void job_waiting(cli_t *cli, int64_t retry_after) {
          cli->wait_s);
   cli->nowork_wait = 1;
   uv_timer_start(&cli->retry_timer, on_retry_timer, (uint64_t)cli->wait_s * 1000, 0);
+}
+
+/* ---- joining (--join) ---- */
+
+#define OWNER_KEY_FILE "owner.key"
+#define TICKET_FILE "signup.ticket"
+
+static void join_forget_ticket(cli_t *cli) {
+  char path[4096];
+  cli->ticket[0] = '\0';
+  if (nq_path_join(path, sizeof path, cli->j.dir, TICKET_FILE) == 0) unlink(path);
+}
+
+/* A file of one secret line in the state folder, 0600. */
+static int join_write(cli_t *cli, const char *name, const char *secret) {
+  char line[256];
+  int n = snprintf(line, sizeof line, "%s\n", secret);
+  int rc = n > 0 && (size_t)n < sizeof line
+               ? nq_file_replace(cli->j.dir, name, line, (size_t)n, 0600) : NQ_EINVAL;
+  memset(line, 0, sizeof line);
+  return rc;
+}
+
+/* Joined: the token is this machine's, the owner key is the volunteer's (printed once, kept in
+ * the state folder); then hello with the token on this connection. */
+static void joined(cli_t *cli, const nq_signup_reply_t *r) {
+  const cli_config_t *cfg = cli->cfg;
+  if (strlen(r->token) >= sizeof cli->token || cli_token_store(&cli->j, r->token) != 0 ||
+      join_write(cli, OWNER_KEY_FILE, r->owner_key) != 0) {
+    nq_log(NQ_LOG_ERROR, "joined as owner %s but cannot store the keys in %s", r->owner,
+           cli->j.dir);
+    leave(cli, CLI_REASON_SETUP);
+    nq_conn_close(cli->conn, NULL, NULL);
+    return;
+  }
+  strcpy(cli->token, r->token);
+  join_forget_ticket(cli);
+  cli->joining = 0;
+  nq_log(NQ_LOG_INFO, "joined %s:%d as owner %s%s%s, this machine as client %s; token stored "
+         "in %s/token, owner key in %s/%s", cfg->host, cfg->port, r->owner,
+         cfg->public_name ? ", shown as " : " (anonymous)", cfg->public_name ? cfg->public_name : "",
+         r->client, cli->j.dir, cli->j.dir, OWNER_KEY_FILE);
+  /* Printed once, to the terminal of whoever ran --join: the key enrols more machines. */
+  printf("You joined %s:%d as owner %s. Your owner key (also in %s/%s, mode 0600; keep it "
+         "private):\n  %s\nTo add a second machine under the same owner, copy that file to it "
+         "and run:\n  nq-client --server %s:%d --enrol-file owner.key --name OTHER-NAME%s%s\n",
+         cfg->host, cfg->port, r->owner, cli->j.dir, OWNER_KEY_FILE, r->owner_key, cfg->host,
+         cfg->port, cfg->ca ? " --ca " : "", cfg->ca ? cfg->ca : "");
+  fflush(stdout);
+  nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, cli->token, NULL, NULL, NQ_SOLVER_VERSION,
+                  cfg->threads > 0 ? cfg->threads : 1, "nq-client " NQ_VERSION_STRING,
+                  cfg->public_name, 0, 0, 0, !cfg->exit_when_done};
+  if (send_new(cli, nq_hello_pack(&h)) != 0) nq_conn_close(cli->conn, NULL, NULL);
+}
+
+static void handle_signup_reply(cli_t *cli, const json_t *msg) {
+  nq_signup_reply_t r;
+  nq_proto_err_t err;
+  if (!cli->joining) {
+    nq_log(NQ_LOG_WARN, "unexpected signup_reply");
+    nq_conn_close(cli->conn, nq_errcode_name(NQ_ERR_UNKNOWN_TYPE), "expected welcome");
+    return;
+  }
+  if (nq_signup_reply_parse(msg, &r, &err) != 0) {
+    server_broke_protocol(cli, "signup_reply", &err);
+    return;
+  }
+  if (r.state == NQ_SIGNUP_JOINED) {
+    joined(cli, &r);
+    return;
+  }
+  if (r.ticket) {
+    snprintf(cli->ticket, sizeof cli->ticket, "%s", r.ticket);
+    if (join_write(cli, TICKET_FILE, r.ticket) != 0)
+      nq_log(NQ_LOG_WARN, "cannot keep the sign-up ticket in %s: a restart asks anew",
+             cli->j.dir);
+  }
+  nq_log(r.ticket ? NQ_LOG_INFO : NQ_LOG_DEBUG, "sign-up request %lld waits for the operator's "
+         "approval (nq-admin owner approve %lld); asking again every %lld s",
+         (long long)r.request, (long long)r.request, (long long)r.retry_after);
+  outcome(cli, "sign-up waiting for approval");
+  cli->retry_after = r.retry_after;
+  cli->attempt = 0;
+  nq_conn_close(cli->conn, NULL, NULL);
 }
 
 static void handle_welcome(cli_t *cli, const json_t *msg) {
@@ -945,6 +1050,7 @@ static const struct {
 } handlers[NQ_MSG_COUNT] = {
     [NQ_MSG_ERROR] = {IN_HELLO | IN_READY, handle_error},
     [NQ_MSG_WELCOME] = {IN_HELLO, handle_welcome},
+    [NQ_MSG_SIGNUP_REPLY] = {IN_HELLO, handle_signup_reply},
     [NQ_MSG_WORK] = {IN_READY, handle_work},
     [NQ_MSG_NO_WORK] = {IN_READY, handle_no_work},
     [NQ_MSG_ACK] = {IN_READY, handle_ack},
@@ -1505,15 +1611,27 @@ static int pick_credentials(cli_t *cli) {
   int rc = cli_token_load(&cli->j, cli->token, sizeof cli->token);
   if (rc == 0) {
     cli->token_stored = 1;
-    if (cfg->enrol) nq_log(NQ_LOG_INFO, "already enrolled: using the token in %s", cli->j.dir);
+    if (cfg->enrol || cfg->join)
+      nq_log(NQ_LOG_INFO, "already %s: using the token in %s", cfg->join ? "joined" : "enrolled",
+             cli->j.dir);
     return 0;
   }
   if (rc != NQ_ENOTFOUND) {
     nq_log(NQ_LOG_ERROR, "cannot read %s/token: %s", cli->j.dir, nq_strerror(rc));
     return rc;
   }
+  if (cfg->join) {
+    char path[4096];
+    cli->joining = 1;
+    if (nq_path_join(path, sizeof path, cli->j.dir, TICKET_FILE) == 0 &&
+        nq_file_read_line(path, cli->ticket, sizeof cli->ticket) == 0)
+      nq_log(NQ_LOG_INFO, "asking about the sign-up request whose ticket is in %s", path);
+    else
+      cli->ticket[0] = '\0';
+    return 0;
+  }
   if (!cfg->enrol) {
-    nq_log(NQ_LOG_ERROR, "no token: give --token, or --enrol KEY once (state dir %s)",
+    nq_log(NQ_LOG_ERROR, "no token: give --token, or --enrol KEY once, or --join (state dir %s)",
            cli->j.dir);
     return NQ_EAUTH;
   }

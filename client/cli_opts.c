@@ -64,6 +64,11 @@ const nq_opt_t cli_opts_table[] = {
     {NQ_OPT_STRING, "public-name", .arg = "NAME", .set = set_public,
      .help = "the name to be credited under on the server's public page (1..64 of "
              "[A-Za-z0-9._-]; default: anonymous, shown as anonymous- and a short hash)"},
+    C_FLAG("join", join,
+           "join the project by yourself: the server (nq-server --signup open|approve) makes "
+           "you an owner and this machine a client; the owner key is saved in the state folder "
+           "(owner.key, 0600) for more machines"),
+    C_STR("team", team, "TEAM", "with --join: the team to join (one the operator made)"),
     {NQ_OPT_INT, "threads", .off = offsetof(cli_config_t, threads), .arg = "T", .lo = 0,
      .hi = 1024, .help = "CPU solver threads (default: online CPUs; 0 with a GPU: the GPU alone)"},
     {NQ_OPT_STRING, "gpu", .off = offsetof(cli_config_t, gpu), .arg = "auto|off|all|LIST",

@@ -92,8 +92,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "nq-client: give a token or an enrolment key, not both\n");
     return CLI_EXIT_USAGE;
   }
-  if (cfg.name && !cfg.enrol) {
-    fprintf(stderr, "nq-client: --name only goes with --enrol or --enrol-file\n");
+  if (cfg.join && (cfg.token || cfg.enrol)) {
+    fprintf(stderr, "nq-client: --join makes its own credentials: not with a token or an "
+            "enrolment key\n");
+    return CLI_EXIT_USAGE;
+  }
+  if (cfg.team && (!cfg.join || !nq_proto_name_valid(cfg.team))) {
+    fprintf(stderr, "nq-client: --team goes with --join and wants 1..64 of [A-Za-z0-9._-]\n");
+    return CLI_EXIT_USAGE;
+  }
+  if (cfg.name && !cfg.enrol && !cfg.join) {
+    fprintf(stderr, "nq-client: --name only goes with --enrol, --enrol-file or --join\n");
     return CLI_EXIT_USAGE;
   }
   if (cfg.name && !nq_proto_name_valid(cfg.name)) {

@@ -33,7 +33,7 @@ STORE_LAYERS = {
     "store_work": 2,
     "store_clients": 3, "store_trust": 3, "store_trusted": 3, "store_kernels": 3,
     "store_stall": 3, "store_queue": 3, "store_public": 3, "store_export": 3,
-    "store_audit": 3, "store_outage": 3, "store_backup": 3,
+    "store_audit": 3, "store_outage": 3, "store_backup": 3, "store_signup": 3,
     "store_api": 4,
 }
 # Modules of server/ below the store: they hold values and checks, no store (checked too).

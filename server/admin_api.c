@@ -431,8 +431,20 @@ static int owner_cb(const srv_owner_t *w, void *arg) {
   nq_u128 credit;
   int rc = srv_owner_credit(l->st, w->id, &credit);
   if (rc) return rc;
-  nq_view_owner_t v = {w->name,    w->id,      w->created, w->banned,
-                       w->has_key, w->clients, w->trusted, credit};
+  nq_view_owner_t v;
+  memset(&v, 0, sizeof v);
+  v.name = w->name;
+  v.id = w->id;
+  v.created = w->created;
+  v.banned = w->banned;
+  v.has_key = w->has_key;
+  v.clients = w->clients;
+  v.trusted = w->trusted;
+  v.credit = credit;
+  v.has_self_joined = 1;
+  v.self_joined = w->self_joined;
+  v.has_public_name = w->public_name[0] != 0; /* absent: anonymous */
+  v.public_name = w->public_name;
   return append(l->arr, nq_view_owner_pack(&v));
 }
 
@@ -1127,6 +1139,51 @@ static int cmd_job_next(srv_store_t *st, const srv_job_t *job, int64_t serving,
   return 0;
 }
 
+/* ---- sign-ups (srv_signup.h) ---- */
+
+static int signup_view(srv_store_t *st, const srv_signup_t *su, json_t **out) {
+  srv_owner_t o;
+  const char *owner = NULL;
+  if (su->owner_id > 0 && srv_owner_get(st, su->owner_id, &o) == 0) owner = o.name;
+  nq_view_signup_t v = {su->id, su->at, su->addr, su->net, srv_signup_state_name(su->state),
+                        su->client_name, su->public_name[0] ? su->public_name : NULL,
+                        su->team[0] ? su->team : NULL, owner, su->decided};
+  *out = nq_view_signup_pack(&v);
+  return *out ? 0 : NQ_ENOMEM;
+}
+
+static int signup_cb(const srv_signup_t *su, void *arg) {
+  list_ctx_t *l = arg;
+  json_t *o = NULL;
+  int rc = signup_view(l->st, su, &o);
+  return rc ? rc : append(l->arr, o);
+}
+
+/* signups: the pending requests, oldest first (all: every one kept). */
+static json_t *signups_json(srv_store_t *st, int all) {
+  list_ctx_t l = {json_array(), 0, st};
+  int rc = l.arr ? srv_signup_list(st, all ? -1 : SRV_SIGNUP_PENDING, 0, signup_cb, &l)
+                 : NQ_ENOMEM;
+  return wrap(st, "signups", l.arr, rc);
+}
+
+/* owner_approve, owner_reject: the operator's word on a pending request. An approved one is
+ * completed when its client asks again (it makes the owner then, and gets the keys). */
+static int cmd_signup_decide(srv_store_t *st, const nq_admin_req_t *req, int64_t now,
+                             json_t **out, nq_proto_err_t *err) {
+  srv_signup_state_t to =
+      req->cmd == NQ_ADMIN_OWNER_APPROVE ? SRV_SIGNUP_APPROVED : SRV_SIGNUP_REJECTED;
+  int rc = srv_signup_decide(st, req->request, to, now);
+  if (rc == NQ_ENOTFOUND)
+    return refuse(err, NQ_ERR_NOT_FOUND, "no sign-up request %lld (nq-admin owner requests)",
+                  (long long)req->request);
+  if (rc == NQ_ESTATE) return refuse(err, NQ_ERR_BAD_STATE, "%s", srv_store_errmsg(st));
+  srv_signup_t su;
+  if (rc == 0) rc = srv_signup_get(st, req->request, &su);
+  if (rc == 0) rc = signup_view(st, &su, out);
+  return rc ? store_refuse(st, rc, "sign-up", err) : 0;
+}
+
 int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
                    const srv_sched_config_t *cfg, const nq_admin_req_t *req, int64_t now,
                    json_t **data, srv_admin_effects_t *fx, nq_proto_err_t *err) {
@@ -1164,6 +1221,9 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
   case NQ_ADMIN_JOB_LIST: *data = queue_json(st, req->all); break;
   case NQ_ADMIN_JOB_CANCEL: return cmd_job_cancel(st, req, now, data, err);
   case NQ_ADMIN_JOB_NEXT: return cmd_job_next(st, job, serving, req, data, fx, err);
+  case NQ_ADMIN_SIGNUPS: *data = signups_json(st, req->all); break;
+  case NQ_ADMIN_OWNER_APPROVE:
+  case NQ_ADMIN_OWNER_REJECT: return cmd_signup_decide(st, req, now, data, err);
   default: return refuse(err, NQ_ERR_BAD_MESSAGE, "admin: unknown cmd");
   }
   return *data ? 0 : store_refuse(st, NQ_EIO, "store", err);

@@ -39,6 +39,12 @@ NQ_VIEW_DEFINE(fleet, NQ_VIEW_FLEET)
 #define NQV_T nq_view_backup_t
 NQ_VIEW_DEFINE(backup, NQ_VIEW_BACKUP)
 #undef NQV_T
+#define NQV_T nq_view_signup_t
+NQ_VIEW_DEFINE(signup, NQ_VIEW_SIGNUP)
+#undef NQV_T
+#define NQV_T nq_view_signups_t
+NQ_VIEW_DEFINE(signups, NQ_VIEW_SIGNUPS)
+#undef NQV_T
 #define NQV_T nq_view_cert_t
 NQ_VIEW_DEFINE(cert, NQ_VIEW_CERT)
 #undef NQV_T
@@ -145,5 +151,6 @@ const nq_view_t *const nq_views_all[] = {
     &nq_view_client_added_desc,   &nq_view_client_banned_desc, &nq_view_client_unbanned_desc,
     &nq_view_owner_key_desc,      &nq_view_owner_banned_desc,  &nq_view_owner_unbanned_desc,
     &nq_view_owner_trusted_desc,  &nq_view_retried_desc,       &nq_view_job_removed_desc,
-    &nq_view_job_next_desc,       &nq_view_cert_desc};
+    &nq_view_job_next_desc,       &nq_view_cert_desc,          &nq_view_signup_desc,
+    &nq_view_signups_desc};
 const size_t nq_views_all_n = sizeof nq_views_all / sizeof *nq_views_all;

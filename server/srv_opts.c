@@ -107,6 +107,20 @@ const nq_opt_t srv_opts_table[] = {
              "the files change"},
     {NQ_OPT_STRING, "key", .off = offsetof(srv_config_t, key_file), .arg = "FILE",
      .help = "the private key of --cert (PEM)"},
+    {NQ_OPT_ENUM, "signup", .off = offsetof(srv_config_t, signup), .arg = "MODE",
+     .choices = "off|open|approve", .def = "off",
+     .help = "volunteers joining by themselves (nq-client --join): off, open (at once) or "
+             "approve (each waits for nq-admin owner approve); bounded by the --signup-* limits"},
+    S_INT("signup-per-addr", signup_per_addr, "N", 1, 1000000, "3",
+          "sign-ups admitted per address (IPv4, IPv6 /64) and hour"),
+    S_INT("signup-per-net", signup_per_net, "N", 1, 1000000, "10",
+          "sign-ups admitted per network (IPv4 /24, IPv6 /48) and hour"),
+    S_INT("signup-per-day", signup_per_day, "N", 1, 10000000, "200",
+          "sign-ups admitted per day in all"),
+    S_INT("signup-pending", signup_pending, "N", 1, 1000000, "100",
+          "sign-up requests waiting for the operator at most (--signup approve)"),
+    S_INT("signup-poll", signup_poll, "S", 1, NQ_RETRY_AFTER_MAX, "60",
+          "a waiting sign-up asks again after S seconds"),
     S_INT("cert-check", cert_check, "S", 1, 86400, "60",
           "seconds between looks at the certificate files for a change"),
     S_INT("cert-warn-days", cert_warn_days, "D", 1, 3650, "14",
@@ -152,6 +166,12 @@ const nq_opt_t srv_sched_opts_table[] = {
      .help = "what makes two results independent: client, owner or network (their /24 or "
              "/64); every client enrolled with the server's own key has the owner `default`: "
              "give volunteers their own keys, nq-admin owner add"},
+    {NQ_OPT_ENUM, "self-joined-distinct", .off = offsetof(srv_sched_config_t, self_joined),
+     .arg = "M", .choices = "owner-and-network|owner", .def = "owner-and-network",
+     .help = "with --quorum-distinct owner: a result of an owner that joined by itself (nq-client "
+             "--join) is independent of another only if they differ in owner AND network "
+             "(owner-and-network: many self-made owners on one network are one vote), or in "
+             "owner alone"},
     {NQ_OPT_DOUBLE, "spot-check", .off = offsetof(srv_sched_config_t, spot_check), .arg = "P",
      .dlo = 0, .dhi = 100, .def = "2",
      .help = "percent of verified units re-issued to yet another owner; a disagreement "

@@ -14,6 +14,7 @@
 #include "nq/nq.h"
 #include "nq/proto.h"
 #include "srv.h"
+#include "srv_signup.h"
 #include "web.h"
 
 #include <arpa/inet.h>
@@ -508,6 +509,16 @@ static void h_error(srv_t *s, srv_req_t *r, int64_t now) {
     h_no_kernel(s, r, e.id, now);
 }
 
+/* A sign-up (srv_signup.h): once per connection, before hello. */
+static void h_signup(srv_t *s, srv_req_t *r, int64_t now) {
+  if (r->sc->signed_up) {
+    srv_proto_fatal(r, NQ_ERR_NOT_HELLO, "one signup per connection; hello comes next");
+    return;
+  }
+  r->sc->signed_up = 1;
+  srv_signup_handle(s, r, now);
+}
+
 /* ---- dispatch ---- */
 
 enum { R_HELLO = 1, R_CLIENT = 2, R_ADMIN = 4 };
@@ -525,6 +536,7 @@ static const struct {
     [NQ_MSG_ADMIN] = {R_ADMIN, h_admin},
     [NQ_MSG_BYE] = {R_CLIENT | R_ADMIN, h_bye},
     [NQ_MSG_ERROR] = {R_CLIENT | R_ADMIN, h_error},
+    [NQ_MSG_SIGNUP] = {R_HELLO, h_signup},
 };
 
 void srv_proto_handle(srv_t *s, srv_req_t *r, int64_t now) {

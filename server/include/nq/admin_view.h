@@ -317,7 +317,9 @@ NQ_VIEW_STRUCT(client, NQ_VIEW_CLIENT)
   F(BOOL, has_key, REQ, 0)                                                                       \
   F(INT, clients, REQ, 0)                                                                        \
   F(BOOL, trusted, REQ, 0)                                                                       \
-  F(U128, credit, REQ, 0)
+  F(U128, credit, REQ, 0)                                                                        \
+  F(BOOL, self_joined, OPT, 0)                                                                   \
+  F(STR, public_name, OPT, 0)
 NQ_VIEW_STRUCT(owner, NQ_VIEW_OWNER)
 
 /* A job queue entry (job list, job add with its position, job cancel, job next). */
@@ -340,6 +342,22 @@ NQ_VIEW_STRUCT(queued, NQ_VIEW_QUEUED)
 
 #define NQ_VIEW_CLIENTS(F) F(ARR, clients, REQ, client)
 NQ_VIEW_STRUCT(clients, NQ_VIEW_CLIENTS)
+/* One sign-up request (nq-client --join; signups, owner_approve, owner_reject). */
+#define NQ_VIEW_SIGNUP(F)                                                                        \
+  F(INT, id, REQ, 0)                                                                             \
+  F(INT, at, REQ, 0)                                                                             \
+  F(STR, addr, REQ, 0)                                                                           \
+  F(STR, net, REQ, 0)                                                                            \
+  F(STR, state, REQ, 0)                                                                          \
+  F(STR, client, REQ, 0)                                                                         \
+  F(STRN, public_name, REQ, 0)                                                                   \
+  F(STRN, team, REQ, 0)                                                                          \
+  F(STRN, owner, REQ, 0)                                                                         \
+  F(INT, decided, REQ, 0)
+NQ_VIEW_STRUCT(signup, NQ_VIEW_SIGNUP)
+#define NQ_VIEW_SIGNUPS(F) F(ARR, signups, REQ, signup)
+NQ_VIEW_STRUCT(signups, NQ_VIEW_SIGNUPS)
+
 #define NQ_VIEW_OWNERS(F) F(ARR, owners, REQ, owner)
 NQ_VIEW_STRUCT(owners, NQ_VIEW_OWNERS)
 #define NQ_VIEW_JOBS(F) F(ARR, jobs, REQ, job)
