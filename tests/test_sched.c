@@ -1,4 +1,4 @@
-/* Scheduler suite (server/sched.c: the rules; the store answers its queries): a whole N = 8 job
+/* Scheduler suite (server/core/sched.c: the rules; the store answers its queries): a whole N = 8 job
  * computed by simulated clients, quorum and trust (mismatch, solver versions, dispute and retry,
  * auto-ban), leases (expiry, reissue to the same client, progress, cap, sizing from the expected
  * cost), result validation and ownership, bans, and the transaction contract. Fixtures:

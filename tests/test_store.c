@@ -1,4 +1,4 @@
-/* Store suite (server/store.c, store_work.c): schema and migrations, job creation and resume, unit
+/* Store suite (server/store/store.c, store_work.c): schema and migrations, job creation and resume, unit
  * lists, group commit and rollback, what survives a kill, the client registry. The scheduler's
  * rules have their own suite (test_sched.c); both use the fixtures of tests/fx_store.c. Every
  * test gets a fresh database in its own temp dir; the clock is simulated. */

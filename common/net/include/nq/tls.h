@@ -43,6 +43,17 @@ int nq_tls_ctx_leaf(const nq_tls_ctx_t *ctx, int64_t *not_after, char *names, si
 struct x509_st;
 char *nq_tls_cert_names(const struct x509_st *cert, char *buf, size_t len);
 
+/* A client connection's pin on the server it dialled (before the handshake): an IP literal is
+ * matched against the certificate's IP SubjectAltNames (and sent without SNI, which may not
+ * carry addresses); a name is sent as SNI and matched against its DNS SubjectAltNames, with no
+ * partial wildcards. The chain is verified against the context's CA as ever. 0 or NQ_ETLS. */
+struct ssl_st;
+int nq_tls_pin_peer(struct ssl_st *ssl, const char *hostname);
+/* Why a pinned client's handshake failed, for people, into buf: a name mismatch lists the names
+ * the certificate does carry; another verification failure says which; else OpenSSL's first
+ * queued error ("" when none). Returns buf. */
+char *nq_tls_handshake_error(const struct ssl_st *ssl, char *buf, size_t len);
+
 /* Drain the calling thread's OpenSSL error queue into buf as one short line ("" if empty),
  * keeping the first (root-cause) error. Returns buf. */
 char *nq_tls_errors(char *buf, size_t len);

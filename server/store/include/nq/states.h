@@ -16,7 +16,7 @@
   X(VERIFIED, "verified", "`quorum` agreeing results from distinct clients")                     \
   X(DISPUTED, "disputed", "max_results (+ extra) results without a quorum; needs the operator")
 
-/* Why a unit cannot finish as the fleet stands (server/store_stall.h): X(ENUM, "name", text). */
+/* Why a unit cannot finish as the fleet stands (server/store/store_stall.h): X(ENUM, "name", text). */
 #define NQ_STALL_REASON_MAP(X)                                                                   \
   X(OWNERS, "owners", "fewer keys that can vote than the quorum needs")                          \
   X(VOTED, "voted", "every key that can vote has already given it a result")                     \

@@ -1,7 +1,7 @@
 /* nq-server: the store's owners and re-opening (layer 3, store.h; schema 006).
  */
-#ifndef SRV_STORE_TRUST_H
-#define SRV_STORE_TRUST_H
+#ifndef SRV_STORE_OWNERS_H
+#define SRV_STORE_OWNERS_H
 
 #include <stdint.h>
 #include "store.h"

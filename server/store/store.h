@@ -5,7 +5,7 @@
  * The schema is the numbered files schema/NNN_*.sql, applied in order at open, each in its own
  * transaction, and recorded in the table `schema_version`.
  *
- * The store owns the schema: every SQL statement of the server is in server/store*.c, and every
+ * The store owns the schema: every SQL statement of the server is in server/store/store*.c, and every
  * other module asks through their typed functions -- the scheduler's rules (sched.c) included,
  * through the scheduler's queries of store_work.h. Modules above the store include store_api.h
  * (every family's header); store files include only what their layer may use.
@@ -19,7 +19,7 @@
  *   2  store_work.c: units, assignments, leases, the job's unit counters (job_stats) and the
  *      scheduler's queries; the only place a unit is refreshed.
  *   3  the families on top of work, each its own header, none calling another:
- *      store_clients.c (clients), store_trust.c (owners, re-opening), store_trusted.c (trusted
+ *      store_clients.c (clients), store_owners.c (owners, re-opening), store_trusted.c (trusted
  *      resolution), store_kernels.c, store_stall.c, store_queue.c, store_public.c,
  *      store_export.c, store_audit.c, store_outage.c, store_backup.c.
  *   4  store_api.c: what spans families -- the full open (migrations, then the jobs' fill-in),

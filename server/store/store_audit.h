@@ -6,9 +6,32 @@
 
 #include <stdint.h>
 
-#include "nq/admin_db.h"
+#include "nq/nq.h"
+#include "nq/solver.h"
+#include "nq/unit.h"
 #include "store.h"
 #include "store_work.h"
+
+/* One verified unit drawn for the audit: its stored answer and the solver version of the results
+ * that verified it (nodes are compared only where that version is this build's). */
+typedef struct nq_admin_audit_unit_s {
+  int64_t id;
+  char text[NQ_UNIT_TEXT_MAX];
+  nq_counts_t stored;
+  char solver[NQ_SOLVER_VERSION_MAX + 1];
+} nq_admin_audit_unit_t;
+
+/* One audit as recorded (schema 016, table audits). */
+typedef struct nq_admin_audit_s {
+  int64_t at;          /* when it finished, Unix seconds */
+  int sample;          /* units asked for */
+  uint64_t seed;       /* the draw's seed */
+  int checked;         /* units recomputed */
+  int mismatched;      /* of them, disagreeing with the store (each re-opened) */
+  double seconds;      /* the recomputation's time */
+  char outcome[16];    /* "agree", "disagree", "empty" */
+  char detail[512];    /* the first mismatched units' texts */
+} nq_admin_audit_t;
 
 /* Draw up to `sample` distinct verified units of the job, the same ones for the same seed and
  * the same set of verified units (splitmix64 offsets into the verified units by id), and hand

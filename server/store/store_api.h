@@ -9,7 +9,7 @@
 #include "store_jobs.h"
 #include "store_work.h"
 #include "store_clients.h"
-#include "store_trust.h"
+#include "store_owners.h"
 #include "store_trusted.h"
 #include "store_kernels.h"
 #include "store_stall.h"

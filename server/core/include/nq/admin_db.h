@@ -1,9 +1,9 @@
-/* nq: the server library's public interface for nq-admin's local mode -- the server's database
- * opened directly (beside a running server, or without one) and the admin API over it.
+/* nq: the core's public interface for nq-admin's local mode -- the server's database opened
+ * directly (beside a running server, or without one) and the admin API over it.
  *
- * With nq/backup.h, this is the only header of server/ that code outside server/ includes
- * (nq-admin links the server library for them); the store, the scheduler and the admin API
- * behind it stay private.
+ * With nq/backup.h and the views, this is what nq-admin includes of server/ (it links the core
+ * and the store, never the daemon: docs/design.md, "Module map"); the scheduler and the admin API
+ * behind it stay the core's own.
  * Requests and refusals are the protocol's (nq/proto.h), so a command reads the same whether it
  * runs here or through a server's admin session.
  */
@@ -19,6 +19,7 @@
 #include "nq/proto.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
+#include "store_audit.h" /* the audit's types: nq_admin_audit_unit_t, nq_admin_audit_t */
 
 typedef struct nq_admin_db_s nq_admin_db_t;
 
@@ -60,27 +61,6 @@ int nq_admin_db_export(nq_admin_db_t *db, nq_ev_distinct_t distinct, int64_t now
                        nq_admin_export_t *info, char *errbuf, size_t errlen);
 
 /* ---- the audit (nq-admin audit; docs/reliability.md, "The audit") ---- */
-
-/* One verified unit drawn for the audit: its stored answer and the solver version of the results
- * that verified it (nodes are compared only where that version is this build's). */
-typedef struct nq_admin_audit_unit_s {
-  int64_t id;
-  char text[NQ_UNIT_TEXT_MAX];
-  nq_counts_t stored;
-  char solver[NQ_SOLVER_VERSION_MAX + 1];
-} nq_admin_audit_unit_t;
-
-/* One audit as recorded (schema 016, table audits). */
-typedef struct nq_admin_audit_s {
-  int64_t at;          /* when it finished, Unix seconds */
-  int sample;          /* units asked for */
-  uint64_t seed;       /* the draw's seed */
-  int checked;         /* units recomputed */
-  int mismatched;      /* of them, disagreeing with the store (each re-opened) */
-  double seconds;      /* the recomputation's time */
-  char outcome[16];    /* "agree", "disagree", "empty" */
-  char detail[512];    /* the first mismatched units' texts */
-} nq_admin_audit_t;
 
 /* Draw up to `sample` verified units of the picked job by `seed` (the same units for the same
  * seed while the verified set is the same): cb gets each. *verified: how many there were. */

@@ -127,7 +127,7 @@ int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out);
 typedef int (*srv_asg_cb)(const srv_asg_info_t *a, void *arg);
 int srv_asg_list_unit(srv_store_t *st, int64_t unit_id, srv_asg_cb cb, void *arg);
 
-/* ---- the scheduler's queries (server/sched.c holds the rules; the SQL is here) --------------- */
+/* ---- the scheduler's queries (server/core/sched.c holds the rules; the SQL is here) --------------- */
 
 /* One assignment handed to a client (the protocol's `work` entry). */
 typedef struct srv_work_s {

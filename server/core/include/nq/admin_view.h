@@ -3,7 +3,7 @@
  * behind the page (docs/http.md), each as a typed view (nq/view.h): one field list below, one
  * struct, one pack, one parse.
  *
- * server/admin_api.c (and web.c for the public additions) fills the structs and packs them;
+ * server/core/admin_api.c (and web.c for the public additions) fills the structs and packs them;
  * nq-admin (admin/cmd_*.c) and the page (server/web_page.c) parse the JSON into them and read
  * members, never keys. The lists ({"clients": [...]} and the like) are packed element by element
  * as the store walks them (nq_view_pack of the element view), and parsed whole.

@@ -1,6 +1,6 @@
 /* nq-server: the inside of the store's bottom layer (store.c, layer 0 of store.h), for the store's
  * files only: the connection, the statement cache and the row helpers every family uses. Nothing
- * here knows a table family. Nothing outside server/store*.c includes this: every other module
+ * here knows a table family. Nothing outside server/store/store*.c includes this: every other module
  * asks the store through the families' typed functions, so all SQL lives in those files
  * (docs/store.md, "Who owns the tables"). Tests may include it to reach the raw connection.
  */

@@ -47,6 +47,9 @@ typedef struct srv_sched_config_s {
 /* srv_sched_config_t.self_joined */
 enum { SRV_SELF_JOINED_OWNER_AND_NET = 0, SRV_SELF_JOINED_OWNER = 1 };
 
+/* The scheduler's options, declared once (sched_opts.c): nq-server's command line reads this
+ * table into a srv_sched_config_t; srv_sched_config_default applies its defaults. */
+extern const struct nq_opt_s srv_sched_opts_table[];
 void srv_sched_config_default(srv_sched_config_t *cfg);
 
 /* The scheduler context: plain data, embed it in the server struct. It does not own the store. */

@@ -18,7 +18,7 @@
 
 #define WANT_MAX 256
 
-/* srv_sched_config_default: srv_opts.c, from the options table that declares the defaults. */
+/* srv_sched_config_default: sched_opts.c, from the options table that declares the defaults. */
 
 /* splitmix64: the spot-check draw needs no more than an even spread, and a state of its own. */
 static uint64_t rng_next(uint64_t *x) {

@@ -1,5 +1,5 @@
 /* nq-server: the store's clients (layer 3, store.h): enrolment, lookups, activity, the ban. The
- * owners and what a client's trust changes are store_trust.h's.
+ * owners and what a client's trust changes are store_owners.h's.
  */
 #ifndef SRV_STORE_CLIENTS_H
 #define SRV_STORE_CLIENTS_H

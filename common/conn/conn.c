@@ -52,7 +52,6 @@ struct nq_conn_s {
   struct sockaddr_storage peer_sa; /* ss_family 0 until known */
   char peer[80];
   char errstr[320]; /* room for a hostname mismatch and the certificate's names */
-  X509 *mismatch;    /* client: the server's certificate when it lacked the dialled name */
 };
 
 /* Socket reads and TLS plaintext go through buffers that live only during one callback: an
@@ -93,7 +92,6 @@ static void conn_maybe_free(nq_conn_t *c) {
   if (c->open_handles > 0 || c->gai_pending) return;
   assert(c->state == NQ_CONN_CLOSED); /* handles are closed only by conn_close_handles */
   if (c->notify && c->opts.on_close) c->opts.on_close(c);
-  X509_free(c->mismatch);
   SSL_free(c->ssl);
   nq_framebuf_free(&c->in);
   free(c);
@@ -427,21 +425,7 @@ static void conn_handshake(nq_conn_t *c) {
     return;
   }
   char e[300];
-  long vr = SSL_get_verify_result(c->ssl);
-  if (vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH) {
-    /* Say which names the certificate does carry: the operator's fix is to add one, or the
-     * volunteer's to dial one of these. */
-    char names[200];
-    snprintf(e, sizeof e, "certificate verify failed: %s (the certificate names: %s)",
-             X509_verify_cert_error_string(vr),
-             nq_tls_cert_names(c->mismatch, names, sizeof names));
-    ERR_clear_error();
-  } else if (vr != X509_V_OK) {
-    snprintf(e, sizeof e, "certificate verify failed: %s", X509_verify_cert_error_string(vr));
-    ERR_clear_error();
-  } else {
-    nq_tls_errors(e, sizeof e);
-  }
+  nq_tls_handshake_error(c->ssl, e, sizeof e);
   c->ssl_fatal = 1;
   /* Graceful: the alert OpenSSL queued tells the peer why, which beats a bare reset. */
   conn_fail(c, NQ_ETLS, FAIL_GRACEFUL, NULL, "handshake failed: %s", e[0] ? e : "error");
@@ -683,36 +667,6 @@ static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
   if (r < 0) conn_fail(c, NQ_EIO, FAIL_ABORT, NULL, "connect %s: %s", c->peer, uv_strerror(r));
 }
 
-/* OpenSSL's verification, unchanged, except that a certificate refused for the name keeps a
- * reference in its connection: the error then lists the names it does carry (a failed handshake
- * leaves no peer certificate to ask for). */
-static int verify_cb(int ok, X509_STORE_CTX *x) {
-  int e = X509_STORE_CTX_get_error(x);
-  if (ok || (e != X509_V_ERR_HOSTNAME_MISMATCH && e != X509_V_ERR_IP_ADDRESS_MISMATCH)) return ok;
-  SSL *ssl = X509_STORE_CTX_get_ex_data(x, SSL_get_ex_data_X509_STORE_CTX_idx());
-  nq_conn_t *c = ssl ? SSL_get_app_data(ssl) : NULL;
-  X509 *leaf = X509_STORE_CTX_get0_cert(x);
-  if (c && !c->mismatch && leaf && X509_up_ref(leaf)) c->mismatch = leaf;
-  return ok;
-}
-
-/* Pin the expected server identity: an IP literal is matched against IP SubjectAltNames (and
- * sent without SNI, which may not carry addresses); a name is sent as SNI and matched against
- * DNS SubjectAltNames. */
-static int conn_set_verify_name(nq_conn_t *c, const char *hostname) {
-  unsigned char ip[16];
-  ERR_clear_error();
-  if (inet_pton(AF_INET, hostname, ip) == 1 || inet_pton(AF_INET6, hostname, ip) == 1) {
-    if (!X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), hostname)) return NQ_ETLS;
-  } else {
-    if (!SSL_set_tlsext_host_name(c->ssl, hostname)) return NQ_ETLS;
-    if (!SSL_set1_host(c->ssl, hostname)) return NQ_ETLS;
-    SSL_set_hostflags(c->ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-  }
-  SSL_set_app_data(c->ssl, c);
-  SSL_set_verify(c->ssl, SSL_VERIFY_PEER, verify_cb);
-  return 0;
-}
 
 int nq_conn_connect(uv_loop_t *loop, const char *host, int port, nq_tls_ctx_t *ctx,
                     const char *hostname, const nq_conn_opts_t *opts, nq_conn_t **out) {
@@ -724,7 +678,7 @@ int nq_conn_connect(uv_loop_t *loop, const char *host, int port, nq_tls_ctx_t *c
   int r = conn_new(loop, ctx, opts, &c);
   if (r < 0) return r;
   snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
-  r = conn_set_verify_name(c, hostname);
+  r = nq_tls_pin_peer(c->ssl, hostname);
   if (r < 0) goto fail;
   SSL_set_connect_state(c->ssl);
 
