@@ -46,6 +46,15 @@ static const adm_cmd_t commands[] = {
      "approve ID: its client is made an owner (self-joined, never trusted without `trust`)\n"
      "when it asks again; reject ID: it is told so and stops.",
      adm_cmd_owner},
+    {"news", "add TEXT | list | remove ID [--json]",
+     "The project's news to volunteers: shown on the page, sent in every client's welcome\n"
+     "(the newest 5) and, through a running server, to the clients connected now; each client\n"
+     "logs each item once. TEXT: one line, up to 400 bytes.",
+     adm_cmd_news},
+    {"team", "add NAME | rename NAME NEW | remove NAME | list [--json]",
+     "Teams of owners: volunteers join one with nq-client --join --team NAME; the page ranks\n"
+     "teams by their owners' verified credit. remove: its owners are in no team after it.",
+     adm_cmd_team},
     {"jobs", "[--json]", "List jobs, with final totals once done.", adm_cmd_jobs},
     {"job", "add N [--unit-seconds S | --depth D] [--max-depth D] [--quorum Q] [--max-results M]\n"
      "         | list [--all] | cancel ID | next [--force] | archive N | delete N [--force]\n"

@@ -116,6 +116,7 @@ struct cli_s {
   int enrolling;           /* hello carries the enrolment key (no token yet) */
   int joining;             /* --join and no token yet: the first frame is a signup */
   char ticket[NQ_PROTO_TICKET_MAX + 1]; /* a pending sign-up's ticket (STATE/signup.ticket) */
+  int64_t news_seen;       /* the newest news item logged (STATE/news.seen) */
   int token_stored;        /* cli->token came from STATE/token */
   unsigned rng;
   int attempt;             /* reconnect attempts since the last welcome */
@@ -668,7 +669,8 @@ static cli_reason_t fatal_code_reason(nq_errcode_t code) {
   case NQ_ERR_AUTH:
   case NQ_ERR_SIGNUP_CLOSED:
   case NQ_ERR_SIGNUP_REJECTED:
-  case NQ_ERR_EXISTS: /* a sign-up's public name is taken */
+  case NQ_ERR_EXISTS:    /* a sign-up's public name is taken */
+  case NQ_ERR_NOT_FOUND: /* a sign-up's team does not exist */
   case NQ_ERR_ENROL_CLOSED: return CLI_REASON_AUTH; /* rate_limited: retried after the backoff */
   case NQ_ERR_BANNED: return CLI_REASON_BANNED;
   case NQ_ERR_VERSION:
@@ -850,6 +852,48 @@ static void handle_signup_reply(cli_t *cli, const json_t *msg) {
   nq_conn_close(cli->conn, NULL, NULL);
 }
 
+/* ---- news ---- */
+
+#define NEWS_FILE "news.seen"
+
+/* Log each item not logged before, oldest first, once per state folder. */
+static void news_log(cli_t *cli, const nq_news_t *n) {
+  int64_t top = cli->news_seen;
+  for (int i = n->n - 1; i >= 0; i--) {
+    const nq_news_item_t *it = &n->items[i];
+    if (it->id <= cli->news_seen) continue;
+    char when[32];
+    time_t t = (time_t)it->at;
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime_r(&t, &tm));
+    nq_log(NQ_LOG_INFO, "news from the project (%s): %s", when, it->text);
+    if (it->id > top) top = it->id;
+  }
+  if (top == cli->news_seen) return;
+  cli->news_seen = top;
+  char line[32];
+  int len = snprintf(line, sizeof line, "%lld\n", (long long)top);
+  if (nq_file_replace_volatile(cli->j.dir, NEWS_FILE, line, (size_t)len, 0644) != 0)
+    nq_log(NQ_LOG_DEBUG, "cannot keep %s/%s: news may be logged again", cli->j.dir, NEWS_FILE);
+}
+
+static void news_load(cli_t *cli) {
+  char path[4096], line[32];
+  if (nq_path_join(path, sizeof path, cli->j.dir, NEWS_FILE) == 0 &&
+      nq_file_read_line(path, line, sizeof line) == 0)
+    cli->news_seen = strtoll(line, NULL, 10);
+}
+
+static void handle_news(cli_t *cli, const json_t *msg) {
+  nq_news_t n;
+  nq_proto_err_t err;
+  if (nq_news_parse(msg, &n, &err) != 0) {
+    server_broke_protocol(cli, "news", &err);
+    return;
+  }
+  news_log(cli, &n);
+}
+
 static void handle_welcome(cli_t *cli, const json_t *msg) {
   nq_welcome_t w;
   nq_proto_err_t err;
@@ -897,6 +941,7 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
     cli->st.has_credit = 1;
     cli->st.credit_at = (int64_t)time(NULL);
   }
+  news_log(cli, &w.news);
   if (w.shown_as || w.credit)
     nq_log(NQ_LOG_INFO, "credited as %s%s%s, credit %s nodes", w.shown_as ? w.shown_as : "?",
            w.page ? " on " : "", w.page ? w.page : "", w.credit ? w.credit : "?");
@@ -1051,6 +1096,7 @@ static const struct {
     [NQ_MSG_ERROR] = {IN_HELLO | IN_READY, handle_error},
     [NQ_MSG_WELCOME] = {IN_HELLO, handle_welcome},
     [NQ_MSG_SIGNUP_REPLY] = {IN_HELLO, handle_signup_reply},
+    [NQ_MSG_NEWS] = {IN_READY, handle_news},
     [NQ_MSG_WORK] = {IN_READY, handle_work},
     [NQ_MSG_NO_WORK] = {IN_READY, handle_no_work},
     [NQ_MSG_ACK] = {IN_READY, handle_ack},
@@ -1763,6 +1809,7 @@ static int start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
     cli_release_memory(cli);
     return CLI_EXIT_SETUP;
   }
+  news_load(cli);
   /* The devices first: each passes its self-test before it takes work, or is refused by name
    * (nq_gpu_open_spec logs it) and the CPU goes on without it. */
   char gerr[512];

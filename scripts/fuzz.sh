@@ -68,6 +68,8 @@ for t in "${targets[@]}"; do
 {"type":"signup_reply","state":"joined","owner":"v-0a1b2c3d4e5f","owner_key":"k","client":"box-1","token":"t"}
 {"type":"signup_reply","state":"pending","request":3,"retry_after":60,"ticket":"beef"}
 {"type":"admin","cmd":"owner_approve","id":3}
+{"type":"news","items":[{"id":2,"at":1764000000,"text":"Maintenance on Sunday"}]}
+{"type":"admin","cmd":"team_rename","name":"lab","to":"lab2"}
 {"type":"error","code":"rate_limited","message":"too many sign-ups","fatal":true,"retry_after":3600}
 SEEDS
   fi

@@ -229,7 +229,18 @@ struct srv_s {
   srv_outage_t *outage;   /* the alive stamps (srv_outage.h) */
   struct srv_cert_s *cert; /* the certificate's reloads and expiry (srv_cert.h) */
   int64_t signup_pruned;  /* when old sign-up rows were last pruned (srv_signup.c) */
+  int news_pending;       /* a request of the current batch added news: tell the clients */
 };
+
+/* The project's newest news as a welcome or news message carries it: the items' storage and the
+ * message's view of them. */
+typedef struct srv_news_buf_s {
+  srv_news_t items[NQ_PROTO_NEWS_MAX];
+  nq_news_t msg;
+} srv_news_buf_t;
+
+/* Fill b with the newest news (none is fine). 0, or the store's error (logged). */
+int srv_news_newest(srv_t *s, srv_news_buf_t *b);
 
 /* Open the data dir, the store and the job, build the TLS context and start listening.
  * On failure everything acquired is released (call nothing else) and errbuf says why. Returns 0,

@@ -147,6 +147,13 @@ static void complete(srv_t *s, srv_req_t *r, const srv_signup_t *su, int64_t now
                     "with another --public-name", su->public_name);
     return;
   }
+  srv_team_t team;
+  if (rc == 0 && su->team[0]) {
+    /* The team was there when the request came; one removed since is left out, not refused. */
+    int tr = srv_team_find(s->store, su->team, &team);
+    if (tr == 0) rc = srv_owner_set_team(s->store, o.id, team.id);
+    else if (tr != NQ_ENOTFOUND) rc = tr;
+  }
   if (rc == 0) rc = srv_client_enrol(s->store, su->client_name, th, now, &cl);
   if (rc == 0) rc = srv_client_set_owner(s->store, cl.id, o.id);
   if (rc == 0 && su->id > 0) rc = srv_signup_joined(s->store, su->id, o.id);
@@ -232,6 +239,17 @@ void srv_signup_handle(srv_t *s, srv_req_t *r, int64_t now) {
   if (taken) {
     srv_proto_fatal(r, NQ_ERR_EXISTS, "the public name %s is taken on this server; join again "
                     "with another --public-name", m.public_name);
+    return;
+  }
+  srv_team_t team;
+  int tr = m.team ? srv_team_find(s->store, m.team, &team) : 0;
+  if (tr == NQ_ENOTFOUND) {
+    srv_proto_fatal(r, NQ_ERR_NOT_FOUND, "no team %s on this server (its operator makes teams: "
+                    "nq-admin team add); join without --team or with another", m.team);
+    return;
+  }
+  if (tr != 0) {
+    store_fatal(s, r, "team");
     return;
   }
   if (within_limits(s, r, su.addr, su.net, now) != 0) return;

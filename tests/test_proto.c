@@ -158,7 +158,8 @@ START_TEST(round_trip_hello_welcome) {
   json_decref(m);
 
   nq_welcome_t w = {1, "lab-7", "newtoken", 18, 3, NQ_JOB_RUNNING, 16, 900, "alice",
-                    "https://nq.example.org/", "340282366920938463463374607431768211455"};
+                    "https://nq.example.org/", "340282366920938463463374607431768211455",
+                    {2, {{9, 1764000000, "Maintenance Sunday 10:00 UTC"}, {4, 1763000000, "N=28 \xc3\xa9"}}}};
   m = over_wire(nq_welcome_pack(&w));
   nq_welcome_t wb;
   ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), 0);
@@ -173,8 +174,36 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_str_eq(wb.shown_as, "alice");
   ck_assert_str_eq(wb.page, "https://nq.example.org/");
   ck_assert_str_eq(wb.credit, "340282366920938463463374607431768211455");
+  ck_assert_int_eq(wb.news.n, 2);
+  ck_assert_int_eq(wb.news.items[0].id, 9);
+  ck_assert_int_eq(wb.news.items[0].at, 1764000000);
+  ck_assert_str_eq(wb.news.items[0].text, "Maintenance Sunday 10:00 UTC");
+  ck_assert_str_eq(wb.news.items[1].text, "N=28 \xc3\xa9");
   json_decref(m);
-  nq_welcome_t wa = {1, NULL, NULL, 8, 3, NQ_JOB_DONE, 256, 2147483647, NULL, NULL, NULL};
+  /* The unasked news message: the same items; malformed ones refused. */
+  m = over_wire(nq_news_pack(&w.news));
+  nq_news_t nb;
+  ck_assert_int_eq(nq_news_parse(m, &nb, &err), 0);
+  ck_assert_int_eq(nb.n, 2);
+  ck_assert_int_eq(nb.items[1].id, 4);
+  json_decref(m);
+  static const char *const bad_news[] = {
+      "{\"type\":\"news\"}", "{\"type\":\"news\",\"items\":{}}",
+      "{\"type\":\"news\",\"items\":[{\"id\":0,\"at\":1,\"text\":\"x\"}]}",
+      "{\"type\":\"news\",\"items\":[{\"id\":1,\"at\":1,\"text\":\"\"}]}",
+      "{\"type\":\"news\",\"items\":[{\"id\":1,\"at\":1,\"text\":\"a\\nb\"}]}",
+      "{\"type\":\"news\",\"items\":[1,2,3,4,5,6]}"};
+  for (size_t i = 0; i < sizeof bad_news / sizeof *bad_news; i++) {
+    m = json_loads(bad_news[i], 0, NULL);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(nq_news_parse(m, &nb, &err) == NQ_EPROTO, "%s", bad_news[i]);
+    json_decref(m);
+  }
+  m = json_loads("{\"type\":\"welcome\",\"v\":1,\"job\":{\"n\":8,\"depth\":3,\"state\":"
+                 "\"done\"},\"max_outstanding\":1,\"progress_interval\":1,\"news\":7}", 0, NULL);
+  ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), NQ_EPROTO);
+  json_decref(m);
+  nq_welcome_t wa = {1, NULL, NULL, 8, 3, NQ_JOB_DONE, 256, 2147483647, NULL, NULL, NULL, {0}};
   m = over_wire(nq_welcome_pack(&wa));
   ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), 0);
   ck_assert_ptr_null(wb.client);
@@ -453,26 +482,26 @@ END_TEST
 START_TEST(round_trip_admin_error_bye) {
   nq_proto_err_t err;
   nq_admin_req_t reqs[] = {
-      {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_CLIENTS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_CLIENT_ADD, "delta", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_CLIENT_BAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_JOBS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_UNITS, NULL, "disputed", 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_UNITS, NULL, "all", 25, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, "8:c:2:0,2,4", 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 77, NQ_PROTO_RETRY_EXTRA_MAX, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_JOB_ARCHIVE, NULL, NULL, 0, NULL, 0, 0, 18, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_JOB_DELETE, NULL, NULL, 0, NULL, 0, 0, 32, 1, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_OWNERS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_OWNER_ADD, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_OWNER_BAN, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_OWNER_TRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_OWNER_UNTRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_CLIENT_UNBAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_UNIT_REOPEN, NULL, NULL, 0, NULL, 42, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 3, 0, 0, 1, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, "alpha", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0},
+      {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_CLIENTS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_CLIENT_ADD, "delta", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_CLIENT_BAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_JOBS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNITS, NULL, "disputed", 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNITS, NULL, "all", 25, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, "8:c:2:0,2,4", 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 77, NQ_PROTO_RETRY_EXTRA_MAX, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_JOB_ARCHIVE, NULL, NULL, 0, NULL, 0, 0, 18, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_JOB_DELETE, NULL, NULL, 0, NULL, 0, 0, 32, 1, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_OWNERS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_OWNER_ADD, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_OWNER_BAN, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_OWNER_TRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_OWNER_UNTRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_CLIENT_UNBAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNIT_REOPEN, NULL, NULL, 0, NULL, 42, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 3, 0, 0, 1, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, "alpha", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
       {.cmd = NQ_ADMIN_JOB_ADD, .job_n = 28, .unit_seconds = 28800, .max_depth = 20,
        .quorum = 3, .max_results = 6},
       {.cmd = NQ_ADMIN_JOB_ADD, .job_n = 10, .depth = 4},
@@ -489,6 +518,13 @@ START_TEST(round_trip_admin_error_bye) {
       {.cmd = NQ_ADMIN_SIGNUPS, .all = 1},
       {.cmd = NQ_ADMIN_OWNER_APPROVE, .request = 12},
       {.cmd = NQ_ADMIN_OWNER_REJECT, .request = 1},
+      {.cmd = NQ_ADMIN_NEWS_ADD, .text = "Maintenance on Sunday"},
+      {.cmd = NQ_ADMIN_NEWS_LIST},
+      {.cmd = NQ_ADMIN_NEWS_REMOVE, .request = 3},
+      {.cmd = NQ_ADMIN_TEAMS},
+      {.cmd = NQ_ADMIN_TEAM_ADD, .name = "lab"},
+      {.cmd = NQ_ADMIN_TEAM_RENAME, .name = "lab", .to = "lab2"},
+      {.cmd = NQ_ADMIN_TEAM_REMOVE, .name = "lab2"},
   };
   for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
     nq_admin_req_t b;
@@ -519,6 +555,10 @@ START_TEST(round_trip_admin_error_bye) {
     else ck_assert_ptr_null(b.client);
     if (reqs[i].owner) ck_assert_str_eq(b.owner, reqs[i].owner);
     else ck_assert_ptr_null(b.owner);
+    if (reqs[i].text) ck_assert_str_eq(b.text, reqs[i].text);
+    else ck_assert_ptr_null(b.text);
+    if (reqs[i].to) ck_assert_str_eq(b.to, reqs[i].to);
+    else ck_assert_ptr_null(b.to);
     json_decref(m);
   }
   json_t *data = json_pack("{s:[{s:s}]}", "clients", "name", "alpha");
@@ -582,7 +622,7 @@ END_TEST
 /* The bytes of version 1 as today's programs send them: a peer built before this module must
  * read exactly what it always read. */
 START_TEST(version1_wire_bytes) {
-  nq_welcome_t w = {1, "lab-7", NULL, 18, 3, NQ_JOB_RUNNING, 16, 900, NULL, NULL, NULL};
+  nq_welcome_t w = {1, "lab-7", NULL, 18, 3, NQ_JOB_RUNNING, 16, 900, NULL, NULL, NULL, {0}};
   expect_text(nq_welcome_pack(&w),
               "{\"type\":\"welcome\",\"v\":1,\"job\":{\"n\":18,\"depth\":3,\"state\":\"running\"},"
               "\"max_outstanding\":16,\"progress_interval\":900,\"client\":\"lab-7\"}");
@@ -615,7 +655,7 @@ START_TEST(version1_wire_bytes) {
   expect_text(nq_error_new(NQ_ERR_BAD_JSON, "human readable", 1),
               "{\"type\":\"error\",\"code\":\"bad_json\",\"message\":\"human readable\","
               "\"fatal\":true}");
-  nq_admin_req_t q = {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0};
+  nq_admin_req_t q = {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL};
   expect_text(nq_admin_req_pack(&q), "{\"type\":\"admin\",\"cmd\":\"status\"}");
   expect_text(nq_bye_pack(), "{\"type\":\"bye\"}");
 }
@@ -969,7 +1009,7 @@ START_TEST(pack_refuses_missing_strings) {
   w->n = 1;
   ck_assert_ptr_null(nq_work_pack(w));
   free(w);
-  nq_admin_req_t q = {NQ_ADMIN_CLIENT_ADD, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0};
+  nq_admin_req_t q = {NQ_ADMIN_CLIENT_ADD, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL};
   ck_assert_ptr_null(nq_admin_req_pack(&q));
   nq_admin_reply_t rep = {NQ_ADMIN_JOBS, NULL};
   ck_assert_ptr_null(nq_admin_reply_pack(&rep));

@@ -232,6 +232,66 @@ int nq_hello_parse(const json_t *m, nq_hello_t *h, nq_proto_err_t *err) {
   return 0;
 }
 
+/* ---- news ----------------------------------------------------------------------------------- */
+
+static json_t *news_items_pack(const nq_news_t *n) {
+  json_t *a = json_array();
+  int ok = a != NULL;
+  for (int i = 0; ok && i < n->n && i < NQ_PROTO_NEWS_MAX; i++) {
+    json_t *o = json_object();
+    ok = o && json_array_append_new(a, o) == 0;
+    if (!ok) break;
+    put(o, "id", json_integer(n->items[i].id), &ok);
+    put(o, "at", json_integer(n->items[i].at), &ok);
+    put(o, "text", n->items[i].text ? json_string(n->items[i].text) : NULL, &ok);
+  }
+  if (!ok) {
+    json_decref(a);
+    return NULL;
+  }
+  return a;
+}
+
+static int news_text_valid(const char *t) {
+  size_t n = strlen(t);
+  if (n < 1 || n > NQ_PROTO_NEWS_TEXT_MAX) return 0;
+  for (; *t; t++)
+    if ((unsigned char)*t < 0x20 || *t == 0x7f) return 0;
+  return 1;
+}
+
+/* items (may be NULL: none) into *n; -1 when malformed. */
+static int news_items_parse(const json_t *items, nq_news_t *n) {
+  memset(n, 0, sizeof *n);
+  if (!items) return 0;
+  if (!json_is_array(items) || json_array_size(items) > NQ_PROTO_NEWS_MAX) return -1;
+  for (size_t i = 0; i < json_array_size(items); i++) {
+    const json_t *o = json_array_get(items, i);
+    nq_news_item_t *it = &n->items[i];
+    if (!json_is_object(o) || nq_msg_get_int(o, "id", 1, INT64_MAX, &it->id) ||
+        nq_msg_get_int(o, "at", 0, INT64_MAX, &it->at) || nq_msg_get_str(o, "text", &it->text) ||
+        !news_text_valid(it->text))
+      return -1;
+  }
+  n->n = (int)json_array_size(items);
+  return 0;
+}
+
+json_t *nq_news_pack(const nq_news_t *n) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_NEWS, &ok);
+  if (o) put(o, "items", news_items_pack(n), &ok);
+  return msg_done(o, ok);
+}
+
+int nq_news_parse(const json_t *m, nq_news_t *n, nq_proto_err_t *err) {
+  const json_t *items = json_object_get(m, "items");
+  if (!items || news_items_parse(items, n) != 0)
+    return BAD("news: items must be an array of at most %d {id >= 1, at, text of 1..%d bytes "
+               "without control characters}", NQ_PROTO_NEWS_MAX, NQ_PROTO_NEWS_TEXT_MAX);
+  return 0;
+}
+
 json_t *nq_welcome_pack(const nq_welcome_t *w) {
   int ok;
   json_t *o = msg_new(NQ_MSG_WELCOME, &ok);
@@ -252,6 +312,7 @@ json_t *nq_welcome_pack(const nq_welcome_t *w) {
   if (w->shown_as) put(o, "shown_as", json_string(w->shown_as), &ok);
   if (w->page) put(o, "page", json_string(w->page), &ok);
   if (w->credit) put(o, "credit", json_string(w->credit), &ok);
+  if (w->news.n > 0) put(o, "news", news_items_pack(&w->news), &ok);
   return msg_done(o, ok);
 }
 
@@ -284,6 +345,9 @@ int nq_welcome_parse(const json_t *m, nq_welcome_t *w, nq_proto_err_t *err) {
       (w->credit && nq_u128_parse(w->credit, &credit) != 0))
     return BAD("welcome: shown_as (1..88) and page (1..255) must be printable ASCII, credit a "
                "decimal string");
+  if (news_items_parse(json_object_get(m, "news"), &w->news) != 0)
+    return BAD("welcome: news must be an array of at most %d {id >= 1, at, text}",
+               NQ_PROTO_NEWS_MAX);
   w->job_n = (int)n;
   w->job_depth = (int)depth;
   w->job_state = (nq_job_state_t)lookup(job_state_names, NELEM(job_state_names), state);
@@ -655,7 +719,17 @@ json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
     break;
   case NQ_ADMIN_OWNER_APPROVE:
   case NQ_ADMIN_OWNER_REJECT:
+  case NQ_ADMIN_NEWS_REMOVE:
     put(o, "id", json_integer(r->request), &ok);
+    break;
+  case NQ_ADMIN_NEWS_ADD:
+    put(o, "text", r->text ? json_string(r->text) : NULL, &ok);
+    break;
+  case NQ_ADMIN_TEAM_ADD:
+  case NQ_ADMIN_TEAM_REMOVE:
+  case NQ_ADMIN_TEAM_RENAME:
+    put(o, "name", r->name ? json_string(r->name) : NULL, &ok);
+    if (r->cmd == NQ_ADMIN_TEAM_RENAME) put(o, "to", r->to ? json_string(r->to) : NULL, &ok);
     break;
   case NQ_ADMIN_JOB_CANCEL:
     put(o, "id", json_integer(r->queue_id), &ok);
@@ -764,8 +838,23 @@ int nq_admin_req_parse(const json_t *m, nq_admin_req_t *r, nq_proto_err_t *err) 
   }
   case NQ_ADMIN_OWNER_APPROVE:
   case NQ_ADMIN_OWNER_REJECT:
+  case NQ_ADMIN_NEWS_REMOVE:
     if (nq_msg_get_int(m, "id", 1, INT64_MAX, &r->request))
-      return ADMIN_BAD("%s: needs `id` (a sign-up request's number, >= 1)", cmd);
+      return ADMIN_BAD("%s: needs `id` (>= 1)", cmd);
+    break;
+  case NQ_ADMIN_NEWS_ADD:
+    if (nq_msg_get_str(m, "text", &r->text) || !news_text_valid(r->text))
+      return ADMIN_BAD("news_add: needs `text`, 1..%d bytes without control characters",
+                       NQ_PROTO_NEWS_TEXT_MAX);
+    break;
+  case NQ_ADMIN_TEAM_ADD:
+  case NQ_ADMIN_TEAM_REMOVE:
+  case NQ_ADMIN_TEAM_RENAME:
+    if (nq_msg_get_str(m, "name", &r->name) || !nq_proto_name_valid(r->name) ||
+        (r->cmd == NQ_ADMIN_TEAM_RENAME &&
+         (nq_msg_get_str(m, "to", &r->to) || !nq_proto_name_valid(r->to))))
+      return ADMIN_BAD("%s: needs `name`%s (1..64 of [A-Za-z0-9._-])", cmd,
+                       r->cmd == NQ_ADMIN_TEAM_RENAME ? " and `to`" : "");
     break;
   case NQ_ADMIN_JOB_CANCEL:
     if (nq_msg_get_int(m, "id", 1, INT64_MAX, &r->queue_id))

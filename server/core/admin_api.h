@@ -77,7 +77,17 @@ typedef struct srv_admin_effects_s {
   int next;                    /* job_next: start the next queued job now (1), even though the
                                 * served job runs (2: --force) */
   int job_done;                /* unit_retry verified the job's last unit */
+  int news;                    /* news_add: tell the connected clients */
 } srv_admin_effects_t;
+
+/* {"news": [...]}: the newest `limit` items (0: all), newest first. */
+json_t *srv_news_json(srv_store_t *st, int limit);
+/* {"teams": [...]} ranked by their owners' credit; {"volunteers": [...]} ranked by credit (the
+ * first `limit`, 0: all): the public lists (docs/http.md). */
+json_t *srv_teams_json(srv_store_t *st);
+json_t *srv_volunteers_json(srv_store_t *st, int limit);
+/* Every volunteer not banned, most credit first (a malloc'ed array; the caller frees it). */
+int srv_volunteers_ranked(srv_store_t *st, srv_volunteer_t **out, size_t *n);
 
 /* {"owners": [...]}: every owner by name (docs/operations.md). */
 json_t *srv_owners_json(srv_store_t *st, int64_t now);

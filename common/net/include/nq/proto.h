@@ -83,7 +83,8 @@
   X(ERROR, "error") /* either way */                                                               \
   X(BYE, "bye") /* either way */                                                                   \
   X(SIGNUP, "signup") /* client -> server: first frame, instead of hello: join by oneself */       \
-  X(SIGNUP_REPLY, "signup_reply") /* server -> client: joined (keys) or pending (a ticket) */
+  X(SIGNUP_REPLY, "signup_reply") /* server -> client: joined (keys) or pending (a ticket) */     \
+  X(NEWS, "news") /* server -> client, unasked: the project's news (also in welcome) */
 typedef enum {
 #define NQ_MSG_ENUM_ONE(e, name) NQ_MSG_##e,
   NQ_MSG_TYPE_MAP(NQ_MSG_ENUM_ONE)
@@ -207,6 +208,26 @@ typedef enum {
 #undef NQ_JOB_ENUM_ONE
 } nq_job_state_t;
 
+/* The project's news (welcome.news, and the unasked `news` message when an item is added): the
+ * newest NQ_PROTO_NEWS_MAX items, newest first. */
+#define NQ_PROTO_NEWS_MAX 5
+#define NQ_PROTO_NEWS_TEXT_MAX 400 /* bytes of UTF-8, no control characters */
+typedef struct nq_news_item_s {
+  int64_t id;       /* >= 1; a client logs each id once */
+  int64_t at;       /* Unix seconds */
+  const char *text;
+} nq_news_item_t;
+
+typedef struct nq_news_s {
+  int n;            /* 0..NQ_PROTO_NEWS_MAX */
+  nq_news_item_t items[NQ_PROTO_NEWS_MAX];
+} nq_news_t;
+
+/* Checks: items an array of at most NQ_PROTO_NEWS_MAX objects {id >= 1, at >= 0, text 1..400
+ * bytes without control characters}; else bad_message. */
+json_t *nq_news_pack(const nq_news_t *n);
+int nq_news_parse(const json_t *msg, nq_news_t *out, nq_proto_err_t *err);
+
 typedef struct nq_welcome_s {
   int64_t v;             /* the server's protocol version */
   const char *client;    /* the client's name (NULL for admin) */
@@ -219,6 +240,7 @@ typedef struct nq_welcome_s {
   const char *shown_as;  /* the name the public page credits this client under */
   const char *page;      /* the public page's address */
   const char *credit;    /* this client's credit (verified nodes), decimal */
+  nq_news_t news;        /* optional (n = 0: absent): the project's newest news */
 } nq_welcome_t;
 
 /* Checks: v an integer inside [MIN, MAX] (else version: the client speaks another protocol);
@@ -424,7 +446,14 @@ int nq_ack_parse(const json_t *msg, nq_ack_t *out, nq_proto_err_t *err);
   X(OWNER_REKEY, "owner_rekey")                                                                  \
   X(SIGNUPS, "signups") /* the sign-up requests (nq-client --join) */                              \
   X(OWNER_APPROVE, "owner_approve")                                                                \
-  X(OWNER_REJECT, "owner_reject")
+  X(OWNER_REJECT, "owner_reject")                                                                \
+  X(NEWS_ADD, "news_add") /* the project's news to volunteers */                                   \
+  X(NEWS_LIST, "news")                                                                             \
+  X(NEWS_REMOVE, "news_remove")                                                                    \
+  X(TEAMS, "teams") /* teams of owners */                                                          \
+  X(TEAM_ADD, "team_add")                                                                          \
+  X(TEAM_RENAME, "team_rename")                                                                    \
+  X(TEAM_REMOVE, "team_remove")
 typedef enum {
 #define NQ_ADMIN_ENUM_ONE(e, name) NQ_ADMIN_##e,
   NQ_ADMIN_CMD_MAP(NQ_ADMIN_ENUM_ONE)
@@ -462,7 +491,10 @@ typedef struct nq_admin_req_s {
                           * signups: every request kept, not only the pending ones */
   const char *owner;     /* client_add: the owner the client belongs to (optional; NULL: the
                           * owner `default`) */
-  int64_t request;       /* owner_approve, owner_reject: the sign-up request's number (>= 1) */
+  int64_t request;       /* owner_approve, owner_reject: the sign-up request's number (>= 1);
+                          * news_remove: the item's id (>= 1) */
+  const char *text;      /* news_add: the item (1..NQ_PROTO_NEWS_TEXT_MAX bytes, one line) */
+  const char *to;        /* team_rename: the new name (name: the team's) */
 } nq_admin_req_t;
 
 /* Refusals are the non-fatal bad_message (an admin session survives a typo). */

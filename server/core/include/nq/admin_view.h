@@ -240,6 +240,39 @@ NQ_VIEW_STRUCT(leader, NQ_VIEW_LEADER)
   F(INT, protocol, REQ, 0)
 NQ_VIEW_STRUCT(server, NQ_VIEW_SERVER)
 
+/* One news item (news, news_add). */
+#define NQ_VIEW_NEWS_ITEM(F)                                                                     \
+  F(INT, id, REQ, 0)                                                                             \
+  F(INT, at, REQ, 0)                                                                             \
+  F(STR, text, REQ, 0)
+NQ_VIEW_STRUCT(news_item, NQ_VIEW_NEWS_ITEM)
+#define NQ_VIEW_NEWS(F) F(ARR, news, REQ, news_item)
+NQ_VIEW_STRUCT(news, NQ_VIEW_NEWS)
+
+/* One team (teams, team_add, team_rename; /api/teams): credit is its owners' summed. */
+#define NQ_VIEW_TEAM(F)                                                                          \
+  F(INT, rank, REQ, 0)                                                                           \
+  F(STR, name, REQ, 0)                                                                           \
+  F(INT, owners, REQ, 0)                                                                         \
+  F(U128, credit, REQ, 0)
+NQ_VIEW_STRUCT(team, NQ_VIEW_TEAM)
+#define NQ_VIEW_TEAMS(F) F(ARR, teams, REQ, team)
+NQ_VIEW_STRUCT(teams, NQ_VIEW_TEAMS)
+
+/* One volunteer (an owner other than `default`, not banned; /api/volunteers, /v/NAME): its
+ * public name, or anonymous- and six hex digits when it chose none. */
+#define NQ_VIEW_VOLUNTEER(F)                                                                     \
+  F(INT, rank, REQ, 0)                                                                           \
+  F(STR, name, REQ, 0)                                                                           \
+  F(BOOL, named, REQ, 0)                                                                         \
+  F(STRN, team, REQ, 0)                                                                          \
+  F(INT, machines, REQ, 0)                                                                       \
+  F(INT, verified, REQ, 0)                                                                       \
+  F(U128, credit, REQ, 0)
+NQ_VIEW_STRUCT(volunteer, NQ_VIEW_VOLUNTEER)
+#define NQ_VIEW_VOLUNTEERS(F) F(ARR, volunteers, REQ, volunteer)
+NQ_VIEW_STRUCT(volunteers, NQ_VIEW_VOLUNTEERS)
+
 /* The status of one job (nq-admin status, /api/status; docs/operations.md). */
 #define NQ_VIEW_STATUS(F)                                                                        \
   F(INT, now, REQ, 0)                                                                            \
@@ -263,7 +296,10 @@ NQ_VIEW_STRUCT(server, NQ_VIEW_SERVER)
   F(ARR, disputed, OPT, unit)                                                                    \
   F(ARR, leaderboard, OPT, leader)                                                               \
   F(OBJ, server, OPT, server)                                                                    \
-  F(OBJ, cert, OPT, cert)
+  F(OBJ, cert, OPT, cert)                                                                        \
+  F(ARR, news, OPT, news_item)                                                                   \
+  F(ARR, volunteers, OPT, volunteer)                                                             \
+  F(ARR, teams, OPT, team)
 NQ_VIEW_STRUCT(status, NQ_VIEW_STATUS)
 
 /* /api/history: the job's samples, with the rates between them (null for the first). */
