@@ -11,7 +11,8 @@
  * Bounds, each refusal a fatal error frame that says when to come back (`rate_limited` with
  * retry_after; the message names the time): --signup-per-addr admitted sign-ups per address
  * (IPv4; IPv6 /64) and hour, --signup-per-net per network (IPv4 /24; IPv6 /48) and hour,
- * --signup-per-day in all, and --signup-pending requests waiting at once (approve). Only
+ * --signup-per-day in all, and --signup-pending requests waiting at once (approve; approved
+ * requests whose client has not come back yet count too). Only
  * admitted sign-ups are stored (a refusal costs one indexed count), and rows no limit counts any
  * more are pruned, so the table holds at most about two days of admitted sign-ups plus the
  * pending ones. --max-clients bounds the clients sign-ups make, as for enrolment.

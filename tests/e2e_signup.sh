@@ -145,7 +145,7 @@ b = r["bursts"]
 def check(i, joined, what, lo, hi):
     x = b[i]
     assert x["joined"] == joined, (i, x["joined"])
-    assert len(x["refused"]) == x["count"] - joined, i
+    assert len(x["refused"]) == x["count"] - joined and x["pending"] == 0, i
     for f in x["refused"]:
         assert f["code"] == "rate_limited", f
         assert what in f["message"] and "try again after" in f["message"], f
@@ -199,4 +199,27 @@ PIDS+=("$!")
 PIDS+=("$!")
 wait_server_exit 120
 check_done "$D" 10
+
+say "6. the cap on requests waiting for the operator"
+D="$TMP/cap"; mkdir -p "$D"; PORT=$(free_port)
+e2e_start_server "$D" "$PORT" --n 10 --depth 3 --signup approve --signup-pending 3 \
+  --signup-per-addr 100 --signup-per-net 100
+python3 "$HERE/signup_burst.py" "$PORT" "$D/data/ca.pem" "$D/cap.json" 127.0.0.1:10
+admin "$D" owner approve 1 >/dev/null
+python3 "$HERE/signup_burst.py" "$PORT" "$D/data/ca.pem" "$D/cap2.json" 127.0.0.1:2
+admin "$D" owner reject 2 >/dev/null
+python3 "$HERE/signup_burst.py" "$PORT" "$D/data/ca.pem" "$D/cap3.json" 127.0.0.1:2
+python3 - "$D" <<'PY' || fail "the pending cap did not hold: $(cat "$D/cap.json")"
+import json, sys
+d = sys.argv[1]
+a = json.load(open(d + "/cap.json"))["bursts"][0]
+assert a["pending"] == 3 and a["joined"] == 0 and len(a["refused"]) == 7, a
+for f in a["refused"]:
+    assert f["code"] == "rate_limited" and "already wait for the operator (at most 3)" in f["message"], f
+b = json.load(open(d + "/cap2.json"))["bursts"][0]
+assert b["pending"] == 0 and len(b["refused"]) == 2, b      # approved, not collected: still held
+c = json.load(open(d + "/cap3.json"))["bursts"][0]
+assert c["pending"] == 1 and len(c["refused"]) == 1, c      # a rejection frees one place
+PY
+[ "$(admin "$D" owner requests | grep -c pending)" = 2 ] || fail "not 2 pending after all"
 say "PASS"

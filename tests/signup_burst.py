@@ -4,7 +4,7 @@
     signup_burst.py PORT CA OUT.json SPEC... [--honest TOKEN]
 
 Each SPEC is SRC:COUNT: COUNT sign-ups (a TLS connection each, the `signup` frame of
-docs/protocol.md) from the loopback address SRC, one after another; SPECs run in order. With
+docs/protocol.md) from the loopback address SRC, one after another; SPECs run in order (a `pending` answer, --signup approve, counts apart). With
 --honest TOKEN a thread logs in with that client token and asks for work over and over while the
 bursts run, and the slowest answer is recorded. OUT.json gets, per SPEC, how many joined and the
 refusals (code, retry_after, message), and the honest client's round trips."""
@@ -93,7 +93,7 @@ def main():
     k = 0
     for spec in args:
         src, count = spec.rsplit(":", 1)
-        b = {"src": src, "count": int(count), "joined": 0, "refused": []}
+        b = {"src": src, "count": int(count), "joined": 0, "pending": 0, "refused": []}
         t0 = time.monotonic()
         for _ in range(int(count)):
             k += 1
@@ -102,6 +102,8 @@ def main():
             r = signup(port, ctx, a, "b%d" % k)
             if r and r.get("type") == "signup_reply" and r.get("state") == "joined":
                 b["joined"] += 1
+            elif r and r.get("type") == "signup_reply" and r.get("state") == "pending":
+                b["pending"] += 1
             else:
                 b["refused"].append({"code": r.get("code") if r else None,
                                      "retry_after": r.get("retry_after") if r else None,

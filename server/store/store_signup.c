@@ -45,7 +45,7 @@ int srv_signup_window(srv_store_t *st, srv_signup_by_t by, const char *key, int6
 
 int srv_signup_pending_count(srv_store_t *st, int64_t *n) {
   sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT count(*) FROM signups WHERE state = 'pending'", &s);
+  int rc = srv_store_stmt(st, "SELECT count(*) FROM signups WHERE state IN ('pending', 'approved')", &s);
   if (rc) return rc;
   if (sqlite3_step(s) == SQLITE_ROW) *n = col_i64(s, 0);
   else rc = srv_store_fail(st, "pending sign-ups");

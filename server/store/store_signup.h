@@ -39,7 +39,8 @@ typedef struct srv_signup_s {
 typedef enum { SRV_SIGNUP_BY_ADDR, SRV_SIGNUP_BY_NET, SRV_SIGNUP_BY_ALL } srv_signup_by_t;
 int srv_signup_window(srv_store_t *st, srv_signup_by_t by, const char *key, int64_t since,
                       int64_t *count, int64_t *oldest);
-/* Requests waiting for the operator. */
+/* Requests waiting for the operator, and approved ones whose client has not come back for its
+ * keys yet: both are rows only the cap bounds (pruning keeps them). */
 int srv_signup_pending_count(srv_store_t *st, int64_t *n);
 /* Record an admitted sign-up (state pending or joined; ticket_hash NULL for joined). */
 int srv_signup_add(srv_store_t *st, const srv_signup_t *su, const char *ticket_hash,
