@@ -65,7 +65,8 @@ static const nq_opt_t adm_cmd_table[] = {
     A_INT("extra", extra, "K", 1, NQ_PROTO_RETRY_EXTRA_MAX,
           "unit retry: K more results (default: the job's quorum)"),
     A_FLAG("force", force, "job archive/delete while clients hold leases"),
-    A_FLAG("all", all, "job list: started, cancelled and failed entries too"),
+    A_FLAG("all", all, "job list: started, cancelled and failed entries too; owner requests: "
+           "decided ones too"),
     A_FLAG("all-disputed", all_disputed, "unit retry: every disputed unit"),
     A_STR("client", client, "NAME", "unit retry: the client to give the unit to"),
     A_STR("out", out, "FILE", "export: the evidence file"),

@@ -210,6 +210,17 @@ static void print_table(const nq_view_status_t *st) {
   if (bk->has_last_good && bk->last_good > 0)
     printf("backup     last good %s (%s ago): %s\n", adm_time(bk->last_good, bt, sizeof bt),
            adm_duration(st->now - bk->last_good, b1, sizeof b1), bk->file ? bk->file : "");
+  if (st->has_cert) {
+    const nq_view_cert_t *c = &st->cert;
+    char ct[64];
+    if (c->expiring)
+      printf("cert       WARN: %s %s %s (%.1f days; under the %lld-day warning): renew it, the "
+             "server re-reads it\n", c->file, c->days_left < 0 ? "EXPIRED" : "expires",
+             adm_time(c->not_after, ct, sizeof ct), c->days_left, (long long)c->warn_days);
+    else
+      printf("cert       %s (%s) expires %s (%.0f days)\n", c->file, c->names,
+             adm_time(c->not_after, ct, sizeof ct), c->days_left);
+  }
   trust_lines(st);
   evidence_lines(st);
   disputed_lines(st);

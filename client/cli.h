@@ -75,6 +75,9 @@ typedef struct cli_config_s {
   int threads;        /* --threads: CPU threads, >= 0 (0: the devices alone) */
   const char *gpu;    /* --gpu auto|off|all|LIST: the OpenCL devices that solve too (auto) */
   const char *public_name; /* --public-name: shown on the server's public page; NULL: anonymous */
+  int join;           /* --join: no credentials; sign up with the server (it makes an owner and
+                         this client; the owner key goes to STATE/owner.key) */
+  const char *team;   /* --team: with --join, the team to join */
   const char *state;  /* --state directory */
   long max_units;     /* --max-units (--once is 1); 0 = no limit */
   int exit_when_done; /* --exit-when-done: leave when the server runs no job (hello without

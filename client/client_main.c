@@ -85,10 +85,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "nq-client: --server wants HOST:PORT (got '')\n");
     return CLI_EXIT_USAGE;
   }
-  if (!cfg.ca || !*cfg.ca) {
-    fprintf(stderr, "nq-client: --ca CA.pem is required\n");
-    return CLI_EXIT_USAGE;
-  }
+  /* Without --ca the server's certificate is verified against the system's trust store: a
+   * server with a certificate from a public CA (nq-server --cert) needs nothing handed out. */
   cfg.max_units = (long)args.max_units;
   rc = read_secrets(&cfg, args.token_file, args.enrol_file);
   if (rc) return rc;
@@ -96,8 +94,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "nq-client: give a token or an enrolment key, not both\n");
     return CLI_EXIT_USAGE;
   }
-  if (cfg.name && !cfg.enrol) {
-    fprintf(stderr, "nq-client: --name only goes with --enrol or --enrol-file\n");
+  if (cfg.join && (cfg.token || cfg.enrol)) {
+    fprintf(stderr, "nq-client: --join makes its own credentials: not with a token or an "
+            "enrolment key\n");
+    return CLI_EXIT_USAGE;
+  }
+  if (cfg.team && (!cfg.join || !nq_proto_name_valid(cfg.team))) {
+    fprintf(stderr, "nq-client: --team goes with --join and wants 1..64 of [A-Za-z0-9._-]\n");
+    return CLI_EXIT_USAGE;
+  }
+  if (cfg.name && !cfg.enrol && !cfg.join) {
+    fprintf(stderr, "nq-client: --name only goes with --enrol, --enrol-file or --join\n");
     return CLI_EXIT_USAGE;
   }
   if (cfg.name && !nq_proto_name_valid(cfg.name)) {

@@ -192,7 +192,8 @@ static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_
   int first = *n_out;
   /* A replica past its key's hold limit waits one nominal lease for a client of another key. */
   srv_pick_t pk = {.job_id = s->job.id, .client_id = client_id, .distinct = s->cfg.quorum_distinct,
-                   .now = now, .cooldown = s->cfg.lease_seconds};
+                   .now = now, .cooldown = s->cfg.lease_seconds,
+                   .self_net = s->cfg.self_joined == SRV_SELF_JOINED_OWNER_AND_NET};
   int rc = kind == PICK_SPOT        ? srv_unit_pick_spot(s->store, &pk, room, out, n_out)
          : kind == PICK_CONTESTED ? srv_unit_pick_contested(s->store, &pk, room, out, n_out)
          : kind == PICK_EVIDENCE  ? srv_unit_pick_evidence(s->store, &pk, room, out, n_out)
@@ -491,6 +492,7 @@ typedef struct res_s {
   char backend[NQ_PROTO_BACKEND_MAX + 1]; /* the kernel that computed it ("" unknown) */
   int tree;   /* the search tree its solver version walks at the job's N (nq/versions.h) */
   int novote; /* voided, or its client is banned or suspect: judged, but no vote */
+  int self_joined; /* its owner joined by itself (schema 022) */
   int in;     /* in the agreeing group being looked at */
 } res_t;
 
@@ -519,6 +521,7 @@ static int res_add(const srv_asg_info_t *a, void *arg) {
   r->c8 = a->counts.c8;
   r->nodes = a->counts.nodes;
   r->novote = a->novote;
+  r->self_joined = a->self_joined;
   snprintf(r->solver, sizeof r->solver, "%s", a->solver);
   snprintf(r->net, sizeof r->net, "%s", a->net);
   snprintf(r->backend, sizeof r->backend, "%s", a->backend);
@@ -554,10 +557,16 @@ static int same_tree(const res_t *a, const res_t *b) { return a->tree != 0 && a-
 static int same_kind(const res_t *a, const res_t *b) { return same_counts(a, b) && same_tree(a, b); }
 
 /* Two results come from the same voter under --quorum-distinct: the same client, owner, or
- * network (a result of unknown network is its client's own). */
+ * network (a result of unknown network is its client's own). By owner, when either result's
+ * owner joined by itself (nq-client --join), the same network makes them one voter too (unless
+ * --self-joined-distinct owner): one person with many self-made owners on one network is one
+ * vote. */
 static int same_voter(const srv_sched_t *s, const res_t *a, const res_t *b) {
   switch (s->cfg.quorum_distinct) {
-  case SRV_DISTINCT_OWNER: return a->owner_id == b->owner_id;
+  case SRV_DISTINCT_OWNER:
+    return a->owner_id == b->owner_id ||
+           (s->cfg.self_joined == SRV_SELF_JOINED_OWNER_AND_NET &&
+            (a->self_joined || b->self_joined) && a->net[0] && strcmp(a->net, b->net) == 0);
   case SRV_DISTINCT_NETWORK:
     return a->client_id == b->client_id || (a->net[0] && strcmp(a->net, b->net) == 0);
   default: return a->client_id == b->client_id;

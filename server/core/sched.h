@@ -36,11 +36,16 @@ typedef struct srv_sched_config_s {
   int retry_after;     /* seconds suggested in no_work; default 30 */
   /* Issue 12: a hostile fleet. */
   srv_distinct_t quorum_distinct; /* what makes two agreeing results independent; default owner */
+  int self_joined;     /* SRV_SELF_JOINED_*: under owner, what keeps a self-joined owner's result
+                          from voting twice (schema 022); default owner-and-network */
   double spot_check;   /* percent of verified units re-issued to yet another owner; default 2 */
   int hold_factor;     /* a lease never runs past issue + hold_factor x max(lease_seconds, the
                           unit's estimated seconds on the reference core); default 8 */
   uint64_t seed;       /* the spot-check draw's seed; 0 = from the system's CSPRNG */
 } srv_sched_config_t;
+
+/* srv_sched_config_t.self_joined */
+enum { SRV_SELF_JOINED_OWNER_AND_NET = 0, SRV_SELF_JOINED_OWNER = 1 };
 
 /* The scheduler's options, declared once (sched_opts.c): nq-server's command line reads this
  * table into a srv_sched_config_t; srv_sched_config_default applies its defaults. */
