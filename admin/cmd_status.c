@@ -69,7 +69,13 @@ static void trust_lines(const nq_view_status_t *st) {
   if (spot > 0)
     printf("spot       %lld verified unit(s) waiting for a check by %s%s\n", spot,
            active > 0 ? "a trusted owner" : "another owner",
-           owners > 0 && !st->done ? "; the job is done only after them" : "");
+           owners > 0 && !st->done ? "; the job is done only after them (one that no client "
+                                     "online may take is dropped 600 s after its unit was "
+                                     "verified)" : "");
+  if (st->units.has_spot_dropped && st->units.spot_dropped > 0)
+    printf("spot       %lld spot check(s) dropped: no client that may take them was online for "
+           "600 s after their units were verified; the job %s without them\n",
+           (long long)st->units.spot_dropped, st->done ? "finished" : "goes on");
 }
 
 /* The kernel rule and the reference audits (absent from an older server: nothing said). */
@@ -204,6 +210,17 @@ static void print_table(const nq_view_status_t *st) {
   if (bk->has_last_good && bk->last_good > 0)
     printf("backup     last good %s (%s ago): %s\n", adm_time(bk->last_good, bt, sizeof bt),
            adm_duration(st->now - bk->last_good, b1, sizeof b1), bk->file ? bk->file : "");
+  if (st->has_cert) {
+    const nq_view_cert_t *c = &st->cert;
+    char ct[64];
+    if (c->expiring)
+      printf("cert       WARN: %s %s %s (%.1f days; under the %lld-day warning): renew it, the "
+             "server re-reads it\n", c->file, c->days_left < 0 ? "EXPIRED" : "expires",
+             adm_time(c->not_after, ct, sizeof ct), c->days_left, (long long)c->warn_days);
+    else
+      printf("cert       %s (%s) expires %s (%.0f days)\n", c->file, c->names,
+             adm_time(c->not_after, ct, sizeof ct), c->days_left);
+  }
   trust_lines(st);
   evidence_lines(st);
   disputed_lines(st);

@@ -335,15 +335,12 @@ static int kernel_ready(vrun_t *v) {
     snprintf(v->err, v->errlen, "unknown kernel '%s' (reference, auto, scalar, avx2, avx512)", k);
     return VERIFY_USAGE;
   }
-  /* The fast kernel picks its variant once, from NQ_KERNEL (common/solver/solver_fast.c). */
-  if (strcmp(k, "auto")) setenv("NQ_KERNEL", k, 1);
-  else unsetenv("NQ_KERNEL");
-  const char *got = nq_fast_kernel_in_use();
-  if (strcmp(k, "auto") && strcmp(got, k)) {
+  if (nq_fast_kernel_choose(k) != 0) {
+    const char *got = nq_fast_kernel_in_use();
     snprintf(v->err, v->errlen, "kernel %s cannot run on this CPU (it has %s)", k, got);
     return VERIFY_ERROR;
   }
-  snprintf(v->rep->kernel, sizeof v->rep->kernel, "%s", got);
+  snprintf(v->rep->kernel, sizeof v->rep->kernel, "%s", nq_fast_kernel_in_use());
   return 0;
 }
 

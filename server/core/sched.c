@@ -5,6 +5,7 @@
 
 #include "kernels.h"
 #include "store_kernels.h"
+#include "store_stall.h"
 #include "nq/certs.h"
 #include "nq/estimate.h"
 #include "nq/plan.h"
@@ -153,7 +154,7 @@ static int expected_seconds(srv_sched_t *s, int64_t client_id, double *mean) {
  * whose lease merely expired with this client may come back to it, on the same assignment:
  * otherwise a job with few clients stalls for good once every eligible client has let a lease
  * of one unit expire. */
-typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW, PICK_CONTESTED } pick_kind_t;
+typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW, PICK_CONTESTED, PICK_EVIDENCE } pick_kind_t;
 
 /* The client's leases in this call: `mean` its expected seconds per unit, `lapse` its lapse
  * factor (srv_sched_lapse_factor). */
@@ -167,9 +168,11 @@ typedef struct {
 
 /* The kernel a new lease of unit w names (kernels.h), into w->kernel ("" none), and how many
  * times slower than the client's own kernel it is expected to run (1 when none is named). */
-static int lease_kernel(srv_sched_t *s, const lease_plan_t *lp, srv_work_t *w, double *slow) {
+static int lease_kernel(srv_sched_t *s, const lease_plan_t *lp, srv_work_t *w, double *slow,
+                        int *lacking) {
   char present[256];
   *slow = 1.0;
+  *lacking = 0;
   w->kernel[0] = '\0';
   if (lp->kernels < 2) return 0;
   int rc = srv_unit_kernels_present(s->store, w->unit_id, present, sizeof present);
@@ -178,24 +181,38 @@ static int lease_kernel(srv_sched_t *s, const lease_plan_t *lp, srv_work_t *w, d
   if (k) {
     snprintf(w->kernel, sizeof w->kernel, "%s", k);
     *slow = srv_kernel_slowdown(lp->native, k);
+    *lacking = !srv_kernel_listed(present, k);
   }
   return 0;
 }
 
 static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_t now, int room,
-                     int ahead, const lease_plan_t *lp, srv_work_t *out, int *n_out) {
+                     int ahead, const lease_plan_t *lp, srv_work_t *out, int *n_out,
+                     int *dropped) {
   int first = *n_out;
   /* A replica past its key's hold limit waits one nominal lease for a client of another key. */
   srv_pick_t pk = {.job_id = s->job.id, .client_id = client_id, .distinct = s->cfg.quorum_distinct,
-                   .now = now, .cooldown = s->cfg.lease_seconds};
+                   .now = now, .cooldown = s->cfg.lease_seconds,
+                   .self_net = s->cfg.self_joined == SRV_SELF_JOINED_OWNER_AND_NET};
   int rc = kind == PICK_SPOT        ? srv_unit_pick_spot(s->store, &pk, room, out, n_out)
          : kind == PICK_CONTESTED ? srv_unit_pick_contested(s->store, &pk, room, out, n_out)
+         : kind == PICK_EVIDENCE  ? srv_unit_pick_evidence(s->store, &pk, room, out, n_out)
                                   : srv_unit_pick(s->store, &pk, kind == PICK_OPEN, room, out,
                                                   n_out);
   for (int i = first; i < *n_out && rc == 0; i++) {
     srv_work_t *w = &out[i];
     double slow = 1.0;
-    if ((rc = lease_kernel(s, lp, w, &slow)) != 0) break;
+    int lacking = 1;
+    if ((rc = lease_kernel(s, lp, w, &slow, &lacking)) != 0) break;
+    /* Kernel evidence is worth leasing only with a kernel the unit lacks: drop the pick. */
+    if (w->evidence && (!w->kernel[0] || !lacking)) {
+      if ((rc = srv_asg_evidence_none(s->store, w->unit_id, client_id, now)) != 0) break;
+      (*dropped)++;
+      memmove(w, w + 1, (size_t)(*n_out - i - 1) * sizeof *w);
+      (*n_out)--;
+      i--;
+      continue;
+    }
     int64_t lease = srv_sched_lease_for(&s->cfg, lp->mean, ahead + (i - first));
     /* A client whose leases lapse gets shorter ones, down to the shortest. */
     if (lp->lapse > 1) {
@@ -215,6 +232,9 @@ static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_
   return rc;
 }
 
+static int drop_spots_locked(srv_sched_t *s, int64_t now, int64_t *dropped,
+                             srv_result_info_t *info);
+
 int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now, srv_work_t *out,
                        int *n_out, srv_nowork_t *why) {
   *n_out = 0;
@@ -229,6 +249,10 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   /* Expiry first, so that the client's lapses include the leases it just let run out. */
   if ((rc = srv_asg_expire_due(s->store, now, NULL)) != 0) goto out;
   if ((rc = client_get_ok(s, client_id, now, &cl)) != 0) goto out;
+  int64_t dropped = 0;
+  srv_result_info_t dinfo;
+  memset(&dinfo, 0, sizeof dinfo);
+  if ((rc = drop_spots_locked(s, now, &dropped, &dinfo)) != 0) goto out;
   if ((rc = srv_job_get(s->store, s->job.id, &s->job)) != 0) goto out;
   /* A finished job still hands out the spot checks it wants (one may re-open it); an archived
    * one has nothing more to do. */
@@ -265,21 +289,27 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
    * the job runs rather than all at its end), then untouched work. A trusted owner's client
    * (issue 30) first settles contested units, then checks: that is what only it can do; while
    * one is active, nobody else gets a spot check. */
-  static const pick_kind_t order[] = {PICK_OPEN, PICK_SPOT, PICK_NEW};
-  static const pick_kind_t order_trusted[] = {PICK_CONTESTED, PICK_SPOT, PICK_OPEN, PICK_NEW};
+  static const pick_kind_t order[] = {PICK_OPEN, PICK_EVIDENCE, PICK_SPOT, PICK_NEW};
+  static const pick_kind_t order_trusted[] = {PICK_CONTESTED, PICK_SPOT, PICK_OPEN,
+                                              PICK_EVIDENCE, PICK_NEW};
   trust_t tm = {0, 0};
   int trusted = 0;
   if (room > 0 && (rc = trust_get(s, now, 1, &tm)) == 0 && tm.on)
     rc = srv_client_trusted(s->store, client_id, &trusted);
   const pick_kind_t *ord = trusted ? order_trusted : order;
-  size_t nord = trusted ? 4 : 3;
+  size_t nord = trusted ? 5 : 4;
   int start = *n_out;
   for (size_t k = 0; k < nord && rc == 0 && room > 0; k++) {
     if (done && ord[k] != PICK_SPOT) continue;
     if (ord[k] == PICK_SPOT && (s->cfg.spot_check <= 0 || (tm.active && !trusted))) continue;
-    int before = *n_out;
-    rc = lease_new(s, ord[k], client_id, now, room, held + (before - start), &lp, out, n_out);
+    if (ord[k] == PICK_EVIDENCE && lp.kernels < 2) continue;
+    int before = *n_out, gone = 0;
+    rc = lease_new(s, ord[k], client_id, now, room, held + (before - start), &lp, out, n_out,
+                   &gone);
     room -= *n_out - before;
+    /* Evidence picks this client cannot add a kernel to are marked and dropped: pick again (each
+     * round marks at least one, so this ends). */
+    if (rc == 0 && gone > 0 && room > 0) k--;
   }
   if (rc == 0 && done && *n_out == start) *why = SRV_NOWORK_DONE;
 out:
@@ -462,6 +492,7 @@ typedef struct res_s {
   char backend[NQ_PROTO_BACKEND_MAX + 1]; /* the kernel that computed it ("" unknown) */
   int tree;   /* the search tree its solver version walks at the job's N (nq/versions.h) */
   int novote; /* voided, or its client is banned or suspect: judged, but no vote */
+  int self_joined; /* its owner joined by itself (schema 022) */
   int in;     /* in the agreeing group being looked at */
 } res_t;
 
@@ -490,6 +521,7 @@ static int res_add(const srv_asg_info_t *a, void *arg) {
   r->c8 = a->counts.c8;
   r->nodes = a->counts.nodes;
   r->novote = a->novote;
+  r->self_joined = a->self_joined;
   snprintf(r->solver, sizeof r->solver, "%s", a->solver);
   snprintf(r->net, sizeof r->net, "%s", a->net);
   snprintf(r->backend, sizeof r->backend, "%s", a->backend);
@@ -525,10 +557,16 @@ static int same_tree(const res_t *a, const res_t *b) { return a->tree != 0 && a-
 static int same_kind(const res_t *a, const res_t *b) { return same_counts(a, b) && same_tree(a, b); }
 
 /* Two results come from the same voter under --quorum-distinct: the same client, owner, or
- * network (a result of unknown network is its client's own). */
+ * network (a result of unknown network is its client's own). By owner, when either result's
+ * owner joined by itself (nq-client --join), the same network makes them one voter too (unless
+ * --self-joined-distinct owner): one person with many self-made owners on one network is one
+ * vote. */
 static int same_voter(const srv_sched_t *s, const res_t *a, const res_t *b) {
   switch (s->cfg.quorum_distinct) {
-  case SRV_DISTINCT_OWNER: return a->owner_id == b->owner_id;
+  case SRV_DISTINCT_OWNER:
+    return a->owner_id == b->owner_id ||
+           (s->cfg.self_joined == SRV_SELF_JOINED_OWNER_AND_NET &&
+            (a->self_joined || b->self_joined) && a->net[0] && strcmp(a->net, b->net) == 0);
   case SRV_DISTINCT_NETWORK:
     return a->client_id == b->client_id || (a->net[0] && strcmp(a->net, b->net) == 0);
   default: return a->client_id == b->client_id;
@@ -910,6 +948,10 @@ static int quorum_check(srv_sched_t *s, int64_t unit_id, int64_t job_id, int64_t
   int nodes_ok = nodes_tree(s, r, n, &tv) != 0 && tv >= job.quorum;
   int shown = (!diverse || !nodes_ok) && best >= job.quorum ? job.quorum - 1 : best;
   if ((rc = srv_unit_set_votes(s->store, unit_id, shown, others)) != 0) goto out;
+  /* The votes are there, the kernels not: its voters may add kernel evidence. */
+  if ((rc = srv_unit_kshort_set(s->store, unit_id, !diverse && best >= job.quorum &&
+                                                       best > others)) != 0)
+    goto out;
   /* The cap counts every result of the unit (as `need` does). */
   if ((rc = srv_unit_get(s->store, unit_id, &u)) != 0) goto out;
   trust_t tm;
@@ -1089,6 +1131,69 @@ int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
   rc = srv_store_release(s->store, result_locked(s, client_id, assignment_id, unit_text, counts,
                                                  seconds, solver, backend, now, info));
   if (rc) memset(info, 0, sizeof *info);
+  return rc;
+}
+
+/* ---- spot checks that nobody can take ------------------------------------------------------ */
+
+static int drop_spots_locked(srv_sched_t *s, int64_t now, int64_t *dropped,
+                             srv_result_info_t *info) {
+  trust_t tm;
+  srv_stats_t c;
+  memset(&c, 0, sizeof c);
+  int rc = srv_job_get(s->store, s->job.id, &c.job);
+  if (rc || c.job.state != SRV_JOB_RUNNING) return rc;
+  if ((rc = srv_store_counters(s->store, s->job.id, &c)) != 0) return rc;
+  if (c.units[SRV_UNIT_VERIFIED] != c.job.units) return 0;
+  if ((rc = trust_get(s, now, 1, &tm)) != 0 || !tm.on) return rc;
+  int64_t *ids = NULL;
+  int n = 0;
+  rc = srv_spot_unreachable(s->store, s->job.id, s->cfg.quorum_distinct,
+                            now - SRV_TRUSTED_ACTIVE_WINDOW, tm.active, now - SRV_SPOT_WAIT_S,
+                            &ids, &n);
+  if (rc == 0 && n > 0) rc = srv_spot_drop(s->store, s->job.id, ids, n);
+  free(ids);
+  if (rc == 0) *dropped = n;
+  /* Nothing wanted any more (dropped, or done by others meanwhile): the job is done. */
+  if (rc == 0) rc = job_finish(s, s->job.id, now, info);
+  return rc;
+}
+
+int srv_sched_drop_spots(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done) {
+  srv_result_info_t info;
+  int64_t n = 0;
+  memset(&info, 0, sizeof info);
+  int rc = need_tx(s);
+  if (rc == 0) rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  rc = srv_store_release(s->store, drop_spots_locked(s, now, &n, &info));
+  if (rc == 0) rc = srv_job_get(s->store, s->job.id, &s->job);
+  if (dropped) *dropped = rc ? 0 : n;
+  if (job_done) *job_done = rc ? 0 : info.job_done;
+  return rc;
+}
+
+static int set_aside_locked(srv_sched_t *s, int64_t now, int64_t *dropped,
+                            srv_result_info_t *info) {
+  srv_stats_t c;
+  memset(&c, 0, sizeof c);
+  int rc = srv_job_get(s->store, s->job.id, &c.job);
+  if (rc || c.job.state != SRV_JOB_RUNNING) return rc;
+  if ((rc = srv_store_counters(s->store, s->job.id, &c)) != 0) return rc;
+  if (c.units[SRV_UNIT_VERIFIED] != c.job.units) return 0;
+  if ((rc = srv_spot_drop_all(s->store, s->job.id, dropped)) != 0) return rc;
+  return job_finish(s, s->job.id, now, info);
+}
+
+int srv_sched_set_aside(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done) {
+  srv_result_info_t info;
+  int64_t n = 0;
+  memset(&info, 0, sizeof info);
+  int rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  rc = srv_store_release(s->store, set_aside_locked(s, now, &n, &info));
+  if (dropped) *dropped = rc ? 0 : n;
+  if (job_done) *job_done = rc ? 0 : info.job_done;
   return rc;
 }
 

@@ -36,11 +36,16 @@ typedef struct srv_sched_config_s {
   int retry_after;     /* seconds suggested in no_work; default 30 */
   /* Issue 12: a hostile fleet. */
   srv_distinct_t quorum_distinct; /* what makes two agreeing results independent; default owner */
+  int self_joined;     /* SRV_SELF_JOINED_*: under owner, what keeps a self-joined owner's result
+                          from voting twice (schema 022); default owner-and-network */
   double spot_check;   /* percent of verified units re-issued to yet another owner; default 2 */
   int hold_factor;     /* a lease never runs past issue + hold_factor x max(lease_seconds, the
                           unit's estimated seconds on the reference core); default 8 */
   uint64_t seed;       /* the spot-check draw's seed; 0 = from the system's CSPRNG */
 } srv_sched_config_t;
+
+/* srv_sched_config_t.self_joined */
+enum { SRV_SELF_JOINED_OWNER_AND_NET = 0, SRV_SELF_JOINED_OWNER = 1 };
 
 /* The scheduler's options, declared once (sched_opts.c): nq-server's command line reads this
  * table into a srv_sched_config_t; srv_sched_config_default applies its defaults. */
@@ -252,6 +257,23 @@ int srv_sched_settle(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c, cons
  * counted since, nothing changes. In the caller's transaction when one is open, else in its own;
  * refreshes s->job (a recount may verify the last unit). *n (may be NULL): units recounted. */
 int srv_sched_recount_disputed(srv_sched_t *s, int64_t now, int *n);
+
+/* Spot checks never hold a job (docs/reliability.md, "Liveness"): once every unit of a running
+ * job with a trusted owner is verified, a spot check that no client may take -- none online
+ * (seen within SRV_TRUSTED_ACTIVE_WINDOW s) that can vote is of a key that never had the unit, or,
+ * while a trusted owner's client is active, none of those is trusted -- is dropped once its unit
+ * was verified SRV_SPOT_WAIT_S s ago: units.spot back to 0, counted in jobs.spot_dropped (schema
+ * 019), and the job finishes without it when nothing else is wanted. get_work and the sweep
+ * (srv_sched_expire's caller) call it. *dropped (may be NULL) gets the number dropped,
+ * *job_done (may be NULL) whether that finished the job. In the caller's transaction. */
+#define SRV_SPOT_WAIT_S 600
+int srv_sched_drop_spots(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done);
+
+/* The operator moves past the job (nq-admin job next --force): when every unit is verified and
+ * only spot checks hold it, they are all dropped (counted in jobs.spot_dropped) and the job
+ * finishes with its final totals; otherwise nothing changes (it keeps its verified counts and
+ * resumes when its N is queued again). Its own transaction unless the caller has one. */
+int srv_sched_set_aside(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done);
 
 /* Earliest deadline of a leased assignment of the job, or 0 if none (for the sweep timer). */
 int srv_sched_next_deadline(srv_sched_t *s, int64_t *deadline);

@@ -39,7 +39,7 @@ void srv_export_end(srv_store_t *st) {
 }
 
 /* One row per (unit, result), the units by id (the primary key: no sort) and each unit's
- * results by client (the UNIQUE (unit_id, client_id) index: no sort either); a unit without a
+ * results by client (the UNIQUE (unit_id, client_id, evidence) index: no sort either); a unit without a
  * result still has its row (the LEFT JOIN). The networks are numbered once, in their order. */
 static const char EXPORT_SQL[] =
     "WITH nets AS MATERIALIZED (SELECT net, row_number() OVER (ORDER BY net) AS k"
