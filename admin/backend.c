@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "admin.h"
+#include "nq/switches.h"
 #include "nq/addr.h"
 #include "nq/files.h"
 #include "nq/nq.h"
@@ -173,7 +174,7 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
 
 /* The token for remote mode: --token, --token-file, $NQ_ADMIN_TOKEN, or DATA/admin.token. */
 static int load_token(adm_backend_t *b, const adm_opts_t *o) {
-  const char *env = getenv("NQ_ADMIN_TOKEN");
+  const char *env = nq_switch_get(NQ_SW_ADMIN_TOKEN);
   char path[1100];
   const char *file = o->token_file;
   if (o->token) {

@@ -941,6 +941,9 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
     cli->st.has_credit = 1;
     cli->st.credit_at = (int64_t)time(NULL);
   }
+  if (w.evidence_key)
+    nq_log(NQ_LOG_INFO, "the server signs its evidence with key %s (nq-verify FILE --key %s)",
+           w.evidence_key, w.evidence_key);
   news_log(cli, &w.news);
   if (w.shown_as || w.credit)
     nq_log(NQ_LOG_INFO, "credited as %s%s%s, credit %s nodes", w.shown_as ? w.shown_as : "?",
@@ -1814,7 +1817,9 @@ static int start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
    * (nq_gpu_open_spec logs it) and the CPU goes on without it. */
   char gerr[512];
   const char *gspec = cfg->gpu ? cfg->gpu : "auto";
-  if (nq_gpu_open_spec(gspec, NULL, cli->gpus, CLI_GPUS_MAX, &cli->ngpus, gerr, sizeof gerr) != 0 ||
+  nq_gpu_opts_t gopts = {0};
+  cli_fault_gpu(&gopts); /* nq-client-test's injected device faults; nothing in nq-client */
+  if (nq_gpu_open_spec(gspec, &gopts, cli->gpus, CLI_GPUS_MAX, &cli->ngpus, gerr, sizeof gerr) != 0 ||
       (cfg->threads == 0 && cli->ngpus == 0)) {
     if (cli->ngpus == 0 && cfg->threads == 0)
       snprintf(gerr, sizeof gerr, "--threads 0 needs an OpenCL device that passes its self-test, "

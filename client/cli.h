@@ -92,7 +92,7 @@ typedef struct cli_config_s {
   int pause_from, pause_to; /* its minutes after midnight */
   double summary_seconds; /* --log-summary: the INFO summary of the units solved, this often (60) */
   double unreachable_warn_seconds; /* a server out of reach this long is a WARN (180) */
-  int fault_lie;      /* NQ_CLIENT_FAULT=lie: test-only, report c8 + 1 */
+  int fault_lie;      /* NQ_CLIENT_FAULT=lie in nq-client-test only (fault.h): report c8 + 1 */
   double backoff_min; /* seconds; first reconnect delay (0.5) */
   double backoff_max; /* seconds; the cap (60) */
   int prefetch;       /* assignments held beyond the running one (1) */

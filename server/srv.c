@@ -1,6 +1,7 @@
 /* nq-server: the server context -- listener, connections, timers, signals and the group commit
  * (see srv.h and docs/server.md). The message handlers live in srv_proto.c. */
 #include "srv.h"
+#include "evkey.h"
 #include "srv_cert.h"
 #include "web.h"
 
@@ -527,15 +528,26 @@ static void on_batch_check(uv_check_t *h) {
 static void on_sweep(uv_timer_t *t) {
   srv_t *s = t->data;
   if (s->stopping || srv_store_in_tx(s->store)) return;
-  int64_t n = 0;
+  int64_t n = 0, dropped = 0;
   int rc = srv_store_begin(s->store);
   if (rc == 0) {
     rc = srv_sched_expire(&s->sched, nq_now_wall(), &n);
+    /* Spot checks nobody may take never hold the job (sched.h). */
+    if (rc == 0) rc = srv_sched_drop_spots(&s->sched, nq_now_wall(), &dropped, NULL);
     if (rc == 0) rc = srv_store_commit(s->store);
     else srv_store_rollback(s->store);
   }
   if (rc != 0) nq_log(NQ_LOG_ERROR, "lease sweep: %s", srv_store_errmsg(s->store));
   else if (n > 0) nq_log(NQ_LOG_INFO, "%lld expired lease(s) released", (long long)n);
+  if (rc == 0 && dropped > 0)
+    nq_log(NQ_LOG_WARN, "%lld spot check(s) of job %lld (N=%d) dropped: no client that may take "
+           "them has been online for %d s since their units were verified (nq-admin status "
+           "counts them)", (long long)dropped, (long long)s->sched.job.id, s->sched.job.n,
+           SRV_SPOT_WAIT_S);
+  /* The job may have been finished by that, or by a get_work that dropped the last of them. */
+  if (rc == 0 && !s->job_done && srv_job_get(s->store, s->sched.job.id, &s->sched.job) == 0 &&
+      srv_job_is_done(&s->sched.job))
+    srv_job_finished(s);
   /* A job queued in local mode (nq-admin --data DIR job add) while none runs starts here. */
   if (s->job_done) srv_next_start(s, nq_now_wall(), 0);
 }
@@ -829,6 +841,11 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
   if (rc != 0) return rc;
   if ((rc = srv_datadir_store_hashes(&s->dd, s->store)) != 0) {
     snprintf(errbuf, errlen, "storing secret hashes: %s", srv_store_errmsg(s->store));
+    return rc;
+  }
+  /* The evidence signing key: made with the data directory, kept in the database (evkey.h). */
+  if ((rc = srv_evkey_ensure(s->store, s->dd.dir, s->evkey_fpr)) != 0) {
+    snprintf(errbuf, errlen, "the evidence signing key: %s", srv_store_errmsg(s->store));
     return rc;
   }
   srv_job_t job;

@@ -199,6 +199,7 @@ struct srv_s {
   int exit_code;
   double create_logged; /* job creation: seconds at the last progress line */
   char bound[96];      /* the address actually listened on */
+  char evkey_fpr[65];  /* the evidence signing key's fingerprint (evkey.h) */
 
   uv_tcp_t listener;
   uv_check_t batch_check;

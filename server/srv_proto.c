@@ -112,7 +112,7 @@ static json_t *welcome_new(srv_t *s, int64_t speak, const char *client, const ch
   nq_welcome_t w = {speak, client, token, j->n, j->depth,
                     s->job_done && spot == 0 ? done_state(s, waits) : NQ_JOB_RUNNING,
                     s->cfg.sched.max_outstanding, interval < 1 ? 1 : interval, NULL, NULL, NULL,
-                    {0}};
+                    s->evkey_fpr[0] ? s->evkey_fpr : NULL, {0}};
   char url[NQ_PROTO_PAGE_MAX + 1], credit[40];
   srv_news_buf_t news;
   if (client_id > 0 && srv_news_newest(s, &news) == 0) w.news = news.msg;

@@ -138,7 +138,9 @@ static void section_evidence(web_buf_t *b, const nq_view_status_t *st) {
   web_buf_printf(b, "<p id=\"rests\">");
   if (st->has_kernels && k->diverse >= 2) {
     grouped_num(g1, sizeof g1, (double)k->units_two_kernels);
-    web_buf_printf(b, "Each unit is verified by %lld different kernels; %s verified so. ",
+    web_buf_printf(b, "Each unit is verified by results from %lld different kernels, each the "
+                   "kernel the server named to its client; %s verified so. This guards against "
+                   "a bug in one honest kernel, not against clients that collude. ",
                    (long long)k->diverse, g1);
   }
   if (st->has_audits && a->count > 0) {
@@ -153,6 +155,14 @@ static void section_evidence(web_buf_t *b, const nq_view_status_t *st) {
   if (st->done)
     web_buf_printf(b, "Evidence anyone can re-check: <a id=\"export\" href=\"/api/export\">"
                    "/api/export</a> (nq-verify FILE).");
+  if (st->has_evidence_key) {
+    web_buf_printf(b, " The evidence is signed with the key whose fingerprint is <code "
+                   "id=\"evidence-key\">");
+    web_buf_html(b, st->evidence_key);
+    web_buf_printf(b, "</code>: <code>nq-verify FILE --key ");
+    web_buf_html(b, st->evidence_key);
+    web_buf_printf(b, "</code> refuses a file not signed by it.");
+  }
   web_buf_printf(b, "</p>\n");
 }
 

@@ -159,6 +159,7 @@ START_TEST(round_trip_hello_welcome) {
 
   nq_welcome_t w = {1, "lab-7", "newtoken", 18, 3, NQ_JOB_RUNNING, 16, 900, "alice",
                     "https://nq.example.org/", "340282366920938463463374607431768211455",
+                    "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
                     {2, {{9, 1764000000, "Maintenance Sunday 10:00 UTC"}, {4, 1763000000, "N=28 \xc3\xa9"}}}};
   m = over_wire(nq_welcome_pack(&w));
   nq_welcome_t wb;
@@ -174,7 +175,14 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_str_eq(wb.shown_as, "alice");
   ck_assert_str_eq(wb.page, "https://nq.example.org/");
   ck_assert_str_eq(wb.credit, "340282366920938463463374607431768211455");
-  ck_assert_int_eq(wb.news.n, 2);
+  ck_assert_str_eq(wb.evidence_key, w.evidence_key);
+  json_decref(m);
+  /* A key that is not 64 lowercase hex digits is refused. */
+  m = nq_welcome_pack(&w);
+  json_object_set_new(m, "evidence_key", json_string("00112233445566778899AABBCCDDEEFF"));
+  ck_assert_int_ne(nq_welcome_parse(m, &wb, &err), 0);
+  json_decref(m);
+    ck_assert_int_eq(wb.news.n, 2);
   ck_assert_int_eq(wb.news.items[0].id, 9);
   ck_assert_int_eq(wb.news.items[0].at, 1764000000);
   ck_assert_str_eq(wb.news.items[0].text, "Maintenance Sunday 10:00 UTC");
@@ -203,7 +211,7 @@ START_TEST(round_trip_hello_welcome) {
                  "\"done\"},\"max_outstanding\":1,\"progress_interval\":1,\"news\":7}", 0, NULL);
   ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), NQ_EPROTO);
   json_decref(m);
-  nq_welcome_t wa = {1, NULL, NULL, 8, 3, NQ_JOB_DONE, 256, 2147483647, NULL, NULL, NULL, {0}};
+  nq_welcome_t wa = {1, NULL, NULL, 8, 3, NQ_JOB_DONE, 256, 2147483647, NULL, NULL, NULL, NULL, {0}};
   m = over_wire(nq_welcome_pack(&wa));
   ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), 0);
   ck_assert_ptr_null(wb.client);
@@ -211,6 +219,7 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_ptr_null(wb.shown_as);
   ck_assert_ptr_null(wb.page);
   ck_assert_ptr_null(wb.credit);
+  ck_assert_ptr_null(wb.evidence_key);
   ck_assert_int_eq(wb.job_state, NQ_JOB_DONE);
   ck_assert_int_eq(wb.max_outstanding, 256);
   ck_assert_int_eq(wb.progress_interval, 2147483647);
@@ -622,7 +631,7 @@ END_TEST
 /* The bytes of version 1 as today's programs send them: a peer built before this module must
  * read exactly what it always read. */
 START_TEST(version1_wire_bytes) {
-  nq_welcome_t w = {1, "lab-7", NULL, 18, 3, NQ_JOB_RUNNING, 16, 900, NULL, NULL, NULL, {0}};
+  nq_welcome_t w = {1, "lab-7", NULL, 18, 3, NQ_JOB_RUNNING, 16, 900, NULL, NULL, NULL, NULL, {0}};
   expect_text(nq_welcome_pack(&w),
               "{\"type\":\"welcome\",\"v\":1,\"job\":{\"n\":18,\"depth\":3,\"state\":\"running\"},"
               "\"max_outstanding\":16,\"progress_interval\":900,\"client\":\"lab-7\"}");

@@ -1,6 +1,7 @@
 /* nq: the wire contract -- value structs <-> JSON objects for every message (see proto.h and
  * docs/protocol.md). The checks here are the protocol's; nothing else parses a message. */
 #include "nq/proto.h"
+#include "nq/hash.h"
 #include "nq/nq.h"
 #include "nq/unit.h"
 
@@ -312,6 +313,7 @@ json_t *nq_welcome_pack(const nq_welcome_t *w) {
   if (w->shown_as) put(o, "shown_as", json_string(w->shown_as), &ok);
   if (w->page) put(o, "page", json_string(w->page), &ok);
   if (w->credit) put(o, "credit", json_string(w->credit), &ok);
+  if (w->evidence_key) put(o, "evidence_key", json_string(w->evidence_key), &ok);
   if (w->news.n > 0) put(o, "news", news_items_pack(&w->news), &ok);
   return msg_done(o, ok);
 }
@@ -345,6 +347,10 @@ int nq_welcome_parse(const json_t *m, nq_welcome_t *w, nq_proto_err_t *err) {
       (w->credit && nq_u128_parse(w->credit, &credit) != 0))
     return BAD("welcome: shown_as (1..88) and page (1..255) must be printable ASCII, credit a "
                "decimal string");
+  unsigned char fpr[32];
+  if (nq_msg_opt_str(m, "evidence_key", NULL, &w->evidence_key) ||
+      (w->evidence_key && nq_hex_decode(w->evidence_key, sizeof fpr, fpr) != 0))
+    return BAD("welcome: evidence_key must be 64 lowercase hex digits");
   if (news_items_parse(json_object_get(m, "news"), &w->news) != 0)
     return BAD("welcome: news must be an array of at most %d {id >= 1, at, text}",
                NQ_PROTO_NEWS_MAX);

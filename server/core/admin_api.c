@@ -3,6 +3,7 @@
 #include "admin_api.h"
 #include "nq/admin_view.h"
 #include "store_audit.h"
+#include "evkey.h"
 #include "store_kernels.h"
 #include "store_queue.h"
 
@@ -79,10 +80,11 @@ json_t *srv_job_json(const srv_job_t *job) {
 typedef struct status_bufs_s {
   char match[200];
   char estimated[48];
-  char stall[512];
+  char stall[1024];
   char backup_file[900], backup_error[900];
   char cert_file[1100], cert_names[600];
   nq_admin_audit_t audit;
+  char evkey[65];
 } status_bufs_t;
 
 /* The answer checked against the published table: "known" (the published values or null),
@@ -128,8 +130,9 @@ static void match_view(const srv_job_t *job, nq_view_status_t *v, status_bufs_t 
  * already in for awaiting units are not subtracted, so the ETA errs long near the end. Stalled
  * units (store_stall.h) are left out of the work: they will not finish at any rate, so when every
  * unit left is stalled there is no ETA (null) rather than one that grows for ever. */
-static void progress_view(const srv_stats_t *s, int64_t stalled, int64_t now,
+static void progress_view(const srv_stats_t *s, const srv_stalls_t *x, int64_t now,
                           nq_view_progress_t *p, nq_view_rate_t *r, status_bufs_t *b) {
+  int64_t spot_stalled = x->by[SRV_STALL_SPOT], stalled = x->units - spot_stalled;
   const srv_job_t *job = &s->job;
   int64_t total = job->units, verified = s->units[SRV_UNIT_VERIFIED];
   int64_t left = total - verified;
@@ -167,7 +170,15 @@ static void progress_view(const srv_stats_t *s, int64_t stalled, int64_t now,
     double work = (double)moving * (double)job->quorum - s->leased_progress;
     if (work < 0) work = 0;
     double per_unit = left > 0 ? remaining / (double)left : 0.0;
-    if (left > 0 && moving == 0) r->has_eta_s = 0;
+    /* Every unit verified, the job not done: what is left is its spot checks (a trusted owner's
+     * job waits for them), one replica of an average unit each; none that can move, no ETA. */
+    if (left == 0) {
+      int64_t spots = s->spot_pending - spot_stalled;
+      work = spots > 0 ? (double)spots : 0;
+      per_unit = verified > 0 ? vnodes / (double)verified : 0.0;
+      moving = spots;
+    }
+    if (moving <= 0) r->has_eta_s = 0;
     else if (per_unit > 0 && nps > 0) r->has_eta_s = srv_seconds(work * per_unit / nps, &r->eta_s);
     else if (rps > 0) r->has_eta_s = srv_seconds(work / rps, &r->eta_s);
   } else {
@@ -251,6 +262,10 @@ static int evidence_view(srv_store_t *st, int64_t job_id, nq_view_status_t *v, s
   v->audits = (nq_view_audits_t){.count = count, .disagreed = bad, .has_last = count != 0};
   v->audits.last = (nq_view_audit_t){a->at,      a->sample,  (int64_t)a->seed, a->checked,
                                      a->mismatched, a->seconds, a->outcome,      a->detail};
+  /* The fingerprint of the key the evidence is signed with (evkey.h), for anyone to pin. */
+  srv_evkey_fingerprint(st, b->evkey);
+  v->has_evidence_key = b->evkey[0] != '\0';
+  v->evidence_key = b->evkey;
   return 0;
 }
 
@@ -311,6 +326,27 @@ static void stalled_view(const srv_stalls_t *x, nq_view_stalled_t *v, status_buf
   v->message = b->stall[0] ? b->stall : NULL;
 }
 
+static int queue_count_cb(const srv_queued_t *q, void *arg) {
+  (void)q;
+  ++*(int64_t *)arg;
+  return 0;
+}
+
+/* A job that cannot finish as the fleet stands never holds the queue silently: when everything
+ * it has left is stalled and jobs are queued behind it, the stall message names the command that
+ * moves on (docs/reliability.md, "Liveness"). */
+static void queue_hint(srv_store_t *st, nq_view_status_t *v, status_bufs_t *b) {
+  int64_t queued = 0;
+  if (v->done || v->stalled.units == 0 || v->rate.has_eta_s) return;
+  if (srv_queue_list(st, 0, queue_count_cb, &queued) != 0 || queued == 0) return;
+  size_t used = strlen(b->stall);
+  snprintf(b->stall + used, sizeof b->stall - used, "%s%lld queued job(s) wait behind this one: "
+           "nq-admin job next --force starts the next (this job keeps its verified counts, and "
+           "finishes with its totals when every unit is verified)", used ? "; " : "",
+           (long long)queued);
+  v->stalled.message = b->stall;
+}
+
 json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sched_config_t *cfg,
                         int64_t now) {
   srv_stats_t s;
@@ -332,12 +368,15 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sche
   v.units.blocked = s.blocked;
   v.units.spot_checks = s.spot_pending;
   v.units.contested = s.contested;
+  /* Spot checks dropped because no client could take them (schema 019): the job says so. */
+  if (srv_job_spot_dropped(st, job->id, &v.units.spot_dropped) == 0) v.units.has_spot_dropped = 1;
   /* What the answer rests on (issue 30): trusted owners settle disagreements, or votes alone. */
   v.trust = (nq_view_trust_t){s.trusted_owners, s.trusted_active,
                               s.trusted_owners > 0 ? "trusted" : "votes"};
   v.results = s.results;
-  progress_view(&s, x.units, now, &v.progress, &v.rate, &b);
+  progress_view(&s, &x, now, &v.progress, &v.rate, &b);
   stalled_view(&x, &v.stalled, &b);
+  queue_hint(st, &v, &b);
   totals_view(&s.verified, &v.verified);
   v.has_final = v.done;
   if (v.done) final_view(job, &v.final);

@@ -172,16 +172,20 @@ typedef struct srv_result_info_s {
 /* result. Checks, in order: the assignment exists (NQ_ENOTFOUND), it is this client's (NQ_EAUTH),
  * the client is not banned (NQ_EBANNED), unit_text equals the assignment's unit and the numbers are
  * possible (NQ_EINVAL: counts and nodes <= INT64_MAX, count1 = 0, nodes >= 1,
- * c2 + c4 + c8 <= nodes, corner unit => c2 = c4 = 0, seconds >= 0, solver 1..64 chars).
+ * c2 + c4 + c8 <= nodes, corner unit => c2 = c4 = 0, seconds >= 0, solver a version of the
+ * closed list nq/versions.h, the backend the kernel the lease named when it named one).
  * Then: already reported -> DUPLICATE, nothing changes. Unit verified -> LATE, judged valid/invalid
  * against it (trust counts change) -- unless the assignment is a spot check: ACCEPTED, and if it
  * disagrees the unit is re-opened with the group that verified it voided (info->unit_reopened,
  * and job_reopened when that made the finished job running again). Otherwise (open or disputed)
  * the result is stored (also for an expired lease) and the votes are counted: two results agree
- * iff c2, c4, c8 are equal and, where their solver versions are equal, their nodes are equal too;
+ * iff c2, c4, c8 are equal and, where their solver versions walk the same search tree at the
+ * job's N (nq/versions.h), their nodes are equal too;
  * a result votes unless voided or its client is banned or suspect; the votes of a group are its
  * distinct keys (cfg.quorum_distinct). When the best group has >= quorum votes and more than all
- * the others (a strict majority), the unit is verified with its counts, every result is judged
+ * the others (a strict majority), and the votes of one search tree in it reach the quorum too (the
+ * unit's nodes, hence the job's node total and the credit, are an agreed count: a version of
+ * another tree is compared on counts alone), the unit is verified with its counts, every result is judged
  * (clients that agreed on one wrong answer are marked suspect), other live leases are released,
  * clients past the ban threshold are banned (srv_sched_ban), a spot check may be drawn, and if it
  * was the job's last unit the job becomes done with its final totals -- all in this call.
@@ -253,6 +257,23 @@ int srv_sched_settle(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c, cons
  * counted since, nothing changes. In the caller's transaction when one is open, else in its own;
  * refreshes s->job (a recount may verify the last unit). *n (may be NULL): units recounted. */
 int srv_sched_recount_disputed(srv_sched_t *s, int64_t now, int *n);
+
+/* Spot checks never hold a job (docs/reliability.md, "Liveness"): once every unit of a running
+ * job with a trusted owner is verified, a spot check that no client may take -- none online
+ * (seen within SRV_TRUSTED_ACTIVE_WINDOW s) that can vote is of a key that never had the unit, or,
+ * while a trusted owner's client is active, none of those is trusted -- is dropped once its unit
+ * was verified SRV_SPOT_WAIT_S s ago: units.spot back to 0, counted in jobs.spot_dropped (schema
+ * 019), and the job finishes without it when nothing else is wanted. get_work and the sweep
+ * (srv_sched_expire's caller) call it. *dropped (may be NULL) gets the number dropped,
+ * *job_done (may be NULL) whether that finished the job. In the caller's transaction. */
+#define SRV_SPOT_WAIT_S 600
+int srv_sched_drop_spots(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done);
+
+/* The operator moves past the job (nq-admin job next --force): when every unit is verified and
+ * only spot checks hold it, they are all dropped (counted in jobs.spot_dropped) and the job
+ * finishes with its final totals; otherwise nothing changes (it keeps its verified counts and
+ * resumes when its N is queued again). Its own transaction unless the caller has one. */
+int srv_sched_set_aside(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done);
 
 /* Earliest deadline of a leased assignment of the job, or 0 if none (for the sweep timer). */
 int srv_sched_next_deadline(srv_sched_t *s, int64_t *deadline);

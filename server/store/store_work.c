@@ -209,6 +209,12 @@ static int unit_retry_locked(srv_store_t *st, int64_t unit_id, int extra) {
   if ((rc = srv_store_exec3(st, "UPDATE assignments SET state = 'reported' WHERE unit_id = ?1 "
                                 "AND state = 'late'", unit_id, 0, 0, "unit retry")) != 0)
     return rc;
+  /* Its voters are asked again for kernel evidence (schema 018): what they could not add then
+   * they may now (a kernel refused by mistake, a result that no longer votes). */
+  if (srv_store_schema_has(st, 18) &&
+      (rc = srv_store_exec3(st, "DELETE FROM assignments WHERE unit_id = ?1 AND evidence = 2",
+                            unit_id, 0, 0, "unit retry")) != 0)
+    return rc;
   if ((rc = srv_store_exec3(st, "UPDATE units SET state = 'awaiting', extra_results = "
                                 "max(0, results - (SELECT max_results FROM jobs j WHERE j.id = "
                                 "units.job_id)) + ?2 WHERE id = ?1 AND "
@@ -594,6 +600,30 @@ int srv_unit_pick_spot(srv_store_t *st, const srv_pick_t *pk, int room, srv_work
   return pick(st, net ? sql_pick_spot_net : sql_pick_spot[pk->distinct], pk, room, out, n);
 }
 
+/* Kernel evidence (schema 018): the client's own voting result is on the unit, its evidence row
+ * is absent or expired. */
+static const char *const sql_pick_evidence =
+    "SELECT id, text, coalesce(est_nodes, -1), 0 FROM units WHERE job_id = ?1 AND kshort = 1 "
+    "AND need > 0 AND state = 'awaiting' AND EXISTS (SELECT 1 FROM assignments a WHERE "
+    "a.unit_id = units.id AND a.client_id = ?2 AND a.reported_at IS NOT NULL AND a.voided = 0) "
+    "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id AND "
+    "a.client_id = ?2 AND ((a.evidence = 1 AND a.state != 'expired') OR a.evidence = 2)) "
+    "ORDER BY id LIMIT ?3";
+
+int srv_asg_evidence_none(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now) {
+  return srv_store_exec3(st, "INSERT OR IGNORE INTO assignments(unit_id, client_id, issued, "
+                             "deadline, state, evidence) VALUES (?1, ?2, ?3, ?3, 'expired', 2)",
+                         unit_id, client_id, now, "no kernel evidence");
+}
+
+int srv_unit_pick_evidence(srv_store_t *st, const srv_pick_t *pk, int room, srv_work_t *out,
+                           int *n) {
+  int first = *n;
+  int rc = pick(st, sql_pick_evidence, pk, room, out, n);
+  for (int i = first; i < *n; i++) out[i].evidence = 1;
+  return rc;
+}
+
 int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id, int history,
                               int *count, double *mean) {
   sqlite3_stmt *q;
@@ -636,15 +666,15 @@ int srv_client_backends(srv_store_t *st, int64_t client_id, char *buf, size_t le
 }
 
 /* A new row, or the client's own expired one for the unit leased again (same id: still one
- * assignment, so at most one result, per unit and client). The client's network goes with it;
+ * assignment, so at most one result, per unit, client and kind: a vote, or kernel evidence). The client's network goes with it;
  * the hold limit is the caller's (kept across re-leases, see srv_unit_pick). */
 static int asg_lease(srv_store_t *st, const srv_work_t *w, int64_t client_id, int64_t now,
                      int spot, int64_t *asg_id) {
   sqlite3_stmt *q;
   int rc = srv_store_stmt(st, "INSERT INTO assignments(unit_id, client_id, issued, deadline, "
-                              "spot, net, hold_until) VALUES (?1, ?2, ?3, ?4, ?5, "
-                              "(SELECT net FROM clients WHERE id = ?2), ?6) "
-                              "ON CONFLICT(unit_id, client_id) DO UPDATE "
+                              "spot, net, hold_until, evidence) VALUES (?1, ?2, ?3, ?4, ?5, "
+                              "(SELECT net FROM clients WHERE id = ?2), ?6, ?7) "
+                              "ON CONFLICT(unit_id, client_id, evidence) DO UPDATE "
                               "SET state = 'leased', issued = excluded.issued, "
                               "deadline = excluded.deadline, spot = excluded.spot, "
                               "net = excluded.net, hold_until = excluded.hold_until "
@@ -656,6 +686,7 @@ static int asg_lease(srv_store_t *st, const srv_work_t *w, int64_t client_id, in
   sqlite3_bind_int64(q, 4, w->deadline);
   sqlite3_bind_int(q, 5, spot);
   sqlite3_bind_int64(q, 6, w->hold_until);
+  sqlite3_bind_int(q, 7, w->evidence ? 1 : 0);
   if (sqlite3_step(q) != SQLITE_ROW) {
     rc = srv_store_fail(st, "lease");
     sqlite3_reset(q);

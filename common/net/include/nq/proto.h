@@ -240,6 +240,8 @@ typedef struct nq_welcome_s {
   const char *shown_as;  /* the name the public page credits this client under */
   const char *page;      /* the public page's address */
   const char *credit;    /* this client's credit (verified nodes), decimal */
+  const char *evidence_key; /* the fingerprint of the key the server signs its evidence with
+                               (64 lowercase hex digits; docs/evidence.md) */
   nq_news_t news;        /* optional (n = 0: absent): the project's newest news */
 } nq_welcome_t;
 
@@ -247,7 +249,8 @@ typedef struct nq_welcome_s {
  * job {n 1..32, depth >= 1, state "running"|"done"|"waiting"} (while waiting: the last job's);
  * max_outstanding and progress_interval in
  * range; client and token strings when present; shown_as and page printable ASCII
- * (NQ_PROTO_SHOWN_MAX, NQ_PROTO_PAGE_MAX), credit a decimal u128, when present. */
+ * (NQ_PROTO_SHOWN_MAX, NQ_PROTO_PAGE_MAX), credit a decimal u128, evidence_key 64 lowercase hex
+ * digits, when present. */
 json_t *nq_welcome_pack(const nq_welcome_t *w);
 int nq_welcome_parse(const json_t *msg, nq_welcome_t *out, nq_proto_err_t *err);
 

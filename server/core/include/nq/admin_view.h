@@ -71,7 +71,8 @@ NQ_VIEW_STRUCT(known, NQ_VIEW_KNOWN)
   F(COUNTS, state, REQ, NQ_UNIT_STATE)                                                           \
   F(INT, blocked, REQ, 0)                                                                        \
   F(INT, spot_checks, REQ, 0)                                                                    \
-  F(INT, contested, REQ, 0)
+  F(INT, contested, REQ, 0)                                                                      \
+  F(INT, spot_dropped, OPT, 0)
 NQ_VIEW_STRUCT(unit_counts, NQ_VIEW_UNIT_COUNTS)
 
 #define NQ_VIEW_TRUST(F)                                                                         \
@@ -102,8 +103,9 @@ NQ_VIEW_STRUCT(progress, NQ_VIEW_PROGRESS)
   F(INT, elapsed_s, REQ, 0)
 NQ_VIEW_STRUCT(rate, NQ_VIEW_RATE)
 
-/* status.stalled.by: stalled units per reason (one key per reason). */
-#define NQ_VIEW_STALL_BY(F) F(COUNTS, reason, REQ, NQ_STALL_REASON)
+/* status.stalled.by: stalled units per reason (one key per reason; a reason a server older than
+ * it does not send counts 0). */
+#define NQ_VIEW_STALL_BY(F) F(COUNTS, reason, OPT, NQ_STALL_REASON)
 NQ_VIEW_STRUCT(stall_by, NQ_VIEW_STALL_BY)
 
 #define NQ_VIEW_STALLED(F)                                                                       \
@@ -296,6 +298,7 @@ NQ_VIEW_STRUCT(volunteers, NQ_VIEW_VOLUNTEERS)
   F(ARR, disputed, OPT, unit)                                                                    \
   F(ARR, leaderboard, OPT, leader)                                                               \
   F(OBJ, server, OPT, server)                                                                    \
+  F(STR, evidence_key, OPT, 0)                                                                   \
   F(OBJ, cert, OPT, cert)                                                                        \
   F(ARR, news, OPT, news_item)                                                                   \
   F(ARR, volunteers, OPT, volunteer)                                                             \
