@@ -61,5 +61,4 @@ typedef enum {
   SRV_CONTEST_N
 } srv_contest_t;
 
-
 #endif
