@@ -176,7 +176,7 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_str_eq(wb.page, "https://nq.example.org/");
   ck_assert_str_eq(wb.credit, "340282366920938463463374607431768211455");
   ck_assert_str_eq(wb.evidence_key, w.evidence_key);
-    ck_assert_int_eq(wb.news.n, 2);
+  ck_assert_int_eq(wb.news.n, 2);
   ck_assert_int_eq(wb.news.items[0].id, 9);
   ck_assert_int_eq(wb.news.items[0].at, 1764000000);
   ck_assert_str_eq(wb.news.items[0].text, "Maintenance Sunday 10:00 UTC");
