@@ -17,6 +17,7 @@
 #include "admin_api.h"
 #include "fx_store.h"
 #include "nq/solver.h"
+#include "store_clients.h"
 #include "store_kernels.h"
 #include "store_stall.h"
 #include "store_queue.h"
@@ -448,6 +449,61 @@ START_TEST(spot_checks_never_hold_the_queue) {
 }
 END_TEST
 
+/* A paused client says so in its progress: every lease it holds runs to a full lease from that
+ * report (within the hold limit), so a pause longer than a lease does not lapse them; status
+ * counts it paused; a report without the flag, or a get_work, clears it. A client that says
+ * nothing loses its leases as before. */
+START_TEST(paused_client_keeps_its_leases) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.lease_seconds = 100;
+  cfg.spot_check = 0;
+  fx_init(&f, 8, 3, 2, 3, &cfg);
+  int64_t p = fx_client(&f, "paused"), q = fx_client(&f, "silent");
+  srv_work_t wp[4], wq[4];
+  ck_assert_int_eq(fx_work(&f, p, 4, T0, wp, NULL), 4);
+  ck_assert_int_eq(fx_work(&f, q, 4, T0, wq, NULL), 4);
+  int64_t now = T0;
+  for (int step = 1; step <= 5; step++) { /* 5 x 80 s: four times the lease */
+    now += 80;
+    nq_progress_t pr = {.id = wp[0].id, .paused = 1};
+    int64_t dl = 0;
+    ck_assert_int_eq(srv_store_begin(f.st), 0);
+    ck_assert_int_eq(srv_sched_progress(&f.sched, p, &pr, now, &dl), 0);
+    ck_assert_int_eq(srv_sched_expire(&f.sched, now, NULL), 0);
+    ck_assert_int_eq(srv_store_commit(f.st), 0);
+    ck_assert_int_eq(dl, now + 100);
+    for (int k = 0; k < 4; k++) ck_assert_int_eq(fx_asg_state(&f, wp[k].id), SRV_ASG_LEASED);
+  }
+  for (int k = 0; k < 4; k++) ck_assert_int_eq(fx_asg_state(&f, wq[k].id), SRV_ASG_EXPIRED);
+  int64_t n = 0;
+  ck_assert_int_eq(srv_clients_paused(f.st, now - 600, &n), 0);
+  ck_assert_int_eq(n, 1);
+  json_t *st = srv_status_json(f.st, &f.job, &f.sched.cfg, now);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(st, "clients"), "paused")),
+                   1);
+  json_decref(st);
+  /* Never past the hold limit (8 x the lease from the first lease). */
+  for (int step = 0; step < 20; step++) {
+    now += 80;
+    nq_progress_t pr = {.id = wp[0].id, .paused = 1};
+    int64_t dl = 0;
+    ck_assert_int_eq(srv_store_begin(f.st), 0);
+    int rc = srv_sched_progress(&f.sched, p, &pr, now, &dl);
+    ck_assert_int_eq(srv_sched_expire(&f.sched, now, NULL), 0);
+    ck_assert_int_eq(srv_store_commit(f.st), 0);
+    if (rc == 0) ck_assert_int_le(dl, T0 + srv_sched_hold(&cfg, -1));
+  }
+  ck_assert_int_eq(fx_asg_state(&f, wp[1].id), SRV_ASG_EXPIRED);
+  /* Asking for work again: not paused any more. */
+  ck_assert_int_ge(fx_work(&f, p, 1, now, wp, NULL), 0);
+  ck_assert_int_eq(srv_clients_paused(f.st, now - 600, &n), 0);
+  ck_assert_int_eq(n, 0);
+  fx_done(&f);
+}
+END_TEST
+
 #define HON(o, nat) {.owner = o, .native = nat}
 #define TRU(o) {.owner = o, .trusted = 1, .native = "avx512"}
 
@@ -526,6 +582,7 @@ static Suite *suite(void) {
   TCase *queue = tcase_create("queue");
   tcase_set_timeout(queue, 120);
   tcase_add_test(queue, spot_checks_never_hold_the_queue);
+  tcase_add_test(queue, paused_client_keeps_its_leases);
   suite_add_tcase(s, queue);
   TCase *two = tcase_create("two_owners");
   tcase_set_timeout(two, 600);

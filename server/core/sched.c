@@ -247,6 +247,8 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   /* Expiry first, so that the client's lapses include the leases it just let run out. */
   if ((rc = srv_asg_expire_due(s->store, now, NULL)) != 0) goto out;
   if ((rc = client_get_ok(s, client_id, now, &cl)) != 0) goto out;
+  /* A client that asks for work is not paused (any more). */
+  if ((rc = srv_client_pause(s->store, client_id, 0, now, 0, 0)) != 0) goto out;
   int64_t dropped = 0;
   srv_result_info_t dinfo;
   memset(&dinfo, 0, sizeof dinfo);
@@ -382,6 +384,15 @@ int srv_sched_progress(srv_sched_t *s, int64_t client_id, const nq_progress_t *p
   if (rc) return rc;
   rc = client_ok(s, client_id, now);
   if (rc == 0) rc = progress_locked(s, client_id, p, now, deadline);
+  /* A paused client (its solver waits: a pause file, window or battery) keeps its leases: each
+   * runs to a full lease from now, within its hold limit, instead of lapsing (sched.h). */
+  if (rc == 0)
+    rc = srv_client_pause(s->store, client_id, p->paused, now, s->cfg.lease_seconds,
+                          srv_sched_hold(&s->cfg, -1));
+  if (rc == 0 && p->paused) {
+    srv_asg_info_t a;
+    if ((rc = srv_asg_get(s->store, p->id, &a)) == 0) *deadline = a.deadline;
+  }
   return srv_store_release(s->store, rc);
 }
 

@@ -118,6 +118,11 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
  * reported, or verified ones (unknown_assignment), NQ_EBANNED if banned. */
 int srv_sched_progress(srv_sched_t *s, int64_t client_id, const nq_progress_t *p, int64_t now,
                        int64_t *deadline);
+/* A progress with `paused` (the client's solver is paused: docs/protocol.md) also marks the
+ * client paused and extends every lease it holds to now + lease_seconds, within each one's hold
+ * limit (srv_client_pause): a paused volunteer's units are not re-issued while it keeps saying
+ * so, and no longer than the hold limit allows. A progress without it, or a get_work, clears the
+ * mark. Status counts the paused clients (clients.paused) and says so beside the ETA. */
 
 /* The client answered no_kernel for its leased assignment asg_id: it cannot run the kernel the
  * assignment names. The lease ends now and counts as a lapse (srv_asg_refuse: a client cannot
