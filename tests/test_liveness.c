@@ -38,6 +38,8 @@ typedef struct {
   behave_t behave;
   int off_from, off_to; /* offline for rounds [off_from, off_to) (off_to 0: for good) */
   int ban_at;           /* the operator bans it at this round (0: never) */
+  int pause_from, pause_to; /* its solver is paused for rounds [pause_from, pause_to): it keeps
+                               the units it was leased at pause_from and says so in progress */
   int want;             /* units asked for at a time */
 } sim_client_t;
 
@@ -60,6 +62,8 @@ typedef struct {
   int round;
   char actions[256]; /* what the operator did, for the table */
   int results;
+  srv_work_t kept[MAX_CLIENTS + 4][16]; /* what a paused client holds */
+  int nkept[MAX_CLIENTS + 4];
 } sim_t;
 
 static int runs_kernel(const sim_client_t *c, const char *k) {
@@ -140,9 +144,29 @@ static int round_of(sim_t *s) {
       note(s, "ban");
     }
   }
+  /* A paused client asks for nothing; it says it is paused on a unit it holds (the units leased
+   * at the round its pause began), and reports them once it resumes. */
+  for (int i = 0; i < s->ncl; i++) {
+    const sim_client_t *c = &s->cl[i];
+    if (!c->pause_from || !online(s, i)) continue;
+    if (s->round == c->pause_from) {
+      int k = fx_work(&s->f, s->id[i], c->want > 0 ? c->want : 4, s->now, s->kept[i], NULL);
+      s->nkept[i] = k > 0 ? k : 0;
+      moved += s->nkept[i];
+    } else if (s->round > c->pause_from && s->round < c->pause_to && s->nkept[i] > 0) {
+      nq_progress_t pr = {.id = s->kept[i][0].id, .paused = 1};
+      int64_t dl = 0;
+      ck_assert_int_eq(srv_store_begin(s->f.st), 0);
+      int rc = srv_sched_progress(&s->f.sched, s->id[i], &pr, s->now, &dl);
+      ck_assert_int_eq(srv_store_commit(s->f.st), 0);
+      ck_assert(rc == 0 || rc == NQ_ENOTFOUND || rc == NQ_EEXPIRED || rc == NQ_EBANNED);
+    }
+  }
   /* Everyone asks first: replicas are leased at the same time. */
   for (int i = 0; i < s->ncl; i++) {
     if (!online(s, i)) continue;
+    if (s->cl[i].pause_from && s->round >= s->cl[i].pause_from && s->round < s->cl[i].pause_to)
+      continue;
     srv_nowork_t why;
     int want = s->cl[i].want > 0 ? s->cl[i].want : 4;
     int k = fx_work(&s->f, s->id[i], want, s->now, w[i], &why);
@@ -150,6 +174,8 @@ static int round_of(sim_t *s) {
     ck_assert_int_ge(k, 0);
     n[i] = k;
     for (int j = 0; j < k; j++) moved += !w[i][j].resent;
+    /* Resumed: what it kept is among the resent (the server kept the leases for it). */
+    s->nkept[i] = 0;
   }
   for (int i = 0; i < s->ncl; i++)
     for (int j = 0; j < n[i]; j++) {
@@ -563,6 +589,12 @@ static const shape_t shapes[] = {
      {HON("alice", "avx512"), {.owner = "bob", .native = "avx512", .ban_at = 4}}},
     {"restart mid-job, trusted online", 10, 3, 2, 5, 6, 3,
      {TRU("alice"), HON("bob", "avx512"), HON("carol", "avx2")}},
+    {"paused client, 2 owners, K=2", 10, 3, 2, 2, 0, 2,
+     {HON("alice", "avx512"), {.owner = "bob", .native = "avx512", .pause_from = 3,
+                               .pause_to = 60}}},
+    {"paused client in the tail, trusted", 10, 3, 2, 5, 0, 3,
+     {TRU("alice"), HON("bob", "avx512"), {.owner = "carol", .native = "avx2", .pause_from = 20,
+                                           .pause_to = 80}}},
     {"client offline for a while", 10, 3, 2, 2, 0, 2,
      {HON("alice", "avx512"), {.owner = "bob", .native = "avx512", .off_from = 3, .off_to = 40}}},
 };
