@@ -102,7 +102,8 @@ until [ "$(admin_json "$P" status | python3 -c 'import json,sys; print(json.load
   kill -0 "$SRV" 2>/dev/null || fail "nq-server died"
   sleep 0.3
 done
-TXT=$("$BIN/nq-admin" status --data "$P/data" 2>/dev/null || true)
+# Options may come before the command (docs/operations.md writes `nq-admin --server ... job next`).
+TXT=$("$BIN/nq-admin" --data "$P/data" status 2>/dev/null || true)
 printf '%s\n' "$TXT" | grep -q "client(s) paused" || fail "pause: the ETA line does not say so: $TXT"
 say "pause: dave's pause file made, status counts 1 client paused: $(printf '%s\n' "$TXT" | grep -m1 'paused')"
 rm -f "$P/dave.pause"

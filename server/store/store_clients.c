@@ -188,3 +188,14 @@ int srv_clients_paused(srv_store_t *st, int64_t since, int64_t *n) {
   sqlite3_reset(q);
   return rc;
 }
+
+int srv_clients_count(srv_store_t *st, int64_t *n) {
+  *n = 0;
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "SELECT count(*) FROM clients", &q);
+  if (rc) return rc;
+  if (sqlite3_step(q) == SQLITE_ROW) *n = col_i64(q, 0);
+  else rc = srv_store_fail(st, "clients count");
+  sqlite3_reset(q);
+  return rc;
+}

@@ -59,4 +59,7 @@ int srv_client_pause(srv_store_t *st, int64_t client_id, int paused, int64_t now
 /* Clients that can vote, seen since `since`, that said they are paused. */
 int srv_clients_paused(srv_store_t *st, int64_t since, int64_t *n);
 
+/* How many clients the database has enrolled (banned ones too). */
+int srv_clients_count(srv_store_t *st, int64_t *n);
+
 #endif
