@@ -530,6 +530,55 @@ START_TEST(paused_client_keeps_its_leases) {
 }
 END_TEST
 
+/* Tail reissue: a client that holds the last unit and never reports (slow, or paused past
+ * reason) does not hold the end: once its lease is SRV_TAIL_AFTER_S old, an idle client of
+ * another key is given the unit as an extra replica, and the job finishes long before that lease
+ * would have run out. */
+START_TEST(tail_reissued_to_idle_client) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.lease_seconds = 3600;
+  cfg.spot_check = 0;
+  fx_init(&f, 8, 3, 2, 3, &cfg);
+  int64_t slow = fx_client(&f, "slow"), b = fx_client(&f, "b"), c = fx_client(&f, "c");
+  srv_work_t ws, w[4];
+  int64_t now = T0;
+  ck_assert_int_eq(fx_work(&f, slow, 1, now, &ws, NULL), 1);
+  for (int r = 0; r < 200; r++) {
+    int got = 0;
+    int64_t who[2] = {b, c};
+    for (int i = 0; i < 2; i++) {
+      int n = fx_work(&f, who[i], 4, ++now, w, NULL);
+      ck_assert_int_ge(n, 0);
+      for (int k = 0; k < n; k++, got++)
+        ck_assert_int_eq(fx_report_true(&f, who[i], &w[k], now, NULL), 0);
+    }
+    if (!got) break;
+  }
+  ck_assert_int_lt(now, T0 + SRV_TAIL_AFTER_S);
+  srv_job_t j;
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), 0);
+  ck_assert_int_eq(j.state, SRV_JOB_RUNNING); /* the slow client's unit is the end */
+  /* Past the tail bound, an idle client of a key that had not the unit gets it. */
+  now = T0 + SRV_TAIL_AFTER_S;
+  int got = 0;
+  int64_t who[2] = {b, c};
+  for (int i = 0; i < 2; i++) {
+    int n = fx_work(&f, who[i], 4, now, w, NULL);
+    for (int k = 0; k < n; k++, got++) {
+      ck_assert_int_eq(w[k].unit_id, ws.unit_id);
+      ck_assert_int_eq(fx_report_true(&f, who[i], &w[k], now, NULL), 0);
+    }
+  }
+  ck_assert_int_eq(got, 1);
+  fx_check_n8_totals(&f);
+  ck_assert_int_lt(now, ws.deadline); /* long before the slow lease would have run out */
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
 #define HON(o, nat) {.owner = o, .native = nat}
 #define TRU(o) {.owner = o, .trusted = 1, .native = "avx512"}
 
@@ -615,6 +664,7 @@ static Suite *suite(void) {
   tcase_set_timeout(queue, 120);
   tcase_add_test(queue, spot_checks_never_hold_the_queue);
   tcase_add_test(queue, paused_client_keeps_its_leases);
+  tcase_add_test(queue, tail_reissued_to_idle_client);
   suite_add_tcase(s, queue);
   TCase *two = tcase_create("two_owners");
   tcase_set_timeout(two, 600);

@@ -153,7 +153,9 @@ static int expected_seconds(srv_sched_t *s, int64_t client_id, double *mean) {
  * whose lease merely expired with this client may come back to it, on the same assignment:
  * otherwise a job with few clients stalls for good once every eligible client has let a lease
  * of one unit expire. */
-typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW, PICK_CONTESTED, PICK_EVIDENCE } pick_kind_t;
+typedef enum {
+  PICK_OPEN, PICK_SPOT, PICK_NEW, PICK_CONTESTED, PICK_EVIDENCE, PICK_TAIL
+} pick_kind_t;
 
 /* The client's leases in this call: `mean` its expected seconds per unit, `lapse` its lapse
  * factor (srv_sched_lapse_factor). */
@@ -195,6 +197,8 @@ static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_
   int rc = kind == PICK_SPOT        ? srv_unit_pick_spot(s->store, &pk, room, out, n_out)
          : kind == PICK_CONTESTED ? srv_unit_pick_contested(s->store, &pk, room, out, n_out)
          : kind == PICK_EVIDENCE  ? srv_unit_pick_evidence(s->store, &pk, room, out, n_out)
+         : kind == PICK_TAIL      ? srv_unit_pick_tail(s->store, &pk, now - SRV_TAIL_AFTER_S,
+                                                       room, out, n_out)
                                   : srv_unit_pick(s->store, &pk, kind == PICK_OPEN, room, out,
                                                   n_out);
   for (int i = first; i < *n_out && rc == 0; i++) {
@@ -289,20 +293,22 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
    * the job runs rather than all at its end), then untouched work. A trusted owner's client
    * (issue 30) first settles contested units, then checks: that is what only it can do; while
    * one is active, nobody else gets a spot check. */
-  static const pick_kind_t order[] = {PICK_OPEN, PICK_EVIDENCE, PICK_SPOT, PICK_NEW};
+  static const pick_kind_t order[] = {PICK_OPEN, PICK_EVIDENCE, PICK_SPOT, PICK_NEW, PICK_TAIL};
   static const pick_kind_t order_trusted[] = {PICK_CONTESTED, PICK_SPOT, PICK_OPEN,
-                                              PICK_EVIDENCE, PICK_NEW};
+                                              PICK_EVIDENCE, PICK_NEW, PICK_TAIL};
   trust_t tm = {0, 0};
   int trusted = 0;
   if (room > 0 && (rc = trust_get(s, now, 1, &tm)) == 0 && tm.on)
     rc = srv_client_trusted(s->store, client_id, &trusted);
   const pick_kind_t *ord = trusted ? order_trusted : order;
-  size_t nord = trusted ? 5 : 4;
+  size_t nord = trusted ? 6 : 5;
   int start = *n_out;
   for (size_t k = 0; k < nord && rc == 0 && room > 0; k++) {
     if (done && ord[k] != PICK_SPOT) continue;
     if (ord[k] == PICK_SPOT && (s->cfg.spot_check <= 0 || (tm.active && !trusted))) continue;
     if (ord[k] == PICK_EVIDENCE && lp.kernels < 2) continue;
+    /* Tail reissue: only to a client that found nothing else to do in this call. */
+    if (ord[k] == PICK_TAIL && *n_out > start) continue;
     int before = *n_out, gone = 0;
     rc = lease_new(s, ord[k], client_id, now, room, held + (before - start), &lp, out, n_out,
                    &gone);
