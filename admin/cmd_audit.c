@@ -11,6 +11,7 @@
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/solver_pool.h"
+#include "nq/versions.h"
 
 typedef struct {
   nq_admin_audit_unit_t *v;
@@ -45,7 +46,9 @@ static int recount(const char *text, int threads, nq_counts_t *out) {
  * the results that disagree banned) and say so on stderr whatever the output format. Returns 1
  * for a mismatch, 0 for agreement, < 0 on failure. */
 static int judge(adm_backend_t *b, const nq_admin_audit_unit_t *u, const nq_counts_t *c) {
-  int nodes = strcmp(u->solver, NQ_SOLVER_VERSION) == 0; /* older versions count other nodes */
+  /* The stored nodes come from u->solver; they compare with the reference's where that version
+   * walks the same tree at the unit's N (nq/versions.h). */
+  int nodes = nq_solver_same_tree(u->solver, NQ_SOLVER_VERSION, atoi(u->text));
   if (c->c2 == u->stored.c2 && c->c4 == u->stored.c4 && c->c8 == u->stored.c8 &&
       (!nodes || c->nodes == u->stored.nodes))
     return 0;

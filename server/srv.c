@@ -1,6 +1,8 @@
 /* nq-server: the server context -- listener, connections, timers, signals and the group commit
  * (see srv.h and docs/server.md). The message handlers live in srv_proto.c. */
 #include "srv.h"
+#include "evkey.h"
+#include "srv_cert.h"
 #include "web.h"
 
 #include <arpa/inet.h>
@@ -409,6 +411,8 @@ static void release_held(srv_t *s) {
   }
 }
 
+static void tell_news(srv_t *s);
+
 static void on_idle(uv_idle_t *h) {
   (void)h; /* its only purpose is to be active */
 }
@@ -478,6 +482,10 @@ static void batch_run(srv_t *s) {
   if (s->ban_pending) {
     s->ban_pending = 0;
     close_banned(s);
+  }
+  if (s->news_pending) {
+    s->news_pending = 0;
+    if (rc == 0) tell_news(s);
   }
   if (s->queue_pending || s->next_pending) {
     int force = s->next_pending == 2;
@@ -595,6 +603,7 @@ void srv_stop(srv_t *s, int exit_code) {
     n++;
   }
   close_all_handles(s);
+  srv_cert_stop(s);
   srv_web_stop(s);
   srv_backup_stop(s);
   srv_stall_stop(s);
@@ -605,6 +614,40 @@ void srv_stop(srv_t *s, int exit_code) {
          (unsigned long long)s->batches,
          s->batches ? (double)s->batch_reqs / (double)s->batches : 0.0,
          (unsigned long long)s->commits_failed);
+}
+
+/* ---- news ---- */
+
+static int news_item_cb(const srv_news_t *n, void *arg) {
+  srv_news_buf_t *b = arg;
+  if (b->msg.n >= NQ_PROTO_NEWS_MAX) return 0;
+  b->items[b->msg.n] = *n;
+  srv_news_t *it = &b->items[b->msg.n];
+  b->msg.items[b->msg.n++] = (nq_news_item_t){it->id, it->at, it->text};
+  return 0;
+}
+
+int srv_news_newest(srv_t *s, srv_news_buf_t *b) {
+  memset(b, 0, sizeof *b);
+  int rc = srv_news_list(s->store, NQ_PROTO_NEWS_MAX, news_item_cb, b);
+  if (rc) {
+    nq_log(NQ_LOG_WARN, "reading the news: %s", srv_store_errmsg(s->store));
+    memset(b, 0, sizeof *b);
+  }
+  return rc;
+}
+
+/* News was added (nq-admin news add through this server): every client session hears it now,
+ * each logs what it has not logged yet (docs/protocol.md, `news`). */
+static void tell_news(srv_t *s) {
+  srv_news_buf_t b;
+  if (srv_news_newest(s, &b) != 0 || b.msg.n == 0) return;
+  json_t *m = nq_news_pack(&b.msg);
+  int n = 0;
+  for (srv_conn_t *sc = s->conns; m && sc; sc = sc->next)
+    if (sc->conn && sc->state == SRV_CONN_CLIENT && nq_conn_send(sc->conn, m) == 0) n++;
+  json_decref(m);
+  nq_log(NQ_LOG_INFO, "news %lld told to %d connected client(s)", (long long)b.msg.items[0].id, n);
 }
 
 /* ---- job completion ---- */
@@ -686,7 +729,7 @@ void srv_job_reopened(srv_t *s) {
   if (rc != 0) nq_log(NQ_LOG_ERROR, "job re-opened, but reading it failed: %s",
                       srv_store_errmsg(s->store));
   nq_log(NQ_LOG_WARN, "job N=%d re-opened: a verified unit is being verified again; the totals "
-         "above are withdrawn", s->cfg.n);
+         "above are withdrawn", s->cfg.job.n);
 }
 
 static int owner_key_cb(const srv_owner_t *o, void *arg) {
@@ -784,7 +827,7 @@ void srv_job_create_progress(const srv_job_progress_t *p, void *arg) {
   if (!p->done && p->seconds - s->create_logged < 5) return;
   s->create_logged = p->seconds;
   nq_log(NQ_LOG_INFO, "creating the job for N=%d: %llu units%s, about %.0f%% of the search "
-         "tree, %.0f s", s->cfg.n, (unsigned long long)p->units, p->done ? " (all)" : "",
+         "tree, %.0f s", s->cfg.job.n, (unsigned long long)p->units, p->done ? " (all)" : "",
          100 * p->fraction, p->seconds);
 }
 
@@ -800,17 +843,18 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
     snprintf(errbuf, errlen, "storing secret hashes: %s", srv_store_errmsg(s->store));
     return rc;
   }
+  /* The evidence signing key: made with the data directory, kept in the database (evkey.h). */
+  if ((rc = srv_evkey_ensure(s->store, s->dd.dir, s->evkey_fpr)) != 0) {
+    snprintf(errbuf, errlen, "the evidence signing key: %s", srv_store_errmsg(s->store));
+    return rc;
+  }
   srv_job_t job;
-  srv_job_spec_t spec = {.n = s->cfg.n, .depth = s->cfg.depth,
-                         .unit_seconds = s->cfg.unit_seconds, .max_depth = s->cfg.max_depth,
-                         .quorum = s->cfg.quorum, .max_results = s->cfg.max_results,
-                         .diverse_kernels = srv_diverse_default(s->cfg.diverse_kernels, s->cfg.n),
-                         .progress = srv_job_create_progress, .progress_arg = s};
-  if (s->cfg.n == 0) { /* no --n: the data directory (and its queue) says which job */
+  srv_job_spec_t spec = srv_job_spec_for(s, &s->cfg.job);
+  if (s->cfg.job.n == 0) { /* no --n: the data directory (and its queue) says which job */
     if ((rc = srv_next_pick(s, now, &job, errbuf, errlen)) != 0) return rc;
-    s->cfg.n = job.n;
+    s->cfg.job.n = job.n;
   } else if ((rc = srv_job_open(s->store, &spec, now, &job)) != 0) {
-    snprintf(errbuf, errlen, "job N=%d: %s", s->cfg.n, srv_store_errmsg(s->store));
+    snprintf(errbuf, errlen, "job N=%d: %s", s->cfg.job.n, srv_store_errmsg(s->store));
     return rc;
   } else if (srv_job_is_done(&job)) {
     /* --n names a finished job (a packaged server's first job, NQ_N), but the queue has moved on:
@@ -820,7 +864,7 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
       nq_log(NQ_LOG_INFO, "the job for N=%d is done; serving job %lld (N=%d), started from the "
              "queue after it", job.n, (long long)newer.id, newer.n);
       job = newer;
-      s->cfg.n = job.n;
+      s->cfg.job.n = job.n;
     }
   }
   srv_sched_config_t sc = s->cfg.sched;
@@ -861,10 +905,7 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   if (rc != 0) goto fail;
   if ((rc = store_start(s, now, errbuf, errlen)) != 0) goto fail;
   if ((rc = srv_outage_start(s, now, errbuf, errlen)) != 0) goto fail;
-  if ((rc = nq_tls_ctx_server_new(s->dd.server_cert, s->dd.server_key, &s->tls)) != 0) {
-    snprintf(errbuf, errlen, "TLS context from %s: %s", s->dd.server_cert, nq_strerror(rc));
-    goto fail;
-  }
+  if ((rc = srv_cert_start(s, errbuf, errlen)) != 0) goto fail;
   if ((rc = listen_start(s, errbuf, errlen)) != 0) goto fail;
   int r = handles_start(s);
   if (r != 0) {
@@ -879,6 +920,7 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   return 0;
 fail:
   close_all_handles(s);
+  srv_cert_stop(s);
   srv_web_stop(s);
   srv_backup_stop(s);
   srv_stall_stop(s);

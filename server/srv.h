@@ -28,6 +28,7 @@
 #include "srv_outage.h"
 #include "nq/proto.h"
 #include "nq/tls.h"
+#include "nq/job_opts.h"
 #include "sched.h"
 #include "store_api.h"
 
@@ -66,12 +67,12 @@
 int srv_diverse_default(int diverse_kernels, int n);
 
 typedef struct srv_config_s {
-  int n, quorum, max_results;
-  int depth;            /* > 0: a flat job, every unit at this depth */
-  double unit_seconds;  /* > 0: units sized to this many reference core-seconds; with neither,
-                         * an existing job is resumed as it is and a new one gets units of
-                         * NQ_PLAN_DEFAULT_UNIT_SECONDS */
-  int max_depth;        /* with unit_seconds: the deepest unit (0 = N - 1) */
+  /* The job's settings (nq/job_opts.h: n, depth, unit_seconds, max_depth, quorum, max_results,
+   * diverse_kernels). With neither depth nor unit_seconds an existing job is resumed as it is and
+   * a new one gets units of NQ_PLAN_DEFAULT_UNIT_SECONDS; a new job's diverse_kernels -1 (the
+   * default) is 2 for an N with no published count, 0 otherwise (srv_diverse_default). An
+   * existing job keeps its own. */
+  nq_jobopts_t job;
   char listen_host[64];
   int listen_port;
   const char *data_dir;
@@ -83,8 +84,6 @@ typedef struct srv_config_s {
   int handle_signals;   /* install SIGINT/SIGTERM handlers (the program does; tests may not) */
   int sweep_ms;         /* lease expiry sweep period; default 5000 */
   int exit_grace_ms;    /* --exit-when-done: time between "done" and shutdown; default 2000 */
-  int diverse_kernels;  /* a new job's --diverse-kernels (0..8); -1 (default): 2 for an N with
-                         * no published count, 0 otherwise. An existing job keeps its own. */
   /* The read-only HTTP status page and /metrics (docs/http.md): http.host/port, its limits.
    * http_off: none at all. http_required: a failure to listen stops the start (the address was
    * given with --http); otherwise it is logged and the server runs without the page. */
@@ -112,7 +111,22 @@ typedef struct srv_config_s {
   int backup_keep;      /* good backups kept; default 24 */
   int outage_max;       /* most seconds a lease is extended by after an outage (srv_outage.h);
                            default 7 days, 0 = never */
+  /* The server certificate (srv_cert.h): a chain and its key from elsewhere (--cert, --key: a
+   * public CA's, e.g. from an ACME client); NULL: the data directory's, from its private CA. */
+  const char *cert_file, *key_file;
+  int cert_check;       /* s between looks at the certificate files for a change; default 60 */
+  int cert_warn_days;   /* a certificate expiring within this many days is a WARN; default 14 */
+  /* Sign-ups (srv_signup.h): volunteers joining without the operator (nq-client --join). */
+  int signup;           /* SRV_SIGNUP_OFF (default), _OPEN, _APPROVE */
+  int signup_per_addr;  /* admitted per address (IPv4; IPv6 /64) and hour; default 3 */
+  int signup_per_net;   /* admitted per network (IPv4 /24; IPv6 /48) and hour; default 10 */
+  int signup_per_day;   /* admitted in all per day; default 200 */
+  int signup_pending;   /* requests waiting for the operator at most (approve); default 100 */
+  int signup_poll;      /* s a pending request is told to wait before asking again; default 60 */
 } srv_config_t;
+
+/* --signup: who may join by themselves. */
+enum { SRV_SIGNUP_OFF = 0, SRV_SIGNUP_OPEN, SRV_SIGNUP_APPROVE };
 
 /* Defaults for every option (n = 0: must be set): the option tables' (srv_opts.c). */
 void srv_config_default(srv_config_t *cfg);
@@ -151,6 +165,7 @@ typedef struct srv_conn_s {
   uint64_t opened_ms;       /* uv_now at accept (hello deadline) */
   uint64_t last_frame_ms;   /* uv_now at the last frame (idle timeout) */
   int waits;                /* role client: its hello said `wait` (it waits between jobs) */
+  int signed_up;            /* it sent a signup (srv_signup.h): only a hello may follow */
   int refs;                 /* batch entries pointing here; freed when 0 and conn == NULL */
   struct srv_conn_s *prev, *next;
 } srv_conn_t;
@@ -184,6 +199,7 @@ struct srv_s {
   int exit_code;
   double create_logged; /* job creation: seconds at the last progress line */
   char bound[96];      /* the address actually listened on */
+  char evkey_fpr[65];  /* the evidence signing key's fingerprint (evkey.h) */
 
   uv_tcp_t listener;
   uv_check_t batch_check;
@@ -212,7 +228,20 @@ struct srv_s {
   srv_backup_t *backup;   /* scheduled backups (srv_backup.h), NULL when off */
   srv_stall_t *stall;     /* the stalled units' count (srv_stall.h) */
   srv_outage_t *outage;   /* the alive stamps (srv_outage.h) */
+  struct srv_cert_s *cert; /* the certificate's reloads and expiry (srv_cert.h) */
+  int64_t signup_pruned;  /* when old sign-up rows were last pruned (srv_signup.c) */
+  int news_pending;       /* a request of the current batch added news: tell the clients */
 };
+
+/* The project's newest news as a welcome or news message carries it: the items' storage and the
+ * message's view of them. */
+typedef struct srv_news_buf_s {
+  srv_news_t items[NQ_PROTO_NEWS_MAX];
+  nq_news_t msg;
+} srv_news_buf_t;
+
+/* Fill b with the newest news (none is fine). 0, or the store's error (logged). */
+int srv_news_newest(srv_t *s, srv_news_buf_t *b);
 
 /* Open the data dir, the store and the job, build the TLS context and start listening.
  * On failure everything acquired is released (call nothing else) and errbuf says why. Returns 0,
@@ -238,6 +267,10 @@ void srv_warn_one_owner(srv_t *s);
 void srv_job_create_progress(const srv_job_progress_t *p, void *arg);
 
 /* ---- srv_next.c: the job queue (issue 36) ---- */
+
+/* The creation spec of a job with these settings: its diverse_kernels resolved for its N
+ * (srv_diverse_default), progress lines on the log. */
+srv_job_spec_t srv_job_spec_for(srv_t *s, const nq_jobopts_t *o);
 
 /* The job to serve when nq-server was given no --n: the newest running job, else the newest done
  * one (srv_init then starts the next queued job), else the next queued job, made now. 0 and *job;

@@ -102,6 +102,30 @@ const nq_opt_t srv_opts_table[] = {
     S_INT("auth-fail-delay", auth_fail_delay, "S", 1, 600, "5", "delay of such a refusal"),
     S_INT("log-summary", summary_seconds, "S", 1, 3600, "10",
           "interval of the refusal summaries in the log"),
+    {NQ_OPT_STRING, "cert", .off = offsetof(srv_config_t, cert_file), .arg = "FILE",
+     .help = "serve this PEM certificate chain (leaf first; e.g. an ACME client's "
+             "fullchain.pem) instead of the private CA's; with --key. Re-read on SIGHUP and when "
+             "the files change"},
+    {NQ_OPT_STRING, "key", .off = offsetof(srv_config_t, key_file), .arg = "FILE",
+     .help = "the private key of --cert (PEM)"},
+    {NQ_OPT_ENUM, "signup", .off = offsetof(srv_config_t, signup), .arg = "MODE",
+     .choices = "off|open|approve", .def = "off",
+     .help = "volunteers joining by themselves (nq-client --join): off, open (at once) or "
+             "approve (each waits for nq-admin owner approve); bounded by the --signup-* limits"},
+    S_INT("signup-per-addr", signup_per_addr, "N", 1, 1000000, "3",
+          "sign-ups admitted per address (IPv4, IPv6 /64) and hour"),
+    S_INT("signup-per-net", signup_per_net, "N", 1, 1000000, "10",
+          "sign-ups admitted per network (IPv4 /24, IPv6 /48) and hour"),
+    S_INT("signup-per-day", signup_per_day, "N", 1, 10000000, "200",
+          "sign-ups admitted per day in all"),
+    S_INT("signup-pending", signup_pending, "N", 1, 1000000, "100",
+          "sign-up requests waiting for the operator at most (--signup approve)"),
+    S_INT("signup-poll", signup_poll, "S", 1, NQ_RETRY_AFTER_MAX, "60",
+          "a waiting sign-up asks again after S seconds"),
+    S_INT("cert-check", cert_check, "S", 1, 86400, "60",
+          "seconds between looks at the certificate files for a change"),
+    S_INT("cert-warn-days", cert_warn_days, "D", 1, 3650, "14",
+          "a certificate that expires within D days is a warning (log, status, /metrics)"),
     S_CALL("hostname", "NAME", set_hostname, NQ_OPTF_REPEAT,
            "extra name/IP in the server certificate (repeatable)"),
     S_FLAG("exit-when-done", exit_when_done,
@@ -144,11 +168,7 @@ static void table_defaults(const nq_opt_t *table, void *base) {
 
 void srv_config_default(srv_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
-  nq_jobopts_t job;
-  nq_jobopts_default(&job);
-  cfg->quorum = job.quorum;
-  cfg->max_results = job.max_results;
-  cfg->diverse_kernels = job.diverse_kernels;
+  nq_jobopts_default(&cfg->job);
   srv_sched_config_default(&cfg->sched);
   /* The program turns the page on (nq-server's default is 127.0.0.1:7448); a server embedded
    * in a test does not listen on a fixed port unless asked. */
@@ -189,12 +209,6 @@ int srv_opts_job(srv_config_t *cfg, const nq_jobopts_t *job, char *err, size_t e
     int rc = nq_jobopts_check(job, err, errlen);
     if (rc != 0) return rc;
   }
-  cfg->n = job->n;
-  cfg->depth = job->depth;
-  cfg->unit_seconds = job->unit_seconds;
-  cfg->max_depth = job->max_depth;
-  cfg->quorum = job->quorum;
-  cfg->max_results = job->max_results;
-  cfg->diverse_kernels = job->diverse_kernels;
+  cfg->job = *job;
   return 0;
 }

@@ -7,19 +7,7 @@
 #include "store.h"
 #include "store_work.h"
 
-/* units.contest: why a unit is (or was) contested, and what settled it. */
-#define SRV_CONTEST_MAP(X)                                                                         \
-  X(NONE, "none") /* never contested, or decided by votes (no trusted owner) */                    \
-  X(OPEN, "contested") /* its results disagree: not verified, waits for a trusted result */        \
-  X(TRUSTED, "trusted") /* verified by a trusted owner's result */                                 \
-  X(AUDIT, "audit") /* verified by an authoritative count (srv_sched_settle) */
-typedef enum {
-#define SRV_CONTEST_ENUM_ONE(e, name) SRV_CONTEST_##e,
-  SRV_CONTEST_MAP(SRV_CONTEST_ENUM_ONE)
-#undef SRV_CONTEST_ENUM_ONE
-  SRV_CONTEST_N
-} srv_contest_t;
-
+/* units.contest (srv_contest_t, nq/states.h): */
 /* "none", "contested", "trusted", "audit". */
 const char *srv_contest_name(int contest);
 
@@ -41,6 +29,9 @@ int srv_unit_contest(srv_store_t *st, int64_t unit_id);
 int srv_unit_uncontest(srv_store_t *st, int64_t unit_id);
 /* Record what settled a verified unit (SRV_CONTEST_TRUSTED or SRV_CONTEST_AUDIT). */
 int srv_unit_set_contest(srv_store_t *st, int64_t unit_id, srv_contest_t c);
+/* Record the assignment whose trusted result settled the unit (0: none, for a quorum or an
+ * audit; schema 020). */
+int srv_unit_set_settled_by(srv_store_t *st, int64_t unit_id, int64_t asg_id);
 /* Contested units of the job (through units_contested). */
 int srv_job_contested(srv_store_t *st, int64_t job_id, int64_t *n);
 /* Up to `room` contested units of pk->job_id for a trusted client: none with a live lease (one

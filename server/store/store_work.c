@@ -271,8 +271,10 @@ const char *srv_asg_state_name(srv_asg_state_t s) {
 #define ASG_COLS_A "a.id, a.unit_id, a.client_id, a.state, a.issued, a.deadline, a.reported_at, " \
                    "a.late, a.c2, a.c4, a.c8, a.nodes, a.seconds, a.solver, a.progress, " \
                    "a.progress_seconds, a.progress_nodes, a.progress_at, a.net, a.spot, a.voided, " \
-                   ASG_WHO("a.client_id", "a.voided") ", a.backend, a.hold_until"
-#define ASG_NCOLS 25
+                   ASG_WHO("a.client_id", "a.voided") ", a.backend, a.hold_until, " \
+                   "(SELECT w.self_joined FROM clients c JOIN owners w ON w.id = c.owner_id " \
+                   "WHERE c.id = a.client_id)"
+#define ASG_NCOLS 26
 
 /* The owner of the assignment's client, and whether its vote counts not (voided, or the client is
  * banned or suspect). */
@@ -317,6 +319,7 @@ static void asg_row(sqlite3_stmt *s, srv_asg_info_t *a) {
   a->novote = sqlite3_column_int(s, 22);
   col_str(s, 23, a->backend, sizeof a->backend);
   a->hold_until = col_i64(s, 24);
+  a->self_joined = sqlite3_column_int(s, 25);
 }
 
 int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out) {
@@ -511,6 +514,18 @@ int srv_asg_held(srv_store_t *st, int64_t client_id, srv_work_t *out, int max, i
   "SELECT id, text, coalesce(est_nodes, -1), 0 FROM units WHERE job_id = ?1 AND spot = 1 " \
   "AND NOT EXISTS (SELECT 1 FROM " \
   "assignments a WHERE a.unit_id = units.id AND " key ") ORDER BY id LIMIT ?3"
+/* --quorum-distinct owner with --self-joined-distinct owner-and-network (schema 022): a client is
+ * also kept from a unit that a client on its network holds or reported when either of them
+ * belongs to an owner that joined by itself (nq-client --join), as such results would not vote
+ * apart (sched.c, same_voter). */
+#define PICK_KEY_OWNER_NET \
+  "(" PICK_KEY_OWNER " OR (a.net != '' AND a.net = (SELECT net FROM clients WHERE id = ?2) AND (" \
+  "(SELECT w.self_joined FROM clients c JOIN owners w ON w.id = c.owner_id WHERE c.id = ?2) = 1 " \
+  "OR (SELECT w.self_joined FROM clients c JOIN owners w ON w.id = c.owner_id " \
+  "WHERE c.id = a.client_id) = 1)))"
+static const char *const sql_pick_open_net = PICK_OPEN(PICK_KEY_OWNER_NET);
+static const char *const sql_pick_returned_net = PICK_RETURNED(PICK_KEY_OWNER_NET);
+static const char *const sql_pick_spot_net = PICK_SPOT(PICK_KEY_OWNER_NET);
 static const char *const sql_pick_open[SRV_DISTINCT_NMODES] = {
     PICK_OPEN(PICK_KEY_CLIENT), PICK_OPEN(PICK_KEY_OWNER), PICK_OPEN(PICK_KEY_NETWORK)};
 static const char *const sql_pick_returned[SRV_DISTINCT_NMODES] = {
@@ -569,9 +584,10 @@ int srv_unit_pick(srv_store_t *st, const srv_pick_t *pk, int in_progress, int ro
   srv_distinct_t d = pk->distinct;
   if ((unsigned)d >= SRV_DISTINCT_NMODES)
     return srv_store_failf(st, NQ_EINVAL, "bad distinct mode");
-  if (in_progress) return pick(st, sql_pick_open[d], pk, room, out, n);
+  int net = d == SRV_DISTINCT_OWNER && pk->self_net;
+  if (in_progress) return pick(st, net ? sql_pick_open_net : sql_pick_open[d], pk, room, out, n);
   int first = *n;
-  int rc = pick(st, sql_pick_returned[d], pk, room, out, n);
+  int rc = pick(st, net ? sql_pick_returned_net : sql_pick_returned[d], pk, room, out, n);
   if (rc == 0 && *n - first < room) rc = pick(st, sql_pick_fresh, pk, room - (*n - first), out, n);
   return rc;
 }
@@ -580,7 +596,8 @@ int srv_unit_pick_spot(srv_store_t *st, const srv_pick_t *pk, int room, srv_work
                        int *n) {
   if ((unsigned)pk->distinct >= SRV_DISTINCT_NMODES)
     return srv_store_failf(st, NQ_EINVAL, "bad distinct mode");
-  return pick(st, sql_pick_spot[pk->distinct], pk, room, out, n);
+  int net = pk->distinct == SRV_DISTINCT_OWNER && pk->self_net;
+  return pick(st, net ? sql_pick_spot_net : sql_pick_spot[pk->distinct], pk, room, out, n);
 }
 
 /* Kernel evidence (schema 018): the client's own voting result is on the unit, its evidence row

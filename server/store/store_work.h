@@ -119,6 +119,7 @@ typedef struct srv_asg_info_s {
   int spot;                /* a spot-check replica of a verified unit */
   int voided;              /* the result no longer votes (re-opened against it) */
   int novote;              /* voided, or its client is banned or suspect */
+  int self_joined;         /* schema 022: its client's owner joined by itself */
 } srv_asg_info_t;
 
 int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out);
@@ -176,6 +177,8 @@ typedef struct srv_pick_s {
   srv_distinct_t distinct;
   int64_t now;
   int64_t cooldown; /* s a replica past its key's hold limit waits for another key */
+  int self_net;     /* with distinct owner: a self-joined owner's key is its owner and its
+                       network (schema 022, --self-joined-distinct owner-and-network) */
 } srv_pick_t;
 
 /* Up to `room` units of pk->job_id that need a replica (need > 0) and that no client of the same

@@ -136,6 +136,16 @@ NQ_VIEW_STRUCT(fleet, NQ_VIEW_FLEET)
   F(STRN, error, REQ, 0)
 NQ_VIEW_STRUCT(backup, NQ_VIEW_BACKUP)
 
+/* status.cert: the server certificate in use (srv_cert.h), as the server last recorded it. */
+#define NQ_VIEW_CERT(F)                                                                          \
+  F(STR, file, REQ, 0)                                                                           \
+  F(STR, names, REQ, 0)                                                                          \
+  F(INT, not_after, REQ, 0)                                                                      \
+  F(REAL, days_left, REQ, 0)                                                                     \
+  F(INT, warn_days, REQ, 0)                                                                      \
+  F(BOOL, expiring, REQ, 0)
+NQ_VIEW_STRUCT(cert, NQ_VIEW_CERT)
+
 #define NQ_VIEW_KERNELS(F)                                                                       \
   F(INT, diverse, REQ, 0)                                                                        \
   F(INT, units_two_kernels, REQ, 0)
@@ -233,6 +243,39 @@ NQ_VIEW_STRUCT(leader, NQ_VIEW_LEADER)
   F(INT, protocol, REQ, 0)
 NQ_VIEW_STRUCT(server, NQ_VIEW_SERVER)
 
+/* One news item (news, news_add). */
+#define NQ_VIEW_NEWS_ITEM(F)                                                                     \
+  F(INT, id, REQ, 0)                                                                             \
+  F(INT, at, REQ, 0)                                                                             \
+  F(STR, text, REQ, 0)
+NQ_VIEW_STRUCT(news_item, NQ_VIEW_NEWS_ITEM)
+#define NQ_VIEW_NEWS(F) F(ARR, news, REQ, news_item)
+NQ_VIEW_STRUCT(news, NQ_VIEW_NEWS)
+
+/* One team (teams, team_add, team_rename; /api/teams): credit is its owners' summed. */
+#define NQ_VIEW_TEAM(F)                                                                          \
+  F(INT, rank, REQ, 0)                                                                           \
+  F(STR, name, REQ, 0)                                                                           \
+  F(INT, owners, REQ, 0)                                                                         \
+  F(U128, credit, REQ, 0)
+NQ_VIEW_STRUCT(team, NQ_VIEW_TEAM)
+#define NQ_VIEW_TEAMS(F) F(ARR, teams, REQ, team)
+NQ_VIEW_STRUCT(teams, NQ_VIEW_TEAMS)
+
+/* One volunteer (an owner other than `default`, not banned; /api/volunteers, /v/NAME): its
+ * public name, or anonymous- and six hex digits when it chose none. */
+#define NQ_VIEW_VOLUNTEER(F)                                                                     \
+  F(INT, rank, REQ, 0)                                                                           \
+  F(STR, name, REQ, 0)                                                                           \
+  F(BOOL, named, REQ, 0)                                                                         \
+  F(STRN, team, REQ, 0)                                                                          \
+  F(INT, machines, REQ, 0)                                                                       \
+  F(INT, verified, REQ, 0)                                                                       \
+  F(U128, credit, REQ, 0)
+NQ_VIEW_STRUCT(volunteer, NQ_VIEW_VOLUNTEER)
+#define NQ_VIEW_VOLUNTEERS(F) F(ARR, volunteers, REQ, volunteer)
+NQ_VIEW_STRUCT(volunteers, NQ_VIEW_VOLUNTEERS)
+
 /* The status of one job (nq-admin status, /api/status; docs/operations.md). */
 #define NQ_VIEW_STATUS(F)                                                                        \
   F(INT, now, REQ, 0)                                                                            \
@@ -255,7 +298,12 @@ NQ_VIEW_STRUCT(server, NQ_VIEW_SERVER)
   F(OBJ, audits, OPT, audits)                                                                    \
   F(ARR, disputed, OPT, unit)                                                                    \
   F(ARR, leaderboard, OPT, leader)                                                               \
-  F(OBJ, server, OPT, server)
+  F(OBJ, server, OPT, server)                                                                    \
+  F(STR, evidence_key, OPT, 0)                                                                   \
+  F(OBJ, cert, OPT, cert)                                                                        \
+  F(ARR, news, OPT, news_item)                                                                   \
+  F(ARR, volunteers, OPT, volunteer)                                                             \
+  F(ARR, teams, OPT, team)
 NQ_VIEW_STRUCT(status, NQ_VIEW_STATUS)
 
 /* /api/history: the job's samples, with the rates between them (null for the first). */
@@ -309,7 +357,9 @@ NQ_VIEW_STRUCT(client, NQ_VIEW_CLIENT)
   F(BOOL, has_key, REQ, 0)                                                                       \
   F(INT, clients, REQ, 0)                                                                        \
   F(BOOL, trusted, REQ, 0)                                                                       \
-  F(U128, credit, REQ, 0)
+  F(U128, credit, REQ, 0)                                                                        \
+  F(BOOL, self_joined, OPT, 0)                                                                   \
+  F(STR, public_name, OPT, 0)
 NQ_VIEW_STRUCT(owner, NQ_VIEW_OWNER)
 
 /* A job queue entry (job list, job add with its position, job cancel, job next). */
@@ -332,6 +382,22 @@ NQ_VIEW_STRUCT(queued, NQ_VIEW_QUEUED)
 
 #define NQ_VIEW_CLIENTS(F) F(ARR, clients, REQ, client)
 NQ_VIEW_STRUCT(clients, NQ_VIEW_CLIENTS)
+/* One sign-up request (nq-client --join; signups, owner_approve, owner_reject). */
+#define NQ_VIEW_SIGNUP(F)                                                                        \
+  F(INT, id, REQ, 0)                                                                             \
+  F(INT, at, REQ, 0)                                                                             \
+  F(STR, addr, REQ, 0)                                                                           \
+  F(STR, net, REQ, 0)                                                                            \
+  F(STR, state, REQ, 0)                                                                          \
+  F(STR, client, REQ, 0)                                                                         \
+  F(STRN, public_name, REQ, 0)                                                                   \
+  F(STRN, team, REQ, 0)                                                                          \
+  F(STRN, owner, REQ, 0)                                                                         \
+  F(INT, decided, REQ, 0)
+NQ_VIEW_STRUCT(signup, NQ_VIEW_SIGNUP)
+#define NQ_VIEW_SIGNUPS(F) F(ARR, signups, REQ, signup)
+NQ_VIEW_STRUCT(signups, NQ_VIEW_SIGNUPS)
+
 #define NQ_VIEW_OWNERS(F) F(ARR, owners, REQ, owner)
 NQ_VIEW_STRUCT(owners, NQ_VIEW_OWNERS)
 #define NQ_VIEW_JOBS(F) F(ARR, jobs, REQ, job)
