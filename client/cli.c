@@ -123,6 +123,8 @@ struct cli_s {
   int64_t retry_after;     /* the server's `busy` asked for this wait (s) before the next
                               attempt; 0: none, the backoff decides */
   int progress_interval;   /* seconds, from welcome */
+  int paused_told;         /* the pause state the server was last told (tell_pause) */
+  double paused_told_at;   /* ... when (monotonic s) */
   int max_outstanding;     /* from welcome */
   /* Work. */
   cli_assign_t *queue;     /* received, not started, in arrival order */
@@ -925,6 +927,8 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
   set_state(cli, CLI_STATE_READY);
   cli->attempt = 0;
   cli->progress_interval = pi;
+  cli->paused_told = 0; /* a new session: a pause is told again (tell_pause) */
+  cli->paused_told_at = 0;
   cli->max_outstanding = w.max_outstanding;
   nq_log(NQ_LOG_INFO, "session open as %s: job N=%d %s, progress every %d s", client, w.job_n,
          w.job_state == NQ_JOB_DONE ? "done" : w.job_state == NQ_JOB_WAITING ? "done (waiting "
@@ -1132,7 +1136,7 @@ static void send_progress(cli_lane_t *ln) {
   if (cli->state != CLI_STATE_READY || !ln->running) return;
   nq_progress_t p = {.id = ln->cur.id, .has_nodes = 1, .nodes = ln->cur_nodes,
                      .has_fraction = 1, .fraction = ln->cur_fraction, .has_seconds = 1,
-                     .seconds = ln->cur_seconds};
+                     .seconds = ln->cur_seconds, .paused = nq_throttle_paused(cli->throttle)};
   if (send_new(cli, nq_progress_pack(&p)) == 0) {
     ln->cur_nodes_sent = ln->cur_nodes;
     ln->cur_progressed = 1;
@@ -1252,8 +1256,37 @@ static void log_summary(cli_t *cli) {
   cli->sum_seconds = 0;
 }
 
+/* The server hears of a pause (docs/protocol.md, `paused` in progress): when the solver pauses
+ * or resumes, and every progress interval while it stays paused, one progress on a held
+ * assignment (a running unit's, else the next queued one's) says so; the server then keeps every
+ * lease of this client alive instead of letting it lapse. On resume the client asks for work. */
+static void tell_pause(cli_t *cli) {
+  int paused = nq_throttle_paused(cli->throttle);
+  double now = nq_now_mono(), every = cli->progress_interval > 0 ? cli->progress_interval : 60;
+  if (cli->state != CLI_STATE_READY) return;
+  if (paused == cli->paused_told && (!paused || now - cli->paused_told_at < every)) return;
+  int64_t id = -1;
+  cli_lane_t *run = NULL;
+  for (int i = 0; i < cli->nlanes && !run; i++)
+    if (cli->lanes[i].running) run = &cli->lanes[i];
+  if (run) id = run->cur.id;
+  else if (cli->qlen > 0) id = cli->queue[0].id;
+  if (id >= 0) {
+    if (run) {
+      send_progress(run);
+    } else {
+      nq_progress_t p = {.id = id, .paused = paused};
+      if (send_new(cli, nq_progress_pack(&p)) != 0) return;
+    }
+  }
+  cli->paused_told = paused;
+  cli->paused_told_at = now;
+  if (!paused) cli_pump(cli);
+}
+
 static void on_status_timer(uv_timer_t *t) {
   cli_t *cli = t->data;
+  tell_pause(cli);
   write_status(cli, 0);
   log_summary(cli);
 }
@@ -1503,6 +1536,8 @@ static void cli_pump(cli_t *cli) {
     return;
   }
   if (cli->state != CLI_STATE_READY || cli->getwork_inflight || cli->nowork_wait) return;
+  /* Paused: no new units (what it holds the server keeps for it: tell_pause). */
+  if (nq_throttle_paused(cli->throttle)) return;
   long held = (long)cli->qlen + lanes_running(cli);
   /* A unit for every lane, and a prefetch of one; when units take less than a round trip plus
    * the server's commit, the solver would idle between them, so hold a few more. */

@@ -901,7 +901,9 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
     snprintf(errbuf, errlen, "out of memory");
     goto fail;
   }
-  rc = srv_datadir_init(&s->dd, cfg->data_dir, cfg->hostnames, errbuf, errlen);
+  /* A database restored without its CA keeps its fleet only with the old CA (datadir.h). */
+  rc = srv_datadir_ca_check(cfg->data_dir, cfg->new_ca, errbuf, errlen);
+  if (rc == 0) rc = srv_datadir_init(&s->dd, cfg->data_dir, cfg->hostnames, errbuf, errlen);
   if (rc != 0) goto fail;
   if ((rc = store_start(s, now, errbuf, errlen)) != 0) goto fail;
   if ((rc = srv_outage_start(s, now, errbuf, errlen)) != 0) goto fail;

@@ -98,6 +98,7 @@ typedef struct srv_config_s {
                            one is closed to admit a new one; default 0 = max_conns / 2 */
   int enrol_per_addr;   /* enrolments per address: burst and per hour; default 20, 0 = any */
   int max_clients;      /* enrolled clients at most; default 100000, 0 = no cap */
+  int new_ca;             /* --new-ca: make a new CA even for a database with enrolled clients */
   int keep_default_enrol; /* issue 30: enrolment with the server's own key (owner `default`)
                              stays open after owners exist (--keep-default-enrol); default 0 */
   int auth_fail_limit;  /* failed logins per address and minute before they are slowed;

@@ -89,6 +89,10 @@ const nq_opt_t srv_opts_table[] = {
           "enrolments per address: N at once, N more per hour, 0 = no limit"),
     S_INT("max-clients", max_clients, "N", 0, 1000000000, "100000",
           "enrolled clients at most, 0 = no cap"),
+    S_FLAG("new-ca", new_ca,
+           "make a new CA when ca.pem or ca.key is missing even though the database has "
+           "enrolled clients (each then needs the new ca.pem); without it such a start is "
+           "refused, naming the files to put back"),
     S_FLAG("keep-default-enrol", keep_default_enrol,
            "keep enrolment with the server's own enrol.key (owner `default`) open once owners "
            "exist (nq-admin owner add); without it such an enrolment is refused `enrol_closed`"),

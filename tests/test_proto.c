@@ -305,6 +305,19 @@ START_TEST(round_trip_progress_result) {
   ck_assert_int_eq(pb.has_nodes, 0);
   ck_assert_int_eq(pb.has_fraction, 0);
   ck_assert_int_eq(pb.has_seconds, 0);
+  ck_assert_int_eq(pb.paused, 0);
+  ck_assert_ptr_null(json_object_get(m, "paused")); /* absent unless paused: older servers */
+  json_decref(m);
+  /* A paused client says so; the flag must be a boolean. */
+  nq_progress_t pp = {.id = 8, .paused = 1};
+  m = over_wire(nq_progress_pack(&pp));
+  ck_assert_int_eq(nq_progress_parse(m, &pb, &err), 0);
+  ck_assert_int_eq(pb.paused, 1);
+  json_object_set_new(m, "paused", json_false());
+  ck_assert_int_eq(nq_progress_parse(m, &pb, &err), 0);
+  ck_assert_int_eq(pb.paused, 0);
+  json_object_set_new(m, "paused", json_integer(1));
+  ck_assert_int_ne(nq_progress_parse(m, &pb, &err), 0);
   json_decref(m);
 
   nq_lease_t l = {123, 1763900600}, lb;
