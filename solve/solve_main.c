@@ -124,7 +124,9 @@ static int run_gpu_list(void) {
   nq_gpu_info_t d[NQ_GPU_MAX_DEVICES];
   int n = 0;
   if (nq_gpu_list(d, NQ_GPU_MAX_DEVICES, &n) != 0) {
-    printf("this build has no OpenCL backend (built with NQ_OPENCL=OFF or without the loader)\n");
+    char why[400];
+    nq_gpu_available(why, sizeof why);
+    printf("no OpenCL: %s\n", why);
     return 0;
   }
   if (n == 0) printf("no OpenCL device (no driver installed: a GPU's vendor driver, or "
