@@ -9,6 +9,7 @@
  *   nq-solve N --gpu all [--threads 0]                               count on OpenCL devices
  *   nq-solve --gpu-list                                              the OpenCL devices
  */
+#include "nq/sys.h"
 #include "nq/gpu.h"
 #include "nq/log.h"
 #include "nq/nq.h"
@@ -498,8 +499,7 @@ int main(int argc, char **argv) {
   solve_cfg_t cfg;
   memset(&cfg, 0, sizeof cfg);
   nq_log_init("nq-solve", NQ_LOG_INFO);
-  cfg.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-  if (cfg.threads < 1) cfg.threads = 1;
+  cfg.threads = nq_sys_ncpu();
   cfg.calib_seconds = -1; /* automatic (solve_estimate) */
   cfg.unit_nodes = -1; /* not given */
   const char *name = NULL;
