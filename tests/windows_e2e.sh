@@ -59,7 +59,7 @@ F="$D/evidence.jsonl"
 # Run from the file's folder: a Windows program takes a Windows path (a relative one is the same).
 (cd "$D" && "$WINE" "$WIN/nq-verify.exe" evidence.jsonl --sample 20 --seed 7) >"$D/verify.out" 2>&1 ||
   fail "nq-verify.exe refused a good evidence file: $(cat "$D/verify.out")"
-grep -q "TOTAL 14200" "$D/verify.out" || fail "nq-verify.exe output: $(cat "$D/verify.out")"
+grep -q "VERIFIED" "$D/verify.out" && grep -qE "^TOTAL +14200" "$D/verify.out" || fail "nq-verify.exe output: $(cat "$D/verify.out")"
 python3 - "$F" "$D/tampered.jsonl" <<'PY'
 import hashlib, json, sys
 lines = open(sys.argv[1]).read().splitlines()
@@ -83,12 +83,14 @@ for i, l in enumerate(lines):
 else:
     sys.exit("no unit line with c8")
 body = lines[:-1]
-digest = hashlib.sha256(("\n".join(body)).encode()).hexdigest()
+digest = hashlib.sha256(("\n".join(body) + "\n").encode()).hexdigest()
 open(sys.argv[2], "w").write("\n".join(body) + "\n" + json.dumps({"type": "sha256", "sha256": digest}, separators=(",", ":")) + "\n")
 PY
 rc=0
 (cd "$D" && "$WINE" "$WIN/nq-verify.exe" tampered.jsonl --sample 0) >"$D/tampered.out" 2>&1 || rc=$?
 [ $rc -eq 1 ] || fail "nq-verify.exe on a tampered file: exit $rc, want 1: $(cat "$D/tampered.out")"
+# The checksum was made good again: the refusal is the count's, not the digest's.
+grep -q "checksum" "$D/tampered.out" && fail "nq-verify.exe refused the checksum, not the count: $(cat "$D/tampered.out")"
 say "nq-verify.exe: the job's evidence accepted; with one COUNT8 changed refused: $(tr -d '\r' <"$D/tampered.out" | head -n 1)"
 
 # ---- 2. killed mid-unit, resumed from the checkpoint ----
