@@ -5,10 +5,12 @@
 #      job ends with the published TOTAL and UNIQUE, both solved units; then nq-admin export
 #      writes the job's evidence, which nq-verify.exe accepts (a recounted sample included) and
 #      refuses once one unit's COUNT8 is changed (the checksum made good again);
-#   2. nq-client.exe alone on a job of N=18 units (quorum 1, --checkpoint-seconds 0.05) is
+#   2. nq-client.exe alone on a job of N=19 units (quorum 1, --checkpoint-seconds 0.05) is
 #      killed (SIGKILL to wine: no chance to save anything) while its running unit has a
 #      checkpoint on disk, and started again on its state folder: it resumes that unit from the
-#      checkpoint (its log says so) and the job ends with the published values.
+#      checkpoint (its log says so); a second nq-client.exe on the same state folder is refused
+#      by its lock (exit 3, the holder's pid named) and `nq-client.exe status` reads the folder;
+#      the job ends with the published values.
 #
 #   bash tests/windows_e2e.sh LINUX_BUILD WIN_BUILD
 set -euo pipefail
@@ -97,25 +99,42 @@ say "nq-verify.exe: the job's evidence accepted; with one COUNT8 changed refused
 D="$TMP/resume"
 mkdir -p "$D"
 PORT=$(free_port)
-e2e_start_server "$D" "$PORT" --n 18 --depth 2 --quorum 1 --exit-when-done
-win_client "$D" "$PORT" win --checkpoint-seconds 0.05
+e2e_start_server "$D" "$PORT" --n 19 --depth 2 --quorum 1 --exit-when-done
+win_client "$D" "$PORT" win --checkpoint-seconds 0.05 --threads 2
 VICTIM=$CPID
+# wait_ckpt: until the running unit has a checkpoint on disk (ck: its path).
+wait_ckpt() {
+  ck=""
+  for _ in $(seq 1 1200); do
+    ck=$(find "$D/state-win" -name '*.ckpt' -size +0 2>/dev/null | head -n 1)
+    [ -n "$ck" ] && return 0
+    kill -0 "$VICTIM" 2>/dev/null || fail "nq-client.exe exited before a checkpoint: $(tail -n 5 "$D/client-win.log")"
+    sleep 0.1
+  done
+  fail "no checkpoint within 120 s: $(ls -R "$D/state-win")"
+}
+wait_ckpt
+# The state folder's lock (files_win.c: a sharing mode): a second nq-client.exe on it is refused
+# (exit 3) and names the holder's pid; `nq-client.exe status` reads the folder meanwhile.
+rc=0
+"$WINE" "$WIN/nq-client.exe" --server "127.0.0.1:$PORT" --ca "Z:$D/data/ca.pem" \
+  --state "Z:$D/state-win" --threads 1 >"$D/second.log" 2>&1 || rc=$?
+[ $rc -eq 3 ] && grep -q "in use by another nq-client (pid [1-9]" "$D/second.log" ||
+  fail "a second nq-client.exe on the state folder: exit $rc: $(tail -n 3 "$D/second.log")"
+"$WINE" "$WIN/nq-client.exe" status --state "Z:$D/state-win" >"$D/status.out" 2>&1 ||
+  fail "nq-client.exe status: $(cat "$D/status.out")"
+grep -q "running (pid [1-9]" "$D/status.out" && grep -qE "^unit: +19:" "$D/status.out" ||
+  fail "nq-client.exe status: not running, or no unit: $(cat "$D/status.out")"
+say "a second nq-client.exe on the locked state folder: refused (exit 3); nq-client.exe status works"
 # A checkpoint of the running unit on disk: then SIGKILL (wine's process is the Windows one).
-ck=""
-for _ in $(seq 1 1200); do
-  ck=$(find "$D/state-win" -name '*.ckpt' -size +0 2>/dev/null | head -n 1)
-  [ -n "$ck" ] && break
-  kill -0 "$VICTIM" 2>/dev/null || fail "nq-client.exe exited before a checkpoint: $(tail -n 5 "$D/client-win.log")"
-  sleep 0.1
-done
-[ -n "$ck" ] || fail "no checkpoint within 120 s: $(ls -R "$D/state-win")"
+wait_ckpt
 kill -9 "$VICTIM"
 wait "$VICTIM" 2>/dev/null || true
 say "nq-client.exe killed with a checkpoint on disk ($(basename "$ck"))"
-win_client "$D" "$PORT" win --checkpoint-seconds 0.05
+win_client "$D" "$PORT" win --checkpoint-seconds 0.05 --threads 2
 e2e_wait_log "$D/client-win.log" "resumed from its checkpoint" 120 "$CPID" ||
   fail "the restarted nq-client.exe did not resume: $(tail -n 5 "$D/client-win.log")"
 say "restarted: $(grep -o 'unit .*resumed from its checkpoint[^,]*' "$D/client-win.log" | head -n 1)"
 wait_server_exit 600
-check_done "$D" 18
+check_done "$D" 19
 say "ok"
