@@ -10,15 +10,20 @@ source and its object; `nm` lists what each object defines and what it leaves un
 undefined symbol is resolved to the object of ours that defines it; `cc -MM` with the source's own
 flags lists every header it includes, transitively. The rules:
 
-  common/   util uses no other library of ours; solver uses util; net uses util and solver.
-            No file of common/ includes a header of server/, client/, admin/, solve/ or tools/.
-  the store server/store*.c is layered (STORE_LAYERS below, the table store.h documents): a store
-            file may use (call, or include the header of) the store files of the layers below its
-            own, never one of its own layer or above, and nothing else of server/ but the value
-            modules of STORE_MAY_USE. Headers of server/include/nq/ (the library's public value
-            types) may be included. A store*.c missing from the table is an error: give it a layer.
-            store_int.h, the bottom layer's inside, is included by store files only (the check
-            suites may, to reach the raw connection; they are not checked).
+  common/   util uses no other library of ours; solver uses util; net uses util and solver; conn
+            (the event-loop connection) uses the three. No file of common/ includes a header of
+            server/, client/, admin/, solve/ or tools/.
+  server/   three floors, each using only the floors below it and common/:
+            the store (server/store) -- the only SQL -- uses common/ but conn, and is itself
+              layered (STORE_LAYERS below, the table store.h documents): a store file may use
+              (call, or include the header of) the store files of the layers below its own,
+              never one of its own layer or above. A store*.c missing from the table is an error.
+              store_int.h (server/store/internal), the bottom layer's inside, is included by
+              store files only (the check suites may, to reach the raw connection; not checked).
+            the core (server/core: rules, admin API, views, backup, export) uses the store and
+              common/ but conn: no event loop, nothing of the daemon.
+            the daemon (server/*.c) uses everything below it but store_int.h.
+  admin/    nq-admin uses the core and the store (and common/ but conn), nothing of the daemon.
 """
 import json
 import os
@@ -31,61 +36,83 @@ STORE_LAYERS = {
     "store": 0,
     "store_jobs": 1,
     "store_work": 2,
-    "store_clients": 3, "store_trust": 3, "store_trusted": 3, "store_kernels": 3,
+    "store_clients": 3, "store_owners": 3, "store_trusted": 3, "store_kernels": 3,
     "store_stall": 3, "store_queue": 3, "store_public": 3, "store_export": 3,
-    "store_audit": 3, "store_outage": 3, "store_backup": 3,
+    "store_audit": 3, "store_outage": 3, "store_backup": 3, "store_signup": 3, "store_community": 3,
     "store_api": 4,
 }
-# Modules of server/ below the store: they hold values and checks, no store (checked too).
-STORE_MAY_USE = {"job_opts"}
 # common/'s libraries and what each may use.
-COMMON_MAY_USE = {"util": {"util"}, "solver": {"util", "solver"}, "net": {"util", "solver", "net"}}
+COMMON_MAY_USE = {"util": {"util"}, "solver": {"util", "solver"},
+                  "net": {"util", "solver", "net"}, "conn": {"util", "solver", "net", "conn"}}
 PROGRAM_DIRS = ("server", "client", "admin", "solve", "tools")
+# server/'s floors, bottom up; a floor uses only the floors below it. The store's public value
+# headers (server/store/include) belong to the store's floor.
+FLOOR = {"store": 1, "store-pub": 1, "core": 2, "server": 3}
+FLOOR_NAME = {1: "the store", 2: "the core", 3: "the daemon"}
+# Who runs no event loop: these may not use common/conn (nq-admin links no libuv).
+NO_LOOP = ("store", "core", "admin")
 
 
 def group_of(src, root):
-    """('common', lib) / ('store', name) / ('server', name) / (dir, name) / None for a source."""
+    """The group of a source or header: ('common', lib), ('store', name), ('store-int', name),
+    ('store-pub', name), ('core', name), ('server', name) for the daemon, (dir, name) for the
+    other programs, or None (system, third-party and generated files)."""
     rel = os.path.relpath(src, root)
     parts = rel.split(os.sep)
     name = os.path.splitext(parts[-1])[0]
     if parts[0] == "common" and len(parts) >= 2 and parts[1] in COMMON_MAY_USE:
         return ("common", parts[1])
+    if parts[0] == "server" and len(parts) >= 3 and parts[1] == "store":
+        if parts[2] == "internal":
+            return ("store-int", name)
+        if parts[2] == "include":
+            return ("store-pub", name)
+        return ("store", name)
+    if parts[0] == "server" and len(parts) >= 3 and parts[1] == "core":
+        return ("core", name)
     if parts[0] == "server" and len(parts) == 2:
-        return ("store", name) if name == "store" or name.startswith("store_") else ("server", name)
-    if parts[0] in PROGRAM_DIRS:
+        return ("server", name)
+    if parts[0] in PROGRAM_DIRS[1:]:
         return (parts[0], name)
-    if parts[0] == "build" or "gen" in parts:  # generated sources (the GPU kernel text)
-        return None
     return None
 
 
 def allowed(user, used):
     """None if `user` may use `used` (both groups), else the reason it may not."""
+    ukind, uname = user
+    vkind = used[0]
+    if vkind == "store-int":
+        return None if ukind == "store" else "store_int.h is the store's inside"
     if user == used:
         return None
-    ukind, uname = user
     if ukind == "common":
-        if used[0] == "common" and used[1] in COMMON_MAY_USE[uname]:
+        if vkind == "common" and used[1] in COMMON_MAY_USE[uname]:
             return None
         return "common/%s may use only %s" % (uname, ", ".join(sorted(COMMON_MAY_USE[uname])))
-    if ukind == "store":
-        if used[0] == "common":
+    if vkind == "common":
+        if used[1] == "conn" and ukind in NO_LOOP:
+            return "%s runs no event loop (common/conn)" % (FLOOR_NAME.get(FLOOR.get(ukind)) or ukind)
+        return None
+    if ukind == "store" and vkind == "store":
+        lu, lv = STORE_LAYERS.get(uname), STORE_LAYERS.get(used[1])
+        if lu is None or lv is None:
+            return "not in the store's layer table"
+        if lv < lu:
             return None
-        if used[0] == "store":
-            lu, lv = STORE_LAYERS.get(uname), STORE_LAYERS.get(used[1])
-            if lu is None or lv is None:
-                return "not in the store's layer table"
-            if lv < lu:
-                return None
-            return "layer %d may use only layers below it (%s is layer %d)" % (lu, used[1], lv)
-        if used[0] == "server" and used[1] in STORE_MAY_USE:
+        return "layer %d may use only layers below it (%s is layer %d)" % (lu, used[1], lv)
+    if ukind == vkind:  # a floor or a program within itself
+        return None
+    if ukind in FLOOR and vkind in FLOOR:
+        if FLOOR[vkind] <= FLOOR[ukind]:
             return None
-        return "the store uses nothing of server/ above it"
-    if ukind == "server" and uname in STORE_MAY_USE:
-        if used[0] == "common":
-            return None
-        return "a value module below the store uses only common/"
-    return None  # programs: not layered here
+        return "%s uses nothing of %s above it" % (FLOOR_NAME[FLOOR[ukind]], FLOOR_NAME[FLOOR[vkind]])
+    if ukind == "admin":
+        if vkind == "server":
+            return "nq-admin uses the core and the store, not the daemon"
+        return None
+    if vkind in FLOOR or vkind in PROGRAM_DIRS:
+        return "%s/ uses nothing of %s" % (ukind, vkind)
+    return None
 
 
 def check_symbols(objects, defs_of):
@@ -102,38 +129,12 @@ def check_symbols(objects, defs_of):
     return bad
 
 
-def header_group(path, root):
-    rel = os.path.relpath(path, root)
-    parts = rel.split(os.sep)
-    if parts[0] == "common" and len(parts) >= 2 and parts[1] in COMMON_MAY_USE:
-        return ("common", parts[1])
-    if parts[0] == "server" and len(parts) >= 3 and parts[1] == "include":
-        return ("server-include", parts[-1])
-    if parts[0] == "server" and len(parts) == 2:
-        name = os.path.splitext(parts[1])[0]
-        if name == "store_int":
-            return ("store-int", name)
-        return ("store", name) if name == "store" or name.startswith("store_") else ("server", name)
-    if parts[0] in PROGRAM_DIRS:
-        return (parts[0], parts[-1])
-    return None  # system and third-party headers
-
-
 def check_includes(src_group, headers):
     bad = []
     for h, hg in headers:
         if hg is None:
             continue
-        if hg[0] == "store-int":  # the bottom layer's inside: the store's files only
-            why = None if src_group[0] == "store" else "store_int.h is the store's inside"
-        elif src_group[0] == "common" and hg[0] == "server-include":
-            why = "common/ includes nothing of the programs"
-        elif hg[0] == "server-include":  # the server library's public value types
-            why = None
-        elif src_group[0] == "common" and hg[0] in PROGRAM_DIRS + ("store",):
-            why = "common/ includes nothing of the programs"
-        else:
-            why = allowed(src_group, hg)
+        why = allowed(src_group, hg)
         if why:
             bad.append("%s/%s includes %s: %s" % (src_group[0], src_group[1], h, why))
     return bad
@@ -198,25 +199,16 @@ def run(build):
         defined, undef = nm(obj)
         for s in defined:
             defs_of.setdefault(s, set()).add(grp)
-        layered = grp[0] in ("common", "store") or (grp[0] == "server" and grp[1] in STORE_MAY_USE)
-        # The rest of server/ is not layered, but must not reach into the store's inside.
-        if grp[0] == "server" and not layered and src not in seen_src:
+        if grp[0] == "store" and grp[1] not in STORE_LAYERS:
+            bad.append("server/store/%s.c is not in the store's layer table (scripts/check-layers.py, "
+                       "store.h): give it a layer" % grp[1])
+        objects[obj] = (grp, undef)
+        if src not in seen_src:
             seen_src.add(src)
-            hs = [(os.path.relpath(h, root), header_group(h, root))
+            hs = [(os.path.relpath(h, root), group_of(h, root))
                   for h in deps(e["directory"], cc, src)]
             nincl += len(hs)
-            bad += check_includes(grp, [h for h in hs if h[1] and h[1][0] == "store-int"])
-        if grp[0] == "store" and grp[1] not in STORE_LAYERS:
-            bad.append("server/%s.c is not in the store's layer table (scripts/check-layers.py, "
-                       "store.h): give it a layer" % grp[1])
-        if layered:
-            objects[obj] = (grp, undef)
-            if src not in seen_src:
-                seen_src.add(src)
-                hs = [(os.path.relpath(h, root), header_group(h, root))
-                      for h in deps(e["directory"], cc, src)]
-                nincl += len(hs)
-                bad += check_includes(grp, hs)
+            bad += check_includes(grp, hs)
     bad += check_symbols(objects, defs_of)
     for line in sorted(set(bad)):
         print("check-layers: " + line)
@@ -232,17 +224,24 @@ def run(build):
 def selftest():
     """The rules on made-up objects: each violation kind must be found, the allowed uses not."""
     g = {"base": ("store", "store"), "jobs": ("store", "store_jobs"), "work": ("store", "store_work"),
-         "trust": ("store", "store_trust"), "stall": ("store", "store_stall"),
-         "api": ("store", "store_api"), "sched": ("server", "sched"), "opts": ("server", "job_opts"),
-         "util": ("common", "util"), "solver": ("common", "solver"), "net": ("common", "net")}
+         "owners": ("store", "store_owners"), "stall": ("store", "store_stall"),
+         "api": ("store", "store_api"), "sched": ("core", "sched"), "admin_api": ("core", "admin_api"),
+         "srv": ("server", "srv"), "web": ("server", "web"), "adm": ("admin", "remote"),
+         "cli": ("client", "cli"), "util": ("common", "util"), "solver": ("common", "solver"),
+         "net": ("common", "net"), "conn": ("common", "conn")}
     defs_of = {"f_" + k: {v} for k, v in g.items()}
     cases = [  # (user, symbol it calls, violation expected)
         ("base", "f_jobs", True), ("jobs", "f_work", True), ("work", "f_jobs", False),
-        ("trust", "f_stall", True), ("trust", "f_work", False), ("api", "f_trust", False),
-        ("work", "f_sched", True), ("base", "f_util", False), ("stall", "f_opts", False),
-        ("opts", "f_base", True), ("util", "f_solver", True), ("solver", "f_net", True),
-        ("net", "f_solver", False), ("solver", "f_util", False), ("util", "f_sched", True),
-        ("sched", "f_api", False)]
+        ("owners", "f_stall", True), ("owners", "f_work", False), ("api", "f_owners", False),
+        ("work", "f_sched", True), ("base", "f_util", False), ("api", "f_srv", True),
+        ("sched", "f_api", False), ("sched", "f_srv", True), ("admin_api", "f_web", True),
+        ("sched", "f_admin_api", False), ("srv", "f_sched", False), ("srv", "f_base", False),
+        ("web", "f_admin_api", False), ("adm", "f_admin_api", False), ("adm", "f_api", False),
+        ("adm", "f_srv", True), ("adm", "f_conn", True), ("sched", "f_conn", True),
+        ("base", "f_conn", True), ("srv", "f_conn", False), ("cli", "f_conn", False),
+        ("cli", "f_sched", True), ("util", "f_solver", True), ("solver", "f_net", True),
+        ("net", "f_conn", True), ("conn", "f_net", False), ("net", "f_solver", False),
+        ("solver", "f_util", False), ("util", "f_sched", True)]
     fails = 0
     for user, sym, expect in cases:
         got = bool(check_symbols({"x.o": (g[user], {sym})}, defs_of))
@@ -251,12 +250,19 @@ def selftest():
                   (user, sym, "a violation" if expect else "none", "one" if got else "none"))
             fails += 1
     inc = [(("store", "store"), ("store", "store_jobs"), True),
-           (("store", "store_trust"), ("store", "store_work"), False),
-           (("store", "store_audit"), ("server-include", "admin_db.h"), False),
+           (("store", "store_owners"), ("store", "store_work"), False),
+           (("store", "store_audit"), ("core", "admin_db"), True),
+           (("store", "store_work"), ("store-pub", "states"), False),
            (("store", "store_work"), ("server", "srv"), True),
-           (("store", "store_trust"), ("store-int", "store_int"), False),
-           (("server", "sched"), ("store-int", "store_int"), True),
-           (("common", "util"), ("server-include", "job_opts.h"), True),
+           (("store", "store_owners"), ("store-int", "store_int"), False),
+           (("core", "sched"), ("store-int", "store_int"), True),
+           (("core", "sched"), ("store", "store_api"), False),
+           (("core", "sched"), ("server", "srv_opts"), True),
+           (("server", "srv"), ("store-int", "store_int"), True),
+           (("server", "srv"), ("core", "sched"), False),
+           (("admin", "admin"), ("core", "admin_db"), False),
+           (("admin", "admin"), ("server", "srv"), True),
+           (("common", "util"), ("core", "admin_db"), True),
            (("common", "net"), ("common", "solver"), False),
            (("common", "solver"), ("common", "net"), True)]
     for src, hg, expect in inc:

@@ -9,9 +9,6 @@
 #include "nq/nq.h"
 #include "nq/proto.h"
 
-/* srv_sched_config_t.quorum_distinct is stored as an NQ_OPT_ENUM's int. */
-_Static_assert(sizeof(srv_distinct_t) == sizeof(int), "srv_distinct_t is an int");
-
 static int set_listen(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
   if (srv_config_set_listen(base, v) != 0)
     return nq_errorf(err, len, NQ_EINVAL, "expected ADDR:PORT, got '%s'", v);
@@ -101,6 +98,30 @@ const nq_opt_t srv_opts_table[] = {
     S_INT("auth-fail-delay", auth_fail_delay, "S", 1, 600, "5", "delay of such a refusal"),
     S_INT("log-summary", summary_seconds, "S", 1, 3600, "10",
           "interval of the refusal summaries in the log"),
+    {NQ_OPT_STRING, "cert", .off = offsetof(srv_config_t, cert_file), .arg = "FILE",
+     .help = "serve this PEM certificate chain (leaf first; e.g. an ACME client's "
+             "fullchain.pem) instead of the private CA's; with --key. Re-read on SIGHUP and when "
+             "the files change"},
+    {NQ_OPT_STRING, "key", .off = offsetof(srv_config_t, key_file), .arg = "FILE",
+     .help = "the private key of --cert (PEM)"},
+    {NQ_OPT_ENUM, "signup", .off = offsetof(srv_config_t, signup), .arg = "MODE",
+     .choices = "off|open|approve", .def = "off",
+     .help = "volunteers joining by themselves (nq-client --join): off, open (at once) or "
+             "approve (each waits for nq-admin owner approve); bounded by the --signup-* limits"},
+    S_INT("signup-per-addr", signup_per_addr, "N", 1, 1000000, "3",
+          "sign-ups admitted per address (IPv4, IPv6 /64) and hour"),
+    S_INT("signup-per-net", signup_per_net, "N", 1, 1000000, "10",
+          "sign-ups admitted per network (IPv4 /24, IPv6 /48) and hour"),
+    S_INT("signup-per-day", signup_per_day, "N", 1, 10000000, "200",
+          "sign-ups admitted per day in all"),
+    S_INT("signup-pending", signup_pending, "N", 1, 1000000, "100",
+          "sign-up requests waiting for the operator at most (--signup approve)"),
+    S_INT("signup-poll", signup_poll, "S", 1, NQ_RETRY_AFTER_MAX, "60",
+          "a waiting sign-up asks again after S seconds"),
+    S_INT("cert-check", cert_check, "S", 1, 86400, "60",
+          "seconds between looks at the certificate files for a change"),
+    S_INT("cert-warn-days", cert_warn_days, "D", 1, 3650, "14",
+          "a certificate that expires within D days is a warning (log, status, /metrics)"),
     S_CALL("hostname", "NAME", set_hostname, NQ_OPTF_REPEAT,
            "extra name/IP in the server certificate (repeatable)"),
     S_FLAG("exit-when-done", exit_when_done,
@@ -131,38 +152,6 @@ const nq_opt_t srv_opts_table[] = {
            "--http unless it is a wildcard)"),
     {NQ_OPT_END}};
 
-#define SC_INT(nm, field, a, l, h, d, hlp)                                                       \
-  {NQ_OPT_INT, nm, .off = offsetof(srv_sched_config_t, field), .arg = a, .lo = l, .hi = h,        \
-   .def = d, .help = hlp}
-
-const nq_opt_t srv_sched_opts_table[] = {
-    {NQ_OPT_SECTION, .help = "The scheduler:"},
-    {NQ_OPT_ENUM, "quorum-distinct", .off = offsetof(srv_sched_config_t, quorum_distinct),
-     .arg = "M", .choices = "client|owner|network", .def = "owner",
-     .help = "what makes two results independent: client, owner or network (their /24 or "
-             "/64); every client enrolled with the server's own key has the owner `default`: "
-             "give volunteers their own keys, nq-admin owner add"},
-    {NQ_OPT_DOUBLE, "spot-check", .off = offsetof(srv_sched_config_t, spot_check), .arg = "P",
-     .dlo = 0, .dhi = 100, .def = "2",
-     .help = "percent of verified units re-issued to yet another owner; a disagreement "
-             "re-opens the unit"},
-    SC_INT("hold-factor", hold_factor, "K", 1, 1000, "8",
-           "a lease never runs past issue + K x max(lease-seconds, the unit's estimated time); "
-           "progress that does not advance never extends it"),
-    SC_INT("lease-seconds", lease_seconds, "S", 1, DAYS(30), "3600",
-           "longest lease: from issue while a client's speed is unknown, and from each progress"),
-    SC_INT("lease-min", lease_min, "S", 1, DAYS(30), "60",
-           "shortest lease from issue; leases are sized from the client's recent solve times, "
-           "queue included"),
-    SC_INT("max-outstanding", max_outstanding, "K", 1, 256, "16",
-           "assignments one client may hold"),
-    SC_INT("retry-after", retry_after, "S", 1, NQ_RETRY_AFTER_MAX, "30",
-           "how long a client is told to wait when the server is full (`busy`) or has no work "
-           "for it"),
-    SC_INT("ban-threshold", ban_threshold, "T", 0, 1000000, "3",
-           "auto-ban after T invalid results, 0 = never"),
-    {NQ_OPT_END}};
-
 static const nq_opt_t job_heading[] = {{NQ_OPT_SECTION, .help = "The job:"}, {NQ_OPT_END}};
 
 /* A default the table refuses is a bug in the table: test_opts checks every one. */
@@ -171,12 +160,6 @@ static void table_defaults(const nq_opt_t *table, void *base) {
   int rc = nq_opts_table_defaults(table, base, err, sizeof err);
   assert(rc == 0);
   (void)rc;
-}
-
-void srv_sched_config_default(srv_sched_config_t *cfg) {
-  memset(cfg, 0, sizeof *cfg);
-  table_defaults(srv_sched_opts_table, cfg);
-  cfg->seed = 0;
 }
 
 void srv_config_default(srv_config_t *cfg) {

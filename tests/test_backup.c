@@ -1,4 +1,4 @@
-/* Backup suite (server/store_backup.c, server/backup.c; nq/backup.h): a backup of a half-done job
+/* Backup suite (server/store/store_backup.c, server/core/backup.c; nq/backup.h): a backup of a half-done job
  * is checked good and, restored, finishes the job exactly (the restore drill); it is one snapshot
  * of what was committed, taken while the writer holds an open transaction, and never makes it
  * wait; the check finds every kind of broken counter and refuses what is not a database; rotation

@@ -1,4 +1,4 @@
-/* The data directory (server/datadir.c): what a start makes, and the permissions it enforces
+/* The data directory (server/core/datadir.c): what a start makes, and the permissions it enforces
  * on a directory and files that already existed with looser ones (issue 12). */
 #include "datadir.h"
 #include "nq/nq.h"

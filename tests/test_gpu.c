@@ -119,6 +119,36 @@ START_TEST(units_split_searches) {
 }
 END_TEST
 
+/* Lanes refilled inside a launch: with a budget no subtree reaches, every unit of N=14 at depth
+ * 7 (117,697 subtrees of at most 6 rows, which the host does not expand: more than twice the
+ * 2,048 slots per compute unit of a device of up to 28) is solved in one launch, each
+ * work-item taking the queue's next subtree when its own is done; exact. */
+START_TEST(lanes_refilled_in_launch) {
+  nq_gpu_opts_t o = {.budget = 1u << 24};
+  nq_gpu_t *g = open_dev(&o);
+  list_t l = {0};
+  ck_assert_int_eq(nq_units_generate(14, 7, push, &l), 0);
+  ck_assert_uint_gt(l.len, 2 * 2048 * (size_t)nq_gpu_info(g)->compute_units);
+  uint64_t before = nq_gpu_launches(g);
+  check_units(g, l);
+  ck_assert_uint_eq(nq_gpu_launches(g) - before, 1);
+  ck_assert_uint_eq(nq_gpu_splits(g), 0);
+  nq_gpu_close(g);
+}
+END_TEST
+
+/* The per-unit totals are 64-bit, made of two 32-bit words with 32-bit atomics: started just
+ * below 2^32, every count carries into its high word, and every unit still equals the
+ * reference (searches split too, so counts are added from many work-items and launches). */
+START_TEST(totals_carry) {
+  nq_gpu_opts_t o = {.budget = 64, .tot_bias = 0xffffff00u};
+  nq_gpu_t *g = open_dev(&o);
+  every_unit(g, 12, 3);
+  every_unit(g, 13, 2);
+  nq_gpu_close(g);
+}
+END_TEST
+
 static void check_known(int n, const nq_counts_t *c) {
   const nq_known_t *k = nq_known(n);
   char buf[40];
@@ -357,6 +387,8 @@ int main(void) {
   tcase_add_test(tc, units_deep);
   tcase_add_test(tc, units_look_by_n);
   tcase_add_test(tc, units_split_searches);
+  tcase_add_test(tc, lanes_refilled_in_launch);
+  tcase_add_test(tc, totals_carry);
   tcase_add_test(tc, whole_n_pool);
   tcase_add_test(tc, selftest_refuses_corrupt);
   tcase_add_test(tc, device_failure_mid_solve);

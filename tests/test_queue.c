@@ -1,5 +1,5 @@
-/* Job queue suite (issue 36): the job options declared once (server/job_opts.c, nq/job_opts.h)
- * and the store's queue (server/store_queue.c): add with checks, order, cancel, the server's
+/* Job queue suite (issue 36): the job options declared once (common/solver/job_opts.c, nq/job_opts.h)
+ * and the store's queue (server/store/store_queue.c): add with checks, order, cancel, the server's
  * marks, what survives a reopen, and a done job that stays done once archived. The server's
  * switch to the next job runs end to end in tests/e2e_queue.sh. */
 #include "fx_store.h"

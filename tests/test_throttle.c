@@ -11,7 +11,7 @@
 #include "nq/throttle.h"
 #include "testutil.h"
 
-#include <linux/sched.h> /* SCHED_IDLE, SCHED_NORMAL: <sched.h> is server/sched.h on our path */
+#include <linux/sched.h> /* SCHED_IDLE, SCHED_NORMAL: <sched.h> is server/core/sched.h on our path */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

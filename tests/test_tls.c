@@ -1,4 +1,4 @@
-/* Tests for common/net/conn.c, tls.c and certs.c: TLS connections on one libuv loop over loopback. */
+/* Tests for common/conn/conn.c, tls.c and certs.c: TLS connections on one libuv loop over loopback. */
 #include "nq/certs.h"
 #include "nq/conn.h"
 #include "nq/frame.h"

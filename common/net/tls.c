@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct nq_tls_ctx_s {
   SSL_CTX *ssl;
@@ -223,4 +224,87 @@ int nq_tls_ctx_is_server(const nq_tls_ctx_t *ctx) {
 
 struct ssl_ctx_st *nq_tls_ctx_ssl(const nq_tls_ctx_t *ctx) {
   return ctx ? ctx->ssl : NULL;
+}
+
+int nq_tls_ctx_leaf(const nq_tls_ctx_t *ctx, int64_t *not_after, char *names, size_t len) {
+  if (names && len) names[0] = '\0';
+  if (!ctx || !ctx->is_server || !not_after) return NQ_EINVAL;
+  X509 *leaf = SSL_CTX_get0_certificate(ctx->ssl);
+  if (!leaf) return NQ_ENOTFOUND;
+  struct tm tm;
+  memset(&tm, 0, sizeof tm);
+  ERR_clear_error();
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(leaf), &tm) != 1) {
+    ERR_clear_error();
+    return NQ_ETLS;
+  }
+  *not_after = (int64_t)timegm(&tm);
+  if (names && len >= 16) nq_tls_cert_names(leaf, names, len);
+  return 0;
+}
+/* ---- pinning a client connection to the server's name ---------------------------------------- */
+
+/* A certificate refused for its name is kept on its SSL (ex_data, freed with it): a failed
+ * handshake leaves no peer certificate to ask, and the error should list the names it does carry. */
+static int mismatch_idx = -1;
+
+static void mismatch_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+                          void *argp) {
+  (void)parent, (void)ad, (void)idx, (void)argl, (void)argp;
+  X509_free(ptr);
+}
+
+static int mismatch_index(void) {
+  /* First use is on the caller's thread before any handshake; OpenSSL's index allocation is
+   * itself locked, so two first uses at once only waste an index. */
+  if (mismatch_idx < 0)
+    mismatch_idx = SSL_get_ex_new_index(0, "nq: name-mismatched leaf", NULL, NULL, mismatch_free);
+  return mismatch_idx;
+}
+
+/* OpenSSL's verification, unchanged, except that a certificate refused for the name is kept. */
+static int pin_verify_cb(int ok, X509_STORE_CTX *x) {
+  int e = X509_STORE_CTX_get_error(x);
+  if (ok || (e != X509_V_ERR_HOSTNAME_MISMATCH && e != X509_V_ERR_IP_ADDRESS_MISMATCH)) return ok;
+  SSL *ssl = X509_STORE_CTX_get_ex_data(x, SSL_get_ex_data_X509_STORE_CTX_idx());
+  X509 *leaf = X509_STORE_CTX_get0_cert(x);
+  int idx = mismatch_index();
+  if (ssl && idx >= 0 && !SSL_get_ex_data(ssl, idx) && leaf && X509_up_ref(leaf) &&
+      !SSL_set_ex_data(ssl, idx, leaf))
+    X509_free(leaf);
+  return ok;
+}
+
+int nq_tls_pin_peer(struct ssl_st *ssl, const char *hostname) {
+  unsigned char ip[16];
+  ERR_clear_error();
+  if (mismatch_index() < 0) return NQ_ETLS;
+  if (inet_pton(AF_INET, hostname, ip) == 1 || inet_pton(AF_INET6, hostname, ip) == 1) {
+    if (!X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), hostname)) return NQ_ETLS;
+  } else {
+    if (!SSL_set_tlsext_host_name(ssl, hostname)) return NQ_ETLS;
+    if (!SSL_set1_host(ssl, hostname)) return NQ_ETLS;
+    SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+  }
+  SSL_set_verify(ssl, SSL_VERIFY_PEER, pin_verify_cb);
+  return 0;
+}
+
+char *nq_tls_handshake_error(const struct ssl_st *ssl, char *buf, size_t len) {
+  long vr = SSL_get_verify_result(ssl);
+  if (vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+    /* Say which names the certificate does carry: the operator's fix is to add one, or the
+     * volunteer's to dial one of these. */
+    char names[200];
+    const X509 *leaf = mismatch_idx >= 0 ? SSL_get_ex_data(ssl, mismatch_idx) : NULL;
+    snprintf(buf, len, "certificate verify failed: %s (the certificate names: %s)",
+             X509_verify_cert_error_string(vr), nq_tls_cert_names(leaf, names, sizeof names));
+    ERR_clear_error();
+  } else if (vr != X509_V_OK) {
+    snprintf(buf, len, "certificate verify failed: %s", X509_verify_cert_error_string(vr));
+    ERR_clear_error();
+  } else {
+    nq_tls_errors(buf, len);
+  }
+  return buf;
 }

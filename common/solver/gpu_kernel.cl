@@ -1,55 +1,129 @@
 /* nq: the OpenCL kernel of the GPU backend (nq-solver-4, OpenCL C 1.2).
  *
- * One work-item searches one subtree held in its slot: a prefix of `depth` rows (a unit of the
- * generator, cut below a pool task by the host, common/solver/gpu_opencl.c). The search is the
- * reference's (common/solver/solver_ref.c) made iterative: a stack of the rows' remaining
- * candidates and attack masks, no recursion, the same rules in the same order, so every node the
- * reference counts is counted here -- dead and blocked nodes as one node each, nothing below
- * them -- and the side part's leaves go through the same rotation check. A launch runs each
- * work-item for at most `budget` nodes, then saves its search in the slot, so a launch's time is
- * bounded whatever the subtree's size; the next launch resumes it, and the host can split what a
- * saved search has left into new subtrees for idle slots. Each slot keeps its c2, c4, c8 and
- * node count; the host adds them up per task (no 64-bit atomics, which OpenCL 1.2 does not
- * promise).
+ * A work-item searches subtrees: each a prefix of `depth` rows (a unit of the generator, cut
+ * below a pool task by the host, common/solver/gpu_opencl.c), taken from a queue of records the
+ * host fills (an atomic index over it: a work-item whose subtree is done takes the next one in
+ * the same launch). The search is the reference's (common/solver/solver_ref.c) made iterative
+ * and counted node for node: the same rules, the same dead and blocked nodes cut (one node each,
+ * nothing below them), the side part's leaves through the same rotation check.
+ *
+ * One iteration makes one node: the top record of the work-item's stack (one uint4 a level:
+ * the candidates left and the attack masks l, d, r of the node on that row) gives its lowest
+ * candidate; a level whose last candidate is taken leaves the stack at once (`live`, a bit a
+ * level: the next top is its highest bit, no scan). A node's children are counted when its
+ * candidates are final (popcount), and it is pushed if it has some. A node on row N-6 is never
+ * pushed: its whole subtree is counted inline (NQ_ROW_N6..NQ_ROW_N2), row N-1 from each row N-2
+ * node's two free columns. No board is kept: a row's column is the difference of two levels' d
+ * masks, and the board is rebuilt only for the side part's leaves whose rotation check can
+ * matter (a flag: column 0 on row BOUND2, column N-1 on row BOUND1, ENDBIT last), about 3/N of
+ * them. Each rule is applied at its own rows: BOUND1's and BOUND2's masks, the blocked test on
+ * rows N-1-look..N-4 made at the parent on each child before it is pushed (a fixed number of
+ * steps a row, no data-dependent loop), and the two dead tests each at the rows that decide it
+ * (see ref_dead: the 90-degree one at row max(BOUND2, N-1-c1)+1, the 270-degree one at rows
+ * BOUND1+1..max(BOUND1+1, c1), while their flag is set); the subtree's own first node is tested
+ * in full.
+ *
+ * A launch runs each work-item for at most `budget` iterations, then saves its search in its
+ * slot (the record, the stack, the flags), so a launch's time is bounded whatever the subtrees'
+ * sizes; the next launch resumes it, and the host can split what a saved search has left (every
+ * candidate on its stack) into new subtrees. Counts are added per owner (the unit of the solve a
+ * subtree is below) into 64-bit totals made of two 32-bit words with 32-bit atomics (OpenCL 1.2
+ * promises no 64-bit atomics), when a subtree is done and when a search is saved.
  *
  * A subtree record is 32 bytes: byte 0 the depth d (2..N-1), bytes 1..d the columns of rows
  * 0..d-1. The part and BOUND1 follow from them: the corner part has row 0 in column 0 (BOUND1 is
  * row 1's column), the side part row 0 in column BOUND1 >= 1.
  *
- * NQ_CORRUPT (a build option the tests use) adds one to slot 0's COUNT4 each time its subtree is
- * searched: the self-test must refuse such a device.
+ * NQ_CORRUPT (a build option the tests use) adds one to the COUNT4 of the record at index 0 of
+ * the queue: the self-test must refuse such a device.
  */
 #ifndef NQ_CORRUPT
 #define NQ_CORRUPT 0
 #endif
 
+#define NQ_ABI_QUEUE 1
+#ifndef NQ_U4 /* a uint4 of four words (OpenCL C's vector literal) */
+#define NQ_U4(a, b, c, d) ((uint4)((a), (b), (c), (d)))
+#endif
 #define NQ_REC 32
-/* Work-items of a work-group (the host launches exactly these) and stack rows: a subtree has at
- * most NQ_ROWS rows below its prefix (NQ_GPU_ROWS_MAX, given by the host), so its search keeps
- * at most NQ_ROWS rows of candidates on the stack. */
+/* Work-items of a work-group (the host launches exactly these) and stack levels: a subtree has
+ * at most NQ_ROWS rows below its prefix (NQ_GPU_ROWS_MAX, given by the host), so at most NQ_ROWS
+ * levels (rows depth..N-7) are ever on its stack. */
 #define NQ_GROUP 64
 #ifndef NQ_ROWS
 #define NQ_ROWS 12
 #endif
 
-/* ref_blocked: a node on one of the rows N-1-look..N-4 (and >= 2) whose placed rows leave a row
- * below it no column (row N-1: none outside lastmask), or a free column no row from y down.
- * look: nq/unit.h's nq_unit_look(N), given by the host with N. */
-static int nq_blocked(int e, int look, int y, uint mask, uint l, uint d, uint r, uint lastmask) {
-  if (y < 2 || y < e - look || y > e - 3) return 0;
-  uint open = 0;
-  for (int row = y; row <= e; row++) {
-    const int k = row - y;
-    uint cols = mask & ~d & ~(l << k) & ~(r >> k);
-    if (row == e) cols &= ~lastmask;
-    if (row > y && cols == 0) return 1;
-    open |= cols;
+/* A slot's saved search (global memory, NQ_SLOT words a slot): its owner, the live levels, the
+ * flags, the record (8 words) and the stack's levels 0..top (4 words each). */
+#define SV_OWN 0
+#define SV_LIVE 1
+#define SV_FL 2
+#define SV_REC 3
+#define SV_STACK 11
+#define NQ_SLOT (SV_STACK + 4 * NQ_ROWS)
+
+/* Slot states (stat[]): a slot holds nothing (EMPTY: its work-item takes records from the queue)
+ * or a search saved at a launch's end (RUNNING). */
+#define NQ_EMPTY 0u
+#define NQ_RUNNING 2u
+
+/* The flags of the current path (side part): F90 column 0 on row BOUND2, F270 column N-1 on row
+ * BOUND1; set when those rows are placed. */
+#define F90 1u
+#define F270 2u
+
+/* ref_blocked for a node on one of the rows N-1-look..N-4, `rows` (3..look) rows above the last,
+ * attack masks l, d, r: a row below it with no column (row N-1: none outside lastmask), or a
+ * free column no row from its own down can take. nq/unit.h's nq_unit_blocked_rows as free
+ * columns: f the free columns of each row, the smallest of them 0 for a row without one, open
+ * their union. Rows 1..3 always, 4 and 5 when there. */
+static inline int nq_blocked(int rows, uint notmask, uint lastmask, uint l, uint d, uint r) {
+  const uint nx = ~(d | notmask);
+  uint open = nx & ~(l | r), mn, f;
+  l <<= 1;
+  r >>= 1;
+  mn = f = nx & ~(l | r);
+  open |= f;
+  l <<= 1;
+  r >>= 1;
+  f = nx & ~(l | r);
+  mn = min(mn, f);
+  open |= f;
+  l <<= 1;
+  r >>= 1;
+  f = nx & ~(l | r | (rows == 3 ? lastmask : 0u));
+  mn = min(mn, f);
+  open |= f;
+  if (rows > 3) {
+    l <<= 1;
+    r >>= 1;
+    f = nx & ~(l | r | (rows == 4 ? lastmask : 0u));
+    mn = min(mn, f);
+    open |= f;
+    if (rows > 4) {
+      l <<= 1;
+      r >>= 1;
+      f = nx & ~(l | r | lastmask);
+      mn = min(mn, f);
+      open |= f;
+    }
   }
-  return (mask & ~d & ~open) != 0;
+  return mn == 0u || (nx & ~open) != 0u;
 }
 
-/* ref_dead: a side-part node on a row <= N-4 whose placed rows already reject the board in the
- * 90- or 270-degree check. */
+/* The candidates bm of a node (masks l, d, r) whose children are on the blocked test's rows
+ * (`rows` rows above the last), less the children that are blocked. */
+static inline uint nq_keep(int rows, uint notmask, uint lastmask, uint l, uint d, uint r, uint bm) {
+  uint keep = 0;
+  for (uint c = bm; c; c &= c - 1u) {
+    const uint b = c & (0u - c);
+    keep |= nq_blocked(rows, notmask, lastmask, (l | b) << 1, d | b, (r | b) >> 1) ? 0u : b;
+  }
+  return keep;
+}
+
+/* ref_dead on a board (the subtree's first node only; rows < y in b). */
 static int nq_dead(int e, int y, const uint *b, int bound1, int bound2, uint topbit, int y90,
                    int y270) {
   if (y > e - 3) return 0;
@@ -98,148 +172,392 @@ static int nq_check(int e, const uint *b, int bound1, int bound2, uint topbit, u
   return 8;
 }
 
-/* The stacks live in local memory, row-major across the group's work-items (consecutive
- * work-items, consecutive words: no bank conflicts); private arrays indexed by the row would
- * spill to the device's slow per-thread memory. */
-#define STK(a, row) stk[((a) * NQ_ROWS + (row)) * NQ_GROUP + lid]
+#define STK(k) stk[(k) * NQ_GROUP + lid]
 
-/* A slot's saved search (global memory, NQ_SLOT words a slot): the node to visit next (row y,
- * masks l, d, r), the columns of rows 0..y-1, and the stack rows of rows depth..y-1 (remaining
- * candidates and the masks they came with). */
-#define NQ_SLOT (5 + 32 + 4 * NQ_ROWS)
-#define SV_Y 0
-#define SV_L 1
-#define SV_D 2
-#define SV_R 3
-#define SV_BOARD 5
-#define SV_STACK (5 + 32)
+/* What a work-item knows of its subtree: the record's settings. */
+typedef struct {
+  int depth, side, bound1, bound2, c1, y90, p90, lo270, hi270, blo;
+  uint forbid, sidemask, lastmask, endbit, dy90, dc1, b2last; /* b2last: BOUND2 is row N-2 */
+  uint slow, s90, s270, filt; /* bit y: a child on row y takes the slow path (always, while F90
+                              is set, while F270 is set) / drops its blocked children */
+} nq_sub_t;
 
-/* Slot states (stat[]): the host fills a slot (FRESH), the kernel runs it for at most `budget`
- * nodes a launch (RUNNING between launches) until its subtree is searched (DONE); the host takes
- * its counts and empties it. */
-#define NQ_EMPTY 0u
-#define NQ_FRESH 1u
-#define NQ_RUNNING 2u
-#define NQ_DONE 3u
+/* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
+ * depth..N-7 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
+ * the parent at level kp, whose column is bitp; rows N-6..N-1 are tail[0..5] (rows N-6..N-3
+ * only when they are not the record's). */
+static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
+                        const nq_sub_t *s, int kp, uint bitp, const uint *tail, uint topbit) {
+  uint b[32];
+  for (int i = 0; i < s->depth; i++) b[i] = 1u << t[1 + i];
+  for (int i = 0; s->depth + i < e - 5; i++)
+    b[s->depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
+  for (int i = 0; i < 6; i++)
+    if (e - 5 + i >= s->depth) b[e - 5 + i] = tail[i];
+  return nq_check(e, b, s->bound1, s->bound2, topbit, s->endbit);
+}
+
+/* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
+ * nodes by popcount, solutions from its two free columns. fl: the path's flags; kp, bitp and
+ * rows N-6..N-3's columns x5..x2: the path for nq_side_leaf. */
+#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x5, x4, x3, x2)                                 \
+  do {                                                                                           \
+    const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                          \
+    const int ok1_ = ((bm) & f1_) && !(f2_ & ((((l) | f1_) << 1) | (((r) | f1_) >> 1)));        \
+    const int ok2_ = ((bm) & f2_) && !(f1_ & ((((l) | f2_) << 1) | (((r) | f2_) >> 1)));        \
+    nodes += popcount(bm);                                                                       \
+    if (!(SIDE)) {                                                                               \
+      c8 += (ulong)(ok1_ + ok2_);                                                                \
+    } else {                                                                                     \
+      const int lf1_ = ok1_ && !(f2_ & s.lastmask), lf2_ = ok2_ && !(f1_ & s.lastmask);          \
+      if (!((fl) | s.b2last | ((f1_ | f2_) & s.endbit))) {                                       \
+        c8 += (ulong)(lf1_ + lf2_); /* no flag: COUNT8 at once */                                \
+      } else {                                                                                   \
+        const uint pf_ = (fl) & F270;                                                            \
+        const uint p1_ = pf_ | (s.b2last ? f1_ == 1u : (fl) & F90) | (f2_ == s.endbit);          \
+        const uint p2_ = pf_ | (s.b2last ? f2_ == 1u : (fl) & F90) | (f1_ == s.endbit);          \
+        c8 += (ulong)((lf1_ && !p1_) + (lf2_ && !p2_));                                          \
+        for (int i2_ = 0; i2_ < 2; i2_++) {                                                      \
+          const uint a_ = i2_ ? f2_ : f1_, z_ = i2_ ? f1_ : f2_;                                 \
+          if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                      \
+          const uint tl_[6] = {(x5), (x4), (x3), (x2), a_, z_};                                  \
+          const int c_ = nq_side_leaf(e, t, stk, lid, &s, kp, bitp, tl_, topbit);               \
+          c2 += c_ == 2;                                                                         \
+          c4 += c_ == 4;                                                                         \
+          c8 += c_ == 8;                                                                         \
+        }                                                                                        \
+      }                                                                                          \
+    }                                                                                            \
+  } while (0)
+
+/* The side part's BOUND2 rule for a child on row yc (d mask cd): its cut or its mask. */
+#define NQ_BOUND2(yc, cd, bm)                                                                    \
+  do {                                                                                           \
+    if ((yc) == s.bound2) {                                                                      \
+      const uint sd_ = (cd) & s.sidemask;                                                        \
+      bm = !sd_ ? 0u : sd_ != s.sidemask ? bm & s.sidemask : bm;                                 \
+    }                                                                                            \
+  } while (0)
+
+/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0; rows N-6..N-4's columns x5..x3,
+ * and kp, bitp of nq_side_leaf): its whole subtree, each child on row
+ * N-2 counted with its children by NQ_ROW_N2. */
+#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x5, x4, x3)                                    \
+  do {                                                                                           \
+    nodes += popcount(bm);                                                                       \
+    for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
+      const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, d2_ = (d) | x_,                   \
+                 r2_ = ((r) | x_) >> 1;                                                          \
+      uint b2_ = mask & ~(l2_ | d2_ | r2_);                                                      \
+      uint fl2_ = (fl0);                                                                         \
+      if (SIDE) {                                                                                \
+        NQ_BOUND2(e - 1, d2_, b2_);                                                              \
+        if (s.bound2 == e - 2) fl2_ = (fl2_ & ~F90) | (x_ == 1u ? F90 : 0u);                     \
+        if (s.bound1 == e - 2) fl2_ = (fl2_ & ~F270) | (x_ == topbit ? F270 : 0u);               \
+      }                                                                                          \
+      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x5, x4, x3, x_);                       \
+    }                                                                                            \
+  } while (0)
+
+/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0; rows N-6 and N-5's columns x5,
+ * x4, and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
+ * by NQ_ROW_N3. */
+#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, kp, bitp, x5, x4)                                        \
+  do {                                                                                           \
+    nodes += popcount(bm);                                                                       \
+    for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
+      const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, d3_ = (d) | w_,                   \
+                 r3_ = ((r) | w_) >> 1;                                                          \
+      uint b3_ = mask & ~(l3_ | d3_ | r3_) & (e - 2 < s.bound1 ? ~s.forbid : ~0u);               \
+      uint fl3_ = (fl0);                                                                         \
+      if (SIDE) {                                                                                \
+        NQ_BOUND2(e - 2, d3_, b3_);                                                              \
+        if (s.bound2 == e - 3) fl3_ = (fl3_ & ~F90) | (w_ == 1u ? F90 : 0u);                     \
+        if (s.bound1 == e - 3) fl3_ = (fl3_ & ~F270) | (w_ == topbit ? F270 : 0u);               \
+      }                                                                                          \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, x5, x4, w_);                           \
+    }                                                                                            \
+  } while (0)
+
+/* A node on row N-5 (masks l, d, r, candidates bm, its parent's d mask dpp, flags fl0; row
+ * N-6's column x5; kp, bitp of nq_side_leaf): its children (row N-4, the blocked test's last row)
+ * counted, the blocked ones dropped, each other one tested as the walk tests a child (rules,
+ * flags, dead tests) and its subtree counted by NQ_ROW_N4. */
+#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, fl0, kp, bitp, x5)                                       \
+  do {                                                                                           \
+    nodes += popcount(bm);                                                                       \
+    for (uint c5_ = nq_keep(3, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c5_;              \
+         c5_ &= c5_ - 1u) {                                                                      \
+      const uint v_ = c5_ & (0u - c5_), l4_ = ((l) | v_) << 1, d4_ = (d) | v_,                   \
+                 r4_ = ((r) | v_) >> 1;                                                          \
+      uint b4_ = mask & ~(l4_ | d4_ | r4_) & (e - 3 < s.bound1 ? ~s.forbid : ~0u);               \
+      uint fl4_ = (fl0);                                                                         \
+      if (SIDE) {                                                                                \
+        if (s.bound2 == e - 4) fl4_ = (fl4_ & ~F90) | (v_ == 1u ? F90 : 0u);                     \
+        if (s.bound1 == e - 4) fl4_ = (fl4_ & ~F270) | (v_ == topbit ? F270 : 0u);               \
+        NQ_BOUND2(e - 3, d4_, b4_);                                                              \
+        if (NQ_DEAD(e - 3, d4_, (d), (dpp), fl4_)) continue;                                     \
+      }                                                                                          \
+      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, kp, bitp, x5, v_);                               \
+    }                                                                                            \
+  } while (0)
+
+/* A node on row N-6 (masks l, d, r, candidates bm, its parent's d mask dpp, flags fl0; its
+ * parent at level kp with column bitp): as NQ_ROW_N5, one row up (its children on row N-5, the
+ * blocked test's rows then below them). */
+#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, fl0, kp, bitp)                                         \
+  do {                                                                                           \
+    nodes += popcount(bm);                                                                       \
+    for (uint c6_ = nq_keep(4, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c6_;              \
+         c6_ &= c6_ - 1u) {                                                                      \
+      const uint u_ = c6_ & (0u - c6_), l5_ = ((l) | u_) << 1, d5_ = (d) | u_,                   \
+                 r5_ = ((r) | u_) >> 1;                                                          \
+      uint b5_ = mask & ~(l5_ | d5_ | r5_) & (e - 4 < s.bound1 ? ~s.forbid : ~0u);               \
+      uint fl5_ = (fl0);                                                                         \
+      if (SIDE) {                                                                                \
+        if (s.bound2 == e - 5) fl5_ = (fl5_ & ~F90) | (u_ == 1u ? F90 : 0u);                     \
+        if (s.bound1 == e - 5) fl5_ = (fl5_ & ~F270) | (u_ == topbit ? F270 : 0u);               \
+        NQ_BOUND2(e - 4, d5_, b5_);                                                              \
+        if (NQ_DEAD(e - 4, d5_, (d), (dpp), fl5_)) continue;                                     \
+      }                                                                                          \
+      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), fl5_, kp, bitp, u_);                              \
+    }                                                                                            \
+  } while (0)
+
+/* The rows whose slow path a side-part path takes: the fixed ones, and the dead tests' rows
+ * while their flag is set. */
+#define NQ_SLOWV() (s.slow | ((fl & F90) ? s.s90 : 0u) | ((fl & F270) ? s.s270 : 0u))
+
+/* The search loop of one part (SIDE constant): until the stack is empty or the budget spent.
+ * A node's children are counted when its candidates are final (pushed, or inline from row N-6
+ * down); rows with a rule (slowv) take the slow path, and a node whose children are on the
+ * blocked test's rows (s.filt) drops its blocked children before it is pushed. */
+#define NQ_WALK(SIDE)                                                                            \
+  for (;;) {                                                                                     \
+    if (!live || steps == budget) break;                                                         \
+    steps++;                                                                                     \
+    const int k = 31 - (int)clz(live);                                                           \
+    const uint4 v = STK(k);                                                                      \
+    const uint bit = v.x & (0u - v.x), rest = v.x ^ bit;                                         \
+    STK(k).x = rest;                                                                             \
+    live ^= (uint)(rest == 0u) << k;                                                             \
+    const int yc = s.depth + k + 1;                                                              \
+    const uint cl = (v.y | bit) << 1, cd = v.z | bit, cr = (v.w | bit) >> 1;                     \
+    uint bm = mask & ~(cl | cd | cr) & (yc < s.bound1 ? ~s.forbid : ~0u);                        \
+    if ((slowv >> yc) & 1u) {                                                                    \
+      if (SIDE) {                                                                                \
+        if (yc - 1 == s.bound2) {                                                                \
+          fl = (fl & ~F90) | (bit == 1u ? F90 : 0u);                                             \
+          slowv = NQ_SLOWV();                                                                    \
+        }                                                                                        \
+        if (yc - 1 == s.bound1) {                                                                \
+          fl = (fl & ~F270) | (bit == topbit ? F270 : 0u);                                       \
+          slowv = NQ_SLOWV();                                                                    \
+        }                                                                                        \
+        NQ_BOUND2(yc, cd, bm);                                                                   \
+        if (NQ_DEAD(yc, cd, v.z, STK(k > 0 ? k - 1 : 0).z, fl)) continue;                        \
+      }                                                                                          \
+      if (yc == e - 5) {                                                                         \
+        NQ_ROW_N6(SIDE, cl, cd, cr, bm, v.z, fl, k, bit);                                        \
+        continue;                                                                                \
+      }                                                                                          \
+    }                                                                                            \
+    nodes += popcount(bm);                                                                       \
+    if ((s.filt >> yc) & 1u)                                                                     \
+      bm = nq_keep(e - yc - 1, ~mask, (SIDE) ? s.lastmask : 0u, cl, cd, cr, bm);                 \
+    if (bm) {                                                                                    \
+      STK(k + 1) = NQ_U4(bm, cl, cd, cr);                                                        \
+      live |= 2u << k;                                                                           \
+    }                                                                                            \
+  }
+
+/* The side part's dead tests of a child on row yc (d mask cd, its parent's dp; flags f), each
+ * on the rows that decide it (see the top of this file), reading earlier rows' d masks from the
+ * prefix or the stack (row r's d mask, r > depth: level r - depth's). */
+#define NQ_DROW(r, yc, cd, dp, dpp)                                                              \
+  ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : (r) == (yc) - 2 ? (dpp) : STK((r) - s.depth).z)
+#define NQ_DEAD(yc, cd, dp, dpp, f)                                                              \
+  (((yc) == s.p90 + 1 && ((f) & F90) &&                                                          \
+    !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp)) & 2u)) ||              \
+   ((yc) >= s.lo270 && (yc) <= s.hi270 && ((f) & F270) &&                                        \
+    (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp)) &            \
+     (topbit >> 1))))
+
+/* Adds v to the 64-bit total at p (low word, high word). */
+static void nq_add64(__global uint *p, ulong v) {
+  if (!v) return;
+  const uint lo = (uint)v;
+  uint hi = (uint)(v >> 32);
+  const uint old = atomic_add(p, lo);
+  if (old + lo < old) hi++;
+  if (hi) atomic_add(p + 1, hi);
+}
 
 __kernel __attribute__((reqd_work_group_size(NQ_GROUP, 1, 1)))
-void nq_run(__global const uchar *recs, __global uint *stat, __global uint *save,
-            __global ulong *out, const uint nslots, const int n, const uint budget,
-            const int look) {
-  __local uint stk[4 * NQ_ROWS * NQ_GROUP];
+void nq_run(__global const uchar *recs, __global const uint *qown, const uint qlen,
+            __global uint *qhead, __global uint *stat, __global uint *save, __global uint *tot,
+            const uint nslots, const int n, const uint budget, const int look) {
+  __local uint4 stk[NQ_ROWS * NQ_GROUP];
   const size_t gid = get_global_id(0);
   const int lid = (int)get_local_id(0);
   if (gid >= nslots) return;
-  const uint status = stat[gid];
-  if (status != NQ_FRESH && status != NQ_RUNNING) return;
-  __global const uchar *t = recs + (size_t)NQ_REC * gid;
   __global uint *sv = save + (size_t)NQ_SLOT * gid;
-  __global ulong *o = out + 4 * gid;
-  const int depth = t[0], e = n - 1;
+  const int e = n - 1;
   const uint mask = n == 32 ? 0xffffffffu : ((1u << n) - 1u), topbit = 1u << e;
-  const int side = t[1] != 0;
-  const int bound1 = side ? t[1] : t[2], bound2 = side ? e - bound1 : 0;
-  uint sidemask = 0, endbit = 0, lastmask = 0;
-  if (side) {
-    sidemask = topbit | 1u;
-    endbit = topbit >> bound1;
-    uint last = topbit | 1u;
-    for (int i = 1; i < bound1; i++) last |= (last >> 1) | (last << 1);
-    lastmask = last & mask;
-  }
-  uint board[32];
-  uint l = 0, d = 0, r = 0;
-  int y = depth;
-  ulong c2 = 0, c4 = 0, c8 = 0, nodes = 0;
-  if (status == NQ_FRESH) {
-    for (int i = 0; i < depth; i++) {
+  uint steps = 0, live = 0, fl = 0, own = 0, held = stat[gid] == NQ_RUNNING;
+  __global const uchar *t = (__global const uchar *)(sv + SV_REC);
+  for (;;) {
+    ulong c2 = 0, c4 = 0, c8 = 0, nodes = 0;
+    uint idx = 0;
+    if (!held) { /* the next record of the queue, while the budget lasts */
+      if (steps >= budget) {
+        stat[gid] = NQ_EMPTY;
+        return;
+      }
+      idx = atomic_inc(qhead);
+      if (idx >= qlen) {
+        stat[gid] = NQ_EMPTY;
+        return;
+      }
+      t = recs + (size_t)NQ_REC * idx;
+      own = qown[idx];
+    } else {
+      own = sv[SV_OWN];
+    }
+    /* The record's settings, and its first node's board and masks. */
+    nq_sub_t s;
+    s.depth = t[0];
+    s.side = t[1] != 0;
+    s.bound1 = s.side ? t[1] : t[2];
+    s.bound2 = s.side ? e - s.bound1 : 0;
+    s.c1 = t[2];
+    s.y90 = e - s.c1;
+    s.sidemask = s.side ? topbit | 1u : 0u;
+    s.forbid = s.side ? s.sidemask : 2u;
+    s.endbit = s.side ? topbit >> s.bound1 : 0u;
+    s.b2last = s.side && s.bound2 == e - 1;
+    s.lastmask = 0;
+    if (s.side) {
+      uint last = topbit | 1u;
+      for (int i = 1; i < s.bound1; i++) last |= (last >> 1) | (last << 1);
+      s.lastmask = last & mask;
+    }
+    s.blo = e - look > 2 ? e - look : 2;
+    s.p90 = -2; /* no in-loop dead test unless the side part decides it below the prefix */
+    s.lo270 = 1;
+    s.hi270 = 0;
+    s.filt = 0;
+    for (int y = s.blo - 1; y <= e - 4; y++) s.filt |= 1u << y;
+    s.slow = 1u << (e - 5);
+    s.s90 = s.s270 = 0;
+    if (s.side) {
+      const int p90 = s.bound2 > s.y90 ? s.bound2 : s.y90;
+      if (p90 >= s.depth && p90 + 1 <= e - 3) s.p90 = p90;
+      s.lo270 = s.bound1 + 1 > s.depth + 1 ? s.bound1 + 1 : s.depth + 1;
+      s.hi270 = s.bound1 + 1 > s.c1 ? s.bound1 + 1 : s.c1;
+      if (s.hi270 > e - 3) s.hi270 = e - 3;
+      if (s.bound2 <= e - 5) s.slow |= 1u << s.bound2;
+      if (s.bound1 + 1 <= e - 5) s.slow |= 1u << (s.bound1 + 1);
+      if (s.bound2 + 1 <= e - 5) s.slow |= 1u << (s.bound2 + 1);
+      if (s.p90 >= 0) s.s90 = 1u << (s.p90 + 1);
+      for (int y = s.lo270; y <= s.hi270; y++) s.s270 |= 1u << y;
+    }
+    uint b[32];
+    uint l = 0, d = 0, r = 0;
+    s.dy90 = 0;
+    s.dc1 = 0;
+    for (int i = 0; i < s.depth; i++) {
       const uint bit = 1u << t[1 + i];
-      board[i] = bit;
+      b[i] = bit;
       l = (l | bit) << 1;
       d |= bit;
       r = (r | bit) >> 1;
+      if (i + 1 == s.y90 + 1) s.dy90 = d;
+      if (i + 1 == s.c1) s.dc1 = d;
     }
-  } else {
-    y = (int)sv[SV_Y];
-    l = sv[SV_L];
-    d = sv[SV_D];
-    r = sv[SV_R];
-    for (int i = 0; i < y; i++) board[i] = sv[SV_BOARD + i];
-    for (int k = 0; k < y - depth; k++)
-      for (int a = 0; a < 4; a++) STK(a, k) = sv[SV_STACK + 4 * k + a];
-    c2 = o[0];
-    c4 = o[1];
-    c8 = o[2];
-    nodes = o[3];
-  }
-  const int c1 = t[2], y90 = e - c1, y270 = c1; /* row 1's column (see ref_dead) */
-  uint steps = 0, done = 1;
-  for (;;) {
-    if (steps++ == budget) { /* this launch's share: save where the search stands */
-      sv[SV_Y] = (uint)y;
-      sv[SV_L] = l;
-      sv[SV_D] = d;
-      sv[SV_R] = r;
-      for (int i = 0; i < y; i++) sv[SV_BOARD + i] = board[i];
-      for (int k = 0; k < y - depth; k++)
-        for (int a = 0; a < 4; a++) sv[SV_STACK + 4 * k + a] = STK(a, k);
-      done = 0;
-      break;
-    }
-    /* Visit the node on row y with attack masks l, d, r: one node, then its children. */
-    nodes++;
-    uint next = 0;
-    const uint bitmap = mask & ~(l | d | r);
-    const int cut = (side && nq_dead(e, y, board, bound1, bound2, topbit, y90, y270)) ||
-                    nq_blocked(e, look, y, mask, l, d, r, side ? lastmask : 0u);
-    if (!cut && y == e) {
-      if (!side) {
-        c8 += bitmap != 0;
-      } else if (bitmap && !(bitmap & lastmask)) {
-        board[e] = bitmap;
-        const int k = nq_check(e, board, bound1, bound2, topbit, endbit);
-        c2 += k == 2;
-        c4 += k == 4;
-        c8 += k == 8;
+    if (!held) {
+      /* The subtree's first node: counted and tested as the reference does. */
+      fl = 0;
+      if (s.side && s.bound2 < s.depth && b[s.bound2] == 1u) fl |= F90;
+      if (s.side && s.bound1 < s.depth && b[s.bound1] == topbit) fl |= F270;
+      const int y = s.depth;
+      nodes = 1;
+      uint bm = mask & ~(l | d | r);
+      const int cut = (s.side && nq_dead(e, y, b, s.bound1, s.bound2, topbit, s.y90, s.c1)) ||
+                      (y >= s.blo && y <= e - 3 &&
+                       nq_blocked(e - y, ~mask, s.side ? s.lastmask : 0u, l, d, r));
+      if (cut) {
+      } else if (y == e) {
+        if (!s.side) {
+          c8 += bm != 0;
+        } else if (bm && !(bm & s.lastmask)) {
+          b[e] = bm;
+          const int c = nq_check(e, b, s.bound1, s.bound2, topbit, s.endbit);
+          c2 += c == 2;
+          c4 += c == 4;
+          c8 += c == 8;
+        }
+      } else {
+        if (y < s.bound1) bm &= ~s.forbid;
+        if (s.side) NQ_BOUND2(y, d, bm);
+        if (y == e - 1) {
+          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u);
+        } else if (y == e - 2) {
+          NQ_ROW_N3(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u);
+        } else if (y == e - 3) {
+          NQ_ROW_N4(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u);
+        } else if (y == e - 4) {
+          NQ_ROW_N5(s.side, l, d, r, bm, 0u, fl, 0, 0u, 0u);
+        } else if (y == e - 5) {
+          NQ_ROW_N6(s.side, l, d, r, bm, 0u, fl, 0, 0u);
+        } else {
+          nodes += popcount(bm);
+          if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);
+          if (bm) {
+            STK(0) = NQ_U4(bm, l, d, r);
+            live = 1;
+          }
+        }
       }
-    } else if (!cut) {
-      next = bitmap;
-      if (!side) {
-        if (y < bound1) next &= ~2u;
-      } else if (y < bound1) {
-        next &= ~sidemask;
-      } else if (y == bound2) {
-        if (!(d & sidemask)) next = 0;
-        else if ((d & sidemask) != sidemask) next &= sidemask;
-      }
+    } else { /* a search saved by an earlier launch */
+      live = sv[SV_LIVE];
+      fl = sv[SV_FL];
+      for (int k = 0; k <= 31 - (int)clz(live); k++)
+        STK(k) = NQ_U4(sv[SV_STACK + 4 * k], sv[SV_STACK + 4 * k + 1], sv[SV_STACK + 4 * k + 2],
+                       sv[SV_STACK + 4 * k + 3]);
     }
-    int k = y - depth; /* the stack row of row y */
-    if (next) {
-      STK(0, k) = next;
-      STK(1, k) = l;
-      STK(2, k) = d;
-      STK(3, k) = r;
+    uint slowv = NQ_SLOWV();
+    if (s.side) {
+      NQ_WALK(1)
     } else {
-      do {
-        k--;
-      } while (k >= 0 && !STK(0, k));
-      if (k < 0) break;
-      y = depth + k;
+      NQ_WALK(0)
     }
-    const uint cand = STK(0, k), bit = cand & (0u - cand);
-    STK(0, k) = cand ^ bit;
-    board[y] = bit;
-    l = (STK(1, k) | bit) << 1;
-    d = STK(2, k) | bit;
-    r = (STK(3, k) | bit) >> 1;
-    y++;
-  }
+    if (live) { /* the budget is spent: save the search where it stands */
+      if (!held) {
+        for (int i = 0; i < 8; i++)
+          sv[SV_REC + i] = (uint)t[4 * i] | (uint)t[4 * i + 1] << 8 | (uint)t[4 * i + 2] << 16 |
+                           (uint)t[4 * i + 3] << 24;
+      }
+      sv[SV_OWN] = own;
+      sv[SV_LIVE] = live;
+      sv[SV_FL] = fl;
+      for (int k = 0; k <= 31 - (int)clz(live); k++) {
+        const uint4 v = STK(k);
+        sv[SV_STACK + 4 * k] = v.x;
+        sv[SV_STACK + 4 * k + 1] = v.y;
+        sv[SV_STACK + 4 * k + 2] = v.z;
+        sv[SV_STACK + 4 * k + 3] = v.w;
+      }
+      stat[gid] = NQ_RUNNING;
+    }
 #if NQ_CORRUPT
-  if (done && gid == 0) c4++;
+    if (!held && idx == 0 && !live) c4++;
 #endif
-  o[0] = c2;
-  o[1] = c4;
-  o[2] = c8;
-  o[3] = nodes;
-  stat[gid] = done ? NQ_DONE : NQ_RUNNING;
+    nq_add64(tot + 8 * own, c2);
+    nq_add64(tot + 8 * own + 2, c4);
+    nq_add64(tot + 8 * own + 4, c8);
+    nq_add64(tot + 8 * own + 6, nodes);
+    if (live) return;
+    held = 0;
+  }
 }

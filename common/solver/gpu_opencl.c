@@ -65,9 +65,6 @@ int nq_gpu_open_spec(const char *spec, const nq_gpu_opts_t *opts, nq_gpu_t **out
   if (rc) return rc;
   nq_gpu_opts_t o = {0};
   if (opts) o = *opts;
-  const char *fa = getenv("NQ_GPU_FAIL_AFTER"), *co = getenv("NQ_GPU_CORRUPT");
-  if (fa && *fa && !o.fail_after) o.fail_after = (unsigned)strtoul(fa, NULL, 10);
-  if (co && !strcmp(co, "1")) o.corrupt = 1;
   for (int i = 0; i < nsel && *count < max; i++) {
     char why[1024];
     nq_gpu_t *g;
@@ -137,6 +134,7 @@ int nq_gpu_failed(const nq_gpu_t *g, const char **why) {
   return 1;
 }
 uint64_t nq_gpu_splits(const nq_gpu_t *g) { return (void)g, 0; }
+uint64_t nq_gpu_launches(const nq_gpu_t *g) { return (void)g, 0; }
 
 #else /* NQ_HAVE_OPENCL */
 
@@ -148,15 +146,17 @@ extern const char nq_gpu_kernel_src[];
 
 #define REC 32             /* bytes of a subtree record (gpu_kernel.cl) */
 #define GROUP 64           /* work-items of a work-group (NQ_GROUP in gpu_kernel.cl) */
-#define SLOT_WORDS (5 + 32 + 4 * NQ_GPU_ROWS_MAX) /* a slot's saved search (NQ_SLOT) */
+#define SV_REC 3           /* a slot's saved search (NQ_SLOT, SV_* in gpu_kernel.cl) */
+#define SV_STACK 11
+#define SLOT_WORDS (SV_STACK + 4 * NQ_GPU_ROWS_MAX)
 #define SLOTS_PER_CU 2048  /* slots per compute unit: a GPU's resident threads */
 #define SLOTS_MIN 1024
 #define SLOTS_MAX (1u << 19)
 #define SPLIT_ONE_BY_ONE 16 /* at a tail, more running slots than this are read back at once */
-#define BUDGET_FIRST 4096  /* nodes a work-item may visit in the first launch */
+#define BUDGET_FIRST 4096  /* iterations a work-item may make in the first launch */
 #define BUDGET_MIN 256
 #define BUDGET_MAX (1u << 24)
-enum { S_EMPTY = 0, S_FRESH, S_RUNNING, S_DONE }; /* NQ_EMPTY.. in gpu_kernel.cl */
+enum { S_EMPTY = 0, S_RUNNING = 2 }; /* NQ_EMPTY, NQ_RUNNING in gpu_kernel.cl */
 
 struct nq_gpu_s {
   nq_gpu_info_t info;
@@ -166,19 +166,21 @@ struct nq_gpu_s {
   cl_command_queue q;
   cl_program prog;
   cl_kernel k;
-  cl_mem recs, stat, save, out; /* the slots: record, state, saved search, counts */
-  size_t nslots;
-  unsigned char *h_recs;  /* host copies of recs, stat and out */
+  cl_mem stat, save;      /* the slots: state and saved search */
+  cl_mem recs, qown, qhead; /* the queue of subtrees (records, owners) and its atomic index */
+  cl_mem tot;             /* per owner: c2, c4, c8, nodes as 64-bit totals (two words each) */
+  size_t nslots, qcap, totcap;
   cl_uint *h_stat;
-  cl_ulong *h_out;
-  uint32_t *owner;        /* the unit (of the solve) each slot's subtree is below */
-  unsigned budget;        /* nodes a work-item visits per launch (adapted to launch_s) */
+  unsigned char *h_recs;  /* host copies of the queue */
+  cl_uint *h_qown, *h_tot;
+  unsigned budget;        /* iterations a work-item makes per launch (adapted to launch_s) */
   int budget_fixed;       /* nq_gpu_opts_t.budget was given */
   double launch_s;
   unsigned fail_after, launches;
+  uint32_t tot_bias;      /* nq_gpu_opts_t.tot_bias */
   int failed;
   char why[256];
-  uint64_t nodes, splits;
+  uint64_t nodes, splits, nlaunch;
   double busy;
 };
 
@@ -245,6 +247,7 @@ int nq_gpu_failed(const nq_gpu_t *g, const char **why) {
 }
 
 uint64_t nq_gpu_splits(const nq_gpu_t *g) { return g->splits; }
+uint64_t nq_gpu_launches(const nq_gpu_t *g) { return g->nlaunch; }
 
 /* Mark the device failed (every later solve answers NQ_EDEVICE) and say why on the log. */
 static int fail(nq_gpu_t *g, const char *what, cl_int code) {
@@ -261,19 +264,53 @@ static int slots_alloc(nq_gpu_t *g) {
   size_t n = (size_t)g->info.compute_units * SLOTS_PER_CU;
   n = n < SLOTS_MIN ? SLOTS_MIN : n > SLOTS_MAX ? SLOTS_MAX : n;
   n = (n + GROUP - 1) / GROUP * GROUP;
-  cl_int e[4];
-  g->recs = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY, n * REC, NULL, &e[0]);
-  g->stat = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL, &e[1]);
-  g->save = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, n * SLOT_WORDS * sizeof(cl_uint), NULL, &e[2]);
-  g->out = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, n * 4 * sizeof(cl_ulong), NULL, &e[3]);
-  for (int i = 0; i < 4; i++)
+  cl_int e[3];
+  g->stat = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL, &e[0]);
+  g->save = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, n * SLOT_WORDS * sizeof(cl_uint), NULL, &e[1]);
+  g->qhead = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &e[2]);
+  for (int i = 0; i < 3; i++)
     if (e[i] != CL_SUCCESS) return fail(g, "cannot allocate device memory", e[i]);
-  g->h_recs = calloc(n, REC);
   g->h_stat = calloc(n, sizeof *g->h_stat);
-  g->h_out = calloc(n * 4, sizeof *g->h_out);
-  g->owner = calloc(n, sizeof *g->owner);
-  if (!g->h_recs || !g->h_stat || !g->h_out || !g->owner) return NQ_ENOMEM;
+  if (!g->h_stat) return NQ_ENOMEM;
   g->nslots = n;
+  return 0;
+}
+
+/* The queue's buffers for at least `len` records and the totals for `owners` owners (grown by
+ * doubling; the contents are not kept). */
+static int queue_alloc(nq_gpu_t *g, size_t len, size_t owners) {
+  cl_int e = CL_SUCCESS;
+  if (len > g->qcap) {
+    size_t cap = g->qcap ? g->qcap : 4096;
+    while (cap < len) cap *= 2;
+    if (g->recs) clReleaseMemObject(g->recs);
+    if (g->qown) clReleaseMemObject(g->qown);
+    g->recs = g->qown = NULL;
+    g->qcap = 0;
+    unsigned char *r = realloc(g->h_recs, cap * REC);
+    if (r) g->h_recs = r;
+    cl_uint *o = r ? realloc(g->h_qown, cap * sizeof *o) : NULL;
+    if (!o) return NQ_ENOMEM;
+    g->h_qown = o;
+    g->recs = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY, cap * REC, NULL, &e);
+    if (e == CL_SUCCESS)
+      g->qown = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY, cap * sizeof(cl_uint), NULL, &e);
+    if (e != CL_SUCCESS) return fail(g, "cannot allocate device memory", e);
+    g->qcap = cap;
+  }
+  if (owners > g->totcap) {
+    size_t cap = g->totcap ? g->totcap : 64;
+    while (cap < owners) cap *= 2;
+    if (g->tot) clReleaseMemObject(g->tot);
+    g->tot = NULL;
+    g->totcap = 0;
+    cl_uint *t = realloc(g->h_tot, cap * 8 * sizeof *t);
+    if (!t) return NQ_ENOMEM;
+    g->h_tot = t;
+    g->tot = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, cap * 8 * sizeof(cl_uint), NULL, &e);
+    if (e != CL_SUCCESS) return fail(g, "cannot allocate device memory", e);
+    g->totcap = cap;
+  }
   return 0;
 }
 
@@ -351,42 +388,64 @@ static int expand(const nq_unit_t *units, size_t n, size_t want, nq_counts_t *ou
 
 /* ---- launches ------------------------------------------------------------------------------ */
 
-/* One launch over the first `used` slots; then the slots' states and counts are read back. */
-static int launch(nq_gpu_t *g, size_t used, cl_int n) {
-  if (g->fail_after && ++g->launches > g->fail_after)
-    return fail(g, "injected device failure (NQ_GPU_FAIL_AFTER)", CL_DEVICE_NOT_AVAILABLE);
-  cl_uint ns = (cl_uint)used, budget = g->budget;
-  cl_int look = nq_unit_look(n); /* the blocked test's rows: the one rule, nq/unit.h's */
-  cl_int e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, 0, used * REC, g->h_recs, 0, NULL,
-                                  NULL);
+/* Copy the subtrees q[from..q->len) into the device's queue, behind the ones already there. */
+static int queue_upload(nq_gpu_t *g, const subs_t *q, size_t from) {
+  size_t n = q->len - from;
+  if (n == 0) return 0;
+  for (size_t i = from; i < q->len; i++) {
+    unsigned char *r = g->h_recs + i * REC;
+    memset(r, 0, REC);
+    r[0] = (unsigned char)q->v[i].depth;
+    memcpy(r + 1, q->v[i].prefix, (size_t)q->v[i].depth);
+    g->h_qown[i] = q->owner[i];
+  }
+  cl_int e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, from * REC, n * REC, g->h_recs + from * REC,
+                                  0, NULL, NULL);
   if (e == CL_SUCCESS)
-    e = clEnqueueWriteBuffer(g->q, g->stat, CL_FALSE, 0, used * sizeof(cl_uint), g->h_stat, 0,
-                             NULL, NULL);
-  if (e != CL_SUCCESS) return fail(g, "cannot copy the subtrees to the device", e);
-  cl_mem args[4] = {g->recs, g->stat, g->save, g->out};
-  for (cl_uint i = 0; i < 4 && e == CL_SUCCESS; i++) e = clSetKernelArg(g->k, i, sizeof(cl_mem), &args[i]);
-  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 4, sizeof(cl_uint), &ns);
-  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 5, sizeof(cl_int), &n);
-  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 6, sizeof(cl_uint), &budget);
-  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 7, sizeof(cl_int), &look);
+    e = clEnqueueWriteBuffer(g->q, g->qown, CL_FALSE, from * sizeof(cl_uint), n * sizeof(cl_uint),
+                             g->h_qown + from, 0, NULL, NULL);
+  return e == CL_SUCCESS ? 0 : fail(g, "cannot copy the subtrees to the device", e);
+}
+
+/* One launch over every slot with the queue's first qlen records; then the slots' states and
+ * the queue's index are read back (*head: records taken so far, at most qlen). */
+static int launch(nq_gpu_t *g, size_t qlen, cl_int n, size_t *head) {
+  if (g->fail_after && ++g->launches > g->fail_after)
+    return fail(g, "injected device failure (a test hook: fail_after)", CL_DEVICE_NOT_AVAILABLE);
+  cl_uint ql = (cl_uint)qlen, ns = (cl_uint)g->nslots, budget = g->budget, h = 0;
+  cl_int look = nq_unit_look(n); /* the blocked test's rows: the one rule, nq/unit.h's */
+  /* nq_run(recs, qown, qlen, qhead, stat, save, tot, nslots, n, budget, look) */
+  cl_int e = clSetKernelArg(g->k, 0, sizeof(cl_mem), &g->recs);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 1, sizeof(cl_mem), &g->qown);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 2, sizeof(cl_uint), &ql);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 3, sizeof(cl_mem), &g->qhead);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 4, sizeof(cl_mem), &g->stat);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 5, sizeof(cl_mem), &g->save);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 6, sizeof(cl_mem), &g->tot);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 7, sizeof(cl_uint), &ns);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 8, sizeof(cl_int), &n);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 9, sizeof(cl_uint), &budget);
+  if (e == CL_SUCCESS) e = clSetKernelArg(g->k, 10, sizeof(cl_int), &look);
   if (e != CL_SUCCESS) return fail(g, "cannot set the kernel's arguments", e);
   /* Work-groups of 64 (two warps, one wavefront): the kernel's stacks are sized for them. */
-  size_t local = GROUP, global = (used + GROUP - 1) / GROUP * GROUP;
+  size_t local = GROUP, global = g->nslots;
   e = clEnqueueNDRangeKernel(g->q, g->k, 1, NULL, &global, &local, 0, NULL, NULL);
   if (e != CL_SUCCESS) return fail(g, "kernel launch failed", e);
-  e = clEnqueueReadBuffer(g->q, g->stat, CL_FALSE, 0, used * sizeof(cl_uint), g->h_stat, 0, NULL,
-                          NULL);
+  g->nlaunch++;
+  e = clEnqueueReadBuffer(g->q, g->stat, CL_FALSE, 0, g->nslots * sizeof(cl_uint), g->h_stat, 0,
+                          NULL, NULL);
   if (e == CL_SUCCESS)
-    e = clEnqueueReadBuffer(g->q, g->out, CL_TRUE, 0, used * 4 * sizeof(cl_ulong), g->h_out, 0,
-                            NULL, NULL);
+    e = clEnqueueReadBuffer(g->q, g->qhead, CL_TRUE, 0, sizeof h, &h, 0, NULL, NULL);
+  *head = h < ql ? h : ql;
   return e == CL_SUCCESS ? 0 : fail(g, "kernel launch failed", e);
 }
 
-/* A slot's search stopped at a launch's end, split into what it has left (a few dozen subtrees
- * as a rule): the node it was to visit next, and each candidate left on its stack. Its counts so
- * far go to its unit; the slot is emptied. The saved search is `saved` (SLOT_WORDS words), or
- * read from the device when that is NULL. */
-static int split(nq_gpu_t *g, size_t slot, int n, nq_counts_t *out, subs_t *q,
+/* A slot's search stopped at a launch's end, split into what it has left: each candidate left
+ * on its stack, a subtree of its own (a few dozen as a rule). Those candidates were counted as
+ * nodes when they were put on the stack, and each subtree's first node is counted again by the
+ * kernel: one node less for each, on its unit. The slot is emptied. The saved search is `saved`
+ * (SLOT_WORDS words), or read from the device when that is NULL. */
+static int split(nq_gpu_t *g, size_t slot, int n, size_t nunits, nq_counts_t *out, subs_t *q,
                  const cl_uint *saved) {
   cl_uint own[SLOT_WORDS];
   const cl_uint *sv = saved;
@@ -396,29 +455,33 @@ static int split(nq_gpu_t *g, size_t slot, int n, nq_counts_t *out, subs_t *q,
     if (e != CL_SUCCESS) return fail(g, "cannot read a saved search back", e);
     sv = own;
   }
-  const unsigned char *t = g->h_recs + slot * REC;
-  int depth = t[0], y = (int)sv[0];
-  if (y < depth || y > n - 1) return fail(g, "a saved search is out of range", CL_INVALID_VALUE);
+  unsigned char t[REC];
+  memcpy(t, sv + SV_REC, REC);
+  const int depth = t[0];
+  const uint32_t owner = sv[0], live = sv[1];
+  const cl_uint *stk = sv + SV_STACK;
+  int top = live ? 31 - __builtin_clz(live) : -1;
+  if (depth < 2 || depth + top + 1 > n - 3 || owner >= nunits)
+    return fail(g, "a saved search is out of range", CL_INVALID_VALUE);
   nq_unit_t u;
   memset(&u, 0, sizeof u);
   u.n = n;
-  for (int i = 0; i < y; i++) u.prefix[i] = (uint8_t)__builtin_ctz(sv[5 + i]);
+  memcpy(u.prefix, t + 1, (size_t)depth);
   u.part = u.prefix[0] == 0 ? NQ_PART_CORNER : NQ_PART_SIDE;
   u.bound1 = u.part == NQ_PART_CORNER ? u.prefix[1] : u.prefix[0];
-  q->cur = g->owner[slot];
-  u.depth = y; /* the node it was to visit next */
-  int rc = subs_push(&u, q);
-  for (int k = 0; rc == 0 && k < y - depth; k++) { /* the candidates left on row depth + k */
-    for (uint32_t left = sv[5 + 32 + 4 * k]; rc == 0 && left; left &= left - 1) {
+  q->cur = owner;
+  int rc = 0;
+  for (int k = 0; rc == 0 && k <= top; k++) { /* the candidates left on row depth + k */
+    if (k > 0) /* row depth+k-1's column: the difference of two levels' d masks */
+      u.prefix[depth + k - 1] = (uint8_t)__builtin_ctz(stk[4 * k + 2] & ~stk[4 * (k - 1) + 2]);
+    if (!(live >> k & 1)) continue;
+    for (uint32_t left = stk[4 * k]; rc == 0 && left; left &= left - 1) {
       u.depth = depth + k + 1;
       u.prefix[depth + k] = (uint8_t)__builtin_ctz(left);
       rc = subs_push(&u, q);
+      out[owner].nodes--; /* counted on the stack, counted again as the subtree's first node */
     }
-    u.prefix[depth + k] = (uint8_t)__builtin_ctz(sv[5 + depth + k]); /* back to the path */
   }
-  const cl_ulong *o = g->h_out + 4 * slot;
-  nq_counts_t *c = &out[g->owner[slot]];
-  c->c2 += o[0], c->c4 += o[1], c->c8 += o[2], c->nodes += o[3];
   g->h_stat[slot] = S_EMPTY;
   g->splits++;
   return rc;
@@ -438,30 +501,35 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
    * subtrees); the tail's splitting fills the slots instead. */
   int rc = expand(units, n, NQ_GPU_SUBTREES, out, &q);
   if (rc) return rc;
-  /* Fill the empty slots from the queue, launch, take the finished ones; when the queue is empty
-   * and most slots idle, split the searches still running. Until nothing is left. */
-  size_t next = 0;
-  for (size_t i = 0; i < g->nslots; i++) g->h_stat[i] = S_EMPTY;
+  /* The queue holds every subtree; each launch's work-items take them in order (a finished one
+   * takes the next), so nothing waits for a launch's end but the searches stopped by the budget.
+   * When the queue is used up and most slots idle, the searches still running are split into
+   * new subtrees at the queue's end. Until nothing is left. */
+  rc = queue_alloc(g, q.len, n);
+  if (rc == 0) rc = queue_upload(g, &q, 0);
+  cl_uint zero = 0;
+  cl_int e = CL_SUCCESS;
+  if (rc == 0) {
+    memset(g->h_stat, 0, g->nslots * sizeof *g->h_stat);
+    for (size_t i = 0; i < n * 8; i++) g->h_tot[i] = i % 2 ? 0 : g->tot_bias;
+    e = clEnqueueWriteBuffer(g->q, g->stat, CL_FALSE, 0, g->nslots * sizeof(cl_uint), g->h_stat,
+                             0, NULL, NULL);
+    if (e == CL_SUCCESS)
+      e = clEnqueueWriteBuffer(g->q, g->tot, CL_FALSE, 0, n * 8 * sizeof(cl_uint), g->h_tot, 0,
+                               NULL, NULL);
+    if (e == CL_SUCCESS)
+      e = clEnqueueWriteBuffer(g->q, g->qhead, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
+    if (e != CL_SUCCESS) rc = fail(g, "cannot copy the subtrees to the device", e);
+  }
+  size_t taken = 0;
   while (rc == 0) {
-    size_t used = 0, active = 0;
-    for (size_t i = 0; i < g->nslots; i++) {
-      if (g->h_stat[i] == S_EMPTY && next < q.len) {
-        unsigned char *r = g->h_recs + i * REC;
-        r[0] = (unsigned char)q.v[next].depth;
-        memcpy(r + 1, q.v[next].prefix, (size_t)q.v[next].depth);
-        g->owner[i] = q.owner[next++];
-        g->h_stat[i] = S_FRESH;
-      }
-      if (g->h_stat[i] != S_EMPTY) used = i + 1, active++;
-    }
-    if (active == 0) break;
     if (ctl && ctl->cancel && __atomic_load_n(ctl->cancel, __ATOMIC_RELAXED)) {
       rc = NQ_ECANCELED;
       break;
     }
     if (ctl && ctl->throttle) nq_throttle_wait(ctl->throttle, ctl->th, ctl->cancel);
     double t0 = nq_now_mono();
-    rc = launch(g, used, bn);
+    rc = launch(g, q.len, bn, &taken);
     double dt = nq_now_mono() - t0;
     g->busy += dt;
     if (rc) break;
@@ -472,35 +540,55 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
     if (!g->budget_fixed)
       g->budget = b < BUDGET_MIN ? BUDGET_MIN : b > BUDGET_MAX ? BUDGET_MAX : (unsigned)b;
     size_t running = 0;
-    for (size_t i = 0; i < used; i++) {
-      if (g->h_stat[i] == S_DONE) {
-        const cl_ulong *o = g->h_out + 4 * i;
-        nq_counts_t *c = &out[g->owner[i]];
-        c->c2 += o[0], c->c4 += o[1], c->c8 += o[2], c->nodes += o[3];
-        g->h_stat[i] = S_EMPTY;
-      } else if (g->h_stat[i] == S_RUNNING) {
-        running++;
-      } else if (g->h_stat[i] != S_EMPTY) {
+    for (size_t i = 0; i < g->nslots && rc == 0; i++) {
+      if (g->h_stat[i] == S_RUNNING) running++;
+      else if (g->h_stat[i] != S_EMPTY)
         rc = fail(g, "a slot came back in an unknown state", CL_INVALID_VALUE);
-      }
     }
+    if (rc || (taken == q.len && running == 0)) break;
     /* The tail: nothing queued and fewer than a quarter of the slots busy. */
-    if (rc == 0 && next == q.len && running > 0 && running < g->nslots / 4) {
+    if (taken == q.len && running < g->nslots / 4) {
+      size_t before = q.len;
       /* Many slots to split: one read of every saved search rather than one read a slot. */
-      cl_uint *all = running > SPLIT_ONE_BY_ONE ? malloc(used * SLOT_WORDS * sizeof *all) : NULL;
+      cl_uint *all = running > SPLIT_ONE_BY_ONE
+                         ? malloc(g->nslots * SLOT_WORDS * sizeof *all) : NULL;
       if (all) {
-        cl_int e = clEnqueueReadBuffer(g->q, g->save, CL_TRUE, 0, used * SLOT_WORDS * sizeof *all,
-                                       all, 0, NULL, NULL);
+        e = clEnqueueReadBuffer(g->q, g->save, CL_TRUE, 0, g->nslots * SLOT_WORDS * sizeof *all,
+                                all, 0, NULL, NULL);
         if (e != CL_SUCCESS) rc = fail(g, "cannot read the saved searches back", e);
       }
-      for (size_t i = 0; rc == 0 && i < used; i++)
+      for (size_t i = 0; rc == 0 && i < g->nslots; i++)
         if (g->h_stat[i] == S_RUNNING)
-          rc = split(g, i, bn, out, &q, all ? all + i * SLOT_WORDS : NULL);
+          rc = split(g, i, bn, n, out, &q, all ? all + i * SLOT_WORDS : NULL);
       free(all);
+      /* The queue grows by the new subtrees (a larger buffer takes them all again). */
+      size_t cap = g->qcap;
+      if (rc == 0) rc = queue_alloc(g, q.len, n);
+      if (rc == 0) rc = queue_upload(g, &q, g->qcap != cap ? 0 : before);
+      cl_uint h = (cl_uint)before;
+      if (rc == 0) {
+        e = clEnqueueWriteBuffer(g->q, g->stat, CL_FALSE, 0, g->nslots * sizeof(cl_uint),
+                                 g->h_stat, 0, NULL, NULL);
+        if (e == CL_SUCCESS)
+          e = clEnqueueWriteBuffer(g->q, g->qhead, CL_TRUE, 0, sizeof h, &h, 0, NULL, NULL);
+        if (e != CL_SUCCESS) rc = fail(g, "cannot copy the subtrees to the device", e);
+      }
     }
   }
+  if (rc == 0) { /* the owners' totals */
+    e = clEnqueueReadBuffer(g->q, g->tot, CL_TRUE, 0, n * 8 * sizeof(cl_uint), g->h_tot, 0, NULL,
+                            NULL);
+    if (e != CL_SUCCESS) rc = fail(g, "cannot read the counts back", e);
+  }
   if (rc == 0)
-    for (size_t i = 0; i < n; i++) g->nodes += out[i].nodes; /* the host's rows too */
+    for (size_t i = 0; i < n; i++) {
+      const cl_uint *t = g->h_tot + 8 * i;
+      uint64_t v[4];
+      for (int k = 0; k < 4; k++)
+        v[k] = ((uint64_t)t[2 * k] | (uint64_t)t[2 * k + 1] << 32) - g->tot_bias;
+      out[i].c2 += v[0], out[i].c4 += v[1], out[i].c8 += v[2], out[i].nodes += v[3];
+      g->nodes += out[i].nodes; /* the host's rows too */
+    }
   subs_free(&q);
   return rc;
 }
@@ -613,6 +701,7 @@ int nq_gpu_open(int index, const nq_gpu_opts_t *opts, nq_gpu_t **out, char *err,
     return rc;
   }
   g->fail_after = opts ? opts->fail_after : 0;
+  g->tot_bias = opts ? opts->tot_bias : 0;
   g->launches = 0;
   *out = g;
   return 0;
@@ -620,13 +709,13 @@ int nq_gpu_open(int index, const nq_gpu_opts_t *opts, nq_gpu_t **out, char *err,
 
 void nq_gpu_close(nq_gpu_t *g) {
   if (!g) return;
-  cl_mem bufs[4] = {g->recs, g->stat, g->save, g->out};
-  for (int i = 0; i < 4; i++)
+  cl_mem bufs[6] = {g->recs, g->qown, g->qhead, g->stat, g->save, g->tot};
+  for (int i = 0; i < 6; i++)
     if (bufs[i]) clReleaseMemObject(bufs[i]);
   free(g->h_recs);
+  free(g->h_qown);
+  free(g->h_tot);
   free(g->h_stat);
-  free(g->h_out);
-  free(g->owner);
   if (g->k) clReleaseKernel(g->k);
   if (g->prog) clReleaseProgram(g->prog);
   if (g->q) clReleaseCommandQueue(g->q);

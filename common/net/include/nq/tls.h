@@ -8,6 +8,7 @@
 #define NQ_TLS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct nq_tls_ctx_s nq_tls_ctx_t;
 struct ssl_ctx_st;
@@ -30,12 +31,28 @@ int nq_tls_ctx_is_server(const nq_tls_ctx_t *ctx);
 /* The underlying SSL_CTX (for conn.c, or for a caller that needs to tune it). */
 struct ssl_ctx_st *nq_tls_ctx_ssl(const nq_tls_ctx_t *ctx);
 
+/* The leaf certificate of a server context: its expiry (Unix seconds) in *not_after and, when
+ * names is not NULL, the names it is made out to (nq_tls_cert_names; len >= 16). Returns 0,
+ * NQ_EINVAL (not a server context), NQ_ENOTFOUND (no certificate), NQ_ETLS (unreadable date). */
+int nq_tls_ctx_leaf(const nq_tls_ctx_t *ctx, int64_t *not_after, char *names, size_t len);
+
 /* The names a certificate is made out to, for people: its SubjectAltName DNS and IP entries as
  * "localhost, 127.0.0.1, nq.example.org" (the subject's CN when it has no SAN; "(none)" when it
  * has neither). A list too long for buf ends in ", ..." (buf is always terminated; len >= 16).
  * Returns buf. */
 struct x509_st;
 char *nq_tls_cert_names(const struct x509_st *cert, char *buf, size_t len);
+
+/* A client connection's pin on the server it dialled (before the handshake): an IP literal is
+ * matched against the certificate's IP SubjectAltNames (and sent without SNI, which may not
+ * carry addresses); a name is sent as SNI and matched against its DNS SubjectAltNames, with no
+ * partial wildcards. The chain is verified against the context's CA as ever. 0 or NQ_ETLS. */
+struct ssl_st;
+int nq_tls_pin_peer(struct ssl_st *ssl, const char *hostname);
+/* Why a pinned client's handshake failed, for people, into buf: a name mismatch lists the names
+ * the certificate does carry; another verification failure says which; else OpenSSL's first
+ * queued error ("" when none). Returns buf. */
+char *nq_tls_handshake_error(const struct ssl_st *ssl, char *buf, size_t len);
 
 /* Drain the calling thread's OpenSSL error queue into buf as one short line ("" if empty),
  * keeping the first (root-cause) error. Returns buf. */

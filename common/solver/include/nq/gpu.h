@@ -5,17 +5,20 @@
  * of one unit agree on the fingerprint. How: each unit of a batch is expanded on the host, row by
  * row through the generator (nq_unit_children), until the batch holds enough subtrees to fill the
  * device (NQ_GPU_SUBTREES) and each subtree has at most NQ_GPU_ROWS_MAX rows left; the expanded
- * rows' nodes are counted on the host. One work-item then searches one subtree (common/solver/gpu_kernel.cl: the
- * reference's search, iterative, over bitmask stacks), and the host adds the work-items' counts
- * up per unit.
+ * rows' nodes are counted on the host. The subtrees are a queue on the device: a work-item
+ * takes the next one with an atomic index and, when its search is done, the next one in the same
+ * launch (common/solver/gpu_kernel.cl: the reference's search, iterative, one node an iteration
+ * over a uint4 stack record a level, each rule at its own rows), and the counts are added up per
+ * unit on the device.
  *
- * Launches are bounded in time. The device has slots (2048 per compute unit); a launch runs each
- * slot's search for at most `budget` nodes and saves it, the budget adapted to the measured
- * speed so that a launch takes about `launch_seconds` (0.1 s by default, well under a desktop
- * display watchdog's 2-5 s), however large a subtree is. Between launches the host takes the
- * finished slots' counts and refills them; at a batch's tail (nothing queued, under a quarter of
- * the slots busy) it splits each search still running into what it has left -- the node it was
- * to visit and each candidate left on its stack -- so the stragglers spread over the idle slots.
+ * Launches are bounded in time. The device has slots (2048 work-items per compute unit); a
+ * launch runs each work-item for at most `budget` iterations and saves a search still running
+ * in its slot, the budget adapted to the measured speed so that a launch takes about
+ * `launch_seconds` (0.1 s by default, well under a desktop display watchdog's 2-5 s), however
+ * large a subtree is. Between launches the host reads the slots' states and the queue's index;
+ * at a batch's tail (the queue used up, under a quarter of the slots busy) it splits each saved
+ * search into what it has left -- every candidate on its stack -- so the stragglers spread over
+ * the idle slots.
  * Between two launches the solve also checks its cancel flag and waits in its throttle (pause
  * file, duty cycle), like a CPU solver thread between two tasks.
  *
@@ -73,11 +76,15 @@ int nq_gpu_select(const char *spec, const nq_gpu_info_t *devs, int ndevs, int *i
 
 typedef struct nq_gpu_opts_s {
   double launch_seconds;  /* the time a launch aims at (0: 0.1) */
-  unsigned budget;        /* nodes a slot's search may visit per launch, fixed (0: adapted to
-                             launch_seconds; tests use a small one to split every search) */
+  unsigned budget;        /* iterations (about a node each) a work-item may make per launch,
+                             fixed (0: adapted to launch_seconds; tests use a small one to split
+                             every search, a large one to fill a launch) */
   int corrupt;            /* tests: build the kernel with NQ_CORRUPT (one wrong COUNT4) */
   unsigned fail_after;    /* tests: the launch after this many (the self-test's not counted)
                              fails as a lost device's would (0: never) */
+  uint32_t tot_bias;      /* tests: the device's per-unit totals (64-bit, two 32-bit words added
+                             with a carry) start at this in their low words and it is taken off
+                             at the end, so that small counts carry into the high words */
 } nq_gpu_opts_t;
 
 typedef struct nq_gpu_s nq_gpu_t;
@@ -91,8 +98,8 @@ void nq_gpu_close(nq_gpu_t *g);
 /* Open every device a --gpu value names (nq_gpu_select over nq_gpu_list), up to max, into
  * out[0..*count-1]. A device that cannot be opened or fails its self-test is refused with an
  * ERROR line on the log naming it, and the others are opened all the same (the caller goes on
- * with what it got, the CPU at least). opts may be NULL; the test hooks NQ_GPU_FAIL_AFTER=K and
- * NQ_GPU_CORRUPT=1 in the environment fill fail_after and corrupt (docs/gpu.md). Returns 0;
+ * with what it got, the CPU at least). opts may be NULL (nq-client-test fills its fail_after and
+ * corrupt from the test hooks NQ_GPU_FAIL_AFTER and NQ_GPU_CORRUPT: docs/gpu.md). Returns 0;
  * NQ_EINVAL with a reason for a bad value; NQ_ENODEV when the value names devices but this build
  * has no OpenCL backend or this machine no loader ("auto" is then no device, and an INFO line on
  * the log says why). */
@@ -132,6 +139,10 @@ void nq_backend_label(nq_gpu_t *const *gpus, int ngpus, const uint64_t *before, 
 
 /* Searches split at a batch's tail so far (nq/gpu.h's design; for tests and benchmarks). */
 uint64_t nq_gpu_splits(const nq_gpu_t *g);
+
+/* Launches so far (for tests: a launch's work-items take the next subtree of the queue as soon
+ * as theirs is done, so a batch of many small subtrees takes one launch). */
+uint64_t nq_gpu_launches(const nq_gpu_t *g);
 
 /* Whether the device has failed (see nq_gpu_solve), and why. */
 int nq_gpu_failed(const nq_gpu_t *g, const char **why);

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Instructions per node of the GPU kernel, without a GPU: the kernel's own source
+# (common/solver/gpu_kernel.cl) compiled as C through scripts/gpu-insns/cl_shim.h into a small
+# driver (scripts/gpu-insns/gpu_insns.c) that runs N's units at the depth the host's expansion
+# reaches (every k-th of them, about RECORDS), counted under callgrind (only the kernel function
+# nq_run: deterministic, whatever the machine's load), divided by the kernel's own node count.
+# Each kernel's run is first checked exact natively: every record's counts and nodes equal
+# nq_fast_solve_unit's. Beside it, the PTX of the same source (clang-14 -target nvptx64):
+# the kernel's instructions and those of its main loop (scripts/gpu-insns/ptx_loop.py).
+# The C is compiled with -O2 -mpopcnt -mlzcnt -mbmi: a GPU has popcount, count-leading-zeros and
+# and-not (lop3) as single instructions, as these make them on x86. A CPU instruction count is not
+# a GPU's time (x86 has 16 registers where a GPU thread has up to 255: spills count here); it
+# compares kernels on one scale (docs/gpu.md, "Instructions per node").
+#
+#   scripts/bench-gpu-insns.sh [N ...]          (default: 16 17 18)
+# env: BASE=<git rev>   also measure the kernel at that commit (git show REV:common/solver/gpu_kernel.cl)
+#      KERNELS="a.cl b.cl" kernel sources to measure instead of the working tree's
+#      RECORDS=2048     records sampled per N
+#      BUILD=build      the build whose libnqsolver.a / libnqutil.a the driver links
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+BUILD=${BUILD:-build}
+RECORDS=${RECORDS:-2048}
+NS=("$@")
+[ ${#NS[@]} -gt 0 ] || NS=(16 17 18)
+CC=${CC_CL:-clang-14}
+command -v "$CC" >/dev/null || { echo "bench-gpu-insns: $CC missing (apt-get install clang-14)" >&2; exit 1; }
+command -v valgrind >/dev/null || { echo "bench-gpu-insns: valgrind missing" >&2; exit 1; }
+if [ ! -f "$BUILD/libnqsolver.a" ]; then
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$BUILD" -j2 --target nqsolver nqutil >/dev/null
+fi
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+declare -a LABELS SRCS
+if [ -n "${BASE:-}" ]; then
+  git show "$BASE:common/solver/gpu_kernel.cl" >"$TMP/base.cl"
+  LABELS+=("base:$(git rev-parse --short "$BASE")")
+  SRCS+=("$TMP/base.cl")
+fi
+if [ -n "${KERNELS:-}" ]; then
+  for k in $KERNELS; do LABELS+=("$(basename "$k")"); SRCS+=("$(cd "$(dirname "$k")" && pwd)/$(basename "$k")"); done
+else
+  LABELS+=("tree")
+  SRCS+=("$PWD/common/solver/gpu_kernel.cl")
+fi
+
+ROWS=$(awk '/define NQ_GPU_ROWS_MAX/{print $3}' common/solver/include/nq/gpu.h)
+printf '%-14s %3s %8s %12s %14s %10s  %s\n' kernel N records nodes instructions insns/node check
+for i in "${!SRCS[@]}"; do
+  src=${SRCS[$i]} label=${LABELS[$i]} exe="$TMP/gi$i"
+  "$CC" -O2 -mpopcnt -mlzcnt -mbmi -w -Iscripts/gpu-insns -Icommon/solver/include -Icommon/util/include \
+    -DNQ_KERNEL_SRC="\"$src\"" -DNQ_ROWS="$ROWS" scripts/gpu-insns/gpu_insns.c \
+    -L"$BUILD" -lnqsolver -lnqutil -lpthread -lm -o "$exe"
+  for n in "${NS[@]}"; do
+    chk=$("$exe" "$n" --records "$RECORDS" --check) || { echo "$label N=$n: NOT EXACT: $chk"; exit 1; }
+    valgrind --tool=callgrind --callgrind-out-file="$TMP/cg" --collect-atstart=no \
+      --toggle-collect=nq_run "$exe" "$n" --records "$RECORDS" >"$TMP/out" 2>"$TMP/err"
+    ins=$(awk '/^summary:/{print $2}' "$TMP/cg")
+    read -r _ recs _ _ _ nodes _ <<<"$(cat "$TMP/out")"
+    printf '%-14s %3d %8d %12d %14d %10.2f  %s\n' "$label" "$n" "$recs" "$nodes" "$ins" \
+      "$(python3 -c "print($ins / $nodes)")" "$(awk '{print $NF}' <<<"$chk")"
+  done
+  "$CC" -target nvptx64 -x cl -cl-std=CL1.2 -Xclang -finclude-default-header \
+    -include scripts/gpu-insns/ptx_builtins.h -O3 -DNQ_ROWS="$ROWS" -S -o "$TMP/k$i.ptx" "$src"
+  echo "$label $(python3 scripts/gpu-insns/ptx_loop.py "$TMP/k$i.ptx")"
+done
