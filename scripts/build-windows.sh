@@ -140,7 +140,8 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 TARGETS=(nq-client nq-solve nq-verify test_unit test_solver_fast test_solver)
 nice -n 10 cmake --build "$BUILD" -j"$(nproc)" --target "${TARGETS[@]}" >"$BUILD/build.log" 2>&1 ||
   { grep -E "error|Error" "$BUILD/build.log" | head -n 30; exit 1; }
-part "built: $(cd "$BUILD" && for f in nq-*.exe; do printf '%s %s bytes; ' "$f" "$(stat -c %s "$f")"; done)"
+part "built: $(cd "$BUILD" && for f in nq-client.exe nq-solve.exe nq-verify.exe; do
+  printf '%s %s bytes; ' "$f" "$(stat -c %s "$f")"; done)"
 
 # ---- the installer ----
 VERSION=$(sed -nE 's/^project\(nq VERSION ([0-9.]+).*/\1/p' CMakeLists.txt)

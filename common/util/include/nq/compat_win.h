@@ -60,6 +60,10 @@ static inline int nq_compat_pthread_sigmask(int how, const sigset_t *set, sigset
 }
 #define pthread_sigmask nq_compat_pthread_sigmask
 
+/* timegm (struct tm in UTC to time_t) is msvcrt's _mkgmtime. */
+#include <time.h>
+#define timegm _mkgmtime
+
 /* recv flags: libuv's sockets are non-blocking already. */
 #define MSG_DONTWAIT 0
 
