@@ -729,7 +729,7 @@ void srv_job_reopened(srv_t *s) {
   if (rc != 0) nq_log(NQ_LOG_ERROR, "job re-opened, but reading it failed: %s",
                       srv_store_errmsg(s->store));
   nq_log(NQ_LOG_WARN, "job N=%d re-opened: a verified unit is being verified again; the totals "
-         "above are withdrawn", s->cfg.n);
+         "above are withdrawn", s->cfg.job.n);
 }
 
 static int owner_key_cb(const srv_owner_t *o, void *arg) {
@@ -827,7 +827,7 @@ void srv_job_create_progress(const srv_job_progress_t *p, void *arg) {
   if (!p->done && p->seconds - s->create_logged < 5) return;
   s->create_logged = p->seconds;
   nq_log(NQ_LOG_INFO, "creating the job for N=%d: %llu units%s, about %.0f%% of the search "
-         "tree, %.0f s", s->cfg.n, (unsigned long long)p->units, p->done ? " (all)" : "",
+         "tree, %.0f s", s->cfg.job.n, (unsigned long long)p->units, p->done ? " (all)" : "",
          100 * p->fraction, p->seconds);
 }
 
@@ -849,16 +849,12 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
     return rc;
   }
   srv_job_t job;
-  srv_job_spec_t spec = {.n = s->cfg.n, .depth = s->cfg.depth,
-                         .unit_seconds = s->cfg.unit_seconds, .max_depth = s->cfg.max_depth,
-                         .quorum = s->cfg.quorum, .max_results = s->cfg.max_results,
-                         .diverse_kernels = srv_diverse_default(s->cfg.diverse_kernels, s->cfg.n),
-                         .progress = srv_job_create_progress, .progress_arg = s};
-  if (s->cfg.n == 0) { /* no --n: the data directory (and its queue) says which job */
+  srv_job_spec_t spec = srv_job_spec_for(s, &s->cfg.job);
+  if (s->cfg.job.n == 0) { /* no --n: the data directory (and its queue) says which job */
     if ((rc = srv_next_pick(s, now, &job, errbuf, errlen)) != 0) return rc;
-    s->cfg.n = job.n;
+    s->cfg.job.n = job.n;
   } else if ((rc = srv_job_open(s->store, &spec, now, &job)) != 0) {
-    snprintf(errbuf, errlen, "job N=%d: %s", s->cfg.n, srv_store_errmsg(s->store));
+    snprintf(errbuf, errlen, "job N=%d: %s", s->cfg.job.n, srv_store_errmsg(s->store));
     return rc;
   } else if (srv_job_is_done(&job)) {
     /* --n names a finished job (a packaged server's first job, NQ_N), but the queue has moved on:
@@ -868,7 +864,7 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
       nq_log(NQ_LOG_INFO, "the job for N=%d is done; serving job %lld (N=%d), started from the "
              "queue after it", job.n, (long long)newer.id, newer.n);
       job = newer;
-      s->cfg.n = job.n;
+      s->cfg.job.n = job.n;
     }
   }
   srv_sched_config_t sc = s->cfg.sched;

@@ -164,11 +164,7 @@ static void table_defaults(const nq_opt_t *table, void *base) {
 
 void srv_config_default(srv_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
-  nq_jobopts_t job;
-  nq_jobopts_default(&job);
-  cfg->quorum = job.quorum;
-  cfg->max_results = job.max_results;
-  cfg->diverse_kernels = job.diverse_kernels;
+  nq_jobopts_default(&cfg->job);
   srv_sched_config_default(&cfg->sched);
   /* The program turns the page on (nq-server's default is 127.0.0.1:7448); a server embedded
    * in a test does not listen on a fixed port unless asked. */
@@ -209,12 +205,6 @@ int srv_opts_job(srv_config_t *cfg, const nq_jobopts_t *job, char *err, size_t e
     int rc = nq_jobopts_check(job, err, errlen);
     if (rc != 0) return rc;
   }
-  cfg->n = job->n;
-  cfg->depth = job->depth;
-  cfg->unit_seconds = job->unit_seconds;
-  cfg->max_depth = job->max_depth;
-  cfg->quorum = job->quorum;
-  cfg->max_results = job->max_results;
-  cfg->diverse_kernels = job->diverse_kernels;
+  cfg->job = *job;
   return 0;
 }
