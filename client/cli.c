@@ -20,6 +20,7 @@
 #include "status.h"
 #include "worker.h"
 
+#include "nq/sys.h"
 #include "nq/addr.h"
 #include "nq/conn.h"
 #include "nq/files.h"
@@ -108,6 +109,7 @@ struct cli_s {
   int ngpus;
   uv_timer_t retry_timer, stop_timer, status_timer;
   uv_signal_t sigint, sigterm;
+  uv_async_t stop_async;   /* the system's stop events that are not signals (nq_sys_on_stop) */
   nq_conn_t *conn;
   cli_state_t state;
   cli_reason_t reason;
@@ -1580,8 +1582,10 @@ static void cli_release(cli_t *cli) {
     uv_close((uv_handle_t *)&cli->lanes[i].ckpt_timer, NULL);
   }
   if (cli->cfg->handle_signals) {
+    nq_sys_on_stop(NULL, NULL, 0);
     uv_close((uv_handle_t *)&cli->sigint, NULL);
     uv_close((uv_handle_t *)&cli->sigterm, NULL);
+    uv_close((uv_handle_t *)&cli->stop_async, NULL);
   }
   /* A task of a big unit may run for a while yet: it is not waited for (the stop request already
    * checkpointed what was finished); the thread finishes it alone while the process exits. */
@@ -1649,20 +1653,26 @@ void cli_stop(cli_t *cli) {
   cli_pump(cli);
 }
 
-static void on_signal(uv_signal_t *s, int signum) {
-  cli_t *cli = s->data;
+static void on_stop_event(cli_t *cli, const char *what) {
   if (cli->reason != CLI_REASON_STOPPED && cli->life == LIFE_RUNNING)
-    nq_log(NQ_LOG_INFO, "%s: stopping (checkpoint, finishing reports, then bye)",
-           signum == SIGINT ? "SIGINT" : "SIGTERM");
+    nq_log(NQ_LOG_INFO, "%s: stopping (checkpoint, finishing reports, then bye)", what);
   cli_stop(cli);
 }
+
+static void on_signal(uv_signal_t *s, int signum) {
+  on_stop_event(s->data, signum == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+/* Windows: a console's close, Ctrl-Break, log-off and shutdown (nq/sys.h), as SIGTERM. */
+static void on_stop_async(uv_async_t *a) { on_stop_event(a->data, "stop event"); }
+static void stop_from_system(void *arg) { uv_async_send(arg); }
 
 /* ---- setup ---- */
 
 void cli_config_default(cli_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  cfg->threads = n > 0 ? (n > 1024 ? 1024 : (int)n) : 1;
+  int n = nq_sys_ncpu();
+  cfg->threads = n > 1024 ? 1024 : n;
   cfg->gpu = "auto";
   cfg->backoff_min = 0.5;
   cfg->backoff_max = 60;
@@ -1673,10 +1683,8 @@ void cli_config_default(cli_config_t *cfg) {
   cfg->cpu_limit = 100;
   cfg->summary_seconds = 60;
   cfg->unreachable_warn_seconds = 180;
-  const char *home = getenv("HOME");
   static char state[4096];
-  if (nq_path_join(state, sizeof state, home && *home ? home : ".", ".nq-client") != 0)
-    snprintf(state, sizeof state, "./.nq-client"); /* $HOME absurdly long: use the cwd */
+  nq_sys_state_dir("nq-client", state, sizeof state); /* $HOME/.nq-client, %LOCALAPPDATA%\\nq-client */
   cfg->state = state;
 }
 
@@ -1877,6 +1885,10 @@ static int start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
     cli->sigint.data = cli->sigterm.data = cli;
     uv_signal_start(&cli->sigint, on_signal, SIGINT);
     uv_signal_start(&cli->sigterm, on_signal, SIGTERM);
+    uv_async_init(loop, &cli->stop_async, on_stop_async);
+    cli->stop_async.data = cli;
+    /* The system waits this long for the checkpoint and the exit before it ends the process. */
+    nq_sys_on_stop(stop_from_system, &cli->stop_async, STOP_GRACE_MS + STOP_JOIN_MS);
   }
   *out = cli;
   nq_throttle_cfg_t tc = {.priority = cfg->priority,

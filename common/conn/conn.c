@@ -73,7 +73,7 @@ static void conn_process_input(nq_conn_t *c);
 static void on_timer(uv_timer_t *t);
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
+__attribute__((format(NQ_PRINTF, 3, 4)))
 #endif
 static void conn_log(const nq_conn_t *c, int level, const char *fmt, ...) {
   if (!nq_log_enabled(level)) return;
@@ -148,7 +148,7 @@ static int conn_stalled(const nq_conn_t *c) {
 }
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 5, 6)))
+__attribute__((format(NQ_PRINTF, 5, 6)))
 #endif
 static void conn_fail(nq_conn_t *c, int status, int how, const char *frame_code,
                       const char *fmt, ...);
@@ -810,7 +810,7 @@ int nq_conn_heard(const nq_conn_t *c) {
   uv_os_fd_t fd;
   char b;
   if (uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0) return 0;
-  return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+  return recv((uv_os_sock_t)(uintptr_t)fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
 size_t nq_conn_queued(const nq_conn_t *c) {

@@ -103,7 +103,7 @@ static json_t *msg_done(json_t *o, int ok) {
 }
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 5, 6)))
+__attribute__((format(NQ_PRINTF, 5, 6)))
 #endif
 static int refuse(nq_proto_err_t *err, nq_errcode_t code, int fatal, int64_t id, const char *fmt,
                   ...) {
