@@ -63,7 +63,7 @@ static void print_running(const nq_view_unit_t *u) {
 }
 
 static void print_unit(const nq_view_unit_t *u) {
-  /* A contested unit (issue 30) is disputed in the store; it is shown as what it waits for. */
+  /* A contested unit is disputed in the store; it is shown as what it waits for. */
   const char *contest = u->contest;
   printf("%-8lld %-6lld %-24s %-9s %4lld %7lld", (long long)u->id, (long long)u->idx, u->unit,
          !strcmp(contest, "contested") ? "contested" : u->state, (long long)u->live,

@@ -49,7 +49,7 @@ static void print_stalled(const nq_view_stalled_t *x, int done) {
            (long long)x->units, x->message ? x->message : "");
 }
 
-/* What the answer rests on, and what the job waits for besides results (issue 30). */
+/* What the answer rests on, and what the job waits for besides results. */
 static void trust_lines(const nq_view_status_t *st) {
   long long owners = (long long)st->trust.trusted_owners;
   long long active = (long long)st->trust.trusted_active;
@@ -108,7 +108,7 @@ static void evidence_lines(const nq_view_status_t *st) {
            st->evidence_key);
 }
 
-/* Contested units (issue 30) are said above: the rest resolve by votes. The status object
+/* Contested units are said above: the rest resolve by votes. The status object
  * lists at most SRV_STATUS_DISPUTED_MAX disputed units: the count is the job's, and "more" is
  * what this table does not show. */
 static void disputed_lines(const nq_view_status_t *st) {

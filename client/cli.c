@@ -50,7 +50,7 @@
 #define SHORT_PREFETCH 6
 #define PROGRESS_INTERVAL_MAX 86400 /* a longer one from the server is clamped to a day */
 #define UNIT_LINE_S 60 /* a unit that took longer gets its own INFO line */
-/* Lazy records (issue 32): while connected, a unit that solves in under LAZY_S seconds leaves no
+/* Lazy records: while connected, a unit that solves in under LAZY_S seconds leaves no
  * file behind unless something goes wrong. Its assignment is not written to assigned/ (after a
  * crash the server re-sends the lease at the first get_work), and its result stays in memory
  * until the ack; a result not acknowledged within LAZY_MS, or any held at a disconnect or a stop,
@@ -522,7 +522,7 @@ static void on_open(nq_conn_t *c) {
   const cli_config_t *cfg = cli->cfg;
   char name[NQ_PROTO_NAME_MAX + 1];
   /* hello.threads is 1..1024: a client of devices alone says 1 (its one worker). */
-  /* wait: told `waiting` rather than `done` between jobs (issue 36), unless --exit-when-done. */
+  /* wait: told `waiting` rather than `done` between jobs, unless --exit-when-done. */
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, NULL, NULL, NQ_SOLVER_VERSION,
                   cfg->threads > 0 ? cfg->threads : 1, "nq-client " NQ_VERSION_STRING,
                   cfg->public_name, 0, 0, 0, !cfg->exit_when_done};
@@ -1551,7 +1551,7 @@ static void cli_pump(cli_t *cli) {
   if (limit > 0 && target > limit - cli->units_done) target = limit - cli->units_done;
   /* Short units: ask again only once half of what we hold is gone, for several at once. Each
    * `work` repeats every assignment we hold, so asking per unit cost a round trip and the
-   * parsing of `target` assignments a unit (issue 32); half a queue of short units still covers
+   * parsing of `target` assignments a unit; half a queue of short units still covers
    * many round trips. */
   long low = short_units ? target / 2 : target - 1;
   if (held > low) return;

@@ -63,7 +63,7 @@ typedef struct cli_config_s {
   const char *state;  /* --state directory */
   long max_units;     /* --max-units (--once is 1); 0 = no limit */
   int exit_when_done; /* --exit-when-done: leave when the server runs no job (hello without
-                       * `wait`), as clients did before issue 36; else wait for the next job */
+                       * `wait`), as clients did before the job queue; else wait for the next job */
   double checkpoint_seconds; /* --checkpoint-seconds: the running unit is saved this often (60) */
   nq_priority_t priority; /* --priority of the solver threads (idle) */
   int cpu_limit;      /* --cpu-limit: 1..100 percent of the solver threads' time (100) */

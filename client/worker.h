@@ -88,7 +88,7 @@ int cli_worker_submit(cli_worker_t *w, int64_t id, const nq_unit_t *u, nq_ckpt_t
 int cli_worker_submit_kernel(cli_worker_t *w, int64_t id, const nq_unit_t *u, nq_ckpt_t *resume,
                              const char *kernel);
 /* The unit to solve as soon as the one held is done, so the thread goes on without waiting for
- * the loop (units of a millisecond: issue 32): accepted only while exactly one unit is held (its
+ * the loop (units of a millisecond): accepted only while exactly one unit is held (its
  * DONE not polled yet) and with no checkpoint; NQ_EBUSY otherwise. Its DONE follows the held
  * one's; the loop learns it started when it polls that DONE. */
 int cli_worker_submit_next(cli_worker_t *w, int64_t id, const nq_unit_t *u, const char *kernel);

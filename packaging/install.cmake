@@ -52,7 +52,7 @@ if(NOT NQ_CLIENT_ONLY)
   install(FILES ${CMAKE_SOURCE_DIR}/packaging/nq-server.sysusers DESTINATION lib/sysusers.d
     RENAME nq-server.conf COMPONENT server)
   # The operator's package carries every doc: operations.md links to the others (http.md for
-  # the metrics, planning.md for a job's size, ...), and a list by hand left some out (issue 36).
+  # the metrics, planning.md for a job's size, ...), and a list by hand left some out.
   file(GLOB NQ_SERVER_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
   install(FILES ${CMAKE_SOURCE_DIR}/README.md ${NQ_SERVER_DOCS}
     DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/nq-server COMPONENT server)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What checkpoints cost and what they save (issue 10).
+# What checkpoints cost and what they save.
 #
 #   bash scripts/bench-checkpoint.sh BUILD_DIR [--units "U ..."] [--threads T] [--rounds R]
 #                                    [--kills K] [--kill-unit U] [--base OTHER_BUILD_DIR]

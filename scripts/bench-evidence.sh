@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Memory and time of nq-admin export, nq-verify and the server's /api/export on a large job
-# (issue 30): all three stream, so their peak memory must not grow with the number of units.
+# Memory and time of nq-admin export, nq-verify and the server's /api/export on a large job:
+# all three stream, so their peak memory must not grow with the number of units.
 #
 #   bash scripts/bench-evidence.sh BUILD_DIR [N] [DEPTH]      (default N=20, depth 6: 1,870,974 units)
 #

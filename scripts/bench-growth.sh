@@ -5,7 +5,8 @@
 # --threads 1`), the peer every PARTS-th row combination (`BIN 1 PARTS K`, its own divider). Each
 # N runs twice: slice K=0 with nq-solve on the first CPU and the peer on the second, then slice
 # K=PARTS/2 with the CPUs swapped; so each program runs once on each core, beside the other.
-# PARTS=1 counts N whole (twice, the CPUs swapped): the side-by-side figure issue 37 asks for.
+# PARTS=1 counts N whole (twice, the CPUs swapped): the side-by-side figure that
+# docs/performance.md, "Growth per N", compares.
 # ROUNDS=1 runs only the first pairing (nq-solve on CPU A, the peer on CPU B); the b columns and
 # the estimates then come from it alone.
 #

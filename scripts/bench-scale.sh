@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Record-scale store benchmark (issue 11): for each size, a fresh data directory and an N=28 job
+# Record-scale store benchmark: for each size, a fresh data directory and an N=28 job
 # created by nq-server, then 500 concurrent clients (nq-loadgen, fake results) and one operator
 # asking for the status. Reports, per size:
 #
@@ -19,7 +19,7 @@
 #   status     p50 / p99 / max latency of the admin `status` request during the load, and of
 #              `nq-admin units --state leased` once after it (remote, a new TLS connection)
 #
-# Targets (issue 11): 30M units created in <= 5 minutes with < 256 MiB RSS and <= 120 bytes per
+# Targets: 30M units created in <= 5 minutes with < 256 MiB RSS and <= 120 bytes per
 # unit; get_work/result p99 <= 10 ms; status <= 100 ms.
 #
 #   scripts/bench-scale.sh [DEPTH...]      (default: 4 5)

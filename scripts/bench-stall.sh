@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What counting stalled units (issue 36, server/store/store_stall.c) costs on a job of about a million
+# What counting stalled units (server/store/store_stall.c) costs on a job of about a million
 # units: `nq-admin status --json` in local mode (it opens the store and computes the stalls
 # fresh, as the server does once per 10 s cache period) timed on one N=25 depth-5 job (968,763
 # units) in four states, each as the median of RUNS runs, and printed as a ratio against the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark a reconnect storm (issue 32): CONNS clients connected to nq-server (each enrolled, its
+# Benchmark a reconnect storm: CONNS clients connected to nq-server (each enrolled, its
 # TLS session idle), then the server is killed with SIGKILL and started again on the same data
 # directory. Every client comes back as nq-client does -- jittered exponential backoff from 0.5 s
 # (nq-loadgen --reconnect), with its token, a full TLS handshake each -- and the script measures

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The longest functions of the product code, for reviews (issue 34's before/after figures):
+# The longest functions of the product code, for reviews (before/after figures of a refactor):
 # every C function in common/, server/, client/, admin/, solve/ and tools/ (.c and .h), tests and
 # fuzzers left out, and the solver kernels too (common/solver/solver_{ref,fast,scalar,batch,x86,
 # neon}.c, solver_batch.h: their length is the unrolled hot loop's, on purpose).

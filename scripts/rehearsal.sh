@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Dress rehearsal of a record job on this machine (issue 11): a whole job at production settings
+# Dress rehearsal of a record job on this machine: a whole job at production settings
 # -- units sized by --unit-seconds (planned, mixed depths), quorum 2, two nq-clients that together
 # use every core -- that must end in MATCH with the published values (and with nq-solve's node
 # count, through the plan's split nodes), and the efficiency of the whole system:

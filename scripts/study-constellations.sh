@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Study (issue 16): would constellation-style pre-placement shrink nq's tree? Compiles
+# Study: would constellation-style pre-placement shrink nq's tree? Compiles
 # scripts/study/constellations.c (cc -O2, into a temporary directory; not part of the build or the
 # tests), walks each N with the border queens placed first (width 1: rows 0, N-1 and columns 0,
 # N-1; width 2: two lines on each side), and prints one row per N and width beside nq-solve's node

@@ -50,7 +50,7 @@
 #define SRV_BATCH_MAX 512
 /* Successful logins logged one by one per --log-summary interval; the rest are summarised. */
 #define SRV_LOGIN_LINES_MAX 20
-/* The same bounds weighed by what the replies may hold (issue 33: at --max-outstanding 256 a
+/* The same bounds weighed by what the replies may hold (at --max-outstanding 256 a
  * `work` answer re-sends up to 256 assignments, four times the 64 these counts were sized for).
  * A get_work weighs min(want, max_outstanding) assignments, any other request 1. A connection
  * is held once its unanswered requests weigh SRV_CONN_PENDING_WEIGHT, every connection that
@@ -99,7 +99,7 @@ typedef struct srv_config_s {
   int enrol_per_addr;   /* enrolments per address: burst and per hour; default 20, 0 = any */
   int max_clients;      /* enrolled clients at most; default 100000, 0 = no cap */
   int new_ca;             /* --new-ca: make a new CA even for a database with enrolled clients */
-  int keep_default_enrol; /* issue 30: enrolment with the server's own key (owner `default`)
+  int keep_default_enrol; /* enrolment with the server's own key (owner `default`)
                              stays open after owners exist (--keep-default-enrol); default 0 */
   int auth_fail_limit;  /* failed logins per address and minute before they are slowed;
                            default 20, 0 = never */
@@ -266,7 +266,7 @@ void srv_warn_one_owner(srv_t *s);
 /* srv_job_progress_cb of a job's creation: its progress lines in the log (arg: the srv_t). */
 void srv_job_create_progress(const srv_job_progress_t *p, void *arg);
 
-/* ---- srv_next.c: the job queue (issue 36) ---- */
+/* ---- srv_next.c: the job queue ---- */
 
 /* The creation spec of a job with these settings: its diverse_kernels resolved for its N
  * (srv_diverse_default), progress lines on the log. */

@@ -1,5 +1,5 @@
 /* nq-server: the next job -- which job a server serves, and the switch to the next queued one
- * when a job is done (issue 36; docs/operations.md, "The job queue"). Same loop, data directory,
+ * when a job is done (docs/operations.md, "The job queue"). Same loop, data directory,
  * port, certificates and owners: only the scheduler's job changes. */
 #include "srv.h"
 #include "store_queue.h"

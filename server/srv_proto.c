@@ -95,7 +95,7 @@ static const char *page_url(srv_t *s, char *buf, size_t len) {
 }
 
 /* What a client hears when no job runs: `waiting` if it waits between jobs (its hello said `wait`)
- * and the server stays up for the next one; else `done`, as before issue 36. */
+ * and the server stays up for the next one; else `done`, as before the job queue. */
 static nq_job_state_t done_state(const srv_t *s, int waits) {
   return waits && !s->cfg.exit_when_done ? NQ_JOB_WAITING : NQ_JOB_DONE;
 }
@@ -156,7 +156,7 @@ static void client_seen(srv_t *s, srv_req_t *r, int64_t client_id) {
 
 /* The owner an enrolment key belongs to: the server's own key is the default owner's; an owner's
  * key (nq-admin owner add) is that owner's. NQ_ENOTFOUND for a wrong key, NQ_EBANNED for the key
- * of a banned owner, NQ_ESTATE for the server's own key once owners exist (issue 30: whoever
+ * of a banned owner, NQ_ESTATE for the server's own key once owners exist (whoever
  * holds it and an owner key would have two votes) unless --keep-default-enrol. */
 static int enrol_owner(srv_t *s, const char *key, int64_t *owner_id) {
   char hash[65];
@@ -401,7 +401,7 @@ static void h_result(srv_t *s, srv_req_t *r, int64_t now) {
     r->reply = nq_ack_pack(&a);
     if (info.unit_disputed)
       nq_log(NQ_LOG_WARN, "unit of assignment %lld is disputed", (long long)res.id);
-    /* Issue 30: trusted resolution. */
+    /* Trusted resolution. */
     if (info.unit_contested)
       nq_log(NQ_LOG_WARN, "unit of assignment %lld is contested: its results disagree; it waits "
              "for a trusted owner's result", (long long)res.id);

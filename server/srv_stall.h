@@ -1,4 +1,4 @@
-/* nq-server: stalled units counted off the loop (issue 36). The count (store_stall.h) reads every
+/* nq-server: stalled units counted off the loop. The count (store_stall.h) reads every
  * awaiting unit without a lease, which on a job of a million units can take seconds: a worker
  * thread computes it on a read-only connection of its own every SRV_STALL_CACHE_S seconds (or
  * ten times as long as the last computation took, if that is longer), and the loop thread puts

@@ -129,7 +129,7 @@ static void section_stalled(web_buf_t *b, const nq_view_status_t *st,
   web_buf_printf(b, "</p>\n");
 }
 
-/* What the answer rests on beyond votes (issue 30): kernels, reference audits, and the evidence
+/* What the answer rests on beyond votes: kernels, reference audits, and the evidence
  * file of a finished job, next to the answer. */
 static void section_evidence(web_buf_t *b, const nq_view_status_t *st) {
   const nq_view_kernels_t *k = &st->kernels;
@@ -191,7 +191,7 @@ static void section_counts(web_buf_t *b, const nq_view_status_t *st,
   section_evidence(b, st);
 }
 
-/* What the answer rests on and what the job still waits for (issue 30). */
+/* What the answer rests on and what the job still waits for. */
 static void section_trust(web_buf_t *b, const nq_view_status_t *st,
                           const nq_view_history_t *hist) {
   (void)hist;

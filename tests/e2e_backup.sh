@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The restore drill (issue 32; docs/operations.md "Backups and the restore drill"), real processes
+# The restore drill (docs/operations.md "Backups and the restore drill"), real processes
 # on 127.0.0.1: N=18 depth 2 (121 units), quorum 1 by client, three clients, the server taking a
 # checked backup every second (--backup-every 1 --backup-keep 3). Under load (results coming in)
 # the drill: nq-admin restore is refused while the server runs; the server is killed with SIGKILL

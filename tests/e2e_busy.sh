@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A full server paces its way back (issue 32): nq-server --max-conns 1 --retry-after 3 holds one
+# A full server paces its way back: nq-server --max-conns 1 --retry-after 3 holds one
 # connection (an idle nq-loadgen client); an nq-client that comes next is told `busy` with
 # retry_after 3 and must wait 3..4.5 s (the server's figure plus up to half again) before it dials
 # again -- not its own backoff of 0.5 s. Once the holder leaves, the client gets in and the job

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Long units survive (issue 10): real nq-server / nq-client / nq-solve processes on 127.0.0.1.
+# Long units survive: real nq-server / nq-client / nq-solve processes on 127.0.0.1.
 #   A. a client solving the job N=18 at depth 2 (quorum 1, checkpoints every 0.02 s) is stopped
 #      ten times at random moments, alternately with SIGKILL (each time while its running unit has
 #      a checkpoint on disk: the process is frozen with SIGSTOP, the checkpoint read, then killed)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a volunteer sees (issue 35): `nq-client status`, the quiet log, paused time, an unreachable
+# What a volunteer sees: `nq-client status`, the quiet log, paused time, an unreachable
 # server. Real nq-server and nq-client processes on 127.0.0.1; every wait polls with a deadline.
 #   1. out of reach: a client whose server does not listen warns once after --warn-unreachable
 #      (WARN "out of reach"), keeps each further attempt off INFO, and `status` says it runs and

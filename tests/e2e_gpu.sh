@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU backend end to end (issue 31), on whatever OpenCL device the machine has (pocl's CPU
+# The GPU backend end to end, on whatever OpenCL device the machine has (pocl's CPU
 # device in CI: `all` takes CPU devices too), real nq-server / nq-client / nq-admin / nq-solve
 # processes on 127.0.0.1:
 #   0. nq-solve 16 --gpu all --threads 0 prints TOTAL 14772512 and the node count of nq-solve 16;

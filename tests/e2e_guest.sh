@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# nq-client as a guest on a volunteer's machine (issue 13), with real processes on 127.0.0.1:
+# nq-client as a guest on a volunteer's machine, with real processes on 127.0.0.1:
 #   0. frictions: no arguments prints the usage (exit 2); --version on every program; a CA file
 #      that is not PEM says so (exit 3); an unreadable --token-file (exit 3); bad --cpu-limit /
 #      --priority values (exit 2);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kernel-diverse verification end to end (issue 30): real nq-server, nq-admin and nq-client-test
+# Kernel-diverse verification end to end: real nq-server, nq-admin and nq-client-test
 # (nq-client with its test-only fault injection, client/fault.h) on 127.0.0.1. N=12 at depth 3
 # (268 units), quorum 2 by client, no spot checks, three clients of one kind, every one of whose
 # default kernel (the fast kernel nq-solve reports) miscounts COUNT4 (NQ_TEST_KERNEL_FAULT) on

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real network in the tests (issue 32; docs/reliability.md "A real network"): the same job run
+# A real network in the tests (docs/reliability.md "A real network"): the same job run
 # twice by CLIENTS real nq-clients -- once on loopback, once through nq-netem (tools/netem_main.c)
 # with a round trip of 100-300 ms (50-150 ms each way), a link that drops for DROP_FOR s every
 # DROP_EVERY s, connections reset mid-frame (probability RESET per chunk) and two SIGKILLs of the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# An outage that costs nothing (issue 32; docs/server.md "Outages"), real processes on 127.0.0.1:
+# An outage that costs nothing (docs/server.md "Outages"), real processes on 127.0.0.1:
 # N=18 depth 2 (121 units), quorum 1 by client, three clients with leases of 8 s. Once some units
 # are verified the server is killed with SIGKILL and stays down for OUTAGE (default 14) seconds,
 # longer than every lease; the clients go on computing what they hold. After the restart every

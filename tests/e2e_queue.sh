@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The job queue end to end (issue 36): one nq-server, one data directory, one port, two nq-clients
+# The job queue end to end: one nq-server, one data directory, one port, two nq-clients
 # that are never restarted.
 #   1. N=10 runs; N=11 is queued (nq-admin job add, remote mode) before the clients start: when
 #      N=10 is done the server starts N=11 at once and the connected clients go on with it.
@@ -199,7 +199,7 @@ say "job next: refused while a job runs, --force sets it aside"
 kill "$SRV" && wait "$SRV" 2>/dev/null || true
 SRV=""
 
-# job archive keeps a finished job's answer: done, with its match (issue 36, small point).
+# job archive keeps a finished job's answer: done, with its match.
 adm job archive 10 >/dev/null
 [ "$(status_of 10 '"%s %s %s" % (s["job"]["state"], s["done"], s["match"])')" = "archived True True" ] ||
   fail "an archived finished job: $(status_of 10 '(s["job"]["state"], s["done"], s["match"])')"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reliability end to end (issue 6, promises 1-3), real nq-server / nq-client / nq-admin processes on
+# Reliability end to end (promises 1-3), real nq-server / nq-client / nq-admin processes on
 # 127.0.0.1, each scenario with its own free port and temporary directories:
 #   1. crash: N=13 depth 3, three clients; the server is killed with SIGKILL at random moments
 #      (KILLS times, at random points of its progress: after 30..600 of its 702 results) and restarted on the same data directory each time;
@@ -7,13 +7,13 @@
 #      server runs with --lease-seconds 600 --lease-min 2: the dead client's leases were sized from
 #      its own solve times (a few seconds), so they expire and are reissued long before 600 s;
 #   3. liar: one client with NQ_CLIENT_FAULT=lie among two honest ones (quorum 2, ban threshold 3).
-#   4. colluders (issue 12; depth 2, so fewer and larger units): quorum by owner, --spot-check
+#   4. colluders (depth 2, so fewer and larger units): quorum by owner, --spot-check
 #      100; two owners' clients report the same
 #      lie and verify it, so the job finishes with a wrong total; two honest owners join, spot
 #      checks disagree, every unit is re-opened (the finished job runs again) and verified again
 #      by the honest majority; the liars end suspect. Then an honest owner is banned: every unit
 #      it helped verify is re-opened, and a third honest owner verifies them again.
-#   5. trusted resolution (issue 30; depth 2): with owners made, the server's own enrolment key is
+#   5. trusted resolution (depth 2): with owners made, the server's own enrolment key is
 #      refused; an owner is trusted (nq-admin owner trust); two colluding owners verify a lie on
 #      every unit but the job waits for its spot checks; the trusted owner's client takes them, and
 #      its disagreement bans both colluding owners; two honest owners and it verify everything
@@ -333,7 +333,7 @@ collude_final "collude (after banning an honest owner)"
 echo "reliability: collude: the ban re-opened $reopened unit(s), verified again without it"
 stop_all
 echo "reliability: collude scenario took $((SECONDS - t0))s"
-# ---- 5. trusted resolution (issue 30): colluders caught by a trusted owner ----------------------
+# ---- 5. trusted resolution: colluders caught by a trusted owner ---------------------------------
 D="$TMP/trusted"
 mkdir -p "$D/data"
 PORT=$(free_port)

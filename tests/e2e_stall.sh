@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stalls that announce themselves (issue 36), against a real nq-server with --http:
+# Stalls that announce themselves, against a real nq-server with --http:
 #   1. the one-owner job: two clients enrolled with the server's own enrol.key (both the owner
 #      `default`), quorum 2 by owner. Every unit is stalled (`owners`) in nq-admin status (the
 #      STALLED and voters lines, --json), in /metrics (nq_units_stalled) and on the page, and

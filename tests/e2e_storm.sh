@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A small reconnect storm in CI (issue 32; the figures at 2,000 and 5,000 clients come from
+# A small reconnect storm in CI (the figures at 2,000 and 5,000 clients come from
 # scripts/bench-storm.sh, docs/reliability.md): 300 enrolled clients (nq-loadgen --reconnect,
 # nq-client's backoff) connected to nq-server, which is killed with SIGKILL and restarted. Every
 # client must be welcomed again within 60 s, nobody giving up, and the new server's peak RSS must

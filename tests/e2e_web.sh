@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The public status page end to end (issue 14): a real nq-server with --http, two volunteers (one
+# The public status page end to end: a real nq-server with --http, two volunteers (one
 # with a public name, one anonymous), and headless Chromium (Debian's `chromium`) rendering `/`
 # while the job runs and after it is done. The rendered DOM must show the job's progress, the
 # verified numbers of /api/status, the published check and both volunteers on the leaderboard;
@@ -129,7 +129,7 @@ dom done
 read -r PT PU <<<"$(published 12)"
 [ "$(count_of "$TMP/done.html" total)" = "$PT" ] || fail "final TOTAL $(text_of "$TMP/done.html" total), published $PT"
 [ "$(count_of "$TMP/done.html" unique)" = "$PU" ] || fail "final UNIQUE differs"
-# For people (issues 30, 36): 14,200 with its separator, dates in UTC, the answer before the
+# For people: 14,200 with its separator, dates in UTC, the answer before the
 # progress bar, and no "time left" or "active" volunteers on a finished job.
 [ "$(text_of "$TMP/done.html" total)" = "14,200" ] || fail "TOTAL shown as '$(text_of "$TMP/done.html" total)', not 14,200"
 grep -Eq 'id="finished"[^>]*>20[0-9]{2}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} UTC<' "$TMP/done.html" || fail "no finish date in UTC"

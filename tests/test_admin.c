@@ -396,7 +396,7 @@ static void check_numbers(const json_t *v, const char *key) {
   }
 }
 
-/* Absurd progress reports (issue 33), as the protocol parses them: nodes 2^63-1 in 5e-324 s, and
+/* Absurd progress reports, as the protocol parses them: nodes 2^63-1 in 5e-324 s, and
  * a fraction of 1e-300 after 100 s. Every admin view still answers, with a null rate and an ETA
  * clamped to 100 years instead of inf (a failed view, a fatal `internal` in remote mode) and an
  * undefined int64 conversion (-9223372036854775808). `units --state all` lists every unit. A
@@ -531,7 +531,7 @@ START_TEST(admin_unit_retry) {
   report(&f, d_id, &w, 0, f.t0 + 41);
   srv_unit_info_t u;
   ck_assert_int_eq(srv_unit_get(f.st, disputed.id, &u), 0);
-  /* Two agree against two others: no strict majority yet (issue 12); one more does it. */
+  /* Two agree against two others: no strict majority yet; one more does it. */
   ck_assert_int_ne(u.state, SRV_UNIT_VERIFIED);
   int64_t e_id = fx_client(&f, "echo");
   ck_assert_int_eq(get_work(&f, e_id, 1, f.t0 + 42, &w), 1);
@@ -543,7 +543,7 @@ START_TEST(admin_unit_retry) {
 }
 END_TEST
 
-/* The trust commands (issue 12): owners made with a key that only the reply shows, listed;
+/* The trust commands: owners made with a key that only the reply shows, listed;
  * client_ban re-opens what the client verified, client_unban lifts it; unit_reopen takes a
  * verified unit back; unit_retry --all-disputed / --client; and their refusals. */
 START_TEST(admin_trust_commands) {
@@ -565,7 +565,7 @@ START_TEST(admin_trust_commands) {
   r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"owners\"}");
   ck_assert_int_ge(json_array_size(json_object_get(json_object_get(r, "data"), "owners")), 5);
   json_decref(r);
-  /* Issue 30: owner_trust / owner_untrust, shown by owners and status. */
+  /* Trust: owner_trust / owner_untrust, shown by owners and status. */
   r = ask(&f, "{\"type\":\"admin\",\"cmd\":\"owner_trust\",\"name\":\"lab\"}");
   d = json_object_get(r, "data");
   ck_assert(json_is_true(json_object_get(d, "trusted")));
@@ -628,7 +628,7 @@ START_TEST(admin_trust_commands) {
 }
 END_TEST
 
-/* Onboarding (issue 36): owner_rekey replaces the key (the old one stops), owner_unban lets the
+/* Onboarding: owner_rekey replaces the key (the old one stops), owner_unban lets the
  * owner's key enrol again, client_add puts a client under an owner. */
 START_TEST(admin_onboarding_commands) {
   fx_t f;
@@ -687,7 +687,7 @@ static const json_t *stalled_of(const json_t *st) {
   return x;
 }
 
-/* Issue 36, the one-owner job: every client enrolled under one owner, quorum 2 by owner. Every
+/* The one-owner job: every client enrolled under one owner, quorum 2 by owner. Every
  * unit is stalled (`owners`), with a message that says what to do, and there is no ETA however
  * many results came in; the view is cached, and an owner that joins ends the stall. */
 START_TEST(stalled_one_owner) {
@@ -767,7 +767,7 @@ static void spot_checked(fx_t *f, int skew, int check_skew, const char *checker,
   report(f, c, &wc, check_skew, f->t0 + 13);
 }
 
-/* Issue 36, the banned liar: alpha and bravo verify a unit, the liar's spot check disagrees and
+/* The banned liar: alpha and bravo verify a unit, the liar's spot check disagrees and
  * re-opens it with their votes voided; once the liar is banned no owner is left that could vote
  * on it (`voted`), which status says. `units --state awaiting` shows the votes (voided ones
  * marked), and `unit retry` restores the honest votes, which verify the unit again. */
@@ -1036,7 +1036,7 @@ START_TEST(binary_local_mode) {
   ck_assert_int_eq(u.extra_results, 3);
   snprintf(cmd, sizeof cmd, "'%s/nq-admin' unit retry %lld --json --data '%s'", bin,
            (long long)disputed.id, f.dir);
-  ck_assert_int_eq(run(cmd, out, sizeof out), 0); /* awaiting now: retried again (issue 36) */
+  ck_assert_int_eq(run(cmd, out, sizeof out), 0); /* awaiting now: retried again */
   ck_assert_msg(strstr(out, "\"restored\": 0") != NULL, "%s", out);
   snprintf(cmd, sizeof cmd, "'%s/nq-admin' jobs --data '%s'", bin, f.dir);
   ck_assert_int_eq(run(cmd, out, sizeof out), 0);
@@ -1046,7 +1046,7 @@ START_TEST(binary_local_mode) {
 }
 END_TEST
 
-/* Issue 36: with more disputed units than the status object lists (SRV_STATUS_DISPUTED_MAX),
+/* With more disputed units than the status object lists (SRV_STATUS_DISPUTED_MAX),
  * the table counts them all ("173 unit(s)", "... and 153 more"), not the capped list ("100",
  * "80 more"). The units are made disputed in the database directly: the counters follow by
  * trigger. */
@@ -1137,7 +1137,7 @@ START_TEST(binary_job_archive_delete) {
 }
 END_TEST
 
-/* The job queue through the protocol (issue 36): job_add (checked as nq-server checks its job
+/* The job queue through the protocol: job_add (checked as nq-server checks its job
  * options), job_list, job_cancel and their refusals. */
 START_TEST(admin_job_queue) {
   fx_t f;

@@ -185,8 +185,8 @@ static void env_init_in(env_t *e, const char *tag, char *tmp) {
   e->cfg.backoff_min = 0.05;
   e->cfg.backoff_max = 0.2;
   e->cfg.handle_signals = 0;
-  /* These runs end with their one job (JOB_DONE), the contract before issue 36; waiting between
-   * jobs is tests/e2e_queue.sh's. */
+  /* These runs end with their one job (JOB_DONE), the contract before the job queue; waiting
+   * between jobs is tests/e2e_queue.sh's. */
   e->cfg.exit_when_done = 1;
   e->cfg.on_state = on_state;
   e->cfg.observer = e;

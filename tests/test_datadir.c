@@ -1,5 +1,5 @@
 /* The data directory (server/core/datadir.c): what a start makes, and the permissions it enforces
- * on a directory and files that already existed with looser ones (issue 12). */
+ * on a directory and files that already existed with looser ones. */
 #include "datadir.h"
 #include "nq/nq.h"
 #include "store_api.h"

@@ -272,7 +272,7 @@ START_TEST(invalid_json) {
 }
 END_TEST
 
-/* Issue 33: an integer past 64 bits is valid JSON jansson cannot hold. The token is read as the
+/* An integer past 64 bits is valid JSON jansson cannot hold. The token is read as the
  * string of its digits, so the message's own parser refuses it (a count of 2^63 in a result is
  * bad_result, not a fatal bad_json); a real that overflows is still invalid. */
 START_TEST(big_integers_as_strings) {

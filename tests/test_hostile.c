@@ -1,4 +1,4 @@
-/* Hostile peers against a real nq-server (issue 6, promises 4 and 5).
+/* Hostile peers against a real nq-server (promises 4 and 5).
  *
  * One nq-server runs on 127.0.0.1 with its own free port and data directory. Against it, over
  * plain sockets and over TLS (the project's client context, nq_tls_ctx_client_new, on blocking

@@ -130,7 +130,7 @@ START_TEST(session_refusals) {
   refused("GET * HTTP/1.1\r\nHost: t\r\n\r\n", 400);
   refused("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400); /* a TLS ClientHello */
   refused("GET / HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", 400);
-  /* Issue 33: only HTTP/1.0 and 1.1, CRLF line ends, and Host in 1.1. */
+  /* Only HTTP/1.0 and 1.1, CRLF line ends, and Host in 1.1. */
   refused("GET / HTTP/9.9\r\nHost: t\r\n\r\n", 505);
   refused("GET / HTTP/2.0\r\nHost: t\r\n\r\n", 505);
   refused("GET / HTTP/1.1\r\n\r\n", 400);
@@ -473,7 +473,7 @@ fail:
   return -1;
 }
 
-/* Issue 33: 2,000 idle connections from one address (127.0.0.1) took every slot, and the page
+/* 2,000 idle connections from one address (127.0.0.1) took every slot, and the page
  * answered 503 to everyone. Now that address holds --http-max-per-addr (8) and the rest get 429
  * at once, while another address (127.0.0.2) gets the page every time; the refusals are
  * summarised in the log. */

@@ -1,4 +1,4 @@
-/* Kernel-diverse verification (issue 30; server/core/kernels.c, the scheduler's kernel rule in
+/* Kernel-diverse verification (server/core/kernels.c, the scheduler's kernel rule in
  * sched.c, server/store/store_kernels.c): which kernel an assignment names, a unit verified only by
  * K kernels, a client refusing a kernel it lacks, leases scaled for a slower kernel. N = 8 at
  * depth 3 (44 units), whose published totals are the ground truth. */

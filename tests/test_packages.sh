@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packages and the static client (issue 13), run by scripts/test.sh after the check suites:
+# Packages and the static client, run by scripts/test.sh after the check suites:
 #   1. cpack -G DEB in BUILD (configured with -DCMAKE_INSTALL_PREFIX=/usr): nq-client and
 #      nq-server packages; their contents (dpkg-deb -c) and control fields (dpkg-deb -I): the
 #      client depends on libuv/jansson/OpenSSL and never on SQLite, the server does; the server

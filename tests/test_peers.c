@@ -1,5 +1,5 @@
 /* The per-address table (server/peers.c) alone, then a real nq-server under the floods it is
- * for (issue 12, docs/reliability.md promises 7-9). All traffic is on loopback, bounded in count
+ * for (docs/reliability.md promises 7-9). All traffic is on loopback, bounded in count
  * and time; figures are printed as "peers: ..." lines.
  *
  *   - no_read_attack: enrolled clients pipeline get_work on 200, then 1,000 connections and never
@@ -387,7 +387,7 @@ START_TEST(no_read_attack) {
 }
 END_TEST
 
-/* The same at the largest legal --max-outstanding (issue 33: 131 MB at 200 connections, 325 MB
+/* The same at the largest legal --max-outstanding (131 MB at 200 connections, 325 MB
  * at 1,000, over the bound, before replies were weighed in the batch). */
 START_TEST(no_read_attack_max_outstanding) {
   no_read_attack_at(NQ_PROTO_OUTSTANDING_MAX, NQ_PROTO_OUTSTANDING_MAX, 2);
@@ -626,7 +626,7 @@ END_TEST
 
 /* ---- enrolment ---- */
 
-/* One token logging in again and again (issue 33: 1,772 INFO lines in 10 s): at most
+/* One token logging in again and again (1,772 INFO lines in 10 s): at most
  * SRV_LOGIN_LINES_MAX logins per summary interval get a line of their own, the rest are counted
  * in one summary line per interval. */
 START_TEST(login_lines_bounded) {

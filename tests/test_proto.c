@@ -223,7 +223,7 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_int_eq(wb.max_outstanding, 256);
   ck_assert_int_eq(wb.progress_interval, 2147483647);
   json_decref(m);
-  wa.job_state = NQ_JOB_WAITING; /* issue 36: only told to a client whose hello said wait */
+  wa.job_state = NQ_JOB_WAITING; /* only told to a client whose hello said wait */
   m = over_wire(nq_welcome_pack(&wa));
   ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), 0);
   ck_assert_int_eq(wb.job_state, NQ_JOB_WAITING);
@@ -828,7 +828,7 @@ static const case_t cases[] = {
     BADM(work, "{\"type\":\"work\",\"assignments\":[{\"id\":1,\"unit\":\"u\",\"deadline\":5}]}"),
     /* no_work */
     OK_(no_work, "{\"type\":\"no_work\",\"retry_after\":0,\"reason\":\"done\"}"),
-    /* Issue 36: waiting between jobs. */
+    /* Waiting between jobs. */
     OK_(no_work, "{\"type\":\"no_work\",\"retry_after\":30,\"reason\":\"waiting\"}"),
     OK_(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":true}"),
     OK_(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":false}"),
@@ -1074,7 +1074,7 @@ START_TEST(helpers_u64_bool_opt) {
   json_object_set_new(m, "over", json_string("18446744073709551616"));
   json_object_set_new(m, "junk", json_string("12a"));
   json_object_set_new(m, "empty", json_string(""));
-  json_object_set_new(m, "zeros", json_string("00012")); /* issue 33: not canonical */
+  json_object_set_new(m, "zeros", json_string("00012")); /* not canonical */
   json_object_set_new(m, "zero", json_string("0"));
   json_object_set_new(m, "real", json_real(3.0));
   json_object_set_new(m, "t", json_true());

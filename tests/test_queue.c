@@ -1,4 +1,4 @@
-/* Job queue suite (issue 36): the job options declared once (common/solver/job_opts.c, nq/job_opts.h)
+/* Job queue suite: the job options declared once (common/solver/job_opts.c, nq/job_opts.h)
  * and the store's queue (server/store/store_queue.c): add with checks, order, cancel, the server's
  * marks, what survives a reopen, and a done job that stays done once archived. The server's
  * switch to the next job runs end to end in tests/e2e_queue.sh. */
@@ -206,7 +206,7 @@ START_TEST(queue_joins_transaction) {
 }
 END_TEST
 
-/* A finished job stays done once archived (issue 36: it read "not done yet"). */
+/* A finished job stays done once archived (it read "not done yet"). */
 START_TEST(archived_done_job_is_done) {
   fx_t f;
   fx_init(&f, 8, 3, 1, 5, NULL);

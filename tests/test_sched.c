@@ -278,7 +278,7 @@ START_TEST(dispute_retry_to_quorum) {
   ck_assert_int_eq(srv_unit_retry(f.st, unit, 1, now, &u), 0);
   ck_assert_int_eq(u.state, SRV_UNIT_AWAITING);
   ck_assert_int_eq(u.extra_results, 2);
-  /* Awaiting now (issue 36: retry takes awaiting units too): the allowance is relative to the
+  /* Awaiting now (retry takes awaiting units too): the allowance is relative to the
    * results it has, so the same retry again changes nothing. */
   ck_assert_int_eq(srv_unit_retry(f.st, unit, 1, now, &u), 0);
   ck_assert_int_eq(u.state, SRV_UNIT_AWAITING);
@@ -841,7 +841,7 @@ START_TEST(auto_ban_past_threshold) {
 }
 END_TEST
 
-/* Issue 36: the threshold counts recent results. A client honest for six units that then lies
+/* The threshold counts recent results. A client honest for six units that then lies
  * is banned by its third lie (threshold 3), although its lifetime valid results outnumber its
  * invalid ones; under the old rule (invalid > valid) it would have lied seven times. */
 START_TEST(auto_ban_after_honest_history) {

@@ -1,4 +1,4 @@
-/* The scheduler against a hostile fleet (issue 12, the trust half): hoarded leases are drained,
+/* The scheduler against a hostile fleet (the trust side): hoarded leases are drained,
  * colluding tokens of one owner never verify a lie, spot checks catch two colluding owners after
  * the fact and re-open their units, a ban re-opens and re-verifies what a client verified, and the
  * job's counters stay equal to a recount through all of it. N = 8 (44 units at depth 3), whose
@@ -335,7 +335,7 @@ START_TEST(owners_and_owner_ban) {
 }
 END_TEST
 
-/* Hoarding by re-grab (issue 33): two owners' farms take every replica, never report, and ask
+/* Hoarding by re-grab: two owners' farms take every replica, never report, and ask
  * again the second each lease runs out. The hold limit counts from the first lease of a unit to
  * the farm's owner, so re-asking does not reset it: once it has passed, the replicas wait a whole
  * lease for other owners, and honest clients asking every 30 s get work within one hold limit

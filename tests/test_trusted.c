@@ -1,4 +1,4 @@
-/* Trusted resolution (issue 30): with an owner the operator trusts, a disagreement is never
+/* Trusted resolution: with an owner the operator trusts, a disagreement is never
  * settled by votes. Colluders faster than the honest are caught by a trusted owner with a low
  * spot-check share and banned, the honest never; a liar that lies only on spot checks contests
  * units without harming anyone, and is banned once a trusted owner settles them; contested units
@@ -140,9 +140,10 @@ START_TEST(trusted_catches_colluders) {
 }
 END_TEST
 
-/* Issue 30's second case: colluders and honest clients start together (before, both honest
- * owners were auto-banned in 3 of 5 runs). With a trusted owner, in 5 runs of different spot-check
- * draws: the honest are never banned, the colluders always are, the job ends exact. */
+/* The review's second case (docs/reliability.md, section 19): colluders and honest clients start
+ * together (before, both honest owners were auto-banned in 3 of 5 runs). With a trusted owner, in 5
+ * runs of different spot-check draws: the honest are never banned, the colluders always are, the
+ * job ends exact. */
 START_TEST(colluders_and_honest_together) {
   for (uint64_t seed = 1; seed <= 5; seed++) {
     fx_t f;
@@ -206,7 +207,7 @@ START_TEST(spot_liar_caught_honest_stand) {
   ck_assert_int_eq(s.blocked, 0); /* contested units wait for a trusted result, not an operator */
   ck_assert_int_eq(s.trusted_owners, 1);
   ck_assert_int_eq(s.trusted_active, 0);
-  /* Issue 36: with no trusted client online they are stalled, as `contested`. */
+  /* With no trusted client online they are stalled, as `contested`. */
   srv_stalls_t x;
   ck_assert_int_eq(srv_stalls_compute(f.st, f.job.id, SRV_DISTINCT_OWNER, now, 600, &x), 0);
   ck_assert_int_eq(x.by[SRV_STALL_CONTESTED], contested);

@@ -1,4 +1,4 @@
-/* Upgrade suite (issue 32: upgrades under a live job): for every schema version in schema/, a
+/* Upgrade suite (upgrades under a live job): for every schema version in schema/, a
  * database of that version holding a half-done job -- verified units with their valid results and
  * credit, results awaiting their replica, live leases (with a progress report where the version
  * has them), a disputed unit, pending units -- is taken through the migrations to the current

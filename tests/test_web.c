@@ -196,7 +196,7 @@ START_TEST(status_numbers) {
   ck_assert_uint_eq(strlen(html), len);
   ck_assert_ptr_nonnull(strstr(html, "id=\"total\" data-value=\"92\">92<"));
   ck_assert_ptr_nonnull(strstr(html, "id=\"unique\" data-value=\"12\">12<"));
-  /* Issue 36/30: the answer first, dates in UTC, no "time left" or "active" on a finished job. */
+  /* The answer first, dates in UTC, no "time left" or "active" on a finished job. */
   ck_assert_ptr_nonnull(strstr(html, "<h2>The answer</h2>"));
   ck_assert(strstr(html, "<h2>The answer</h2>") < strstr(html, "id=\"progress\""));
   ck_assert_ptr_null(strstr(html, "time left"));
@@ -205,7 +205,7 @@ START_TEST(status_numbers) {
   ck_assert_ptr_nonnull(strstr(html, "id=\"finished\""));
   ck_assert_ptr_nonnull(strstr(html, "id=\"progress\">100.00%<"));
   ck_assert_ptr_nonnull(strstr(html, "MATCH"));
-  /* Issue 30: what the answer rests on (no trusted owner here). */
+  /* What the answer rests on (no trusted owner here). */
   ck_assert_ptr_nonnull(strstr(html, "id=\"trust\">No trusted owner: this answer rests on votes"));
   ck_assert_ptr_nonnull(strstr(html, "http-equiv=\"refresh\""));
   ck_assert_ptr_nonnull(strstr(html, "<svg id=\"chart\""));
@@ -221,7 +221,7 @@ START_TEST(status_numbers) {
 }
 END_TEST
 
-/* The page for people (issues 30, 36) from a status object as /api/status gives it (a complete
+/* The page for people from a status object as /api/status gives it (a complete
  * status view: the page refuses anything less, page_refuses_partial): counts with
  * thousands separators (the plain value in data-value), dates in UTC, stalled units with their
  * reason, and no ETA while every unit left is stalled. */
@@ -272,7 +272,7 @@ START_TEST(page_for_people) {
 }
 END_TEST
 
-/* Issue 34: the page reads a typed view, so a status that lacks a field (or has one of the wrong
+/* The page reads a typed view, so a status that lacks a field (or has one of the wrong
  * type) gives no page -- never a page of silent zeros and dashes. */
 START_TEST(page_refuses_partial) {
   json_t *st = json_pack("{s:I, s:b}", "now", (json_int_t)1700000600, "done", 0);

@@ -1,4 +1,4 @@
-/* nq-netem: a fault-injecting TCP proxy for the end-to-end tests (issue 32: a real network in the
+/* nq-netem: a fault-injecting TCP proxy for the end-to-end tests (a real network in the
  * tests; docs/reliability.md, "A real network"). It lives in tools/ beside nq-loadgen: no part of
  * nq, a test fixture between a client and a server, on loopback only.
  *

@@ -208,7 +208,7 @@ void nq_throttle_enter(nq_throttle_t *t, nq_throttle_thread_t *th) {
   th->since = nq_now_mono();
   if (!t) return;
   /* Once per thread and priority: a client's solver thread enters once a unit, and two system
-   * calls a unit are a measurable share of millisecond units (issue 32). */
+   * calls a unit are a measurable share of millisecond units. */
   static _Thread_local int applied = -1, applied_got;
   int got = applied_got;
   if (applied != (int)t->priority) {

@@ -1,4 +1,4 @@
-/* Study (issue 16): would constellation-style pre-placement shrink the tree nq walks?
+/* Study: would constellation-style pre-placement shrink the tree nq walks?
  *
  * Not part of the build or the tests: scripts/study-constellations.sh compiles and runs it.
  *

@@ -1,4 +1,4 @@
-/* Study (issue 37): could a walk count the last K rows of a board without finding each solution,
+/* Study: could a walk count the last K rows of a board without finding each solution,
  * by counting each distinct "rest of the board" once and looking the count up after that (a cache
  * of subproblems, the way a transfer matrix or a memoised search counts)? nq's kernels count the
  * last 4 rows without a walk, from small tables per column and per gap; this measures how often a
@@ -28,7 +28,7 @@
  * Every figure is an exact count; there is no timing.
  *
  * With --timed, per N and K instead: the same walk counting each rest by its own walk, and with a
- * cache of at most 64 MiB (a thread's share, issue 37's bound: the most slots, a power of two,
+ * cache of at most 64 MiB (a thread's share, this study's bound: the most slots, a power of two,
  * that fit), direct-mapped (a slot per hash of the exact key, a newer key evicts an older one),
  * each twice, alternating, the least CPU seconds of each:
  *   plain_s cached_s  the two times; ratio plain_s / cached_s (> 1: the cache pays)

@@ -1,4 +1,4 @@
-/* Study (issue 37): how fast does a walk's tree grow per N under each pruning rule, and how fast
+/* Study: how fast does a walk's tree grow per N under each pruning rule, and how fast
  * would it grow under the best rule there can be? Walks the plain N-queens tree (no symmetry,
  * one queen a row, rows top to bottom, the bitmask walk every nq kernel does) and counts, per
  * rule, the nodes it visits (a node: a queen placed on a row; row 0's included). Rows are named

@@ -246,7 +246,7 @@ static void cert_view(srv_store_t *st, int64_t now, nq_view_status_t *v, status_
   v->cert = (nq_view_cert_t){b->cert_file, b->cert_names, not_after, left, warn, left < warn};
 }
 
-/* Kernel-diverse verification (issue 30): the job's rule and how many verified units rest on two
+/* Kernel-diverse verification: the job's rule and how many verified units rest on two
  * kernels or more. Then the reference audits of the job (nq-admin audit): how many, how many
  * disagreed, the newest. A store failure's code. */
 static int evidence_view(srv_store_t *st, int64_t job_id, nq_view_status_t *v, status_bufs_t *b) {
@@ -370,7 +370,7 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sche
   v.units.contested = s.contested;
   /* Spot checks dropped because no client could take them (schema 019): the job says so. */
   if (srv_job_spot_dropped(st, job->id, &v.units.spot_dropped) == 0) v.units.has_spot_dropped = 1;
-  /* What the answer rests on (issue 30): trusted owners settle disagreements, or votes alone. */
+  /* What the answer rests on: trusted owners settle disagreements, or votes alone. */
   v.trust = (nq_view_trust_t){s.trusted_owners, s.trusted_active,
                               s.trusted_owners > 0 ? "trusted" : "votes"};
   v.results = s.results;
@@ -595,7 +595,7 @@ static int unit_view(srv_store_t *st, const srv_unit_info_t *u, int64_t now, asg
   v->state = srv_unit_state_name(u->state);
   v->live = u->live;
   v->results = u->results;
-  /* Issue 30: contested (waiting for a trusted result), or what settled it. */
+  /* Contested (waiting for a trusted result), or what settled it. */
   v->contest = srv_contest_name(u->contest);
   if (u->state == SRV_UNIT_VERIFIED) {
     v->has_c2 = v->has_c4 = v->has_c8 = v->has_nodes = v->has_verified_at = 1;
@@ -821,7 +821,7 @@ static int cmd_owner_ban(srv_store_t *st, const srv_job_t *job, const srv_sched_
   return rc ? store_refuse(st, rc, "owner", err) : 0;
 }
 
-/* owner_trust / owner_untrust (issue 30): {"name", "trusted", "trusted_owners" (not banned, after
+/* owner_trust / owner_untrust: {"name", "trusted", "trusted_owners" (not banned, after
  * it), "recounted"}. The disputed and contested units are counted again at once: with a trusted
  * owner a disagreement waits for its result, without one the votes decide. */
 static int cmd_owner_trust(srv_store_t *st, const srv_job_t *job, const srv_sched_config_t *cfg,
@@ -903,7 +903,7 @@ static int cmd_unit_reopen(srv_store_t *st, const srv_job_t *job, const srv_sche
  * and with --client the client's awaiting units are retried too (retry_awaiting_of):
  * {"retried": K, "added", "units": [ids], "awaiting": of them, "restored": votes, "verified":
  * units verified by them, "job_done"}. */
-/* unit_retry --client NAME, its awaiting units `ids` (issue 36): each retried through the
+/* unit_retry --client NAME, its awaiting units `ids`: each retried through the
  * scheduler, which restores the votes nothing voting contradicts any more (the units a banned
  * liar's spot checks re-opened are verified again by the honest votes). Their ids go into arr;
  * *restored and *verified count. */
@@ -1055,7 +1055,7 @@ static int cmd_job(srv_store_t *st, int64_t serving, const nq_admin_req_t *req, 
   return *out ? 0 : store_refuse(st, NQ_ENOMEM, "job", err);
 }
 
-/* ---- the job queue (issue 36) --------------------------------------------------------------- */
+/* ---- the job queue -------------------------------------------------------------------------- */
 
 /* One queue entry: {"id", "n", "depth", "unit_seconds", "max_depth", "quorum", "max_results",
  * "diverse_kernels" (-1: N's default), "state" (queued/started/cancelled/failed), "added",

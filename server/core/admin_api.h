@@ -34,7 +34,7 @@
 /* Disputed units listed inside the status object (the `units` command lists all of them). */
 #define SRV_STATUS_DISPUTED_MAX 100
 
-/* Numbers computed from client reports, for JSON (issue 33): a real only when it is finite (the
+/* Numbers computed from client reports, for JSON: a real only when it is finite (the
  * views' NULL fields); whole seconds rounded, clamped to 0..SRV_SECONDS_MAX (100 years), so that
  * no report can make a view fail or an int64 conversion undefined: srv_seconds returns 0 for NaN
  * (the view shows null), else 1 and *out. */

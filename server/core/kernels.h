@@ -1,4 +1,4 @@
-/* nq-server: which kernel an assignment names (kernel-diverse verification, issue 30;
+/* nq-server: which kernel an assignment names (kernel-diverse verification;
  * docs/reliability.md, "Kernel-diverse verification"). Pure: no store, no clock.
  *
  * A job with diverse_kernels K >= 2 verifies a unit only when its agreeing results came from at

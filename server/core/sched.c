@@ -88,7 +88,7 @@ static int client_ok(srv_sched_t *s, int64_t client_id, int64_t now) {
   return client_get_ok(s, client_id, now, NULL);
 }
 
-/* Trusted resolution (issue 30): `on` while any trusted owner is not banned (a disagreement then
+/* Trusted resolution: `on` while any trusted owner is not banned (a disagreement then
  * waits for a trusted result instead of a vote), `active` (looked up only when want_active: it
  * counts the trusted owners' clients) while a client of one was seen within
  * SRV_TRUSTED_ACTIVE_WINDOW s (spot checks are then theirs only). */
@@ -293,7 +293,7 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   if (rc) goto out;
   /* Quorums in progress first, then spot checks (a share of the verified units, checked while
    * the job runs rather than all at its end), then untouched work. A trusted owner's client
-   * (issue 30) first settles contested units, then checks: that is what only it can do; while
+   * first settles contested units, then checks: that is what only it can do; while
    * one is active, nobody else gets a spot check. */
   static const pick_kind_t order[] = {PICK_OPEN, PICK_EVIDENCE, PICK_SPOT, PICK_NEW, PICK_TAIL};
   static const pick_kind_t order_trusted[] = {PICK_CONTESTED, PICK_SPOT, PICK_OPEN,
@@ -468,7 +468,7 @@ static int sched_ban(srv_sched_t *s, int64_t client_id, int64_t now, int64_t *re
 /* Ban a client once `threshold` of its last 2 x threshold - 1 judged results are invalid (so
  * they are a majority of them): a rare honest loss (a flipped bit) among agreeing results is
  * tolerated, a liar is not -- a new one after `threshold` lies, and so is a client that was
- * honest for a long time and then lies (issue 36: comparing lifetime counts let one with 806
+ * honest for a long time and then lies (comparing lifetime counts let one with 806
  * valid results lie 809 times). The units it helped verify are verified again without it. */
 static int maybe_ban(srv_sched_t *s, int64_t client_id, int64_t now, srv_result_info_t *info) {
   if (s->cfg.ban_threshold <= 0) return 0;
@@ -751,7 +751,7 @@ static int mark_suspects(srv_sched_t *s, const res_t *r, const int *ok, int n,
   return rc;
 }
 
-/* The job is done once its last unit is verified -- and, with a trusted owner (issue 30), once
+/* The job is done once its last unit is verified -- and, with a trusted owner, once
  * no spot check is wanted or out any more: a check may still contest a unit. */
 static int job_finish(srv_sched_t *s, int64_t job_id, int64_t now, srv_result_info_t *info) {
   trust_t tm;
@@ -811,7 +811,7 @@ static int unit_verify(srv_sched_t *s, int64_t unit_id, int64_t job_id, res_t *r
   return rc;
 }
 
-/* ---- result: trusted resolution (issue 30) ------------------------------------------------- */
+/* ---- result: trusted resolution ------------------------------------------------------------ */
 
 /* Two results agree (the agreement rule with a set of one). */
 static int agree_pair(const res_t *a, const res_t *b) { return agree_with(a, b, b, 1, 0); }
@@ -1055,7 +1055,7 @@ static int spot_result(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_
     if (ok) return judge(s, a->id, a->client_id, 1, now, info);
     return reopen_voiding(s, a->unit_id, VOID_VALID, 0, now, info);
   }
-  /* Trusted resolution (issue 30). Agreeing: one check less that the job waits for. */
+  /* Trusted resolution. Agreeing: one check less that the job waits for. */
   if (ok) {
     rc = judge(s, a->id, a->client_id, 1, now, info);
     return rc ? rc : job_finish(s, s->job.id, now, info);
@@ -1118,8 +1118,8 @@ static int result_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, cons
     rc = srv_asg_set_result(s->store, asg_id, c, seconds, solver, SRV_ASG_REPORTED, !a.spot, now);
     if (rc == 0 && backend) rc = srv_asg_set_backend(s->store, asg_id, backend);
     if (rc == 0) rc = srv_store_unit_refresh(s->store, a.unit_id);
-    /* With a trusted owner a late result that disagrees is a disagreement like a spot check's
-     * (issue 30); without one it is judged against the verified counts. */
+    /* With a trusted owner a late result that disagrees is a disagreement like a spot check's;
+     * without one it is judged against the verified counts. */
     trust_t tm = {0, 0};
     if (rc == 0 && !a.spot) rc = trust_get(s, now, 0, &tm);
     if (rc == 0)
@@ -1256,7 +1256,7 @@ static int sched_ban(srv_sched_t *s, int64_t client_id, int64_t now, int64_t *re
   ids = NULL;
   /* Its undecided results stop voting: count those units' votes again. The votes its dissent
    * voided (a spot check that re-opened a verified unit) vote again where nothing voting
-   * contradicts them: the honest results a banned liar disputed stand (issue 30), rather than
+   * contradicts them: the honest results a banned liar disputed stand, rather than
    * leave a unit that every key had voted on awaiting for good. */
   if (rc == 0) rc = srv_client_units(s->store, client_id, SRV_ASG_REPORTED, &ids, &n);
   for (int i = 0; i < n && rc == 0; i++) {

@@ -34,7 +34,7 @@ typedef struct srv_sched_config_s {
   int max_outstanding; /* per-client cap on leased assignments; default 16 */
   int ban_threshold;   /* auto-ban once invalid >= this and invalid > valid; default 3; 0 = never */
   int retry_after;     /* seconds suggested in no_work; default 30 */
-  /* Issue 12: a hostile fleet. */
+  /* A hostile fleet. */
   srv_distinct_t quorum_distinct; /* what makes two agreeing results independent; default owner */
   int self_joined;     /* SRV_SELF_JOINED_*: under owner, what keeps a self-joined owner's result
                           from voting twice (schema 022); default owner-and-network */
@@ -89,7 +89,7 @@ nq_nowork_reason_t srv_nowork_code(srv_nowork_t why);
  * lease_seconds, where mean is the mean `seconds` of its last LEASE_HISTORY results in the job and
  * ahead is how many of its assignments come before this one (those it holds, then the earlier
  * ones of this batch): a lease covers the wait in the client's queue as well as the solve.
- * Against hoarding by re-grab (issue 33): a client's cap is max_outstanding divided by its lapse
+ * Against hoarding by re-grab: a client's cap is max_outstanding divided by its lapse
  * factor (srv_sched_lapse_factor), and so is each lease (at least lease_min); no lease runs past
  * the replica's hold limit, which counts from the first lease of the unit to the client's key
  * and is kept when the unit comes back to that key after a lease expired; past it, the key gets
@@ -116,7 +116,7 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
 
 /* progress: extend the lease of the client's assignment p->id to now + lease_seconds, return it
  * in *deadline, and keep the report (fraction, seconds, nodes) as the assignment's last progress.
- * Hoarding is bounded (issue 12): the lease is extended only when the report advances -- its
+ * Hoarding is bounded: the lease is extended only when the report advances -- its
  * fraction, or its nodes, grew since the last report (the first report always counts) -- and
  * never past the hold limit (hold_until: the first lease of the unit to the client's key +
  * srv_sched_hold(), kept across re-leases; issued + srv_sched_hold() for older rows); a report
@@ -176,7 +176,7 @@ typedef struct srv_result_info_s {
   int unit_reopened;  /* a spot check disagreed: the verified unit was re-opened */
   int job_reopened;   /* ... and that made the finished job running again */
   int suspects;       /* clients marked suspect by this call */
-  int unit_contested; /* issue 30: results disagree and a trusted owner exists: contested */
+  int unit_contested; /* results disagree and a trusted owner exists: contested */
   int unit_settled;   /* ... and a trusted result (or srv_sched_settle) settled it */
 } srv_result_info_t;
 
@@ -208,7 +208,7 @@ int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
                      const char *solver, const char *backend, int64_t now,
                      srv_result_info_t *info);
 
-/* ---- trust: bans and re-opened units (issue 12) -------------------------------------------- *
+/* ---- trust: bans and re-opened units ------------------------------------------------------- *
  * These run inside the caller's transaction when one is open, else in their own. Each re-opened
  * unit's votes are counted again at once (it may be verified again by the votes it has left). */
 
@@ -240,7 +240,7 @@ int srv_sched_retry(srv_sched_t *s, int64_t unit_id, int extra, int64_t now, int
  * a timer; get_work also calls it. */
 int srv_sched_expire(srv_sched_t *s, int64_t now, int64_t *n_expired);
 
-/* ---- trusted resolution (issue 30, docs/store.md "Trusted resolution") -------------------- *
+/* ---- trusted resolution (docs/store.md "Trusted resolution") ------------------------------ *
  * While any trusted owner (nq-admin owner trust) is not banned, a disagreement among results --
  * a spot check or a late result against a verified unit, results of an open unit that differ --
  * is not decided by votes: the unit is contested (state disputed, units.contest 1, no counts, no

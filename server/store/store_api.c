@@ -126,8 +126,8 @@ static int stats_leased(srv_store_t *st, int64_t job_id, srv_stats_t *out) {
   return rc;
 }
 
-/* Issue 12: disputed units that reached their cap (blocked until an operator retries them; a
- * contested unit, issue 30, waits for a trusted result instead and is not counted),
+/* Disputed units that reached their cap (blocked until an operator retries them; a
+ * contested unit waits for a trusted result instead and is not counted),
  * spot checks wanted or in flight, and suspect clients: through the partial indexes units_active
  * and units_spot, as many rows as such units. */
 static int stats_trust(srv_store_t *st, int64_t job_id, srv_stats_t *out) {

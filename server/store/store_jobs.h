@@ -92,7 +92,7 @@ int srv_job_open(srv_store_t *st, const srv_job_spec_t *spec, int64_t now, srv_j
 int srv_job_ensure(srv_store_t *st, int n, int depth, int quorum, int max_results, int64_t now,
                    srv_job_t *job);
 /* 1 if every unit of the job was verified: state done, or archived after it was done (an archive
- * keeps the answer; issue 36). */
+ * keeps the answer). */
 int srv_job_is_done(const srv_job_t *job);
 /* Look up a job by id, or the job for N that is not archived; NQ_ENOTFOUND if absent. */
 int srv_job_get(srv_store_t *st, int64_t job_id, srv_job_t *job);

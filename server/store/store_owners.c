@@ -1,4 +1,4 @@
-/* nq-server: owners, and the store's side of re-opening units (schema 006, issue 12): who a
+/* nq-server: owners, and the store's side of re-opening units (schema 006): who a
  * client belongs to, where it connects from, its suspicion, and a verified unit taken back (see
  * store_owners.h, layer 3 of store.h; docs/store.md for the model, docs/reliability.md for the
  * threat model). */

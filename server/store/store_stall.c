@@ -88,7 +88,7 @@ static int stall_keys(srv_store_t *st, srv_distinct_t d, int64_t since, srv_stal
 }
 
 /* The reason one awaiting or disputed unit without a live lease is stalled, or -1. A contested
- * unit (issue 30) takes no untrusted replica: only a trusted owner's client settles it. */
+ * unit takes no untrusted replica: only a trusted owner's client settles it. */
 static int unit_reason(const srv_stalls_t *o, int64_t need, int contested, int64_t used,
                        int64_t used_online, int64_t evidence, int64_t evidence_online,
                        int kshort) {

@@ -1,4 +1,4 @@
-/* nq-server: stalled units (issue 36) -- units of a running job that cannot make progress as the
+/* nq-server: stalled units -- units of a running job that cannot make progress as the
  * fleet stands, counted by reason, so that a job that cannot finish says so instead of looking
  * like a slow one (docs/operations.md "Stalled units").
  *
@@ -12,7 +12,7 @@
  *            result (or hold its lease) already;
  *   offline  it holds no live lease and the keys that could give it its next votes are not
  *            online (pending units: fewer keys online than the quorum);
- *   contested  (issue 30) its results disagree and it waits for a trusted owner's result, and
+ *   contested  its results disagree and it waits for a trusted owner's result, and
  *            no client of a trusted owner is online;
  *   blocked  it holds no live lease and needs no replica: disputed at its cap on results
  *            (nq-admin unit retry).

@@ -1,4 +1,4 @@
-/* nq-server: the store's side of trusted resolution (schema 014, issue 30): trusted owners,
+/* nq-server: the store's side of trusted resolution (schema 014): trusted owners,
  * contested units and who may pick them. The rules are the scheduler's (sched.c, "trusted
  * resolution"); docs/store.md describes the model, docs/reliability.md what it proves. */
 #include "store_trusted.h"

@@ -1,4 +1,4 @@
-/* nq-server: the store's side of trusted resolution (layer 3, store.h; schema 014, issue 30).
+/* nq-server: the store's side of trusted resolution (layer 3, store.h; schema 014).
  */
 #ifndef SRV_STORE_TRUSTED_H
 #define SRV_STORE_TRUSTED_H

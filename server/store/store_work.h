@@ -66,7 +66,7 @@ int srv_unit_find_text(srv_store_t *st, int64_t job_id, const char *text, srv_un
  * ones (arrived while it was disputed) count toward the cap but do not vote. Trust counters and
  * bans are not touched. One atomic step (joins an open transaction, else commits by itself).
  * `now` is the operator's clock (kept for symmetry with the other mutations; nothing is stamped).
- * An awaiting unit (issue 36: one that waits for votes no key can give, e.g. re-opened by a spot
+ * An awaiting unit (one that waits for votes no key can give, e.g. re-opened by a spot
  * check whose liar was then banned) gets the same allowance and stays awaiting; the scheduler's
  * srv_sched_retry restores its voided votes first (srv_unit_restore_votes).
  * Returns 0 and *out (may be NULL) = the unit afterwards; NQ_ENOTFOUND (no such unit), NQ_ESTATE

@@ -181,7 +181,7 @@ typedef struct nq_hello_s {
                             * (nq_proto_name_valid); absent: anonymous */
   int64_t v_min, v_max; /* the range spoken (pack: 0 = this build's; parse: v..v when absent) */
   int64_t speak;        /* parse only: the version to answer in (the highest both speak) */
-  int wait;             /* role client, optional boolean `wait` (issue 36): the client waits
+  int wait;             /* role client, optional boolean `wait`: the client waits
                          * between jobs, so the server may answer it `waiting` (welcome's job
                          * state, no_work's reason) where older clients are told `done` */
 } nq_hello_t;
@@ -195,7 +195,7 @@ typedef struct nq_hello_s {
 json_t *nq_hello_pack(const nq_hello_t *h);
 int nq_hello_parse(const json_t *msg, nq_hello_t *out, nq_proto_err_t *err);
 
-/* The job state a welcome announces. `waiting` (issue 36): the server runs no job now (the last one
+/* The job state a welcome announces. `waiting`: the server runs no job now (the last one
  * is done and none is queued yet); only sent to a client whose hello said `wait`. */
 /* welcome.job_state: X(ENUM, "state" on the wire). */
 #define NQ_JOB_STATE_MAP(X)                                                                        \
@@ -332,7 +332,7 @@ typedef struct nq_work_s {
 json_t *nq_work_pack(const nq_work_t *w);
 int nq_work_parse(const json_t *msg, nq_work_t *out, nq_proto_err_t *err);
 
-/* waiting (issue 36): no job runs now; ask again later (only to a client whose hello said
+/* waiting: no job runs now; ask again later (only to a client whose hello said
  * `wait`; others are told done). */
 /* Why there is no work: X(ENUM, "reason" on the wire). */
 #define NQ_NOWORK_MAP(X)                                                                           \
@@ -435,18 +435,18 @@ int nq_ack_parse(const json_t *msg, nq_ack_t *out, nq_proto_err_t *err);
   X(UNIT_RETRY, "unit_retry")                                                                      \
   X(JOB_ARCHIVE, "job_archive")                                                                    \
   X(JOB_DELETE, "job_delete")                                                                      \
-  X(OWNERS, "owners") /* issue 12: owners and their clients */                                     \
+  X(OWNERS, "owners") /* owners and their clients */                                               \
   X(OWNER_ADD, "owner_add")                                                                        \
   X(OWNER_BAN, "owner_ban")                                                                        \
   X(CLIENT_UNBAN, "client_unban")                                                                  \
   X(UNIT_REOPEN, "unit_reopen")                                                                    \
-  X(OWNER_TRUST, "owner_trust") /* issue 30: trusted resolution */                                 \
+  X(OWNER_TRUST, "owner_trust") /* trusted resolution */                                           \
   X(OWNER_UNTRUST, "owner_untrust")                                                                \
-  X(JOB_ADD, "job_add") /* issue 36: the job queue */                                              \
+  X(JOB_ADD, "job_add") /* the job queue */                                                        \
   X(JOB_LIST, "job_list")                                                                          \
   X(JOB_CANCEL, "job_cancel")                                                                      \
   X(JOB_NEXT, "job_next") /* the operator's word: start the next queued job now */                 \
-  X(OWNER_UNBAN, "owner_unban") /* issue 36: onboarding */                                         \
+  X(OWNER_UNBAN, "owner_unban") /* onboarding */                                                   \
   X(OWNER_REKEY, "owner_rekey")                                                                  \
   X(SIGNUPS, "signups") /* the sign-up requests (nq-client --join) */                              \
   X(OWNER_APPROVE, "owner_approve")                                                                \
