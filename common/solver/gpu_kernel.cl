@@ -28,7 +28,7 @@
  * sizes; the next launch resumes it, and the host can split what a saved search has left (every
  * candidate on its stack) into new subtrees. Counts are added per owner (the unit of the solve a
  * subtree is below) into 64-bit totals made of two 32-bit words with 32-bit atomics (OpenCL 1.2
- * promises no 64-bit atomics), when a subtree is done and when a search is saved.
+ * promises no 64-bit atomics), when the owner changes and when the work-item stops.
  *
  * A subtree record is 32 bytes: byte 0 the depth d (2..N-1), bytes 1..d the columns of rows
  * 0..d-1. The part and BOUND1 follow from them: the corner part has row 0 in column 0 (BOUND1 is
@@ -406,16 +406,25 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
   const uint mask = n == 32 ? 0xffffffffu : ((1u << n) - 1u), topbit = 1u << e;
   uint steps = 0, live = 0, fl = 0, own = 0, held = stat[gid] == NQ_RUNNING;
   __global const uchar *t = (__global const uchar *)(sv + SV_REC);
+  /* The counts of the owner `cur` since they were last added to its totals: a work-item's
+   * subtrees in a row are mostly one unit's (the queue is in owner order), so the atomics come
+   * once an owner, not once a subtree. */
+  ulong c2 = 0, c4 = 0, c8 = 0, nodes = 0;
+  uint cur = 0;
+#define NQ_FLUSH()                                                                               \
+  do {                                                                                           \
+    nq_add64(tot + 8 * cur, c2);                                                                 \
+    nq_add64(tot + 8 * cur + 2, c4);                                                             \
+    nq_add64(tot + 8 * cur + 4, c8);                                                             \
+    nq_add64(tot + 8 * cur + 6, nodes);                                                          \
+    c2 = c4 = c8 = nodes = 0;                                                                    \
+  } while (0)
   for (;;) {
-    ulong c2 = 0, c4 = 0, c8 = 0, nodes = 0;
     uint idx = 0;
     if (!held) { /* the next record of the queue, while the budget lasts */
-      if (steps >= budget) {
-        stat[gid] = NQ_EMPTY;
-        return;
-      }
-      idx = atomic_inc(qhead);
+      idx = steps < budget ? atomic_inc(qhead) : qlen;
       if (idx >= qlen) {
+        NQ_FLUSH();
         stat[gid] = NQ_EMPTY;
         return;
       }
@@ -423,6 +432,10 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       own = qown[idx];
     } else {
       own = sv[SV_OWN];
+    }
+    if (own != cur) {
+      NQ_FLUSH();
+      cur = own;
     }
     /* The record's settings, and its first node's board and masks. */
     nq_sub_t s;
@@ -481,7 +494,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       if (s.side && s.bound2 < s.depth && b[s.bound2] == 1u) fl |= F90;
       if (s.side && s.bound1 < s.depth && b[s.bound1] == topbit) fl |= F270;
       const int y = s.depth;
-      nodes = 1;
+      nodes++;
       uint bm = mask & ~(l | d | r);
       const int cut = (s.side && nq_dead(e, y, b, s.bound1, s.bound2, topbit, s.y90, s.c1)) ||
                       (y >= s.blo && y <= e - 3 &&
@@ -553,11 +566,11 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
 #if NQ_CORRUPT
     if (!held && idx == 0 && !live) c4++;
 #endif
-    nq_add64(tot + 8 * own, c2);
-    nq_add64(tot + 8 * own + 2, c4);
-    nq_add64(tot + 8 * own + 4, c8);
-    nq_add64(tot + 8 * own + 6, nodes);
-    if (live) return;
+    if (live) {
+      NQ_FLUSH();
+      return;
+    }
     held = 0;
   }
+#undef NQ_FLUSH
 }
