@@ -164,6 +164,8 @@ int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_owners(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_owner(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_news(const adm_cmd_t *cmd, adm_opts_t *o);
+int adm_cmd_team(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_job(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_export(const adm_cmd_t *cmd, adm_opts_t *o);
 int adm_cmd_backup(const adm_cmd_t *cmd, adm_opts_t *o);

@@ -28,7 +28,8 @@ static const adm_cmd_t commands[] = {
      "List owners: their enrolment key (own or the server's), trust, bans, clients.",
      adm_cmd_owners},
     {"owner", "add NAME | rekey NAME [--bundle DIR [--address HOST:PORT]] | ban NAME |\n"
-     "         unban NAME | trust NAME | untrust NAME [--json]",
+     "         unban NAME | trust NAME | untrust NAME | requests [--all] | approve ID |\n"
+     "         reject ID [--json]",
      "add: create an owner (a person or an organisation) and print its enrolment key (shown\n"
      "only once): its machines enrol with it and belong to it. A unit's quorum needs results\n"
      "of distinct owners (nq-server --quorum-distinct). --bundle DIR writes, instead of\n"
@@ -40,8 +41,20 @@ static const adm_cmd_t commands[] = {
      "`client unban`). trust: its results settle disagreements (the operator's own machines):\n"
      "while any owner is trusted, results that disagree make a unit contested until a trusted\n"
      "owner's result settles it, spot checks go to trusted owners, and only a disagreement\n"
-     "with a trusted result bans (docs/reliability.md). untrust: undo.",
+     "with a trusted result bans (docs/reliability.md). untrust: undo. requests: the sign-ups\n"
+     "of nq-client --join waiting for you (nq-server --signup approve; --all: every one kept).\n"
+     "approve ID: its client is made an owner (self-joined, never trusted without `trust`)\n"
+     "when it asks again; reject ID: it is told so and stops.",
      adm_cmd_owner},
+    {"news", "add TEXT | list | remove ID [--json]",
+     "The project's news to volunteers: shown on the page, sent in every client's welcome\n"
+     "(the newest 5) and, through a running server, to the clients connected now; each client\n"
+     "logs each item once. TEXT: one line, up to 400 bytes.",
+     adm_cmd_news},
+    {"team", "add NAME | rename NAME NEW | remove NAME | list [--json]",
+     "Teams of owners: volunteers join one with nq-client --join --team NAME; the page ranks\n"
+     "teams by their owners' verified credit. remove: its owners are in no team after it.",
+     adm_cmd_team},
     {"jobs", "[--json]", "List jobs, with final totals once done.", adm_cmd_jobs},
     {"job", "add N [--unit-seconds S | --depth D] [--max-depth D] [--quorum Q] [--max-results M]\n"
      "         | list [--all] | cancel ID | next [--force] | archive N | delete N [--force]\n"

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "admin.h"
+#include "nq/switches.h"
 #include "nq/addr.h"
 #include "nq/files.h"
 #include "nq/nq.h"
@@ -64,7 +65,8 @@ static const nq_opt_t adm_cmd_table[] = {
     A_INT("extra", extra, "K", 1, NQ_PROTO_RETRY_EXTRA_MAX,
           "unit retry: K more results (default: the job's quorum)"),
     A_FLAG("force", force, "job archive/delete while clients hold leases"),
-    A_FLAG("all", all, "job list: started, cancelled and failed entries too"),
+    A_FLAG("all", all, "job list: started, cancelled and failed entries too; owner requests: "
+           "decided ones too"),
     A_FLAG("all-disputed", all_disputed, "unit retry: every disputed unit"),
     A_STR("client", client, "NAME", "unit retry: the client to give the unit to"),
     A_STR("out", out, "FILE", "export: the evidence file"),
@@ -172,7 +174,7 @@ int adm_parse(const adm_cmd_t *cmd, int argc, char **argv, adm_opts_t *o) {
 
 /* The token for remote mode: --token, --token-file, $NQ_ADMIN_TOKEN, or DATA/admin.token. */
 static int load_token(adm_backend_t *b, const adm_opts_t *o) {
-  const char *env = getenv("NQ_ADMIN_TOKEN");
+  const char *env = nq_switch_get(NQ_SW_ADMIN_TOKEN);
   char path[1100];
   const char *file = o->token_file;
   if (o->token) {

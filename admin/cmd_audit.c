@@ -11,6 +11,7 @@
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/solver_pool.h"
+#include "nq/versions.h"
 
 typedef struct {
   nq_admin_audit_unit_t *v;
@@ -45,7 +46,9 @@ static int recount(const char *text, int threads, nq_counts_t *out) {
  * the results that disagree banned) and say so on stderr whatever the output format. Returns 1
  * for a mismatch, 0 for agreement, < 0 on failure. */
 static int judge(adm_backend_t *b, const nq_admin_audit_unit_t *u, const nq_counts_t *c) {
-  int nodes = strcmp(u->solver, NQ_SOLVER_VERSION) == 0; /* older versions count other nodes */
+  /* The stored nodes come from u->solver; they compare with the reference's where that version
+   * walks the same tree at the unit's N (nq/versions.h). */
+  int nodes = nq_solver_same_tree(u->solver, NQ_SOLVER_VERSION, atoi(u->text));
   if (c->c2 == u->stored.c2 && c->c4 == u->stored.c4 && c->c8 == u->stored.c8 &&
       (!nodes || c->nodes == u->stored.nodes))
     return 0;
@@ -113,6 +116,35 @@ int adm_cmd_audit(const adm_cmd_t *cmd, adm_opts_t *o) {
     rc = ADM_EXIT_FAIL;
     goto out;
   }
+  /* Contested units first (results that disagree, waiting for a trusted owner's result): the
+   * reference count settles up to K of them, whoever is online. */
+  int64_t contested = 0;
+  if (nq_admin_db_audit_contested(b.db, o->sample, &contested, keep_unit, &d, err,
+                                  sizeof err) != 0) {
+    fprintf(stderr, "nq-admin audit: %s\n", err);
+    rc = ADM_EXIT_FAIL;
+    goto out;
+  }
+  for (int i = 0; i < d.n; i++) {
+    nq_counts_t c;
+    int banned = 0, jr = 0;
+    int r = recount(d.v[i].text, threads, &c);
+    if (r == 0)
+      r = nq_admin_db_audit_settle(b.db, d.v[i].id, &c, (int64_t)time(NULL), &banned, &jr, err,
+                                   sizeof err);
+    if (r != 0) {
+      fprintf(stderr, "nq-admin audit: contested unit %s: %s\n", d.v[i].text,
+              r == NQ_EIO ? err : nq_strerror(r));
+      rc = ADM_EXIT_FAIL;
+      goto out;
+    }
+    fprintf(stderr, "nq-admin audit: contested unit %" PRId64 " %s settled by the reference "
+            "count: %d client(s) banned for disagreeing\n", d.v[i].id, d.v[i].text, banned);
+  }
+  if (contested > 0)
+    printf("audit: %d of %lld contested unit(s) settled by the reference solver%s\n", d.n,
+           (long long)contested, contested > d.n ? " (run it again for the rest)" : "");
+  d.n = 0;
   if (nq_admin_db_audit_draw(b.db, o->sample, a.seed, &verified, keep_unit, &d, err,
                              sizeof err) != 0) {
     fprintf(stderr, "nq-admin audit: %s\n", err);

@@ -1,6 +1,7 @@
 /* nq-admin clients / client add|ban|unban NAME / owners / owner
  * add|ban|trust|untrust|unban|rekey NAME. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "admin.h"
@@ -187,8 +188,64 @@ out:
   return rc;
 }
 
+/* owner requests [--all] | approve ID | reject ID: the sign-ups of nq-client --join. */
+static int owner_signups(const adm_cmd_t *cmd, adm_opts_t *o, int sub) {
+  json_t *d = NULL;
+  char *end = NULL;
+  nq_admin_req_t req = {.cmd = sub == 0 ? NQ_ADMIN_SIGNUPS : sub == 1 ? NQ_ADMIN_OWNER_APPROVE
+                                                                      : NQ_ADMIN_OWNER_REJECT,
+                        .all = o->all};
+  if (o->argc != (sub == 0 ? 1 : 2) ||
+      (sub && ((req.request = strtoll(o->argv[1], &end, 10)) < 1 || *end))) {
+    fprintf(stderr, "nq-admin owner: %s\n", sub == 0 ? "requests takes no argument"
+                                                      : "approve and reject take a request "
+                                                        "number (nq-admin owner requests)");
+    adm_usage(cmd, stderr);
+    return ADM_EXIT_USAGE;
+  }
+  int rc;
+  if (sub == 0) {
+    nq_view_signups_t v;
+    if ((rc = adm_call_view(o, 0, &req, &nq_view_signups_desc, &d, &v)) != 0) return rc;
+    if (o->json) {
+      adm_print_json(d, 0);
+    } else {
+      char at[64];
+      printf("%-6s %-20s %-9s %-22s %-24s %-20s %s\n", "ID", "ASKED", "STATE", "FROM", "CLIENT",
+             "PUBLIC NAME", "TEAM");
+      for (size_t i = 0; i < v.n_signups; i++) {
+        const nq_view_signup_t *u = &v.signups[i];
+        printf("%-6lld %-20s %-9s %-22s %-24s %-20s %s\n", (long long)u->id,
+               adm_time(u->at, at, sizeof at), u->state, u->addr, u->client,
+               u->public_name ? u->public_name : "-", u->team ? u->team : "-");
+      }
+      printf("%zu request(s)%s\n", v.n_signups,
+             v.n_signups && !o->all ? ": nq-admin owner approve ID (or reject ID)" : "");
+    }
+    nq_view_signups_free(&v);
+  } else {
+    nq_view_signup_t v;
+    if ((rc = adm_call_view(o, 0, &req, &nq_view_signup_desc, &d, &v)) != 0) return rc;
+    if (o->json)
+      adm_print_json(d, 0);
+    else if (sub == 1)
+      printf("sign-up request %lld (client %s from %s) approved: the owner is made when its "
+             "client asks again (within --signup-poll seconds)\n", (long long)v.id, v.client,
+             v.addr);
+    else
+      printf("sign-up request %lld (client %s from %s) rejected: its client is told so and "
+             "stops\n", (long long)v.id, v.client, v.addr);
+    nq_view_signup_free(&v);
+  }
+  json_decref(d);
+  return 0;
+}
+
 /* owner add NAME | ban NAME | trust NAME | untrust NAME | unban NAME | rekey NAME */
 int adm_cmd_owner(const adm_cmd_t *cmd, adm_opts_t *o) {
+  static const char *const signup_subs[] = {"requests", "approve", "reject"};
+  for (int i = 0; o->argc > 0 && i < 3; i++)
+    if (!strcmp(o->argv[0], signup_subs[i])) return owner_signups(cmd, o, i);
   static const char *const subs[] = {"add", "ban", "trust", "untrust", "unban", "rekey"};
   static const nq_admin_cmd_t cmds[] = {NQ_ADMIN_OWNER_ADD,     NQ_ADMIN_OWNER_BAN,
                                         NQ_ADMIN_OWNER_TRUST,   NQ_ADMIN_OWNER_UNTRUST,

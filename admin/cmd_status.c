@@ -69,14 +69,22 @@ static void trust_lines(const nq_view_status_t *st) {
   if (spot > 0)
     printf("spot       %lld verified unit(s) waiting for a check by %s%s\n", spot,
            active > 0 ? "a trusted owner" : "another owner",
-           owners > 0 && !st->done ? "; the job is done only after them" : "");
+           owners > 0 && !st->done ? "; the job is done only after them (one that no client "
+                                     "online may take is dropped 600 s after its unit was "
+                                     "verified)" : "");
+  if (st->units.has_spot_dropped && st->units.spot_dropped > 0)
+    printf("spot       %lld spot check(s) dropped: no client that may take them was online for "
+           "600 s after their units were verified; the job %s without them\n",
+           (long long)st->units.spot_dropped, st->done ? "finished" : "goes on");
 }
 
 /* The kernel rule and the reference audits (absent from an older server: nothing said). */
 static void evidence_lines(const nq_view_status_t *st) {
   if (st->has_kernels && st->kernels.diverse > 0)
-    printf("kernels    a unit needs %lld different kernel(s); %lld verified unit(s) rest on 2 "
-           "or more\n", (long long)st->kernels.diverse, (long long)st->kernels.units_two_kernels);
+    printf("kernels    a unit needs %lld different kernel(s), each the one the server named; "
+           "%lld verified unit(s) rest on 2 or more (a guard against one honest kernel's bug, not "
+           "against colluding clients)\n", (long long)st->kernels.diverse,
+           (long long)st->kernels.units_two_kernels);
   else if (st->has_kernels)
     printf("kernels    no kernel rule (--diverse-kernels 0); %lld verified unit(s) rest on 2 "
            "kernels or more\n", (long long)st->kernels.units_two_kernels);
@@ -95,6 +103,9 @@ static void evidence_lines(const nq_view_status_t *st) {
     printf("audits     none yet (nq-admin audit --sample K recomputes K verified units with the "
            "reference solver)\n");
   }
+  if (st->has_evidence_key)
+    printf("evidence   signed with key %s (nq-verify FILE --key %s)\n", st->evidence_key,
+           st->evidence_key);
 }
 
 /* Contested units (issue 30) are said above: the rest resolve by votes. The status object
@@ -199,6 +210,17 @@ static void print_table(const nq_view_status_t *st) {
   if (bk->has_last_good && bk->last_good > 0)
     printf("backup     last good %s (%s ago): %s\n", adm_time(bk->last_good, bt, sizeof bt),
            adm_duration(st->now - bk->last_good, b1, sizeof b1), bk->file ? bk->file : "");
+  if (st->has_cert) {
+    const nq_view_cert_t *c = &st->cert;
+    char ct[64];
+    if (c->expiring)
+      printf("cert       WARN: %s %s %s (%.1f days; under the %lld-day warning): renew it, the "
+             "server re-reads it\n", c->file, c->days_left < 0 ? "EXPIRED" : "expires",
+             adm_time(c->not_after, ct, sizeof ct), c->days_left, (long long)c->warn_days);
+    else
+      printf("cert       %s (%s) expires %s (%.0f days)\n", c->file, c->names,
+             adm_time(c->not_after, ct, sizeof ct), c->days_left);
+  }
   trust_lines(st);
   evidence_lines(st);
   disputed_lines(st);

@@ -114,6 +114,9 @@ struct cli_s {
   cli_life_t life;
   char token[CLI_TOKEN_MAX];
   int enrolling;           /* hello carries the enrolment key (no token yet) */
+  int joining;             /* --join and no token yet: the first frame is a signup */
+  char ticket[NQ_PROTO_TICKET_MAX + 1]; /* a pending sign-up's ticket (STATE/signup.ticket) */
+  int64_t news_seen;       /* the newest news item logged (STATE/news.seen) */
   int token_stored;        /* cli->token came from STATE/token */
   unsigned rng;
   int attempt;             /* reconnect attempts since the last welcome */
@@ -519,13 +522,21 @@ static void on_open(nq_conn_t *c) {
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, NULL, NULL, NQ_SOLVER_VERSION,
                   cfg->threads > 0 ? cfg->threads : 1, "nq-client " NQ_VERSION_STRING,
                   cfg->public_name, 0, 0, 0, !cfg->exit_when_done};
+  set_state(cli, CLI_STATE_HELLO);
+  if (cli->joining) {
+    nq_signup_t su = {NQ_PROTO_VERSION, enrol_name(cfg, name), cfg->public_name, cfg->team,
+                      "nq-client " NQ_VERSION_STRING, cli->ticket[0] ? cli->ticket : NULL};
+    nq_log(NQ_LOG_DEBUG, "connected to %s (%s), signup sent", nq_conn_peer(c),
+           nq_conn_tls_version(c));
+    if (send_new(cli, nq_signup_pack(&su)) != 0) nq_conn_close(c, NULL, NULL);
+    return;
+  }
   if (cli->enrolling) {
     h.enrol = cfg->enrol;
     h.name = enrol_name(cfg, name);
   } else {
     h.token = cli->token;
   }
-  set_state(cli, CLI_STATE_HELLO);
   nq_log(NQ_LOG_DEBUG, "connected to %s (%s), hello sent", nq_conn_peer(c),
          nq_conn_tls_version(c));
   if (send_new(cli, nq_hello_pack(&h)) != 0) nq_conn_close(c, NULL, NULL);
@@ -543,8 +554,11 @@ static void on_error(nq_conn_t *c, int status) {
     return;
   }
   if (strstr(e, "certificate verify failed")) {
-    nq_log(NQ_LOG_ERROR, "refusing server %s:%d: %s (CA %s)", cli->cfg->host, cli->cfg->port, e,
-           cli->cfg->ca);
+    nq_log(NQ_LOG_ERROR, "refusing server %s:%d: %s (%s%s)%s", cli->cfg->host, cli->cfg->port, e,
+           cli->cfg->ca ? "CA " : "the system's trust store",
+           cli->cfg->ca ? cli->cfg->ca : "",
+           cli->cfg->ca ? "" : "; a server with a certificate of its own private CA needs "
+                               "--ca with the ca.pem its operator hands out");
     leave(cli, CLI_REASON_CERT);
     return;
   }
@@ -627,7 +641,7 @@ static void schedule_reconnect(cli_t *cli) {
   cli->retry_after = 0;
   if (asked > d) {
     d = asked;
-    nq_log(NQ_LOG_INFO, "the server is full; reconnecting in %.1f s, as it asked", d);
+    nq_log(NQ_LOG_INFO, "reconnecting in %.1f s, as the server asked", d);
   }
   cli->attempt++;
   nq_log(NQ_LOG_DEBUG, "reconnecting in %.1f s (attempt %d)", d, cli->attempt);
@@ -653,6 +667,10 @@ static void server_broke_protocol(cli_t *cli, const char *what, const nq_proto_e
 static cli_reason_t fatal_code_reason(nq_errcode_t code) {
   switch (code) {
   case NQ_ERR_AUTH:
+  case NQ_ERR_SIGNUP_CLOSED:
+  case NQ_ERR_SIGNUP_REJECTED:
+  case NQ_ERR_EXISTS:    /* a sign-up's public name is taken */
+  case NQ_ERR_NOT_FOUND: /* a sign-up's team does not exist */
   case NQ_ERR_ENROL_CLOSED: return CLI_REASON_AUTH; /* rate_limited: retried after the backoff */
   case NQ_ERR_BANNED: return CLI_REASON_BANNED;
   case NQ_ERR_VERSION:
@@ -667,6 +685,8 @@ static cli_reason_t fatal_code_reason(nq_errcode_t code) {
   }
 }
 
+static void join_forget_ticket(cli_t *cli);
+
 static void handle_error(cli_t *cli, const json_t *msg) {
   nq_error_msg_t e;
   nq_proto_err_t err;
@@ -677,8 +697,9 @@ static void handle_error(cli_t *cli, const json_t *msg) {
   if (e.fatal) {
     cli_reason_t why = fatal_code_reason(e.code);
     if (why != CLI_REASON_NONE) {
-      const char *what = why == CLI_REASON_AUTH    ? (cli->enrolling ? "enrolment refused"
-                                                                     : "authentication refused")
+      const char *what = why == CLI_REASON_AUTH    ? (cli->joining     ? "sign-up refused"
+                                                      : cli->enrolling ? "enrolment refused"
+                                                                       : "authentication refused")
                          : why == CLI_REASON_BANNED  ? "this client is banned"
                          : why == CLI_REASON_VERSION ? "protocol version mismatch"
                                                      : "protocol error";
@@ -692,7 +713,12 @@ static void handle_error(cli_t *cli, const json_t *msg) {
       if (e.code == NQ_ERR_AUTH && cli->token_stored)
         nq_log(NQ_LOG_ERROR, "the token stored in %s/token was refused; remove that file to "
                "enrol again with --enrol", cli->j.dir);
+      if (e.code == NQ_ERR_SIGNUP_REJECTED) join_forget_ticket(cli);
       leave(cli, why);
+    } else if (e.code == NQ_ERR_RATE_LIMITED && cli->joining) {
+      /* The sign-up limits say when to come back: the message names the time. */
+      nq_log(NQ_LOG_ERROR, "sign-up refused for now: %s", e.message);
+      cli->retry_after = e.retry_after;
     } else {
       nq_log(NQ_LOG_WARN, "server closed the session: %s: %s", e.name, e.message);
       if (e.code == NQ_ERR_BUSY) cli->retry_after = e.retry_after;
@@ -742,6 +768,132 @@ static void job_waiting(cli_t *cli, int64_t retry_after) {
   uv_timer_start(&cli->retry_timer, on_retry_timer, (uint64_t)cli->wait_s * 1000, 0);
 }
 
+/* ---- joining (--join) ---- */
+
+#define OWNER_KEY_FILE "owner.key"
+#define TICKET_FILE "signup.ticket"
+
+static void join_forget_ticket(cli_t *cli) {
+  char path[4096];
+  cli->ticket[0] = '\0';
+  if (nq_path_join(path, sizeof path, cli->j.dir, TICKET_FILE) == 0) unlink(path);
+}
+
+/* A file of one secret line in the state folder, 0600. */
+static int join_write(cli_t *cli, const char *name, const char *secret) {
+  char line[256];
+  int n = snprintf(line, sizeof line, "%s\n", secret);
+  int rc = n > 0 && (size_t)n < sizeof line
+               ? nq_file_replace(cli->j.dir, name, line, (size_t)n, 0600) : NQ_EINVAL;
+  memset(line, 0, sizeof line);
+  return rc;
+}
+
+/* Joined: the token is this machine's, the owner key is the volunteer's (printed once, kept in
+ * the state folder); then hello with the token on this connection. */
+static void joined(cli_t *cli, const nq_signup_reply_t *r) {
+  const cli_config_t *cfg = cli->cfg;
+  if (strlen(r->token) >= sizeof cli->token || cli_token_store(&cli->j, r->token) != 0 ||
+      join_write(cli, OWNER_KEY_FILE, r->owner_key) != 0) {
+    nq_log(NQ_LOG_ERROR, "joined as owner %s but cannot store the keys in %s", r->owner,
+           cli->j.dir);
+    leave(cli, CLI_REASON_SETUP);
+    nq_conn_close(cli->conn, NULL, NULL);
+    return;
+  }
+  strcpy(cli->token, r->token);
+  join_forget_ticket(cli);
+  cli->joining = 0;
+  nq_log(NQ_LOG_INFO, "joined %s:%d as owner %s%s%s, this machine as client %s; token stored "
+         "in %s/token, owner key in %s/%s", cfg->host, cfg->port, r->owner,
+         cfg->public_name ? ", shown as " : " (anonymous)", cfg->public_name ? cfg->public_name : "",
+         r->client, cli->j.dir, cli->j.dir, OWNER_KEY_FILE);
+  /* Printed once, to the terminal of whoever ran --join: the key enrols more machines. */
+  printf("You joined %s:%d as owner %s. Your owner key (also in %s/%s, mode 0600; keep it "
+         "private):\n  %s\nTo add a second machine under the same owner, copy that file to it "
+         "and run:\n  nq-client --server %s:%d --enrol-file owner.key --name OTHER-NAME%s%s\n",
+         cfg->host, cfg->port, r->owner, cli->j.dir, OWNER_KEY_FILE, r->owner_key, cfg->host,
+         cfg->port, cfg->ca ? " --ca " : "", cfg->ca ? cfg->ca : "");
+  fflush(stdout);
+  nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, cli->token, NULL, NULL, NQ_SOLVER_VERSION,
+                  cfg->threads > 0 ? cfg->threads : 1, "nq-client " NQ_VERSION_STRING,
+                  cfg->public_name, 0, 0, 0, !cfg->exit_when_done};
+  if (send_new(cli, nq_hello_pack(&h)) != 0) nq_conn_close(cli->conn, NULL, NULL);
+}
+
+static void handle_signup_reply(cli_t *cli, const json_t *msg) {
+  nq_signup_reply_t r;
+  nq_proto_err_t err;
+  if (!cli->joining) {
+    nq_log(NQ_LOG_WARN, "unexpected signup_reply");
+    nq_conn_close(cli->conn, nq_errcode_name(NQ_ERR_UNKNOWN_TYPE), "expected welcome");
+    return;
+  }
+  if (nq_signup_reply_parse(msg, &r, &err) != 0) {
+    server_broke_protocol(cli, "signup_reply", &err);
+    return;
+  }
+  if (r.state == NQ_SIGNUP_JOINED) {
+    joined(cli, &r);
+    return;
+  }
+  if (r.ticket) {
+    snprintf(cli->ticket, sizeof cli->ticket, "%s", r.ticket);
+    if (join_write(cli, TICKET_FILE, r.ticket) != 0)
+      nq_log(NQ_LOG_WARN, "cannot keep the sign-up ticket in %s: a restart asks anew",
+             cli->j.dir);
+  }
+  nq_log(r.ticket ? NQ_LOG_INFO : NQ_LOG_DEBUG, "sign-up request %lld waits for the operator's "
+         "approval (nq-admin owner approve %lld); asking again every %lld s",
+         (long long)r.request, (long long)r.request, (long long)r.retry_after);
+  outcome(cli, "sign-up waiting for approval");
+  cli->retry_after = r.retry_after;
+  cli->attempt = 0;
+  nq_conn_close(cli->conn, NULL, NULL);
+}
+
+/* ---- news ---- */
+
+#define NEWS_FILE "news.seen"
+
+/* Log each item not logged before, oldest first, once per state folder. */
+static void news_log(cli_t *cli, const nq_news_t *n) {
+  int64_t top = cli->news_seen;
+  for (int i = n->n - 1; i >= 0; i--) {
+    const nq_news_item_t *it = &n->items[i];
+    if (it->id <= cli->news_seen) continue;
+    char when[32];
+    time_t t = (time_t)it->at;
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime_r(&t, &tm));
+    nq_log(NQ_LOG_INFO, "news from the project (%s): %s", when, it->text);
+    if (it->id > top) top = it->id;
+  }
+  if (top == cli->news_seen) return;
+  cli->news_seen = top;
+  char line[32];
+  int len = snprintf(line, sizeof line, "%lld\n", (long long)top);
+  if (nq_file_replace_volatile(cli->j.dir, NEWS_FILE, line, (size_t)len, 0644) != 0)
+    nq_log(NQ_LOG_DEBUG, "cannot keep %s/%s: news may be logged again", cli->j.dir, NEWS_FILE);
+}
+
+static void news_load(cli_t *cli) {
+  char path[4096], line[32];
+  if (nq_path_join(path, sizeof path, cli->j.dir, NEWS_FILE) == 0 &&
+      nq_file_read_line(path, line, sizeof line) == 0)
+    cli->news_seen = strtoll(line, NULL, 10);
+}
+
+static void handle_news(cli_t *cli, const json_t *msg) {
+  nq_news_t n;
+  nq_proto_err_t err;
+  if (nq_news_parse(msg, &n, &err) != 0) {
+    server_broke_protocol(cli, "news", &err);
+    return;
+  }
+  news_log(cli, &n);
+}
+
 static void handle_welcome(cli_t *cli, const json_t *msg) {
   nq_welcome_t w;
   nq_proto_err_t err;
@@ -789,6 +941,10 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
     cli->st.has_credit = 1;
     cli->st.credit_at = (int64_t)time(NULL);
   }
+  if (w.evidence_key)
+    nq_log(NQ_LOG_INFO, "the server signs its evidence with key %s (nq-verify FILE --key %s)",
+           w.evidence_key, w.evidence_key);
+  news_log(cli, &w.news);
   if (w.shown_as || w.credit)
     nq_log(NQ_LOG_INFO, "credited as %s%s%s, credit %s nodes", w.shown_as ? w.shown_as : "?",
            w.page ? " on " : "", w.page ? w.page : "", w.credit ? w.credit : "?");
@@ -942,6 +1098,8 @@ static const struct {
 } handlers[NQ_MSG_COUNT] = {
     [NQ_MSG_ERROR] = {IN_HELLO | IN_READY, handle_error},
     [NQ_MSG_WELCOME] = {IN_HELLO, handle_welcome},
+    [NQ_MSG_SIGNUP_REPLY] = {IN_HELLO, handle_signup_reply},
+    [NQ_MSG_NEWS] = {IN_READY, handle_news},
     [NQ_MSG_WORK] = {IN_READY, handle_work},
     [NQ_MSG_NO_WORK] = {IN_READY, handle_no_work},
     [NQ_MSG_ACK] = {IN_READY, handle_ack},
@@ -1502,15 +1660,27 @@ static int pick_credentials(cli_t *cli) {
   int rc = cli_token_load(&cli->j, cli->token, sizeof cli->token);
   if (rc == 0) {
     cli->token_stored = 1;
-    if (cfg->enrol) nq_log(NQ_LOG_INFO, "already enrolled: using the token in %s", cli->j.dir);
+    if (cfg->enrol || cfg->join)
+      nq_log(NQ_LOG_INFO, "already %s: using the token in %s", cfg->join ? "joined" : "enrolled",
+             cli->j.dir);
     return 0;
   }
   if (rc != NQ_ENOTFOUND) {
     nq_log(NQ_LOG_ERROR, "cannot read %s/token: %s", cli->j.dir, nq_strerror(rc));
     return rc;
   }
+  if (cfg->join) {
+    char path[4096];
+    cli->joining = 1;
+    if (nq_path_join(path, sizeof path, cli->j.dir, TICKET_FILE) == 0 &&
+        nq_file_read_line(path, cli->ticket, sizeof cli->ticket) == 0)
+      nq_log(NQ_LOG_INFO, "asking about the sign-up request whose ticket is in %s", path);
+    else
+      cli->ticket[0] = '\0';
+    return 0;
+  }
   if (!cfg->enrol) {
-    nq_log(NQ_LOG_ERROR, "no token: give --token, or --enrol KEY once (state dir %s)",
+    nq_log(NQ_LOG_ERROR, "no token: give --token, or --enrol KEY once, or --join (state dir %s)",
            cli->j.dir);
     return NQ_EAUTH;
   }
@@ -1633,7 +1803,7 @@ static int start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
   int rc = nq_tls_ctx_client_new(cfg->ca, &cli->tls);
   if (rc) {
     /* The TLS layer has said why (missing, unreadable, not PEM, refused by OpenSSL). */
-    nq_log(NQ_LOG_ERROR, "cannot load CA file %s: %s", cfg->ca,
+    nq_log(NQ_LOG_ERROR, "cannot load CA file %s: %s", cfg->ca ? cfg->ca : "(system)",
            rc == NQ_EINVAL ? "not a PEM certificate file" : nq_strerror(rc));
     free(cli);
     return CLI_EXIT_SETUP;
@@ -1642,11 +1812,14 @@ static int start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
     cli_release_memory(cli);
     return CLI_EXIT_SETUP;
   }
+  news_load(cli);
   /* The devices first: each passes its self-test before it takes work, or is refused by name
    * (nq_gpu_open_spec logs it) and the CPU goes on without it. */
   char gerr[512];
   const char *gspec = cfg->gpu ? cfg->gpu : "auto";
-  if (nq_gpu_open_spec(gspec, NULL, cli->gpus, CLI_GPUS_MAX, &cli->ngpus, gerr, sizeof gerr) != 0 ||
+  nq_gpu_opts_t gopts = {0};
+  cli_fault_gpu(&gopts); /* nq-client-test's injected device faults; nothing in nq-client */
+  if (nq_gpu_open_spec(gspec, &gopts, cli->gpus, CLI_GPUS_MAX, &cli->ngpus, gerr, sizeof gerr) != 0 ||
       (cfg->threads == 0 && cli->ngpus == 0)) {
     if (cli->ngpus == 0 && cfg->threads == 0)
       snprintf(gerr, sizeof gerr, "--threads 0 needs an OpenCL device that passes its self-test, "

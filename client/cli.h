@@ -75,6 +75,9 @@ typedef struct cli_config_s {
   int threads;        /* --threads: CPU threads, >= 0 (0: the devices alone) */
   const char *gpu;    /* --gpu auto|off|all|LIST: the OpenCL devices that solve too (auto) */
   const char *public_name; /* --public-name: shown on the server's public page; NULL: anonymous */
+  int join;           /* --join: no credentials; sign up with the server (it makes an owner and
+                         this client; the owner key goes to STATE/owner.key) */
+  const char *team;   /* --team: with --join, the team to join */
   const char *state;  /* --state directory */
   long max_units;     /* --max-units (--once is 1); 0 = no limit */
   int exit_when_done; /* --exit-when-done: leave when the server runs no job (hello without
@@ -89,7 +92,7 @@ typedef struct cli_config_s {
   int pause_from, pause_to; /* its minutes after midnight */
   double summary_seconds; /* --log-summary: the INFO summary of the units solved, this often (60) */
   double unreachable_warn_seconds; /* a server out of reach this long is a WARN (180) */
-  int fault_lie;      /* NQ_CLIENT_FAULT=lie: test-only, report c8 + 1 */
+  int fault_lie;      /* NQ_CLIENT_FAULT=lie in nq-client-test only (fault.h): report c8 + 1 */
   double backoff_min; /* seconds; first reconnect delay (0.5) */
   double backoff_max; /* seconds; the cap (60) */
   int prefetch;       /* assignments held beyond the running one (1) */

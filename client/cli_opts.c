@@ -53,7 +53,9 @@ static int set_log_level(void *base, const nq_opt_t *opt, const char *v, char *e
 const nq_opt_t cli_opts_table[] = {
     {NQ_OPT_STRING, "server", .arg = "HOST:PORT", .set = set_server,
      .help = "the server; HOST is also the name its certificate must match"},
-    C_STR("ca", ca, "FILE", "PEM file of the CA that signed the server certificate"),
+    C_STR("ca", ca, "FILE", "PEM file of the CA that signed the server certificate (the "
+          "server's private CA, from its operator); without it the system's trust store "
+          "verifies the server (a server with a public certificate, nq-server --cert)"),
     C_STR("token", token, "T", "this client's token on the command line (visible to every "
           "local user through ps: prefer --token-file)"),
     C_STR("enrol", enrol, "KEY", "enrol with this key (visible through ps: prefer "
@@ -62,6 +64,11 @@ const nq_opt_t cli_opts_table[] = {
     {NQ_OPT_STRING, "public-name", .arg = "NAME", .set = set_public,
      .help = "the name to be credited under on the server's public page (1..64 of "
              "[A-Za-z0-9._-]; default: anonymous, shown as anonymous- and a short hash)"},
+    C_FLAG("join", join,
+           "join the project by yourself: the server (nq-server --signup open|approve) makes "
+           "you an owner and this machine a client; the owner key is saved in the state folder "
+           "(owner.key, 0600) for more machines"),
+    C_STR("team", team, "TEAM", "with --join: the team to join (one the operator made)"),
     {NQ_OPT_INT, "threads", .off = offsetof(cli_config_t, threads), .arg = "T", .lo = 0,
      .hi = 1024, .help = "CPU solver threads (default: online CPUs; 0 with a GPU: the GPU alone)"},
     {NQ_OPT_STRING, "gpu", .off = offsetof(cli_config_t, gpu), .arg = "auto|off|all|LIST",

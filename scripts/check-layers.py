@@ -38,7 +38,7 @@ STORE_LAYERS = {
     "store_work": 2,
     "store_clients": 3, "store_owners": 3, "store_trusted": 3, "store_kernels": 3,
     "store_stall": 3, "store_queue": 3, "store_public": 3, "store_export": 3,
-    "store_audit": 3, "store_outage": 3, "store_backup": 3,
+    "store_audit": 3, "store_outage": 3, "store_backup": 3, "store_signup": 3, "store_community": 3,
     "store_api": 4,
 }
 # common/'s libraries and what each may use.

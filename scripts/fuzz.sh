@@ -63,6 +63,14 @@ for t in "${targets[@]}"; do
 {"type":"admin_reply","cmd":"clients","data":{"clients":[]}}
 {"type":"error","code":"unknown_assignment","message":"no such assignment","fatal":false,"id":123}
 {"type":"bye"}
+{"type":"signup","v":1,"name":"box-1","public_name":"Ada","team":"lab","software":"nq-client 0.1.0"}
+{"type":"signup","v":1,"name":"box-1","ticket":"0123456789abcdef"}
+{"type":"signup_reply","state":"joined","owner":"v-0a1b2c3d4e5f","owner_key":"k","client":"box-1","token":"t"}
+{"type":"signup_reply","state":"pending","request":3,"retry_after":60,"ticket":"beef"}
+{"type":"admin","cmd":"owner_approve","id":3}
+{"type":"news","items":[{"id":2,"at":1764000000,"text":"Maintenance on Sunday"}]}
+{"type":"admin","cmd":"team_rename","name":"lab","to":"lab2"}
+{"type":"error","code":"rate_limited","message":"too many sign-ups","fatal":true,"retry_after":3600}
 SEEDS
   fi
   # Seeds for the checkpoint decoder: a first byte that is odd means "the record line; the target

@@ -29,6 +29,11 @@ static void parse_args(srv_config_t *cfg, int argc, char **argv) {
     fprintf(stderr, "nq-server: %s\n", err);
     exit(2);
   }
+  if (!cfg->cert_file != !cfg->key_file) {
+    fprintf(stderr, "nq-server: --cert and --key go together (a certificate chain and its "
+            "private key)\n");
+    exit(2);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -74,6 +79,9 @@ int main(int argc, char **argv) {
          s->job_done ? "done" : "running", kernels);
   printf("data: %s\nca: %s\nenrol key: %s\nadmin token: %s\n", s->dd.dir, s->dd.ca_cert,
          s->dd.enrol_key, s->dd.admin_token);
+  if (cfg.cert_file)
+    printf("certificate: %s (from --cert: clients verify it against their system's trust "
+           "store, no --ca)\n", cfg.cert_file);
   fflush(stdout);
 
   uv_run(&loop, UV_RUN_DEFAULT);

@@ -1,6 +1,8 @@
 /* nq-server: the server context -- listener, connections, timers, signals and the group commit
  * (see srv.h and docs/server.md). The message handlers live in srv_proto.c. */
 #include "srv.h"
+#include "evkey.h"
+#include "srv_cert.h"
 #include "web.h"
 
 #include <arpa/inet.h>
@@ -409,6 +411,8 @@ static void release_held(srv_t *s) {
   }
 }
 
+static void tell_news(srv_t *s);
+
 static void on_idle(uv_idle_t *h) {
   (void)h; /* its only purpose is to be active */
 }
@@ -479,6 +483,10 @@ static void batch_run(srv_t *s) {
     s->ban_pending = 0;
     close_banned(s);
   }
+  if (s->news_pending) {
+    s->news_pending = 0;
+    if (rc == 0) tell_news(s);
+  }
   if (s->queue_pending || s->next_pending) {
     int force = s->next_pending == 2;
     s->queue_pending = s->next_pending = 0;
@@ -520,15 +528,26 @@ static void on_batch_check(uv_check_t *h) {
 static void on_sweep(uv_timer_t *t) {
   srv_t *s = t->data;
   if (s->stopping || srv_store_in_tx(s->store)) return;
-  int64_t n = 0;
+  int64_t n = 0, dropped = 0;
   int rc = srv_store_begin(s->store);
   if (rc == 0) {
     rc = srv_sched_expire(&s->sched, nq_now_wall(), &n);
+    /* Spot checks nobody may take never hold the job (sched.h). */
+    if (rc == 0) rc = srv_sched_drop_spots(&s->sched, nq_now_wall(), &dropped, NULL);
     if (rc == 0) rc = srv_store_commit(s->store);
     else srv_store_rollback(s->store);
   }
   if (rc != 0) nq_log(NQ_LOG_ERROR, "lease sweep: %s", srv_store_errmsg(s->store));
   else if (n > 0) nq_log(NQ_LOG_INFO, "%lld expired lease(s) released", (long long)n);
+  if (rc == 0 && dropped > 0)
+    nq_log(NQ_LOG_WARN, "%lld spot check(s) of job %lld (N=%d) dropped: no client that may take "
+           "them has been online for %d s since their units were verified (nq-admin status "
+           "counts them)", (long long)dropped, (long long)s->sched.job.id, s->sched.job.n,
+           SRV_SPOT_WAIT_S);
+  /* The job may have been finished by that, or by a get_work that dropped the last of them. */
+  if (rc == 0 && !s->job_done && srv_job_get(s->store, s->sched.job.id, &s->sched.job) == 0 &&
+      srv_job_is_done(&s->sched.job))
+    srv_job_finished(s);
   /* A job queued in local mode (nq-admin --data DIR job add) while none runs starts here. */
   if (s->job_done) srv_next_start(s, nq_now_wall(), 0);
 }
@@ -584,6 +603,7 @@ void srv_stop(srv_t *s, int exit_code) {
     n++;
   }
   close_all_handles(s);
+  srv_cert_stop(s);
   srv_web_stop(s);
   srv_backup_stop(s);
   srv_stall_stop(s);
@@ -594,6 +614,40 @@ void srv_stop(srv_t *s, int exit_code) {
          (unsigned long long)s->batches,
          s->batches ? (double)s->batch_reqs / (double)s->batches : 0.0,
          (unsigned long long)s->commits_failed);
+}
+
+/* ---- news ---- */
+
+static int news_item_cb(const srv_news_t *n, void *arg) {
+  srv_news_buf_t *b = arg;
+  if (b->msg.n >= NQ_PROTO_NEWS_MAX) return 0;
+  b->items[b->msg.n] = *n;
+  srv_news_t *it = &b->items[b->msg.n];
+  b->msg.items[b->msg.n++] = (nq_news_item_t){it->id, it->at, it->text};
+  return 0;
+}
+
+int srv_news_newest(srv_t *s, srv_news_buf_t *b) {
+  memset(b, 0, sizeof *b);
+  int rc = srv_news_list(s->store, NQ_PROTO_NEWS_MAX, news_item_cb, b);
+  if (rc) {
+    nq_log(NQ_LOG_WARN, "reading the news: %s", srv_store_errmsg(s->store));
+    memset(b, 0, sizeof *b);
+  }
+  return rc;
+}
+
+/* News was added (nq-admin news add through this server): every client session hears it now,
+ * each logs what it has not logged yet (docs/protocol.md, `news`). */
+static void tell_news(srv_t *s) {
+  srv_news_buf_t b;
+  if (srv_news_newest(s, &b) != 0 || b.msg.n == 0) return;
+  json_t *m = nq_news_pack(&b.msg);
+  int n = 0;
+  for (srv_conn_t *sc = s->conns; m && sc; sc = sc->next)
+    if (sc->conn && sc->state == SRV_CONN_CLIENT && nq_conn_send(sc->conn, m) == 0) n++;
+  json_decref(m);
+  nq_log(NQ_LOG_INFO, "news %lld told to %d connected client(s)", (long long)b.msg.items[0].id, n);
 }
 
 /* ---- job completion ---- */
@@ -789,6 +843,11 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
     snprintf(errbuf, errlen, "storing secret hashes: %s", srv_store_errmsg(s->store));
     return rc;
   }
+  /* The evidence signing key: made with the data directory, kept in the database (evkey.h). */
+  if ((rc = srv_evkey_ensure(s->store, s->dd.dir, s->evkey_fpr)) != 0) {
+    snprintf(errbuf, errlen, "the evidence signing key: %s", srv_store_errmsg(s->store));
+    return rc;
+  }
   srv_job_t job;
   srv_job_spec_t spec = {.n = s->cfg.n, .depth = s->cfg.depth,
                          .unit_seconds = s->cfg.unit_seconds, .max_depth = s->cfg.max_depth,
@@ -848,10 +907,7 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   if (rc != 0) goto fail;
   if ((rc = store_start(s, now, errbuf, errlen)) != 0) goto fail;
   if ((rc = srv_outage_start(s, now, errbuf, errlen)) != 0) goto fail;
-  if ((rc = nq_tls_ctx_server_new(s->dd.server_cert, s->dd.server_key, &s->tls)) != 0) {
-    snprintf(errbuf, errlen, "TLS context from %s: %s", s->dd.server_cert, nq_strerror(rc));
-    goto fail;
-  }
+  if ((rc = srv_cert_start(s, errbuf, errlen)) != 0) goto fail;
   if ((rc = listen_start(s, errbuf, errlen)) != 0) goto fail;
   int r = handles_start(s);
   if (r != 0) {
@@ -866,6 +922,7 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   return 0;
 fail:
   close_all_handles(s);
+  srv_cert_stop(s);
   srv_web_stop(s);
   srv_backup_stop(s);
   srv_stall_stop(s);

@@ -111,7 +111,22 @@ typedef struct srv_config_s {
   int backup_keep;      /* good backups kept; default 24 */
   int outage_max;       /* most seconds a lease is extended by after an outage (srv_outage.h);
                            default 7 days, 0 = never */
+  /* The server certificate (srv_cert.h): a chain and its key from elsewhere (--cert, --key: a
+   * public CA's, e.g. from an ACME client); NULL: the data directory's, from its private CA. */
+  const char *cert_file, *key_file;
+  int cert_check;       /* s between looks at the certificate files for a change; default 60 */
+  int cert_warn_days;   /* a certificate expiring within this many days is a WARN; default 14 */
+  /* Sign-ups (srv_signup.h): volunteers joining without the operator (nq-client --join). */
+  int signup;           /* SRV_SIGNUP_OFF (default), _OPEN, _APPROVE */
+  int signup_per_addr;  /* admitted per address (IPv4; IPv6 /64) and hour; default 3 */
+  int signup_per_net;   /* admitted per network (IPv4 /24; IPv6 /48) and hour; default 10 */
+  int signup_per_day;   /* admitted in all per day; default 200 */
+  int signup_pending;   /* requests waiting for the operator at most (approve); default 100 */
+  int signup_poll;      /* s a pending request is told to wait before asking again; default 60 */
 } srv_config_t;
+
+/* --signup: who may join by themselves. */
+enum { SRV_SIGNUP_OFF = 0, SRV_SIGNUP_OPEN, SRV_SIGNUP_APPROVE };
 
 /* Defaults for every option (n = 0: must be set): the option tables' (srv_opts.c). */
 void srv_config_default(srv_config_t *cfg);
@@ -150,6 +165,7 @@ typedef struct srv_conn_s {
   uint64_t opened_ms;       /* uv_now at accept (hello deadline) */
   uint64_t last_frame_ms;   /* uv_now at the last frame (idle timeout) */
   int waits;                /* role client: its hello said `wait` (it waits between jobs) */
+  int signed_up;            /* it sent a signup (srv_signup.h): only a hello may follow */
   int refs;                 /* batch entries pointing here; freed when 0 and conn == NULL */
   struct srv_conn_s *prev, *next;
 } srv_conn_t;
@@ -183,6 +199,7 @@ struct srv_s {
   int exit_code;
   double create_logged; /* job creation: seconds at the last progress line */
   char bound[96];      /* the address actually listened on */
+  char evkey_fpr[65];  /* the evidence signing key's fingerprint (evkey.h) */
 
   uv_tcp_t listener;
   uv_check_t batch_check;
@@ -211,7 +228,20 @@ struct srv_s {
   srv_backup_t *backup;   /* scheduled backups (srv_backup.h), NULL when off */
   srv_stall_t *stall;     /* the stalled units' count (srv_stall.h) */
   srv_outage_t *outage;   /* the alive stamps (srv_outage.h) */
+  struct srv_cert_s *cert; /* the certificate's reloads and expiry (srv_cert.h) */
+  int64_t signup_pruned;  /* when old sign-up rows were last pruned (srv_signup.c) */
+  int news_pending;       /* a request of the current batch added news: tell the clients */
 };
+
+/* The project's newest news as a welcome or news message carries it: the items' storage and the
+ * message's view of them. */
+typedef struct srv_news_buf_s {
+  srv_news_t items[NQ_PROTO_NEWS_MAX];
+  nq_news_t msg;
+} srv_news_buf_t;
+
+/* Fill b with the newest news (none is fine). 0, or the store's error (logged). */
+int srv_news_newest(srv_t *s, srv_news_buf_t *b);
 
 /* Open the data dir, the store and the job, build the TLS context and start listening.
  * On failure everything acquired is released (call nothing else) and errbuf says why. Returns 0,

@@ -1,6 +1,6 @@
 /* nq-server: scheduled backups (see srv_backup.h). The worker thread touches no loop handle and
  * no part of srv_t: it gets its paths in the job struct and leaves its outcome there
- * (STYLE.md 10); the after-callback on the loop thread reports it. */
+ * (docs/style.md, "Threads"); the after-callback on the loop thread reports it. */
 #include "srv_backup.h"
 
 #include <assert.h>

@@ -129,10 +129,19 @@ int srv_next_start(srv_t *s, int64_t now, int force) {
   else if (released > 0)
     nq_log(NQ_LOG_INFO, "%lld lease(s) on job %lld (N=%d) released", (long long)released,
            (long long)prev.id, prev.n);
-  if (!s->job_done)
+  int64_t dropped = 0;
+  int finished = 0;
+  /* Only spot checks held it (every unit verified): it finishes with its totals, without them. */
+  if (!s->job_done && srv_sched_set_aside(&s->sched, now, &dropped, &finished) != 0)
+    nq_log(NQ_LOG_ERROR, "finishing job %lld: %s", (long long)prev.id, srv_store_errmsg(s->store));
+  if (finished)
+    nq_log(NQ_LOG_WARN, "job %lld (N=%d) finished at the operator's word (job next --force): every "
+           "unit was verified; %lld spot check(s) dropped", (long long)prev.id, prev.n,
+           (long long)dropped);
+  else if (!s->job_done)
     nq_log(NQ_LOG_WARN, "job %lld (N=%d) set aside at the operator's word (job next --force): it "
-           "stays running in the store and resumes when N=%d is queued again", (long long)prev.id,
-           prev.n, prev.n);
+           "stays running in the store with its verified counts and resumes when N=%d is queued "
+           "again", (long long)prev.id, prev.n, prev.n);
   nq_log(NQ_LOG_INFO, "job %lld (N=%d) follows job %lld (N=%d) in the same data directory",
          (long long)job.id, job.n, (long long)prev.id, prev.n);
   s->sched.job = job;

@@ -14,6 +14,7 @@
 #include "nq/nq.h"
 #include "nq/proto.h"
 #include "srv.h"
+#include "srv_signup.h"
 #include "web.h"
 
 #include <arpa/inet.h>
@@ -110,8 +111,11 @@ static json_t *welcome_new(srv_t *s, int64_t speak, const char *client, const ch
   if (s->job_done && client && srv_job_spot_pending(s->store, j->id, &spot) != 0) spot = 0;
   nq_welcome_t w = {speak, client, token, j->n, j->depth,
                     s->job_done && spot == 0 ? done_state(s, waits) : NQ_JOB_RUNNING,
-                    s->cfg.sched.max_outstanding, interval < 1 ? 1 : interval, NULL, NULL, NULL};
+                    s->cfg.sched.max_outstanding, interval < 1 ? 1 : interval, NULL, NULL, NULL,
+                    s->evkey_fpr[0] ? s->evkey_fpr : NULL, {0}};
   char url[NQ_PROTO_PAGE_MAX + 1], credit[40];
+  srv_news_buf_t news;
+  if (client_id > 0 && srv_news_newest(s, &news) == 0) w.news = news.msg;
   srv_credit_t c;
   if (client_id > 0) {
     w.page = page_url(s, url, sizeof url);
@@ -467,6 +471,7 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
   if (fx.queued) s->queue_pending = 1;
   if (fx.next) s->next_pending = fx.next;
   if (fx.job_done) s->done_pending = 1;
+  if (fx.news) s->news_pending = 1;
   nq_admin_reply_t rep = {req.cmd, data};
   r->reply = nq_admin_reply_pack(&rep);
   json_decref(data);
@@ -508,6 +513,16 @@ static void h_error(srv_t *s, srv_req_t *r, int64_t now) {
     h_no_kernel(s, r, e.id, now);
 }
 
+/* A sign-up (srv_signup.h): once per connection, before hello. */
+static void h_signup(srv_t *s, srv_req_t *r, int64_t now) {
+  if (r->sc->signed_up) {
+    srv_proto_fatal(r, NQ_ERR_NOT_HELLO, "one signup per connection; hello comes next");
+    return;
+  }
+  r->sc->signed_up = 1;
+  srv_signup_handle(s, r, now);
+}
+
 /* ---- dispatch ---- */
 
 enum { R_HELLO = 1, R_CLIENT = 2, R_ADMIN = 4 };
@@ -525,6 +540,7 @@ static const struct {
     [NQ_MSG_ADMIN] = {R_ADMIN, h_admin},
     [NQ_MSG_BYE] = {R_CLIENT | R_ADMIN, h_bye},
     [NQ_MSG_ERROR] = {R_CLIENT | R_ADMIN, h_error},
+    [NQ_MSG_SIGNUP] = {R_HELLO, h_signup},
 };
 
 void srv_proto_handle(srv_t *s, srv_req_t *r, int64_t now) {

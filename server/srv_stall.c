@@ -1,5 +1,5 @@
 /* nq-server: stalled units counted off the loop (see srv_stall.h). The worker thread touches no
- * loop handle and no part of srv_t: its inputs and outputs are in the struct (STYLE.md 10). */
+ * loop handle and no part of srv_t: its inputs and outputs are in the struct (docs/style.md, "Threads"). */
 #include "srv_stall.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* nq-server: a task run now and then on the libuv thread pool, off the loop: the scheduled backups
  * (srv_backup.c) and the stalled units' count (srv_stall.c). A one-shot timer starts a run; the
  * run's work is on a worker thread, which touches no loop handle and no part of srv_t (its inputs
- * and outputs are in the owner's struct: STYLE.md 10); its after-callback on the loop thread takes
+ * and outputs are in the owner's struct: docs/style.md, "Threads"); its after-callback on the loop thread takes
  * the outcome and arms the next run. This is the life cycle they share, in one place: a run never
  * starts while one is queued or running or after the stop; the stop cancels a queued run (one
  * that runs finishes) and closes the timer; the owner is freed once both are over.

@@ -1,6 +1,7 @@
 /* nq-server: the public view over HTTP (see web.h): routing, the JSON endpoints, the metrics
  * text and the history sampler. The HTML page is in web_page.c. */
 #include "web.h"
+#include "srv_cert.h"
 #include "web_export.h"
 
 #include <math.h>
@@ -36,7 +37,10 @@ srv_web_route_t srv_web_route(const char *path) {
                 {"/metrics", SRV_WEB_METRICS},
                 {"/api/status", SRV_WEB_STATUS},
                 {"/api/history", SRV_WEB_HISTORY},
-                {"/api/export", SRV_WEB_EXPORT}};
+                {"/api/export", SRV_WEB_EXPORT},
+                {"/api/volunteers", SRV_WEB_VOLUNTEERS},
+                {"/api/teams", SRV_WEB_TEAMS}};
+  if (!strncmp(path, "/v/", 3) && nq_proto_name_valid(path + 3)) return SRV_WEB_VOLUNTEER;
   for (size_t i = 0; i < sizeof routes / sizeof *routes; i++)
     if (!strcmp(path, routes[i].path)) return routes[i].route;
   return SRV_WEB_NOT_FOUND;
@@ -61,6 +65,15 @@ json_t *srv_web_status_json(srv_t *s, int64_t now) {
   if (!ok && leaders && !json_object_get(o, "leaderboard")) json_decref(leaders);
   json_t *srv = nq_view_server_pack(&(nq_view_server_t){NQ_VERSION_STRING, NQ_PROTO_VERSION});
   ok = ok && srv && json_object_set_new(o, "server", srv) == 0;
+  /* What a public project shows: its news, its volunteers (owners) and teams by credit. */
+  const char *keys[] = {"news", "volunteers", "teams"};
+  json_t *parts[] = {ok ? srv_news_json(s->store, NQ_PROTO_NEWS_MAX) : NULL,
+                     ok ? srv_volunteers_json(s->store, SRV_WEB_VOLUNTEERS_MAX) : NULL,
+                     ok ? srv_teams_json(s->store) : NULL};
+  for (int i = 0; i < 3; i++) {
+    ok = ok && parts[i] && json_object_set(o, keys[i], json_object_get(parts[i], keys[i])) == 0;
+    json_decref(parts[i]);
+  }
   if (!ok) {
     json_decref(o);
     return NULL;
@@ -212,6 +225,18 @@ static void metrics_backup(web_buf_t *b, const srv_metrics_t *m) {
   web_buf_printf(b, "nq_backup_last_size_bytes %lld\n", (long long)m->backup_last_bytes);
 }
 
+/* The certificate in use (srv_cert.h): days until it expires, for an alert well before. */
+static void metrics_cert(web_buf_t *b, const srv_t *s, int64_t now) {
+  int64_t na = srv_cert_not_after(s);
+  if (na <= 0) return;
+  metric_head(b, "nq_tls_cert_expiry_days", "gauge",
+              "Days until the server certificate expires (negative: it has expired).");
+  web_buf_printf(b, "nq_tls_cert_expiry_days %.3f\n", (double)(na - now) / 86400.0);
+  metric_head(b, "nq_tls_cert_not_after_timestamp_seconds", "gauge",
+              "When the server certificate expires (Unix seconds).");
+  web_buf_printf(b, "nq_tls_cert_not_after_timestamp_seconds %lld\n", (long long)na);
+}
+
 char *srv_web_metrics_text(srv_t *s, int64_t now, size_t *len) {
   srv_stats_t st;
   if (srv_store_stats(s->store, s->sched.job.id, now, SRV_STATUS_ACTIVE_WINDOW,
@@ -246,6 +271,7 @@ char *srv_web_metrics_text(srv_t *s, int64_t now, size_t *len) {
   metric_hist(&b, "nq_get_work_duration_seconds", "Time to handle one get_work request.",
               &s->metrics.get_work);
   metrics_backup(&b, &s->metrics);
+  metrics_cert(&b, s, now);
   metric_head(&b, "nq_batch_requests_total", "counter", "Requests handled in group commits.");
   web_buf_printf(&b, "nq_batch_requests_total %llu\n", (unsigned long long)s->batch_reqs);
   return web_buf_take(&b, len);
@@ -298,6 +324,55 @@ static void export_resp(srv_t *s, srv_http_resp_t *r) {
   r->stream_fd = fd;
 }
 
+/* {"volunteers": [...]} or {"teams": [...]} out of the cached public status. */
+static char *list_body(srv_web_t *w, const char *key, size_t *len) {
+  json_t *st = status_cached(w);
+  json_t *arr = st ? json_object_get(st, key) : NULL;
+  if (!arr) return NULL;
+  json_t *o = json_pack("{sO}", key, arr);
+  char *body = o ? json_body(o, len) : NULL;
+  json_decref(o);
+  return body;
+}
+
+static int machine_cb(const char *name, const nq_u128 *credit, int64_t valid, void *arg) {
+  char d[48];
+  json_t *o = json_pack("{sssssI}", "name", name, "credit", nq_u128_str(*credit, d), "results",
+                        (json_int_t)valid);
+  return o && json_array_append_new(arg, o) == 0 ? 0 : NQ_ENOMEM;
+}
+
+/* /v/NAME: a volunteer of the public list, by its shown name. */
+static void volunteer_resp(srv_web_t *w, const char *name, srv_http_resp_t *r) {
+  srv_t *s = w->srv;
+  srv_volunteer_t *v = NULL;
+  size_t n = 0;
+  if (srv_volunteers_ranked(s->store, &v, &n) != 0) {
+    text_resp(r, 500, "500 Internal Server Error\n");
+    return;
+  }
+  size_t i = 0;
+  while (i < n && strcmp(v[i].display, name) != 0) i++;
+  if (i == n) {
+    free(v);
+    text_resp(r, 404, "404 Not Found: no volunteer by that name\n");
+    return;
+  }
+  nq_view_volunteer_t x = {(int64_t)i + 1, v[i].display, v[i].named,
+                           v[i].team[0] ? v[i].team : NULL, v[i].machines, v[i].verified,
+                           v[i].credit};
+  json_t *vo = nq_view_volunteer_pack(&x);
+  json_t *machines = json_array();
+  int rc = vo && machines ? srv_owner_machines(s->store, v[i].owner_id, machine_cb, machines)
+                          : NQ_ENOMEM;
+  free(v);
+  r->type = "text/html; charset=utf-8";
+  r->body = rc == 0 ? srv_web_volunteer_html(vo, machines, &r->len) : NULL;
+  json_decref(vo);
+  json_decref(machines);
+  if (!r->body) text_resp(r, 500, "500 Internal Server Error\n");
+}
+
 static void web_handle(void *arg, const srv_http_req_t *req, srv_http_resp_t *r) {
   srv_web_t *w = arg;
   srv_t *s = w->srv;
@@ -324,6 +399,15 @@ static void web_handle(void *arg, const srv_http_req_t *req, srv_http_resp_t *r)
     break;
   case SRV_WEB_EXPORT:
     export_resp(s, r);
+    return;
+  case SRV_WEB_VOLUNTEERS:
+  case SRV_WEB_TEAMS:
+    r->type = "application/json";
+    r->body = list_body(w, srv_web_route(req->path) == SRV_WEB_TEAMS ? "teams" : "volunteers",
+                        &r->len);
+    break;
+  case SRV_WEB_VOLUNTEER:
+    volunteer_resp(w, req->path + 3, r);
     return;
   default:
     text_resp(r, 404, "404 Not Found\n");

@@ -17,6 +17,8 @@
 
 /* Volunteers shown on the page and in /api/status. */
 #define SRV_WEB_LEADERS 20
+/* Volunteers (owners) in the public status and /api/volunteers, most credit first. */
+#define SRV_WEB_VOLUNTEERS_MAX 100
 /* How long a built status object is reused (a scraper 10 times a second costs one build). */
 #define SRV_WEB_CACHE_MS 1000
 /* The history sampling period. */
@@ -30,7 +32,10 @@ typedef enum {
   SRV_WEB_METRICS, /* /metrics */
   SRV_WEB_STATUS,  /* /api/status */
   SRV_WEB_HISTORY, /* /api/history */
-  SRV_WEB_EXPORT   /* /api/export: a finished job's evidence (web_export.h) */
+  SRV_WEB_EXPORT,  /* /api/export: a finished job's evidence (web_export.h) */
+  SRV_WEB_VOLUNTEERS, /* /api/volunteers */
+  SRV_WEB_TEAMS,   /* /api/teams */
+  SRV_WEB_VOLUNTEER /* /v/NAME: one volunteer's page */
 } srv_web_route_t;
 
 /* The route of a request path (exact matches only; nothing is ever read from disk, so no path can
@@ -57,6 +62,9 @@ char *srv_web_metrics_text(srv_t *s, int64_t now, size_t *len);
  * read as their views (nq/admin_view.h). NULL when either is not its view (the missing or
  * mistyped field is logged) or memory runs out. */
 char *srv_web_page_html(const json_t *status, const json_t *history, size_t *len);
+/* /v/NAME: one volunteer (an entry of the status's `volunteers`) and its named machines
+ * ({"name", "credit", "results"} objects), as a page. NULL when memory runs out. */
+char *srv_web_volunteer_html(const json_t *volunteer, const json_t *machines, size_t *len);
 
 /* Take one history sample of the served job now (the sampler's tick; tests call it). */
 int srv_web_sample(srv_t *s, int64_t now);

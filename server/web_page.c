@@ -138,7 +138,9 @@ static void section_evidence(web_buf_t *b, const nq_view_status_t *st) {
   web_buf_printf(b, "<p id=\"rests\">");
   if (st->has_kernels && k->diverse >= 2) {
     grouped_num(g1, sizeof g1, (double)k->units_two_kernels);
-    web_buf_printf(b, "Each unit is verified by %lld different kernels; %s verified so. ",
+    web_buf_printf(b, "Each unit is verified by results from %lld different kernels, each the "
+                   "kernel the server named to its client; %s verified so. This guards against "
+                   "a bug in one honest kernel, not against clients that collude. ",
                    (long long)k->diverse, g1);
   }
   if (st->has_audits && a->count > 0) {
@@ -153,6 +155,14 @@ static void section_evidence(web_buf_t *b, const nq_view_status_t *st) {
   if (st->done)
     web_buf_printf(b, "Evidence anyone can re-check: <a id=\"export\" href=\"/api/export\">"
                    "/api/export</a> (nq-verify FILE).");
+  if (st->has_evidence_key) {
+    web_buf_printf(b, " The evidence is signed with the key whose fingerprint is <code "
+                   "id=\"evidence-key\">");
+    web_buf_html(b, st->evidence_key);
+    web_buf_printf(b, "</code>: <code>nq-verify FILE --key ");
+    web_buf_html(b, st->evidence_key);
+    web_buf_printf(b, "</code> refuses a file not signed by it.");
+  }
   web_buf_printf(b, "</p>\n");
 }
 
@@ -279,8 +289,8 @@ static void section_chart(web_buf_t *b, const nq_view_status_t *st,
 static void section_leaders(web_buf_t *b, const nq_view_status_t *st,
                             const nq_view_history_t *hist) {
   (void)hist;
-  web_buf_printf(b, "<h2>Volunteers by credit</h2>\n<p>Credit is the nodes of the units whose "
-                 "verified answer a volunteer's result agreed with.</p>\n<table "
+  web_buf_printf(b, "<h2>Machines by credit</h2>\n<p>Credit is the nodes of the units whose "
+                 "verified answer a machine's result agreed with.</p>\n<table "
                  "id=\"leaderboard\">\n<tr><th>#</th><th>volunteer</th><th>credit (nodes)</th>"
                  "<th>verified results</th></tr>\n");
   for (size_t i = 0; i < st->n_leaderboard; i++) {
@@ -295,6 +305,61 @@ static void section_leaders(web_buf_t *b, const nq_view_status_t *st,
     web_buf_printf(b, "</td><td class=\"n\">%s</td></tr>\n", res);
   }
   web_buf_printf(b, "</table>\n");
+}
+
+/* The project's news, newest first. */
+static void section_news(web_buf_t *b, const nq_view_status_t *st,
+                         const nq_view_history_t *hist) {
+  (void)hist;
+  if (st->n_news == 0) return;
+  web_buf_printf(b, "<h2>News</h2>\n<ul id=\"news\">\n");
+  for (size_t i = 0; i < st->n_news; i++) {
+    char at[40];
+    utc_date(at, sizeof at, (double)st->news[i].at);
+    web_buf_printf(b, "<li><small>%s</small> ", at);
+    web_buf_html(b, st->news[i].text);
+    web_buf_printf(b, "</li>\n");
+  }
+  web_buf_printf(b, "</ul>\n");
+}
+
+/* Volunteers (owners: a person and all their machines) and teams by verified credit. A name is
+ * shown only when its volunteer chose one; each links to the volunteer's page. */
+static void section_volunteers(web_buf_t *b, const nq_view_status_t *st,
+                               const nq_view_history_t *hist) {
+  (void)hist;
+  if (st->n_volunteers == 0 && st->n_teams == 0) return;
+  char d[48], cr[64];
+  if (st->n_volunteers) {
+    web_buf_printf(b, "<h2>Volunteers</h2>\n<table id=\"volunteers\">\n<tr><th>#</th><th>"
+                   "volunteer</th><th>team</th><th>machines</th><th>credit (nodes)</th></tr>\n");
+    for (size_t i = 0; i < st->n_volunteers && i < SRV_WEB_LEADERS; i++) {
+      const nq_view_volunteer_t *v = &st->volunteers[i];
+      web_buf_printf(b, "<tr><td>%lld</td><td class=\"name\"><a href=\"/v/", (long long)v->rank);
+      web_buf_html(b, v->name);
+      web_buf_printf(b, "\">");
+      web_buf_html(b, v->name);
+      web_buf_printf(b, "</a></td><td>");
+      web_buf_html(b, v->team ? v->team : "-");
+      grouped(cr, sizeof cr, nq_u128_str(v->credit, d));
+      web_buf_printf(b, "</td><td class=\"n\">%lld</td><td class=\"n\">%s</td></tr>\n",
+                     (long long)v->machines, cr);
+    }
+    web_buf_printf(b, "</table>\n");
+  }
+  if (st->n_teams) {
+    web_buf_printf(b, "<h2>Teams</h2>\n<table id=\"teams\">\n<tr><th>#</th><th>team</th>"
+                   "<th>volunteers</th><th>credit (nodes)</th></tr>\n");
+    for (size_t i = 0; i < st->n_teams; i++) {
+      const nq_view_team_t *t = &st->teams[i];
+      web_buf_printf(b, "<tr><td>%lld</td><td class=\"name\">", (long long)t->rank);
+      web_buf_html(b, t->name);
+      grouped(cr, sizeof cr, nq_u128_str(t->credit, d));
+      web_buf_printf(b, "</td><td class=\"n\">%lld</td><td class=\"n\">%s</td></tr>\n",
+                     (long long)t->owners, cr);
+    }
+    web_buf_printf(b, "</table>\n");
+  }
 }
 
 static void page_head(web_buf_t *b, const nq_view_status_t *st) {
@@ -347,11 +412,11 @@ static void page_foot(web_buf_t *b, const nq_view_status_t *st) {
 
 /* The sections in the order a running job shows them; a finished job puts its answer first. */
 static const page_section_fn page_running[] = {
-    section_progress, section_stalled, section_counts, section_trust,
-    section_units,    section_rate,    section_chart,  section_leaders};
+    section_news,  section_progress, section_stalled, section_counts,     section_trust,
+    section_units, section_rate,     section_chart,   section_volunteers, section_leaders};
 static const page_section_fn page_done[] = {
-    section_counts, section_trust, section_progress, section_rate,
-    section_units,  section_chart, section_leaders};
+    section_news,  section_counts, section_trust, section_progress,   section_rate,
+    section_units, section_chart,  section_volunteers, section_leaders};
 
 char *srv_web_page_html(const json_t *status, const json_t *history, size_t *len) {
   nq_view_status_t st;
@@ -373,5 +438,45 @@ char *srv_web_page_html(const json_t *status, const json_t *history, size_t *len
   page_foot(&b, &st);
   nq_view_status_free(&st);
   nq_view_history_free(&hist);
+  return web_buf_take(&b, len);
+}
+
+char *srv_web_volunteer_html(const json_t *volunteer, const json_t *machines, size_t *len) {
+  nq_view_volunteer_t v;
+  char err[300], d[48], cr[64];
+  if (nq_view_volunteer_parse(volunteer, &v, err, sizeof err) != 0) return NULL;
+  web_buf_t b;
+  web_buf_init(&b);
+  web_buf_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                 "<title>nq volunteer ");
+  web_buf_html(&b, v.name);
+  web_buf_printf(&b, "</title>\n<style>body{font-family:sans-serif;max-width:46em;margin:1em "
+                 "auto;padding:0 1em}table{border-collapse:collapse}th,td{padding:.2em .8em;"
+                 "text-align:left}td.n{text-align:right;font-family:monospace}</style></head>"
+                 "<body>\n<h1 id=\"volunteer\">");
+  web_buf_html(&b, v.name);
+  grouped(cr, sizeof cr, nq_u128_str(v.credit, d));
+  web_buf_printf(&b, "</h1>\n<table>\n<tr><th>rank</th><td class=\"n\">%lld</td></tr>\n"
+                 "<tr><th>team</th><td>", (long long)v.rank);
+  web_buf_html(&b, v.team ? v.team : "-");
+  web_buf_printf(&b, "</td></tr>\n<tr><th>credit (nodes)</th><td class=\"n\" id=\"credit\">"
+                 "%s</td></tr>\n<tr><th>verified results</th><td class=\"n\">%lld</td></tr>\n"
+                 "<tr><th>machines</th><td class=\"n\">%lld</td></tr>\n</table>\n", cr,
+                 (long long)v.verified, (long long)v.machines);
+  web_buf_printf(&b, "<h2>Machines by public name</h2>\n<table id=\"machines\">\n<tr><th>"
+                 "machine</th><th>credit (nodes)</th><th>verified results</th></tr>\n");
+  for (size_t i = 0; i < json_array_size(machines); i++) {
+    const json_t *m = json_array_get(machines, i);
+    const char *name = json_string_value(json_object_get(m, "name"));
+    const char *credit = json_string_value(json_object_get(m, "credit"));
+    web_buf_printf(&b, "<tr><td>");
+    web_buf_html(&b, name ? name : "?");
+    grouped(cr, sizeof cr, credit ? credit : "0");
+    web_buf_printf(&b, "</td><td class=\"n\">%s</td><td class=\"n\">%lld</td></tr>\n", cr,
+                   (long long)json_integer_value(json_object_get(m, "results")));
+  }
+  web_buf_printf(&b, "</table>\n<p><small>Machines without a public name are not listed. "
+                 "<a href=\"/\">Back to the project</a>.</small></p>\n</body></html>\n");
+  nq_view_volunteer_free(&v);
   return web_buf_take(&b, len);
 }

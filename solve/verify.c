@@ -19,7 +19,10 @@
 
 #include "nq/nq.h"
 #include "nq/solver.h"
+#include "nq/hash.h"
+#include "nq/sign.h"
 #include "nq/unit.h"
+#include "nq/versions.h"
 
 /* ---- the tiling walk ------------------------------------------------------------------------
  * Level 0 holds the depth-2 nodes (the generator's roots); level k + 1 the children of the node
@@ -222,41 +225,103 @@ static int same_key(const nq_ev_header_t *h, const nq_ev_result_t *a, const nq_e
   }
 }
 
-/* The job's rule, as the store applies it (docs/store.md, "A hostile fleet"): the unit is
- * verified with the counts of at least `quorum` agreeing results of distinct keys that vote
- * (not voided); every result marked valid agrees with the recorded counts (and with its nodes
- * where its solver version is the one the nodes come from). */
+/* Whether result r's nodes must equal the unit's: its solver version walks the tree the unit's
+ * nodes come from (nq/versions.h). */
+static int same_tree(const nq_ev_header_t *h, const char *a, const char *b) {
+  return nq_solver_same_tree(a, b, h->n);
+}
+
+/* The votes of distinct keys among the unit's voting valid results; with tree_of non-NULL only
+ * those of that version's tree whose nodes equal the unit's (the agreed node count). */
+static int count_votes(const nq_ev_header_t *h, const nq_ev_unit_t *u, const char *tree_of) {
+  int votes = 0;
+  for (int i = 0; i < u->nresults; i++) {
+    const nq_ev_result_t *r = &u->results[i];
+    if (strcmp(r->state, "valid") || r->voided) continue;
+    if (tree_of && (!same_tree(h, r->solver, tree_of) || r->nodes != u->nodes)) continue;
+    int first = 1;
+    for (int j = 0; j < i && first; j++) {
+      const nq_ev_result_t *q = &u->results[j];
+      if (strcmp(q->state, "valid") || q->voided) continue;
+      if (tree_of && (!same_tree(h, q->solver, tree_of) || q->nodes != u->nodes)) continue;
+      first = !same_key(h, r, q);
+    }
+    votes += first;
+  }
+  return votes;
+}
+
+/* The job's rule, as the store applies it (docs/store.md, "A hostile fleet"), by the way the unit
+ * was settled (docs/evidence.md, "How a unit is settled"). Every result marked valid names a
+ * solver version nq knows and agrees with the recorded counts (and with the nodes where its
+ * version walks the tree the nodes come from). Then:
+ *   quorum:  the valid results that vote (not voided) come from at least `quorum` distinct keys,
+ *            and so do those of the nodes' tree with the unit's nodes (the agreed node count);
+ *   trusted: one valid, voting result is marked as the trusted owner's that settled it, with the
+ *            unit's counts and nodes (they are its);
+ *   audit:   the operator's reference count: the nodes come from this program's tree, and the
+ *            unit is recomputed here whatever the sample (unless --sample 0). */
 static int check_rule(vrun_t *v, const nq_ev_unit_t *u) {
   const nq_ev_header_t *h = &v->rep->header;
-  int votes = 0, backends = 0;
+  int backends = 0, settler = 0;
   if (strcmp(u->state, "verified"))
     return fail(v, "unit %s: not verified (state %s)", u->text, u->state);
+  if (!nq_solver_known(u->nodes_solver))
+    return fail(v, "unit %s: its nodes come from solver version \"%s\", which nq does not know",
+                u->text, u->nodes_solver);
   for (int i = 0; i < u->nresults; i++) {
     const nq_ev_result_t *r = &u->results[i];
     v->rep->results++;
     v->rep->spot_results += r->spot != 0;
+    if (r->settles && (strcmp(r->state, "valid") || r->voided || u->settled != NQ_EV_SETTLED_TRUSTED))
+      return fail(v, "unit %s: the result of client %s is marked as the one that settled the unit, "
+                  "but the unit was settled by %s or the result is not a valid vote", u->text,
+                  r->client, nq_ev_settled_name(u->settled));
     if (strcmp(r->state, "valid")) {
       v->rep->invalid_results += !strcmp(r->state, "invalid");
       continue;
     }
+    if (!nq_solver_known(r->solver))
+      return fail(v, "unit %s: the result of client %s names solver version \"%s\", which nq "
+                  "does not know", u->text, r->client, r->solver);
     if (r->c2 != u->c2 || r->c4 != u->c4 || r->c8 != u->c8 ||
-        (!strcmp(r->solver, u->nodes_solver) && r->nodes != u->nodes))
+        (same_tree(h, r->solver, u->nodes_solver) && r->nodes != u->nodes))
       return fail(v, "unit %s: the result of client %s is marked valid but disagrees with the "
                   "unit's counts", u->text, r->client);
-    int first = 1, newb = r->backend[0] != '\0';
-    for (int j = 0; j < i; j++) {
-      const nq_ev_result_t *q = &u->results[j];
-      if (strcmp(q->state, "valid")) continue;
-      if (!r->voided && !q->voided && same_key(h, r, q)) first = 0;
-      if (newb && !strcmp(q->backend, r->backend)) newb = 0;
-    }
+    int newb = r->backend[0] != '\0';
+    for (int j = 0; j < i && newb; j++)
+      newb = strcmp(u->results[j].state, "valid") || strcmp(u->results[j].backend, r->backend);
     backends += newb;
-    votes += !r->voided && first;
+    if (r->settles) {
+      if (!same_tree(h, r->solver, u->nodes_solver))
+        return fail(v, "unit %s: settled by the result of client %s, but its nodes are not the "
+                    "unit's", u->text, r->client);
+      settler++;
+    }
   }
+  v->rep->settled[u->settled]++;
+  v->rep->multi_backend_units += backends >= 2;
+  if (u->settled == NQ_EV_SETTLED_TRUSTED) {
+    if (settler != 1)
+      return fail(v, "unit %s: settled by a trusted owner's result, but %d result(s) are marked "
+                  "as the one that settled it", u->text, settler);
+    return 0;
+  }
+  if (u->settled == NQ_EV_SETTLED_AUDIT) {
+    if (!same_tree(h, u->nodes_solver, NQ_SOLVER_VERSION))
+      return fail(v, "unit %s: settled by an audit, but its nodes come from %s, not the reference "
+                  "solver's tree", u->text, u->nodes_solver);
+    return 0;
+  }
+  int votes = count_votes(h, u, NULL);
   if (votes < h->quorum)
     return fail(v, "unit %s: %d agreeing result(s) of distinct %ss, the quorum is %d", u->text,
                 votes, nq_ev_distinct_name(h->distinct), h->quorum);
-  v->rep->multi_backend_units += backends >= 2;
+  int nvotes = count_votes(h, u, u->nodes_solver);
+  if (nvotes < h->quorum)
+    return fail(v, "unit %s: its nodes (%llu, %s) have %d agreeing result(s) of distinct %ss in "
+                "that solver's tree, the quorum is %d", u->text, (unsigned long long)u->nodes,
+                u->nodes_solver, nvotes, nq_ev_distinct_name(h->distinct), h->quorum);
   return 0;
 }
 
@@ -270,15 +335,12 @@ static int kernel_ready(vrun_t *v) {
     snprintf(v->err, v->errlen, "unknown kernel '%s' (reference, auto, scalar, avx2, avx512)", k);
     return VERIFY_USAGE;
   }
-  /* The fast kernel picks its variant once, from NQ_KERNEL (common/solver/solver_fast.c). */
-  if (strcmp(k, "auto")) setenv("NQ_KERNEL", k, 1);
-  else unsetenv("NQ_KERNEL");
-  const char *got = nq_fast_kernel_in_use();
-  if (strcmp(k, "auto") && strcmp(got, k)) {
+  if (nq_fast_kernel_choose(k) != 0) {
+    const char *got = nq_fast_kernel_in_use();
     snprintf(v->err, v->errlen, "kernel %s cannot run on this CPU (it has %s)", k, got);
     return VERIFY_ERROR;
   }
-  snprintf(v->rep->kernel, sizeof v->rep->kernel, "%s", got);
+  snprintf(v->rep->kernel, sizeof v->rep->kernel, "%s", nq_fast_kernel_in_use());
   return 0;
 }
 
@@ -354,10 +416,15 @@ static int on_unit(vrun_t *v, const nq_ev_unit_t *eu) {
   if ((rc = check_rule(v, eu))) return rc;
   s.c = (nq_counts_t){.c2 = eu->c2, .c4 = eu->c4, .c8 = eu->c8, .nodes = eu->nodes};
   nq_totals_add(&v->sums, &s.c);
-  s.cmp_nodes = !strcmp(eu->nodes_solver, NQ_SOLVER_VERSION);
+  s.cmp_nodes = nq_solver_same_tree(eu->nodes_solver, NQ_SOLVER_VERSION, h->n);
   s.line = v->line;
   v->rep->units++;
   if (v->all) return recount(v, &s);
+  /* An audit's count is the operator's word: recomputed here whenever anything is. */
+  if (eu->settled == NQ_EV_SETTLED_AUDIT && v->o->sample > 0) {
+    v->rep->audits_recounted++;
+    return recount(v, &s);
+  }
   if (v->nres < v->o->sample) {
     v->res[v->nres++] = s;
   } else if (v->o->sample > 0) {
@@ -404,10 +471,59 @@ static int on_totals(vrun_t *v, const nq_ev_totals_t *t) {
   return check_sum(v, "unique", t->unique, t->c2 + t->c4 + t->c8, "C2 + C4 + C8 =");
 }
 
+/* The key --key names: a PEM file, or 64 hex digits that are the public key or its fingerprint.
+ * *is_fpr: they are a fingerprint to compare with, not the key. 0 or VERIFY_USAGE. */
+static int given_key(vrun_t *v, unsigned char key[NQ_SIGN_KEY_BYTES], char fpr[65]) {
+  const char *k = v->o->key;
+  fpr[0] = '\0';
+  if (nq_sign_read_pem(k, key) == 0) return nq_sign_fingerprint(key, fpr) ? VERIFY_ERROR : 0;
+  if (strlen(k) == 64 && nq_hex_decode(k, NQ_SIGN_KEY_BYTES, key) == 0) {
+    snprintf(fpr, 65, "%s", k); /* compared as a fingerprint, and as the key itself */
+    return 0;
+  }
+  snprintf(v->err, v->errlen, "--key %s: neither an Ed25519 public key's PEM file nor 64 lowercase "
+           "hex digits (the key or its fingerprint)", k);
+  return VERIFY_USAGE;
+}
+
+/* The signature of the sha256 line (v->ln), over the digest md: it must verify with the key the
+ * line names, and with --key that key must be the one given. */
+static int check_signature(vrun_t *v, const unsigned char md[32]) {
+  char msg[NQ_EV_SIGNED_MSG_MAX], fpr[65], want[65];
+  unsigned char given[NQ_SIGN_KEY_BYTES];
+  const nq_ev_line_t *l = v->ln;
+  if (!l->has_sig) {
+    if (!v->o->key) return 0;
+    return fail(v, "not signed: the file carries no signature, and --key asks for one");
+  }
+  if (nq_sign_fingerprint(l->key, fpr) != 0) {
+    snprintf(v->err, v->errlen, "libcrypto failed");
+    return VERIFY_ERROR;
+  }
+  size_t n = nq_ev_signed_message(md, msg);
+  int rc = nq_sign_verify(l->key, msg, n, l->sig);
+  if (rc == NQ_EAUTH)
+    return fail(v, "bad signature: the signature does not match the file's SHA-256 under the key "
+                "it names (%s): the file was changed after it was signed", fpr);
+  if (rc) {
+    snprintf(v->err, v->errlen, "libcrypto failed");
+    return VERIFY_ERROR;
+  }
+  if (v->o->key) {
+    if ((rc = given_key(v, given, want)) != 0) return rc;
+    if (strcmp(want, fpr) != 0 && memcmp(given, l->key, sizeof given) != 0)
+      return fail(v, "signed by another key: the file is signed by key %s, not by the key given "
+                  "(%s)", fpr, want);
+  }
+  v->rep->is_signed = 1;
+  snprintf(v->rep->key_fpr, sizeof v->rep->key_fpr, "%s", fpr);
+  return 0;
+}
+
 /* Pass 1: framing and checksum. */
 static int pass_checksum(vrun_t *v, FILE *f) {
   nq_ev_reader_t *r = NULL;
-  char last[256] = "";
+  char last[512] = "";
   size_t lastlen = 0;
   const char *line;
   size_t len;
@@ -444,6 +560,8 @@ static int pass_checksum(vrun_t *v, FILE *f) {
   } else if (memcmp(md, v->ln->sha256, 32) != 0) {
     rc = fail(v, "checksum mismatch: the SHA-256 of the lines before the last is not the one "
               "the file names (the file was changed after it was written)");
+  } else {
+    rc = check_signature(v, md);
   }
   nq_ev_reader_free(r);
   return rc;

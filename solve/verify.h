@@ -18,6 +18,8 @@ typedef struct verify_opts_s {
   uint64_t seed;        /* the sample's seed */
   const char *kernel;   /* "reference", or an NQ_KERNEL name: auto, scalar, avx2, avx512 */
   int threads;          /* solver threads of a fast-kernel recount (>= 1) */
+  const char *key;      /* --key: a public key's PEM file, its 64 hex digits, or its fingerprint;
+                           NULL: any signature is checked, none is required */
 } verify_opts_t;
 
 typedef struct verify_report_s {
@@ -28,6 +30,11 @@ typedef struct verify_report_s {
   uint64_t sampled;        /* units recomputed */
   uint64_t nodes_skipped;  /* sampled units whose nodes come from another solver version */
   char kernel[32];         /* the kernel that recomputed them */
+  uint64_t settled[NQ_EV_SETTLED_N]; /* units by how they were settled */
+  uint64_t audits_recounted;         /* audit-settled units recomputed (every one, unless
+                                        --sample 0) */
+  int is_signed;                     /* the file carries a signature, and it verifies */
+  char key_fpr[65];                  /* the signing key's fingerprint */
 } verify_report_t;
 
 /* Check the file at path. VERIFY_OK with *rep filled; VERIFY_FAILED with the first failed check

@@ -53,6 +53,9 @@ static const nq_opt_t verify_table[] = {
      .help = "reference (the plain solver), auto, scalar, avx2 or avx512"},
     {NQ_OPT_INT, "threads", .off = offsetof(verify_opts_t, threads), .arg = "T", .lo = 1,
      .hi = 1024, .help = "threads of a fast-kernel recount (default: online CPUs)"},
+    {NQ_OPT_STRING, "key", .off = offsetof(verify_opts_t, key), .arg = "PUBKEY|FINGERPRINT",
+     .help = "refuse a file not signed by this key: its PEM file (evidence.pub), or its 64-hex "
+             "fingerprint as the server's page, welcome and nq-admin status publish it"},
     {NQ_OPT_END}};
 
 static const nq_opt_t verify_args_table[] = {
@@ -86,6 +89,9 @@ static void print_report(const char *path, const verify_opts_t *o, const verify_
          " split nodes above them)\n", r->units, r->split_nodes);
   printf("rule       every unit verified by >= %d agreeing results of distinct %ss\n", h->quorum,
          nq_ev_distinct_name(h->distinct));
+  printf("settled    %" PRIu64 " by the quorum, %" PRIu64 " by a trusted owner's result, %" PRIu64
+         " by an audit (%" PRIu64 " recomputed here)\n", r->settled[NQ_EV_SETTLED_QUORUM],
+         r->settled[NQ_EV_SETTLED_TRUSTED], r->settled[NQ_EV_SETTLED_AUDIT], r->audits_recounted);
   printf("results    %" PRIu64 " (%" PRIu64 " invalid, %" PRIu64 " spot checks); units with "
          "results of >= 2 backends: %" PRIu64 "\n", r->results, r->invalid_results,
          r->spot_results, r->multi_backend_units);
@@ -102,6 +108,12 @@ static void print_report(const char *path, const verify_opts_t *o, const verify_
   else
     printf("sample     none\n");
   printf("sha256     matches\n");
+  if (r->is_signed)
+    printf("signature  valid, key %s%s\n", r->key_fpr,
+           o->key ? " (the key given)" : "; pin it with --key: compare it with the fingerprint the "
+                                         "server publishes");
+  else
+    printf("signature  none (an unsigned file proves nothing about who wrote it)\n");
 }
 
 /* --json: {"verified":true|false, "status":EXIT, "error":..., then the report's figures}. */
@@ -135,6 +147,13 @@ static void print_json(const char *path, const verify_opts_t *o, const verify_re
     nq_msg_set_u64(j, "sampled", r->sampled);
     json_object_set_new(j, "kernel", json_string(r->sampled ? r->kernel : ""));
     nq_msg_set_u64(j, "seed", o->seed);
+    json_object_set_new(j, "signed", json_boolean(r->is_signed));
+    json_object_set_new(j, "key", json_string(r->is_signed ? r->key_fpr : ""));
+    for (int i = 0; i < NQ_EV_SETTLED_N; i++) {
+      char k[32];
+      snprintf(k, sizeof k, "settled_%s", nq_ev_settled_name((nq_ev_settled_t)i));
+      nq_msg_set_u64(j, k, r->settled[i]);
+    }
   }
   char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
   if (s) printf("%s\n", s);
@@ -150,7 +169,8 @@ int main(int argc, char **argv) {
   nq_opts_t opts = {
       .prog = "nq-verify",
       .summary = "check an nq evidence file: tiling, quorum, totals, a recomputed sample",
-      .usage = "nq-verify FILE [--sample K|all] [--seed S] [--kernel K] [--threads T] [--json]",
+      .usage = "nq-verify FILE [--key PUBKEY|FINGERPRINT] [--sample K|all] [--seed S] [--kernel K] "
+               "[--threads T] [--json]",
       .about = "Check an nq evidence file (nq-admin export): its SHA-256, every unit text, that the\n"
                "units tile the search tree exactly once, that every unit meets the job's recorded\n"
                "verification rule, that the totals are the units' sums (TOTAL = 2 C2 + 4 C4 + 8 C8,\n"

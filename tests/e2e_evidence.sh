@@ -55,14 +55,14 @@ ls "$D" | grep -q "\.tmp\." && fail "export left a temporary file"
 "$BIN/nq-admin" export --data "$D/data" --out - --quorum-distinct client 2>/dev/null |
   sed -n '2,$p' | head -n -1 | cmp -s - <(sed -n '2,$p' "$F" | head -n -1) ||
   fail "export to stdout differs from the file"
-head -n 1 "$F" | grep -q '"format":"nq-evidence","version":1,"n":12' || fail "header: $(head -c 300 "$F")"
+head -n 1 "$F" | grep -q '"format":"nq-evidence","version":2,"n":12' || fail "header: $(head -c 300 "$F")"
 "$BIN/nq-verify" "$F" --sample 20 --seed 7 >"$D/verify.out" 2>&1 || fail "nq-verify: $(cat "$D/verify.out")"
 grep -q "VERIFIED" "$D/verify.out" && grep -q "^TOTAL *14200" "$D/verify.out" &&
   grep -q "20 unit(s) recomputed with reference (seed 7): all agree" "$D/verify.out" ||
   fail "nq-verify output: $(cat "$D/verify.out")"
 "$BIN/nq-verify" "$F" --sample 3 --seed 9 --json >"$D/verify.json" ||
   fail "nq-verify --json: $(cat "$D/verify.json")"
-grep -q '^{"file":".*","verified":true,"status":0,"n":12,.*"total":"14200","unique":"1787","sampled":3,"kernel":"reference","seed":9}$' \
+grep -q '^{"file":".*","verified":true,"status":0,"n":12,.*"total":"14200","unique":"1787","sampled":3,"kernel":"reference","seed":9,"signed":true,"key":"[0-9a-f]\{64\}","settled_quorum":1290,"settled_trusted":0,"settled_audit":0}$' \
   "$D/verify.json" || fail "nq-verify --json: $(cat "$D/verify.json")"
 # Three clients, quorum 2: every spot check went to the third one.
 grep -Eq "results +[0-9]+ \([0-9]+ invalid, [1-9][0-9]* spot checks\)" "$D/verify.out" ||
@@ -162,4 +162,88 @@ rc=0; "$BIN/nq-verify" "$T/removed" --json >"$D/out" 2>&1 || rc=$?
   fail "nq-verify --json of a failure: exit $rc: $(cat "$D/out")"
 rc=0; "$BIN/nq-verify" "$F" --kernel nope >"$D/out" 2>&1 || rc=$?
 [ $rc -eq 2 ] || fail "an unknown kernel: exit $rc, want 2"
+
+# ---- The signature (docs/evidence.md, "The signature"). The server's key: its fingerprint as
+# nq-admin status publishes it, and DATA/evidence.pub; the export verifies under either.
+FPR=$("$BIN/nq-admin" status --data "$D/data" | sed -n 's/^evidence   signed with key \([0-9a-f]\{64\}\) .*/\1/p')
+[ ${#FPR} -eq 64 ] || fail "nq-admin status does not publish the evidence key"
+tail -n 1 "$F" | grep -q '"key":"[0-9a-f]\{64\}","signature":"[0-9a-f]\{128\}"}$' || fail "the export is not signed"
+"$BIN/nq-verify" "$F" --sample 0 --key "$FPR" >"$D/out" 2>&1 || fail "--key FPR: $(cat "$D/out")"
+grep -q "^signature  valid, key $FPR (the key given)" "$D/out" || fail "signature line: $(cat "$D/out")"
+"$BIN/nq-verify" "$F" --sample 0 --key "$D/data/evidence.pub" >"$D/out" 2>&1 || fail "--key PEM: $(cat "$D/out")"
+# The same check with OpenSSL alone: the signature is Ed25519 over "nq-evidence sha256 HEX".
+SUM=$(head -n -1 "$F" | sha256sum | cut -d' ' -f1)
+printf 'nq-evidence sha256 %s' "$SUM" >"$D/msg"
+tail -n 1 "$F" | sed -E 's/.*"signature":"([0-9a-f]+)".*/\1/' | xxd -r -p >"$D/sig"
+openssl pkeyutl -verify -pubin -inkey "$D/data/evidence.pub" -rawin -in "$D/msg" -sigfile "$D/sig" \
+  >/dev/null || fail "openssl does not verify the signature"
+say "signed: key $FPR (nq-admin status, evidence.pub, openssl pkeyutl agree)"
+
+# A forger's key, and resign IN OUT: OUT = IN's lines but the last, signed with it.
+openssl genpkey -algorithm ed25519 -out "$T/forger.pem" 2>/dev/null
+FPUB=$(openssl pkey -in "$T/forger.pem" -pubout -outform DER | tail -c 32 | xxd -p -c 64)
+resign() {
+  local sum
+  sum=$(head -n -1 "$1" | sha256sum | cut -d' ' -f1)
+  printf 'nq-evidence sha256 %s' "$sum" >"$T/m"
+  openssl pkeyutl -sign -inkey "$T/forger.pem" -rawin -in "$T/m" -out "$T/s"
+  { head -n -1 "$1"
+    printf '{"type":"sha256","sha256":"%s","key":"%s","signature":"%s"}\n' "$sum" "$FPUB" \
+      "$(xxd -p -c 128 "$T/s")"; } >"$2"
+}
+# keepsig IN OUT: the digest fixed, the server's signature kept (a forger without the key).
+keepsig() {
+  local sum
+  sum=$(head -n -1 "$1" | sha256sum | cut -d' ' -f1)
+  { head -n -1 "$1"; tail -n 1 "$F" | sed -E "s/\"sha256\":\"[0-9a-f]+\"/\"sha256\":\"$sum\"/"; } >"$2"
+}
+# The forgeries: a count (in the unit and its results, and the totals: consistent), the quorum
+# (the header's quorum 1 and a unit cut to one result), nodes x1000 relabelled to another
+# solver version, a dropped unit, a duplicated unit.
+cp "$T/consistent" "$T/f-count"
+U2=$(sed -n "${K}p" "$F")
+ONE=$(printf '%s' "$U2" | python3 -c 'import json,sys; u=json.loads(sys.stdin.read()); u["results"]=[r for r in u["results"] if r["state"]=="valid"][:1]; print(json.dumps(u,separators=(",",":")))')
+sed -e "1s/\"quorum\":2,/\"quorum\":1,/" "$F" | awk -v k="$K" -v l="$ONE" 'NR == k { print l; next } { print }' >"$T/f-quorum"
+python3 - "$F" "$T/f-relabel" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+out, extra = [], 0
+for l in lines[:-1]:
+    o = json.loads(l)
+    if o["type"] == "unit":
+        extra += o["nodes"] * 999
+        o["nodes"] *= 1000
+        o["nodes_solver"] = "nq-solver-1"
+        for r in o["results"]:
+            r["nodes"] *= 1000
+            r["solver"] = "nq-solver-1"
+    if o["type"] == "totals":
+        o["nodes"] = str(int(o["nodes"]) + extra)
+    out.append(json.dumps(o, separators=(",", ":")))
+open(sys.argv[2], "w").write("\n".join(out) + "\n" + lines[-1] + "\n")
+PY
+sed "${K}d" "$F" >"$T/f-dropped"
+sed "${K}p" "$F" >"$T/f-duplicated"
+for x in count quorum relabel dropped duplicated; do
+  keepsig "$T/f-$x" "$T/kept-$x"
+  expect_fail "$T/kept-$x" "bad signature: the signature does not match the file's SHA-256" --key "$FPR"
+  expect_fail "$T/kept-$x" "bad signature"
+  resign "$T/f-$x" "$T/resigned-$x"
+  expect_fail "$T/resigned-$x" "signed by another key: the file is signed by key .*, not by the key given ($FPR)" --key "$FPR"
+  expect_fail "$T/resigned-$x" "signed by another key" --key "$D/data/evidence.pub"
+done
+# Without --key a re-signed file is checked on its content alone, which catches what is not
+# consistent (each with its own message) and not what is: the reason to pin the key.
+expect_fail "$T/resigned-dropped" "which no unit covers: the units leave a gap"
+expect_fail "$T/resigned-duplicated" "unit $U appears twice"
+expect_fail "$T/resigned-count" "unit $U: recomputed with reference" --sample all
+"$BIN/nq-verify" "$T/resigned-quorum" --sample 0 >"$D/out" 2>&1 || fail "resigned quorum: $(cat "$D/out")"
+grep -q "signature  valid, key $(printf '%s' "$FPUB" | xxd -r -p | sha256sum | cut -d' ' -f1); pin it with --key" "$D/out" ||
+  fail "an unpinned file names its key: $(cat "$D/out")"
+# An unsigned file (the signature stripped) is refused where a key is asked for.
+fixsum "$F" "$T/stripped"
+expect_fail "$T/stripped" "not signed: the file carries no signature, and --key asks for one" --key "$FPR"
+# A made-up solver version is refused even when the file is consistent and signed.
+sed -E "${K}s/\"solver\":\"nq-solver-4\"/\"solver\":\"nq-solver-9\"/" "$F" >"$T/x" && resign "$T/x" "$T/unknown-solver"
+expect_fail "$T/unknown-solver" "names solver version \"nq-solver-9\", which nq does not know"
 say "PASS"

@@ -19,7 +19,7 @@
 set -euo pipefail
 
 BIN="$(cd "${1:?usage: e2e_gpu.sh BUILD_DIR}" && pwd)"
-for p in nq-server nq-client nq-admin nq-solve; do
+for p in nq-server nq-client nq-client-test nq-admin nq-solve; do
   [ -x "$BIN/$p" ] || { echo "e2e_gpu: $BIN/$p missing"; exit 1; }
 done
 TAG=e2e_gpu
@@ -111,7 +111,7 @@ D="$TMP/fail"
 mkdir -p "$D"
 PORT=$(free_port)
 e2e_start_server "$D" "$PORT" --n 12 --depth 4 --quorum 2 --quorum-distinct client --exit-when-done
-NQ_GPU_FAIL_AFTER=3 E2E_THREADS=0 e2e_start_client "$D" "$PORT" gpu --gpu all
+E2E_CLIENT=nq-client-test NQ_GPU_FAIL_AFTER=3 E2E_THREADS=0 e2e_start_client "$D" "$PORT" gpu --gpu all
 e2e_start_client "$D" "$PORT" cpu --gpu off
 wait_server_exit 300
 check_done "$D" 12
@@ -128,7 +128,7 @@ mkdir -p "$D"
 PORT=$(free_port)
 e2e_start_server "$D" "$PORT" --n 10 --depth 3
 rc=0
-NQ_GPU_CORRUPT=1 timeout 120 "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
+NQ_GPU_CORRUPT=1 timeout 120 "$BIN/nq-client-test" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" \
   --enrol "$(cat "$D/data/enrol.key")" --name bad --threads 0 --gpu all --state "$D/state-bad" \
   >"$D/client-bad.log" 2>&1 || rc=$?
 [ $rc -eq 3 ] || fail "a client whose only device fails its self-test: exit $rc, want 3"

@@ -212,5 +212,14 @@ assert v == [(c8,)] and contest == 3, (c8, v, contest)
 PY
 "$BIN/nq-admin" status --data "$D/data" --n $N | grep -q "audits .* 1 disagreed" ||
   fail "nq-admin status does not show the audits"
+# The unit the audit settled is in the evidence as settled by the audit, and the export of the
+# job passes nq-verify with every unit recounted, the server's key pinned.
+"$BIN/nq-admin" export --data "$D/data" --n $N --quorum-distinct client --out "$D/audited.jsonl" \
+  >/dev/null || fail "nq-admin export after the audit"
+grep -q "\"text\":\"$VICTIM\".*\"settled\":\"audit\"" "$D/audited.jsonl" || fail "the audited unit is not settled by the audit"
+"$BIN/nq-verify" "$D/audited.jsonl" --sample all --key "$D/data/evidence.pub" >"$TMP/verify-audit.out" 2>&1 ||
+  fail "nq-verify --sample all after the audit: $(cat "$TMP/verify-audit.out")"
+grep -q "^settled    267 by the quorum, 0 by a trusted owner's result, 1 by an audit" "$TMP/verify-audit.out" ||
+  fail "settled: $(cat "$TMP/verify-audit.out")"
 say "audit: 268 units agree with the reference solver; a COUNT8 altered in the database ($VICTIM) is found, re-opened, settled by the reference count and recorded; the job is exact again"
 say "PASS"

@@ -32,7 +32,7 @@ DEPTH=3
 KILLS="${NQ_REL_KILLS:-4}"
 # seconds per scenario: generous, since a client told no_work waits the server's 30 s retry
 JOB_TIMEOUT="${NQ_REL_TIMEOUT:-180}"
-for p in nq-server nq-client nq-admin nq-solve; do
+for p in nq-server nq-client nq-client-test nq-admin nq-solve; do
   [ -x "$BIN/$p" ] || { echo "reliability: $BIN/$p missing"; exit 1; }
 done
 command -v python3 >/dev/null || { echo "reliability: python3 needed"; exit 1; }
@@ -58,9 +58,10 @@ start_server() {
 # start_client DIR PORT NAME [env...]: an enrolling client with its own state dir; CPID = pid.
 # CLIENT_NICE (default 0) is its nice value; ENROL_KEY (default the server's) its enrolment key.
 start_client() {
-  local dir=$1 port=$2 name=$3
+  local dir=$1 port=$2 name=$3 bin=nq-client
   shift 3
-  E2E_WRAP="nice -n ${CLIENT_NICE:-0} env $*" E2E_KEY=${ENROL_KEY:-} \
+  case " $* " in *" NQ_CLIENT_FAULT="*) bin=nq-client-test ;; esac # the test switches' build
+  E2E_CLIENT=$bin E2E_WRAP="nice -n ${CLIENT_NICE:-0} env $*" E2E_KEY=${ENROL_KEY:-} \
     e2e_start_client "$dir" "$port" "$name" --exit-when-done --log-level debug # "done:" lines
 }
 

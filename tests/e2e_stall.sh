@@ -84,7 +84,7 @@ KL=$(key liar)
 E2E_KEY=$K1 e2e_start_client "$D" "$PORT" h1
 E2E_KEY=$K2 e2e_start_client "$D" "$PORT" h2
 wait_for "$D" "$PORT" 's["done"] and s["match"] is True' "the honest job"
-E2E_KEY=$KL NQ_CLIENT_FAULT=lie e2e_start_client "$D" "$PORT" liar --max-units 3
+E2E_CLIENT=nq-client-test E2E_KEY=$KL NQ_CLIENT_FAULT=lie e2e_start_client "$D" "$PORT" liar --max-units 3
 LIAR=$CPID
 # The liar's three results are in once it has left (--max-units 3): no count moves after that.
 for i in $(seq 1 $((DEADLINE * 10))); do kill -0 "$LIAR" 2>/dev/null || break; sleep 0.1; done

@@ -41,6 +41,8 @@ static const codec_t codecs[] = {
     {fx_parse_lease, fx_pack_lease},       {fx_parse_result, fx_pack_result},
     {fx_parse_ack, fx_pack_ack},           {fx_parse_admin_req, fx_pack_admin_req},
     {fx_parse_admin_reply, fx_pack_admin_reply}, {fx_parse_error, fx_pack_error},
+    {fx_parse_signup, fx_pack_signup},     {fx_parse_signup_reply, fx_pack_signup_reply},
+    {fx_parse_news, fx_pack_news},
 };
 
 static fx_msg_t v1, v2;

@@ -22,6 +22,9 @@ typedef union fx_msg_u {
   nq_admin_req_t admin_req;
   nq_admin_reply_t admin_reply;
   nq_error_msg_t error;
+  nq_signup_t signup;
+  nq_signup_reply_t signup_reply;
+  nq_news_t news;
 } fx_msg_t;
 
 typedef int (*fx_parse_fn)(const json_t *m, fx_msg_t *o, nq_proto_err_t *e);
@@ -44,6 +47,9 @@ FX_CODEC(ack)
 FX_CODEC(admin_req)
 FX_CODEC(admin_reply)
 FX_CODEC(error)
+FX_CODEC(signup)
+FX_CODEC(signup_reply)
+FX_CODEC(news)
 #undef FX_CODEC
 
 #endif

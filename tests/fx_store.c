@@ -177,7 +177,7 @@ void fx_check_invariants(fx_t *f) {
                             "< j.quorum"),
                    0);
   ck_assert_int_eq(fx_q1(p, "SELECT count(*) FROM (SELECT unit_id, client_id FROM assignments "
-                            "GROUP BY unit_id, client_id HAVING count(*) > 1)"),
+                            "GROUP BY unit_id, client_id, evidence HAVING count(*) > 1)"),
                    0);
   /* A verified unit takes nothing more; a disputed one keeps taking replicas (schema 006). */
   ck_assert_int_eq(fx_q1(p, "SELECT count(*) FROM units WHERE state = 'verified' "

@@ -62,7 +62,7 @@ int64_t fx_q1(const char *path, const char *sql);
 void fx_qs(const char *path, const char *sql, char *buf, size_t len);
 
 /* The store's invariants (each unit once, counters = recounts, quorum behind every verified
- * unit, one assignment per unit and client, leases only on open units). */
+ * unit, one assignment per unit, client and kind, leases only on open units). */
 void fx_check_invariants(fx_t *f);
 /* The status counters (job_stats, job_rate; schema 005) equal scans of units and assignments. */
 void fx_check_counters(fx_t *f);

@@ -58,14 +58,16 @@ e2e_start_server() {
 # (E2E_KEY instead, when set), keeps its state in DIR/state-NAME, logs to DIR/client-NAME.log
 # (appended) and runs with --threads 1 (E2E_THREADS instead, when set), --priority normal and then
 # ARGS. E2E_WRAP, words split at blanks, goes before the program (nice -n 10, a timing wrapper);
-# the environment of the call is the client's (NQ_CLIENT_FAULT=lie e2e_start_client ...).
+# the environment of the call is the client's. E2E_CLIENT names the program (default nq-client):
+# a liar is nq-client-test, the build with the test switches (E2E_CLIENT=nq-client-test
+# NQ_CLIENT_FAULT=lie e2e_start_client ...; the installed nq-client reads no such variable).
 # CPID = its pid, also added to PIDS.
 e2e_start_client() {
   local dir=$1 port=$2 name=$3
   shift 3
   mkdir -p "$dir/state-$name"
   # shellcheck disable=SC2086 # E2E_WRAP is words on purpose
-  ${E2E_WRAP:-} "$BIN/nq-client" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
+  ${E2E_WRAP:-} "$BIN/${E2E_CLIENT:-nq-client}" --server "127.0.0.1:$port" --ca "$dir/data/ca.pem" \
     --enrol "${E2E_KEY:-$(cat "$dir/data/enrol.key")}" --name "$name" \
     --threads "${E2E_THREADS:-1}" --priority normal --state "$dir/state-$name" "$@" \
     >>"$dir/client-$name.log" 2>&1 &

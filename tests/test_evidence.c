@@ -5,6 +5,10 @@
  * own reason, on a gap, an out-of-order unit, a unit of another N, an unverified unit, a missing
  * vote, votes of one key, a sum off by one and a wrong recount. The tampering of a real job's
  * export is tests/e2e_evidence.sh. */
+#include "evkey.h"
+#include "export.h"
+#include "fx_store.h"
+#include "store_trusted.h"
 #include "nq/evidence.h"
 #include "nq/hash.h"
 #include "nq/nq.h"
@@ -16,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define Z64 "0000000000000000000000000000000000000000000000000000000000000000"
 
 /* ---- a file built from a plan ------------------------------------------------------------- */
 
@@ -297,7 +303,7 @@ START_TEST(bad_lines_refused) {
       {"{\"type\":1}", "\"type\" is missing"},
       {"{\"type\":\"totals\",\"type\":\"unit\"}", "not JSON"},
       {"{\"type\":\"header\",\"format\":\"other\"}", "is not nq-evidence"},
-      {"{\"type\":\"header\",\"format\":\"nq-evidence\",\"version\":2}", "version 2"},
+      {"{\"type\":\"header\",\"format\":\"nq-evidence\",\"version\":3}", "version 3"},
       {"{\"type\":\"header\",\"format\":\"nq-evidence\",\"version\":1,\"n\":33}", "\"n\" is out of range"},
       {"{\"type\":\"unit\",\"text\":\"4:c:2:0,2\",\"state\":\"verified\",\"c2\":-1}", "\"c2\" is out of range"},
       {"{\"type\":\"unit\",\"text\":\"4:c:2:0,2\",\"state\":\"verified\",\"c2\":\"9223372036854775808\"}",
@@ -312,6 +318,13 @@ START_TEST(bad_lines_refused) {
       {"{\"type\":\"totals\",\"units\":1,\"c2\":\"340282366920938463463374607431768211456\"}",
        "below 2^128"},
       {"{\"type\":\"sha256\",\"sha256\":\"ABC\"}", "not 64 lowercase hex digits"},
+      {"{\"type\":\"sha256\",\"sha256\":\"" Z64 "\",\"key\":\"" Z64 "\"}",
+       "a key without a signature"},
+      {"{\"type\":\"sha256\",\"sha256\":\"" Z64 "\",\"key\":\"" Z64 "\",\"signature\":\"00\"}",
+       "the signature is not 128 lowercase hex digits"},
+      {"{\"type\":\"unit\",\"text\":\"8:c:2:0,2\",\"state\":\"verified\",\"c2\":0,\"c4\":0,"
+       "\"c8\":0,\"nodes\":1,\"nodes_solver\":\"x\",\"settled\":\"vote\",\"verified_at\":0,"
+       "\"results\":[]}", "settled \"vote\" is not quorum, trusted or audit"},
   };
   char err[256];
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -365,6 +378,108 @@ START_TEST(reader_digest_and_refusals) {
 }
 END_TEST
 
+/* ---- every way a unit is settled, from a real store ---------------------------------------- */
+
+/* Export the job of f (signed with the store's key) and check it with every unit recounted and
+ * the key pinned; then once more with --sample 1 (audit-settled units are recomputed whatever the
+ * sample). */
+static void export_verify(fx_t *f, verify_report_t *rep, verify_report_t *rep1) {
+  char fpr[65], path[700], err[1024];
+  ck_assert_int_eq(srv_evkey_ensure(f->st, NULL, fpr), 0);
+  snprintf(path, sizeof path, "%s/evidence.jsonl", f->dir);
+  FILE *o = fopen(path, "w");
+  ck_assert_ptr_nonnull(o);
+  nq_admin_export_t info;
+  int rc = srv_export_write(f->st, f->job.id, NQ_EV_DISTINCT_OWNER, T0 + 900000, o, &info, err,
+                            sizeof err);
+  ck_assert_msg(rc == 0, "export: %s", err);
+  ck_assert_int_eq(fclose(o), 0);
+  verify_opts_t vo = {.sample = UINT64_MAX, .seed = 1, .kernel = "reference", .threads = 1,
+                      .key = fpr};
+  rc = verify_file(path, &vo, rep, err, sizeof err);
+  ck_assert_msg(rc == VERIFY_OK, "nq-verify --sample all: %s", err);
+  ck_assert(rep->is_signed);
+  ck_assert_str_eq(rep->key_fpr, fpr);
+  ck_assert_uint_eq(rep->units, (uint64_t)f->job.units);
+  vo.sample = 1;
+  rc = verify_file(path, &vo, rep1, err, sizeof err);
+  ck_assert_msg(rc == VERIFY_OK, "nq-verify --sample 1: %s", err);
+}
+
+/* One round of actors: each asks for two units and answers the truth, or a lie (liar). */
+static int paths_round(fx_t *f, const int64_t *cl, const int *liar, int n, int64_t *now) {
+  int done = 0;
+  for (int i = 0; i < n; i++) {
+    srv_work_t w[2];
+    srv_nowork_t why = SRV_NOWORK_NONE;
+    int got = fx_work(f, cl[i], 2, (*now)++, w, &why);
+    if (got == NQ_EBANNED) continue;
+    ck_assert_int_ge(got, 0);
+    done |= got == 0 && why == SRV_NOWORK_DONE;
+    for (int k = 0; k < got; k++) {
+      nq_counts_t c = liar[i] ? fx_lie(w[k].unit) : fx_solve(w[k].unit);
+      srv_result_info_t info;
+      int rc = fx_report(f, cl[i], w[k].id, w[k].unit, &c, NQ_SOLVER_VERSION, *now, &info);
+      ck_assert(rc == 0 || rc == NQ_EBANNED);
+      done |= rc == 0 && info.job_done;
+    }
+  }
+  return done;
+}
+
+/* A job finished through every settling path -- its quorum, a trusted owner's result (a liar's
+ * disagreement contested the units), the operator's audit (srv_sched_settle, as nq-admin audit
+ * does on a disagreement) and the operator's re-opening (then a fresh quorum) -- exports a file
+ * that nq-verify passes with every unit recounted, each unit by its own path's rule. */
+START_TEST(every_settling_path_verifies) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.lease_seconds = 50;
+  cfg.lease_min = 10;
+  cfg.spot_check = 0;
+  fx_init(&f, 8, 3, 2, 3, &cfg);
+  int64_t cl[3] = {fx_client(&f, "honest"), fx_client(&f, "liar"), fx_client(&f, "lab")};
+  int liar[3] = {0, 1, 0};
+  ck_assert_int_eq(srv_owner_set_trusted(f.st, fx_client_of(&f, cl[2]).owner_id, 1), 0);
+  int64_t now = T0;
+  int done = 0;
+  for (int r = 0; r < 3000 && !done; r++) done = paths_round(&f, cl, liar, 3, &now);
+  ck_assert(done);
+  verify_report_t rep, rep1;
+  export_verify(&f, &rep, &rep1);
+  ck_assert_uint_gt(rep.settled[NQ_EV_SETTLED_TRUSTED], 0);
+  ck_assert_uint_gt(rep.settled[NQ_EV_SETTLED_QUORUM], 0);
+  ck_assert_uint_eq(rep.settled[NQ_EV_SETTLED_AUDIT], 0);
+  /* The operator's audit settles a unit with the reference count. */
+  ck_assert_int_eq(srv_owner_set_trusted(f.st, fx_client_of(&f, cl[2]).owner_id, 0), 0);
+  srv_job_t j;
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), 0);
+  srv_unit_info_t u = fx_unit(&f, j.first_unit + 5);
+  nq_counts_t truth = fx_solve(u.text);
+  srv_result_info_t info;
+  ck_assert_int_eq(srv_sched_settle(&f.sched, u.id, &truth, NQ_SOLVER_VERSION, now++, &info), 0);
+  ck_assert(info.unit_settled);
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), 0);
+  ck_assert_int_eq(j.state, SRV_JOB_DONE);
+  export_verify(&f, &rep, &rep1);
+  ck_assert_uint_eq(rep.settled[NQ_EV_SETTLED_AUDIT], 1);
+  ck_assert_uint_eq(rep1.audits_recounted, 1);
+  /* The operator re-opens a unit: two fresh clients verify it again by their quorum. */
+  u = fx_unit(&f, j.first_unit + 7);
+  uint64_t quorum_before = rep.settled[NQ_EV_SETTLED_QUORUM];
+  int jr = 0;
+  ck_assert_int_eq(srv_sched_reopen(&f.sched, u.id, now++, &jr), 0);
+  int64_t fresh[2] = {fx_client(&f, "fresh1"), fx_client(&f, "fresh2")};
+  fx_run_to_done(&f, fresh, 2, &now);
+  export_verify(&f, &rep, &rep1);
+  ck_assert_uint_eq(rep.settled[NQ_EV_SETTLED_AUDIT], 1);
+  ck_assert_uint_ge(rep.settled[NQ_EV_SETTLED_QUORUM] + rep.settled[NQ_EV_SETTLED_TRUSTED],
+                    quorum_before);
+  fx_done(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("evidence");
   TCase *tc = tcase_create("evidence");
@@ -374,6 +489,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, reader_digest_and_refusals);
   tcase_add_test(tc, plan_file_verifies);
   tcase_add_test(tc, broken_files_fail);
+  tcase_add_test(tc, every_settling_path_verifies);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -31,6 +31,11 @@ START_TEST(choose_names_the_least_represented) {
   ck_assert_str_eq(srv_kernel_choose("", "avx512", ""), "avx2");
   ck_assert_ptr_null(srv_kernel_choose("opencl:GPU", "avx2,avx512", "")); /* runs its own */
   ck_assert_str_eq(srv_kernel_choose("opencl:GPU", "avx2,opencl:GPU", ""), "scalar");
+  /* A live lease of a client of unknown kind ("?") runs that client's own kernel, whatever it
+   * is: a replica leased beside it is named one no machine runs as its own. */
+  ck_assert_str_eq(srv_kernel_choose("", "?", ""), "scalar");
+  ck_assert_str_eq(srv_kernel_choose("avx512", "?", ""), "scalar");
+  ck_assert_str_eq(srv_kernel_choose("avx512", "?,scalar", ""), "reference");
   /* Every kernel refused: nothing to name. */
   ck_assert_ptr_null(srv_kernel_choose("reference", "reference", "reference"));
   /* The client's own kernel: the most capable of its recent backends. */
@@ -121,19 +126,19 @@ START_TEST(two_kernels_needed) {
   ck_assert_int_eq(fx_work(&f, b, 1, ++now, &wb, NULL), 1);
   ck_assert_int_eq(wb.unit_id, wa.unit_id); /* the unit in progress first */
   ck_assert_str_eq(wb.kernel, "avx2");      /* not the kernel the unit has already */
-  /* An old client ignores the name and runs avx512 again: agreeing, but one kernel. */
-  ck_assert_int_eq(report(&f, b, &wb, &truth, "avx512", ++now, &info), 0);
-  ck_assert_int_eq(info.unit_verified, 0);
+  /* A result that says it ran on another kernel than the one named (an old client that ignores
+   * the name, or a made-up label) is refused as a bad result and stores nothing: the rule counts
+   * the kernels the server named, not labels. */
+  ck_assert_int_eq(report(&f, b, &wb, &truth, "avx512", ++now, &info), NQ_EINVAL);
+  ck_assert_int_eq(report(&f, b, &wb, &truth, "y", ++now, &info), NQ_EINVAL);
+  ck_assert_int_eq(report(&f, b, &wb, &truth, NULL, ++now, &info), NQ_EINVAL);
   srv_unit_info_t u = fx_unit(&f, wa.unit_id);
   ck_assert_int_ne(u.state, SRV_UNIT_VERIFIED);
-  ck_assert_int_eq(u.best, 1); /* shown one vote short: it needs a replica */
-  char q[160];
-  snprintf(q, sizeof q, "SELECT need FROM units WHERE id = %lld", (long long)wa.unit_id);
-  ck_assert_int_eq(fx_q1(f.path, q), 1);
-  ck_assert_int_eq(fx_work(&f, c, 1, ++now, &wc, NULL), 1);
-  ck_assert_int_eq(wc.unit_id, wa.unit_id);
-  ck_assert_str_eq(wc.kernel, "avx2");
-  ck_assert_int_eq(report(&f, c, &wc, &truth, "avx2", ++now, &info), 0);
+  ck_assert_int_eq(u.results, 1);
+  /* b runs avx2 as named: the unit is verified on two kernels. */
+  (void)c;
+  (void)wc;
+  ck_assert_int_eq(report(&f, b, &wb, &truth, "avx2", ++now, &info), 0);
   ck_assert_int_eq(info.unit_verified, 1);
   fx_check_invariants(&f);
   fx_done(&f);
@@ -295,6 +300,100 @@ START_TEST(lease_scaled_for_slower_kernel) {
 }
 END_TEST
 
+/* Two new clients asked at once: the second replica, leased while the first one's kernel was
+ * unknown, names a kernel no machine runs as its own, so the two agreeing results verify. */
+START_TEST(leased_at_once_named_apart) {
+  fx_t f;
+  srv_sched_config_t cfg = kx_cfg();
+  kx_init(&f, &cfg, 2);
+  int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b");
+  int64_t now = T0 + 10;
+  srv_work_t wa, wb;
+  ck_assert_int_eq(fx_work(&f, a, 1, now, &wa, NULL), 1);
+  ck_assert_int_eq(fx_work(&f, b, 1, now, &wb, NULL), 1);
+  ck_assert_int_eq(wb.unit_id, wa.unit_id);
+  ck_assert_str_eq(wa.kernel, "");
+  ck_assert_str_eq(wb.kernel, "scalar");
+  nq_counts_t t = fx_solve(wa.unit);
+  srv_result_info_t info;
+  ck_assert_int_eq(report(&f, a, &wa, &t, "avx512", now, &info), 0);
+  ck_assert_int_eq(report(&f, b, &wb, &t, "scalar", now, &info), 0);
+  ck_assert_int_eq(info.unit_verified, 1);
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
+/* Every key has voted with one kernel (b ignored the name): a voter adds kernel evidence -- a
+ * second result of its own with a kernel the unit lacks -- which verifies the unit without
+ * counting as a second vote of its key; it is leased once, and only with a missing kernel. */
+START_TEST(voter_adds_kernel_evidence) {
+  fx_t f;
+  srv_sched_config_t cfg = kx_cfg();
+  kx_init(&f, &cfg, 2);
+  int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b");
+  known(&f, a);
+  int64_t now = T0 + 10;
+  srv_work_t wa, wb, we, w2;
+  ck_assert_int_eq(fx_work(&f, a, 1, now, &wa, NULL), 1);
+  nq_counts_t t = fx_solve(wa.unit);
+  ck_assert_int_eq(report(&f, a, &wa, &t, "avx512", now, NULL), 0);
+  ck_assert_int_eq(fx_work(&f, b, 1, ++now, &wb, NULL), 1);
+  ck_assert_int_eq(wb.unit_id, wa.unit_id);
+  srv_result_info_t info;
+  ck_assert_int_eq(report(&f, b, &wb, &t, "avx512", ++now, &info), 0); /* name ignored */
+  ck_assert_int_eq(info.unit_verified, 0);
+  char q[200];
+  snprintf(q, sizeof q, "SELECT kshort FROM units WHERE id = %lld", (long long)wa.unit_id);
+  ck_assert_int_eq(fx_q1(f.path, q), 1);
+  /* a asks: the unit again, as kernel evidence, named the kernel it lacks, before new work. */
+  ck_assert_int_eq(fx_work(&f, a, 1, ++now, &we, NULL), 1);
+  ck_assert_int_eq(we.unit_id, wa.unit_id);
+  ck_assert_int_ne(we.id, wa.id);
+  ck_assert_str_eq(we.kernel, "avx2");
+  /* Held by a, the evidence is not leased twice: b gets fresh work. */
+  ck_assert_int_eq(fx_work(&f, b, 1, ++now, &w2, NULL), 1);
+  ck_assert_int_ne(w2.unit_id, wa.unit_id);
+  /* A wrong evidence result would not verify the unit; the true one does, and the votes stay
+   * two (a's key once). */
+  ck_assert_int_eq(report(&f, a, &we, &t, "avx2", ++now, &info), 0);
+  ck_assert_int_eq(info.unit_verified, 1);
+  srv_unit_info_t u = fx_unit(&f, wa.unit_id);
+  ck_assert_int_eq(u.state, SRV_UNIT_VERIFIED);
+  snprintf(q, sizeof q, "SELECT kernels FROM units WHERE id = %lld", (long long)wa.unit_id);
+  ck_assert_int_eq(fx_q1(f.path, q), 2);
+  snprintf(q, sizeof q, "SELECT count(*) FROM assignments WHERE unit_id = %lld AND evidence = 1 "
+                        "AND state = 'valid'", (long long)wa.unit_id);
+  ck_assert_int_eq(fx_q1(f.path, q), 1);
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
+/* Evidence is leased only with a kernel the unit lacks: a voter whose every other kernel is
+ * refused gets none (the unit waits for another key). */
+START_TEST(no_evidence_without_missing_kernel) {
+  fx_t f;
+  srv_sched_config_t cfg = kx_cfg();
+  kx_init(&f, &cfg, 2);
+  int64_t a = fx_client(&f, "a"), b = fx_client(&f, "b");
+  int64_t now = T0 + 10;
+  ck_assert_int_eq(srv_client_kernel_native_set(f.st, a, "reference"), 0);
+  srv_work_t wa, wb, we[4];
+  ck_assert_int_eq(fx_work(&f, a, 1, now, &wa, NULL), 1);
+  ck_assert_str_eq(wa.kernel, "reference");
+  nq_counts_t t = fx_solve(wa.unit);
+  ck_assert_int_eq(report(&f, a, &wa, &t, "reference", now, NULL), 0);
+  ck_assert_int_eq(fx_work(&f, b, 1, ++now, &wb, NULL), 1);
+  ck_assert_int_eq(report(&f, b, &wb, &t, "reference", ++now, NULL), 0);
+  srv_nowork_t why;
+  int n = fx_work(&f, a, 4, ++now, we, &why);
+  ck_assert_int_gt(n, 0);
+  for (int i = 0; i < n; i++) ck_assert_int_ne(we[i].unit_id, wa.unit_id);
+  fx_done(&f);
+}
+END_TEST
+
 /* A job without the option (and every job made before schema 016) names nothing. */
 START_TEST(off_names_nothing) {
   fx_t f;
@@ -328,6 +427,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, refusal_goes_elsewhere);
   tcase_add_test(tc, lease_scaled_for_slower_kernel);
   tcase_add_test(tc, off_names_nothing);
+  tcase_add_test(tc, leased_at_once_named_apart);
+  tcase_add_test(tc, voter_adds_kernel_evidence);
+  tcase_add_test(tc, no_evidence_without_missing_kernel);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -88,7 +88,8 @@ START_TEST(type_and_code_tables) {
       "bad_frame", "frame_too_big", "bad_json", "unknown_type", "not_hello", "version",
       "upgrade_required", "auth", "banned", "bad_message", "busy", "timeout", "shutdown",
       "unknown_assignment", "not_yours", "bad_result", "lease_expired", "not_found", "exists",
-      "bad_state", "internal", "rate_limited", "enrol_closed", "no_kernel"};
+      "bad_state", "internal", "rate_limited", "enrol_closed", "no_kernel", "signup_closed",
+      "signup_rejected"};
   ck_assert_int_eq((int)(sizeof codes / sizeof codes[0]), NQ_ERR_OTHER - 1);
   for (int c = NQ_ERR_BAD_FRAME; c < NQ_ERR_OTHER; c++) {
     ck_assert_str_eq(nq_errcode_name((nq_errcode_t)c), codes[c - 1]);
@@ -157,7 +158,9 @@ START_TEST(round_trip_hello_welcome) {
   json_decref(m);
 
   nq_welcome_t w = {1, "lab-7", "newtoken", 18, 3, NQ_JOB_RUNNING, 16, 900, "alice",
-                    "https://nq.example.org/", "340282366920938463463374607431768211455"};
+                    "https://nq.example.org/", "340282366920938463463374607431768211455",
+                    "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+                    {2, {{9, 1764000000, "Maintenance Sunday 10:00 UTC"}, {4, 1763000000, "N=28 \xc3\xa9"}}}};
   m = over_wire(nq_welcome_pack(&w));
   nq_welcome_t wb;
   ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), 0);
@@ -172,8 +175,43 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_str_eq(wb.shown_as, "alice");
   ck_assert_str_eq(wb.page, "https://nq.example.org/");
   ck_assert_str_eq(wb.credit, "340282366920938463463374607431768211455");
+  ck_assert_str_eq(wb.evidence_key, w.evidence_key);
   json_decref(m);
-  nq_welcome_t wa = {1, NULL, NULL, 8, 3, NQ_JOB_DONE, 256, 2147483647, NULL, NULL, NULL};
+  /* A key that is not 64 lowercase hex digits is refused. */
+  m = nq_welcome_pack(&w);
+  json_object_set_new(m, "evidence_key", json_string("00112233445566778899AABBCCDDEEFF"));
+  ck_assert_int_ne(nq_welcome_parse(m, &wb, &err), 0);
+  json_decref(m);
+    ck_assert_int_eq(wb.news.n, 2);
+  ck_assert_int_eq(wb.news.items[0].id, 9);
+  ck_assert_int_eq(wb.news.items[0].at, 1764000000);
+  ck_assert_str_eq(wb.news.items[0].text, "Maintenance Sunday 10:00 UTC");
+  ck_assert_str_eq(wb.news.items[1].text, "N=28 \xc3\xa9");
+  json_decref(m);
+  /* The unasked news message: the same items; malformed ones refused. */
+  m = over_wire(nq_news_pack(&w.news));
+  nq_news_t nb;
+  ck_assert_int_eq(nq_news_parse(m, &nb, &err), 0);
+  ck_assert_int_eq(nb.n, 2);
+  ck_assert_int_eq(nb.items[1].id, 4);
+  json_decref(m);
+  static const char *const bad_news[] = {
+      "{\"type\":\"news\"}", "{\"type\":\"news\",\"items\":{}}",
+      "{\"type\":\"news\",\"items\":[{\"id\":0,\"at\":1,\"text\":\"x\"}]}",
+      "{\"type\":\"news\",\"items\":[{\"id\":1,\"at\":1,\"text\":\"\"}]}",
+      "{\"type\":\"news\",\"items\":[{\"id\":1,\"at\":1,\"text\":\"a\\nb\"}]}",
+      "{\"type\":\"news\",\"items\":[1,2,3,4,5,6]}"};
+  for (size_t i = 0; i < sizeof bad_news / sizeof *bad_news; i++) {
+    m = json_loads(bad_news[i], 0, NULL);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(nq_news_parse(m, &nb, &err) == NQ_EPROTO, "%s", bad_news[i]);
+    json_decref(m);
+  }
+  m = json_loads("{\"type\":\"welcome\",\"v\":1,\"job\":{\"n\":8,\"depth\":3,\"state\":"
+                 "\"done\"},\"max_outstanding\":1,\"progress_interval\":1,\"news\":7}", 0, NULL);
+  ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), NQ_EPROTO);
+  json_decref(m);
+  nq_welcome_t wa = {1, NULL, NULL, 8, 3, NQ_JOB_DONE, 256, 2147483647, NULL, NULL, NULL, NULL, {0}};
   m = over_wire(nq_welcome_pack(&wa));
   ck_assert_int_eq(nq_welcome_parse(m, &wb, &err), 0);
   ck_assert_ptr_null(wb.client);
@@ -181,6 +219,7 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_ptr_null(wb.shown_as);
   ck_assert_ptr_null(wb.page);
   ck_assert_ptr_null(wb.credit);
+  ck_assert_ptr_null(wb.evidence_key);
   ck_assert_int_eq(wb.job_state, NQ_JOB_DONE);
   ck_assert_int_eq(wb.max_outstanding, 256);
   ck_assert_int_eq(wb.progress_interval, 2147483647);
@@ -367,29 +406,111 @@ START_TEST(work_kernel_checked) {
 }
 END_TEST
 
+/* signup and signup_reply: both states round-trip; every malformed variant is refused with a
+ * fatal error (bad_message; version for an unknown protocol). */
+START_TEST(round_trip_signup) {
+  nq_proto_err_t err;
+  nq_signup_t a = {0, "box-1", "Ada", "lab-team", "nq-client 9", NULL}, b;
+  json_t *m = over_wire(nq_signup_pack(&a));
+  ck_assert_int_eq(nq_signup_parse(m, &b, &err), 0);
+  ck_assert_int_eq(b.v, NQ_PROTO_VERSION);
+  ck_assert_str_eq(b.name, "box-1");
+  ck_assert_str_eq(b.public_name, "Ada");
+  ck_assert_str_eq(b.team, "lab-team");
+  ck_assert_str_eq(b.software, "nq-client 9");
+  ck_assert_ptr_null(b.ticket);
+  json_decref(m);
+  nq_signup_t t = {1, "box-2", NULL, NULL, NULL, "0123abcdef"};
+  m = over_wire(nq_signup_pack(&t));
+  ck_assert_int_eq(nq_signup_parse(m, &b, &err), 0);
+  ck_assert_str_eq(b.ticket, "0123abcdef");
+  ck_assert_ptr_null(b.public_name);
+  json_decref(m);
+  static const char *const bad[] = {
+      "{\"type\":\"signup\"}",
+      "{\"type\":\"signup\",\"v\":1}",
+      "{\"type\":\"signup\",\"v\":\"1\",\"name\":\"a\"}",
+      "{\"type\":\"signup\",\"v\":1,\"name\":\"a b\"}",
+      "{\"type\":\"signup\",\"v\":1,\"name\":\"a\",\"public_name\":\"\"}",
+      "{\"type\":\"signup\",\"v\":1,\"name\":\"a\",\"team\":7}",
+      "{\"type\":\"signup\",\"v\":1,\"name\":\"a\",\"software\":\"\\n\"}",
+      "{\"type\":\"signup\",\"v\":1,\"name\":\"a\",\"ticket\":\"ABC\"}",
+      "{\"type\":\"signup\",\"v\":1,\"name\":\"a\",\"ticket\":\"\"}",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    m = json_loads(bad[i], 0, NULL);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(nq_signup_parse(m, &b, &err) == NQ_EPROTO, "%s", bad[i]);
+    ck_assert_int_eq(err.code, NQ_ERR_BAD_MESSAGE);
+    ck_assert_int_eq(err.fatal, 1);
+    json_decref(m);
+  }
+  m = json_loads("{\"type\":\"signup\",\"v\":99,\"name\":\"a\"}", 0, NULL);
+  ck_assert_int_eq(nq_signup_parse(m, &b, &err), NQ_EPROTO);
+  ck_assert_int_eq(err.code, NQ_ERR_VERSION);
+  json_decref(m);
+
+  nq_signup_reply_t j = {NQ_SIGNUP_JOINED, "v-0a1b", "k3y", "box-1", "t0k", NULL, 0, 0}, jr;
+  m = over_wire(nq_signup_reply_pack(&j));
+  ck_assert_int_eq(nq_signup_reply_parse(m, &jr, &err), 0);
+  ck_assert_int_eq(jr.state, NQ_SIGNUP_JOINED);
+  ck_assert_str_eq(jr.owner, "v-0a1b");
+  ck_assert_str_eq(jr.owner_key, "k3y");
+  ck_assert_str_eq(jr.client, "box-1");
+  ck_assert_str_eq(jr.token, "t0k");
+  json_decref(m);
+  nq_signup_reply_t p = {NQ_SIGNUP_PENDING, NULL, NULL, NULL, NULL, "beef", 7, 60};
+  m = over_wire(nq_signup_reply_pack(&p));
+  ck_assert_int_eq(nq_signup_reply_parse(m, &jr, &err), 0);
+  ck_assert_int_eq(jr.state, NQ_SIGNUP_PENDING);
+  ck_assert_int_eq(jr.request, 7);
+  ck_assert_int_eq(jr.retry_after, 60);
+  ck_assert_str_eq(jr.ticket, "beef");
+  json_decref(m);
+  static const char *const bad_reply[] = {
+      "{\"type\":\"signup_reply\"}",
+      "{\"type\":\"signup_reply\",\"state\":\"maybe\"}",
+      "{\"type\":\"signup_reply\",\"state\":\"joined\",\"owner\":\"o\"}",
+      "{\"type\":\"signup_reply\",\"state\":\"joined\",\"owner\":\"o\",\"owner_key\":\"\","
+      "\"client\":\"c\",\"token\":\"t\"}",
+      "{\"type\":\"signup_reply\",\"state\":\"pending\",\"request\":0,\"retry_after\":5}",
+      "{\"type\":\"signup_reply\",\"state\":\"pending\",\"request\":1,\"retry_after\":3601}",
+      "{\"type\":\"signup_reply\",\"state\":\"pending\",\"request\":1,\"retry_after\":5,"
+      "\"ticket\":\"xyz\"}",
+  };
+  for (size_t i = 0; i < sizeof bad_reply / sizeof *bad_reply; i++) {
+    m = json_loads(bad_reply[i], 0, NULL);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(nq_signup_reply_parse(m, &jr, &err) == NQ_EPROTO, "%s", bad_reply[i]);
+    ck_assert_int_eq(err.code, NQ_ERR_BAD_MESSAGE);
+    json_decref(m);
+  }
+}
+END_TEST
+
 START_TEST(round_trip_admin_error_bye) {
   nq_proto_err_t err;
   nq_admin_req_t reqs[] = {
-      {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_CLIENTS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_CLIENT_ADD, "delta", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_CLIENT_BAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_JOBS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNITS, NULL, "disputed", 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNITS, NULL, "all", 25, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, "8:c:2:0,2,4", 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 77, NQ_PROTO_RETRY_EXTRA_MAX, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_JOB_ARCHIVE, NULL, NULL, 0, NULL, 0, 0, 18, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_JOB_DELETE, NULL, NULL, 0, NULL, 0, 0, 32, 1, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNERS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNER_ADD, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNER_BAN, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNER_TRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_OWNER_UNTRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_CLIENT_UNBAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_REOPEN, NULL, NULL, 0, NULL, 42, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 3, 0, 0, 1, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
-      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, "alpha", 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+      {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_CLIENTS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_CLIENT_ADD, "delta", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_CLIENT_BAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_JOBS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNITS, NULL, "disputed", 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNITS, NULL, "all", 25, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, "8:c:2:0,2,4", 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 77, NQ_PROTO_RETRY_EXTRA_MAX, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_JOB_ARCHIVE, NULL, NULL, 0, NULL, 0, 0, 18, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_JOB_DELETE, NULL, NULL, 0, NULL, 0, 0, 32, 1, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_OWNERS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_OWNER_ADD, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_OWNER_BAN, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_OWNER_TRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_OWNER_UNTRUST, "lab", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_CLIENT_UNBAN, "alpha", NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNIT_REOPEN, NULL, NULL, 0, NULL, 42, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 3, 0, 0, 1, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
+      {NQ_ADMIN_UNIT_RETRY, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, "alpha", 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL},
       {.cmd = NQ_ADMIN_JOB_ADD, .job_n = 28, .unit_seconds = 28800, .max_depth = 20,
        .quorum = 3, .max_results = 6},
       {.cmd = NQ_ADMIN_JOB_ADD, .job_n = 10, .depth = 4},
@@ -402,6 +523,17 @@ START_TEST(round_trip_admin_error_bye) {
       {.cmd = NQ_ADMIN_CLIENT_ADD, .name = "epsilon", .owner = "lab"},
       {.cmd = NQ_ADMIN_OWNER_UNBAN, .name = "lab"},
       {.cmd = NQ_ADMIN_OWNER_REKEY, .name = "lab"},
+      {.cmd = NQ_ADMIN_SIGNUPS},
+      {.cmd = NQ_ADMIN_SIGNUPS, .all = 1},
+      {.cmd = NQ_ADMIN_OWNER_APPROVE, .request = 12},
+      {.cmd = NQ_ADMIN_OWNER_REJECT, .request = 1},
+      {.cmd = NQ_ADMIN_NEWS_ADD, .text = "Maintenance on Sunday"},
+      {.cmd = NQ_ADMIN_NEWS_LIST},
+      {.cmd = NQ_ADMIN_NEWS_REMOVE, .request = 3},
+      {.cmd = NQ_ADMIN_TEAMS},
+      {.cmd = NQ_ADMIN_TEAM_ADD, .name = "lab"},
+      {.cmd = NQ_ADMIN_TEAM_RENAME, .name = "lab", .to = "lab2"},
+      {.cmd = NQ_ADMIN_TEAM_REMOVE, .name = "lab2"},
   };
   for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
     nq_admin_req_t b;
@@ -425,12 +557,17 @@ START_TEST(round_trip_admin_error_bye) {
     ck_assert_int_eq(b.quorum, reqs[i].quorum);
     ck_assert_int_eq(b.max_results, reqs[i].max_results);
     ck_assert_int_eq(b.queue_id, reqs[i].queue_id);
+    ck_assert_int_eq(b.request, reqs[i].request);
     ck_assert_int_eq(b.all, reqs[i].all);
     if (b.cmd == NQ_ADMIN_JOB_ADD) ck_assert_int_eq(b.diverse_kernels, reqs[i].diverse_kernels);
     if (reqs[i].client) ck_assert_str_eq(b.client, reqs[i].client);
     else ck_assert_ptr_null(b.client);
     if (reqs[i].owner) ck_assert_str_eq(b.owner, reqs[i].owner);
     else ck_assert_ptr_null(b.owner);
+    if (reqs[i].text) ck_assert_str_eq(b.text, reqs[i].text);
+    else ck_assert_ptr_null(b.text);
+    if (reqs[i].to) ck_assert_str_eq(b.to, reqs[i].to);
+    else ck_assert_ptr_null(b.to);
     json_decref(m);
   }
   json_t *data = json_pack("{s:[{s:s}]}", "clients", "name", "alpha");
@@ -494,7 +631,7 @@ END_TEST
 /* The bytes of version 1 as today's programs send them: a peer built before this module must
  * read exactly what it always read. */
 START_TEST(version1_wire_bytes) {
-  nq_welcome_t w = {1, "lab-7", NULL, 18, 3, NQ_JOB_RUNNING, 16, 900, NULL, NULL, NULL};
+  nq_welcome_t w = {1, "lab-7", NULL, 18, 3, NQ_JOB_RUNNING, 16, 900, NULL, NULL, NULL, NULL, {0}};
   expect_text(nq_welcome_pack(&w),
               "{\"type\":\"welcome\",\"v\":1,\"job\":{\"n\":18,\"depth\":3,\"state\":\"running\"},"
               "\"max_outstanding\":16,\"progress_interval\":900,\"client\":\"lab-7\"}");
@@ -527,7 +664,7 @@ START_TEST(version1_wire_bytes) {
   expect_text(nq_error_new(NQ_ERR_BAD_JSON, "human readable", 1),
               "{\"type\":\"error\",\"code\":\"bad_json\",\"message\":\"human readable\","
               "\"fatal\":true}");
-  nq_admin_req_t q = {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL};
+  nq_admin_req_t q = {NQ_ADMIN_STATUS, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL};
   expect_text(nq_admin_req_pack(&q), "{\"type\":\"admin\",\"cmd\":\"status\"}");
   expect_text(nq_bye_pack(), "{\"type\":\"bye\"}");
 }
@@ -881,7 +1018,7 @@ START_TEST(pack_refuses_missing_strings) {
   w->n = 1;
   ck_assert_ptr_null(nq_work_pack(w));
   free(w);
-  nq_admin_req_t q = {NQ_ADMIN_CLIENT_ADD, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL};
+  nq_admin_req_t q = {NQ_ADMIN_CLIENT_ADD, NULL, NULL, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL};
   ck_assert_ptr_null(nq_admin_req_pack(&q));
   nq_admin_reply_t rep = {NQ_ADMIN_JOBS, NULL};
   ck_assert_ptr_null(nq_admin_reply_pack(&rep));
@@ -992,6 +1129,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, round_trip_work);
   tcase_add_test(tc, round_trip_progress_result);
   tcase_add_test(tc, round_trip_admin_error_bye);
+  tcase_add_test(tc, round_trip_signup);
   tcase_add_test(tc, result_backend_checked);
   tcase_add_test(tc, work_kernel_checked);
   tcase_add_test(tc, version1_wire_bytes);

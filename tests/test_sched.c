@@ -111,7 +111,9 @@ START_TEST(mismatch_escalates_to_third_replica) {
 }
 END_TEST
 
-/* Results agree on counts across solver versions; within one version the nodes must match. */
+/* Solver versions are a closed list (nq/versions.h): an unknown one is refused. Results agree on
+ * counts across versions; versions of one tree (nq-solver-3 and -4 below N = 20) compare nodes
+ * too; a version of another tree never sets the unit's nodes: they need the quorum in one tree. */
 START_TEST(agreement_rule_solver_versions) {
   fx_t f;
   fx_init(&f, 8, 3, 2, 5, NULL);
@@ -121,22 +123,34 @@ START_TEST(agreement_rule_solver_versions) {
   ck_assert_int_eq(fx_work(&f, b, 2, T0, wb, NULL), 2);
   ck_assert_int_eq(wa[0].unit_id, wb[0].unit_id);
   ck_assert_int_eq(wa[1].unit_id, wb[1].unit_id);
-  /* Unit 0: same counts, different nodes, different solvers -> agree. */
   nq_counts_t t0 = fx_solve(wa[0].unit), t0b = t0;
   t0b.nodes += 5;
   srv_result_info_t info;
-  ck_assert_int_eq(fx_report(&f, a, wa[0].id, wa[0].unit, &t0, "solver-x", T0, &info), 0);
-  ck_assert_int_eq(fx_report(&f, b, wb[0].id, wb[0].unit, &t0b, "solver-y", T0, &info), 0);
+  /* A version nq does not know: bad_result, nothing stored. */
+  ck_assert_int_eq(fx_report(&f, a, wa[0].id, wa[0].unit, &t0b, "nq-solver-9", T0, &info),
+                   NQ_EINVAL);
+  ck_assert_int_eq(fx_unit(&f, wa[0].unit_id).results, 0);
+  /* Unit 0: the same counts from another tree (nq-solver-1) with other nodes: they agree on the
+   * counts (two votes), but the nodes have one vote in each tree: one vote short. */
+  ck_assert_int_eq(fx_report(&f, a, wa[0].id, wa[0].unit, &t0b, "nq-solver-1", T0, &info), 0);
+  ck_assert_int_eq(fx_report(&f, b, wb[0].id, wb[0].unit, &t0, NQ_SOLVER_VERSION, T0, &info), 0);
+  ck_assert(!info.unit_verified);
+  ck_assert_int_eq(fx_work(&f, c, 1, T0, &wc, NULL), 1);
+  ck_assert_int_eq(wc.unit_id, wa[0].unit_id);
+  ck_assert_int_eq(fx_report(&f, c, wc.id, wc.unit, &t0, NQ_SOLVER_VERSION, T0, &info), 0);
   ck_assert(info.unit_verified);
-  /* Unit 1: same counts, different nodes, same solver -> disagree; c breaks the tie. */
+  ck_assert_int_eq(fx_unit(&f, wa[0].unit_id).counts.nodes, t0.nodes);
+  ck_assert_int_eq(fx_asg_state(&f, wa[0].id), SRV_ASG_VALID); /* counts only */
+  /* Unit 1: nq-solver-3 walks nq-solver-4's tree at N = 8: other nodes disagree; c breaks the
+   * tie. */
   nq_counts_t t1 = fx_solve(wa[1].unit), t1b = t1;
   t1b.nodes += 1;
-  ck_assert_int_eq(fx_report(&f, a, wa[1].id, wa[1].unit, &t1, "solver-x", T0, &info), 0);
-  ck_assert_int_eq(fx_report(&f, b, wb[1].id, wb[1].unit, &t1b, "solver-x", T0, &info), 0);
+  ck_assert_int_eq(fx_report(&f, a, wa[1].id, wa[1].unit, &t1, "nq-solver-3", T0, &info), 0);
+  ck_assert_int_eq(fx_report(&f, b, wb[1].id, wb[1].unit, &t1b, NQ_SOLVER_VERSION, T0, &info), 0);
   ck_assert(!info.unit_verified);
   ck_assert_int_eq(fx_work(&f, c, 1, T0, &wc, NULL), 1);
   ck_assert_int_eq(wc.unit_id, wa[1].unit_id);
-  ck_assert_int_eq(fx_report(&f, c, wc.id, wc.unit, &t1, "solver-x", T0, &info), 0);
+  ck_assert_int_eq(fx_report(&f, c, wc.id, wc.unit, &t1, NQ_SOLVER_VERSION, T0, &info), 0);
   ck_assert(info.unit_verified);
   ck_assert_int_eq(fx_asg_state(&f, wb[1].id), SRV_ASG_INVALID);
   ck_assert_int_eq(fx_client_of(&f, a).valid, 2);
@@ -442,9 +456,9 @@ START_TEST(late_results_agreement_rule) {
   ck_assert_int_eq(fx_report(&f, a, wa.id, wa.unit, &t, NQ_SOLVER_VERSION, T0 + 220, &info), 0);
   ck_assert_int_eq(info.status, SRV_RESULT_LATE);
   ck_assert_int_eq(fx_asg_state(&f, wa.id), SRV_ASG_INVALID);
-  /* Another version with other nodes: valid. */
+  /* A version of another tree with other nodes: valid (counts only). */
   t.nodes += 6;
-  ck_assert_int_eq(fx_report(&f, d, wd.id, wd.unit, &t, "nq-other-1", T0 + 220, &info), 0);
+  ck_assert_int_eq(fx_report(&f, d, wd.id, wd.unit, &t, "nq-solver-1", T0 + 220, &info), 0);
   ck_assert_int_eq(info.status, SRV_RESULT_LATE);
   ck_assert_int_eq(fx_asg_state(&f, wd.id), SRV_ASG_VALID);
   ck_assert_int_eq(fx_client_of(&f, a).invalid, 1);

@@ -8,7 +8,11 @@
 #include <string.h>
 
 #include "fx_store.h"
+#include "nq/plan.h"
 #include "nq/solver.h"
+#include "nq/versions.h"
+#include "store_public.h"
+#include "store_trusted.h"
 #include "testutil.h"
 
 /* A client that keeps asking for work and answers every unit with the truth or a lie. */
@@ -441,6 +445,115 @@ START_TEST(hold_past_limit_quorum_clients_finish) {
 }
 END_TEST
 
+/* ---- inflation through the solver string ------------------------------------------------- */
+
+/* How the inflator labels its results: a version nq does not know, one of another tree, or the
+ * server's own (then its nodes contradict the honest ones in the same tree). */
+typedef enum { INFL_UNKNOWN, INFL_OTHER_TREE, INFL_SAME_TREE } infl_t;
+
+/* The true counts of a unit with its nodes at the unit's provable bound (the most the server's
+ * result guard lets through). */
+static nq_counts_t inflated(const char *text) {
+  nq_counts_t c = fx_solve(text);
+  nq_unit_t u;
+  char why[128];
+  ck_assert_int_eq(nq_unit_parse(text, &u, why, sizeof why), 0);
+  uint64_t b = nq_plan_node_bound(&u);
+  c.nodes = b < NQ_PLAN_LIMIT ? b : NQ_PLAN_LIMIT;
+  ck_assert_int_ge(c.nodes, fx_solve(text).nodes);
+  return c;
+}
+
+/* Every unit's nodes are the true count, the job's node total is nq-solve's less the split
+ * nodes, and each client's credit is the sum of the true nodes of the units it helped verify. */
+static void check_nodes_exact(fx_t *f, const int64_t *cl, int ncl) {
+  srv_job_t j;
+  ck_assert_int_eq(srv_job_get(f->st, f->job.id, &j), 0);
+  ck_assert_int_eq(j.state, SRV_JOB_DONE);
+  nq_u128 sum = 0;
+  for (int64_t id = j.first_unit; id < j.first_unit + j.units; id++) {
+    srv_unit_info_t u = fx_unit(f, id);
+    ck_assert_int_eq(u.counts.nodes, fx_solve(u.text).nodes);
+    sum += u.counts.nodes;
+  }
+  nq_counts_t whole;
+  ck_assert_int_eq(nq_ref_solve_n(j.n, &whole), 0);
+  ck_assert(j.totals.nodes == sum);
+  ck_assert(j.totals.nodes + j.internal == whole.nodes);
+  for (int i = 0; i < ncl; i++) {
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT coalesce(sum(u.nodes), 0) FROM assignments a JOIN units u "
+             "ON u.id = a.unit_id WHERE a.client_id = %lld AND a.state = 'valid'",
+             (long long)cl[i]);
+    srv_credit_t cr;
+    ck_assert_int_eq(srv_credit_get(f->st, cl[i], &cr), 0);
+    ck_assert(cr.credit == (nq_u128)fx_q1(f->path, sql));
+  }
+}
+
+/* The attack of a volunteer who reports the true counts with its nodes at each unit's bound,
+ * beside an honest client and a trusted owner's: under a made-up solver version every such
+ * result is refused (bad_result); under a known version of another tree it is compared on counts
+ * only and never sets a unit's nodes; under the server's own version its nodes contradict the
+ * honest ones, the trusted owner settles the unit and the inflator is banned. In every case the
+ * job ends with its node total and every credit exact. A second client of the inflator's owner
+ * (another address) adds no vote under --quorum-distinct owner. */
+START_TEST(inflation_through_solver_string) {
+  infl_t mode = (infl_t)_i;
+  const char *label = mode == INFL_UNKNOWN ? "nq-solver-9"
+                      : mode == INFL_OTHER_TREE ? "nq-solver-1" : NQ_SOLVER_VERSION;
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.lease_seconds = 50;
+  cfg.lease_min = 10;
+  fx_init(&f, 10, 4, 2, 3, &cfg);
+  int64_t x = fx_client(&f, "inflator");
+  int64_t x2 = fx_client_of_owner(&f, "inflator-2", fx_client_of(&f, x).owner_id);
+  int64_t h = fx_client(&f, "honest"), t = fx_client(&f, "lab");
+  ck_assert_int_eq(srv_owner_set_trusted(f.st, fx_client_of(&f, t).owner_id, 1), 0);
+  int64_t cl[4] = {x, x2, h, t}, now = T0;
+  int refused = 0, sent = 0, done = 0;
+  for (int r = 0; r < 4000 && !done; r++) {
+    for (int i = 0; i < 4 && !done; i++) {
+      srv_work_t w[4];
+      srv_nowork_t why = SRV_NOWORK_NONE;
+      int n = fx_work(&f, cl[i], i < 2 ? 4 : 1, now++, w, &why);
+      if (n == NQ_EBANNED) continue;
+      ck_assert_int_ge(n, 0);
+      done |= n == 0 && why == SRV_NOWORK_DONE;
+      for (int k = 0; k < n; k++) {
+        srv_result_info_t info;
+        int rc;
+        if (i < 2) {
+          nq_counts_t c = inflated(w[k].unit);
+          rc = fx_report(&f, cl[i], w[k].id, w[k].unit, &c, label, now, &info);
+          sent++;
+          refused += rc == NQ_EINVAL;
+          ck_assert(rc == 0 || rc == NQ_EBANNED || (mode == INFL_UNKNOWN && rc == NQ_EINVAL));
+        } else {
+          rc = fx_report_true(&f, cl[i], &w[k], now, &info);
+          ck_assert(rc == 0);
+        }
+        done |= info.job_done && rc == 0;
+      }
+    }
+  }
+  ck_assert(done);
+  ck_assert_int_gt(sent, 0);
+  if (mode == INFL_UNKNOWN) ck_assert_int_eq(refused, sent);
+  if (mode == INFL_SAME_TREE) ck_assert(fx_client_of(&f, x).banned);
+  ck_assert(!fx_client_of(&f, h).banned && !fx_client_of(&f, t).banned);
+  srv_job_t j;
+  char buf[40];
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), 0);
+  ck_assert_str_eq(nq_u128_str(nq_totals_total(&j.totals), buf), nq_known(10)->total);
+  check_nodes_exact(&f, cl, 4);
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sched_trust");
   TCase *tc = tcase_create("trust");
@@ -453,6 +566,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, spot_checks_catch_colluding_owners);
   tcase_add_test(tc, ban_reopens_and_reverifies);
   tcase_add_test(tc, owners_and_owner_ban);
+  tcase_add_loop_test(tc, inflation_through_solver_string, INFL_UNKNOWN, INFL_SAME_TREE + 1);
   suite_add_tcase(s, tc);
   return s;
 }

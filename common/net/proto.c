@@ -1,6 +1,7 @@
 /* nq: the wire contract -- value structs <-> JSON objects for every message (see proto.h and
  * docs/protocol.md). The checks here are the protocol's; nothing else parses a message. */
 #include "nq/proto.h"
+#include "nq/hash.h"
 #include "nq/nq.h"
 #include "nq/unit.h"
 
@@ -18,6 +19,7 @@ static const char *const nowork_names[] = {NQ_NOWORK_MAP(NAME_ONE)};
 static const char *const ack_names[] = {NQ_ACK_MAP(NAME_ONE)};
 static const char *const admin_names[NQ_ADMIN_NCMDS] = {NQ_ADMIN_CMD_MAP(NAME_ONE)};
 static const char *const job_state_names[] = {NQ_JOB_STATE_MAP(NAME_ONE)};
+static const char *const signup_state_names[] = {NQ_SIGNUP_STATE_MAP(NAME_ONE)};
 #undef NAME_ONE
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -231,6 +233,66 @@ int nq_hello_parse(const json_t *m, nq_hello_t *h, nq_proto_err_t *err) {
   return 0;
 }
 
+/* ---- news ----------------------------------------------------------------------------------- */
+
+static json_t *news_items_pack(const nq_news_t *n) {
+  json_t *a = json_array();
+  int ok = a != NULL;
+  for (int i = 0; ok && i < n->n && i < NQ_PROTO_NEWS_MAX; i++) {
+    json_t *o = json_object();
+    ok = o && json_array_append_new(a, o) == 0;
+    if (!ok) break;
+    put(o, "id", json_integer(n->items[i].id), &ok);
+    put(o, "at", json_integer(n->items[i].at), &ok);
+    put(o, "text", n->items[i].text ? json_string(n->items[i].text) : NULL, &ok);
+  }
+  if (!ok) {
+    json_decref(a);
+    return NULL;
+  }
+  return a;
+}
+
+static int news_text_valid(const char *t) {
+  size_t n = strlen(t);
+  if (n < 1 || n > NQ_PROTO_NEWS_TEXT_MAX) return 0;
+  for (; *t; t++)
+    if ((unsigned char)*t < 0x20 || *t == 0x7f) return 0;
+  return 1;
+}
+
+/* items (may be NULL: none) into *n; -1 when malformed. */
+static int news_items_parse(const json_t *items, nq_news_t *n) {
+  memset(n, 0, sizeof *n);
+  if (!items) return 0;
+  if (!json_is_array(items) || json_array_size(items) > NQ_PROTO_NEWS_MAX) return -1;
+  for (size_t i = 0; i < json_array_size(items); i++) {
+    const json_t *o = json_array_get(items, i);
+    nq_news_item_t *it = &n->items[i];
+    if (!json_is_object(o) || nq_msg_get_int(o, "id", 1, INT64_MAX, &it->id) ||
+        nq_msg_get_int(o, "at", 0, INT64_MAX, &it->at) || nq_msg_get_str(o, "text", &it->text) ||
+        !news_text_valid(it->text))
+      return -1;
+  }
+  n->n = (int)json_array_size(items);
+  return 0;
+}
+
+json_t *nq_news_pack(const nq_news_t *n) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_NEWS, &ok);
+  if (o) put(o, "items", news_items_pack(n), &ok);
+  return msg_done(o, ok);
+}
+
+int nq_news_parse(const json_t *m, nq_news_t *n, nq_proto_err_t *err) {
+  const json_t *items = json_object_get(m, "items");
+  if (!items || news_items_parse(items, n) != 0)
+    return BAD("news: items must be an array of at most %d {id >= 1, at, text of 1..%d bytes "
+               "without control characters}", NQ_PROTO_NEWS_MAX, NQ_PROTO_NEWS_TEXT_MAX);
+  return 0;
+}
+
 json_t *nq_welcome_pack(const nq_welcome_t *w) {
   int ok;
   json_t *o = msg_new(NQ_MSG_WELCOME, &ok);
@@ -251,6 +313,8 @@ json_t *nq_welcome_pack(const nq_welcome_t *w) {
   if (w->shown_as) put(o, "shown_as", json_string(w->shown_as), &ok);
   if (w->page) put(o, "page", json_string(w->page), &ok);
   if (w->credit) put(o, "credit", json_string(w->credit), &ok);
+  if (w->evidence_key) put(o, "evidence_key", json_string(w->evidence_key), &ok);
+  if (w->news.n > 0) put(o, "news", news_items_pack(&w->news), &ok);
   return msg_done(o, ok);
 }
 
@@ -283,11 +347,109 @@ int nq_welcome_parse(const json_t *m, nq_welcome_t *w, nq_proto_err_t *err) {
       (w->credit && nq_u128_parse(w->credit, &credit) != 0))
     return BAD("welcome: shown_as (1..88) and page (1..255) must be printable ASCII, credit a "
                "decimal string");
+  unsigned char fpr[32];
+  if (nq_msg_opt_str(m, "evidence_key", NULL, &w->evidence_key) ||
+      (w->evidence_key && nq_hex_decode(w->evidence_key, sizeof fpr, fpr) != 0))
+    return BAD("welcome: evidence_key must be 64 lowercase hex digits");
+  if (news_items_parse(json_object_get(m, "news"), &w->news) != 0)
+    return BAD("welcome: news must be an array of at most %d {id >= 1, at, text}",
+               NQ_PROTO_NEWS_MAX);
   w->job_n = (int)n;
   w->job_depth = (int)depth;
   w->job_state = (nq_job_state_t)lookup(job_state_names, NELEM(job_state_names), state);
   w->max_outstanding = (int)mo;
   w->progress_interval = (int)pi;
+  return 0;
+}
+
+/* ---- signup / signup_reply ------------------------------------------------------------------ */
+
+/* 1 if s is 1..NQ_PROTO_TICKET_MAX lower-case hex digits. */
+static int ticket_valid(const char *s) {
+  size_t n = strlen(s);
+  if (n < 1 || n > NQ_PROTO_TICKET_MAX) return 0;
+  for (; *s; s++)
+    if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'))) return 0;
+  return 1;
+}
+
+json_t *nq_signup_pack(const nq_signup_t *su) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_SIGNUP, &ok);
+  if (!o) return NULL;
+  put(o, "v", json_integer(su->v ? su->v : NQ_PROTO_VERSION), &ok);
+  put(o, "name", su->name ? json_string(su->name) : NULL, &ok);
+  if (su->public_name) put(o, "public_name", json_string(su->public_name), &ok);
+  if (su->team) put(o, "team", json_string(su->team), &ok);
+  if (su->software) put(o, "software", json_string(su->software), &ok);
+  if (su->ticket) put(o, "ticket", json_string(su->ticket), &ok);
+  return msg_done(o, ok);
+}
+
+int nq_signup_parse(const json_t *m, nq_signup_t *su, nq_proto_err_t *err) {
+  memset(su, 0, sizeof *su);
+  if (nq_msg_get_int(m, "v", 0, NQ_PROTO_V_LIMIT, &su->v) != 0)
+    return BAD("signup: v must be an integer 0..%d", NQ_PROTO_V_LIMIT);
+  if (!version_ok(su->v))
+    return refuse(err, su->v < NQ_PROTO_VERSION_MIN ? NQ_ERR_UPGRADE_REQUIRED : NQ_ERR_VERSION,
+                  1, -1, "signup: protocol version %lld not spoken; this server speaks %s",
+                  (long long)su->v, versions_text());
+  if (nq_msg_get_str(m, "name", &su->name) || !nq_proto_name_valid(su->name))
+    return BAD("signup: name must be 1..64 characters [A-Za-z0-9._-]");
+  if (nq_msg_opt_str(m, "public_name", NULL, &su->public_name) ||
+      (su->public_name && !nq_proto_name_valid(su->public_name)))
+    return BAD("signup: public_name must be 1..64 characters [A-Za-z0-9._-]");
+  if (nq_msg_opt_str(m, "team", NULL, &su->team) || (su->team && !nq_proto_name_valid(su->team)))
+    return BAD("signup: team must be 1..64 characters [A-Za-z0-9._-]");
+  if (nq_msg_opt_str(m, "software", NULL, &su->software) ||
+      (su->software && !text_valid(su->software, NQ_PROTO_SOFTWARE_MAX)))
+    return BAD("signup: software must be 1..64 printable ASCII characters");
+  if (nq_msg_opt_str(m, "ticket", NULL, &su->ticket) || (su->ticket && !ticket_valid(su->ticket)))
+    return BAD("signup: ticket must be 1..128 characters [0-9a-f]");
+  return 0;
+}
+
+json_t *nq_signup_reply_pack(const nq_signup_reply_t *r) {
+  int ok;
+  json_t *o = msg_new(NQ_MSG_SIGNUP_REPLY, &ok);
+  if (!o) return NULL;
+  int st = (unsigned)r->state < NELEM(signup_state_names) ? (int)r->state : NQ_SIGNUP_PENDING;
+  put(o, "state", json_string(signup_state_names[st]), &ok);
+  if (st == NQ_SIGNUP_JOINED) {
+    put(o, "owner", r->owner ? json_string(r->owner) : NULL, &ok);
+    put(o, "owner_key", r->owner_key ? json_string(r->owner_key) : NULL, &ok);
+    put(o, "client", r->client ? json_string(r->client) : NULL, &ok);
+    put(o, "token", r->token ? json_string(r->token) : NULL, &ok);
+  } else {
+    put(o, "request", json_integer(r->request), &ok);
+    put(o, "retry_after", json_integer(r->retry_after), &ok);
+    if (r->ticket) put(o, "ticket", json_string(r->ticket), &ok);
+  }
+  return msg_done(o, ok);
+}
+
+int nq_signup_reply_parse(const json_t *m, nq_signup_reply_t *r, nq_proto_err_t *err) {
+  memset(r, 0, sizeof *r);
+  const char *state = NULL;
+  int st = -1;
+  if (nq_msg_get_str(m, "state", &state) ||
+      (st = lookup(signup_state_names, NELEM(signup_state_names), state)) < 0)
+    return BAD("signup_reply: state must be \"joined\" or \"pending\"");
+  r->state = (nq_signup_state_t)st;
+  if (r->state == NQ_SIGNUP_JOINED) {
+    if (nq_msg_get_str(m, "owner", &r->owner) || !nq_proto_name_valid(r->owner) ||
+        nq_msg_get_str(m, "owner_key", &r->owner_key) || !text_valid(r->owner_key, 128) ||
+        nq_msg_get_str(m, "client", &r->client) || !nq_proto_name_valid(r->client) ||
+        nq_msg_get_str(m, "token", &r->token) || !text_valid(r->token, 128))
+      return BAD("signup_reply: joined needs owner and client names, owner_key and token "
+                 "(1..128 printable ASCII)");
+    return 0;
+  }
+  if (nq_msg_get_int(m, "request", 1, INT64_MAX, &r->request) ||
+      nq_msg_get_int(m, "retry_after", 1, NQ_RETRY_AFTER_MAX, &r->retry_after) ||
+      nq_msg_opt_str(m, "ticket", NULL, &r->ticket) || (r->ticket && !ticket_valid(r->ticket)))
+    return BAD("signup_reply: pending needs request >= 1, retry_after 1..%d and an optional "
+               "ticket of [0-9a-f]", NQ_RETRY_AFTER_MAX);
   return 0;
 }
 
@@ -558,7 +720,22 @@ json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
     if (r->diverse_kernels >= 0) put(o, "diverse_kernels", json_integer(r->diverse_kernels), &ok);
     break;
   case NQ_ADMIN_JOB_LIST:
+  case NQ_ADMIN_SIGNUPS:
     if (r->all) put(o, "all", json_true(), &ok);
+    break;
+  case NQ_ADMIN_OWNER_APPROVE:
+  case NQ_ADMIN_OWNER_REJECT:
+  case NQ_ADMIN_NEWS_REMOVE:
+    put(o, "id", json_integer(r->request), &ok);
+    break;
+  case NQ_ADMIN_NEWS_ADD:
+    put(o, "text", r->text ? json_string(r->text) : NULL, &ok);
+    break;
+  case NQ_ADMIN_TEAM_ADD:
+  case NQ_ADMIN_TEAM_REMOVE:
+  case NQ_ADMIN_TEAM_RENAME:
+    put(o, "name", r->name ? json_string(r->name) : NULL, &ok);
+    if (r->cmd == NQ_ADMIN_TEAM_RENAME) put(o, "to", r->to ? json_string(r->to) : NULL, &ok);
     break;
   case NQ_ADMIN_JOB_CANCEL:
     put(o, "id", json_integer(r->queue_id), &ok);
@@ -658,12 +835,33 @@ int nq_admin_req_parse(const json_t *m, nq_admin_req_t *r, nq_proto_err_t *err) 
     r->unit_seconds = us ? json_number_value(us) : 0;
     break;
   }
-  case NQ_ADMIN_JOB_LIST: {
+  case NQ_ADMIN_JOB_LIST:
+  case NQ_ADMIN_SIGNUPS: {
     const json_t *all = json_object_get(m, "all");
-    if (all && !json_is_boolean(all)) return ADMIN_BAD("job_list: `all` must be a boolean");
+    if (all && !json_is_boolean(all)) return ADMIN_BAD("%s: `all` must be a boolean", cmd);
     r->all = json_is_true(all);
     break;
   }
+  case NQ_ADMIN_OWNER_APPROVE:
+  case NQ_ADMIN_OWNER_REJECT:
+  case NQ_ADMIN_NEWS_REMOVE:
+    if (nq_msg_get_int(m, "id", 1, INT64_MAX, &r->request))
+      return ADMIN_BAD("%s: needs `id` (>= 1)", cmd);
+    break;
+  case NQ_ADMIN_NEWS_ADD:
+    if (nq_msg_get_str(m, "text", &r->text) || !news_text_valid(r->text))
+      return ADMIN_BAD("news_add: needs `text`, 1..%d bytes without control characters",
+                       NQ_PROTO_NEWS_TEXT_MAX);
+    break;
+  case NQ_ADMIN_TEAM_ADD:
+  case NQ_ADMIN_TEAM_REMOVE:
+  case NQ_ADMIN_TEAM_RENAME:
+    if (nq_msg_get_str(m, "name", &r->name) || !nq_proto_name_valid(r->name) ||
+        (r->cmd == NQ_ADMIN_TEAM_RENAME &&
+         (nq_msg_get_str(m, "to", &r->to) || !nq_proto_name_valid(r->to))))
+      return ADMIN_BAD("%s: needs `name`%s (1..64 of [A-Za-z0-9._-])", cmd,
+                       r->cmd == NQ_ADMIN_TEAM_RENAME ? " and `to`" : "");
+    break;
   case NQ_ADMIN_JOB_CANCEL:
     if (nq_msg_get_int(m, "id", 1, INT64_MAX, &r->queue_id))
       return ADMIN_BAD("job_cancel: needs `id` (a queued job's id, >= 1)");

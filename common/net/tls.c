@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct nq_tls_ctx_s {
   SSL_CTX *ssl;
@@ -225,6 +226,22 @@ struct ssl_ctx_st *nq_tls_ctx_ssl(const nq_tls_ctx_t *ctx) {
   return ctx ? ctx->ssl : NULL;
 }
 
+int nq_tls_ctx_leaf(const nq_tls_ctx_t *ctx, int64_t *not_after, char *names, size_t len) {
+  if (names && len) names[0] = '\0';
+  if (!ctx || !ctx->is_server || !not_after) return NQ_EINVAL;
+  X509 *leaf = SSL_CTX_get0_certificate(ctx->ssl);
+  if (!leaf) return NQ_ENOTFOUND;
+  struct tm tm;
+  memset(&tm, 0, sizeof tm);
+  ERR_clear_error();
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(leaf), &tm) != 1) {
+    ERR_clear_error();
+    return NQ_ETLS;
+  }
+  *not_after = (int64_t)timegm(&tm);
+  if (names && len >= 16) nq_tls_cert_names(leaf, names, len);
+  return 0;
+}
 /* ---- pinning a client connection to the server's name ---------------------------------------- */
 
 /* A certificate refused for its name is kept on its SSL (ex_data, freed with it): a failed

@@ -1,6 +1,7 @@
 /* nq: cost estimates -- Knuth's random probes, stratified by unit, and the kernel's calibration.
  * See estimate.h for the method and docs/planning.md for its accuracy and costs.
  */
+#include "nq/switches.h"
 #include "nq/estimate.h"
 #include "nq/nq.h"
 #include "nq/solver.h"
@@ -140,7 +141,7 @@ __attribute__((target("bmi2,popcnt"))) static double probe_pdep(const nq_unit_st
 /* pdep where the CPU has BMI2 and runs it in hardware: AMD's families 15h and 17h (up to Zen 2)
  * run it in microcode, slower than the plain loop. */
 static probe_fn probe_pick(void) {
-  const char *env = getenv("NQ_EST_PROBE"); /* "plain": benchmarks compare the two */
+  const char *env = nq_switch_get(NQ_SW_EST_PROBE); /* "plain": benchmarks compare the two */
   if (env && !strcmp(env, "plain")) return probe_plain;
   __builtin_cpu_init();
   if (__builtin_cpu_supports("bmi2") && !__builtin_cpu_is("amdfam15h") &&

@@ -25,6 +25,26 @@ int nq_ev_distinct_parse(const char *name) {
   return NQ_EINVAL;
 }
 
+#define SETTLED_NAME(e, name) name,
+static const char *const settled_names[NQ_EV_SETTLED_N] = {NQ_EV_SETTLED_MAP(SETTLED_NAME)};
+#undef SETTLED_NAME
+
+const char *nq_ev_settled_name(nq_ev_settled_t s) {
+  return (unsigned)s < NQ_EV_SETTLED_N ? settled_names[s] : "?";
+}
+
+int nq_ev_settled_parse(const char *name) {
+  for (int i = 0; i < NQ_EV_SETTLED_N; i++)
+    if (name && !strcmp(name, settled_names[i])) return i;
+  return NQ_EINVAL;
+}
+
+size_t nq_ev_signed_message(const unsigned char digest[32], char out[NQ_EV_SIGNED_MSG_MAX]) {
+  char hex[65];
+  nq_hex_encode(digest, 32, hex);
+  return (size_t)snprintf(out, NQ_EV_SIGNED_MSG_MAX, "nq-evidence sha256 %s", hex);
+}
+
 /* ---- writing -------------------------------------------------------------------------------- */
 
 struct nq_ev_writer_s {
@@ -118,6 +138,7 @@ static json_t *result_json(const nq_ev_result_t *r) {
   bad |= json_object_set_new(o, "state", json_string(r->state));
   bad |= json_object_set_new(o, "spot", json_boolean(r->spot));
   bad |= json_object_set_new(o, "voided", json_boolean(r->voided));
+  if (r->settles) bad |= json_object_set_new(o, "settles", json_true());
   bad |= json_object_set_new(o, "solver", json_string(r->solver));
   bad |= json_object_set_new(o, "backend", json_string(r->backend));
   bad |= set_u64(o, "c2", r->c2) | set_u64(o, "c4", r->c4) | set_u64(o, "c8", r->c8);
@@ -140,6 +161,8 @@ int nq_ev_write_unit(nq_ev_writer_t *w, const nq_ev_unit_t *u) {
   bad |= set_u64(o, "c2", u->c2) | set_u64(o, "c4", u->c4) | set_u64(o, "c8", u->c8);
   bad |= set_u64(o, "nodes", u->nodes);
   bad |= json_object_set_new(o, "nodes_solver", json_string(u->nodes_solver));
+  bad |= (unsigned)u->settled >= NQ_EV_SETTLED_N;
+  if (!bad) bad |= json_object_set_new(o, "settled", json_string(nq_ev_settled_name(u->settled)));
   bad |= json_object_set_new(o, "verified_at", json_integer(u->verified_at));
   for (int i = 0; !bad && i < u->nresults; i++) {
     json_t *r = result_json(&u->results[i]);
@@ -176,19 +199,35 @@ int nq_ev_write_totals(nq_ev_writer_t *w, const nq_ev_totals_t *t) {
   return put_line(w, o);
 }
 
-/* The last line carries the digest of every byte before it, so it is written unhashed. */
-int nq_ev_writer_end(nq_ev_writer_t *w) {
-  unsigned char md[32];
-  char hex[65];
+/* The last line carries the digest of every byte before it, so it is written unhashed; signed,
+ * it also carries the public key and the signature of the digest's message. */
+static int writer_end(nq_ev_writer_t *w, const unsigned char *priv) {
+  unsigned char md[32], pub[NQ_SIGN_KEY_BYTES], sig[NQ_SIGN_SIG_BYTES];
+  char hex[65], msg[NQ_EV_SIGNED_MSG_MAX], pubhex[2 * NQ_SIGN_KEY_BYTES + 1],
+      sighex[2 * NQ_SIGN_SIG_BYTES + 1];
   int rc = nq_sha256_end(w->hash, md);
   w->hash = NULL;
+  if (rc == 0 && priv) {
+    size_t n = nq_ev_signed_message(md, msg);
+    if ((rc = nq_sign_public(priv, pub)) == 0) rc = nq_sign(priv, msg, n, sig);
+    nq_hex_encode(pub, sizeof pub, pubhex);
+    nq_hex_encode(sig, sizeof sig, sighex);
+  }
   if (rc == 0) {
     nq_hex_encode(md, sizeof md, hex);
-    if (fprintf(w->f, "{\"type\":\"sha256\",\"sha256\":\"%s\"}\n", hex) < 0 || fflush(w->f) != 0)
-      rc = NQ_EIO;
+    int e = priv ? fprintf(w->f, "{\"type\":\"sha256\",\"sha256\":\"%s\",\"key\":\"%s\","
+                                  "\"signature\":\"%s\"}\n", hex, pubhex, sighex)
+                 : fprintf(w->f, "{\"type\":\"sha256\",\"sha256\":\"%s\"}\n", hex);
+    if (e < 0 || fflush(w->f) != 0) rc = NQ_EIO;
   }
   nq_ev_writer_free(w);
   return rc;
+}
+
+int nq_ev_writer_end(nq_ev_writer_t *w) { return writer_end(w, NULL); }
+
+int nq_ev_writer_end_signed(nq_ev_writer_t *w, const unsigned char priv[NQ_SIGN_KEY_BYTES]) {
+  return writer_end(w, priv);
 }
 
 /* ---- parsing -------------------------------------------------------------------------------- */
@@ -261,9 +300,9 @@ static int parse_header(pctx_t *p, const json_t *o, nq_ev_header_t *h) {
   if (strcmp(fmt, NQ_EV_FORMAT))
     return perr(p, NQ_EINVAL, "header: format \"%s\" is not " NQ_EV_FORMAT, fmt);
   if ((rc = get_int(p, o, w, "version", 1, INT32_MAX, &v))) return rc;
-  if (v != NQ_EV_VERSION)
-    return perr(p, NQ_ERANGE, "header: format version %lld; this program reads version %d",
-                (long long)v, NQ_EV_VERSION);
+  if (v < NQ_EV_VERSION_MIN || v > NQ_EV_VERSION)
+    return perr(p, NQ_ERANGE, "header: format version %lld; this program reads versions %d..%d",
+                (long long)v, NQ_EV_VERSION_MIN, NQ_EV_VERSION);
   h->version = (int)v;
   if ((rc = get_int(p, o, w, "n", NQ_UNIT_MIN_N, NQ_MAX_N, &v))) return rc;
   h->n = (int)v;
@@ -309,6 +348,7 @@ static int parse_result(pctx_t *p, const json_t *o, nq_ev_result_t *r) {
   if ((rc = get_str(p, o, w, "state", r->state, sizeof r->state))) return rc;
   if ((rc = get_bool(p, o, w, "spot", &r->spot)) || (rc = get_bool(p, o, w, "voided", &r->voided)))
     return rc;
+  if (json_object_get(o, "settles") && (rc = get_bool(p, o, w, "settles", &r->settles))) return rc;
   if ((rc = get_str(p, o, w, "solver", r->solver, sizeof r->solver))) return rc;
   if ((rc = get_str(p, o, w, "backend", r->backend, sizeof r->backend))) return rc;
   if ((rc = get_u64(p, o, w, "c2", &r->c2)) || (rc = get_u64(p, o, w, "c4", &r->c4)) ||
@@ -327,6 +367,14 @@ static int parse_unit(pctx_t *p, const json_t *o, nq_ev_unit_t *u) {
       (rc = get_u64(p, o, w, "c8", &u->c8)) || (rc = get_u64(p, o, w, "nodes", &u->nodes)))
     return rc;
   if ((rc = get_str(p, o, w, "nodes_solver", u->nodes_solver, sizeof u->nodes_solver))) return rc;
+  u->settled = NQ_EV_SETTLED_QUORUM; /* a version 1 line: the quorum's rule */
+  if (json_object_get(o, "settled")) {
+    char how[16];
+    if ((rc = get_str(p, o, w, "settled", how, sizeof how))) return rc;
+    if ((rc = nq_ev_settled_parse(how)) < 0)
+      return perr(p, NQ_EINVAL, "unit: settled \"%s\" is not quorum, trusted or audit", how);
+    u->settled = (nq_ev_settled_t)rc;
+  }
   if ((rc = get_int(p, o, w, "verified_at", 0, INT64_MAX, &u->verified_at))) return rc;
   const json_t *rs = json_object_get(o, "results");
   if (!json_is_array(rs)) return perr(p, NQ_EINVAL, "unit: field \"results\" is not an array");
@@ -371,11 +419,25 @@ int nq_ev_parse_line(const char *line, size_t len, nq_ev_line_t *out, char *err,
     out->type = NQ_EV_TOTALS;
     rc = parse_totals(&p, o, &out->totals);
   } else if (!strcmp(type, "sha256")) {
-    char hex[80];
+    char hex[160];
     out->type = NQ_EV_SHA256;
+    out->has_sig = 0;
     if ((rc = get_str(&p, o, "sha256", "sha256", hex, sizeof hex)) == 0 &&
         nq_hex_decode(hex, 32, out->sha256) != 0)
       rc = perr(&p, NQ_EINVAL, "sha256: not 64 lowercase hex digits");
+    /* Signed: both the key and the signature, or neither. */
+    int hk = json_object_get(o, "key") != NULL, hs = json_object_get(o, "signature") != NULL;
+    if (rc == 0 && hk != hs) rc = perr(&p, NQ_EINVAL, "sha256: a key without a signature or a "
+                                       "signature without a key");
+    if (rc == 0 && hk) {
+      if ((rc = get_str(&p, o, "sha256", "key", hex, sizeof hex)) == 0 &&
+          nq_hex_decode(hex, NQ_SIGN_KEY_BYTES, out->key) != 0)
+        rc = perr(&p, NQ_EINVAL, "sha256: the key is not 64 lowercase hex digits");
+      if (rc == 0 && (rc = get_str(&p, o, "sha256", "signature", hex, sizeof hex)) == 0 &&
+          nq_hex_decode(hex, NQ_SIGN_SIG_BYTES, out->sig) != 0)
+        rc = perr(&p, NQ_EINVAL, "sha256: the signature is not 128 lowercase hex digits");
+      out->has_sig = rc == 0;
+    }
   } else {
     rc = perr(&p, NQ_EINVAL, "unknown line type \"%s\"", type);
   }

@@ -60,9 +60,6 @@ int nq_gpu_open_spec(const char *spec, const nq_gpu_opts_t *opts, nq_gpu_t **out
   if (rc) return rc;
   nq_gpu_opts_t o = {0};
   if (opts) o = *opts;
-  const char *fa = getenv("NQ_GPU_FAIL_AFTER"), *co = getenv("NQ_GPU_CORRUPT");
-  if (fa && *fa && !o.fail_after) o.fail_after = (unsigned)strtoul(fa, NULL, 10);
-  if (co && !strcmp(co, "1")) o.corrupt = 1;
   for (int i = 0; i < nsel && *count < max; i++) {
     char why[1024];
     nq_gpu_t *g;
@@ -403,7 +400,7 @@ static int queue_upload(nq_gpu_t *g, const subs_t *q, size_t from) {
  * the queue's index are read back (*head: records taken so far, at most qlen). */
 static int launch(nq_gpu_t *g, size_t qlen, cl_int n, size_t *head) {
   if (g->fail_after && ++g->launches > g->fail_after)
-    return fail(g, "injected device failure (NQ_GPU_FAIL_AFTER)", CL_DEVICE_NOT_AVAILABLE);
+    return fail(g, "injected device failure (a test hook: fail_after)", CL_DEVICE_NOT_AVAILABLE);
   cl_uint ql = (cl_uint)qlen, ns = (cl_uint)g->nslots, budget = g->budget, h = 0;
   cl_int look = nq_unit_look(n); /* the blocked test's rows: the one rule, nq/unit.h's */
   /* nq_run(recs, qown, qlen, qhead, stat, save, tot, nslots, n, budget, look) */

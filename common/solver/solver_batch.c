@@ -5,44 +5,12 @@
  * inline helpers are in solver_batch.h. */
 #include "solver_batch.h"
 
+#include "board_class.h"
+
 #include <string.h>
 
-/* Rotation check of a complete side-part board (rows 0..N-1 in b): 0 when the board is not its
- * orbit's representative, else the orbit size class 2, 4 or 8. Same as ref_check. */
-static int side_class(const kctx_t *k, const uint32_t *b) {
-  int e = k->n - 1, own, you;
-  uint32_t bit, ptn;
-  if (b[k->bound2] == 1) {
-    for (ptn = 2, own = 1; own <= e; own++, ptn <<= 1) {
-      bit = 1;
-      for (you = e; b[you] != ptn && b[own] >= bit; you--) bit <<= 1;
-      if (b[own] > bit) return 0;
-      if (b[own] < bit) break;
-    }
-    if (own > e) return 2;
-  }
-  if (b[e] == k->endbit) {
-    for (you = e - 1, own = 1; own <= e; own++, you--) {
-      bit = 1;
-      for (ptn = k->topbit; ptn != b[you] && b[own] >= bit; ptn >>= 1) bit <<= 1;
-      if (b[own] > bit) return 0;
-      if (b[own] < bit) break;
-    }
-    if (own > e) return 4;
-  }
-  if (b[k->bound1] == k->topbit) {
-    for (ptn = k->topbit >> 1, own = 1; own <= e; own++, ptn >>= 1) {
-      bit = 1;
-      for (you = 0; b[you] != ptn && b[own] >= bit; you++) bit <<= 1;
-      if (b[own] > bit) return 0;
-      if (b[own] < bit) break;
-    }
-  }
-  return 8;
-}
-
 static void side_count(kctx_t *k, const uint32_t *b) {
-  switch (side_class(k, b)) {
+  switch (nq_board_class(b, k->n, k->bound1, k->bound2, k->topbit, k->endbit)) {
   case 2: k->c2++; break;
   case 4: k->c4++; break;
   case 8: k->c8++; break;

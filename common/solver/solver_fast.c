@@ -39,6 +39,7 @@
  */
 #include "solver_batch.h"
 
+#include "nq/switches.h"
 #include "nq/nq.h"
 
 #include <pthread.h>
@@ -317,7 +318,7 @@ nq_kernel_t nq_fast_kernel_selected(void) {
   int k = atomic_load_explicit(&selected_kernel, memory_order_relaxed);
   if (k) return (nq_kernel_t)k;
   nq_kernel_t want = NQ_KERNEL_AUTO;
-  const char *env = getenv("NQ_KERNEL");
+  const char *env = nq_switch_get(NQ_SW_KERNEL);
   if (env) {
     for (int i = 1; i < NQ_KERNEL_COUNT; i++)
       if (!strcmp(env, nq_fast_kernel_name((nq_kernel_t)i))) want = (nq_kernel_t)i;
@@ -376,6 +377,12 @@ static int kernel_by_name(const char *name) {
 int nq_kernel_available(const char *name) {
   int k = kernel_by_name(name);
   return k == NQ_KERNEL_AUTO || (k > 0 && nq_fast_kernel_available((nq_kernel_t)k));
+}
+
+int nq_fast_kernel_choose(const char *name) {
+  if (name && !strcmp(name, "auto")) return nq_fast_kernel_set(NQ_KERNEL_AUTO);
+  int k = kernel_by_name(name);
+  return k > 0 ? nq_fast_kernel_set((nq_kernel_t)k) : NQ_ENODEV;
 }
 
 int nq_solve_unit_named(const nq_unit_t *u, const char *name, nq_counts_t *out) {

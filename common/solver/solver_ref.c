@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "board_class.h" /* the rotation check, shared with the batch kernel */
+
 typedef struct ref_s {
   int sizee;                  /* N - 1: the last row */
   uint32_t mask, topbit, endbit, sidemask, lastmask;
@@ -16,45 +18,16 @@ typedef struct ref_s {
   nq_counts_t c;
 } ref_t;
 
-/* Classify a side-part leaf: compare the board with its 90, 180 and 270-degree rotations; count it
- * once in the class of its orbit size, or not at all when it is not the orbit's representative. */
+/* Classify a side-part leaf: compare the board with its 90, 180 and 270-degree rotations
+ * (board_class.h); count it once in the class of its orbit size, or not at all when it is not the
+ * orbit's representative. */
 static void ref_check(ref_t *q) {
-  const uint32_t *b = q->board;
-  int e = q->sizee, own, you;
-  uint32_t bit, ptn;
-  if (b[q->bound2] == 1) { /* 90 degrees */
-    for (ptn = 2, own = 1; own <= e; own++, ptn <<= 1) {
-      bit = 1;
-      for (you = e; b[you] != ptn && b[own] >= bit; you--) bit <<= 1;
-      if (b[own] > bit) return;
-      if (b[own] < bit) break;
-    }
-    if (own > e) {
-      q->c.c2++;
-      return;
-    }
+  switch (nq_board_class(q->board, q->sizee + 1, q->bound1, q->bound2, q->topbit, q->endbit)) {
+  case 2: q->c.c2++; break;
+  case 4: q->c.c4++; break;
+  case 8: q->c.c8++; break;
+  default: break;
   }
-  if (b[e] == q->endbit) { /* 180 degrees */
-    for (you = e - 1, own = 1; own <= e; own++, you--) {
-      bit = 1;
-      for (ptn = q->topbit; ptn != b[you] && b[own] >= bit; ptn >>= 1) bit <<= 1;
-      if (b[own] > bit) return;
-      if (b[own] < bit) break;
-    }
-    if (own > e) {
-      q->c.c4++;
-      return;
-    }
-  }
-  if (b[q->bound1] == q->topbit) { /* 270 degrees */
-    for (ptn = q->topbit >> 1, own = 1; own <= e; own++, ptn >>= 1) {
-      bit = 1;
-      for (you = 0; b[you] != ptn && b[own] >= bit; you++) bit <<= 1;
-      if (b[own] > bit) return;
-      if (b[own] < bit) break;
-    }
-  }
-  q->c.c8++;
 }
 
 /* Whether the node on row y (masks left, down, right) is blocked (nq-solver-4): it is on one of

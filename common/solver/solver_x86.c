@@ -8,6 +8,7 @@
  * nq_avx512_cpu_has / nq_avx2_cpu_has say the CPU can. */
 #include "solver_batch.h"
 
+#include "nq/switches.h"
 #include "nq/nq.h"
 
 #include <pthread.h>
@@ -1602,7 +1603,7 @@ static atomic_int leaf_state;
 static int leaf_switch(void) {
   int h = atomic_load_explicit(&leaf_state, memory_order_relaxed);
   if (!h) {
-    const char *env = getenv("NQ_LEAF");
+    const char *env = nq_switch_get(NQ_SW_LEAF);
     if (!(__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vpopcntdq") &&
           __builtin_cpu_supports("avx512cd")))
       h = 1;
@@ -1658,10 +1659,10 @@ static void leaf_switch_set(int on) {
 
 /* A switch that an environment variable set to 0 starts off: 0 = not yet decided, 2 = on,
  * 3 = off. */
-static int env_switch(atomic_int *state, const char *var) {
+static int env_switch(atomic_int *state, nq_switch_t var) {
   int h = atomic_load_explicit(state, memory_order_relaxed);
   if (!h) {
-    const char *env = getenv(var);
+    const char *env = nq_switch_get(var);
     h = env && !strcmp(env, "0") ? 3 : 2;
     atomic_store_explicit(state, h, memory_order_relaxed);
   }
@@ -1671,20 +1672,20 @@ static int env_switch(atomic_int *state, const char *var) {
 static atomic_int pack_state;  /* the packed side part (PK_SH) */
 static atomic_int leaf4_state; /* the row N-4 tables (leaf512_four) */
 
-static int pack_switch(void) { return env_switch(&pack_state, "NQ_PACK"); }
+static int pack_switch(void) { return env_switch(&pack_state, NQ_SW_PACK); }
 static void pack_switch_set(int on) {
   atomic_store_explicit(&pack_state, on ? 2 : 3, memory_order_relaxed);
 }
-static int leaf4_switch(void) { return env_switch(&leaf4_state, "NQ_LEAF4"); }
+static int leaf4_switch(void) { return env_switch(&leaf4_state, NQ_SW_LEAF4); }
 static void leaf4_switch_set(int on) {
   atomic_store_explicit(&leaf4_state, on ? 2 : 3, memory_order_relaxed);
 }
 static atomic_int flags_st; /* the flags decided by the search (PF_S90), NQ_FLAGDEC */
-static int flags_switch(void) { return env_switch(&flags_st, "NQ_FLAGDEC"); }
+static int flags_switch(void) { return env_switch(&flags_st, NQ_SW_FLAGDEC); }
 static void flags_switch_set(int on) {
   atomic_store_explicit(&flags_st, on ? 2 : 3, memory_order_relaxed);
 }
-static int leaf2_switch(void) { return env_switch(&leaf2_state, "NQ_LEAF2"); }
+static int leaf2_switch(void) { return env_switch(&leaf2_state, NQ_SW_LEAF2); }
 static void leaf2_switch_set(int on) {
   atomic_store_explicit(&leaf2_state, on ? 2 : 3, memory_order_relaxed);
 }

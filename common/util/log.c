@@ -5,6 +5,7 @@
  * set once at start-up, before worker threads exist; the level is read with a relaxed atomic so
  * nq_log_set_level() from the loop thread is still race-free.
  */
+#include "nq/switches.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 
@@ -44,7 +45,7 @@ void nq_log_init(const char *prog, int level) {
     const char *slash = strrchr(prog, '/');
     snprintf(log_prog, sizeof log_prog, "%s", slash ? slash + 1 : prog);
   }
-  int env = nq_log_parse_level(getenv("NQ_LOG_LEVEL"));
+  int env = nq_log_parse_level(nq_switch_get(NQ_SW_LOG_LEVEL));
   nq_log_set_level(env >= 0 ? env : level);
 }
 

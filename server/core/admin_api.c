@@ -3,6 +3,7 @@
 #include "admin_api.h"
 #include "nq/admin_view.h"
 #include "store_audit.h"
+#include "evkey.h"
 #include "store_kernels.h"
 #include "store_queue.h"
 
@@ -79,9 +80,11 @@ json_t *srv_job_json(const srv_job_t *job) {
 typedef struct status_bufs_s {
   char match[200];
   char estimated[48];
-  char stall[512];
+  char stall[1024];
   char backup_file[900], backup_error[900];
+  char cert_file[1100], cert_names[600];
   nq_admin_audit_t audit;
+  char evkey[65];
 } status_bufs_t;
 
 /* The answer checked against the published table: "known" (the published values or null),
@@ -127,8 +130,9 @@ static void match_view(const srv_job_t *job, nq_view_status_t *v, status_bufs_t 
  * already in for awaiting units are not subtracted, so the ETA errs long near the end. Stalled
  * units (store_stall.h) are left out of the work: they will not finish at any rate, so when every
  * unit left is stalled there is no ETA (null) rather than one that grows for ever. */
-static void progress_view(const srv_stats_t *s, int64_t stalled, int64_t now,
+static void progress_view(const srv_stats_t *s, const srv_stalls_t *x, int64_t now,
                           nq_view_progress_t *p, nq_view_rate_t *r, status_bufs_t *b) {
+  int64_t spot_stalled = x->by[SRV_STALL_SPOT], stalled = x->units - spot_stalled;
   const srv_job_t *job = &s->job;
   int64_t total = job->units, verified = s->units[SRV_UNIT_VERIFIED];
   int64_t left = total - verified;
@@ -166,7 +170,15 @@ static void progress_view(const srv_stats_t *s, int64_t stalled, int64_t now,
     double work = (double)moving * (double)job->quorum - s->leased_progress;
     if (work < 0) work = 0;
     double per_unit = left > 0 ? remaining / (double)left : 0.0;
-    if (left > 0 && moving == 0) r->has_eta_s = 0;
+    /* Every unit verified, the job not done: what is left is its spot checks (a trusted owner's
+     * job waits for them), one replica of an average unit each; none that can move, no ETA. */
+    if (left == 0) {
+      int64_t spots = s->spot_pending - spot_stalled;
+      work = spots > 0 ? (double)spots : 0;
+      per_unit = verified > 0 ? vnodes / (double)verified : 0.0;
+      moving = spots;
+    }
+    if (moving <= 0) r->has_eta_s = 0;
     else if (per_unit > 0 && nps > 0) r->has_eta_s = srv_seconds(work * per_unit / nps, &r->eta_s);
     else if (rps > 0) r->has_eta_s = srv_seconds(work / rps, &r->eta_s);
   } else {
@@ -218,6 +230,22 @@ static void backup_view(srv_store_t *st, nq_view_backup_t *v, status_bufs_t *b) 
                           .error = failing ? b->backup_error : NULL};
 }
 
+/* The server certificate the server last recorded (srv_cert.c): absent before it ever did. */
+static void cert_view(srv_store_t *st, int64_t now, nq_view_status_t *v, status_bufs_t *b) {
+  char row[1200];
+  long long not_after = 0;
+  int warn = 0, used = 0;
+  if (srv_meta_get(st, SRV_META_TLS_CERT, row, sizeof row) != 0 ||
+      sscanf(row, "%lld %d %n", &not_after, &warn, &used) != 2 || used <= 0)
+    return;
+  snprintf(b->cert_file, sizeof b->cert_file, "%s", row + used);
+  if (srv_meta_get(st, SRV_META_TLS_CERT_NAMES, b->cert_names, sizeof b->cert_names) != 0)
+    b->cert_names[0] = 0;
+  double left = (double)(not_after - now) / 86400.0;
+  v->has_cert = 1;
+  v->cert = (nq_view_cert_t){b->cert_file, b->cert_names, not_after, left, warn, left < warn};
+}
+
 /* Kernel-diverse verification (issue 30): the job's rule and how many verified units rest on two
  * kernels or more. Then the reference audits of the job (nq-admin audit): how many, how many
  * disagreed, the newest. A store failure's code. */
@@ -234,6 +262,10 @@ static int evidence_view(srv_store_t *st, int64_t job_id, nq_view_status_t *v, s
   v->audits = (nq_view_audits_t){.count = count, .disagreed = bad, .has_last = count != 0};
   v->audits.last = (nq_view_audit_t){a->at,      a->sample,  (int64_t)a->seed, a->checked,
                                      a->mismatched, a->seconds, a->outcome,      a->detail};
+  /* The fingerprint of the key the evidence is signed with (evkey.h), for anyone to pin. */
+  srv_evkey_fingerprint(st, b->evkey);
+  v->has_evidence_key = b->evkey[0] != '\0';
+  v->evidence_key = b->evkey;
   return 0;
 }
 
@@ -294,6 +326,27 @@ static void stalled_view(const srv_stalls_t *x, nq_view_stalled_t *v, status_buf
   v->message = b->stall[0] ? b->stall : NULL;
 }
 
+static int queue_count_cb(const srv_queued_t *q, void *arg) {
+  (void)q;
+  ++*(int64_t *)arg;
+  return 0;
+}
+
+/* A job that cannot finish as the fleet stands never holds the queue silently: when everything
+ * it has left is stalled and jobs are queued behind it, the stall message names the command that
+ * moves on (docs/reliability.md, "Liveness"). */
+static void queue_hint(srv_store_t *st, nq_view_status_t *v, status_bufs_t *b) {
+  int64_t queued = 0;
+  if (v->done || v->stalled.units == 0 || v->rate.has_eta_s) return;
+  if (srv_queue_list(st, 0, queue_count_cb, &queued) != 0 || queued == 0) return;
+  size_t used = strlen(b->stall);
+  snprintf(b->stall + used, sizeof b->stall - used, "%s%lld queued job(s) wait behind this one: "
+           "nq-admin job next --force starts the next (this job keeps its verified counts, and "
+           "finishes with its totals when every unit is verified)", used ? "; " : "",
+           (long long)queued);
+  v->stalled.message = b->stall;
+}
+
 json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sched_config_t *cfg,
                         int64_t now) {
   srv_stats_t s;
@@ -315,12 +368,15 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sche
   v.units.blocked = s.blocked;
   v.units.spot_checks = s.spot_pending;
   v.units.contested = s.contested;
+  /* Spot checks dropped because no client could take them (schema 019): the job says so. */
+  if (srv_job_spot_dropped(st, job->id, &v.units.spot_dropped) == 0) v.units.has_spot_dropped = 1;
   /* What the answer rests on (issue 30): trusted owners settle disagreements, or votes alone. */
   v.trust = (nq_view_trust_t){s.trusted_owners, s.trusted_active,
                               s.trusted_owners > 0 ? "trusted" : "votes"};
   v.results = s.results;
-  progress_view(&s, x.units, now, &v.progress, &v.rate, &b);
+  progress_view(&s, &x, now, &v.progress, &v.rate, &b);
   stalled_view(&x, &v.stalled, &b);
+  queue_hint(st, &v, &b);
   totals_view(&s.verified, &v.verified);
   v.has_final = v.done;
   if (v.done) final_view(job, &v.final);
@@ -328,6 +384,7 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sche
   v.clients = (nq_view_fleet_t){s.clients_active, s.clients_known, s.clients_banned,
                                 s.clients_suspect};
   backup_view(st, &v.backup, &b);
+  cert_view(st, now, &v, &b);
   if (evidence_view(st, job->id, &v, &b) != 0) return NULL;
   json_t *o = nq_view_status_pack(&v);
   json_t *d = o ? srv_units_json(st, job->id, SRV_UNIT_DISPUTED, SRV_STATUS_DISPUTED_MAX, now)
@@ -413,8 +470,20 @@ static int owner_cb(const srv_owner_t *w, void *arg) {
   nq_u128 credit;
   int rc = srv_owner_credit(l->st, w->id, &credit);
   if (rc) return rc;
-  nq_view_owner_t v = {w->name,    w->id,      w->created, w->banned,
-                       w->has_key, w->clients, w->trusted, credit};
+  nq_view_owner_t v;
+  memset(&v, 0, sizeof v);
+  v.name = w->name;
+  v.id = w->id;
+  v.created = w->created;
+  v.banned = w->banned;
+  v.has_key = w->has_key;
+  v.clients = w->clients;
+  v.trusted = w->trusted;
+  v.credit = credit;
+  v.has_self_joined = 1;
+  v.self_joined = w->self_joined;
+  v.has_public_name = w->public_name[0] != 0; /* absent: anonymous */
+  v.public_name = w->public_name;
   return append(l->arr, nq_view_owner_pack(&v));
 }
 
@@ -1109,6 +1178,199 @@ static int cmd_job_next(srv_store_t *st, const srv_job_t *job, int64_t serving,
   return 0;
 }
 
+/* ---- sign-ups (srv_signup.h) ---- */
+
+static int signup_view(srv_store_t *st, const srv_signup_t *su, json_t **out) {
+  srv_owner_t o;
+  const char *owner = NULL;
+  if (su->owner_id > 0 && srv_owner_get(st, su->owner_id, &o) == 0) owner = o.name;
+  nq_view_signup_t v = {su->id, su->at, su->addr, su->net, srv_signup_state_name(su->state),
+                        su->client_name, su->public_name[0] ? su->public_name : NULL,
+                        su->team[0] ? su->team : NULL, owner, su->decided};
+  *out = nq_view_signup_pack(&v);
+  return *out ? 0 : NQ_ENOMEM;
+}
+
+static int signup_cb(const srv_signup_t *su, void *arg) {
+  list_ctx_t *l = arg;
+  json_t *o = NULL;
+  int rc = signup_view(l->st, su, &o);
+  return rc ? rc : append(l->arr, o);
+}
+
+/* signups: the pending requests, oldest first (all: every one kept). */
+static json_t *signups_json(srv_store_t *st, int all) {
+  list_ctx_t l = {json_array(), 0, st};
+  int rc = l.arr ? srv_signup_list(st, all ? -1 : SRV_SIGNUP_PENDING, 0, signup_cb, &l)
+                 : NQ_ENOMEM;
+  return wrap(st, "signups", l.arr, rc);
+}
+
+/* owner_approve, owner_reject: the operator's word on a pending request. An approved one is
+ * completed when its client asks again (it makes the owner then, and gets the keys). */
+static int cmd_signup_decide(srv_store_t *st, const nq_admin_req_t *req, int64_t now,
+                             json_t **out, nq_proto_err_t *err) {
+  srv_signup_state_t to =
+      req->cmd == NQ_ADMIN_OWNER_APPROVE ? SRV_SIGNUP_APPROVED : SRV_SIGNUP_REJECTED;
+  int rc = srv_signup_decide(st, req->request, to, now);
+  if (rc == NQ_ENOTFOUND)
+    return refuse(err, NQ_ERR_NOT_FOUND, "no sign-up request %lld (nq-admin owner requests)",
+                  (long long)req->request);
+  if (rc == NQ_ESTATE) return refuse(err, NQ_ERR_BAD_STATE, "%s", srv_store_errmsg(st));
+  srv_signup_t su;
+  if (rc == 0) rc = srv_signup_get(st, req->request, &su);
+  if (rc == 0) rc = signup_view(st, &su, out);
+  return rc ? store_refuse(st, rc, "sign-up", err) : 0;
+}
+
+/* ---- news and teams (store_community.h) ---- */
+
+static int news_cb(const srv_news_t *n, void *arg) {
+  list_ctx_t *l = arg;
+  return append(l->arr, nq_view_news_item_pack(&(nq_view_news_item_t){n->id, n->at, n->text}));
+}
+
+json_t *srv_news_json(srv_store_t *st, int limit) {
+  list_ctx_t l = {json_array(), 0, st};
+  int rc = l.arr ? srv_news_list(st, limit, news_cb, &l) : NQ_ENOMEM;
+  return wrap(st, "news", l.arr, rc);
+}
+
+/* Volunteers and teams ranked by credit: collected, then sorted (owners are few next to units;
+ * the page caches what it shows). */
+typedef struct rank_ctx_s {
+  srv_volunteer_t *v;
+  size_t n, cap;
+} rank_ctx_t;
+
+static int rank_add(const srv_volunteer_t *v, void *arg) {
+  rank_ctx_t *r = arg;
+  if (v->banned) return 0;
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 64;
+    srv_volunteer_t *p = realloc(r->v, cap * sizeof *p);
+    if (!p) return NQ_ENOMEM;
+    r->v = p;
+    r->cap = cap;
+  }
+  r->v[r->n++] = *v;
+  return 0;
+}
+
+static int by_credit(const void *a, const void *b) {
+  const srv_volunteer_t *x = a, *y = b;
+  if (x->credit != y->credit) return x->credit > y->credit ? -1 : 1;
+  return x->owner_id < y->owner_id ? -1 : x->owner_id > y->owner_id;
+}
+
+int srv_volunteers_ranked(srv_store_t *st, srv_volunteer_t **out, size_t *n) {
+  rank_ctx_t r = {NULL, 0, 0};
+  int rc = srv_volunteer_list(st, rank_add, &r);
+  if (rc) {
+    free(r.v);
+    return rc;
+  }
+  if (r.n) qsort(r.v, r.n, sizeof *r.v, by_credit);
+  *out = r.v;
+  *n = r.n;
+  return 0;
+}
+
+json_t *srv_volunteers_json(srv_store_t *st, int limit) {
+  srv_volunteer_t *v = NULL;
+  size_t n = 0;
+  json_t *arr = json_array();
+  int rc = arr ? srv_volunteers_ranked(st, &v, &n) : NQ_ENOMEM;
+  for (size_t i = 0; rc == 0 && i < n && (limit <= 0 || (int)i < limit); i++) {
+    nq_view_volunteer_t x = {(int64_t)i + 1, v[i].display, v[i].named,
+                             v[i].team[0] ? v[i].team : NULL, v[i].machines, v[i].verified,
+                             v[i].credit};
+    rc = append(arr, nq_view_volunteer_pack(&x));
+  }
+  free(v);
+  return wrap(st, "volunteers", arr, rc);
+}
+
+typedef struct team_acc_s {
+  srv_team_t t;
+  nq_u128 credit;
+} team_acc_t;
+
+static int team_collect(const srv_team_t *t, void *arg) {
+  rank_ctx_t *r = arg; /* reused as a plain vector of team_acc_t through v/cap */
+  team_acc_t **tv = (team_acc_t **)&r->v;
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 16;
+    team_acc_t *p = realloc(*tv, cap * sizeof *p);
+    if (!p) return NQ_ENOMEM;
+    *tv = p;
+    r->cap = cap;
+  }
+  (*tv)[r->n++] = (team_acc_t){*t, 0};
+  return 0;
+}
+
+static int team_by_credit(const void *a, const void *b) {
+  const team_acc_t *x = a, *y = b;
+  if (x->credit != y->credit) return x->credit > y->credit ? -1 : 1;
+  return strcmp(x->t.name, y->t.name);
+}
+
+json_t *srv_teams_json(srv_store_t *st) {
+  rank_ctx_t r = {NULL, 0, 0};
+  srv_volunteer_t *v = NULL;
+  size_t nv = 0;
+  json_t *arr = json_array();
+  int rc = arr ? srv_team_list(st, team_collect, &r) : NQ_ENOMEM;
+  if (rc == 0) rc = srv_volunteers_ranked(st, &v, &nv);
+  team_acc_t *t = (team_acc_t *)r.v;
+  for (size_t i = 0; rc == 0 && i < nv; i++)
+    for (size_t k = 0; k < r.n; k++)
+      if (t[k].t.id == v[i].team_id) t[k].credit += v[i].credit;
+  if (rc == 0 && r.n) qsort(t, r.n, sizeof *t, team_by_credit);
+  for (size_t k = 0; rc == 0 && k < r.n; k++) {
+    nq_view_team_t x = {(int64_t)k + 1, t[k].t.name, t[k].t.owners, t[k].credit};
+    rc = append(arr, nq_view_team_pack(&x));
+  }
+  free(v);
+  free(r.v);
+  return wrap(st, "teams", arr, rc);
+}
+
+static int cmd_news(srv_store_t *st, const nq_admin_req_t *req, int64_t now, json_t **out,
+                    srv_admin_effects_t *fx, nq_proto_err_t *err) {
+  srv_news_t n;
+  int rc;
+  if (req->cmd == NQ_ADMIN_NEWS_ADD) {
+    if ((rc = srv_news_add(st, req->text, now, &n)) == NQ_EINVAL)
+      return refuse(err, NQ_ERR_BAD_MESSAGE, "%s", srv_store_errmsg(st));
+    if (rc == 0 && !(*out = nq_view_news_item_pack(&(nq_view_news_item_t){n.id, n.at, n.text})))
+      rc = NQ_ENOMEM;
+    if (rc == 0) fx->news = 1;
+    return rc ? store_refuse(st, rc, "news", err) : 0;
+  }
+  rc = srv_news_remove(st, req->request);
+  if (rc == NQ_ENOTFOUND)
+    return refuse(err, NQ_ERR_NOT_FOUND, "no news item %lld (nq-admin news list)",
+                  (long long)req->request);
+  if (rc == 0 && !(*out = srv_news_json(st, 0))) rc = NQ_EIO;
+  return rc ? store_refuse(st, rc, "news", err) : 0;
+}
+
+static int cmd_team(srv_store_t *st, const nq_admin_req_t *req, int64_t now, json_t **out,
+                    nq_proto_err_t *err) {
+  int rc = req->cmd == NQ_ADMIN_TEAM_ADD      ? srv_team_add(st, req->name, now, NULL)
+           : req->cmd == NQ_ADMIN_TEAM_RENAME ? srv_team_rename(st, req->name, req->to)
+                                              : srv_team_remove(st, req->name);
+  if (rc == NQ_EEXIST)
+    return refuse(err, NQ_ERR_EXISTS, "a team named %s exists",
+                  req->cmd == NQ_ADMIN_TEAM_RENAME ? req->to : req->name);
+  if (rc == NQ_ENOTFOUND) return refuse(err, NQ_ERR_NOT_FOUND, "no team %s", req->name);
+  if (rc == NQ_EINVAL) return refuse(err, NQ_ERR_BAD_MESSAGE, "%s", srv_store_errmsg(st));
+  if (rc == 0 && !(*out = srv_teams_json(st))) rc = NQ_EIO;
+  return rc ? store_refuse(st, rc, "team", err) : 0;
+}
+
 int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
                    const srv_sched_config_t *cfg, const nq_admin_req_t *req, int64_t now,
                    json_t **data, srv_admin_effects_t *fx, nq_proto_err_t *err) {
@@ -1146,6 +1408,16 @@ int srv_admin_call(srv_store_t *st, const srv_job_t *job, int64_t serving,
   case NQ_ADMIN_JOB_LIST: *data = queue_json(st, req->all); break;
   case NQ_ADMIN_JOB_CANCEL: return cmd_job_cancel(st, req, now, data, err);
   case NQ_ADMIN_JOB_NEXT: return cmd_job_next(st, job, serving, req, data, fx, err);
+  case NQ_ADMIN_SIGNUPS: *data = signups_json(st, req->all); break;
+  case NQ_ADMIN_OWNER_APPROVE:
+  case NQ_ADMIN_OWNER_REJECT: return cmd_signup_decide(st, req, now, data, err);
+  case NQ_ADMIN_NEWS_LIST: *data = srv_news_json(st, 0); break;
+  case NQ_ADMIN_NEWS_ADD:
+  case NQ_ADMIN_NEWS_REMOVE: return cmd_news(st, req, now, data, fx, err);
+  case NQ_ADMIN_TEAMS: *data = srv_teams_json(st); break;
+  case NQ_ADMIN_TEAM_ADD:
+  case NQ_ADMIN_TEAM_RENAME:
+  case NQ_ADMIN_TEAM_REMOVE: return cmd_team(st, req, now, data, err);
   default: return refuse(err, NQ_ERR_BAD_MESSAGE, "admin: unknown cmd");
   }
   return *data ? 0 : store_refuse(st, NQ_EIO, "store", err);

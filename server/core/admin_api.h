@@ -26,6 +26,9 @@
 #include "store_api.h"
 
 /* A client counts as active when seen within this many seconds; rates use this window. */
+/* The server certificate in use, recorded by the server (srv_cert.c) for status in both modes. */
+#define SRV_META_TLS_CERT "tls_cert"             /* "<not_after> <warn_days> <file>" */
+#define SRV_META_TLS_CERT_NAMES "tls_cert_names" /* "nq.example.org, ..." */
 #define SRV_STATUS_ACTIVE_WINDOW 600
 #define SRV_STATUS_RATE_WINDOW 300
 /* Disputed units listed inside the status object (the `units` command lists all of them). */
@@ -74,7 +77,17 @@ typedef struct srv_admin_effects_s {
   int next;                    /* job_next: start the next queued job now (1), even though the
                                 * served job runs (2: --force) */
   int job_done;                /* unit_retry verified the job's last unit */
+  int news;                    /* news_add: tell the connected clients */
 } srv_admin_effects_t;
+
+/* {"news": [...]}: the newest `limit` items (0: all), newest first. */
+json_t *srv_news_json(srv_store_t *st, int limit);
+/* {"teams": [...]} ranked by their owners' credit; {"volunteers": [...]} ranked by credit (the
+ * first `limit`, 0: all): the public lists (docs/http.md). */
+json_t *srv_teams_json(srv_store_t *st);
+json_t *srv_volunteers_json(srv_store_t *st, int limit);
+/* Every volunteer not banned, most credit first (a malloc'ed array; the caller frees it). */
+int srv_volunteers_ranked(srv_store_t *st, srv_volunteer_t **out, size_t *n);
 
 /* {"owners": [...]}: every owner by name (docs/operations.md). */
 json_t *srv_owners_json(srv_store_t *st, int64_t now);

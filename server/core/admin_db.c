@@ -12,6 +12,7 @@
 #include "sched.h"
 #include "store_api.h"
 #include "store_audit.h"
+#include "store_stall.h"
 
 struct nq_admin_db_s {
   srv_store_t *st;
@@ -114,6 +115,29 @@ int nq_admin_db_audit_draw(nq_admin_db_t *db, int sample, uint64_t seed, int64_t
     return NQ_ENOTFOUND;
   }
   int rc = srv_audit_draw(db->st, db->job.id, sample, seed, verified, cb, arg);
+  if (rc && rc != NQ_ECANCELED) snprintf(errbuf, errlen, "%s", srv_store_errmsg(db->st));
+  return rc;
+}
+
+int nq_admin_db_audit_contested(nq_admin_db_t *db, int limit, int64_t *contested,
+                                int (*cb)(const nq_admin_audit_unit_t *u, void *arg), void *arg,
+                                char *errbuf, size_t errlen) {
+  int64_t *ids = NULL;
+  int n = 0;
+  *contested = 0;
+  if (db->job.id == 0) return 0;
+  int rc = srv_units_contested(db->st, db->job.id, 1 << 30, &ids, &n);
+  *contested = n;
+  for (int i = 0; i < n && i < limit && rc == 0; i++) {
+    srv_unit_info_t u;
+    nq_admin_audit_unit_t a;
+    memset(&a, 0, sizeof a);
+    if ((rc = srv_unit_get(db->st, ids[i], &u)) != 0) break;
+    a.id = u.id;
+    snprintf(a.text, sizeof a.text, "%s", u.text);
+    rc = cb(&a, arg);
+  }
+  free(ids);
   if (rc && rc != NQ_ECANCELED) snprintf(errbuf, errlen, "%s", srv_store_errmsg(db->st));
   return rc;
 }

@@ -39,6 +39,33 @@ NQ_VIEW_DEFINE(fleet, NQ_VIEW_FLEET)
 #define NQV_T nq_view_backup_t
 NQ_VIEW_DEFINE(backup, NQ_VIEW_BACKUP)
 #undef NQV_T
+#define NQV_T nq_view_news_item_t
+NQ_VIEW_DEFINE(news_item, NQ_VIEW_NEWS_ITEM)
+#undef NQV_T
+#define NQV_T nq_view_news_t
+NQ_VIEW_DEFINE(news, NQ_VIEW_NEWS)
+#undef NQV_T
+#define NQV_T nq_view_team_t
+NQ_VIEW_DEFINE(team, NQ_VIEW_TEAM)
+#undef NQV_T
+#define NQV_T nq_view_teams_t
+NQ_VIEW_DEFINE(teams, NQ_VIEW_TEAMS)
+#undef NQV_T
+#define NQV_T nq_view_volunteer_t
+NQ_VIEW_DEFINE(volunteer, NQ_VIEW_VOLUNTEER)
+#undef NQV_T
+#define NQV_T nq_view_volunteers_t
+NQ_VIEW_DEFINE(volunteers, NQ_VIEW_VOLUNTEERS)
+#undef NQV_T
+#define NQV_T nq_view_signup_t
+NQ_VIEW_DEFINE(signup, NQ_VIEW_SIGNUP)
+#undef NQV_T
+#define NQV_T nq_view_signups_t
+NQ_VIEW_DEFINE(signups, NQ_VIEW_SIGNUPS)
+#undef NQV_T
+#define NQV_T nq_view_cert_t
+NQ_VIEW_DEFINE(cert, NQ_VIEW_CERT)
+#undef NQV_T
 #define NQV_T nq_view_kernels_t
 NQ_VIEW_DEFINE(kernels, NQ_VIEW_KERNELS)
 #undef NQV_T
@@ -142,5 +169,8 @@ const nq_view_t *const nq_views_all[] = {
     &nq_view_client_added_desc,   &nq_view_client_banned_desc, &nq_view_client_unbanned_desc,
     &nq_view_owner_key_desc,      &nq_view_owner_banned_desc,  &nq_view_owner_unbanned_desc,
     &nq_view_owner_trusted_desc,  &nq_view_retried_desc,       &nq_view_job_removed_desc,
-    &nq_view_job_next_desc};
+    &nq_view_job_next_desc,       &nq_view_cert_desc,          &nq_view_signup_desc,
+    &nq_view_signups_desc,        &nq_view_news_item_desc,     &nq_view_news_desc,
+    &nq_view_team_desc,           &nq_view_teams_desc,         &nq_view_volunteer_desc,
+    &nq_view_volunteers_desc};
 const size_t nq_views_all_n = sizeof nq_views_all / sizeof *nq_views_all;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nq/nq.h"
+#include "evkey.h"
 #include "store_export.h"
 
 typedef struct ex_s {
@@ -48,6 +49,7 @@ int srv_export_write(srv_store_t *st, int64_t job_id, nq_ev_distinct_t distinct,
   nq_ev_header_t h;
   nq_ev_totals_t t;
   ex_t x = {0};
+  unsigned char priv[NQ_SIGN_KEY_BYTES] = {0}, pub[NQ_SIGN_KEY_BYTES];
   nq_ev_unit_t *scratch = malloc(sizeof *scratch);
   memset(info, 0, sizeof *info);
   if (!scratch) {
@@ -72,6 +74,12 @@ int srv_export_write(srv_store_t *st, int64_t job_id, nq_ev_distinct_t distinct,
     rc = NQ_ESTATE;
     goto out;
   }
+  /* Signed with the server's key (evkey.h), read in the same snapshot. */
+  if ((rc = srv_evkey_load(st, priv, pub)) != 0) {
+    snprintf(err, errlen, rc == NQ_ENOTFOUND ? "the data directory has no signing key yet: start "
+             "nq-server on it once, then export" : "the signing key: %s", srv_store_errmsg(st));
+    goto out;
+  }
   fill_header(&job, distinct, now, &h);
   if ((rc = nq_ev_writer_begin(out, &x.w)) != 0 || (rc = nq_ev_write_header(x.w, &h)) != 0) {
     snprintf(err, errlen, "writing the header: %s", rc == NQ_EIO ? strerror(errno) : nq_strerror(rc));
@@ -91,7 +99,7 @@ int srv_export_write(srv_store_t *st, int64_t job_id, nq_ev_distinct_t distinct,
   t.nodes = job.totals.nodes;
   rc = nq_ev_write_totals(x.w, &t);
   if (rc == 0) {
-    rc = nq_ev_writer_end(x.w);
+    rc = nq_ev_writer_end_signed(x.w, priv);
     x.w = NULL; /* nq_ev_writer_end frees it, whatever it returns */
   }
   if (rc) {
@@ -103,6 +111,7 @@ int srv_export_write(srv_store_t *st, int64_t job_id, nq_ev_distinct_t distinct,
   info->total = t.total;
   info->unique = t.unique;
 out:
+  memset(priv, 0, sizeof priv);
   nq_ev_writer_free(x.w);
   srv_export_end(st);
   free(scratch);

@@ -30,6 +30,11 @@ static const struct {
 } costs[] = {{"avx512", 1.0}, {"avx2", KERNEL_COST_AVX2}, {"neon", 1.0},
              {"scalar", KERNEL_COST_SCALAR}, {"reference", KERNEL_COST_REFERENCE}};
 
+/* A kernel some machine runs as its own (the head of a ladder but the slow fallbacks). */
+static int is_native_kind(const char *k) {
+  return strcmp(k, "avx512") == 0 || strcmp(k, "avx2") == 0 || strcmp(k, "neon") == 0;
+}
+
 static const char *const *ladder_of(const char *native) {
   for (size_t i = 0; native && i < sizeof ladders / sizeof ladders[0]; i++)
     if (strcmp(native, ladders[i][0]) == 0) return ladders[i];
@@ -86,9 +91,13 @@ const char *srv_kernel_choose(const char *native, const char *present, const cha
   const char *const *ladder = ladder_of(native);
   const char *best = NULL;
   int best_k = 0;
+  /* A live lease of a client of unknown kind runs that client's own kernel, which may be any
+   * machine's own: it counts for each of them, so a replica leased beside it is named one no
+   * machine calls its own (two new clients that ask at once must not both run avx512). */
+  int unknown = occurrences(present, SRV_KERNEL_UNKNOWN);
   for (int i = 0; ladder[i]; i++) {
     if (srv_kernel_listed(refused, ladder[i])) continue;
-    int k = occurrences(present, ladder[i]);
+    int k = occurrences(present, ladder[i]) + (is_native_kind(ladder[i]) ? unknown : 0);
     if (!best || k < best_k) {
       best = ladder[i];
       best_k = k;

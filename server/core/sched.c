@@ -5,9 +5,11 @@
 
 #include "kernels.h"
 #include "store_kernels.h"
+#include "store_stall.h"
 #include "nq/certs.h"
 #include "nq/estimate.h"
 #include "nq/plan.h"
+#include "nq/versions.h"
 
 #include <assert.h>
 #include <math.h>
@@ -152,7 +154,7 @@ static int expected_seconds(srv_sched_t *s, int64_t client_id, double *mean) {
  * whose lease merely expired with this client may come back to it, on the same assignment:
  * otherwise a job with few clients stalls for good once every eligible client has let a lease
  * of one unit expire. */
-typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW, PICK_CONTESTED } pick_kind_t;
+typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW, PICK_CONTESTED, PICK_EVIDENCE } pick_kind_t;
 
 /* The client's leases in this call: `mean` its expected seconds per unit, `lapse` its lapse
  * factor (srv_sched_lapse_factor). */
@@ -166,9 +168,11 @@ typedef struct {
 
 /* The kernel a new lease of unit w names (kernels.h), into w->kernel ("" none), and how many
  * times slower than the client's own kernel it is expected to run (1 when none is named). */
-static int lease_kernel(srv_sched_t *s, const lease_plan_t *lp, srv_work_t *w, double *slow) {
+static int lease_kernel(srv_sched_t *s, const lease_plan_t *lp, srv_work_t *w, double *slow,
+                        int *lacking) {
   char present[256];
   *slow = 1.0;
+  *lacking = 0;
   w->kernel[0] = '\0';
   if (lp->kernels < 2) return 0;
   int rc = srv_unit_kernels_present(s->store, w->unit_id, present, sizeof present);
@@ -177,24 +181,38 @@ static int lease_kernel(srv_sched_t *s, const lease_plan_t *lp, srv_work_t *w, d
   if (k) {
     snprintf(w->kernel, sizeof w->kernel, "%s", k);
     *slow = srv_kernel_slowdown(lp->native, k);
+    *lacking = !srv_kernel_listed(present, k);
   }
   return 0;
 }
 
 static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_t now, int room,
-                     int ahead, const lease_plan_t *lp, srv_work_t *out, int *n_out) {
+                     int ahead, const lease_plan_t *lp, srv_work_t *out, int *n_out,
+                     int *dropped) {
   int first = *n_out;
   /* A replica past its key's hold limit waits one nominal lease for a client of another key. */
   srv_pick_t pk = {.job_id = s->job.id, .client_id = client_id, .distinct = s->cfg.quorum_distinct,
-                   .now = now, .cooldown = s->cfg.lease_seconds};
+                   .now = now, .cooldown = s->cfg.lease_seconds,
+                   .self_net = s->cfg.self_joined == SRV_SELF_JOINED_OWNER_AND_NET};
   int rc = kind == PICK_SPOT        ? srv_unit_pick_spot(s->store, &pk, room, out, n_out)
          : kind == PICK_CONTESTED ? srv_unit_pick_contested(s->store, &pk, room, out, n_out)
+         : kind == PICK_EVIDENCE  ? srv_unit_pick_evidence(s->store, &pk, room, out, n_out)
                                   : srv_unit_pick(s->store, &pk, kind == PICK_OPEN, room, out,
                                                   n_out);
   for (int i = first; i < *n_out && rc == 0; i++) {
     srv_work_t *w = &out[i];
     double slow = 1.0;
-    if ((rc = lease_kernel(s, lp, w, &slow)) != 0) break;
+    int lacking = 1;
+    if ((rc = lease_kernel(s, lp, w, &slow, &lacking)) != 0) break;
+    /* Kernel evidence is worth leasing only with a kernel the unit lacks: drop the pick. */
+    if (w->evidence && (!w->kernel[0] || !lacking)) {
+      if ((rc = srv_asg_evidence_none(s->store, w->unit_id, client_id, now)) != 0) break;
+      (*dropped)++;
+      memmove(w, w + 1, (size_t)(*n_out - i - 1) * sizeof *w);
+      (*n_out)--;
+      i--;
+      continue;
+    }
     int64_t lease = srv_sched_lease_for(&s->cfg, lp->mean, ahead + (i - first));
     /* A client whose leases lapse gets shorter ones, down to the shortest. */
     if (lp->lapse > 1) {
@@ -214,6 +232,9 @@ static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_
   return rc;
 }
 
+static int drop_spots_locked(srv_sched_t *s, int64_t now, int64_t *dropped,
+                             srv_result_info_t *info);
+
 int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now, srv_work_t *out,
                        int *n_out, srv_nowork_t *why) {
   *n_out = 0;
@@ -228,6 +249,10 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   /* Expiry first, so that the client's lapses include the leases it just let run out. */
   if ((rc = srv_asg_expire_due(s->store, now, NULL)) != 0) goto out;
   if ((rc = client_get_ok(s, client_id, now, &cl)) != 0) goto out;
+  int64_t dropped = 0;
+  srv_result_info_t dinfo;
+  memset(&dinfo, 0, sizeof dinfo);
+  if ((rc = drop_spots_locked(s, now, &dropped, &dinfo)) != 0) goto out;
   if ((rc = srv_job_get(s->store, s->job.id, &s->job)) != 0) goto out;
   /* A finished job still hands out the spot checks it wants (one may re-open it); an archived
    * one has nothing more to do. */
@@ -264,21 +289,27 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
    * the job runs rather than all at its end), then untouched work. A trusted owner's client
    * (issue 30) first settles contested units, then checks: that is what only it can do; while
    * one is active, nobody else gets a spot check. */
-  static const pick_kind_t order[] = {PICK_OPEN, PICK_SPOT, PICK_NEW};
-  static const pick_kind_t order_trusted[] = {PICK_CONTESTED, PICK_SPOT, PICK_OPEN, PICK_NEW};
+  static const pick_kind_t order[] = {PICK_OPEN, PICK_EVIDENCE, PICK_SPOT, PICK_NEW};
+  static const pick_kind_t order_trusted[] = {PICK_CONTESTED, PICK_SPOT, PICK_OPEN,
+                                              PICK_EVIDENCE, PICK_NEW};
   trust_t tm = {0, 0};
   int trusted = 0;
   if (room > 0 && (rc = trust_get(s, now, 1, &tm)) == 0 && tm.on)
     rc = srv_client_trusted(s->store, client_id, &trusted);
   const pick_kind_t *ord = trusted ? order_trusted : order;
-  size_t nord = trusted ? 4 : 3;
+  size_t nord = trusted ? 5 : 4;
   int start = *n_out;
   for (size_t k = 0; k < nord && rc == 0 && room > 0; k++) {
     if (done && ord[k] != PICK_SPOT) continue;
     if (ord[k] == PICK_SPOT && (s->cfg.spot_check <= 0 || (tm.active && !trusted))) continue;
-    int before = *n_out;
-    rc = lease_new(s, ord[k], client_id, now, room, held + (before - start), &lp, out, n_out);
+    if (ord[k] == PICK_EVIDENCE && lp.kernels < 2) continue;
+    int before = *n_out, gone = 0;
+    rc = lease_new(s, ord[k], client_id, now, room, held + (before - start), &lp, out, n_out,
+                   &gone);
     room -= *n_out - before;
+    /* Evidence picks this client cannot add a kernel to are marked and dropped: pick again (each
+     * round marks at least one, so this ends). */
+    if (rc == 0 && gone > 0 && room > 0) k--;
   }
   if (rc == 0 && done && *n_out == start) *why = SRV_NOWORK_DONE;
 out:
@@ -397,6 +428,10 @@ static int result_check(srv_store_t *st, const srv_asg_info_t *a, const srv_unit
     return srv_store_failf(st, NQ_EINVAL, "bad seconds");
   if (!solver || !*solver || strlen(solver) > SRV_SOLVER_MAX)
     return srv_store_failf(st, NQ_EINVAL, "bad solver version");
+  /* A closed list (nq/versions.h): a made-up version would carry made-up nodes. */
+  if (!nq_solver_known(solver))
+    return srv_store_failf(st, NQ_EINVAL, "unknown solver version \"%s\" (this server knows "
+                           "nq-solver-1..4; upgrade the server before its clients)", solver);
   /* The plan's result guard (nq/plan.h): nodes within the unit's provable bound, and the rest of
    * what every honest result satisfies. */
   nq_unit_t unit;
@@ -455,13 +490,16 @@ typedef struct res_s {
   char solver[SRV_SOLVER_MAX + 1];
   char net[48];
   char backend[NQ_PROTO_BACKEND_MAX + 1]; /* the kernel that computed it ("" unknown) */
+  int tree;   /* the search tree its solver version walks at the job's N (nq/versions.h) */
   int novote; /* voided, or its client is banned or suspect: judged, but no vote */
+  int self_joined; /* its owner joined by itself (schema 022) */
   int in;     /* in the agreeing group being looked at */
 } res_t;
 
 typedef struct res_vec_s {
   res_t *v;
   int n, cap;
+  int board; /* the job's N: the tree of each result's solver version */
 } res_vec_t;
 
 static int res_add(const srv_asg_info_t *a, void *arg) {
@@ -483,15 +521,17 @@ static int res_add(const srv_asg_info_t *a, void *arg) {
   r->c8 = a->counts.c8;
   r->nodes = a->counts.nodes;
   r->novote = a->novote;
+  r->self_joined = a->self_joined;
   snprintf(r->solver, sizeof r->solver, "%s", a->solver);
   snprintf(r->net, sizeof r->net, "%s", a->net);
   snprintf(r->backend, sizeof r->backend, "%s", a->backend);
+  r->tree = nq_solver_tree(r->solver, rv->board);
   return 0;
 }
 
 /* The undecided results of a unit, oldest first. */
-static int res_load(srv_store_t *st, int64_t unit_id, res_t **out, int *count) {
-  res_vec_t rv = {NULL, 0, 0};
+static int res_load(srv_store_t *st, int board, int64_t unit_id, res_t **out, int *count) {
+  res_vec_t rv = {NULL, 0, 0, board};
   int rc = srv_asg_list_reported(st, unit_id, res_add, &rv);
   if (rc == NQ_ENOMEM) srv_store_failf(st, rc, "results: out of memory");
   if (rc) {
@@ -508,16 +548,25 @@ static int same_counts(const res_t *a, const res_t *b) {
   return a->c2 == b->c2 && a->c4 == b->c4 && a->c8 == b->c8;
 }
 
-/* Results of one counts class and one solver version: their nodes must agree too. */
-static int same_kind(const res_t *a, const res_t *b) {
-  return same_counts(a, b) && strcmp(a->solver, b->solver) == 0;
-}
+/* The same search tree: two known solver versions that walk the same tree at the job's N
+ * (nq/versions.h). A result of an unknown version (stored before the list was closed) shares no
+ * tree with anything: its nodes are never compared, and never the unit's. */
+static int same_tree(const res_t *a, const res_t *b) { return a->tree != 0 && a->tree == b->tree; }
+
+/* Results of one counts class and one search tree: their nodes must agree too. */
+static int same_kind(const res_t *a, const res_t *b) { return same_counts(a, b) && same_tree(a, b); }
 
 /* Two results come from the same voter under --quorum-distinct: the same client, owner, or
- * network (a result of unknown network is its client's own). */
+ * network (a result of unknown network is its client's own). By owner, when either result's
+ * owner joined by itself (nq-client --join), the same network makes them one voter too (unless
+ * --self-joined-distinct owner): one person with many self-made owners on one network is one
+ * vote. */
 static int same_voter(const srv_sched_t *s, const res_t *a, const res_t *b) {
   switch (s->cfg.quorum_distinct) {
-  case SRV_DISTINCT_OWNER: return a->owner_id == b->owner_id;
+  case SRV_DISTINCT_OWNER:
+    return a->owner_id == b->owner_id ||
+           (s->cfg.self_joined == SRV_SELF_JOINED_OWNER_AND_NET &&
+            (a->self_joined || b->self_joined) && a->net[0] && strcmp(a->net, b->net) == 0);
   case SRV_DISTINCT_NETWORK:
     return a->client_id == b->client_id || (a->net[0] && strcmp(a->net, b->net) == 0);
   default: return a->client_id == b->client_id;
@@ -535,6 +584,36 @@ static int votes(const srv_sched_t *s, const res_t *r, int n, int which) {
     k += first;
   }
   return k;
+}
+
+/* The tree the unit's nodes come from: among the voting results of the marked group (in = 1),
+ * the search tree with the most votes (distinct voters, as votes() counts them), this server's
+ * own tree on a tie. *tv gets its votes. The unit's node count -- the job's node total and every
+ * volunteer's credit -- is an agreed one only when those votes reach the quorum (quorum_check):
+ * a version of another tree is compared on counts alone and never sets the nodes by itself, and
+ * no single claim does. 0 when no voting result of the group has a known tree. */
+static int nodes_tree(const srv_sched_t *s, const res_t *r, int n, int *tv) {
+  int own = nq_solver_tree(NQ_SOLVER_VERSION, s->job.n), best = 0;
+  *tv = 0;
+  for (int i = 0; i < n; i++) {
+    if (r[i].novote || !r[i].in || !r[i].tree) continue;
+    int seen = 0;
+    for (int j = 0; j < i && !seen; j++) seen = !r[j].novote && r[j].in && r[j].tree == r[i].tree;
+    if (seen) continue;
+    int k = 0;
+    for (int a = 0; a < n; a++) {
+      if (r[a].novote || !r[a].in || r[a].tree != r[i].tree) continue;
+      int first = 1;
+      for (int b = 0; b < a && first; b++)
+        first = r[b].novote || !r[b].in || r[b].tree != r[i].tree || !same_voter(s, &r[b], &r[a]);
+      k += first;
+    }
+    if (k > *tv || (k == *tv && r[i].tree == own)) {
+      *tv = k;
+      best = r[i].tree;
+    }
+  }
+  return best;
 }
 
 /* The largest set of mutually agreeing voting results with the counts of r[anchor] gets in = 1
@@ -598,8 +677,7 @@ static int best_group(const srv_sched_t *s, res_t *r, int n, int *anchor, int *o
 static int agree_with(const res_t *x, const res_t *k, const res_t *acc, int n, int in_only) {
   if (!same_counts(x, k)) return 0;
   for (int m = 0; m < n; m++)
-    if ((!in_only || acc[m].in) && strcmp(acc[m].solver, x->solver) == 0 &&
-        acc[m].nodes != x->nodes)
+    if ((!in_only || acc[m].in) && same_tree(&acc[m], x) && acc[m].nodes != x->nodes)
       return 0;
   return 1;
 }
@@ -617,10 +695,10 @@ static int res_add_valid(const srv_asg_info_t *a, void *arg) {
 
 /* *ok: a result with counts c from `solver` agrees with the verified unit -- its counts, and the
  * nodes of its valid results of the same solver version (the agreement rule). */
-static int agrees_verified(srv_store_t *st, int64_t unit_id, const nq_counts_t *c,
+static int agrees_verified(srv_store_t *st, int board, int64_t unit_id, const nq_counts_t *c,
                            const char *solver, int *ok) {
   srv_unit_info_t u;
-  res_vec_t rv = {NULL, 0, 0};
+  res_vec_t rv = {NULL, 0, 0, board};
   res_t x = {.c2 = c->c2, .c4 = c->c4, .c8 = c->c8, .nodes = c->nodes}, k = {0};
   *ok = 0;
   int rc = srv_unit_get(st, unit_id, &u);
@@ -628,6 +706,7 @@ static int agrees_verified(srv_store_t *st, int64_t unit_id, const nq_counts_t *
   if (rc == NQ_ENOMEM) srv_store_failf(st, rc, "results: out of memory");
   if (rc == 0) {
     snprintf(x.solver, sizeof x.solver, "%s", solver ? solver : "");
+    x.tree = nq_solver_tree(x.solver, board);
     k.c2 = u.counts.c2;
     k.c4 = u.counts.c4;
     k.c8 = u.counts.c8;
@@ -689,13 +768,16 @@ static int group_kernels(const res_t *r, int n) {
  * versions). */
 static int unit_verify(srv_sched_t *s, int64_t unit_id, int64_t job_id, res_t *r, int n,
                        int64_t now, int draw, srv_result_info_t *info) {
-  int w = 0;
-  while (!r[w].in) w++;
+  int tv = 0, tree = nodes_tree(s, r, n, &tv), w = 0;
+  while (!r[w].in || (tree && r[w].tree != tree)) w++;
   int *ok = calloc((size_t)n, sizeof *ok);
   if (!ok) return srv_store_failf(s->store, NQ_ENOMEM, "verify: out of memory");
   for (int i = 0; i < n; i++) ok[i] = agrees(r, n, i, w);
   nq_counts_t c = {r[w].c2, r[w].c4, r[w].c8, 0, r[w].nodes};
   int rc = srv_unit_verify(s->store, unit_id, &c, now);
+  /* Settled by its quorum (again: a unit a trusted result or an audit once settled may have been
+   * re-opened since): the evidence names the quorum's rule. */
+  if (rc == 0) rc = srv_unit_set_contest(s->store, unit_id, SRV_CONTEST_NONE);
   if (rc == 0) rc = srv_unit_kernels_set(s->store, unit_id, group_kernels(r, n));
   if (rc == 0) rc = mark_suspects(s, r, ok, n, info);
   /* Valid ones first, so a client's wins are counted before its losses are weighed for a ban. */
@@ -755,7 +837,7 @@ static int ban_owners(srv_sched_t *s, const int64_t *owners, int n, int64_t now,
  * untrusted results that disagree are banned (unless --ban-threshold 0), which re-opens what
  * they helped verify. Nobody is banned for a disagreement among untrusted results alone. */
 static int settle_locked(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c,
-                         const char *solver, srv_contest_t how, int64_t now,
+                         const char *solver, srv_contest_t how, int64_t by_asg, int64_t now,
                          srv_result_info_t *info) {
   srv_unit_info_t u;
   res_t *r = NULL, auth = {0};
@@ -767,16 +849,18 @@ static int settle_locked(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c,
     info->unit_reopened = 1;
     info->job_reopened |= jr;
   }
-  if (rc == 0) rc = res_load(s->store, unit_id, &r, &n);
+  if (rc == 0) rc = res_load(s->store, s->job.n, unit_id, &r, &n);
   if (rc == 0 && n > 0 && !(owners = calloc((size_t)n, sizeof *owners)))
     rc = srv_store_failf(s->store, NQ_ENOMEM, "settle: out of memory");
   if (rc == 0) rc = srv_unit_verify(s->store, unit_id, c, now);
   if (rc == 0) rc = srv_unit_set_contest(s->store, unit_id, how);
+  if (rc == 0) rc = srv_unit_set_settled_by(s->store, unit_id, how == SRV_CONTEST_TRUSTED ? by_asg : 0);
   auth.c2 = c->c2;
   auth.c4 = c->c4;
   auth.c8 = c->c8;
   auth.nodes = c->nodes;
   snprintf(auth.solver, sizeof auth.solver, "%s", solver ? solver : "");
+  auth.tree = nq_solver_tree(auth.solver, s->job.n);
   for (int i = 0; i < n && rc == 0; i++) {
     int ok = agree_pair(&r[i], &auth), trusted = 0;
     if ((rc = srv_asg_judge(s->store, r[i].id, r[i].client_id, ok)) != 0) break;
@@ -818,7 +902,7 @@ static int trusted_decide(srv_sched_t *s, const srv_unit_info_t *u, const srv_jo
     for (int i = 0; i < n; i++) against |= !r[i].novote && !agree_pair(&r[i], &r[t]);
     if (against || u->contest == SRV_CONTEST_OPEN) {
       nq_counts_t c = {r[t].c2, r[t].c4, r[t].c8, 0, r[t].nodes};
-      return settle_locked(s, u->id, &c, r[t].solver, SRV_CONTEST_TRUSTED, now, info);
+      return settle_locked(s, u->id, &c, r[t].solver, SRV_CONTEST_TRUSTED, r[t].id, now, info);
     }
     return best >= job->quorum ? unit_verify(s, u->id, job->id, r, n, now, 0, info) : 0;
   }
@@ -855,12 +939,19 @@ static int quorum_check(srv_sched_t *s, int64_t unit_id, int64_t job_id, int64_t
   /* A verified unit has no vote to count: its results are judged by its verification (a ban
    * nested in that verification must not count it again). */
   if (rc || u.state == SRV_UNIT_VERIFIED) goto out;
-  if ((rc = res_load(s->store, unit_id, &r, &n)) != 0) goto out;
-  int best = best_group(s, r, n, &anchor, &others), kernels = 0;
+  if ((rc = res_load(s->store, s->job.n, unit_id, &r, &n)) != 0) goto out;
+  int best = best_group(s, r, n, &anchor, &others), kernels = 0, tv = 0;
   if ((rc = srv_job_kernels_get(s->store, job_id, &kernels)) != 0) goto out;
   int diverse = kernels < 2 || group_kernels(r, n) >= kernels;
-  int shown = !diverse && best >= job.quorum ? job.quorum - 1 : best;
+  /* The nodes too need the quorum, within one tree (nodes_tree): a group whose counts have it
+   * but whose nodes do not counts as one vote short, so the unit takes one more replica. */
+  int nodes_ok = nodes_tree(s, r, n, &tv) != 0 && tv >= job.quorum;
+  int shown = (!diverse || !nodes_ok) && best >= job.quorum ? job.quorum - 1 : best;
   if ((rc = srv_unit_set_votes(s->store, unit_id, shown, others)) != 0) goto out;
+  /* The votes are there, the kernels not: its voters may add kernel evidence. */
+  if ((rc = srv_unit_kshort_set(s->store, unit_id, !diverse && best >= job.quorum &&
+                                                       best > others)) != 0)
+    goto out;
   /* The cap counts every result of the unit (as `need` does). */
   if ((rc = srv_unit_get(s->store, unit_id, &u)) != 0) goto out;
   trust_t tm;
@@ -875,7 +966,7 @@ static int quorum_check(srv_sched_t *s, int64_t unit_id, int64_t job_id, int64_t
   if (u.contest == SRV_CONTEST_OPEN && (rc = srv_unit_uncontest(s->store, unit_id)) == 0)
     rc = srv_unit_get(s->store, unit_id, &u);
   if (rc) goto out;
-  if (best >= job.quorum && best > others && diverse) {
+  if (best >= job.quorum && best > others && diverse && nodes_ok) {
     rc = unit_verify(s, unit_id, job_id, r, n, now, 1, info);
   } else if (u.state != SRV_UNIT_DISPUTED && u.results >= job.max_results + u.extra_results) {
     rc = srv_unit_dispute(s->store, unit_id);
@@ -940,7 +1031,7 @@ static int spot_result(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_
                        const char *solver, int64_t now, srv_result_info_t *info) {
   int ok = 0, trusted = 0, jr = 0;
   trust_t tm;
-  int rc = agrees_verified(s->store, a->unit_id, c, solver, &ok);
+  int rc = agrees_verified(s->store, s->job.n, a->unit_id, c, solver, &ok);
   if (rc == 0) rc = trust_get(s, now, 0, &tm);
   if (rc) return rc;
   if (!tm.on) {
@@ -954,7 +1045,8 @@ static int spot_result(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_
   }
   /* A trusted dissent settles the unit against the votes that verified it. */
   if ((rc = srv_client_trusted(s->store, a->client_id, &trusted)) != 0) return rc;
-  if (trusted) return settle_locked(s, a->unit_id, c, solver, SRV_CONTEST_TRUSTED, now, info);
+  if (trusted)
+    return settle_locked(s, a->unit_id, c, solver, SRV_CONTEST_TRUSTED, a->id, now, info);
   /* An untrusted one: the unit is not verified any more, and nobody is voided, judged or banned
    * for it: the re-count finds the disagreement and contests it. */
   rc = srv_unit_reopen(s->store, a->unit_id, 0, &jr);
@@ -971,7 +1063,7 @@ static int spot_result(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_
 static int judge_late(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_t *c,
                       const char *solver, int64_t now, srv_result_info_t *info) {
   int valid = 0;
-  int rc = agrees_verified(s->store, a->unit_id, c, solver, &valid);
+  int rc = agrees_verified(s->store, s->job.n, a->unit_id, c, solver, &valid);
   return rc ? rc : judge(s, a->id, a->client_id, valid, now, info);
 }
 
@@ -990,6 +1082,15 @@ static int result_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, cons
     return srv_store_failf(s->store, NQ_EAUTH, "assignment %lld is not yours", (long long)asg_id);
   if ((rc = client_ok(s, client_id, now)) != 0) return rc;
   if ((rc = result_check(s->store, &a, &u, unit_text, c, seconds, solver)) != 0) return rc;
+  /* The named kernel is the kernel (kernel-diverse verification): a result that says it ran on
+   * another one is refused, and counts for no kernel. The rule guards against an honest kernel's
+   * bug; a client that lies about its kernel is the trusted owners' and spot checks' business. */
+  char named[NQ_PROTO_BACKEND_MAX + 1] = "";
+  if ((rc = srv_asg_kernel_get(s->store, asg_id, named, sizeof named)) != 0) return rc;
+  if (named[0] && (!backend || strcmp(backend, named) != 0))
+    return srv_store_failf(s->store, NQ_EINVAL, "assignment %lld named kernel %s; the result says "
+                           "it ran on %s", (long long)asg_id, named,
+                           backend && backend[0] ? backend : "(none)");
   if (a.reported_at != 0) {
     info->status = SRV_RESULT_DUPLICATE;
     return 0;
@@ -1030,6 +1131,69 @@ int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
   rc = srv_store_release(s->store, result_locked(s, client_id, assignment_id, unit_text, counts,
                                                  seconds, solver, backend, now, info));
   if (rc) memset(info, 0, sizeof *info);
+  return rc;
+}
+
+/* ---- spot checks that nobody can take ------------------------------------------------------ */
+
+static int drop_spots_locked(srv_sched_t *s, int64_t now, int64_t *dropped,
+                             srv_result_info_t *info) {
+  trust_t tm;
+  srv_stats_t c;
+  memset(&c, 0, sizeof c);
+  int rc = srv_job_get(s->store, s->job.id, &c.job);
+  if (rc || c.job.state != SRV_JOB_RUNNING) return rc;
+  if ((rc = srv_store_counters(s->store, s->job.id, &c)) != 0) return rc;
+  if (c.units[SRV_UNIT_VERIFIED] != c.job.units) return 0;
+  if ((rc = trust_get(s, now, 1, &tm)) != 0 || !tm.on) return rc;
+  int64_t *ids = NULL;
+  int n = 0;
+  rc = srv_spot_unreachable(s->store, s->job.id, s->cfg.quorum_distinct,
+                            now - SRV_TRUSTED_ACTIVE_WINDOW, tm.active, now - SRV_SPOT_WAIT_S,
+                            &ids, &n);
+  if (rc == 0 && n > 0) rc = srv_spot_drop(s->store, s->job.id, ids, n);
+  free(ids);
+  if (rc == 0) *dropped = n;
+  /* Nothing wanted any more (dropped, or done by others meanwhile): the job is done. */
+  if (rc == 0) rc = job_finish(s, s->job.id, now, info);
+  return rc;
+}
+
+int srv_sched_drop_spots(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done) {
+  srv_result_info_t info;
+  int64_t n = 0;
+  memset(&info, 0, sizeof info);
+  int rc = need_tx(s);
+  if (rc == 0) rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  rc = srv_store_release(s->store, drop_spots_locked(s, now, &n, &info));
+  if (rc == 0) rc = srv_job_get(s->store, s->job.id, &s->job);
+  if (dropped) *dropped = rc ? 0 : n;
+  if (job_done) *job_done = rc ? 0 : info.job_done;
+  return rc;
+}
+
+static int set_aside_locked(srv_sched_t *s, int64_t now, int64_t *dropped,
+                            srv_result_info_t *info) {
+  srv_stats_t c;
+  memset(&c, 0, sizeof c);
+  int rc = srv_job_get(s->store, s->job.id, &c.job);
+  if (rc || c.job.state != SRV_JOB_RUNNING) return rc;
+  if ((rc = srv_store_counters(s->store, s->job.id, &c)) != 0) return rc;
+  if (c.units[SRV_UNIT_VERIFIED] != c.job.units) return 0;
+  if ((rc = srv_spot_drop_all(s->store, s->job.id, dropped)) != 0) return rc;
+  return job_finish(s, s->job.id, now, info);
+}
+
+int srv_sched_set_aside(srv_sched_t *s, int64_t now, int64_t *dropped, int *job_done) {
+  srv_result_info_t info;
+  int64_t n = 0;
+  memset(&info, 0, sizeof info);
+  int rc = srv_store_savepoint(s->store);
+  if (rc) return rc;
+  rc = srv_store_release(s->store, set_aside_locked(s, now, &n, &info));
+  if (dropped) *dropped = rc ? 0 : n;
+  if (job_done) *job_done = rc ? 0 : info.job_done;
   return rc;
 }
 
@@ -1155,7 +1319,7 @@ int srv_sched_settle(srv_sched_t *s, int64_t unit_id, const nq_counts_t *c, cons
   if (rc == 0 && (rc = in_job(s, unit_id, &yes)) == 0 && !yes)
     rc = srv_store_failf(s->store, NQ_EINVAL, "unit %lld is not in the job for N=%d",
                          (long long)unit_id, s->job.n);
-  if (rc == 0) rc = settle_locked(s, unit_id, c, solver, SRV_CONTEST_AUDIT, now, info);
+  if (rc == 0) rc = settle_locked(s, unit_id, c, solver, SRV_CONTEST_AUDIT, 0, now, info);
   rc = srv_store_release(s->store, rc);
   if (rc) memset(info, 0, sizeof *info);
   return rc;

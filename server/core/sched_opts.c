@@ -26,6 +26,12 @@ const nq_opt_t srv_sched_opts_table[] = {
      .help = "what makes two results independent: client, owner or network (their /24 or "
              "/64); every client enrolled with the server's own key has the owner `default`: "
              "give volunteers their own keys, nq-admin owner add"},
+    {NQ_OPT_ENUM, "self-joined-distinct", .off = offsetof(srv_sched_config_t, self_joined),
+     .arg = "M", .choices = "owner-and-network|owner", .def = "owner-and-network",
+     .help = "with --quorum-distinct owner: a result of an owner that joined by itself (nq-client "
+             "--join) is independent of another only if they differ in owner AND network "
+             "(owner-and-network: many self-made owners on one network are one vote), or in "
+             "owner alone"},
     {NQ_OPT_DOUBLE, "spot-check", .off = offsetof(srv_sched_config_t, spot_check), .arg = "P",
      .dlo = 0, .dhi = 100, .def = "2",
      .help = "percent of verified units re-issued to yet another owner; a disagreement "

@@ -55,7 +55,8 @@ static int pack_fields(const nq_view_t *v, const void *s, json_t *obj) {
   for (size_t i = 0; i < v->nfields; i++) {
     const nq_view_field_t *f = &v->fields[i];
     int has = f->flag == NQ_VF_REQ || *CAT(s, f->has_off, int);
-    if (f->flag == NQ_VF_OPT && !has) continue;
+    /* A table of counts is always sent whole (an optional one only parses without some keys). */
+    if (f->flag == NQ_VF_OPT && !has && f->kind != NQ_VK_COUNTS) continue;
     if (f->kind == NQ_VK_COUNTS) {
       const int64_t *c = CAT(s, f->off, int64_t);
       for (int k = 0; k < f->names->n; k++)
@@ -191,6 +192,11 @@ static int parse_obj(const nq_view_t *v, const json_t *j, void *s, const char *p
         const char *key = f->names->names[k];
         snprintf(sub, sizeof sub, "%.200s.%.50s", path, key);
         const json_t *x = json_object_get(j, key);
+        /* An optional table takes a key it lacks as 0 (a peer older than a new row). */
+        if (!x && f->flag == NQ_VF_OPT) {
+          AT(s, f->off, int64_t)[k] = 0;
+          continue;
+        }
         if (!x) return fail(e, sub, "is missing");
         if (!json_is_integer(x)) return fail(e, sub, "is not an integer");
         AT(s, f->off, int64_t)[k] = (int64_t)json_integer_value(x);

@@ -2,6 +2,7 @@
  * (layer 0: see store.h for the contracts and the layers, docs/store.md for the model). */
 #include "store_int.h"
 
+#include "nq/switches.h"
 #include "nq/files.h"
 
 #include <ctype.h>
@@ -232,7 +233,7 @@ out:
 /* NQ_SCHEMA_DIR, else the source tree's schema/ (a build tree), else the installed copy (a
  * package: the source tree is not on the machine). */
 static const char *schema_dir_default(void) {
-  const char *env = getenv("NQ_SCHEMA_DIR");
+  const char *env = nq_switch_get(NQ_SW_SCHEMA_DIR);
   if (env && *env) return env;
 #ifdef NQ_SCHEMA_INSTALL_DIR
   struct stat st;

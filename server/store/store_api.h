@@ -19,6 +19,8 @@
 #include "store_audit.h"
 #include "store_outage.h"
 #include "store_backup.h"
+#include "store_signup.h"
+#include "store_community.h"
 
 /* Open (creating if needed) the database at `path` and bring its schema up to date.
  * schema_dir: directory of NNN_*.sql files; NULL means $NQ_SCHEMA_DIR if set, else

@@ -50,7 +50,8 @@ int srv_audit_draw(srv_store_t *st, int64_t job_id, int sample, uint64_t seed, i
     if (!found) from[nswap] = j, to[nswap++] = vi;
     if ((rc = srv_store_stmt(st,
              "SELECT u.id, u.text, u.c2, u.c4, u.c8, u.nodes, coalesce((SELECT a.solver FROM "
-             "assignments a WHERE a.unit_id = u.id AND a.state = 'valid' ORDER BY a.id LIMIT 1), "
+             "assignments a WHERE a.unit_id = u.id AND a.state = 'valid' AND a.nodes = u.nodes "
+             "ORDER BY a.id LIMIT 1), "
              "'') FROM units u WHERE u.job_id = ?1 AND u.state = 'verified' ORDER BY u.id "
              "LIMIT 1 OFFSET ?2", &q)) != 0)
       break;

@@ -1,10 +1,13 @@
 /* nq-server: the store's reads for the evidence file (store_export.h). */
 #include "store_export.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "nq/nq.h"
+#include "nq/versions.h"
 #include "store_int.h"
+#include "store_trusted.h"
 
 static void published_row(sqlite3_stmt *s, void *out) {
   nq_u128 *v = out;
@@ -36,14 +39,15 @@ void srv_export_end(srv_store_t *st) {
 }
 
 /* One row per (unit, result), the units by id (the primary key: no sort) and each unit's
- * results by client (the UNIQUE (unit_id, client_id) index: no sort either); a unit without a
+ * results by client (the UNIQUE (unit_id, client_id, evidence) index: no sort either); a unit without a
  * result still has its row (the LEFT JOIN). The networks are numbered once, in their order. */
 static const char EXPORT_SQL[] =
     "WITH nets AS MATERIALIZED (SELECT net, row_number() OVER (ORDER BY net) AS k"
     "              FROM (SELECT DISTINCT net FROM assignments WHERE net IS NOT NULL)) "
     "SELECT u.id, u.text, u.state, u.c2, u.c4, u.c8, u.nodes, coalesce(u.verified_at, 0),"
     "       a.id, a.state, a.c2, a.c4, a.c8, a.nodes, a.solver, a.backend, a.spot, a.voided,"
-    "       coalesce(a.reported_at, 0), c.name, o.name, (SELECT k FROM nets WHERE nets.net = a.net) "
+    "       coalesce(a.reported_at, 0), c.name, o.name, (SELECT k FROM nets WHERE nets.net = a.net),"
+    "       u.contest, coalesce(u.settled_by, 0), o.trusted "
     "FROM units u"
     " LEFT JOIN assignments a ON a.unit_id = u.id"
     "   AND a.state IN ('reported', 'valid', 'invalid', 'late')"
@@ -79,22 +83,79 @@ static void result_row(sqlite3_stmt *s, nq_ev_result_t *r) {
   r->net = col_i64(s, 21);
 }
 
+/* What the export keeps of a unit's results beside the line: each one's assignment id and
+ * whether its owner is trusted. */
+typedef struct unit_aux_s {
+  int64_t aid[NQ_EV_RESULTS_MAX];
+  int trusted[NQ_EV_RESULTS_MAX];
+  int contest;
+  int64_t settled_by;
+} unit_aux_t;
+
+/* The unit's settling path, its settling result and the version its nodes come from
+ * (docs/evidence.md, "How a unit is settled"):
+ *   trusted: the result that settled it (units.settled_by; for a unit settled before schema 020,
+ *            the oldest valid result of a trusted owner with the unit's counts and nodes);
+ *   audit:   the reference solver's version;
+ *   quorum:  among the valid voting results with the unit's nodes, the tree with the most of
+ *            them, the oldest result of it (the scheduler's nodes_tree, whose votes reached the
+ *            quorum). */
+static void unit_finish(nq_ev_unit_t *u, const unit_aux_t *x) {
+  int n = atoi(u->text), pick = -1;
+  u->settled = x->contest == SRV_CONTEST_TRUSTED ? NQ_EV_SETTLED_TRUSTED
+               : x->contest == SRV_CONTEST_AUDIT ? NQ_EV_SETTLED_AUDIT
+                                                 : NQ_EV_SETTLED_QUORUM;
+  if (u->settled == NQ_EV_SETTLED_AUDIT) {
+    snprintf(u->nodes_solver, sizeof u->nodes_solver, "%s", NQ_SOLVER_VERSION);
+    return;
+  }
+  for (int i = 0; i < u->nresults; i++) {
+    const nq_ev_result_t *r = &u->results[i];
+    if (strcmp(r->state, "valid") || r->voided || r->nodes != u->nodes) continue;
+    if (u->settled == NQ_EV_SETTLED_TRUSTED) {
+      int cand = x->settled_by ? x->aid[i] == x->settled_by : x->trusted[i];
+      if (cand && (pick < 0 || x->settled_by || x->aid[i] < x->aid[pick])) pick = i;
+      continue;
+    }
+    int k = 0, kp = 0;
+    for (int j = 0; j < u->nresults; j++) {
+      const nq_ev_result_t *q = &u->results[j];
+      if (strcmp(q->state, "valid") || q->voided || q->nodes != u->nodes) continue;
+      k += nq_solver_same_tree(q->solver, r->solver, n);
+      if (pick >= 0) kp += nq_solver_same_tree(q->solver, u->results[pick].solver, n);
+    }
+    if (pick < 0 || k > kp || (k == kp && x->aid[i] < x->aid[pick])) pick = i;
+  }
+  if (pick < 0) return; /* nq-verify names what is missing */
+  snprintf(u->nodes_solver, sizeof u->nodes_solver, "%s", u->results[pick].solver);
+  if (u->settled == NQ_EV_SETTLED_TRUSTED) u->results[pick].settles = 1;
+}
+
 int srv_export_units(srv_store_t *st, const srv_job_t *job, nq_ev_unit_t *u,
                      srv_export_unit_cb cb, void *arg) {
   sqlite3_stmt *s;
+  unit_aux_t *x = malloc(sizeof *x);
+  if (!x) return srv_store_failf(st, NQ_ENOMEM, "export: out of memory");
   int rc = srv_store_stmt(st, EXPORT_SQL, &s);
-  if (rc) return rc;
+  if (rc) {
+    free(x);
+    return rc;
+  }
   sqlite3_bind_int64(s, 1, job->first_unit);
   sqlite3_bind_int64(s, 2, job->first_unit + job->units - 1);
-  int64_t cur = 0, oldest = 0; /* the unit being filled; its oldest valid result carrying nodes */
+  int64_t cur = 0; /* the unit being filled */
   int sr;
   while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
     int64_t id = col_i64(s, 0);
     if (id != cur) {
-      if (cur && (rc = cb(u, arg)) != 0) break;
+      if (cur) {
+        unit_finish(u, x);
+        if ((rc = cb(u, arg)) != 0) break;
+      }
       unit_row(s, u);
+      x->contest = (int)col_i64(s, 22);
+      x->settled_by = col_i64(s, 23);
       cur = id;
-      oldest = 0;
     }
     if (sqlite3_column_type(s, 8) == SQLITE_NULL) continue; /* a unit without results */
     if (u->nresults == NQ_EV_RESULTS_MAX) {
@@ -103,16 +164,16 @@ int srv_export_units(srv_store_t *st, const srv_job_t *job, nq_ev_unit_t *u,
       rc = NQ_ERANGE;
       break;
     }
-    nq_ev_result_t *r = &u->results[u->nresults++];
-    result_row(s, r);
-    int64_t aid = col_i64(s, 8);
-    if (!strcmp(r->state, "valid") && r->nodes == u->nodes && (!oldest || aid < oldest)) {
-      oldest = aid;
-      snprintf(u->nodes_solver, sizeof u->nodes_solver, "%s", r->solver);
-    }
+    x->aid[u->nresults] = col_i64(s, 8);
+    x->trusted[u->nresults] = col_i64(s, 24) != 0;
+    result_row(s, &u->results[u->nresults++]);
   }
   if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "export units");
-  if (rc == 0 && cur) rc = cb(u, arg);
+  if (rc == 0 && cur) {
+    unit_finish(u, x);
+    rc = cb(u, arg);
+  }
   sqlite3_reset(s);
+  free(x);
   return rc;
 }

@@ -6,6 +6,7 @@
 #include "store_kernels.h"
 
 #define KERNELS_SCHEMA 16
+#define EVIDENCE_SCHEMA 18
 
 int srv_kernel_listed(const char *list, const char *name) {
   size_t n = strlen(name);
@@ -31,7 +32,8 @@ int srv_unit_kernels_present(srv_store_t *st, int64_t unit_id, char *buf, size_t
   sqlite3_stmt *q;
   buf[0] = '\0';
   int rc = srv_store_stmt(st,
-      "SELECT CASE WHEN a.reported_at IS NOT NULL THEN a.backend ELSE a.kernel END "
+      "SELECT CASE WHEN a.reported_at IS NOT NULL THEN a.backend ELSE "
+      "coalesce(a.kernel, nullif(c.kernel_native, ''), '" SRV_KERNEL_UNKNOWN "') END "
       "FROM assignments a JOIN clients c ON c.id = a.client_id WHERE a.unit_id = ?1 AND "
       "((a.reported_at IS NOT NULL AND a.voided = 0 AND NOT c.banned AND NOT c.suspect) OR "
       " (a.state = 'leased' AND a.reported_at IS NULL)) ORDER BY a.id", &q);
@@ -151,6 +153,12 @@ int srv_asg_refuse(srv_store_t *st, int64_t asg_id, int64_t client_id, const cha
   sqlite3_bind_text(q, 2, refused, -1, SQLITE_TRANSIENT);
   if ((rc = srv_store_step(st, q, "refused kernels")) != 0) return rc;
   return srv_store_unit_refresh(st, unit_id);
+}
+
+int srv_unit_kshort_set(srv_store_t *st, int64_t unit_id, int kshort) {
+  if (!srv_store_schema_has(st, EVIDENCE_SCHEMA)) return 0;
+  return srv_store_exec3(st, "UPDATE units SET kshort = ?2 WHERE id = ?1 AND kshort != ?2",
+                         unit_id, kshort ? 1 : 0, 0, "unit kshort");
 }
 
 int srv_unit_kernels_set(srv_store_t *st, int64_t unit_id, int kernels) {

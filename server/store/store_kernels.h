@@ -14,9 +14,15 @@
 
 #define SRV_KERNELS_REFUSED_MAX 128 /* clients.kernels_refused: bytes */
 
+/* A live lease that names no kernel, of a client whose own kernel is not known yet: it will run
+ * its own, whatever that is (kernels.c counts it against every kernel a machine may call its
+ * own, so a replica leased beside it at the same time is named another). */
+#define SRV_KERNEL_UNKNOWN "?"
+
 /* The kernels present for a unit: the backends of its reported results that still vote (not
- * voided; clients neither banned nor suspect) and the kernels named in its live leases, distinct,
- * as one comma-separated list in buf ("" for none). */
+ * voided; clients neither banned nor suspect) and the kernels of its live leases -- the one named,
+ * else the holder's own (clients.kernel_native), else SRV_KERNEL_UNKNOWN -- distinct, as one
+ * comma-separated list in buf ("" for none). */
 int srv_unit_kernels_present(srv_store_t *st, int64_t unit_id, char *buf, size_t len);
 
 /* What the server knows of a client's kernels: `backends` gets its kernel_native followed by the
@@ -39,6 +45,11 @@ int srv_asg_kernel_get(srv_store_t *st, int64_t asg_id, char *buf, size_t len);
  * again. NQ_ENOTFOUND for an assignment that is not this client's live lease. */
 int srv_asg_refuse(srv_store_t *st, int64_t asg_id, int64_t client_id, const char *kernel,
                    int64_t now);
+
+/* units.kshort (schema 018; a no-op before): 1 while the unit's best group has its votes but not
+ * the kernels the job asks for, so that its voters may add kernel evidence
+ * (srv_unit_pick_evidence). */
+int srv_unit_kshort_set(srv_store_t *st, int64_t unit_id, int kshort);
 
 /* The distinct kernels among the results that verified the unit (units.kernels; a no-op on a
  * database older than schema 016). */

@@ -11,7 +11,8 @@
 /* ---- owners ------------------------------------------------------------------------------- */
 
 #define OWNER_COLS "o.id, o.name, o.created, o.banned, o.enrol_hash IS NOT NULL, " \
-                   "(SELECT count(*) FROM clients c WHERE c.owner_id = o.id), o.trusted"
+                   "(SELECT count(*) FROM clients c WHERE c.owner_id = o.id), o.trusted, " \
+                   "o.self_joined, o.public_name"
 
 static void owner_row(sqlite3_stmt *s, srv_owner_t *o) {
   memset(o, 0, sizeof *o);
@@ -22,6 +23,8 @@ static void owner_row(sqlite3_stmt *s, srv_owner_t *o) {
   o->has_key = sqlite3_column_int(s, 4);
   o->clients = col_i64(s, 5);
   o->trusted = sqlite3_column_int(s, 6);
+  o->self_joined = sqlite3_column_int(s, 7);
+  col_str(s, 8, o->public_name, sizeof o->public_name);
 }
 
 static void owner_row_v(sqlite3_stmt *s, void *out) { owner_row(s, out); }

@@ -15,6 +15,8 @@ typedef struct srv_owner_s {
   int has_key;          /* it has an enrolment key of its own */
   int trusted;          /* schema 014: the operator trusts its results (nq-admin owner trust) */
   int64_t clients;      /* clients that belong to it (srv_owner_list, srv_owner_find_name) */
+  int self_joined;      /* schema 022: made by a sign-up (nq-client --join), not the operator */
+  char public_name[SRV_NAME_MAX + 1]; /* schema 022: the name it is shown under; "": anonymous */
 } srv_owner_t;
 
 #define SRV_OWNER_DEFAULT 1 /* "default": the server's own enrolment key, `client add` */

@@ -16,6 +16,12 @@
  *            no client of a trusted owner is online;
  *   blocked  it holds no live lease and needs no replica: disputed at its cap on results
  *            (nq-admin unit retry).
+ *   spot     (a job with a trusted owner, every unit verified: the job waits for its spot checks)
+ *            a spot check wanted that no client online may take (a key that never had the unit;
+ *            a trusted owner's client while one is active); the scheduler drops it
+ *            SRV_SPOT_WAIT_S after its unit was verified (srv_sched_drop_spots).
+ * A unit short only of kernels (schema 018) is not stalled while a client that voted on it and
+ * has not given kernel evidence yet is online; with such clients all offline it is `offline`.
  * One reason per unit, the first that applies in this order.
  *
  * Cost: the keys are two aggregates over the clients; the units are one grouped query over the
@@ -58,6 +64,7 @@ typedef struct srv_stalls_s {
   int64_t keys;         /* keys that can vote */
   int64_t keys_online;  /* ... with a client seen within the window */
   int64_t trusted_online; /* clients that can vote, of a trusted owner, seen within the window */
+  int64_t trusted_keys_online; /* ... their keys */
   int64_t units;        /* stalled units, every reason */
   int64_t by[SRV_STALL_NREASONS];
   double seconds;       /* how long the count took (set by the server's worker; 0 otherwise) */
@@ -82,6 +89,25 @@ void srv_stalls_forget(srv_store_t *st);
  * first; srv_stalls_put stores a count made elsewhere. */
 void srv_stalls_set_async(srv_store_t *st, int on);
 void srv_stalls_put(srv_store_t *st, const srv_stalls_t *x);
+
+/* The job's verified units that want a spot check (units.spot = 1), verified at or before
+ * verified_before, that no client may take now: none that can vote, seen since `since` (of a
+ * trusted owner only, when trusted_only), is of a key that never had the unit. A malloc'ed array
+ * of ids (NULL when *n = 0). */
+int srv_spot_unreachable(srv_store_t *st, int64_t job_id, srv_distinct_t d, int64_t since,
+                         int trusted_only, int64_t verified_before, int64_t **ids, int *n);
+/* Drop those spot checks (units.spot 1 -> 0) and add their number to jobs.spot_dropped (schema
+ * 019), in the caller's transaction. */
+int srv_spot_drop(srv_store_t *st, int64_t job_id, const int64_t *ids, int n);
+/* Drop every spot check the job still wants or has out (the operator moved past the job: its
+ * leases were released), counted in jobs.spot_dropped; *n gets how many. */
+int srv_spot_drop_all(srv_store_t *st, int64_t job_id, int64_t *n);
+/* jobs.spot_dropped (0 before schema 019). */
+int srv_job_spot_dropped(srv_store_t *st, int64_t job_id, int64_t *n);
+
+/* Up to `limit` contested units of a job (units.contest = 1: results that disagree, waiting for
+ * a trusted result or an audit), by id, as a malloc'ed array (NULL when *n = 0). */
+int srv_units_contested(srv_store_t *st, int64_t job_id, int limit, int64_t **ids, int *n);
 
 /* The awaiting units of a job with a result of client_id (nq-admin unit retry --client: the
  * units a liar's spot checks re-opened), as a malloc'ed array of ids (NULL when *n = 0). */

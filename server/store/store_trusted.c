@@ -84,6 +84,11 @@ int srv_unit_set_contest(srv_store_t *st, int64_t unit_id, srv_contest_t c) {
                          "unit contest");
 }
 
+int srv_unit_set_settled_by(srv_store_t *st, int64_t unit_id, int64_t asg_id) {
+  return srv_store_exec3(st, "UPDATE units SET settled_by = nullif(?2, 0) WHERE id = ?1", unit_id,
+                         asg_id, 0, "unit settled_by");
+}
+
 int srv_job_contested(srv_store_t *st, int64_t job_id, int64_t *n) {
   return one_i64(st, "SELECT count(*) FROM units WHERE job_id = ?1 AND contest = 1", job_id, 0, n,
                  "contested");

@@ -41,6 +41,9 @@ int srv_unit_contest(srv_store_t *st, int64_t unit_id);
 int srv_unit_uncontest(srv_store_t *st, int64_t unit_id);
 /* Record what settled a verified unit (SRV_CONTEST_TRUSTED or SRV_CONTEST_AUDIT). */
 int srv_unit_set_contest(srv_store_t *st, int64_t unit_id, srv_contest_t c);
+/* Record the assignment whose trusted result settled the unit (0: none, for a quorum or an
+ * audit; schema 020). */
+int srv_unit_set_settled_by(srv_store_t *st, int64_t unit_id, int64_t asg_id);
 /* Contested units of the job (through units_contested). */
 int srv_job_contested(srv_store_t *st, int64_t job_id, int64_t *n);
 /* Up to `room` contested units of pk->job_id for a trusted client: none with a live lease (one

@@ -209,6 +209,12 @@ static int unit_retry_locked(srv_store_t *st, int64_t unit_id, int extra) {
   if ((rc = srv_store_exec3(st, "UPDATE assignments SET state = 'reported' WHERE unit_id = ?1 "
                                 "AND state = 'late'", unit_id, 0, 0, "unit retry")) != 0)
     return rc;
+  /* Its voters are asked again for kernel evidence (schema 018): what they could not add then
+   * they may now (a kernel refused by mistake, a result that no longer votes). */
+  if (srv_store_schema_has(st, 18) &&
+      (rc = srv_store_exec3(st, "DELETE FROM assignments WHERE unit_id = ?1 AND evidence = 2",
+                            unit_id, 0, 0, "unit retry")) != 0)
+    return rc;
   if ((rc = srv_store_exec3(st, "UPDATE units SET state = 'awaiting', extra_results = "
                                 "max(0, results - (SELECT max_results FROM jobs j WHERE j.id = "
                                 "units.job_id)) + ?2 WHERE id = ?1 AND "
@@ -265,8 +271,10 @@ const char *srv_asg_state_name(srv_asg_state_t s) {
 #define ASG_COLS_A "a.id, a.unit_id, a.client_id, a.state, a.issued, a.deadline, a.reported_at, " \
                    "a.late, a.c2, a.c4, a.c8, a.nodes, a.seconds, a.solver, a.progress, " \
                    "a.progress_seconds, a.progress_nodes, a.progress_at, a.net, a.spot, a.voided, " \
-                   ASG_WHO("a.client_id", "a.voided") ", a.backend, a.hold_until"
-#define ASG_NCOLS 25
+                   ASG_WHO("a.client_id", "a.voided") ", a.backend, a.hold_until, " \
+                   "(SELECT w.self_joined FROM clients c JOIN owners w ON w.id = c.owner_id " \
+                   "WHERE c.id = a.client_id)"
+#define ASG_NCOLS 26
 
 /* The owner of the assignment's client, and whether its vote counts not (voided, or the client is
  * banned or suspect). */
@@ -311,6 +319,7 @@ static void asg_row(sqlite3_stmt *s, srv_asg_info_t *a) {
   a->novote = sqlite3_column_int(s, 22);
   col_str(s, 23, a->backend, sizeof a->backend);
   a->hold_until = col_i64(s, 24);
+  a->self_joined = sqlite3_column_int(s, 25);
 }
 
 int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out) {
@@ -505,6 +514,18 @@ int srv_asg_held(srv_store_t *st, int64_t client_id, srv_work_t *out, int max, i
   "SELECT id, text, coalesce(est_nodes, -1), 0 FROM units WHERE job_id = ?1 AND spot = 1 " \
   "AND NOT EXISTS (SELECT 1 FROM " \
   "assignments a WHERE a.unit_id = units.id AND " key ") ORDER BY id LIMIT ?3"
+/* --quorum-distinct owner with --self-joined-distinct owner-and-network (schema 022): a client is
+ * also kept from a unit that a client on its network holds or reported when either of them
+ * belongs to an owner that joined by itself (nq-client --join), as such results would not vote
+ * apart (sched.c, same_voter). */
+#define PICK_KEY_OWNER_NET \
+  "(" PICK_KEY_OWNER " OR (a.net != '' AND a.net = (SELECT net FROM clients WHERE id = ?2) AND (" \
+  "(SELECT w.self_joined FROM clients c JOIN owners w ON w.id = c.owner_id WHERE c.id = ?2) = 1 " \
+  "OR (SELECT w.self_joined FROM clients c JOIN owners w ON w.id = c.owner_id " \
+  "WHERE c.id = a.client_id) = 1)))"
+static const char *const sql_pick_open_net = PICK_OPEN(PICK_KEY_OWNER_NET);
+static const char *const sql_pick_returned_net = PICK_RETURNED(PICK_KEY_OWNER_NET);
+static const char *const sql_pick_spot_net = PICK_SPOT(PICK_KEY_OWNER_NET);
 static const char *const sql_pick_open[SRV_DISTINCT_NMODES] = {
     PICK_OPEN(PICK_KEY_CLIENT), PICK_OPEN(PICK_KEY_OWNER), PICK_OPEN(PICK_KEY_NETWORK)};
 static const char *const sql_pick_returned[SRV_DISTINCT_NMODES] = {
@@ -563,9 +584,10 @@ int srv_unit_pick(srv_store_t *st, const srv_pick_t *pk, int in_progress, int ro
   srv_distinct_t d = pk->distinct;
   if ((unsigned)d >= SRV_DISTINCT_NMODES)
     return srv_store_failf(st, NQ_EINVAL, "bad distinct mode");
-  if (in_progress) return pick(st, sql_pick_open[d], pk, room, out, n);
+  int net = d == SRV_DISTINCT_OWNER && pk->self_net;
+  if (in_progress) return pick(st, net ? sql_pick_open_net : sql_pick_open[d], pk, room, out, n);
   int first = *n;
-  int rc = pick(st, sql_pick_returned[d], pk, room, out, n);
+  int rc = pick(st, net ? sql_pick_returned_net : sql_pick_returned[d], pk, room, out, n);
   if (rc == 0 && *n - first < room) rc = pick(st, sql_pick_fresh, pk, room - (*n - first), out, n);
   return rc;
 }
@@ -574,7 +596,32 @@ int srv_unit_pick_spot(srv_store_t *st, const srv_pick_t *pk, int room, srv_work
                        int *n) {
   if ((unsigned)pk->distinct >= SRV_DISTINCT_NMODES)
     return srv_store_failf(st, NQ_EINVAL, "bad distinct mode");
-  return pick(st, sql_pick_spot[pk->distinct], pk, room, out, n);
+  int net = pk->distinct == SRV_DISTINCT_OWNER && pk->self_net;
+  return pick(st, net ? sql_pick_spot_net : sql_pick_spot[pk->distinct], pk, room, out, n);
+}
+
+/* Kernel evidence (schema 018): the client's own voting result is on the unit, its evidence row
+ * is absent or expired. */
+static const char *const sql_pick_evidence =
+    "SELECT id, text, coalesce(est_nodes, -1), 0 FROM units WHERE job_id = ?1 AND kshort = 1 "
+    "AND need > 0 AND state = 'awaiting' AND EXISTS (SELECT 1 FROM assignments a WHERE "
+    "a.unit_id = units.id AND a.client_id = ?2 AND a.reported_at IS NOT NULL AND a.voided = 0) "
+    "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id AND "
+    "a.client_id = ?2 AND ((a.evidence = 1 AND a.state != 'expired') OR a.evidence = 2)) "
+    "ORDER BY id LIMIT ?3";
+
+int srv_asg_evidence_none(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now) {
+  return srv_store_exec3(st, "INSERT OR IGNORE INTO assignments(unit_id, client_id, issued, "
+                             "deadline, state, evidence) VALUES (?1, ?2, ?3, ?3, 'expired', 2)",
+                         unit_id, client_id, now, "no kernel evidence");
+}
+
+int srv_unit_pick_evidence(srv_store_t *st, const srv_pick_t *pk, int room, srv_work_t *out,
+                           int *n) {
+  int first = *n;
+  int rc = pick(st, sql_pick_evidence, pk, room, out, n);
+  for (int i = first; i < *n; i++) out[i].evidence = 1;
+  return rc;
 }
 
 int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id, int history,
@@ -619,15 +666,15 @@ int srv_client_backends(srv_store_t *st, int64_t client_id, char *buf, size_t le
 }
 
 /* A new row, or the client's own expired one for the unit leased again (same id: still one
- * assignment, so at most one result, per unit and client). The client's network goes with it;
+ * assignment, so at most one result, per unit, client and kind: a vote, or kernel evidence). The client's network goes with it;
  * the hold limit is the caller's (kept across re-leases, see srv_unit_pick). */
 static int asg_lease(srv_store_t *st, const srv_work_t *w, int64_t client_id, int64_t now,
                      int spot, int64_t *asg_id) {
   sqlite3_stmt *q;
   int rc = srv_store_stmt(st, "INSERT INTO assignments(unit_id, client_id, issued, deadline, "
-                              "spot, net, hold_until) VALUES (?1, ?2, ?3, ?4, ?5, "
-                              "(SELECT net FROM clients WHERE id = ?2), ?6) "
-                              "ON CONFLICT(unit_id, client_id) DO UPDATE "
+                              "spot, net, hold_until, evidence) VALUES (?1, ?2, ?3, ?4, ?5, "
+                              "(SELECT net FROM clients WHERE id = ?2), ?6, ?7) "
+                              "ON CONFLICT(unit_id, client_id, evidence) DO UPDATE "
                               "SET state = 'leased', issued = excluded.issued, "
                               "deadline = excluded.deadline, spot = excluded.spot, "
                               "net = excluded.net, hold_until = excluded.hold_until "
@@ -639,6 +686,7 @@ static int asg_lease(srv_store_t *st, const srv_work_t *w, int64_t client_id, in
   sqlite3_bind_int64(q, 4, w->deadline);
   sqlite3_bind_int(q, 5, spot);
   sqlite3_bind_int64(q, 6, w->hold_until);
+  sqlite3_bind_int(q, 7, w->evidence ? 1 : 0);
   if (sqlite3_step(q) != SQLITE_ROW) {
     rc = srv_store_fail(st, "lease");
     sqlite3_reset(q);

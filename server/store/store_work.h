@@ -119,6 +119,7 @@ typedef struct srv_asg_info_s {
   int spot;                /* a spot-check replica of a verified unit */
   int voided;              /* the result no longer votes (re-opened against it) */
   int novote;              /* voided, or its client is banned or suspect */
+  int self_joined;         /* schema 022: its client's owner joined by itself */
 } srv_asg_info_t;
 
 int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out);
@@ -138,6 +139,8 @@ typedef struct srv_work_s {
   int64_t est_nodes;           /* the unit's estimate, -1 unknown (picks only) */
   int64_t hold_until;          /* the replica's hold limit (schema 011; picks and leases) */
   char kernel[NQ_KERNEL_NAME_MAX]; /* the kernel the assignment names, "" none (schema 016) */
+  int evidence; /* 1: kernel evidence, a replica for a client that gave the unit a result already
+                   (schema 018; picks and leases) */
 } srv_work_t;
 
 
@@ -174,6 +177,8 @@ typedef struct srv_pick_s {
   srv_distinct_t distinct;
   int64_t now;
   int64_t cooldown; /* s a replica past its key's hold limit waits for another key */
+  int self_net;     /* with distinct owner: a self-joined owner's key is its owner and its
+                       network (schema 022, --self-joined-distinct owner-and-network) */
 } srv_pick_t;
 
 /* Up to `room` units of pk->job_id that need a replica (need > 0) and that no client of the same
@@ -190,6 +195,17 @@ int srv_unit_pick(srv_store_t *st, const srv_pick_t *pk, int in_progress, int ro
  * (hold_until 0). */
 int srv_unit_pick_spot(srv_store_t *st, const srv_pick_t *pk, int room, srv_work_t *out,
                        int *n);
+/* Up to `room` units of job_id short only of kernels (units.kshort = 1: the votes are there, the
+ * kernels its --diverse-kernels asks for are not) that still need a replica, on which this client
+ * itself has a result that votes (not voided) and no kernel-evidence row that is not expired
+ * (schema 018), appended to out with evidence = 1 (hold_until 0). The scheduler names the kernel
+ * the unit lacks, and leases it only if there is one. */
+int srv_unit_pick_evidence(srv_store_t *st, const srv_pick_t *pk, int room, srv_work_t *out,
+                           int *n);
+/* Mark that the client can add no kernel the unit lacks (evidence = 2: an expired row that was
+ * never work), so that it is not picked for the unit's evidence again; nq-admin unit retry clears
+ * the marks (srv_unit_retry). */
+int srv_asg_evidence_none(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now);
 /* The client's last `history` reported solve times in job_id, newest first: *count of them and
  * their mean (negative times count as 0). */
 int srv_client_recent_seconds(srv_store_t *st, int64_t client_id, int64_t job_id, int history,

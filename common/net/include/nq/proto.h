@@ -62,6 +62,7 @@
 #define NQ_PROTO_PAGE_MAX 255         /* welcome.page: 1..255 printable ASCII characters */
 #define NQ_PROTO_CREDIT_MAX 39        /* welcome.credit: the decimal digits of a u128 */
 #define NQ_PROTO_V_LIMIT 1000000      /* protocol versions on the wire: 0..this (0 is never spoken) */
+#define NQ_RETRY_AFTER_MAX 3600       /* error.retry_after, signup_reply.retry_after: 1..this */
 
 /* ---- message types --------------------------------------------------------------------------- */
 
@@ -80,7 +81,10 @@
   X(ADMIN, "admin") /* admin -> server */                                                          \
   X(ADMIN_REPLY, "admin_reply") /* server -> admin */                                              \
   X(ERROR, "error") /* either way */                                                               \
-  X(BYE, "bye") /* either way */
+  X(BYE, "bye") /* either way */                                                                   \
+  X(SIGNUP, "signup") /* client -> server: first frame, instead of hello: join by oneself */       \
+  X(SIGNUP_REPLY, "signup_reply") /* server -> client: joined (keys) or pending (a ticket) */     \
+  X(NEWS, "news") /* server -> client, unasked: the project's news (also in welcome) */
 typedef enum {
 #define NQ_MSG_ENUM_ONE(e, name) NQ_MSG_##e,
   NQ_MSG_TYPE_MAP(NQ_MSG_ENUM_ONE)
@@ -132,6 +136,9 @@ nq_msg_type_t nq_msg_type(const json_t *msg, const char **name);
   /* client -> server, with the assignment's id: this machine cannot run the                       \
      kernel the assignment names (the unit goes elsewhere) */                                      \
   X(NO_KERNEL, "no_kernel")                                                                        \
+  /* fatal: this server takes no sign-ups (nq-server --signup off) */                              \
+  X(SIGNUP_CLOSED, "signup_closed")                                                                \
+  X(SIGNUP_REJECTED, "signup_rejected") /* fatal: the operator rejected this sign-up */            \
   X(OTHER, "other") /* a code this build does not know (see nq_error_msg_t.name) */
 typedef enum {
 #define NQ_ERR_ENUM_ONE(e, name) NQ_ERR_##e,
@@ -201,6 +208,26 @@ typedef enum {
 #undef NQ_JOB_ENUM_ONE
 } nq_job_state_t;
 
+/* The project's news (welcome.news, and the unasked `news` message when an item is added): the
+ * newest NQ_PROTO_NEWS_MAX items, newest first. */
+#define NQ_PROTO_NEWS_MAX 5
+#define NQ_PROTO_NEWS_TEXT_MAX 400 /* bytes of UTF-8, no control characters */
+typedef struct nq_news_item_s {
+  int64_t id;       /* >= 1; a client logs each id once */
+  int64_t at;       /* Unix seconds */
+  const char *text;
+} nq_news_item_t;
+
+typedef struct nq_news_s {
+  int n;            /* 0..NQ_PROTO_NEWS_MAX */
+  nq_news_item_t items[NQ_PROTO_NEWS_MAX];
+} nq_news_t;
+
+/* Checks: items an array of at most NQ_PROTO_NEWS_MAX objects {id >= 1, at >= 0, text 1..400
+ * bytes without control characters}; else bad_message. */
+json_t *nq_news_pack(const nq_news_t *n);
+int nq_news_parse(const json_t *msg, nq_news_t *out, nq_proto_err_t *err);
+
 typedef struct nq_welcome_s {
   int64_t v;             /* the server's protocol version */
   const char *client;    /* the client's name (NULL for admin) */
@@ -213,15 +240,69 @@ typedef struct nq_welcome_s {
   const char *shown_as;  /* the name the public page credits this client under */
   const char *page;      /* the public page's address */
   const char *credit;    /* this client's credit (verified nodes), decimal */
+  const char *evidence_key; /* the fingerprint of the key the server signs its evidence with
+                               (64 lowercase hex digits; docs/evidence.md) */
+  nq_news_t news;        /* optional (n = 0: absent): the project's newest news */
 } nq_welcome_t;
 
 /* Checks: v an integer inside [MIN, MAX] (else version: the client speaks another protocol);
  * job {n 1..32, depth >= 1, state "running"|"done"|"waiting"} (while waiting: the last job's);
  * max_outstanding and progress_interval in
  * range; client and token strings when present; shown_as and page printable ASCII
- * (NQ_PROTO_SHOWN_MAX, NQ_PROTO_PAGE_MAX), credit a decimal u128, when present. */
+ * (NQ_PROTO_SHOWN_MAX, NQ_PROTO_PAGE_MAX), credit a decimal u128, evidence_key 64 lowercase hex
+ * digits, when present. */
 json_t *nq_welcome_pack(const nq_welcome_t *w);
 int nq_welcome_parse(const json_t *msg, nq_welcome_t *out, nq_proto_err_t *err);
+
+/* ---- signup / signup_reply ------------------------------------------------------------------ */
+
+#define NQ_PROTO_TICKET_MAX 128 /* signup.ticket: 1..128 of [0-9a-f] */
+
+/* A volunteer joins without the operator (nq-client --join): the first frame of a connection,
+ * instead of hello. The server creates an owner and this machine's client at once (--signup
+ * open), or queues the request for the operator (approve) and hands out a ticket to ask again
+ * with. After `joined` the client goes on with a hello carrying its new token on the same
+ * connection. */
+typedef struct nq_signup_s {
+  int64_t v;               /* the protocol version the sender speaks (pack: 0 = this build's) */
+  const char *name;        /* the client name asked for (nq_proto_name_valid) */
+  const char *public_name; /* optional: the volunteer's public name (nq_proto_name_valid) */
+  const char *team;        /* optional: the team to join, by name (nq_proto_name_valid) */
+  const char *software;    /* optional: 1..64 printable ASCII */
+  const char *ticket;      /* optional: asking again about a pending request: its ticket */
+} nq_signup_t;
+
+/* Checks: v an integer the server speaks (else version); name a valid name; public_name, team
+ * valid names when present; software 1..64 printable ASCII; ticket 1..128 of [0-9a-f]. Every
+ * refusal is fatal. */
+json_t *nq_signup_pack(const nq_signup_t *s);
+int nq_signup_parse(const json_t *msg, nq_signup_t *out, nq_proto_err_t *err);
+
+#define NQ_SIGNUP_STATE_MAP(X)                                                                     \
+  X(JOINED, "joined")                                                                              \
+  X(PENDING, "pending")
+typedef enum {
+#define NQ_SIGNUP_ENUM_ONE(e, name) NQ_SIGNUP_##e,
+  NQ_SIGNUP_STATE_MAP(NQ_SIGNUP_ENUM_ONE)
+#undef NQ_SIGNUP_ENUM_ONE
+} nq_signup_state_t;
+
+typedef struct nq_signup_reply_s {
+  nq_signup_state_t state;
+  const char *owner;       /* joined: the new owner's name */
+  const char *owner_key;   /* joined: its enrolment key (shown once; enrols more machines) */
+  const char *client;      /* joined: this machine's client name */
+  const char *token;       /* joined: this machine's token (shown once) */
+  const char *ticket;      /* pending, the first answer only: the secret to ask again with */
+  int64_t request;         /* pending: the request's number (what the operator approves) */
+  int64_t retry_after;     /* pending: seconds before asking again, 1..NQ_RETRY_AFTER_MAX */
+} nq_signup_reply_t;
+
+/* Checks: state "joined" with owner, owner_key, client and token strings (1..128 printable
+ * ASCII), or "pending" with request >= 1, retry_after 1..NQ_RETRY_AFTER_MAX and an optional
+ * ticket (1..128 of [0-9a-f]); else bad_message. */
+json_t *nq_signup_reply_pack(const nq_signup_reply_t *r);
+int nq_signup_reply_parse(const json_t *msg, nq_signup_reply_t *out, nq_proto_err_t *err);
 
 /* ---- work ------------------------------------------------------------------------------------ */
 
@@ -365,7 +446,17 @@ int nq_ack_parse(const json_t *msg, nq_ack_t *out, nq_proto_err_t *err);
   X(JOB_CANCEL, "job_cancel")                                                                      \
   X(JOB_NEXT, "job_next") /* the operator's word: start the next queued job now */                 \
   X(OWNER_UNBAN, "owner_unban") /* issue 36: onboarding */                                         \
-  X(OWNER_REKEY, "owner_rekey")
+  X(OWNER_REKEY, "owner_rekey")                                                                  \
+  X(SIGNUPS, "signups") /* the sign-up requests (nq-client --join) */                              \
+  X(OWNER_APPROVE, "owner_approve")                                                                \
+  X(OWNER_REJECT, "owner_reject")                                                                \
+  X(NEWS_ADD, "news_add") /* the project's news to volunteers */                                   \
+  X(NEWS_LIST, "news")                                                                             \
+  X(NEWS_REMOVE, "news_remove")                                                                    \
+  X(TEAMS, "teams") /* teams of owners */                                                          \
+  X(TEAM_ADD, "team_add")                                                                          \
+  X(TEAM_RENAME, "team_rename")                                                                    \
+  X(TEAM_REMOVE, "team_remove")
 typedef enum {
 #define NQ_ADMIN_ENUM_ONE(e, name) NQ_ADMIN_##e,
   NQ_ADMIN_CMD_MAP(NQ_ADMIN_ENUM_ONE)
@@ -399,9 +490,14 @@ typedef struct nq_admin_req_s {
   int diverse_kernels;   /* 0..8; -1 = N's default (absent on the wire; pack writes it when
                             >= 0) */
   int64_t queue_id;      /* job_cancel: the queued job's id (>= 1) */
-  int all;               /* job_list: every entry, started, cancelled and failed ones too */
+  int all;               /* job_list: every entry, started, cancelled and failed ones too;
+                          * signups: every request kept, not only the pending ones */
   const char *owner;     /* client_add: the owner the client belongs to (optional; NULL: the
                           * owner `default`) */
+  int64_t request;       /* owner_approve, owner_reject: the sign-up request's number (>= 1);
+                          * news_remove: the item's id (>= 1) */
+  const char *text;      /* news_add: the item (1..NQ_PROTO_NEWS_TEXT_MAX bytes, one line) */
+  const char *to;        /* team_rename: the new name (name: the team's) */
 } nq_admin_req_t;
 
 /* Refusals are the non-fatal bad_message (an admin session survives a typo). */
@@ -428,8 +524,6 @@ typedef struct nq_error_msg_s {
   int64_t retry_after; /* busy: seconds the client should wait before it comes back (it adds
                           jitter); 1..NQ_RETRY_AFTER_MAX; 0 = absent */
 } nq_error_msg_t;
-
-#define NQ_RETRY_AFTER_MAX 3600
 
 /* Checks: code a string; message a string, fatal a boolean, id a non-negative integer,
  * min_version an integer 1..NQ_PROTO_V_LIMIT and retry_after 1..NQ_RETRY_AFTER_MAX when

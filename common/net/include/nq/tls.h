@@ -8,6 +8,7 @@
 #define NQ_TLS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct nq_tls_ctx_s nq_tls_ctx_t;
 struct ssl_ctx_st;
@@ -29,6 +30,11 @@ void nq_tls_ctx_free(nq_tls_ctx_t *ctx);
 int nq_tls_ctx_is_server(const nq_tls_ctx_t *ctx);
 /* The underlying SSL_CTX (for conn.c, or for a caller that needs to tune it). */
 struct ssl_ctx_st *nq_tls_ctx_ssl(const nq_tls_ctx_t *ctx);
+
+/* The leaf certificate of a server context: its expiry (Unix seconds) in *not_after and, when
+ * names is not NULL, the names it is made out to (nq_tls_cert_names; len >= 16). Returns 0,
+ * NQ_EINVAL (not a server context), NQ_ENOTFOUND (no certificate), NQ_ETLS (unreadable date). */
+int nq_tls_ctx_leaf(const nq_tls_ctx_t *ctx, int64_t *not_after, char *names, size_t len);
 
 /* The names a certificate is made out to, for people: its SubjectAltName DNS and IP entries as
  * "localhost, 127.0.0.1, nq.example.org" (the subject's CN when it has no SAN; "(none)" when it

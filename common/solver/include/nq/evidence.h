@@ -18,11 +18,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "nq/sign.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
 
 #define NQ_EV_FORMAT "nq-evidence"
-#define NQ_EV_VERSION 1
+#define NQ_EV_VERSION 2     /* what the writer writes */
+#define NQ_EV_VERSION_MIN 1 /* the oldest a reader reads (version 1: every unit settled by its
+                               quorum, no signature) */
 /* Longest line a reader accepts (a unit with NQ_EV_RESULTS_MAX results fits well inside). */
 #define NQ_EV_LINE_MAX (1 << 20)
 /* Most results one unit line may carry (every result the store holds for a unit, judged or
@@ -42,6 +45,20 @@ typedef enum {
 const char *nq_ev_distinct_name(nq_ev_distinct_t d);
 /* The mode for "client", "owner" or "network"; NQ_EINVAL for anything else. */
 int nq_ev_distinct_parse(const char *name);
+
+/* How a unit was settled (docs/evidence.md, "How a unit is settled"), each checked by its own rule:
+ * by the quorum of agreeing results, by a trusted owner's result (the result marked `settles`),
+ * or by the operator's audit with the reference solver (nq-admin audit). */
+#define NQ_EV_SETTLED_MAP(X) X(QUORUM, "quorum") X(TRUSTED, "trusted") X(AUDIT, "audit")
+typedef enum {
+#define NQ_EV_SETTLED_ENUM_ONE(e, name) NQ_EV_SETTLED_##e,
+  NQ_EV_SETTLED_MAP(NQ_EV_SETTLED_ENUM_ONE)
+#undef NQ_EV_SETTLED_ENUM_ONE
+  NQ_EV_SETTLED_N
+} nq_ev_settled_t;
+const char *nq_ev_settled_name(nq_ev_settled_t s);
+/* The path for its name; NQ_EINVAL for anything else. */
+int nq_ev_settled_parse(const char *name);
 
 /* The first line: the job and the rules its units were verified by. */
 typedef struct nq_ev_header_s {
@@ -69,6 +86,7 @@ typedef struct nq_ev_result_s {
                                          numbers in one file = the same network */
   char state[16];                     /* valid, invalid, late or reported */
   int spot, voided;                   /* a spot check; a result that lost its vote */
+  int settles;                        /* the trusted owner's result that settled the unit */
   char solver[NQ_EV_NAME_MAX];        /* the client's solver version */
   char backend[NQ_EV_NAME_MAX];       /* the kernel that computed it ("" = not said) */
   uint64_t c2, c4, c8, nodes;
@@ -81,7 +99,8 @@ typedef struct nq_ev_unit_s {
   char state[16];                     /* "verified" in a finished job */
   uint64_t c2, c4, c8, nodes;         /* the verified counts */
   char nodes_solver[NQ_EV_NAME_MAX];  /* the solver version the nodes value comes from */
-  int64_t verified_at;
+  nq_ev_settled_t settled;            /* how (absent from a line: quorum, the strictest rule) */
+  int64_t verified_at;                /* when it was settled */
   int nresults;
   nq_ev_result_t results[NQ_EV_RESULTS_MAX];
 } nq_ev_unit_t;
@@ -105,6 +124,13 @@ int nq_ev_write_header(nq_ev_writer_t *w, const nq_ev_header_t *h);
 int nq_ev_write_unit(nq_ev_writer_t *w, const nq_ev_unit_t *u);
 int nq_ev_write_totals(nq_ev_writer_t *w, const nq_ev_totals_t *t);
 int nq_ev_writer_end(nq_ev_writer_t *w);
+/* The same, signed: the sha256 line also carries the public key of priv and its Ed25519
+ * signature of nq_ev_signed_message(digest) (docs/evidence.md, "The signature"). */
+int nq_ev_writer_end_signed(nq_ev_writer_t *w, const unsigned char priv[NQ_SIGN_KEY_BYTES]);
+/* The message a file's signature signs: "nq-evidence sha256 " and the digest's 64 hex digits
+ * (out: 84 bytes with the NUL; the length without it is returned). */
+#define NQ_EV_SIGNED_MSG_MAX 84
+size_t nq_ev_signed_message(const unsigned char digest[32], char out[NQ_EV_SIGNED_MSG_MAX]);
 void nq_ev_writer_free(nq_ev_writer_t *w);
 
 /* ---- reading ---------------------------------------------------------------------------------
@@ -116,6 +142,8 @@ typedef struct nq_ev_line_s {
   nq_ev_unit_t unit;
   nq_ev_totals_t totals;
   unsigned char sha256[32];
+  int has_sig;                        /* the sha256 line carries a key and a signature */
+  unsigned char key[NQ_SIGN_KEY_BYTES], sig[NQ_SIGN_SIG_BYTES];
 } nq_ev_line_t;
 
 /* Parse one line (len bytes, without its "\n"; it need not be NUL-terminated). Checks the JSON

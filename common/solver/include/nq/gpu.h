@@ -90,8 +90,8 @@ void nq_gpu_close(nq_gpu_t *g);
 /* Open every device a --gpu value names (nq_gpu_select over nq_gpu_list), up to max, into
  * out[0..*count-1]. A device that cannot be opened or fails its self-test is refused with an
  * ERROR line on the log naming it, and the others are opened all the same (the caller goes on
- * with what it got, the CPU at least). opts may be NULL; the test hooks NQ_GPU_FAIL_AFTER=K and
- * NQ_GPU_CORRUPT=1 in the environment fill fail_after and corrupt (docs/gpu.md). Returns 0;
+ * with what it got, the CPU at least). opts may be NULL (nq-client-test fills its fail_after and
+ * corrupt from the test hooks NQ_GPU_FAIL_AFTER and NQ_GPU_CORRUPT: docs/gpu.md). Returns 0;
  * NQ_EINVAL with a reason for a bad value; NQ_ENODEV when the value names devices but this build
  * has no OpenCL backend. */
 int nq_gpu_open_spec(const char *spec, const nq_gpu_opts_t *opts, nq_gpu_t **out, int max,

@@ -64,6 +64,11 @@ int nq_ref_solve_n(int n, nq_counts_t *out);
 int nq_fast_solve_unit(const nq_unit_t *u, nq_counts_t *out);
 /* The variant nq_fast_solve_unit runs on this machine: "scalar", "avx2" or "avx512". */
 const char *nq_fast_kernel_in_use(void);
+/* Make the named variant ("avx512", "avx2", "neon", "scalar") the one nq_fast_solve_unit runs,
+ * or "auto" the best this machine has (the default, unless NQ_KERNEL says otherwise): 0, or
+ * NQ_ENODEV for a variant this machine lacks or a name it does not know. For the whole process,
+ * before the solves. */
+int nq_fast_kernel_choose(const char *name);
 
 /* Kernels by name, for a solve that must use a given one (a server's assignment may name it:
  * kernel-diverse verification, docs/reliability.md): "avx512", "avx2", "neon", "scalar" (the fast

@@ -1,4 +1,5 @@
-/* nq: command-line options declared once (STYLE.md 20; tmux options-table.c, redis config.c).
+/* nq: command-line options declared once (docs/style.md, "Options and messages"; as tmux's
+ * options table and redis's config do).
  *
  * A program declares each option once, in a table of nq_opt_t: its long name, short letter,
  * type, bounds, default, help text, environment variable and where its value goes (an offset

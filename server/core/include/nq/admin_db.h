@@ -67,6 +67,12 @@ int nq_admin_db_export(nq_admin_db_t *db, nq_ev_distinct_t distinct, int64_t now
 int nq_admin_db_audit_draw(nq_admin_db_t *db, int sample, uint64_t seed, int64_t *verified,
                            int (*cb)(const nq_admin_audit_unit_t *u, void *arg), void *arg,
                            char *errbuf, size_t errlen);
+/* Up to `limit` contested units of the picked job (results that disagree, waiting for a trusted
+ * owner's result): cb gets each one's id and text (stored counts 0). The audit settles them with
+ * the reference count (nq_admin_db_audit_settle). *contested: how many there are in all. */
+int nq_admin_db_audit_contested(nq_admin_db_t *db, int limit, int64_t *contested,
+                                int (*cb)(const nq_admin_audit_unit_t *u, void *arg), void *arg,
+                                char *errbuf, size_t errlen);
 /* The audit disagrees with unit_id's stored answer: settle the unit with the reference count
  * (srv_sched_settle: re-opened, verified with *c, every result judged against it, the untrusted
  * owners whose results disagree banned and what they helped verify re-opened). *banned gets the

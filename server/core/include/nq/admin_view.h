@@ -71,7 +71,8 @@ NQ_VIEW_STRUCT(known, NQ_VIEW_KNOWN)
   F(COUNTS, state, REQ, NQ_UNIT_STATE)                                                           \
   F(INT, blocked, REQ, 0)                                                                        \
   F(INT, spot_checks, REQ, 0)                                                                    \
-  F(INT, contested, REQ, 0)
+  F(INT, contested, REQ, 0)                                                                      \
+  F(INT, spot_dropped, OPT, 0)
 NQ_VIEW_STRUCT(unit_counts, NQ_VIEW_UNIT_COUNTS)
 
 #define NQ_VIEW_TRUST(F)                                                                         \
@@ -102,8 +103,9 @@ NQ_VIEW_STRUCT(progress, NQ_VIEW_PROGRESS)
   F(INT, elapsed_s, REQ, 0)
 NQ_VIEW_STRUCT(rate, NQ_VIEW_RATE)
 
-/* status.stalled.by: stalled units per reason (one key per reason). */
-#define NQ_VIEW_STALL_BY(F) F(COUNTS, reason, REQ, NQ_STALL_REASON)
+/* status.stalled.by: stalled units per reason (one key per reason; a reason a server older than
+ * it does not send counts 0). */
+#define NQ_VIEW_STALL_BY(F) F(COUNTS, reason, OPT, NQ_STALL_REASON)
 NQ_VIEW_STRUCT(stall_by, NQ_VIEW_STALL_BY)
 
 #define NQ_VIEW_STALLED(F)                                                                       \
@@ -132,6 +134,16 @@ NQ_VIEW_STRUCT(fleet, NQ_VIEW_FLEET)
   F(INT, failed_at, NULL, 0)                                                                     \
   F(STRN, error, REQ, 0)
 NQ_VIEW_STRUCT(backup, NQ_VIEW_BACKUP)
+
+/* status.cert: the server certificate in use (srv_cert.h), as the server last recorded it. */
+#define NQ_VIEW_CERT(F)                                                                          \
+  F(STR, file, REQ, 0)                                                                           \
+  F(STR, names, REQ, 0)                                                                          \
+  F(INT, not_after, REQ, 0)                                                                      \
+  F(REAL, days_left, REQ, 0)                                                                     \
+  F(INT, warn_days, REQ, 0)                                                                      \
+  F(BOOL, expiring, REQ, 0)
+NQ_VIEW_STRUCT(cert, NQ_VIEW_CERT)
 
 #define NQ_VIEW_KERNELS(F)                                                                       \
   F(INT, diverse, REQ, 0)                                                                        \
@@ -230,6 +242,39 @@ NQ_VIEW_STRUCT(leader, NQ_VIEW_LEADER)
   F(INT, protocol, REQ, 0)
 NQ_VIEW_STRUCT(server, NQ_VIEW_SERVER)
 
+/* One news item (news, news_add). */
+#define NQ_VIEW_NEWS_ITEM(F)                                                                     \
+  F(INT, id, REQ, 0)                                                                             \
+  F(INT, at, REQ, 0)                                                                             \
+  F(STR, text, REQ, 0)
+NQ_VIEW_STRUCT(news_item, NQ_VIEW_NEWS_ITEM)
+#define NQ_VIEW_NEWS(F) F(ARR, news, REQ, news_item)
+NQ_VIEW_STRUCT(news, NQ_VIEW_NEWS)
+
+/* One team (teams, team_add, team_rename; /api/teams): credit is its owners' summed. */
+#define NQ_VIEW_TEAM(F)                                                                          \
+  F(INT, rank, REQ, 0)                                                                           \
+  F(STR, name, REQ, 0)                                                                           \
+  F(INT, owners, REQ, 0)                                                                         \
+  F(U128, credit, REQ, 0)
+NQ_VIEW_STRUCT(team, NQ_VIEW_TEAM)
+#define NQ_VIEW_TEAMS(F) F(ARR, teams, REQ, team)
+NQ_VIEW_STRUCT(teams, NQ_VIEW_TEAMS)
+
+/* One volunteer (an owner other than `default`, not banned; /api/volunteers, /v/NAME): its
+ * public name, or anonymous- and six hex digits when it chose none. */
+#define NQ_VIEW_VOLUNTEER(F)                                                                     \
+  F(INT, rank, REQ, 0)                                                                           \
+  F(STR, name, REQ, 0)                                                                           \
+  F(BOOL, named, REQ, 0)                                                                         \
+  F(STRN, team, REQ, 0)                                                                          \
+  F(INT, machines, REQ, 0)                                                                       \
+  F(INT, verified, REQ, 0)                                                                       \
+  F(U128, credit, REQ, 0)
+NQ_VIEW_STRUCT(volunteer, NQ_VIEW_VOLUNTEER)
+#define NQ_VIEW_VOLUNTEERS(F) F(ARR, volunteers, REQ, volunteer)
+NQ_VIEW_STRUCT(volunteers, NQ_VIEW_VOLUNTEERS)
+
 /* The status of one job (nq-admin status, /api/status; docs/operations.md). */
 #define NQ_VIEW_STATUS(F)                                                                        \
   F(INT, now, REQ, 0)                                                                            \
@@ -252,7 +297,12 @@ NQ_VIEW_STRUCT(server, NQ_VIEW_SERVER)
   F(OBJ, audits, OPT, audits)                                                                    \
   F(ARR, disputed, OPT, unit)                                                                    \
   F(ARR, leaderboard, OPT, leader)                                                               \
-  F(OBJ, server, OPT, server)
+  F(OBJ, server, OPT, server)                                                                    \
+  F(STR, evidence_key, OPT, 0)                                                                   \
+  F(OBJ, cert, OPT, cert)                                                                        \
+  F(ARR, news, OPT, news_item)                                                                   \
+  F(ARR, volunteers, OPT, volunteer)                                                             \
+  F(ARR, teams, OPT, team)
 NQ_VIEW_STRUCT(status, NQ_VIEW_STATUS)
 
 /* /api/history: the job's samples, with the rates between them (null for the first). */
@@ -306,7 +356,9 @@ NQ_VIEW_STRUCT(client, NQ_VIEW_CLIENT)
   F(BOOL, has_key, REQ, 0)                                                                       \
   F(INT, clients, REQ, 0)                                                                        \
   F(BOOL, trusted, REQ, 0)                                                                       \
-  F(U128, credit, REQ, 0)
+  F(U128, credit, REQ, 0)                                                                        \
+  F(BOOL, self_joined, OPT, 0)                                                                   \
+  F(STR, public_name, OPT, 0)
 NQ_VIEW_STRUCT(owner, NQ_VIEW_OWNER)
 
 /* A job queue entry (job list, job add with its position, job cancel, job next). */
@@ -329,6 +381,22 @@ NQ_VIEW_STRUCT(queued, NQ_VIEW_QUEUED)
 
 #define NQ_VIEW_CLIENTS(F) F(ARR, clients, REQ, client)
 NQ_VIEW_STRUCT(clients, NQ_VIEW_CLIENTS)
+/* One sign-up request (nq-client --join; signups, owner_approve, owner_reject). */
+#define NQ_VIEW_SIGNUP(F)                                                                        \
+  F(INT, id, REQ, 0)                                                                             \
+  F(INT, at, REQ, 0)                                                                             \
+  F(STR, addr, REQ, 0)                                                                           \
+  F(STR, net, REQ, 0)                                                                            \
+  F(STR, state, REQ, 0)                                                                          \
+  F(STR, client, REQ, 0)                                                                         \
+  F(STRN, public_name, REQ, 0)                                                                   \
+  F(STRN, team, REQ, 0)                                                                          \
+  F(STRN, owner, REQ, 0)                                                                         \
+  F(INT, decided, REQ, 0)
+NQ_VIEW_STRUCT(signup, NQ_VIEW_SIGNUP)
+#define NQ_VIEW_SIGNUPS(F) F(ARR, signups, REQ, signup)
+NQ_VIEW_STRUCT(signups, NQ_VIEW_SIGNUPS)
+
 #define NQ_VIEW_OWNERS(F) F(ARR, owners, REQ, owner)
 NQ_VIEW_STRUCT(owners, NQ_VIEW_OWNERS)
 #define NQ_VIEW_JOBS(F) F(ARR, jobs, REQ, job)

@@ -1,6 +1,6 @@
 /* nq: typed views -- a JSON object that crosses a boundary (the admin API's replies to nq-admin,
  * the public status behind the page) as a C struct with one pack and one parse, the way
- * nq/proto.h treats the wire's messages (STYLE.md 23).
+ * nq/proto.h treats the wire's messages (docs/style.md, "Options and messages").
  *
  * A view is declared once, as an X-macro list of its fields in JSON key order:
  *

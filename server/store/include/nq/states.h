@@ -18,11 +18,20 @@
 
 /* Why a unit cannot finish as the fleet stands (server/store/store_stall.h): X(ENUM, "name", text). */
 #define NQ_STALL_REASON_MAP(X)                                                                   \
-  X(OWNERS, "owners", "fewer keys that can vote than the quorum needs")                          \
-  X(VOTED, "voted", "every key that can vote has already given it a result")                     \
-  X(OFFLINE, "offline", "the keys that could give it its next results are not online")          \
-  X(CONTESTED, "contested", "contested, and no trusted owner's client is online to settle it")   \
-  X(BLOCKED, "blocked", "disputed at its cap on results: nq-admin unit retry")
+  X(OWNERS, "owners", "fewer keys that can vote than the quorum needs: nq-admin owner add NAME")  \
+  X(VOTED, "voted", "every key that can vote has already given it a result: nq-admin owner add " \
+    "NAME and enrol a client of it")                                                             \
+  X(OFFLINE, "offline", "the keys that could give it its next results are not online: bring "   \
+    "their clients back (nq-admin clients)")                                                     \
+  X(CONTESTED, "contested", "contested, and no trusted owner's client is online to settle it: "  \
+    "nq-admin audit --sample K settles K of them with the reference solver")                                       \
+  X(BLOCKED, "blocked", "disputed at its cap on results: nq-admin unit retry")                   \
+  X(KERNELS, "kernels", "its votes agree but come from fewer kernels than --diverse-kernels "    \
+    "asks, and no client that may add one can: enrol a client of another owner, or one that "   \
+    "runs another kernel (nq-admin unit retry asks its voters again)")                                            \
+  X(SPOT, "spot", "a spot check no client online may take: dropped by itself 600 s after its "  \
+    "unit was verified (the job then finishes and says so), or bring a trusted owner's client "  \
+    "online")
 
 /* nq_work_state_t: NQ_UNIT_PENDING .. NQ_UNIT_DISPUTED, in the table's order (the server's
  * srv_unit_state_t is the same table's). */
