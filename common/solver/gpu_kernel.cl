@@ -178,6 +178,7 @@ static int nq_check(int e, const uint *b, int bound1, int bound2, uint topbit, u
 typedef struct {
   int depth, side, bound1, bound2, c1, y90, p90, lo270, hi270, blo;
   uint forbid, sidemask, lastmask, endbit, dy90, dc1, b2last; /* b2last: BOUND2 is row N-2 */
+  uint m90, m270; /* the side part: bit BOUND2, bit BOUND1 (NQ_FLAGS) */
   uint slow, s90, s270, filt; /* bit y: a child on row y takes the slow path (always, while F90
                               is set, while F270 is set) / drops its blocked children */
 } nq_sub_t;
@@ -230,6 +231,12 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
+/* The flags a side-part child in column x (one bit) on inline row j sets: F90 when j is BOUND2
+ * and x column 0, F270 when j is BOUND1 and x column N-1 (bits by row: s.m90, s.m270). The
+ * parent's flags never hold them there: a path's row j is placed only here. */
+#define NQ_FLAGS(x, j)                                                                           \
+  (((x) & (s.m90 >> (j)) & 1u) | (((((x) >> e) & (s.m270 >> (j))) & 1u) << 1))
+
 /* The side part's BOUND2 rule for a child on row yc (d mask cd): its cut or its mask. */
 #define NQ_BOUND2(yc, cd, bm)                                                                    \
   do {                                                                                           \
@@ -252,8 +259,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       uint fl2_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
         NQ_BOUND2(e - 1, d2_, b2_);                                                              \
-        if (s.bound2 == e - 2) fl2_ = (fl2_ & ~F90) | (x_ == 1u ? F90 : 0u);                     \
-        if (s.bound1 == e - 2) fl2_ = (fl2_ & ~F270) | (x_ == topbit ? F270 : 0u);               \
+        fl2_ |= NQ_FLAGS(x_, e - 2);                                                             \
       }                                                                                          \
       NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x5, x4, x3, x_);                       \
     }                                                                                            \
@@ -272,8 +278,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       uint fl3_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
         NQ_BOUND2(e - 2, d3_, b3_);                                                              \
-        if (s.bound2 == e - 3) fl3_ = (fl3_ & ~F90) | (w_ == 1u ? F90 : 0u);                     \
-        if (s.bound1 == e - 3) fl3_ = (fl3_ & ~F270) | (w_ == topbit ? F270 : 0u);               \
+        fl3_ |= NQ_FLAGS(w_, e - 3);                                                             \
       }                                                                                          \
       NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, x5, x4, w_);                           \
     }                                                                                            \
@@ -293,8 +298,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       uint b4_ = mask & ~(l4_ | d4_ | r4_) & (e - 3 < s.bound1 ? ~s.forbid : ~0u);               \
       uint fl4_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
-        if (s.bound2 == e - 4) fl4_ = (fl4_ & ~F90) | (v_ == 1u ? F90 : 0u);                     \
-        if (s.bound1 == e - 4) fl4_ = (fl4_ & ~F270) | (v_ == topbit ? F270 : 0u);               \
+        fl4_ |= NQ_FLAGS(v_, e - 4);                                                             \
         NQ_BOUND2(e - 3, d4_, b4_);                                                              \
         if (NQ_DEAD(e - 3, d4_, (d), (dpp), fl4_)) continue;                                     \
       }                                                                                          \
@@ -315,8 +319,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       uint b5_ = mask & ~(l5_ | d5_ | r5_) & (e - 4 < s.bound1 ? ~s.forbid : ~0u);               \
       uint fl5_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
-        if (s.bound2 == e - 5) fl5_ = (fl5_ & ~F90) | (u_ == 1u ? F90 : 0u);                     \
-        if (s.bound1 == e - 5) fl5_ = (fl5_ & ~F270) | (u_ == topbit ? F270 : 0u);               \
+        fl5_ |= NQ_FLAGS(u_, e - 5);                                                             \
         NQ_BOUND2(e - 4, d5_, b5_);                                                              \
         if (NQ_DEAD(e - 4, d5_, (d), (dpp), fl5_)) continue;                                     \
       }                                                                                          \
@@ -449,6 +452,8 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     s.forbid = s.side ? s.sidemask : 2u;
     s.endbit = s.side ? topbit >> s.bound1 : 0u;
     s.b2last = s.side && s.bound2 == e - 1;
+    s.m90 = s.side ? 1u << s.bound2 : 0u;
+    s.m270 = s.side ? 1u << s.bound1 : 0u;
     s.lastmask = 0;
     if (s.side) {
       uint last = topbit | 1u;
