@@ -188,14 +188,15 @@ typedef struct {
  * the parent at level kp, whose column is bitp; rows N-6..N-1 are tail[0..5] (rows N-6..N-3
  * only when they are not the record's). */
 static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
-                        const nq_sub_t *s, int kp, uint bitp, const uint *tail, uint topbit) {
+                        int depth, int bound1, int bound2, uint endbit, int kp, uint bitp,
+                        const uint *tail, uint topbit) {
   uint b[32];
-  for (int i = 0; i < s->depth; i++) b[i] = 1u << t[1 + i];
-  for (int i = 0; s->depth + i < e - 5; i++)
-    b[s->depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
+  for (int i = 0; i < depth; i++) b[i] = 1u << t[1 + i];
+  for (int i = 0; depth + i < e - 5; i++)
+    b[depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
   for (int i = 0; i < 6; i++)
-    if (e - 5 + i >= s->depth) b[e - 5 + i] = tail[i];
-  return nq_check(e, b, s->bound1, s->bound2, topbit, s->endbit);
+    if (e - 5 + i >= depth) b[e - 5 + i] = tail[i];
+  return nq_check(e, b, bound1, bound2, topbit, endbit);
 }
 
 /* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
@@ -222,7 +223,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           const uint a_ = i2_ ? f2_ : f1_, z_ = i2_ ? f1_ : f2_;                                 \
           if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                      \
           const uint tl_[6] = {(x5), (x4), (x3), (x2), a_, z_};                                  \
-          const int c_ = nq_side_leaf(e, t, stk, lid, &s, kp, bitp, tl_, topbit);               \
+          const int c_ = nq_side_leaf(e, t, stk, lid, s.depth, s.bound1, s.bound2,               \
+                                      s.endbit, kp, bitp, tl_, topbit);                          \
           c2 += c_ == 2;                                                                         \
           c4 += c_ == 4;                                                                         \
           c8 += c_ == 8;                                                                         \
