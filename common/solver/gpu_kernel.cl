@@ -185,28 +185,28 @@ typedef struct {
 
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
  * depth..N-7 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
- * the parent at level kp, whose column is bitp; rows N-6..N-1 are tail[0..5] (rows N-6..N-3
+ * the parent at level kp, whose column is bitp; rows N-7..N-1 are tail[0..6] (rows N-7..N-3
  * only when they are not the record's). */
 static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
                         int depth, int bound1, int bound2, uint endbit, int kp, uint bitp,
                         const uint *tail, uint topbit) {
   uint b[32];
   for (int i = 0; i < depth; i++) b[i] = 1u << t[1 + i];
-  for (int i = 0; depth + i < e - 5; i++)
+  for (int i = 0; depth + i < e - 6; i++)
     b[depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
-  for (int i = 0; i < 6; i++)
-    if (e - 5 + i >= depth) b[e - 5 + i] = tail[i];
+  for (int i = 0; i < 7; i++)
+    if (e - 6 + i >= depth) b[e - 6 + i] = tail[i];
   return nq_check(e, b, bound1, bound2, topbit, endbit);
 }
 
 /* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
  * nodes by popcount, solutions from its two free columns. fl: the path's flags; kp, bitp and
- * rows N-6..N-3's columns x5..x2: the path for nq_side_leaf. */
-#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x5, x4, x3, x2)                                 \
+ * rows N-7..N-3's columns x6..x2: the path for nq_side_leaf. */
+#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x6, x5, x4, x3, x2)                           \
   do {                                                                                           \
-    const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                          \
-    const int ok1_ = ((bm) & f1_) && !(f2_ & ((((l) | f1_) << 1) | (((r) | f1_) >> 1)));        \
-    const int ok2_ = ((bm) & f2_) && !(f1_ & ((((l) | f2_) << 1) | (((r) | f2_) >> 1)));        \
+    const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                           \
+    const int ok1_ = ((bm) & f1_) && !(f2_ & ((((l) | f1_) << 1) | (((r) | f1_) >> 1)));         \
+    const int ok2_ = ((bm) & f2_) && !(f1_ & ((((l) | f2_) << 1) | (((r) | f2_) >> 1)));         \
     nodes += popcount(bm);                                                                       \
     if (!(SIDE)) {                                                                               \
       c8 += (ulong)(ok1_ + ok2_);                                                                \
@@ -222,7 +222,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         for (int i2_ = 0; i2_ < 2; i2_++) {                                                      \
           const uint a_ = i2_ ? f2_ : f1_, z_ = i2_ ? f1_ : f2_;                                 \
           if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                      \
-          const uint tl_[6] = {(x5), (x4), (x3), (x2), a_, z_};                                  \
+          const uint tl_[7] = {(x6), (x5), (x4), (x3), (x2), a_, z_};                            \
           const int c_ = nq_side_leaf(e, t, stk, lid, s.depth, s.bound1, s.bound2,               \
                                       s.endbit, kp, bitp, tl_, topbit);                          \
           c2 += c_ == 2;                                                                         \
@@ -248,10 +248,10 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
-/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0; rows N-6..N-4's columns x5..x3,
+/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0; rows N-7..N-4's columns x6..x3,
  * and kp, bitp of nq_side_leaf): its whole subtree, each child on row
  * N-2 counted with its children by NQ_ROW_N2. */
-#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x5, x4, x3)                                    \
+#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x6, x5, x4, x3)                              \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
@@ -263,14 +263,14 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         NQ_BOUND2(e - 1, d2_, b2_);                                                              \
         fl2_ |= NQ_FLAGS(x_, e - 2);                                                             \
       }                                                                                          \
-      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x5, x4, x3, x_);                       \
+      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x6, x5, x4, x3, x_);                   \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0; rows N-6 and N-5's columns x5,
- * x4, and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
+/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0; rows N-7..N-5's columns x6..x4,
+ * and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
  * by NQ_ROW_N3. */
-#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, kp, bitp, x5, x4)                                        \
+#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, kp, bitp, x6, x5, x4)                                  \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
@@ -282,7 +282,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         NQ_BOUND2(e - 2, d3_, b3_);                                                              \
         fl3_ |= NQ_FLAGS(w_, e - 3);                                                             \
       }                                                                                          \
-      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, x5, x4, w_);                           \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, x6, x5, x4, w_);                       \
     }                                                                                            \
   } while (0)
 
@@ -290,10 +290,10 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * N-6's column x5; kp, bitp of nq_side_leaf): its children (row N-4, the blocked test's last row)
  * counted, the blocked ones dropped, each other one tested as the walk tests a child (rules,
  * flags, dead tests) and its subtree counted by NQ_ROW_N4. */
-#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, fl0, kp, bitp, x5)                                       \
+#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp, x6, x5)                           \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
-    for (uint c5_ = nq_keep(3, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c5_;              \
+    for (uint c5_ = nq_keep(3, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c5_;               \
          c5_ &= c5_ - 1u) {                                                                      \
       const uint v_ = c5_ & (0u - c5_), l4_ = ((l) | v_) << 1, d4_ = (d) | v_,                   \
                  r4_ = ((r) | v_) >> 1;                                                          \
@@ -302,19 +302,19 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       if (SIDE) {                                                                                \
         fl4_ |= NQ_FLAGS(v_, e - 4);                                                             \
         NQ_BOUND2(e - 3, d4_, b4_);                                                              \
-        if (NQ_DEAD(e - 3, d4_, (d), (dpp), fl4_)) continue;                                     \
+        if (NQ_DEAD(e - 3, d4_, (d), (dpp), (dppp), fl4_)) continue;                             \
       }                                                                                          \
-      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, kp, bitp, x5, v_);                               \
+      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, kp, bitp, x6, x5, v_);                           \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-6 (masks l, d, r, candidates bm, its parent's d mask dpp, flags fl0; its
  * parent at level kp with column bitp): as NQ_ROW_N5, one row up (its children on row N-5, the
  * blocked test's rows then below them). */
-#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, fl0, kp, bitp)                                         \
+#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp, x6)                               \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
-    for (uint c6_ = nq_keep(4, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c6_;              \
+    for (uint c6_ = nq_keep(4, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c6_;               \
          c6_ &= c6_ - 1u) {                                                                      \
       const uint u_ = c6_ & (0u - c6_), l5_ = ((l) | u_) << 1, d5_ = (d) | u_,                   \
                  r5_ = ((r) | u_) >> 1;                                                          \
@@ -323,9 +323,32 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       if (SIDE) {                                                                                \
         fl5_ |= NQ_FLAGS(u_, e - 5);                                                             \
         NQ_BOUND2(e - 4, d5_, b5_);                                                              \
-        if (NQ_DEAD(e - 4, d5_, (d), (dpp), fl5_)) continue;                                     \
+        if (NQ_DEAD(e - 4, d5_, (d), (dpp), (dppp), fl5_)) continue;                             \
       }                                                                                          \
-      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), fl5_, kp, bitp, u_);                              \
+      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl5_, kp, bitp, x6, u_);                   \
+    }                                                                                            \
+  } while (0)
+
+/* A node on row N-7 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
+ * grandparent, flags fl0; its parent at level kp with column bitp): as NQ_ROW_N6, one row up,
+ * its blocked children dropped when the blocked test reaches their row. */
+#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp)                                   \
+  do {                                                                                           \
+    nodes += popcount(bm);                                                                       \
+    const uint k7_ = (s.filt >> (e - 6)) & 1u                                                    \
+                         ? nq_keep(5, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm)              \
+                         : (bm);                                                                 \
+    for (uint c7_ = k7_; c7_; c7_ &= c7_ - 1u) {                                                 \
+      const uint t_ = c7_ & (0u - c7_), l6_ = ((l) | t_) << 1, d6_ = (d) | t_,                   \
+                 r6_ = ((r) | t_) >> 1;                                                          \
+      uint b6_ = mask & ~(l6_ | d6_ | r6_) & (e - 5 < s.bound1 ? ~s.forbid : ~0u);               \
+      uint fl6_ = (fl0);                                                                         \
+      if (SIDE) {                                                                                \
+        fl6_ |= NQ_FLAGS(t_, e - 6);                                                             \
+        NQ_BOUND2(e - 5, d6_, b6_);                                                              \
+        if (NQ_DEAD(e - 5, d6_, (d), (dpp), (dppp), fl6_)) continue;                             \
+      }                                                                                          \
+      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl6_, kp, bitp, t_);                       \
     }                                                                                            \
   } while (0)
 
@@ -360,10 +383,11 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           slowv = NQ_SLOWV();                                                                    \
         }                                                                                        \
         NQ_BOUND2(yc, cd, bm);                                                                   \
-        if (NQ_DEAD(yc, cd, v.z, STK(k > 0 ? k - 1 : 0).z, fl)) continue;                        \
+        if (NQ_DEAD(yc, cd, v.z, STK(k > 0 ? k - 1 : 0).z, STK(k > 1 ? k - 2 : 0).z, fl))        \
+          continue;                                                                              \
       }                                                                                          \
-      if (yc == e - 5) {                                                                         \
-        NQ_ROW_N6(SIDE, cl, cd, cr, bm, v.z, fl, k, bit);                                        \
+      if (yc == e - 6) {                                                                         \
+        NQ_ROW_N7(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fl, k, bit);              \
         continue;                                                                                \
       }                                                                                          \
     }                                                                                            \
@@ -379,13 +403,14 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 /* The side part's dead tests of a child on row yc (d mask cd, its parent's dp; flags f), each
  * on the rows that decide it (see the top of this file), reading earlier rows' d masks from the
  * prefix or the stack (row r's d mask, r > depth: level r - depth's). */
-#define NQ_DROW(r, yc, cd, dp, dpp)                                                              \
-  ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : (r) == (yc) - 2 ? (dpp) : STK((r) - s.depth).z)
-#define NQ_DEAD(yc, cd, dp, dpp, f)                                                              \
+#define NQ_DROW(r, yc, cd, dp, dpp, dppp)                                                        \
+  ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : (r) == (yc) - 2 ? (dpp)                         \
+   : (r) == (yc) - 3 ? (dppp) : STK((r) - s.depth).z)
+#define NQ_DEAD(yc, cd, dp, dpp, dppp, f)                                                        \
   (((yc) == s.p90 + 1 && ((f) & F90) &&                                                          \
-    !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp)) & 2u)) ||              \
+    !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp, dppp)) & 2u)) ||      \
    ((yc) >= s.lo270 && (yc) <= s.hi270 && ((f) & F270) &&                                        \
-    (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp)) &            \
+    (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp, dppp)) &    \
      (topbit >> 1))))
 
 /* Adds v to the 64-bit total at p (low word, high word). */
@@ -468,7 +493,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     s.hi270 = 0;
     s.filt = 0;
     for (int y = s.blo - 1; y <= e - 4; y++) s.filt |= 1u << y;
-    s.slow = 1u << (e - 5);
+    s.slow = 1u << (e - 6);
     s.s90 = s.s270 = 0;
     if (s.side) {
       const int p90 = s.bound2 > s.y90 ? s.bound2 : s.y90;
@@ -476,9 +501,9 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       s.lo270 = s.bound1 + 1 > s.depth + 1 ? s.bound1 + 1 : s.depth + 1;
       s.hi270 = s.bound1 + 1 > s.c1 ? s.bound1 + 1 : s.c1;
       if (s.hi270 > e - 3) s.hi270 = e - 3;
-      if (s.bound2 <= e - 5) s.slow |= 1u << s.bound2;
-      if (s.bound1 + 1 <= e - 5) s.slow |= 1u << (s.bound1 + 1);
-      if (s.bound2 + 1 <= e - 5) s.slow |= 1u << (s.bound2 + 1);
+      if (s.bound2 <= e - 6) s.slow |= 1u << s.bound2;
+      if (s.bound1 + 1 <= e - 6) s.slow |= 1u << (s.bound1 + 1);
+      if (s.bound2 + 1 <= e - 6) s.slow |= 1u << (s.bound2 + 1);
       if (s.p90 >= 0) s.s90 = 1u << (s.p90 + 1);
       for (int y = s.lo270; y <= s.hi270; y++) s.s270 |= 1u << y;
     }
@@ -521,15 +546,17 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         if (y < s.bound1) bm &= ~s.forbid;
         if (s.side) NQ_BOUND2(y, d, bm);
         if (y == e - 1) {
-          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 2) {
-          NQ_ROW_N3(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u);
+          NQ_ROW_N3(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 3) {
-          NQ_ROW_N4(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u);
+          NQ_ROW_N4(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u);
         } else if (y == e - 4) {
-          NQ_ROW_N5(s.side, l, d, r, bm, 0u, fl, 0, 0u, 0u);
+          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fl, 0, 0u, 0u, 0u);
         } else if (y == e - 5) {
-          NQ_ROW_N6(s.side, l, d, r, bm, 0u, fl, 0, 0u);
+          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fl, 0, 0u, 0u);
+        } else if (y == e - 6) {
+          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fl, 0, 0u);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);
