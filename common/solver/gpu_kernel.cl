@@ -237,7 +237,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * and x column 0, F270 when j is BOUND1 and x column N-1 (bits by row: s.m90, s.m270). The
  * parent's flags never hold them there: a path's row j is placed only here. */
 #define NQ_FLAGS(x, j)                                                                           \
-  (((x) & (s.m90 >> (j)) & 1u) | (((((x) >> e) & (s.m270 >> (j))) & 1u) << 1))
+  (((x) & ((s.m90 >> (j)) & 1u)) | (((x) & (((s.m270 >> (j)) & 1u) << e)) >> (e - 1)))
 
 /* The side part's BOUND2 rule for a child on row yc (d mask cd): its cut or its mask. */
 #define NQ_BOUND2(yc, cd, bm)                                                                    \
