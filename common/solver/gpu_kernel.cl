@@ -81,6 +81,7 @@
 static inline int nq_blocked(int rows, uint notmask, uint lastmask, uint l, uint d, uint r) {
   const uint nx = ~(d | notmask);
   uint open = nx & ~(l | r), mn, f;
+  if (!open) return 1; /* no candidates: nothing is below it, blocked or not */
   l <<= 1;
   r >>= 1;
   mn = f = nx & ~(l | r);
