@@ -156,6 +156,20 @@ int main(int argc, char **argv) {
     nq_print_version("nq-admin");
     return ADM_EXIT_OK;
   }
+  /* Options may come before the command (`nq-admin --server HOST:PORT job next`, as
+   * docs/operations.md writes it): the first word that names a command is the command, and what
+   * came before it goes after it, in order. */
+  if (argv[1][0] == '-') {
+    for (int k = 2; k < argc; k++) {
+      int is_cmd = 0;
+      for (size_t i = 0; i < NCOMMANDS && !is_cmd; i++) is_cmd = !strcmp(argv[k], commands[i].name);
+      if (!is_cmd) continue;
+      char *cmd = argv[k];
+      memmove(argv + 2, argv + 1, (size_t)(k - 1) * sizeof *argv);
+      argv[1] = cmd;
+      break;
+    }
+  }
   for (size_t i = 0; i < NCOMMANDS; i++) {
     if (strcmp(argv[1], commands[i].name) != 0) continue;
     adm_opts_t o;

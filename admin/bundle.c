@@ -162,7 +162,11 @@ static const char readme[] =
     "  sudo sh install.sh\n"
     "\n"
     "Without it (any machine with the nq-client program), from this directory:\n"
-    "  nq-client --server %s --ca ca.pem --enrol-file enrol.key --name \"$(hostname -s)\"\n";
+    "  nq-client --server %s --ca ca.pem --enrol-file enrol.key --name \"$(hostname -s)\"\n"
+    "\n"
+    "Windows: put nq-client-setup.exe in this folder and run it. It installs the programs,\n"
+    "reads server.txt (the server's address), copies ca.pem and enrol.key into the\n"
+    "volunteer's %%LOCALAPPDATA%%\\nq-client and starts the client at each log-on.\n";
 
 int adm_bundle_write(const adm_bundle_t *b, const char *owner, const char *key) {
   char text[2048];
@@ -175,6 +179,10 @@ int adm_bundle_write(const adm_bundle_t *b, const char *owner, const char *key) 
   if (rc == 0) {
     snprintf(text, sizeof text, install_sh, owner);
     rc = nq_file_create(b->dir, "install.sh", text, strlen(text), 0755);
+  }
+  if (rc == 0) { /* the Windows installer's: the address alone, one line */
+    snprintf(text, sizeof text, "%s\n", b->address);
+    rc = nq_file_create(b->dir, "server.txt", text, strlen(text), 0644);
   }
   if (rc == 0) {
     snprintf(text, sizeof text, readme, owner, b->address, owner, owner, b->address);

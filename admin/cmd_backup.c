@@ -1,6 +1,7 @@
 /* nq-admin backup --to FILE / restore FILE: backups of the data directory's database, on the
  * server's machine (local mode only; nq/backup.h does the work, docs/operations.md the drill). */
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "admin.h"
@@ -89,10 +90,30 @@ int adm_cmd_restore(const adm_cmd_t *cmd, adm_opts_t *o) {
                                                      : "");
     return ADM_EXIT_FAIL;
   }
+  /* The database is not the whole fleet: the CA and the server's keys are files beside it, and
+   * a server on a database with clients refuses to start without the CA (nq-server --new-ca). */
+  static const char *const keys[] = {"ca.pem", "ca.key", "server.pem", "server.key", "enrol.key",
+                                     "admin.token"};
+  char missing[200] = "";
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    char p[1200];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s/%s", dir, keys[i]);
+    if (stat(p, &sb) != 0) {
+      size_t l = strlen(missing);
+      snprintf(missing + l, sizeof missing - l, "%s%s", l ? " " : "", keys[i]);
+    }
+  }
+  if (missing[0])
+    fprintf(stderr, "nq-admin restore: WARNING: %s lacks %s: copy them from the old data "
+            "directory (or where you keep its keys) before starting nq-server; without ca.pem "
+            "and ca.key it refuses a database with enrolled clients (--new-ca makes a new CA, "
+            "and every client then needs the new ca.pem)\n", dir, missing);
   if (o->json) {
     json_t *j = info_json(file, &info);
     json_object_set_new(j, "data", json_string(dir));
     json_object_set_new(j, "moved_aside", aside[0] ? json_string(aside) : json_null());
+    json_object_set_new(j, "missing_keys", json_string(missing));
     adm_print_json(j, 0);
     json_decref(j);
   } else {

@@ -135,8 +135,13 @@ static void rate_line(const nq_view_status_t *st) {
   rate_str(r->nodes_per_s, b2, sizeof b2);
   if (st->done)
     snprintf(b3, sizeof b3, "finished in %s", adm_duration(r->elapsed_s, b4, sizeof b4));
+  else if (r->has_eta_s && st->clients.has_paused && st->clients.paused > 0)
+    snprintf(b3, sizeof b3, "ETA %s (%lld client(s) paused)",
+             adm_duration(r->eta_s, b4, sizeof b4), (long long)st->clients.paused);
   else if (r->has_eta_s)
     snprintf(b3, sizeof b3, "ETA %s", adm_duration(r->eta_s, b4, sizeof b4));
+  else if (st->clients.has_paused && st->clients.paused > 0 && st->stalled.units == 0)
+    snprintf(b3, sizeof b3, "ETA unknown: %lld client(s) paused", (long long)st->clients.paused);
   else if (st->stalled.units > 0)
     snprintf(b3, sizeof b3, "no ETA: every unit left is stalled");
   else

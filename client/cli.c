@@ -20,6 +20,7 @@
 #include "status.h"
 #include "worker.h"
 
+#include "nq/sys.h"
 #include "nq/addr.h"
 #include "nq/conn.h"
 #include "nq/files.h"
@@ -108,6 +109,7 @@ struct cli_s {
   int ngpus;
   uv_timer_t retry_timer, stop_timer, status_timer;
   uv_signal_t sigint, sigterm;
+  uv_async_t stop_async;   /* the system's stop events that are not signals (nq_sys_on_stop) */
   nq_conn_t *conn;
   cli_state_t state;
   cli_reason_t reason;
@@ -123,6 +125,8 @@ struct cli_s {
   int64_t retry_after;     /* the server's `busy` asked for this wait (s) before the next
                               attempt; 0: none, the backoff decides */
   int progress_interval;   /* seconds, from welcome */
+  int paused_told;         /* the pause state the server was last told (tell_pause) */
+  double paused_told_at;   /* ... when (monotonic s) */
   int max_outstanding;     /* from welcome */
   /* Work. */
   cli_assign_t *queue;     /* received, not started, in arrival order */
@@ -925,6 +929,8 @@ static void handle_welcome(cli_t *cli, const json_t *msg) {
   set_state(cli, CLI_STATE_READY);
   cli->attempt = 0;
   cli->progress_interval = pi;
+  cli->paused_told = 0; /* a new session: a pause is told again (tell_pause) */
+  cli->paused_told_at = 0;
   cli->max_outstanding = w.max_outstanding;
   nq_log(NQ_LOG_INFO, "session open as %s: job N=%d %s, progress every %d s", client, w.job_n,
          w.job_state == NQ_JOB_DONE ? "done" : w.job_state == NQ_JOB_WAITING ? "done (waiting "
@@ -1132,7 +1138,7 @@ static void send_progress(cli_lane_t *ln) {
   if (cli->state != CLI_STATE_READY || !ln->running) return;
   nq_progress_t p = {.id = ln->cur.id, .has_nodes = 1, .nodes = ln->cur_nodes,
                      .has_fraction = 1, .fraction = ln->cur_fraction, .has_seconds = 1,
-                     .seconds = ln->cur_seconds};
+                     .seconds = ln->cur_seconds, .paused = nq_throttle_paused(cli->throttle)};
   if (send_new(cli, nq_progress_pack(&p)) == 0) {
     ln->cur_nodes_sent = ln->cur_nodes;
     ln->cur_progressed = 1;
@@ -1252,8 +1258,37 @@ static void log_summary(cli_t *cli) {
   cli->sum_seconds = 0;
 }
 
+/* The server hears of a pause (docs/protocol.md, `paused` in progress): when the solver pauses
+ * or resumes, and every progress interval while it stays paused, one progress on a held
+ * assignment (a running unit's, else the next queued one's) says so; the server then keeps every
+ * lease of this client alive instead of letting it lapse. On resume the client asks for work. */
+static void tell_pause(cli_t *cli) {
+  int paused = nq_throttle_paused(cli->throttle);
+  double now = nq_now_mono(), every = cli->progress_interval > 0 ? cli->progress_interval : 60;
+  if (cli->state != CLI_STATE_READY) return;
+  if (paused == cli->paused_told && (!paused || now - cli->paused_told_at < every)) return;
+  int64_t id = -1;
+  cli_lane_t *run = NULL;
+  for (int i = 0; i < cli->nlanes && !run; i++)
+    if (cli->lanes[i].running) run = &cli->lanes[i];
+  if (run) id = run->cur.id;
+  else if (cli->qlen > 0) id = cli->queue[0].id;
+  if (id >= 0) {
+    if (run) {
+      send_progress(run);
+    } else {
+      nq_progress_t p = {.id = id, .paused = paused};
+      if (send_new(cli, nq_progress_pack(&p)) != 0) return;
+    }
+  }
+  cli->paused_told = paused;
+  cli->paused_told_at = now;
+  if (!paused) cli_pump(cli);
+}
+
 static void on_status_timer(uv_timer_t *t) {
   cli_t *cli = t->data;
+  tell_pause(cli);
   write_status(cli, 0);
   log_summary(cli);
 }
@@ -1503,6 +1538,8 @@ static void cli_pump(cli_t *cli) {
     return;
   }
   if (cli->state != CLI_STATE_READY || cli->getwork_inflight || cli->nowork_wait) return;
+  /* Paused: no new units (what it holds the server keeps for it: tell_pause). */
+  if (nq_throttle_paused(cli->throttle)) return;
   long held = (long)cli->qlen + lanes_running(cli);
   /* A unit for every lane, and a prefetch of one; when units take less than a round trip plus
    * the server's commit, the solver would idle between them, so hold a few more. */
@@ -1545,8 +1582,10 @@ static void cli_release(cli_t *cli) {
     uv_close((uv_handle_t *)&cli->lanes[i].ckpt_timer, NULL);
   }
   if (cli->cfg->handle_signals) {
+    nq_sys_on_stop(NULL, NULL, 0);
     uv_close((uv_handle_t *)&cli->sigint, NULL);
     uv_close((uv_handle_t *)&cli->sigterm, NULL);
+    uv_close((uv_handle_t *)&cli->stop_async, NULL);
   }
   /* A task of a big unit may run for a while yet: it is not waited for (the stop request already
    * checkpointed what was finished); the thread finishes it alone while the process exits. */
@@ -1614,20 +1653,26 @@ void cli_stop(cli_t *cli) {
   cli_pump(cli);
 }
 
-static void on_signal(uv_signal_t *s, int signum) {
-  cli_t *cli = s->data;
+static void on_stop_event(cli_t *cli, const char *what) {
   if (cli->reason != CLI_REASON_STOPPED && cli->life == LIFE_RUNNING)
-    nq_log(NQ_LOG_INFO, "%s: stopping (checkpoint, finishing reports, then bye)",
-           signum == SIGINT ? "SIGINT" : "SIGTERM");
+    nq_log(NQ_LOG_INFO, "%s: stopping (checkpoint, finishing reports, then bye)", what);
   cli_stop(cli);
 }
+
+static void on_signal(uv_signal_t *s, int signum) {
+  on_stop_event(s->data, signum == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+/* Windows: a console's close, Ctrl-Break, log-off and shutdown (nq/sys.h), as SIGTERM. */
+static void on_stop_async(uv_async_t *a) { on_stop_event(a->data, "stop event"); }
+static void stop_from_system(void *arg) { uv_async_send(arg); }
 
 /* ---- setup ---- */
 
 void cli_config_default(cli_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  cfg->threads = n > 0 ? (n > 1024 ? 1024 : (int)n) : 1;
+  int n = nq_sys_ncpu();
+  cfg->threads = n > 1024 ? 1024 : n;
   cfg->gpu = "auto";
   cfg->backoff_min = 0.5;
   cfg->backoff_max = 60;
@@ -1638,10 +1683,8 @@ void cli_config_default(cli_config_t *cfg) {
   cfg->cpu_limit = 100;
   cfg->summary_seconds = 60;
   cfg->unreachable_warn_seconds = 180;
-  const char *home = getenv("HOME");
   static char state[4096];
-  if (nq_path_join(state, sizeof state, home && *home ? home : ".", ".nq-client") != 0)
-    snprintf(state, sizeof state, "./.nq-client"); /* $HOME absurdly long: use the cwd */
+  nq_sys_state_dir("nq-client", state, sizeof state); /* $HOME/.nq-client, %LOCALAPPDATA%\\nq-client */
   cfg->state = state;
 }
 
@@ -1842,6 +1885,10 @@ static int start(const cli_config_t *cfg, uv_loop_t *loop, cli_t **out) {
     cli->sigint.data = cli->sigterm.data = cli;
     uv_signal_start(&cli->sigint, on_signal, SIGINT);
     uv_signal_start(&cli->sigterm, on_signal, SIGTERM);
+    uv_async_init(loop, &cli->stop_async, on_stop_async);
+    cli->stop_async.data = cli;
+    /* The system waits this long for the checkpoint and the exit before it ends the process. */
+    nq_sys_on_stop(stop_from_system, &cli->stop_async, STOP_GRACE_MS + STOP_JOIN_MS);
   }
   *out = cli;
   nq_throttle_cfg_t tc = {.priority = cfg->priority,

@@ -77,7 +77,7 @@ const nq_opt_t cli_opts_table[] = {
              "such as pocl too; LIST: indexes such as 0,1, from nq-solve --gpu-list); each must "
              "pass a self-test first; pause, CPU limit act between its launches"},
     C_STR("state", state, "DIR", "state directory: token, journal, checkpoints (default: "
-          "$HOME/.nq-client)"),
+          "$HOME/.nq-client; Windows: %LOCALAPPDATA%\\nq-client)"),
     C_FLAG("exit-when-done", exit_when_done,
            "exit 0 when the server runs no job (by default the client waits between jobs, "
            "asking with backoff up to every 120 s, and goes on with the next queued job)"),

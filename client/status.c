@@ -9,6 +9,7 @@
 #include "nq/files.h"
 #include "nq/json.h"
 #include "nq/nq.h"
+#include "nq/sys.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -144,9 +145,9 @@ int cli_status_read(const char *state_dir, cli_status_t *out, char *err, size_t 
 
 /* ---- the view: the status file and the directory ---- */
 
-/* Alive: kill(pid, 0) finds it (EPERM: it exists under another user). */
+/* Alive: the process exists (under another user too; nq/sys.h). */
 static int alive(int64_t pid) {
-  return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+  return nq_sys_pid_alive(pid);
 }
 
 /* The entries of dir/sub named <id><suffix> (not dot-files, not .bad): their ids, or count only

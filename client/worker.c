@@ -4,21 +4,16 @@
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/solver_pool.h"
+#include "nq/wake.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
-#if defined(__linux__)
-#include <sys/eventfd.h>
-#endif
 
 /* The thread's side. Everything below `lock` is guarded by it. */
 struct cli_worker_shared_s {
-  int wake_fd;         /* written by the thread to wake the loop (an eventfd, or a pipe's end) */
-  int wake_rd;         /* read by the loop (the same eventfd, or the pipe's other end) */
+  nq_wake_t wake;      /* written by the thread to wake the loop, read by the loop */
   int threads;
   nq_gpu_t *gpus[CLI_GPUS_MAX]; /* borrowed */
   int ngpus;
@@ -58,13 +53,7 @@ static int notify_locked(cli_worker_shared_t *sh) {
  * priority preempted inside it once made the loop spin for 69% of a client's time,
  * docs/performance.md), so the idle thread writes it itself and no thread sits in between. The
  * fd outlives every write: cli_worker_stop closes it only after the thread is joined. */
-static void wake_loop(cli_worker_shared_t *sh) {
-  uint64_t one = 1;
-  ssize_t n;
-  do n = write(sh->wake_fd, &one, sizeof one);
-  while (n < 0 && errno == EINTR);
-  /* EAGAIN: the counter (or the pipe) is full of wakes the loop has not read: it will wake. */
-}
+static void wake_loop(cli_worker_shared_t *sh) { nq_wake_send(&sh->wake); }
 
 /* Units the loop has handed over and not yet polled the DONE of; the lock is held. */
 static int held_locked(const cli_worker_shared_t *sh) {
@@ -178,8 +167,7 @@ static void shared_free(cli_worker_shared_t *sh) {
   }
   for (int i = 0; i < sh->ndone; i++)
     if (sh->done[i].has_ckpt) nq_ckpt_free(&sh->done[i].ckpt);
-  if (sh->wake_rd >= 0 && sh->wake_rd != sh->wake_fd) close(sh->wake_rd);
-  if (sh->wake_fd >= 0) close(sh->wake_fd);
+  nq_wake_close(&sh->wake);
   pthread_cond_destroy(&sh->exited_cond);
   pthread_cond_destroy(&sh->cond);
   pthread_mutex_destroy(&sh->lock);
@@ -242,31 +230,11 @@ static void on_wake(uv_poll_t *p, int status, int events) {
   (void)events;
   cli_worker_shared_t *sh = w->sh;
   if (!sh) return;
-  uint64_t buf[16];
-  while (read(sh->wake_rd, buf, sizeof buf) > 0 && sh->wake_rd != sh->wake_fd) {
-  }
+  nq_wake_drain(&sh->wake);
   pthread_mutex_lock(&sh->lock);
   sh->notify_pending = 0;
   pthread_mutex_unlock(&sh->lock);
   if (w->on_event) w->on_event(w);
-}
-
-/* The wake fd(s): an eventfd on Linux, else a pipe; both ends non-blocking. */
-static int wake_open(cli_worker_shared_t *sh) {
-#if defined(__linux__)
-  sh->wake_fd = sh->wake_rd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  return sh->wake_fd >= 0 ? 0 : NQ_EIO;
-#else
-  int fd[2];
-  if (pipe(fd) != 0) return NQ_EIO;
-  for (int i = 0; i < 2; i++) {
-    fcntl(fd[i], F_SETFL, fcntl(fd[i], F_GETFL) | O_NONBLOCK);
-    fcntl(fd[i], F_SETFD, FD_CLOEXEC);
-  }
-  sh->wake_rd = fd[0];
-  sh->wake_fd = fd[1];
-  return 0;
-#endif
 }
 
 int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_gpu_t *const *gpus,
@@ -277,7 +245,6 @@ int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_gpu_t *con
   w->data = data;
   cli_worker_shared_t *sh = calloc(1, sizeof *sh);
   if (!sh) return NQ_ENOMEM;
-  sh->wake_fd = sh->wake_rd = -1;
   sh->ngpus = ngpus < 0 ? 0 : ngpus > CLI_GPUS_MAX ? CLI_GPUS_MAX : ngpus;
   for (int i = 0; i < sh->ngpus; i++) sh->gpus[i] = gpus[i];
   sh->threads = threads < 1 && !sh->ngpus ? 1 : threads < 0 ? 0 : threads;
@@ -293,7 +260,7 @@ int cli_worker_init(cli_worker_t *w, uv_loop_t *loop, int threads, nq_gpu_t *con
     free(sh); /* glibc's mutexes and condition variables hold no resources of their own */
     return NQ_ENOMEM;
   }
-  if (wake_open(sh) != 0 || uv_poll_init(loop, &w->wake, sh->wake_rd) != 0) {
+  if (nq_wake_open(&sh->wake) != 0 || nq_wake_poll_init(loop, &w->wake, &sh->wake) != 0) {
     shared_free(sh);
     return NQ_EIO;
   }

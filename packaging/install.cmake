@@ -78,6 +78,9 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # and libc for both, libsqlite3-0 for the server only; nothing for a static client.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_CLIENT_PACKAGE_NAME nq-client)
+# The OpenCL loader is opened at run time (common/solver/ocl_load.c), so it is no dependency: the
+# client runs on the CPU without it, and with it uses a GPU whose driver is installed.
+set(CPACK_DEBIAN_CLIENT_PACKAGE_RECOMMENDS "ocl-icd-libopencl1")
 set(CPACK_COMPONENT_CLIENT_DESCRIPTION "N-Queens volunteer client (nq-client, nq-solve, nq-verify)
 nq-client fetches N-Queens work units from an nq-server, solves them at idle priority
 (with an optional CPU-use limit and pause file) and reports exact counts. nq-verify checks

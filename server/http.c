@@ -180,6 +180,7 @@ static int on_message_complete(http_parser *p) {
   srv_http_req_t req = {p->method == HTTP_HEAD, path, query};
   srv_http_resp_t r = {500, NULL, NULL, 0, 0, -1};
   s->handler(s->handler_arg, &req, &r);
+  s->unavailable += r.status == 503;
   int close = !http_should_keep_alive(p) || r.stream;
   int rc = respond(s, &r, req.head, close);
   free(r.body);
@@ -312,6 +313,8 @@ struct http_conn_s {
   size_t queued;       /* response bytes handed to uv_write and not yet written */
   uint64_t last_ms;    /* the last byte read or written */
   uint64_t req_ms;     /* when the request in progress began (0: none) */
+  uint64_t rate_ms;    /* a stream: since when its output has been backed up (0: it is not) */
+  size_t rate_bytes;   /* ... and the bytes written since */
   int reading, closing, close_after;
   srv_peer_t *peer;    /* its address's entry (counted in peer->http), or NULL */
   http_conn_t *prev, *next;
@@ -428,6 +431,8 @@ static void stream_start(http_conn_t *c, int fd) {
   c->pipe.data = c;
   c->handles++;
   c->streaming = 1;
+  c->rate_ms = 0;
+  c->rate_bytes = 0;
   if (uv_pipe_open(&c->pipe, fd) != 0) {
     close(fd);
     conn_close(c);
@@ -443,6 +448,7 @@ static void on_written(uv_write_t *w, int status) {
   http_write_t *hw = (http_write_t *)w;
   http_conn_t *c = hw->c;
   c->queued -= hw->len;
+  c->rate_bytes += hw->len;
   free(hw->buf);
   free(hw);
   if (c->closing) return;
@@ -498,7 +504,11 @@ static void conn_read_stop(http_conn_t *c) {
 /* Parse the held input; what a full output queue leaves unparsed stays held, unread. */
 static void conn_feed(http_conn_t *c) {
   size_t used = 0;
+  uint64_t unavailable = c->sess.unavailable;
   int rc = srv_http_session_feed(&c->sess, c->in + c->pos, c->npend, &used, conn_full, c);
+  /* 503s of the handler (exports busy) go into the log's summaries, not one line each. */
+  for (uint64_t k = unavailable; k < c->sess.unavailable && c->h->peers; k++)
+    srv_peers_count(c->h->peers, c->peer, SRV_PEER_HTTP_UNAVAILABLE);
   c->pos += used;
   c->npend -= used;
   if (c->npend == 0) c->pos = 0;
@@ -570,6 +580,28 @@ static srv_peer_t *peer_of(srv_http_t *h, http_conn_t *c) {
   return srv_peers_get(h->peers, &k, uv_now(h->loop));
 }
 
+/* The server is full: close the idle connection (nothing in progress: no request begun, no
+ * response queued or streaming) of the address with the most HTTP connections, the one idle the
+ * longest among them, to admit `fresh`. A flood of idle connections from many addresses then
+ * evicts itself, the busiest first, and a visitor's connection -- one of its address, and the
+ * newest -- is the last to go. 1 when one was closed. */
+static int evict_idle(srv_http_t *h, const http_conn_t *fresh) {
+  http_conn_t *victim = NULL;
+  int vbusy = -1;
+  for (http_conn_t *c = h->conns; c; c = c->next) {
+    if (c == fresh || c->closing || c->req_ms || c->queued || c->streaming || c->npend) continue;
+    int busy = c->peer ? c->peer->http : 1;
+    if (busy > vbusy || (busy == vbusy && c->last_ms < victim->last_ms)) {
+      victim = c;
+      vbusy = busy;
+    }
+  }
+  if (!victim) return 0;
+  if (h->peers) srv_peers_count(h->peers, victim->peer, SRV_PEER_HTTP_EVICTED);
+  conn_close(victim);
+  return 1;
+}
+
 static void on_connection(uv_stream_t *server, int status) {
   srv_http_t *h = server->data;
   if (status != 0 || h->stopping) return;
@@ -594,8 +626,9 @@ static void on_connection(uv_stream_t *server, int status) {
     return;
   }
   /* Connections being closed (refusals among them) are freed by the loop's next iteration: a
-   * burst of refusals must not make the next connection look over the limit. */
-  if (h->nlive > h->cfg.max_conns) {
+   * burst of refusals must not make the next connection look over the limit. Full: an idle
+   * connection makes room (evict_idle), else the new one is refused. */
+  if (h->nlive > h->cfg.max_conns && !evict_idle(h, c)) {
     refuse(h, c, pe, 503);
     return;
   }
@@ -620,7 +653,28 @@ static void on_timer(uv_timer_t *t) {
     if (c->closing) continue;
     int slow = c->req_ms && now - c->req_ms > (uint64_t)h->cfg.request_ms;
     int idle = now - c->last_ms > (uint64_t)h->cfg.idle_ms;
-    if (slow || idle) conn_close(c);
+    if (slow || idle) {
+      conn_close(c);
+      continue;
+    }
+    /* A stream whose reader is slower than the minimum rate: measured from when its output
+     * backed up (the reader, not the producer, is the slow side) over stream_window_ms. */
+    if (!c->streaming || h->cfg.stream_min_rate <= 0) continue;
+    if (c->queued < SRV_HTTP_HIGH_WATER / 2) {
+      c->rate_ms = 0;
+    } else if (!c->rate_ms) {
+      c->rate_ms = now;
+      c->rate_bytes = 0;
+    } else if (now - c->rate_ms >= (uint64_t)h->cfg.stream_window_ms) {
+      double want = (double)h->cfg.stream_min_rate * (double)(now - c->rate_ms) / 1000.0;
+      if ((double)c->rate_bytes < want) {
+        if (h->peers) srv_peers_count(h->peers, c->peer, SRV_PEER_HTTP_STALLED);
+        conn_close(c);
+        continue;
+      }
+      c->rate_ms = now;
+      c->rate_bytes = 0;
+    }
   }
 }
 
@@ -632,6 +686,8 @@ void srv_http_cfg_default(srv_http_cfg_t *cfg) {
   cfg->max_per_addr = 8;
   cfg->idle_ms = 30000;
   cfg->request_ms = 10000;
+  cfg->stream_min_rate = 16384;
+  cfg->stream_window_ms = 10000;
   cfg->lim.max_request = 8192;
   cfg->lim.max_headers = 32;
 }

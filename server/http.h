@@ -87,6 +87,8 @@ typedef struct srv_http_session_s {
   size_t name_len;     /* ... and its whole length */
   int has_host;        /* the current request has a Host header */
   uint64_t requests;   /* answered so far */
+  uint64_t unavailable; /* ... of which the handler answered 503 (exports busy): counted per
+                           address by the connection, for the log's summaries */
   int stream_fd;       /* >= 0: the last response's body is to be streamed from this fd (the
                           session is closing; the connection takes it: srv_http_session_take) */
 } srv_http_session_t;
@@ -119,6 +121,12 @@ typedef struct srv_http_cfg_s {
   int max_per_addr;     /* connections per address (peers.h), more get 429; default 8, 0 = any */
   int idle_ms;          /* nothing read or written for this long; default 30000 */
   int request_ms;       /* from a request's first byte to its end; default 10000 */
+  /* A streamed body (/api/export) must leave at this many bytes a second, measured over
+   * stream_window_ms while its output is backed up (the reader, not the producer, is slow); a
+   * reader below it loses the connection and its stream's slot. Default 16384 B/s over 10000 ms;
+   * 0 = no minimum. */
+  int stream_min_rate;
+  int stream_window_ms;
   srv_http_limits_t lim;
 } srv_http_cfg_t;
 

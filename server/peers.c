@@ -192,7 +192,10 @@ static const char *const count_what[SRV_PEER_NCOUNT] = {
     [SRV_PEER_EVICTED] = "connection(s) without hello closed to admit newer ones (server full)",
     [SRV_PEER_HTTP_PER_ADDR] = "HTTP connection(s) refused over --http-max-per-addr (429)",
     [SRV_PEER_HTTP_BUSY] = "HTTP connection(s) refused over --http-max-conns (503)",
-    [SRV_PEER_LOGIN_QUIET] = "more successful login(s) not logged one by one"};
+    [SRV_PEER_LOGIN_QUIET] = "more successful login(s) not logged one by one",
+    [SRV_PEER_HTTP_UNAVAILABLE] = "HTTP request(s) answered 503: every /api/export slot in use",
+    [SRV_PEER_HTTP_STALLED] = "HTTP export(s) closed: the reader was below the minimum rate",
+    [SRV_PEER_HTTP_EVICTED] = "idle HTTP connection(s) closed to admit new ones (server full)"};
 
 typedef struct {
   const srv_peer_t *e;

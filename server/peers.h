@@ -48,6 +48,9 @@ typedef enum {
   SRV_PEER_HTTP_PER_ADDR,       /* HTTP connection refused (429): the address's limit */
   SRV_PEER_HTTP_BUSY,           /* HTTP connection refused (503): --http-max-conns */
   SRV_PEER_LOGIN_QUIET,         /* successful login not logged one by one (over the budget) */
+  SRV_PEER_HTTP_UNAVAILABLE,    /* HTTP request answered 503: every export slot in use */
+  SRV_PEER_HTTP_STALLED,        /* HTTP export closed: its reader below the minimum rate */
+  SRV_PEER_HTTP_EVICTED,        /* idle HTTP connection closed to admit a new one (server full) */
   SRV_PEER_NCOUNT
 } srv_peer_count_t;
 

@@ -200,8 +200,10 @@ static void reject_raw(srv_t *s, uv_stream_t *server, int count) {
  * EVICT_SCAN oldest. A flood holds many pre-auth connections per address (up to
  * --max-preauth-per-addr), an honest client one: the victim is the one whose address holds the
  * most, then the oldest. It must have sent nothing (read or waiting in the kernel) -- an idle
- * flood; an honest client sends its TLS ClientHello at once -- for EVICT_SILENT_MS, or for any
- * time when the server is full (`full`): in a reconnect storm the server may accept honest
+ * flood; an honest client sends its TLS ClientHello at once -- or only part of a hello, never
+ * answered (a flood that sends a few bytes to look busy, however often it is recycled: an honest
+ * ClientHello is answered as soon as it is read), for EVICT_SILENT_MS, or for any time when the
+ * server is full (`full`): in a reconnect storm the server may accept honest
  * clients before their ClientHello arrives, and those must not be cut for the share alone.
  * Failing that, one in its TLS handshake for EVICT_HEARD_MS (an honest client says hello well
  * before that). Returns 1 if one was closed. It stops counting against --max-conns at once. */
@@ -216,7 +218,7 @@ static int evict_preauth(srv_t *s, const srv_conn_t *keep, int full) {
   for (srv_conn_t *sc = s->pa_head; sc && scanned < EVICT_SCAN; sc = sc->pa_next, scanned++) {
     if (sc == keep || sc->refs > 0 || !sc->conn) continue;
     uint64_t age = now - sc->opened_ms;
-    if (!nq_conn_heard(sc->conn)) {
+    if (!nq_conn_heard(sc->conn) || !nq_conn_answered(sc->conn)) {
       int n = sc->peer ? sc->peer->preauth : 1;
       if ((full || age >= EVICT_SILENT_MS) && n > victim_n) {
         victim = sc;
@@ -729,7 +731,7 @@ void srv_job_reopened(srv_t *s) {
   if (rc != 0) nq_log(NQ_LOG_ERROR, "job re-opened, but reading it failed: %s",
                       srv_store_errmsg(s->store));
   nq_log(NQ_LOG_WARN, "job N=%d re-opened: a verified unit is being verified again; the totals "
-         "above are withdrawn", s->cfg.n);
+         "above are withdrawn", s->cfg.job.n);
 }
 
 static int owner_key_cb(const srv_owner_t *o, void *arg) {
@@ -827,7 +829,7 @@ void srv_job_create_progress(const srv_job_progress_t *p, void *arg) {
   if (!p->done && p->seconds - s->create_logged < 5) return;
   s->create_logged = p->seconds;
   nq_log(NQ_LOG_INFO, "creating the job for N=%d: %llu units%s, about %.0f%% of the search "
-         "tree, %.0f s", s->cfg.n, (unsigned long long)p->units, p->done ? " (all)" : "",
+         "tree, %.0f s", s->cfg.job.n, (unsigned long long)p->units, p->done ? " (all)" : "",
          100 * p->fraction, p->seconds);
 }
 
@@ -849,16 +851,12 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
     return rc;
   }
   srv_job_t job;
-  srv_job_spec_t spec = {.n = s->cfg.n, .depth = s->cfg.depth,
-                         .unit_seconds = s->cfg.unit_seconds, .max_depth = s->cfg.max_depth,
-                         .quorum = s->cfg.quorum, .max_results = s->cfg.max_results,
-                         .diverse_kernels = srv_diverse_default(s->cfg.diverse_kernels, s->cfg.n),
-                         .progress = srv_job_create_progress, .progress_arg = s};
-  if (s->cfg.n == 0) { /* no --n: the data directory (and its queue) says which job */
+  srv_job_spec_t spec = srv_job_spec_for(s, &s->cfg.job);
+  if (s->cfg.job.n == 0) { /* no --n: the data directory (and its queue) says which job */
     if ((rc = srv_next_pick(s, now, &job, errbuf, errlen)) != 0) return rc;
-    s->cfg.n = job.n;
+    s->cfg.job.n = job.n;
   } else if ((rc = srv_job_open(s->store, &spec, now, &job)) != 0) {
-    snprintf(errbuf, errlen, "job N=%d: %s", s->cfg.n, srv_store_errmsg(s->store));
+    snprintf(errbuf, errlen, "job N=%d: %s", s->cfg.job.n, srv_store_errmsg(s->store));
     return rc;
   } else if (srv_job_is_done(&job)) {
     /* --n names a finished job (a packaged server's first job, NQ_N), but the queue has moved on:
@@ -868,7 +866,7 @@ static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {
       nq_log(NQ_LOG_INFO, "the job for N=%d is done; serving job %lld (N=%d), started from the "
              "queue after it", job.n, (long long)newer.id, newer.n);
       job = newer;
-      s->cfg.n = job.n;
+      s->cfg.job.n = job.n;
     }
   }
   srv_sched_config_t sc = s->cfg.sched;
@@ -903,7 +901,9 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
     snprintf(errbuf, errlen, "out of memory");
     goto fail;
   }
-  rc = srv_datadir_init(&s->dd, cfg->data_dir, cfg->hostnames, errbuf, errlen);
+  /* A database restored without its CA keeps its fleet only with the old CA (datadir.h). */
+  rc = srv_datadir_ca_check(cfg->data_dir, cfg->new_ca, errbuf, errlen);
+  if (rc == 0) rc = srv_datadir_init(&s->dd, cfg->data_dir, cfg->hostnames, errbuf, errlen);
   if (rc != 0) goto fail;
   if ((rc = store_start(s, now, errbuf, errlen)) != 0) goto fail;
   if ((rc = srv_outage_start(s, now, errbuf, errlen)) != 0) goto fail;

@@ -28,6 +28,7 @@
 #include "srv_outage.h"
 #include "nq/proto.h"
 #include "nq/tls.h"
+#include "nq/job_opts.h"
 #include "sched.h"
 #include "store_api.h"
 
@@ -66,12 +67,12 @@
 int srv_diverse_default(int diverse_kernels, int n);
 
 typedef struct srv_config_s {
-  int n, quorum, max_results;
-  int depth;            /* > 0: a flat job, every unit at this depth */
-  double unit_seconds;  /* > 0: units sized to this many reference core-seconds; with neither,
-                         * an existing job is resumed as it is and a new one gets units of
-                         * NQ_PLAN_DEFAULT_UNIT_SECONDS */
-  int max_depth;        /* with unit_seconds: the deepest unit (0 = N - 1) */
+  /* The job's settings (nq/job_opts.h: n, depth, unit_seconds, max_depth, quorum, max_results,
+   * diverse_kernels). With neither depth nor unit_seconds an existing job is resumed as it is and
+   * a new one gets units of NQ_PLAN_DEFAULT_UNIT_SECONDS; a new job's diverse_kernels -1 (the
+   * default) is 2 for an N with no published count, 0 otherwise (srv_diverse_default). An
+   * existing job keeps its own. */
+  nq_jobopts_t job;
   char listen_host[64];
   int listen_port;
   const char *data_dir;
@@ -83,8 +84,6 @@ typedef struct srv_config_s {
   int handle_signals;   /* install SIGINT/SIGTERM handlers (the program does; tests may not) */
   int sweep_ms;         /* lease expiry sweep period; default 5000 */
   int exit_grace_ms;    /* --exit-when-done: time between "done" and shutdown; default 2000 */
-  int diverse_kernels;  /* a new job's --diverse-kernels (0..8); -1 (default): 2 for an N with
-                         * no published count, 0 otherwise. An existing job keeps its own. */
   /* The read-only HTTP status page and /metrics (docs/http.md): http.host/port, its limits.
    * http_off: none at all. http_required: a failure to listen stops the start (the address was
    * given with --http); otherwise it is logged and the server runs without the page. */
@@ -99,6 +98,7 @@ typedef struct srv_config_s {
                            one is closed to admit a new one; default 0 = max_conns / 2 */
   int enrol_per_addr;   /* enrolments per address: burst and per hour; default 20, 0 = any */
   int max_clients;      /* enrolled clients at most; default 100000, 0 = no cap */
+  int new_ca;             /* --new-ca: make a new CA even for a database with enrolled clients */
   int keep_default_enrol; /* issue 30: enrolment with the server's own key (owner `default`)
                              stays open after owners exist (--keep-default-enrol); default 0 */
   int auth_fail_limit;  /* failed logins per address and minute before they are slowed;
@@ -267,6 +267,10 @@ void srv_warn_one_owner(srv_t *s);
 void srv_job_create_progress(const srv_job_progress_t *p, void *arg);
 
 /* ---- srv_next.c: the job queue (issue 36) ---- */
+
+/* The creation spec of a job with these settings: its diverse_kernels resolved for its N
+ * (srv_diverse_default), progress lines on the log. */
+srv_job_spec_t srv_job_spec_for(srv_t *s, const nq_jobopts_t *o);
 
 /* The job to serve when nq-server was given no --n: the newest running job, else the newest done
  * one (srv_init then starts the next queued job), else the next queued job, made now. 0 and *job;

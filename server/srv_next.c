@@ -10,6 +10,12 @@
 #include "nq/log.h"
 #include "nq/nq.h"
 
+srv_job_spec_t srv_job_spec_for(srv_t *s, const nq_jobopts_t *o) {
+  srv_job_spec_t spec = {.job = *o, .progress = srv_job_create_progress, .progress_arg = s};
+  spec.job.diverse_kernels = srv_diverse_default(o->diverse_kernels, o->n);
+  return spec;
+}
+
 /* The job a queue entry asks for, made (or resumed) now. A done job for the same N is archived
  * first, so that the entry is a new count (a re-count) rather than the old answer again; a
  * running one for N is resumed when its units match (srv_job_open refuses otherwise). */
@@ -23,13 +29,8 @@ static int open_entry(srv_t *s, const srv_queued_t *q, int64_t now, srv_job_t *j
   } else if (rc != 0 && rc != NQ_ENOTFOUND) {
     return rc;
   }
-  srv_job_spec_t spec = {.n = q->opts.n, .depth = q->opts.depth,
-                         .unit_seconds = q->opts.unit_seconds, .max_depth = q->opts.max_depth,
-                         .quorum = q->opts.quorum, .max_results = q->opts.max_results,
-                         .diverse_kernels = srv_diverse_default(q->opts.diverse_kernels,
-                                                                q->opts.n),
-                         .progress = srv_job_create_progress, .progress_arg = s};
-  s->cfg.n = q->opts.n; /* the creation's progress lines name it */
+  srv_job_spec_t spec = srv_job_spec_for(s, &q->opts);
+  s->cfg.job.n = q->opts.n; /* the creation's progress lines name it */
   return srv_job_open(s->store, &spec, now, job);
 }
 
@@ -111,11 +112,11 @@ int srv_next_start(srv_t *s, int64_t now, int force) {
   srv_job_t prev = s->sched.job, job;
   int rc = open_next(s, now, &job);
   if (rc == NQ_ENOTFOUND) {
-    s->cfg.n = prev.n;
+    s->cfg.job.n = prev.n;
     return 0;
   }
   if (rc) {
-    s->cfg.n = prev.n;
+    s->cfg.job.n = prev.n;
     nq_log(NQ_LOG_ERROR, "starting the next queued job: %s", srv_store_errmsg(s->store));
     return rc;
   }
@@ -145,7 +146,7 @@ int srv_next_start(srv_t *s, int64_t now, int force) {
   nq_log(NQ_LOG_INFO, "job %lld (N=%d) follows job %lld (N=%d) in the same data directory",
          (long long)job.id, job.n, (long long)prev.id, prev.n);
   s->sched.job = job;
-  s->cfg.n = job.n;
+  s->cfg.job.n = job.n;
   s->job_done = 0;
   srv_warn_one_owner(s);
   wake_clients(s);

@@ -89,6 +89,10 @@ const nq_opt_t srv_opts_table[] = {
           "enrolments per address: N at once, N more per hour, 0 = no limit"),
     S_INT("max-clients", max_clients, "N", 0, 1000000000, "100000",
           "enrolled clients at most, 0 = no cap"),
+    S_FLAG("new-ca", new_ca,
+           "make a new CA when ca.pem or ca.key is missing even though the database has "
+           "enrolled clients (each then needs the new ca.pem); without it such a start is "
+           "refused, naming the files to put back"),
     S_FLAG("keep-default-enrol", keep_default_enrol,
            "keep enrolment with the server's own enrol.key (owner `default`) open once owners "
            "exist (nq-admin owner add); without it such an enrolment is refused `enrol_closed`"),
@@ -164,11 +168,7 @@ static void table_defaults(const nq_opt_t *table, void *base) {
 
 void srv_config_default(srv_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
-  nq_jobopts_t job;
-  nq_jobopts_default(&job);
-  cfg->quorum = job.quorum;
-  cfg->max_results = job.max_results;
-  cfg->diverse_kernels = job.diverse_kernels;
+  nq_jobopts_default(&cfg->job);
   srv_sched_config_default(&cfg->sched);
   /* The program turns the page on (nq-server's default is 127.0.0.1:7448); a server embedded
    * in a test does not listen on a fixed port unless asked. */
@@ -209,12 +209,6 @@ int srv_opts_job(srv_config_t *cfg, const nq_jobopts_t *job, char *err, size_t e
     int rc = nq_jobopts_check(job, err, errlen);
     if (rc != 0) return rc;
   }
-  cfg->n = job->n;
-  cfg->depth = job->depth;
-  cfg->unit_seconds = job->unit_seconds;
-  cfg->max_depth = job->max_depth;
-  cfg->quorum = job->quorum;
-  cfg->max_results = job->max_results;
-  cfg->diverse_kernels = job->diverse_kernels;
+  cfg->job = *job;
   return 0;
 }

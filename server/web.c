@@ -312,7 +312,8 @@ static void export_resp(srv_t *s, srv_http_resp_t *r) {
   int rc = srv_web_export_start(s->dd.db, job.id, (nq_ev_distinct_t)s->cfg.sched.quorum_distinct,
                                 nq_now_wall(), &fd, err, sizeof err);
   if (rc != 0) {
-    nq_log(NQ_LOG_WARN, "http /api/export: %s", err);
+    /* Busy: counted per address in the log's summaries (http.c), not one line each. */
+    if (rc != NQ_EBUSY) nq_log(NQ_LOG_WARN, "http /api/export: %s", err);
     text_resp(r, rc == NQ_EBUSY ? 503 : 500,
               rc == NQ_EBUSY ? "503 Service Unavailable: exports busy, retry later\n"
                              : "500 Internal Server Error\n");

@@ -9,6 +9,7 @@
  *   nq-solve N --gpu all [--threads 0]                               count on OpenCL devices
  *   nq-solve --gpu-list                                              the OpenCL devices
  */
+#include "nq/sys.h"
 #include "nq/gpu.h"
 #include "nq/log.h"
 #include "nq/nq.h"
@@ -124,7 +125,9 @@ static int run_gpu_list(void) {
   nq_gpu_info_t d[NQ_GPU_MAX_DEVICES];
   int n = 0;
   if (nq_gpu_list(d, NQ_GPU_MAX_DEVICES, &n) != 0) {
-    printf("this build has no OpenCL backend (built with NQ_OPENCL=OFF or without the loader)\n");
+    char why[400];
+    nq_gpu_available(why, sizeof why);
+    printf("no OpenCL: %s\n", why);
     return 0;
   }
   if (n == 0) printf("no OpenCL device (no driver installed: a GPU's vendor driver, or "
@@ -496,8 +499,7 @@ int main(int argc, char **argv) {
   solve_cfg_t cfg;
   memset(&cfg, 0, sizeof cfg);
   nq_log_init("nq-solve", NQ_LOG_INFO);
-  cfg.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-  if (cfg.threads < 1) cfg.threads = 1;
+  cfg.threads = nq_sys_ncpu();
   cfg.calib_seconds = -1; /* automatic (solve_estimate) */
   cfg.unit_nodes = -1; /* not given */
   const char *name = NULL;

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "nq/sys.h"
 #include "nq/json.h"
 #include "nq/nq.h"
 #include "nq/opts.h"
@@ -164,8 +165,8 @@ static void print_json(const char *path, const verify_opts_t *o, const verify_re
 int main(int argc, char **argv) {
   verify_opts_t o = {0};
   verify_args_t args = {0};
-  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  o.threads = ncpu > 0 && ncpu < 1024 ? (int)ncpu : 1;
+  int ncpu = nq_sys_ncpu();
+  o.threads = ncpu < 1024 ? ncpu : 1024;
   nq_opts_t opts = {
       .prog = "nq-verify",
       .summary = "check an nq evidence file: tiling, quorum, totals, a recomputed sample",

@@ -7,6 +7,9 @@
 # same kernel and the only owners that could add another had voted. The test waits for states
 # (nq-admin status), never for fixed times; it requires MATCH, every unit verified by two kernels,
 # and nothing stalled on the way (but for want of owners before the clients enrolled).
+# Then a pause the server knows of: N = 18 at depth 4, two owners; one client's pause file is
+# created while it holds units; status must count it paused (its progress said so), its leases
+# stay live, and once the file goes the job finishes with MATCH.
 set -euo pipefail
 
 BIN="$(cd "${1:?usage: e2e_liveness.sh BUILD_DIR}" && pwd)"
@@ -70,3 +73,44 @@ TWO=$(printf '%s' "$S" | python3 -c 'import json,sys; print(json.load(sys.stdin)
 [ "$TWO" = "$units" ] || fail "$TWO of $units units rest on two kernels"
 [ "$max_stalled" = 0 ] || fail "$max_stalled unit(s) were stalled on the way"
 say "MATCH in $((SECONDS - t0)) s: $units/$units units verified, every one by two kernels, nothing stalled on the way"
+
+# ---- a paused client, known to the server ----
+P="$TMP/pause"
+mkdir -p "$P"
+PORT=$(free_port)
+kill "$SRV" 2>/dev/null || true
+wait "$SRV" 2>/dev/null || true
+e2e_start_server "$P" "$PORT" --n 18 --depth 4 --diverse-kernels 0
+KA=$(admin_json "$P" owner add carol | python3 -c 'import json,sys; print(json.load(sys.stdin)["enrol_key"])')
+KB=$(admin_json "$P" owner add dave | python3 -c 'import json,sys; print(json.load(sys.stdin)["enrol_key"])')
+E2E_KEY=$KA e2e_start_client "$P" "$PORT" carol-1
+E2E_KEY=$KB e2e_start_client "$P" "$PORT" dave-1 --pause-file "$P/dave.pause"
+# dave holds units once the job runs: then its solver is paused.
+t0=$SECONDS
+until grep -q "session open" "$P/client-dave-1.log" 2>/dev/null &&
+      [ "$(admin_json "$P" status | python3 -c 'import json,sys; print(json.load(sys.stdin)["units"]["verified"])')" -gt 0 ]; do
+  [ $((SECONDS - t0)) -lt 60 ] || fail "pause: the job did not start"
+  sleep 0.2
+done
+touch "$P/dave.pause"
+until grep -q "solver paused" "$P/client-dave-1.log"; do
+  [ $((SECONDS - t0)) -lt 60 ] || fail "pause: dave's solver did not pause"
+  sleep 0.2
+done
+until [ "$(admin_json "$P" status | python3 -c 'import json,sys; print(json.load(sys.stdin)["clients"].get("paused", 0))')" = 1 ]; do
+  [ $((SECONDS - t0)) -lt 60 ] || fail "pause: status never counted dave paused"
+  kill -0 "$SRV" 2>/dev/null || fail "nq-server died"
+  sleep 0.3
+done
+# Options may come before the command (docs/operations.md writes `nq-admin --server ... job next`).
+TXT=$("$BIN/nq-admin" --data "$P/data" status 2>/dev/null || true)
+printf '%s\n' "$TXT" | grep -q "client(s) paused" || fail "pause: the ETA line does not say so: $TXT"
+say "pause: dave's pause file made, status counts 1 client paused: $(printf '%s\n' "$TXT" | grep -m1 'paused')"
+rm -f "$P/dave.pause"
+until [ "$(admin_json "$P" status | python3 -c 'import json,sys; s=json.load(sys.stdin); print(int(s["done"] and bool(s.get("match"))))')" = 1 ]; do
+  [ $((SECONDS - t0)) -lt "$JOB_TIMEOUT" ] || fail "pause: not done with MATCH after the resume"
+  kill -0 "$SRV" 2>/dev/null || fail "nq-server died"
+  sleep 0.5
+done
+grep -q "solver resumed" "$P/client-dave-1.log" || fail "pause: dave never resumed"
+say "pause: resumed, MATCH in $((SECONDS - t0)) s"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Onboarding in one step, end to end: real nq-server, nq-admin and nq-client on 127.0.0.1.
 #   1. `nq-admin owner add vol --bundle DIR --address HOST:PORT` writes ca.pem, enrol.key (0600),
-#      client.env, install.sh and README.txt into a 0700 directory and prints no key; a client
-#      enrols from those files alone (the settings read from client.env, as the packaged unit
-#      does) and belongs to `vol`;
+#      client.env, install.sh, README.txt and server.txt (the Windows installer's: the address)
+#      into a 0700 directory and prints no key; a client enrols from those files alone (the
+#      settings read from client.env, as the packaged unit does) and belongs to `vol`;
 #   2. `owner rekey vol --bundle DIR2`: the old key is refused (exit 5), the new one enrols;
 #   3. `owner ban vol` refuses the key, `owner unban vol` lets it enrol again; a bundle made in
 #      remote mode (through the server) enrols too;
@@ -66,9 +66,12 @@ enrol_refused() {
 # ---- 1. the bundle, and a client enrolled from it alone ----
 admin owner add vol --bundle "$D/b1" --address "$ADDR" >"$D/add.out" 2>&1 ||
   fail "owner add --bundle: $(cat "$D/add.out")"
-for f in ca.pem enrol.key client.env install.sh README.txt; do
+for f in ca.pem enrol.key client.env install.sh README.txt server.txt; do
   [ -s "$D/b1/$f" ] || fail "the bundle lacks $f"
 done
+# The Windows installer's part (packaging/windows/nq-client.nsi reads server.txt's one line).
+[ "$(cat "$D/b1/server.txt")" = "$ADDR" ] || fail "server.txt: $(cat "$D/b1/server.txt"), want $ADDR"
+grep -q "nq-client-setup.exe" "$D/b1/README.txt" || fail "the README has no Windows part"
 [ "$(mode "$D/b1")" = 700 ] || fail "bundle directory mode $(mode "$D/b1"), want 700"
 [ "$(mode "$D/b1/enrol.key")" = 600 ] || fail "enrol.key mode $(mode "$D/b1/enrol.key"), want 600"
 [ "$(mode "$D/b1/install.sh")" = 755 ] || fail "install.sh mode $(mode "$D/b1/install.sh")"

@@ -356,11 +356,22 @@ START_TEST(admin_backup_and_restore) {
   snprintf(cmd, sizeof cmd, "'%s/nq-admin' restore --data '%s/d2' '%s/nq.db-missing' "
            "2>/dev/null", bin, f.dir, f.dir);
   ck_assert_int_eq(sh(cmd), 1);
-  snprintf(cmd, sizeof cmd, "'%s/nq-admin' restore --data '%s/d2' '%s/x.db' > /dev/null", bin,
-           f.dir, f.dir);
+  snprintf(cmd, sizeof cmd, "'%s/nq-admin' restore --data '%s/d2' '%s/x.db' > /dev/null "
+           "2> '%s/err'", bin, f.dir, f.dir, f.dir);
   ck_assert_int_eq(sh(cmd), 0);
   char *d2 = path_in(f.dir, "d2/nq.db");
   ck_assert_int_eq(fx_q1(d2, "SELECT count(*) FROM units"), f.job.units);
+  /* A new directory has the database only: restore names the keys to copy (the server would
+   * refuse a database with clients and no CA). */
+  char *errf = path_in(f.dir, "err");
+  fp = fopen(errf, "r");
+  ck_assert_ptr_nonnull(fp);
+  n = fread(buf, 1, sizeof buf - 1, fp);
+  buf[n] = 0;
+  fclose(fp);
+  ck_assert_msg(strstr(buf, "WARNING") && strstr(buf, "ca.pem ca.key server.pem server.key"),
+                "%s", buf);
+  free(errf);
   free(d2);
   free(out);
   fx_done(&f);

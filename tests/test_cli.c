@@ -69,10 +69,10 @@ struct env_s {
 static void server_start(env_t *e, int i, int n) {
   srv_config_t c;
   srv_config_default(&c);
-  c.n = n;
-  c.depth = e->depth ? e->depth : 3;
-  c.quorum = 1;
-  c.max_results = 1;
+  c.job.n = n;
+  c.job.depth = e->depth ? e->depth : 3;
+  c.job.quorum = 1;
+  c.job.max_results = 1;
   c.data_dir = e->data;
   c.handle_signals = 0;
   c.sched.lease_seconds = 600;

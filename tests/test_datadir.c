@@ -2,6 +2,7 @@
  * on a directory and files that already existed with looser ones (issue 12). */
 #include "datadir.h"
 #include "nq/nq.h"
+#include "store_api.h"
 #include "testutil.h"
 
 #include <fcntl.h>
@@ -77,12 +78,46 @@ START_TEST(loose_directory_is_tightened) {
 }
 END_TEST
 
+/* A database with enrolled clients restored without its CA: the start is refused, naming the
+ * files to put back, unless --new-ca; with the CA, or without clients, it goes on. */
+START_TEST(restored_without_ca_refused) {
+  char *dir = tu_tmpdir("ca");
+  ck_assert_ptr_nonnull(dir);
+  char db[600], err[1024], cmd[700];
+  snprintf(db, sizeof db, "%s/nq.db", dir);
+  srv_store_t *st = NULL;
+  ck_assert_int_eq(srv_store_open(&st, db, NQ_SOURCE_DIR "/schema", err, sizeof err), 0);
+  srv_store_close(st);
+  ck_assert_int_eq(srv_datadir_ca_check(dir, 0, err, sizeof err), 0); /* no client yet */
+  ck_assert_int_eq(srv_store_open(&st, db, NQ_SOURCE_DIR "/schema", err, sizeof err), 0);
+  srv_client_t c;
+  ck_assert_int_eq(srv_client_create(st, "alice-1", "hash-a", 1700000000, &c), 0);
+  srv_store_close(st);
+  err[0] = '\0';
+  ck_assert_int_eq(srv_datadir_ca_check(dir, 0, err, sizeof err), NQ_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "1 enrolled client"));
+  ck_assert_ptr_nonnull(strstr(err, "ca.pem"));
+  ck_assert_ptr_nonnull(strstr(err, "ca.key"));
+  ck_assert_ptr_nonnull(strstr(err, "--new-ca"));
+  ck_assert_int_eq(srv_datadir_ca_check(dir, 1, err, sizeof err), 0);
+  /* The CA back in place: the start goes on (srv_datadir_init makes the rest). */
+  srv_datadir_t dd;
+  ck_assert_int_eq(srv_datadir_init(&dd, dir, NULL, err, sizeof err), 0);
+  srv_datadir_close(&dd);
+  ck_assert_int_eq(srv_datadir_ca_check(dir, 0, err, sizeof err), 0);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  free(dir);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("datadir");
   TCase *tc = tcase_create("datadir");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, fresh_directory_is_private);
   tcase_add_test(tc, loose_directory_is_tightened);
+  tcase_add_test(tc, restored_without_ca_refused);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -324,7 +324,9 @@ START_TEST(leased_at_once_named_apart) {
 }
 END_TEST
 
-/* Every key has voted with one kernel (b ignored the name): a voter adds kernel evidence -- a
+/* Every key has voted with one kernel (b's lease was made before the job asked for kernels, so it
+ * named none: a result whose backend is not the kernel its lease named is refused): a voter adds
+ * kernel evidence -- a
  * second result of its own with a kernel the unit lacks -- which verifies the unit without
  * counting as a second vote of its key; it is leased once, and only with a missing kernel. */
 START_TEST(voter_adds_kernel_evidence) {
@@ -338,10 +340,13 @@ START_TEST(voter_adds_kernel_evidence) {
   ck_assert_int_eq(fx_work(&f, a, 1, now, &wa, NULL), 1);
   nq_counts_t t = fx_solve(wa.unit);
   ck_assert_int_eq(report(&f, a, &wa, &t, "avx512", now, NULL), 0);
+  fx_kernels(&f, 0);
   ck_assert_int_eq(fx_work(&f, b, 1, ++now, &wb, NULL), 1);
+  fx_kernels(&f, 2);
   ck_assert_int_eq(wb.unit_id, wa.unit_id);
+  ck_assert_str_eq(wb.kernel, "");
   srv_result_info_t info;
-  ck_assert_int_eq(report(&f, b, &wb, &t, "avx512", ++now, &info), 0); /* name ignored */
+  ck_assert_int_eq(report(&f, b, &wb, &t, "avx512", ++now, &info), 0);
   ck_assert_int_eq(info.unit_verified, 0);
   char q[200];
   snprintf(q, sizeof q, "SELECT kshort FROM units WHERE id = %lld", (long long)wa.unit_id);
@@ -384,7 +389,9 @@ START_TEST(no_evidence_without_missing_kernel) {
   ck_assert_str_eq(wa.kernel, "reference");
   nq_counts_t t = fx_solve(wa.unit);
   ck_assert_int_eq(report(&f, a, &wa, &t, "reference", now, NULL), 0);
+  fx_kernels(&f, 0); /* b's lease names no kernel (see voter_adds_kernel_evidence) */
   ck_assert_int_eq(fx_work(&f, b, 1, ++now, &wb, NULL), 1);
+  fx_kernels(&f, 2);
   ck_assert_int_eq(report(&f, b, &wb, &t, "reference", ++now, NULL), 0);
   srv_nowork_t why;
   int n = fx_work(&f, a, 4, ++now, we, &why);

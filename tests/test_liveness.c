@@ -17,6 +17,7 @@
 #include "admin_api.h"
 #include "fx_store.h"
 #include "nq/solver.h"
+#include "store_clients.h"
 #include "store_kernels.h"
 #include "store_stall.h"
 #include "store_queue.h"
@@ -37,6 +38,8 @@ typedef struct {
   behave_t behave;
   int off_from, off_to; /* offline for rounds [off_from, off_to) (off_to 0: for good) */
   int ban_at;           /* the operator bans it at this round (0: never) */
+  int pause_from, pause_to; /* its solver is paused for rounds [pause_from, pause_to): it keeps
+                               the units it was leased at pause_from and says so in progress */
   int want;             /* units asked for at a time */
 } sim_client_t;
 
@@ -59,6 +62,8 @@ typedef struct {
   int round;
   char actions[256]; /* what the operator did, for the table */
   int results;
+  srv_work_t kept[MAX_CLIENTS + 4][16]; /* what a paused client holds */
+  int nkept[MAX_CLIENTS + 4];
 } sim_t;
 
 static int runs_kernel(const sim_client_t *c, const char *k) {
@@ -139,9 +144,29 @@ static int round_of(sim_t *s) {
       note(s, "ban");
     }
   }
+  /* A paused client asks for nothing; it says it is paused on a unit it holds (the units leased
+   * at the round its pause began), and reports them once it resumes. */
+  for (int i = 0; i < s->ncl; i++) {
+    const sim_client_t *c = &s->cl[i];
+    if (!c->pause_from || !online(s, i)) continue;
+    if (s->round == c->pause_from) {
+      int k = fx_work(&s->f, s->id[i], c->want > 0 ? c->want : 4, s->now, s->kept[i], NULL);
+      s->nkept[i] = k > 0 ? k : 0;
+      moved += s->nkept[i];
+    } else if (s->round > c->pause_from && s->round < c->pause_to && s->nkept[i] > 0) {
+      nq_progress_t pr = {.id = s->kept[i][0].id, .paused = 1};
+      int64_t dl = 0;
+      ck_assert_int_eq(srv_store_begin(s->f.st), 0);
+      int rc = srv_sched_progress(&s->f.sched, s->id[i], &pr, s->now, &dl);
+      ck_assert_int_eq(srv_store_commit(s->f.st), 0);
+      ck_assert(rc == 0 || rc == NQ_ENOTFOUND || rc == NQ_EEXPIRED || rc == NQ_EBANNED);
+    }
+  }
   /* Everyone asks first: replicas are leased at the same time. */
   for (int i = 0; i < s->ncl; i++) {
     if (!online(s, i)) continue;
+    if (s->cl[i].pause_from && s->round >= s->cl[i].pause_from && s->round < s->cl[i].pause_to)
+      continue;
     srv_nowork_t why;
     int want = s->cl[i].want > 0 ? s->cl[i].want : 4;
     int k = fx_work(&s->f, s->id[i], want, s->now, w[i], &why);
@@ -149,6 +174,8 @@ static int round_of(sim_t *s) {
     ck_assert_int_ge(k, 0);
     n[i] = k;
     for (int j = 0; j < k; j++) moved += !w[i][j].resent;
+    /* Resumed: what it kept is among the resent (the server kept the leases for it). */
+    s->nkept[i] = 0;
   }
   for (int i = 0; i < s->ncl; i++)
     for (int j = 0; j < n[i]; j++) {
@@ -448,6 +475,110 @@ START_TEST(spot_checks_never_hold_the_queue) {
 }
 END_TEST
 
+/* A paused client says so in its progress: every lease it holds runs to a full lease from that
+ * report (within the hold limit), so a pause longer than a lease does not lapse them; status
+ * counts it paused; a report without the flag, or a get_work, clears it. A client that says
+ * nothing loses its leases as before. */
+START_TEST(paused_client_keeps_its_leases) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.lease_seconds = 100;
+  cfg.spot_check = 0;
+  fx_init(&f, 8, 3, 2, 3, &cfg);
+  int64_t p = fx_client(&f, "paused"), q = fx_client(&f, "silent");
+  srv_work_t wp[4], wq[4];
+  ck_assert_int_eq(fx_work(&f, p, 4, T0, wp, NULL), 4);
+  ck_assert_int_eq(fx_work(&f, q, 4, T0, wq, NULL), 4);
+  int64_t now = T0;
+  for (int step = 1; step <= 5; step++) { /* 5 x 80 s: four times the lease */
+    now += 80;
+    nq_progress_t pr = {.id = wp[0].id, .paused = 1};
+    int64_t dl = 0;
+    ck_assert_int_eq(srv_store_begin(f.st), 0);
+    ck_assert_int_eq(srv_sched_progress(&f.sched, p, &pr, now, &dl), 0);
+    ck_assert_int_eq(srv_sched_expire(&f.sched, now, NULL), 0);
+    ck_assert_int_eq(srv_store_commit(f.st), 0);
+    ck_assert_int_eq(dl, now + 100);
+    for (int k = 0; k < 4; k++) ck_assert_int_eq(fx_asg_state(&f, wp[k].id), SRV_ASG_LEASED);
+  }
+  for (int k = 0; k < 4; k++) ck_assert_int_eq(fx_asg_state(&f, wq[k].id), SRV_ASG_EXPIRED);
+  int64_t n = 0;
+  ck_assert_int_eq(srv_clients_paused(f.st, now - 600, &n), 0);
+  ck_assert_int_eq(n, 1);
+  json_t *st = srv_status_json(f.st, &f.job, &f.sched.cfg, now);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(st, "clients"), "paused")),
+                   1);
+  json_decref(st);
+  /* Never past the hold limit (8 x the lease from the first lease). */
+  for (int step = 0; step < 20; step++) {
+    now += 80;
+    nq_progress_t pr = {.id = wp[0].id, .paused = 1};
+    int64_t dl = 0;
+    ck_assert_int_eq(srv_store_begin(f.st), 0);
+    int rc = srv_sched_progress(&f.sched, p, &pr, now, &dl);
+    ck_assert_int_eq(srv_sched_expire(&f.sched, now, NULL), 0);
+    ck_assert_int_eq(srv_store_commit(f.st), 0);
+    if (rc == 0) ck_assert_int_le(dl, T0 + srv_sched_hold(&cfg, -1));
+  }
+  ck_assert_int_eq(fx_asg_state(&f, wp[1].id), SRV_ASG_EXPIRED);
+  /* Asking for work again: not paused any more. */
+  ck_assert_int_ge(fx_work(&f, p, 1, now, wp, NULL), 0);
+  ck_assert_int_eq(srv_clients_paused(f.st, now - 600, &n), 0);
+  ck_assert_int_eq(n, 0);
+  fx_done(&f);
+}
+END_TEST
+
+/* Tail reissue: a client that holds the last unit and never reports (slow, or paused past
+ * reason) does not hold the end: once its lease is SRV_TAIL_AFTER_S old, an idle client of
+ * another key is given the unit as an extra replica, and the job finishes long before that lease
+ * would have run out. */
+START_TEST(tail_reissued_to_idle_client) {
+  fx_t f;
+  srv_sched_config_t cfg;
+  srv_sched_config_default(&cfg);
+  cfg.lease_seconds = 3600;
+  cfg.spot_check = 0;
+  fx_init(&f, 8, 3, 2, 3, &cfg);
+  int64_t slow = fx_client(&f, "slow"), b = fx_client(&f, "b"), c = fx_client(&f, "c");
+  srv_work_t ws, w[4];
+  int64_t now = T0;
+  ck_assert_int_eq(fx_work(&f, slow, 1, now, &ws, NULL), 1);
+  for (int r = 0; r < 200; r++) {
+    int got = 0;
+    int64_t who[2] = {b, c};
+    for (int i = 0; i < 2; i++) {
+      int n = fx_work(&f, who[i], 4, ++now, w, NULL);
+      ck_assert_int_ge(n, 0);
+      for (int k = 0; k < n; k++, got++)
+        ck_assert_int_eq(fx_report_true(&f, who[i], &w[k], now, NULL), 0);
+    }
+    if (!got) break;
+  }
+  ck_assert_int_lt(now, T0 + SRV_TAIL_AFTER_S);
+  srv_job_t j;
+  ck_assert_int_eq(srv_job_get(f.st, f.job.id, &j), 0);
+  ck_assert_int_eq(j.state, SRV_JOB_RUNNING); /* the slow client's unit is the end */
+  /* Past the tail bound, an idle client of a key that had not the unit gets it. */
+  now = T0 + SRV_TAIL_AFTER_S;
+  int got = 0;
+  int64_t who[2] = {b, c};
+  for (int i = 0; i < 2; i++) {
+    int n = fx_work(&f, who[i], 4, now, w, NULL);
+    for (int k = 0; k < n; k++, got++) {
+      ck_assert_int_eq(w[k].unit_id, ws.unit_id);
+      ck_assert_int_eq(fx_report_true(&f, who[i], &w[k], now, NULL), 0);
+    }
+  }
+  ck_assert_int_eq(got, 1);
+  fx_check_n8_totals(&f);
+  ck_assert_int_lt(now, ws.deadline); /* long before the slow lease would have run out */
+  fx_check_invariants(&f);
+  fx_done(&f);
+}
+END_TEST
+
 #define HON(o, nat) {.owner = o, .native = nat}
 #define TRU(o) {.owner = o, .trusted = 1, .native = "avx512"}
 
@@ -507,6 +638,12 @@ static const shape_t shapes[] = {
      {HON("alice", "avx512"), {.owner = "bob", .native = "avx512", .ban_at = 4}}},
     {"restart mid-job, trusted online", 10, 3, 2, 5, 6, 3,
      {TRU("alice"), HON("bob", "avx512"), HON("carol", "avx2")}},
+    {"paused client, 2 owners, K=2", 10, 3, 2, 2, 0, 2,
+     {HON("alice", "avx512"), {.owner = "bob", .native = "avx512", .pause_from = 3,
+                               .pause_to = 60}}},
+    {"paused client in the tail, trusted", 10, 3, 2, 5, 0, 3,
+     {TRU("alice"), HON("bob", "avx512"), {.owner = "carol", .native = "avx2", .pause_from = 20,
+                                           .pause_to = 80}}},
     {"client offline for a while", 10, 3, 2, 2, 0, 2,
      {HON("alice", "avx512"), {.owner = "bob", .native = "avx512", .off_from = 3, .off_to = 40}}},
 };
@@ -526,6 +663,8 @@ static Suite *suite(void) {
   TCase *queue = tcase_create("queue");
   tcase_set_timeout(queue, 120);
   tcase_add_test(queue, spot_checks_never_hold_the_queue);
+  tcase_add_test(queue, paused_client_keeps_its_leases);
+  tcase_add_test(queue, tail_reissued_to_idle_client);
   suite_add_tcase(s, queue);
   TCase *two = tcase_create("two_owners");
   tcase_set_timeout(two, 600);

@@ -294,14 +294,14 @@ START_TEST(server_table) {
   ck_assert_int_eq(sc.lease_seconds, 3600);
   ck_assert_int_eq(sc.quorum_distinct, SRV_DISTINCT_OWNER);
   ck_assert(sc.spot_check == 2.0);
-  ck_assert_int_eq(cfg.quorum, 2);
+  ck_assert_int_eq(cfg.job.quorum, 2);
   ck_assert_int_eq(cfg.listen_port, 7447);
   char *argv[] = {"nq-server", "--n", "10", "--quorum-distinct", "network", "--lease-seconds",
                   "120", "--spot-check", "0", "--hostname", "a", "--hostname", "b", "--listen",
                   "127.0.0.1:9", "--http", "off", NULL};
   ck_assert_msg(nq_opts_parse(&o, 17, argv, err, sizeof err) == 0, "%s", err);
   ck_assert_int_eq(srv_opts_job(&cfg, &job, err, sizeof err), 0);
-  ck_assert_int_eq(cfg.n, 10);
+  ck_assert_int_eq(cfg.job.n, 10);
   ck_assert_int_eq(cfg.sched.quorum_distinct, SRV_DISTINCT_NETWORK);
   ck_assert_int_eq(cfg.sched.lease_seconds, 120);
   ck_assert(cfg.sched.spot_check == 0);

@@ -545,6 +545,119 @@ START_TEST(leases_shift_after_outage) {
 }
 END_TEST
 
+/* Sign-ups (schema 022): the windows count what was admitted, by address, network and in all;
+ * a decision moves only a pending request; pruning keeps pending and approved rows. */
+START_TEST(signup_windows_and_decisions) {
+  fx_t f;
+  fx_init(&f, 8, 3, 2, 5, NULL);
+  srv_signup_t a = {.at = T0, .addr = "10.0.0.1", .net = "10.0.0.0/24",
+                    .state = SRV_SIGNUP_JOINED, .client_name = "a"};
+  int64_t id = 0, n = 0, oldest = 0;
+  ck_assert_int_eq(srv_signup_add(f.st, &a, NULL, &id), 0);
+  a.at = T0 + 10;
+  ck_assert_int_eq(srv_signup_add(f.st, &a, NULL, &id), 0);
+  srv_signup_t b = {.at = T0 + 20, .addr = "10.0.0.2", .net = "10.0.0.0/24",
+                    .state = SRV_SIGNUP_PENDING, .client_name = "b", .public_name = "Bee"};
+  int64_t pid = 0;
+  ck_assert_int_eq(srv_signup_add(f.st, &b, "feed", &pid), 0);
+  ck_assert_int_eq(srv_signup_window(f.st, SRV_SIGNUP_BY_ADDR, "10.0.0.1", T0 - 1, &n, &oldest), 0);
+  ck_assert_int_eq(n, 2);
+  ck_assert_int_eq(oldest, T0);
+  ck_assert_int_eq(srv_signup_window(f.st, SRV_SIGNUP_BY_ADDR, "10.0.0.1", T0, &n, &oldest), 0);
+  ck_assert_int_eq(n, 1); /* the window is (since, now] */
+  ck_assert_int_eq(srv_signup_window(f.st, SRV_SIGNUP_BY_NET, "10.0.0.0/24", T0 - 1, &n, &oldest), 0);
+  ck_assert_int_eq(n, 3);
+  ck_assert_int_eq(srv_signup_window(f.st, SRV_SIGNUP_BY_ALL, NULL, T0 - 1, &n, &oldest), 0);
+  ck_assert_int_eq(n, 3);
+  ck_assert_int_eq(srv_signup_pending_count(f.st, &n), 0);
+  ck_assert_int_eq(n, 1);
+  int taken = 0;
+  ck_assert_int_eq(srv_public_name_taken(f.st, "Bee", &taken), 0);
+  ck_assert_int_eq(taken, 1);
+  srv_signup_t got;
+  ck_assert_int_eq(srv_signup_find_ticket(f.st, "feed", &got), 0);
+  ck_assert_int_eq(got.id, pid);
+  ck_assert_str_eq(got.public_name, "Bee");
+  ck_assert_int_eq(srv_signup_decide(f.st, id, SRV_SIGNUP_APPROVED, T0), NQ_ESTATE); /* joined */
+  ck_assert_int_eq(srv_signup_decide(f.st, pid, SRV_SIGNUP_APPROVED, T0 + 30), 0);
+  ck_assert_int_eq(srv_signup_decide(f.st, pid, SRV_SIGNUP_REJECTED, T0 + 31), NQ_ESTATE);
+  ck_assert_int_eq(srv_signup_decide(f.st, 999, SRV_SIGNUP_REJECTED, T0), NQ_ENOTFOUND);
+  ck_assert_int_eq(srv_signup_pending_count(f.st, &n), 0);
+  ck_assert_int_eq(n, 1); /* approved, not collected: still held */
+  ck_assert_int_eq(srv_signup_prune(f.st, T0 + 1000, &n), 0);
+  ck_assert_int_eq(n, 2); /* the two joined rows; the approved one stays */
+  srv_owner_t o;
+  ck_assert_int_eq(srv_owner_create(f.st, "v-1", "kh", T0, &o), 0);
+  ck_assert_int_eq(srv_signup_joined(f.st, pid, o.id), 0);
+  ck_assert_int_eq(srv_signup_find_ticket(f.st, "feed", &got), NQ_ENOTFOUND);
+  ck_assert_int_eq(srv_owner_set_joined(f.st, o.id, "Bee"), 0);
+  ck_assert_int_eq(srv_owner_get(f.st, o.id, &o), 0);
+  ck_assert_int_eq(o.self_joined, 1);
+  ck_assert_str_eq(o.public_name, "Bee");
+  srv_owner_t o2;
+  ck_assert_int_eq(srv_owner_create(f.st, "v-2", "kh2", T0, &o2), 0);
+  ck_assert_int_eq(srv_owner_set_joined(f.st, o2.id, "Bee"), NQ_EEXIST);
+  fx_done(&f);
+}
+END_TEST
+
+static int vol_cb(const srv_volunteer_t *v, void *arg) {
+  srv_volunteer_t *out = arg;
+  if (v->owner_id == out->owner_id) *out = *v;
+  return 0;
+}
+
+static int news_count_cb(const srv_news_t *n, void *arg) {
+  (void)n;
+  (*(int *)arg)++;
+  return 0;
+}
+
+/* News and teams (schema 023). */
+START_TEST(news_and_teams) {
+  fx_t f;
+  fx_init(&f, 8, 3, 2, 5, NULL);
+  srv_news_t n;
+  ck_assert_int_eq(srv_news_add(f.st, "one", T0, &n), 0);
+  ck_assert_int_eq(srv_news_add(f.st, "two", T0 + 1, NULL), 0);
+  ck_assert_int_eq(srv_news_add(f.st, "a\nb", T0, NULL), NQ_EINVAL);
+  ck_assert_int_eq(srv_news_add(f.st, "", T0, NULL), NQ_EINVAL);
+  int k = 0;
+  ck_assert_int_eq(srv_news_list(f.st, 1, news_count_cb, &k), 0);
+  ck_assert_int_eq(k, 1);
+  ck_assert_int_eq(srv_news_remove(f.st, n.id), 0);
+  ck_assert_int_eq(srv_news_remove(f.st, n.id), NQ_ENOTFOUND);
+  k = 0;
+  ck_assert_int_eq(srv_news_list(f.st, 0, news_count_cb, &k), 0);
+  ck_assert_int_eq(k, 1);
+  srv_team_t t;
+  ck_assert_int_eq(srv_team_add(f.st, "lab", T0, &t), 0);
+  ck_assert_int_eq(srv_team_add(f.st, "lab", T0, NULL), NQ_EEXIST);
+  ck_assert_int_eq(srv_team_add(f.st, "a b", T0, NULL), NQ_EINVAL);
+  srv_owner_t o;
+  ck_assert_int_eq(srv_owner_create(f.st, "alice", "k1", T0, &o), 0);
+  ck_assert_int_eq(srv_owner_set_team(f.st, o.id, t.id), 0);
+  int64_t c = fx_client(&f, "alice-1");
+  ck_assert_int_eq(srv_client_set_owner(f.st, c, o.id), 0);
+  ck_assert_int_eq(srv_team_rename(f.st, "lab", "lab2"), 0);
+  ck_assert_int_eq(srv_team_rename(f.st, "lab", "lab3"), NQ_ENOTFOUND);
+  char name[SRV_NAME_MAX + 1];
+  ck_assert_int_eq(srv_owner_team(f.st, o.id, name, sizeof name), 0);
+  ck_assert_str_eq(name, "lab2");
+  srv_volunteer_t v = {.owner_id = o.id};
+  ck_assert_int_eq(srv_volunteer_list(f.st, vol_cb, &v), 0);
+  ck_assert_int_eq(v.machines, 1);
+  ck_assert_str_eq(v.team, "lab2");
+  ck_assert_int_eq(v.named, 0);
+  ck_assert(strncmp(v.display, "anonymous-", 10) == 0);
+  ck_assert_int_eq(srv_team_remove(f.st, "lab2"), 0);
+  ck_assert_int_eq(srv_owner_team(f.st, o.id, name, sizeof name), 0);
+  ck_assert_str_eq(name, "");
+  ck_assert_int_eq(srv_team_remove(f.st, "lab2"), NQ_ENOTFOUND);
+  fx_done(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("store");
   TCase *tc = tcase_create("store");
@@ -560,6 +673,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, two_jobs_listed);
   tcase_add_test(tc, job_archive_and_delete);
   tcase_add_test(tc, leases_shift_after_outage);
+  tcase_add_test(tc, signup_windows_and_decisions);
+  tcase_add_test(tc, news_and_teams);
   suite_add_tcase(s, tc);
   return s;
 }

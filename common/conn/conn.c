@@ -49,6 +49,8 @@ struct nq_conn_s {
   unsigned ssl_fatal : 1;     /* OpenSSL failed: SSL_shutdown must not be called */
   unsigned failed : 1;        /* conn_fail ran: on_error is (being) called, no more sends */
   unsigned heard : 1;         /* at least one byte came from the peer */
+  unsigned answered : 1;      /* at least one byte went to the peer (a server: a whole
+                                 ClientHello came, and its handshake answer went out) */
   struct sockaddr_storage peer_sa; /* ss_family 0 until known */
   char peer[80];
   char errstr[320]; /* room for a hostname mismatch and the certificate's names */
@@ -71,7 +73,7 @@ static void conn_process_input(nq_conn_t *c);
 static void on_timer(uv_timer_t *t);
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
+__attribute__((format(NQ_PRINTF, 3, 4)))
 #endif
 static void conn_log(const nq_conn_t *c, int level, const char *fmt, ...) {
   if (!nq_log_enabled(level)) return;
@@ -146,7 +148,7 @@ static int conn_stalled(const nq_conn_t *c) {
 }
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 5, 6)))
+__attribute__((format(NQ_PRINTF, 5, 6)))
 #endif
 static void conn_fail(nq_conn_t *c, int status, int how, const char *frame_code,
                       const char *fmt, ...);
@@ -202,6 +204,7 @@ static int conn_flush(nq_conn_t *c) {
       return r;
     }
     c->queued += (size_t)n;
+    c->answered = 1;
   }
   return 0;
 }
@@ -798,6 +801,8 @@ const char *nq_conn_errstr(const nq_conn_t *c) {
   return c->errstr;
 }
 
+int nq_conn_answered(const nq_conn_t *c) { return c->answered; }
+
 int nq_conn_heard(const nq_conn_t *c) {
   if (c->heard) return 1;
   /* Bytes may wait in the kernel, not read yet: a peer accepted in the same burst as many others
@@ -805,7 +810,7 @@ int nq_conn_heard(const nq_conn_t *c) {
   uv_os_fd_t fd;
   char b;
   if (uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0) return 0;
-  return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+  return recv((uv_os_sock_t)(uintptr_t)fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
 size_t nq_conn_queued(const nq_conn_t *c) {

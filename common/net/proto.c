@@ -103,7 +103,7 @@ static json_t *msg_done(json_t *o, int ok) {
 }
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 5, 6)))
+__attribute__((format(NQ_PRINTF, 5, 6)))
 #endif
 static int refuse(nq_proto_err_t *err, nq_errcode_t code, int fatal, int64_t id, const char *fmt,
                   ...) {
@@ -547,6 +547,7 @@ json_t *nq_progress_pack(const nq_progress_t *p) {
   if (p->has_nodes) put_u64(o, "nodes", p->nodes, &ok);
   if (p->has_fraction) put(o, "fraction", json_real(p->fraction), &ok);
   if (p->has_seconds) put(o, "seconds", json_real(p->seconds), &ok);
+  if (p->paused) put(o, "paused", json_true(), &ok);
   return msg_done(o, ok);
 }
 
@@ -572,6 +573,11 @@ int nq_progress_parse(const json_t *m, nq_progress_t *p, nq_proto_err_t *err) {
     if (!(p->seconds >= 0 && p->seconds < 1e15))
       return BAD("progress: seconds must be a number >= 0");
     p->has_seconds = 1;
+  }
+  const json_t *pz = json_object_get(m, "paused");
+  if (pz) {
+    if (!json_is_boolean(pz)) return BAD("progress: paused must be true or false");
+    p->paused = json_is_true(pz);
   }
   return 0;
 }

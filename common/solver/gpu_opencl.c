@@ -53,8 +53,13 @@ int nq_gpu_open_spec(const char *spec, const nq_gpu_opts_t *opts, nq_gpu_t **out
   nq_gpu_info_t devs[NQ_GPU_MAX_DEVICES];
   int ndev = 0, idx[NQ_GPU_MAX_DEVICES], nsel = 0;
   if (nq_gpu_list(devs, NQ_GPU_MAX_DEVICES, &ndev) != 0) {
-    if (spec && !strcmp(spec, "auto")) return 0; /* nothing to use, nothing asked for by name */
-    return nq_errorf(err, errlen, NQ_ENODEV, "--gpu %s: this build has no OpenCL backend", spec);
+    char why[400];
+    nq_gpu_available(why, sizeof why);
+    if (spec && !strcmp(spec, "auto")) { /* nothing to use, nothing asked for by name */
+      nq_log(NQ_LOG_INFO, "no GPU: %s; the CPU only", why);
+      return 0;
+    }
+    return nq_errorf(err, errlen, NQ_ENODEV, "--gpu %s: %s", spec, why);
   }
   int rc = nq_gpu_select(spec, devs, ndev, idx, NQ_GPU_MAX_DEVICES, &nsel, err, errlen);
   if (rc) return rc;
@@ -97,6 +102,9 @@ void nq_backend_label(nq_gpu_t *const *gpus, int ngpus, const uint64_t *before, 
 #ifndef NQ_HAVE_OPENCL
 
 int nq_gpu_built(void) { return 0; }
+int nq_gpu_available(char *why, size_t whylen) {
+  return nq_errorf(why, whylen, NQ_ENODEV, "this build has no OpenCL backend (NQ_OPENCL=OFF)");
+}
 int nq_gpu_list(nq_gpu_info_t *out, int max, int *count) {
   (void)out, (void)max;
   *count = 0;
@@ -130,8 +138,8 @@ uint64_t nq_gpu_launches(const nq_gpu_t *g) { return (void)g, 0; }
 
 #else /* NQ_HAVE_OPENCL */
 
-
-#include <CL/cl.h>
+/* <CL/cl.h>, its functions called through the loader opened at run time. */
+#include "ocl_load.h"
 
 /* The kernel's source, made from gpu_kernel.cl by the build (CMakeLists.txt). */
 extern const char nq_gpu_kernel_src[];
@@ -177,11 +185,13 @@ struct nq_gpu_s {
 };
 
 int nq_gpu_built(void) { return 1; }
+int nq_gpu_available(char *why, size_t whylen) { return nq_ocl_load(why, whylen); }
 
 /* Every device in platform order; devs may be NULL to count. */
 static int enum_devices(cl_device_id *ids, nq_gpu_info_t *info, int max) {
   cl_platform_id plats[16];
   cl_uint np = 0;
+  if (nq_ocl_load(NULL, 0) != 0) return 0; /* no loader: no devices */
   if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS) return 0; /* no ICD: no devices */
   int k = 0;
   for (cl_uint p = 0; p < np && p < 16; p++) {
@@ -217,6 +227,8 @@ static int enum_devices(cl_device_id *ids, nq_gpu_info_t *info, int max) {
 }
 
 int nq_gpu_list(nq_gpu_info_t *out, int max, int *count) {
+  *count = 0;
+  if (nq_ocl_load(NULL, 0) != 0) return NQ_ENODEV;
   *count = enum_devices(NULL, out, max);
   return 0;
 }

@@ -1,25 +1,19 @@
 /* nq: the solver threads' priority, CPU-use limit and pause hook (see throttle.h). */
-#define _GNU_SOURCE /* SCHED_IDLE, pthread_setname_np */
 #include "nq/throttle.h"
 
 #include "nq/files.h"
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "nq/sys.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__linux__)
-#include <sys/syscall.h>
-#endif
 
 /* The longest a waiting thread sleeps before it looks at its cancel flag again. */
 #define WAIT_SLICE 0.1
@@ -63,27 +57,10 @@ const char *nq_priority_name(nq_priority_t p) {
   return (unsigned)p < NQ_PRIO_N ? prio_names[p] : "";
 }
 
-/* nice 19 for the calling thread only: on Linux the nice value belongs to the thread (its tid). */
-static int nice_thread(void) {
-#if defined(__linux__)
-  id_t who = (id_t)syscall(SYS_gettid);
-#else
-  id_t who = 0; /* elsewhere: the whole process */
-#endif
-  return setpriority(PRIO_PROCESS, who, 19) == 0 ? 0 : NQ_EIO;
-}
-
 int nq_priority_apply(nq_priority_t p) {
   if (p == NQ_PRIO_NORMAL) return NQ_PRIO_NORMAL;
-#if defined(SCHED_IDLE)
-  if (p == NQ_PRIO_IDLE) {
-    struct sched_param sp;
-    memset(&sp, 0, sizeof sp);
-    if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) == 0) return NQ_PRIO_IDLE;
-  }
-#endif
-  int rc = nice_thread();
-  return rc ? rc : NQ_PRIO_LOW;
+  int got = nq_sys_thread_lower(p == NQ_PRIO_IDLE);
+  return got < 0 ? got : got == 2 ? NQ_PRIO_IDLE : NQ_PRIO_LOW;
 }
 
 static void add_seconds(struct timespec *ts, double s) {
@@ -92,25 +69,6 @@ static void add_seconds(struct timespec *ts, double s) {
   ts->tv_sec += (time_t)s;
   ts->tv_nsec += ns;
   if (ts->tv_nsec >= 1000000000L) ts->tv_sec++, ts->tv_nsec -= 1000000000L;
-}
-
-/* Whether a battery under dir (the sysfs power_supply class) is discharging: an entry whose
- * `type` is "Battery" and whose `status` is "Discharging". No such directory: no. */
-static int battery_discharging(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return 0;
-  int yes = 0;
-  struct dirent *e;
-  while (!yes && (e = readdir(d)) != NULL) {
-    char p[4096], v[64];
-    if (e->d_name[0] == '.') continue;
-    snprintf(p, sizeof p, "%s/%s/type", dir, e->d_name);
-    if (nq_file_read_line(p, v, sizeof v) != 0 || strcmp(v, "Battery") != 0) continue;
-    snprintf(p, sizeof p, "%s/%s/status", dir, e->d_name);
-    yes = nq_file_read_line(p, v, sizeof v) == 0 && strcmp(v, "Discharging") == 0;
-  }
-  closedir(d);
-  return yes;
 }
 
 /* Whether the local time of day is in [from, to) (minutes; from > to wraps past midnight). */
@@ -129,7 +87,7 @@ static int look(const nq_throttle_t *t, char *why, size_t len) {
   why[0] = '\0';
   if (t->pause_file && stat(t->pause_file, &st) == 0) {
     snprintf(why, len, "%s exists", t->pause_file);
-  } else if (t->battery && battery_discharging(t->power_dir)) {
+  } else if (t->battery && nq_sys_on_battery(t->power_dir)) {
     snprintf(why, len, "on battery");
   } else if (t->window && in_window(t->wfrom, t->wto)) {
     snprintf(why, len, "pause window %02d:%02d-%02d:%02d", t->wfrom / 60, t->wfrom % 60,
@@ -255,10 +213,8 @@ void nq_throttle_enter(nq_throttle_t *t, nq_throttle_thread_t *th) {
   int got = applied_got;
   if (applied != (int)t->priority) {
     got = nq_priority_apply(t->priority);
-#if defined(__linux__)
     /* named after its priority is set: whoever finds it by name sees the policy it runs under */
-    pthread_setname_np(pthread_self(), "nq-solver");
-#endif
+    nq_sys_thread_name("nq-solver");
     applied = (int)t->priority;
     applied_got = got;
   }

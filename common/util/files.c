@@ -1,7 +1,10 @@
-/* nq: path joins, directories, durable writes and small reads (see files.h). */
+/* nq: path joins, directories, durable writes and small reads (see files.h). The parts that
+ * differ by system are at the end, for POSIX; files_win.c has them for Windows (files_os.h). */
 #include "nq/files.h"
 #include "nq/log.h"
 #include "nq/nq.h"
+
+#include "files_os.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,11 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifndef _WIN32
+#include <sys/file.h>
+#endif
 
-#define PATH_BUF 4096
 #define LINE_FILE_MAX 65536 /* a secret or token file is a line; anything this big is not one */
 
 int nq_path_join(char *out, size_t len, const char *dir, const char *name) {
@@ -24,6 +28,86 @@ int nq_path_join(char *out, size_t len, const char *dir, const char *name) {
   }
   return 0;
 }
+
+/* The temporary and the final path of dir/name. */
+int nq_files_paths(const char *dir, const char *name, char *tmp, char *dst) {
+  char tname[PATH_BUF];
+  int n = snprintf(tname, sizeof tname, ".%s.%ld.tmp", name, (long)getpid());
+  if (n < 0 || (size_t)n >= sizeof tname) return NQ_EINVAL;
+  if (nq_path_join(tmp, PATH_BUF, dir, tname) || nq_path_join(dst, PATH_BUF, dir, name))
+    return NQ_EINVAL;
+  return 0;
+}
+
+int nq_file_create(const char *dir, const char *name, const void *data, size_t len, mode_t mode) {
+  return nq_files_write(dir, name, data, len, mode, 1, 1);
+}
+
+int nq_file_replace(const char *dir, const char *name, const void *data, size_t len,
+                    mode_t mode) {
+  return nq_files_write(dir, name, data, len, mode, 0, 1);
+}
+
+int nq_file_replace_volatile(const char *dir, const char *name, const void *data, size_t len,
+                             mode_t mode) {
+  return nq_files_write(dir, name, data, len, mode, 0, 0);
+}
+
+int nq_file_read(const char *path, size_t max, char **out, size_t *out_len) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_BINARY);
+  if (fd < 0) return errno == ENOENT ? NQ_ENOTFOUND : NQ_EIO;
+  int rc = NQ_EIO;
+  size_t len = 0;
+  char *buf = malloc(max + 1);
+  if (!buf) {
+    rc = NQ_ENOMEM;
+    goto out;
+  }
+  for (;;) {
+    ssize_t r = read(fd, buf + len, max + 1 - len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) goto out;
+    if (r == 0) break;
+    len += (size_t)r;
+    if (len > max) {
+      rc = NQ_ETOOBIG;
+      goto out;
+    }
+  }
+  buf[len] = '\0';
+  *out = buf;
+  *out_len = len;
+  buf = NULL;
+  rc = 0;
+out:
+  free(buf);
+  close(fd);
+  return rc;
+}
+
+int nq_file_read_line(const char *path, char *buf, size_t len) {
+  char *text = NULL;
+  size_t n = 0;
+  int rc = nq_file_read(path, LINE_FILE_MAX, &text, &n);
+  if (rc) return rc;
+  char *p = text;
+  while (*p && isspace((unsigned char)*p) && *p != '\n') p++;
+  size_t l = strcspn(p, "\n");
+  while (l > 0 && isspace((unsigned char)p[l - 1])) l--;
+  if (l == 0) rc = NQ_EINVAL;
+  else if (l >= len) rc = NQ_ETOOBIG;
+  else {
+    memcpy(buf, p, l);
+    buf[l] = '\0';
+  }
+  /* The file may be a secret: do not leave a copy in freed memory. */
+  memset(text, 0, n);
+  free(text);
+  return rc;
+}
+
+/* ---- POSIX ---------------------------------------------------------------------------- */
+#ifndef _WIN32
 
 int nq_mkdir_p(const char *path, mode_t mode) {
   char buf[PATH_BUF];
@@ -88,22 +172,12 @@ fail:
   return NQ_EIO;
 }
 
-/* The temporary and the final path of dir/name. */
-static int paths(const char *dir, const char *name, char *tmp, char *dst) {
-  char tname[PATH_BUF];
-  int n = snprintf(tname, sizeof tname, ".%s.%ld.tmp", name, (long)getpid());
-  if (n < 0 || (size_t)n >= sizeof tname) return NQ_EINVAL;
-  if (nq_path_join(tmp, PATH_BUF, dir, tname) || nq_path_join(dst, PATH_BUF, dir, name))
-    return NQ_EINVAL;
-  return 0;
-}
-
 /* Every writer: a temporary file (fsync'ed when durable), moved into place by link() (exclusive:
  * create-new) or rename() (replace), then the directory fsync'ed (when durable). */
-static int write_file(const char *dir, const char *name, const void *data, size_t len,
+int nq_files_write(const char *dir, const char *name, const void *data, size_t len,
                       mode_t mode, int exclusive, int durable) {
   char tmp[PATH_BUF], dst[PATH_BUF];
-  int rc = paths(dir, name, tmp, dst);
+  int rc = nq_files_paths(dir, name, tmp, dst);
   if (rc) {
     nq_log(NQ_LOG_ERROR, "cannot write %s/%s: path too long", dir, name);
     return rc;
@@ -123,73 +197,6 @@ static int write_file(const char *dir, const char *name, const void *data, size_
   return 0;
 fail:
   nq_log(NQ_LOG_ERROR, "cannot write %s: %s", dst, strerror(errno));
-  return rc;
-}
-
-int nq_file_create(const char *dir, const char *name, const void *data, size_t len, mode_t mode) {
-  return write_file(dir, name, data, len, mode, 1, 1);
-}
-
-int nq_file_replace(const char *dir, const char *name, const void *data, size_t len,
-                    mode_t mode) {
-  return write_file(dir, name, data, len, mode, 0, 1);
-}
-
-int nq_file_replace_volatile(const char *dir, const char *name, const void *data, size_t len,
-                             mode_t mode) {
-  return write_file(dir, name, data, len, mode, 0, 0);
-}
-
-int nq_file_read(const char *path, size_t max, char **out, size_t *out_len) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? NQ_ENOTFOUND : NQ_EIO;
-  int rc = NQ_EIO;
-  size_t len = 0;
-  char *buf = malloc(max + 1);
-  if (!buf) {
-    rc = NQ_ENOMEM;
-    goto out;
-  }
-  for (;;) {
-    ssize_t r = read(fd, buf + len, max + 1 - len);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) goto out;
-    if (r == 0) break;
-    len += (size_t)r;
-    if (len > max) {
-      rc = NQ_ETOOBIG;
-      goto out;
-    }
-  }
-  buf[len] = '\0';
-  *out = buf;
-  *out_len = len;
-  buf = NULL;
-  rc = 0;
-out:
-  free(buf);
-  close(fd);
-  return rc;
-}
-
-int nq_file_read_line(const char *path, char *buf, size_t len) {
-  char *text = NULL;
-  size_t n = 0;
-  int rc = nq_file_read(path, LINE_FILE_MAX, &text, &n);
-  if (rc) return rc;
-  char *p = text;
-  while (*p && isspace((unsigned char)*p) && *p != '\n') p++;
-  size_t l = strcspn(p, "\n");
-  while (l > 0 && isspace((unsigned char)p[l - 1])) l--;
-  if (l == 0) rc = NQ_EINVAL;
-  else if (l >= len) rc = NQ_ETOOBIG;
-  else {
-    memcpy(buf, p, l);
-    buf[l] = '\0';
-  }
-  /* The file may be a secret: do not leave a copy in freed memory. */
-  memset(text, 0, n);
-  free(text);
   return rc;
 }
 
@@ -223,3 +230,5 @@ int nq_dir_lock(const char *dir, const char *name, int *fd_out, long *holder) {
   *fd_out = fd;
   return 0;
 }
+
+#endif /* !_WIN32 */

@@ -381,8 +381,11 @@ json_t *srv_status_json(srv_store_t *st, const srv_job_t *job_in, const srv_sche
   v.has_final = v.done;
   if (v.done) final_view(job, &v.final);
   match_view(job, &v, &b);
-  v.clients = (nq_view_fleet_t){s.clients_active, s.clients_known, s.clients_banned,
-                                s.clients_suspect};
+  v.clients = (nq_view_fleet_t){.active = s.clients_active, .known = s.clients_known,
+                                .banned = s.clients_banned, .suspect = s.clients_suspect};
+  /* Clients that said they are paused (their solver waits): the ETA is as slow as they are. */
+  if (srv_clients_paused(st, now - SRV_STATUS_ACTIVE_WINDOW, &v.clients.paused) == 0)
+    v.clients.has_paused = 1;
   backup_view(st, &v.backup, &b);
   cert_view(st, now, &v, &b);
   if (evidence_view(st, job->id, &v, &b) != 0) return NULL;

@@ -13,6 +13,8 @@
 #include "nq/hash.h"
 #include "nq/log.h"
 #include "nq/nq.h"
+#include "store_backup.h"
+#include "store_clients.h"
 
 static int join(char *out, const char *dir, const char *name) {
   return nq_path_join(out, SRV_DATADIR_PATH_MAX, dir, name);
@@ -160,4 +162,26 @@ int srv_datadir_store_hashes(const srv_datadir_t *dd, srv_store_t *st) {
   int rc = srv_meta_set(st, SRV_META_ENROL_HASH, dd->enrol_hash);
   if (rc == 0) rc = srv_meta_set(st, SRV_META_ADMIN_HASH, dd->admin_hash);
   return rc;
+}
+
+int srv_datadir_ca_check(const char *dir, int new_ca, char *errbuf, size_t errlen) {
+  char db[SRV_DATADIR_PATH_MAX], cac[SRV_DATADIR_PATH_MAX], cak[SRV_DATADIR_PATH_MAX];
+  struct stat sb;
+  if (join(db, dir, SRV_DB_FILE) || join(cac, dir, NQ_CERTS_CA_CERT) ||
+      join(cak, dir, NQ_CERTS_CA_KEY))
+    return 0; /* srv_datadir_init says the path is too long */
+  int has_ca = stat(cac, &sb) == 0 && stat(cak, &sb) == 0;
+  if (has_ca || new_ca || stat(db, &sb) != 0) return 0;
+  srv_store_t *st = NULL;
+  int64_t n = 0;
+  char err[256];
+  if (srv_store_open_ro(&st, db, err, sizeof err) != 0 || srv_clients_count(st, &n) != 0) n = 0;
+  srv_store_close(st);
+  if (n == 0) return 0;
+  snprintf(errbuf, errlen, "%s holds %lld enrolled client(s), but %s or %s is missing: a new CA "
+           "would lock every one of them out (they trust the old one). Put back ca.pem and ca.key "
+           "(with server.pem, server.key, enrol.key and admin.token) from the old data directory "
+           "or where you keep its keys, or start once with --new-ca to make a new CA (every "
+           "client then needs the new ca.pem)", db, (long long)n, cac, cak);
+  return NQ_EINVAL;
 }

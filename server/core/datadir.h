@@ -49,6 +49,12 @@ typedef struct srv_datadir_s {
 int srv_datadir_init(srv_datadir_t *dd, const char *dir, const char *const *extra_names,
                      char *errbuf, size_t errlen);
 
+/* Before srv_datadir_init: a data directory whose database has enrolled clients but lacks its
+ * CA (ca.pem or ca.key) -- a backup restored without them -- would get a new CA, which every
+ * client refuses (it pins the old one): NQ_EINVAL, errbuf naming the files to put back, unless
+ * new_ca (nq-server --new-ca). 0 otherwise (no database, no client, or the CA is there). */
+int srv_datadir_ca_check(const char *dir, int new_ca, char *errbuf, size_t errlen);
+
 /* Release the directory's lock (when held). */
 void srv_datadir_close(srv_datadir_t *dd);
 

@@ -154,7 +154,9 @@ static int expected_seconds(srv_sched_t *s, int64_t client_id, double *mean) {
  * whose lease merely expired with this client may come back to it, on the same assignment:
  * otherwise a job with few clients stalls for good once every eligible client has let a lease
  * of one unit expire. */
-typedef enum { PICK_OPEN, PICK_SPOT, PICK_NEW, PICK_CONTESTED, PICK_EVIDENCE } pick_kind_t;
+typedef enum {
+  PICK_OPEN, PICK_SPOT, PICK_NEW, PICK_CONTESTED, PICK_EVIDENCE, PICK_TAIL
+} pick_kind_t;
 
 /* The client's leases in this call: `mean` its expected seconds per unit, `lapse` its lapse
  * factor (srv_sched_lapse_factor). */
@@ -197,6 +199,8 @@ static int lease_new(srv_sched_t *s, pick_kind_t kind, int64_t client_id, int64_
   int rc = kind == PICK_SPOT        ? srv_unit_pick_spot(s->store, &pk, room, out, n_out)
          : kind == PICK_CONTESTED ? srv_unit_pick_contested(s->store, &pk, room, out, n_out)
          : kind == PICK_EVIDENCE  ? srv_unit_pick_evidence(s->store, &pk, room, out, n_out)
+         : kind == PICK_TAIL      ? srv_unit_pick_tail(s->store, &pk, now - SRV_TAIL_AFTER_S,
+                                                       room, out, n_out)
                                   : srv_unit_pick(s->store, &pk, kind == PICK_OPEN, room, out,
                                                   n_out);
   for (int i = first; i < *n_out && rc == 0; i++) {
@@ -249,6 +253,8 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
   /* Expiry first, so that the client's lapses include the leases it just let run out. */
   if ((rc = srv_asg_expire_due(s->store, now, NULL)) != 0) goto out;
   if ((rc = client_get_ok(s, client_id, now, &cl)) != 0) goto out;
+  /* A client that asks for work is not paused (any more). */
+  if ((rc = srv_client_pause(s->store, client_id, 0, now, 0, 0)) != 0) goto out;
   int64_t dropped = 0;
   srv_result_info_t dinfo;
   memset(&dinfo, 0, sizeof dinfo);
@@ -289,20 +295,22 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
    * the job runs rather than all at its end), then untouched work. A trusted owner's client
    * (issue 30) first settles contested units, then checks: that is what only it can do; while
    * one is active, nobody else gets a spot check. */
-  static const pick_kind_t order[] = {PICK_OPEN, PICK_EVIDENCE, PICK_SPOT, PICK_NEW};
+  static const pick_kind_t order[] = {PICK_OPEN, PICK_EVIDENCE, PICK_SPOT, PICK_NEW, PICK_TAIL};
   static const pick_kind_t order_trusted[] = {PICK_CONTESTED, PICK_SPOT, PICK_OPEN,
-                                              PICK_EVIDENCE, PICK_NEW};
+                                              PICK_EVIDENCE, PICK_NEW, PICK_TAIL};
   trust_t tm = {0, 0};
   int trusted = 0;
   if (room > 0 && (rc = trust_get(s, now, 1, &tm)) == 0 && tm.on)
     rc = srv_client_trusted(s->store, client_id, &trusted);
   const pick_kind_t *ord = trusted ? order_trusted : order;
-  size_t nord = trusted ? 5 : 4;
+  size_t nord = trusted ? 6 : 5;
   int start = *n_out;
   for (size_t k = 0; k < nord && rc == 0 && room > 0; k++) {
     if (done && ord[k] != PICK_SPOT) continue;
     if (ord[k] == PICK_SPOT && (s->cfg.spot_check <= 0 || (tm.active && !trusted))) continue;
     if (ord[k] == PICK_EVIDENCE && lp.kernels < 2) continue;
+    /* Tail reissue: only to a client that found nothing else to do in this call. */
+    if (ord[k] == PICK_TAIL && *n_out > start) continue;
     int before = *n_out, gone = 0;
     rc = lease_new(s, ord[k], client_id, now, room, held + (before - start), &lp, out, n_out,
                    &gone);
@@ -384,6 +392,15 @@ int srv_sched_progress(srv_sched_t *s, int64_t client_id, const nq_progress_t *p
   if (rc) return rc;
   rc = client_ok(s, client_id, now);
   if (rc == 0) rc = progress_locked(s, client_id, p, now, deadline);
+  /* A paused client (its solver waits: a pause file, window or battery) keeps its leases: each
+   * runs to a full lease from now, within its hold limit, instead of lapsing (sched.h). */
+  if (rc == 0)
+    rc = srv_client_pause(s->store, client_id, p->paused, now, s->cfg.lease_seconds,
+                          srv_sched_hold(&s->cfg, -1));
+  if (rc == 0 && p->paused) {
+    srv_asg_info_t a;
+    if ((rc = srv_asg_get(s->store, p->id, &a)) == 0) *deadline = a.deadline;
+  }
   return srv_store_release(s->store, rc);
 }
 

@@ -97,6 +97,12 @@ nq_nowork_reason_t srv_nowork_code(srv_nowork_t why);
  * *why says why nothing new was leased (SRV_NOWORK_NONE if something was); the protocol answers
  * `work` when *n_out > 0 and `no_work` with srv_nowork_code(*why) otherwise. Returns 0,
  * NQ_EBANNED, NQ_ETXN, NQ_ENOTFOUND (no such client), NQ_EINVAL (want out of range), NQ_EIO. */
+/* Tail reissue (BOINC's): a client that finds nothing else to do is given a unit whose only
+ * replica out has been leased for SRV_TAIL_AFTER_S s or more (a slow or paused holder), as an
+ * extra replica within the unit's cap on results, when no client of its key had the unit
+ * (srv_unit_pick_tail): so one slow client never holds the end of a job. Whichever result comes
+ * first counts; the other is judged late. */
+#define SRV_TAIL_AFTER_S 300
 #define LEASE_HISTORY 16    /* recent results a client's expected solve time is taken from */
 #define LEASE_HISTORY_MIN 3 /* fewer than this: the cost is unknown, the lease is lease_seconds */
 #define LEASE_SLACK 4       /* lease = lease_min + LEASE_SLACK x the expected time, capped */
@@ -123,6 +129,11 @@ int srv_sched_get_work(srv_sched_t *s, int64_t client_id, int want, int64_t now,
  * reported, or verified ones (unknown_assignment), NQ_EBANNED if banned. */
 int srv_sched_progress(srv_sched_t *s, int64_t client_id, const nq_progress_t *p, int64_t now,
                        int64_t *deadline);
+/* A progress with `paused` (the client's solver is paused: docs/protocol.md) also marks the
+ * client paused and extends every lease it holds to now + lease_seconds, within each one's hold
+ * limit (srv_client_pause): a paused volunteer's units are not re-issued while it keeps saying
+ * so, and no longer than the hold limit allows. A progress without it, or a get_work, clears the
+ * mark. Status counts the paused clients (clients.paused) and says so beside the ETA. */
 
 /* The client answered no_kernel for its leased assignment asg_id: it cannot run the kernel the
  * assignment names. The lease ends now and counts as a lapse (srv_asg_refuse: a client cannot

@@ -153,3 +153,49 @@ int srv_client_list(srv_store_t *st, srv_client_cb cb, void *arg) {
   sqlite3_reset(s);
   return rc;
 }
+
+int srv_client_pause(srv_store_t *st, int64_t client_id, int paused, int64_t now,
+                     int64_t lease_s, int64_t hold_s) {
+  if (!srv_store_schema_has(st, 19)) return 0;
+  if (!paused)
+    return srv_store_exec3(st, "UPDATE clients SET paused_since = 0 WHERE id = ?1 AND "
+                               "paused_since != 0", client_id, 0, 0, "client resumed");
+  int rc = srv_store_exec3(st, "UPDATE clients SET paused_since = ?2 WHERE id = ?1", client_id,
+                           now, 0, "client paused");
+  if (rc) return rc;
+  sqlite3_stmt *q;
+  rc = srv_store_stmt(st, "UPDATE assignments SET deadline = max(deadline, min(?2 + ?3, "
+                          "CASE WHEN hold_until > 0 THEN hold_until ELSE issued + ?4 END)) "
+                          "WHERE client_id = ?1 AND state = 'leased'", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, client_id);
+  sqlite3_bind_int64(q, 2, now);
+  sqlite3_bind_int64(q, 3, lease_s);
+  sqlite3_bind_int64(q, 4, hold_s);
+  return srv_store_step(st, q, "paused leases");
+}
+
+int srv_clients_paused(srv_store_t *st, int64_t since, int64_t *n) {
+  *n = 0;
+  if (!srv_store_schema_has(st, 19)) return 0;
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "SELECT count(*) FROM clients WHERE paused_since > 0 AND "
+                              "banned = 0 AND last_seen >= ?1", &q);
+  if (rc) return rc;
+  sqlite3_bind_int64(q, 1, since);
+  if (sqlite3_step(q) == SQLITE_ROW) *n = col_i64(q, 0);
+  else rc = srv_store_fail(st, "paused clients");
+  sqlite3_reset(q);
+  return rc;
+}
+
+int srv_clients_count(srv_store_t *st, int64_t *n) {
+  *n = 0;
+  sqlite3_stmt *q;
+  int rc = srv_store_stmt(st, "SELECT count(*) FROM clients", &q);
+  if (rc) return rc;
+  if (sqlite3_step(q) == SQLITE_ROW) *n = col_i64(q, 0);
+  else rc = srv_store_fail(st, "clients count");
+  sqlite3_reset(q);
+  return rc;
+}

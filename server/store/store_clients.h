@@ -51,4 +51,15 @@ int srv_client_ban(srv_store_t *st, int64_t client_id, int64_t now);
 typedef int (*srv_client_cb)(const srv_client_t *c, void *arg);
 int srv_client_list(srv_store_t *st, srv_client_cb cb, void *arg);
 
+/* The client says it is paused (`paused` in progress; schema 019): clients.paused_since = now,
+ * and every lease it holds runs to now + lease_s, never past its hold limit (hold_until; issued +
+ * hold_s for a row without one), never shortened. paused 0 clears it. A no-op before 019. */
+int srv_client_pause(srv_store_t *st, int64_t client_id, int paused, int64_t now,
+                     int64_t lease_s, int64_t hold_s);
+/* Clients that can vote, seen since `since`, that said they are paused. */
+int srv_clients_paused(srv_store_t *st, int64_t since, int64_t *n);
+
+/* How many clients the database has enrolled (banned ones too). */
+int srv_clients_count(srv_store_t *st, int64_t *n);
+
 #endif

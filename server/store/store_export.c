@@ -7,7 +7,6 @@
 #include "nq/nq.h"
 #include "nq/versions.h"
 #include "store_int.h"
-#include "store_trusted.h"
 
 static void published_row(sqlite3_stmt *s, void *out) {
   nq_u128 *v = out;

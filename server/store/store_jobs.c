@@ -137,21 +137,21 @@ int srv_job_fill_internal(srv_store_t *st) {
 /* The plan options for a spec; NQ_ERANGE with the reason in errbuf. */
 static int spec_plan(const srv_job_spec_t *sp, nq_plan_opts_t *o, char *errbuf, size_t errlen) {
   memset(o, 0, sizeof *o);
-  o->n = sp->n;
+  o->n = sp->job.n;
   o->seed = sp->seed ? sp->seed : NQ_EST_DEFAULT_SEED;
   o->max_units = sp->max_units;
   int rc;
-  if (sp->depth > 0) {
+  if (sp->job.depth > 0) {
     /* A flat job: every node at `depth` is a unit, whatever its estimate. */
-    if ((rc = nq_unit_depth_check(sp->n, sp->depth, errbuf, errlen)) != 0) return rc;
-    o->start_depth = o->max_depth = sp->depth;
+    if ((rc = nq_unit_depth_check(sp->job.n, sp->job.depth, errbuf, errlen)) != 0) return rc;
+    o->start_depth = o->max_depth = sp->job.depth;
     return 0;
   }
-  double secs = sp->unit_seconds > 0 ? sp->unit_seconds : NQ_PLAN_DEFAULT_UNIT_SECONDS;
+  double secs = sp->job.unit_seconds > 0 ? sp->job.unit_seconds : NQ_PLAN_DEFAULT_UNIT_SECONDS;
   if ((rc = nq_plan_seconds_to_nodes(secs, &o->target_nodes, errbuf, errlen)) != 0) return rc;
-  if ((rc = nq_unit_depth_check(sp->n, 2, errbuf, errlen)) != 0) return rc;
-  o->max_depth = sp->max_depth ? sp->max_depth : sp->n - 1;
-  if (sp->max_depth && (rc = nq_unit_depth_check(sp->n, sp->max_depth, errbuf, errlen)) != 0)
+  if ((rc = nq_unit_depth_check(sp->job.n, 2, errbuf, errlen)) != 0) return rc;
+  o->max_depth = sp->job.max_depth ? sp->job.max_depth : sp->job.n - 1;
+  if (sp->job.max_depth && (rc = nq_unit_depth_check(sp->job.n, sp->job.max_depth, errbuf, errlen)) != 0)
     return nq_errorf(errbuf, errlen, rc, "max %s", errbuf);
   return 0;
 }
@@ -222,7 +222,7 @@ static int creator_unit(const nq_plan_unit_t *pu, void *arg) {
   sqlite3_bind_text(s, 4, text, len, SQLITE_TRANSIENT);
   sqlite3_bind_text(s, 5, pu->unit.part == NQ_PART_CORNER ? "c" : "s", 1, SQLITE_STATIC);
   sqlite3_bind_int(s, 6, pu->unit.bound1);
-  sqlite3_bind_int(s, 7, c->sp->quorum);
+  sqlite3_bind_int(s, 7, c->sp->job.quorum);
   sqlite3_bind_int64(s, 8, est);
   int rc = srv_store_step(st, s, "unit insert");
   if (rc) return rc;
@@ -252,19 +252,19 @@ static int creator_begin(creator_t *c, int64_t now, uint64_t seed) {
                           "created, unit_seconds, seed, first_unit) VALUES (?1, ?2, ?2, ?3, ?4, "
                           "'creating', ?5, ?6, ?7, ?8)", &s);
   if (rc) goto out;
-  sqlite3_bind_int(s, 1, sp->n);
-  sqlite3_bind_int(s, 2, sp->depth > 0 ? sp->depth : 2);
-  sqlite3_bind_int(s, 3, sp->quorum);
-  sqlite3_bind_int(s, 4, sp->max_results);
+  sqlite3_bind_int(s, 1, sp->job.n);
+  sqlite3_bind_int(s, 2, sp->job.depth > 0 ? sp->job.depth : 2);
+  sqlite3_bind_int(s, 3, sp->job.quorum);
+  sqlite3_bind_int(s, 4, sp->job.max_results);
   sqlite3_bind_int64(s, 5, now);
-  sqlite3_bind_double(s, 6, sp->depth > 0 ? 0.0
-                            : sp->unit_seconds > 0 ? sp->unit_seconds
+  sqlite3_bind_double(s, 6, sp->job.depth > 0 ? 0.0
+                            : sp->job.unit_seconds > 0 ? sp->job.unit_seconds
                                                    : NQ_PLAN_DEFAULT_UNIT_SECONDS);
   sqlite3_bind_int64(s, 7, (int64_t)seed);
   sqlite3_bind_int64(s, 8, c->first);
   if ((rc = srv_store_step(st, s, "job insert")) != 0) goto out;
   c->job_id = sqlite3_last_insert_rowid(st->db);
-  if (sp->diverse_kernels && (rc = srv_job_kernels_set(st, c->job_id, sp->diverse_kernels)) != 0)
+  if (sp->job.diverse_kernels && (rc = srv_job_kernels_set(st, c->job_id, sp->job.diverse_kernels)) != 0)
     goto out;
   rc = srv_store_stmt(st, "INSERT INTO job_stats(job_id, fresh) VALUES (?1, ?2)", &s);
   if (rc) goto out;
@@ -440,7 +440,7 @@ static int job_create(srv_store_t *st, const srv_job_spec_t *sp, int64_t now, in
   c.t0 = nq_now_mono();
   if (sp->progress) {
     /* A quick whole-N estimate (about a millisecond) turns the units' estimates into a share. */
-    nq_est_opts_t eo = {sp->n, 2, o.seed, 0, 0, 0};
+    nq_est_opts_t eo = {sp->job.n, 2, o.seed, 0, 0, 0};
     nq_est_report_t rep;
     if (nq_estimate_n(&eo, &rep) == 0) c.whole = rep.nodes;
   }
@@ -473,16 +473,16 @@ static int job_create(srv_store_t *st, const srv_job_spec_t *sp, int64_t now, in
 /* Do the stored job's units come from this spec? A spec without depth or seconds resumes any. */
 static int spec_matches(srv_store_t *st, const srv_job_spec_t *sp, const srv_job_t *j) {
   char have[96], want[96];
-  if (sp->depth == 0 && sp->unit_seconds <= 0) return 0;
+  if (sp->job.depth == 0 && sp->job.unit_seconds <= 0) return 0;
   if (j->unit_seconds > 0)
     snprintf(have, sizeof have, "units of --unit-seconds %g (depths %d-%d)", j->unit_seconds,
              j->min_depth, j->depth);
   else
     snprintf(have, sizeof have, "depth %d", j->depth);
-  if (sp->depth > 0) snprintf(want, sizeof want, "depth %d", sp->depth);
-  else snprintf(want, sizeof want, "--unit-seconds %g", sp->unit_seconds);
-  int same = sp->depth > 0 ? j->unit_seconds == 0 && j->depth == sp->depth
-                           : j->unit_seconds == sp->unit_seconds;
+  if (sp->job.depth > 0) snprintf(want, sizeof want, "depth %d", sp->job.depth);
+  else snprintf(want, sizeof want, "--unit-seconds %g", sp->job.unit_seconds);
+  int same = sp->job.depth > 0 ? j->unit_seconds == 0 && j->depth == sp->job.depth
+                           : j->unit_seconds == sp->job.unit_seconds;
   if (same) return 0;
   return srv_store_failf(st, NQ_EEXIST, "job for N=%d exists with %s, not %s (start with the "
                          "same setting to resume it, or archive it first: nq-admin job archive %d)",
@@ -490,13 +490,13 @@ static int spec_matches(srv_store_t *st, const srv_job_spec_t *sp, const srv_job
 }
 
 int srv_job_open(srv_store_t *st, const srv_job_spec_t *sp, int64_t now, srv_job_t *job) {
-  if (sp->n < NQ_UNIT_MIN_N || sp->n > NQ_MAX_N || sp->quorum < 1 ||
-      sp->max_results < sp->quorum || sp->depth < 0)
+  if (sp->job.n < NQ_UNIT_MIN_N || sp->job.n > NQ_MAX_N || sp->job.quorum < 1 ||
+      sp->job.max_results < sp->job.quorum || sp->job.depth < 0)
     return srv_store_failf(st, NQ_ERANGE, "job: N %d, quorum %d, max_results %d out of range",
-                           sp->n, sp->quorum, sp->max_results);
+                           sp->job.n, sp->job.quorum, sp->job.max_results);
   if (srv_store_in_tx(st))
     return srv_store_failf(st, NQ_ETXN, "job creation inside a transaction");
-  int rc = srv_job_find_n(st, sp->n, job);
+  int rc = srv_job_find_n(st, sp->job.n, job);
   if (rc == 0 && job->state == SRV_JOB_CREATING) {
     /* A creation cut off by a crash: its units are a prefix of a plan; start over. */
     if ((rc = srv_job_drop(st, job, sp->batch)) != 0) return rc;
@@ -512,7 +512,7 @@ int srv_job_open(srv_store_t *st, const srv_job_spec_t *sp, int64_t now, srv_job
 
 int srv_job_ensure(srv_store_t *st, int n, int depth, int quorum, int max_results, int64_t now,
                    srv_job_t *job) {
-  srv_job_spec_t sp = {.n = n, .depth = depth, .quorum = quorum, .max_results = max_results};
+  srv_job_spec_t sp = {.job = {.n = n, .depth = depth, .quorum = quorum, .max_results = max_results}};
   if (depth < 1)
     return srv_store_failf(st, NQ_ERANGE, "depth %d is out of range for N=%d", depth, n);
   return srv_job_open(st, &sp, now, job);

@@ -6,6 +6,7 @@
 #define SRV_STORE_JOBS_H
 
 #include <stdint.h>
+#include "nq/job_opts.h"
 #include "nq/states.h"
 #include "store.h"
 
@@ -61,13 +62,12 @@ typedef void (*srv_job_progress_cb)(const srv_job_progress_t *p, void *arg);
 
 /* What job to create (or to resume) for N. */
 typedef struct srv_job_spec_s {
-  int n;                /* NQ_UNIT_MIN_N..NQ_MAX_N */
-  int depth;            /* > 0: a flat job, every unit at this depth (nq_unit_depth_check) */
-  double unit_seconds;  /* depth 0: units sized to about this many reference core-seconds
-                         * (nq_plan_seconds_to_nodes: 0 < S <= 1e9) */
-  int max_depth;        /* with unit_seconds: the deepest a unit may be; 0 = N - 1 */
-  int quorum, max_results; /* quorum >= 1, max_results >= quorum */
-  int diverse_kernels;  /* a new job's diverse_kernels (store_kernels.h): 0..SRV_KERNELS_MAX */
+  /* The job's settings (nq/job_opts.h): n NQ_UNIT_MIN_N..NQ_MAX_N; depth > 0: a flat job, every
+   * unit at this depth (nq_unit_depth_check); else units sized to about unit_seconds reference
+   * core-seconds (nq_plan_seconds_to_nodes: 0 < S <= 1e9), none deeper than max_depth (0 = N - 1);
+   * quorum >= 1, max_results >= quorum; diverse_kernels resolved: 0..SRV_KERNELS_MAX
+   * (store_kernels.h), never -1. */
+  nq_jobopts_t job;
   uint64_t seed;        /* the estimator's seed; 0 = NQ_EST_DEFAULT_SEED */
   uint64_t max_units;   /* refuse a plan of more units than this; 0 = no limit */
   int batch;            /* units per transaction; 0 = SRV_JOB_BATCH */

@@ -7,19 +7,7 @@
 #include "store.h"
 #include "store_work.h"
 
-/* units.contest: why a unit is (or was) contested, and what settled it. */
-#define SRV_CONTEST_MAP(X)                                                                         \
-  X(NONE, "none") /* never contested, or decided by votes (no trusted owner) */                    \
-  X(OPEN, "contested") /* its results disagree: not verified, waits for a trusted result */        \
-  X(TRUSTED, "trusted") /* verified by a trusted owner's result */                                 \
-  X(AUDIT, "audit") /* verified by an authoritative count (srv_sched_settle) */
-typedef enum {
-#define SRV_CONTEST_ENUM_ONE(e, name) SRV_CONTEST_##e,
-  SRV_CONTEST_MAP(SRV_CONTEST_ENUM_ONE)
-#undef SRV_CONTEST_ENUM_ONE
-  SRV_CONTEST_N
-} srv_contest_t;
-
+/* units.contest (srv_contest_t, nq/states.h): */
 /* "none", "contested", "trusted", "audit". */
 const char *srv_contest_name(int contest);
 

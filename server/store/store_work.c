@@ -610,6 +610,26 @@ static const char *const sql_pick_evidence =
     "a.client_id = ?2 AND ((a.evidence = 1 AND a.state != 'expired') OR a.evidence = 2)) "
     "ORDER BY id LIMIT ?3";
 
+#define PICK_TAIL(key) \
+  "SELECT id, text, coalesce(est_nodes, -1), 0 FROM units WHERE job_id = ?1 AND need = 0 " \
+  "AND live > 0 AND contest = 0 AND (state = 'leased' OR state = 'awaiting') AND " \
+  "results + live < (SELECT max_results FROM jobs j WHERE j.id = units.job_id) + extra_results " \
+  "AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.unit_id = units.id AND " \
+  "a.state = 'leased' AND a.issued > ?4 - ?5) AND " PICK_MINE(key) " ORDER BY id LIMIT ?3"
+static const char *const sql_pick_tail[SRV_DISTINCT_NMODES] = {
+    PICK_TAIL(PICK_KEY_CLIENT), PICK_TAIL(PICK_KEY_OWNER), PICK_TAIL(PICK_KEY_NETWORK)};
+
+int srv_unit_pick_tail(srv_store_t *st, const srv_pick_t *pk, int64_t stale_before, int room,
+                       srv_work_t *out, int *n) {
+  if ((unsigned)pk->distinct >= SRV_DISTINCT_NMODES)
+    return srv_store_failf(st, NQ_EINVAL, "bad distinct mode");
+  /* ?5 is the cooldown in PICK_MINE too: a key's own expired row past its hold keeps the unit
+   * from it until stale_before; the tail pick uses the same bound for both. */
+  srv_pick_t p = *pk;
+  p.cooldown = pk->now - stale_before;
+  return pick(st, sql_pick_tail[pk->distinct], &p, room, out, n);
+}
+
 int srv_asg_evidence_none(srv_store_t *st, int64_t unit_id, int64_t client_id, int64_t now) {
   return srv_store_exec3(st, "INSERT OR IGNORE INTO assignments(unit_id, client_id, issued, "
                              "deadline, state, evidence) VALUES (?1, ?2, ?3, ?3, 'expired', 2)",

@@ -202,6 +202,13 @@ int srv_unit_pick_spot(srv_store_t *st, const srv_pick_t *pk, int room, srv_work
  * the unit lacks, and leases it only if there is one. */
 int srv_unit_pick_evidence(srv_store_t *st, const srv_pick_t *pk, int room, srv_work_t *out,
                            int *n);
+/* Tail reissue (BOINC's): up to `room` units of the job that need no replica only because one
+ * is out -- state leased or awaiting, need 0, not contested, live > 0, below their cap on results
+ * -- whose every live lease was issued at or before stale_before, and that no client of this
+ * client's key holds or reported (PICK_MINE), oldest lease first; appended to out (hold_until 0).
+ * The scheduler offers them to a client that found nothing else to do. */
+int srv_unit_pick_tail(srv_store_t *st, const srv_pick_t *pk, int64_t stale_before, int room,
+                       srv_work_t *out, int *n);
 /* Mark that the client can add no kernel the unit lacks (evidence = 2: an expired row that was
  * never work), so that it is not picked for the unit's evidence again; nq-admin unit retry clears
  * the marks (srv_unit_retry). */

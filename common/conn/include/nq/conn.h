@@ -132,6 +132,9 @@ const char *nq_conn_errstr(const nq_conn_t *c);
 /* 1 once at least one byte came from the peer, read or still waiting in the kernel (a silent TCP
  * connection is 0). */
 int nq_conn_heard(const nq_conn_t *c);
+/* 1 once this side has sent a byte: on a server, a complete ClientHello came and the handshake
+ * answered it. A peer heard but not answered has sent part of a hello and stopped. */
+int nq_conn_answered(const nq_conn_t *c);
 /* Ciphertext bytes handed to libuv whose write has not completed yet. */
 size_t nq_conn_queued(const nq_conn_t *c);
 /* Stop (on = 1) or resume (on = 0) taking input, whatever the output queue: no reads and no

@@ -366,6 +366,7 @@ typedef struct nq_progress_s {
   double fraction;  /* the share of the unit done, 0..1 */
   int has_seconds;  /* optional: */
   double seconds;   /* solve time spent on the unit so far (every run of a resumed unit), >= 0 */
+  int paused;       /* optional `paused`: 1 the client's solver is paused (sent as true only) */
 } nq_progress_t;
 
 json_t *nq_progress_pack(const nq_progress_t *p);

@@ -23,8 +23,9 @@
  * file, duty cycle), like a CPU solver thread between two tasks.
  *
  * The kernel's source is compiled into the binary (no file is looked up at run time). Built only
- * with NQ_OPENCL (CMake finds the OpenCL loader); without it every device list is empty and
- * nq_gpu_open answers NQ_ENODEV.
+ * with NQ_OPENCL (CMake finds the OpenCL headers); without it, or on a machine without an OpenCL
+ * loader (opened at run time: no binary links one), every device list is empty and nq_gpu_open
+ * answers NQ_ENODEV.
  *
  * Self-test. nq_gpu_open builds the kernel and, before the device takes any work, solves a fixed
  * set of units (every unit of N=11 at depth 3 and of N=12 at depth 4, both parts) and compares
@@ -58,8 +59,15 @@ typedef struct nq_gpu_info_s {
 /* 1 when this build has the OpenCL backend. */
 int nq_gpu_built(void);
 
+/* 0 when this build has the backend and this machine an OpenCL loader (libOpenCL.so.1,
+ * OpenCL.dll), opened at run time (common/solver/ocl_load.h); otherwise NQ_ENODEV, with the
+ * one-line reason in why when given (no backend; the loader not found, and the system's error;
+ * an entry point it lacks). */
+int nq_gpu_available(char *why, size_t whylen);
+
 /* Every OpenCL device on this machine, up to max (*count: how many were written). A machine
- * without an OpenCL driver has none (0, *count = 0). NQ_ENODEV without the backend. */
+ * with a loader but no OpenCL driver has none (0, *count = 0). NQ_ENODEV without the backend or
+ * without the loader (nq_gpu_available says why). */
 int nq_gpu_list(nq_gpu_info_t *out, int max, int *count);
 
 /* The devices a --gpu value names, from the list: "off" none; "auto" every GPU or accelerator;
@@ -95,7 +103,8 @@ void nq_gpu_close(nq_gpu_t *g);
  * with what it got, the CPU at least). opts may be NULL (nq-client-test fills its fail_after and
  * corrupt from the test hooks NQ_GPU_FAIL_AFTER and NQ_GPU_CORRUPT: docs/gpu.md). Returns 0;
  * NQ_EINVAL with a reason for a bad value; NQ_ENODEV when the value names devices but this build
- * has no OpenCL backend. */
+ * has no OpenCL backend or this machine no loader ("auto" is then no device, and an INFO line on
+ * the log says why). */
 int nq_gpu_open_spec(const char *spec, const nq_gpu_opts_t *opts, nq_gpu_t **out, int max,
                      int *count, char *err, size_t errlen);
 

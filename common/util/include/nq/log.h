@@ -8,6 +8,8 @@
 #ifndef NQ_LOG_H
 #define NQ_LOG_H
 
+#include "nq/nq.h" /* NQ_PRINTF */
+
 /* The levels: X(ENUM, "NAME" in a log line), most severe first (NQ_LOG_ERROR = 0). */
 #define NQ_LOG_LEVEL_MAP(X) X(ERROR, "ERROR") X(WARN, "WARN") X(INFO, "INFO") X(DEBUG, "DEBUG")
 enum {
@@ -32,7 +34,7 @@ int nq_log_parse_level(const char *s);
 int nq_log_enabled(int level);
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
+__attribute__((format(NQ_PRINTF, 2, 3)))
 #endif
 void nq_log(int level, const char *fmt, ...);
 

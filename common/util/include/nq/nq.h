@@ -11,6 +11,14 @@
 #define NQ_VERSION_STRING "0.1.0"
 #endif
 
+/* The printf flavour of format checks: mingw-w64's own printf (C99: %zu, %llu) on Windows, where
+ * CMakeLists.txt asks for it (__USE_MINGW_ANSI_STDIO), not msvcrt's. */
+#ifdef __MINGW32__
+#define NQ_PRINTF gnu_printf
+#else
+#define NQ_PRINTF printf
+#endif
+
 /* Every function returns 0 or one of these negative codes; nq_strerror() names them. */
 enum {
   NQ_OK = 0,
@@ -44,7 +52,7 @@ const char *nq_strerror(int err);
 /* Write a one-line reason (printf-style) into errbuf when errbuf and errlen are given, and
  * return code: `return nq_errorf(errbuf, errlen, NQ_ERANGE, "...", ...)`. */
 int nq_errorf(char *errbuf, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+    __attribute__((format(NQ_PRINTF, 4, 5)));
 
 /* Monotonic clock in seconds (for rates and timings) and wall clock in seconds since the epoch. */
 double nq_now_mono(void);

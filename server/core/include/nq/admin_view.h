@@ -125,7 +125,8 @@ NQ_VIEW_STRUCT(stalled, NQ_VIEW_STALLED)
   F(INT, active, REQ, 0)                                                                         \
   F(INT, known, REQ, 0)                                                                          \
   F(INT, banned, REQ, 0)                                                                         \
-  F(INT, suspect, REQ, 0)
+  F(INT, suspect, REQ, 0)                                                                        \
+  F(INT, paused, OPT, 0)
 NQ_VIEW_STRUCT(fleet, NQ_VIEW_FLEET)
 
 #define NQ_VIEW_BACKUP(F)                                                                        \

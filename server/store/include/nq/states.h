@@ -48,4 +48,17 @@ typedef enum {
 #define NQ_UNIT_STATE_N (0 NQ_UNIT_STATE_MAP(NQ_ENUM_COUNT_ONE))
 #define NQ_STALL_REASON_N (0 NQ_STALL_REASON_MAP(NQ_ENUM_COUNT_ONE))
 
+/* units.contest: why a unit is (or was) contested, and what settled it. */
+#define SRV_CONTEST_MAP(X)                                                                         \
+  X(NONE, "none") /* never contested, or decided by votes (no trusted owner) */                    \
+  X(OPEN, "contested") /* its results disagree: not verified, waits for a trusted result */        \
+  X(TRUSTED, "trusted") /* verified by a trusted owner's result */                                 \
+  X(AUDIT, "audit") /* verified by an authoritative count (srv_sched_settle) */
+typedef enum {
+#define SRV_CONTEST_ENUM_ONE(e, name) SRV_CONTEST_##e,
+  SRV_CONTEST_MAP(SRV_CONTEST_ENUM_ONE)
+#undef SRV_CONTEST_ENUM_ONE
+  SRV_CONTEST_N
+} srv_contest_t;
+
 #endif

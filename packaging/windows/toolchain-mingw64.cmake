@@ -1,0 +1,20 @@
+# The Windows x86-64 cross build on Debian (scripts/build-windows.sh): mingw-w64's gcc with POSIX
+# threads (winpthreads: the solver's pthreads), the libraries cross-built into NQ_WIN_PREFIX,
+# and wine to run what the build runs (man pages, the test suites under ctest).
+set(CMAKE_SYSTEM_NAME Windows)
+set(CMAKE_SYSTEM_PROCESSOR x86_64)
+set(CMAKE_C_COMPILER x86_64-w64-mingw32-gcc-posix)
+set(CMAKE_RC_COMPILER x86_64-w64-mingw32-windres)
+set(CMAKE_AR x86_64-w64-mingw32-gcc-ar-posix)
+set(CMAKE_RANLIB x86_64-w64-mingw32-gcc-ranlib-posix)
+if(NOT NQ_WIN_PREFIX)
+  set(NQ_WIN_PREFIX $ENV{NQ_WIN_PREFIX})
+endif()
+set(CMAKE_FIND_ROOT_PATH /usr/x86_64-w64-mingw32 ${NQ_WIN_PREFIX})
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+if(NOT CMAKE_CROSSCOMPILING_EMULATOR)
+  set(CMAKE_CROSSCOMPILING_EMULATOR $ENV{NQ_WINE})
+endif()
