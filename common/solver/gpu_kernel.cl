@@ -11,8 +11,8 @@
  * the candidates left and the attack masks l, d, r of the node on that row) gives its lowest
  * candidate; a level whose last candidate is taken leaves the stack at once (`live`, a bit a
  * level: the next top is its highest bit, no scan). A node's children are counted when its
- * candidates are final (popcount), and it is pushed if it has some. A node on row N-6 is never
- * pushed: its whole subtree is counted inline (NQ_ROW_N6..NQ_ROW_N2), row N-1 from each row N-2
+ * candidates are final (popcount), and it is pushed if it has some. A node on row N-7 is never
+ * pushed: its whole subtree is counted inline (NQ_ROW_N7..NQ_ROW_N2), row N-1 from each row N-2
  * node's two free columns. No board is kept: a row's column is the difference of two levels' d
  * masks, and the board is rebuilt only for the side part's leaves whose rotation check can
  * matter (a flag: column 0 on row BOUND2, column N-1 on row BOUND1, ENDBIT last), about 3/N of
@@ -287,10 +287,11 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
-/* A node on row N-5 (masks l, d, r, candidates bm, its parent's d mask dpp, flags fl0; row
- * N-6's column x5; kp, bitp of nq_side_leaf): its children (row N-4, the blocked test's last row)
- * counted, the blocked ones dropped, each other one tested as the walk tests a child (rules,
- * flags, dead tests) and its subtree counted by NQ_ROW_N4. */
+/* A node on row N-5 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
+ * grandparent, flags fl0; rows N-7 and N-6's columns x6, x5; kp, bitp of nq_side_leaf): its
+ * children (row N-4, the blocked test's last row) counted, the blocked ones dropped, each other
+ * one tested as the walk tests a child (rules, flags, dead tests) and its subtree counted by
+ * NQ_ROW_N4. */
 #define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp, x6, x5)                           \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
@@ -309,9 +310,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
-/* A node on row N-6 (masks l, d, r, candidates bm, its parent's d mask dpp, flags fl0; its
- * parent at level kp with column bitp): as NQ_ROW_N5, one row up (its children on row N-5, the
- * blocked test's rows then below them). */
+/* A node on row N-6 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
+ * grandparent, flags fl0; row N-7's column x6; kp, bitp of nq_side_leaf): as NQ_ROW_N5, one
+ * row up (its children on row N-5, the blocked test's rows then below them). */
 #define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp, x6)                               \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
@@ -358,7 +359,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 #define NQ_SLOWV() (s.slow | ((fl & F90) ? s.s90 : 0u) | ((fl & F270) ? s.s270 : 0u))
 
 /* The search loop of one part (SIDE constant): until the stack is empty or the budget spent.
- * A node's children are counted when its candidates are final (pushed, or inline from row N-6
+ * A node's children are counted when its candidates are final (pushed, or inline from row N-7
  * down); rows with a rule (slowv) take the slow path, and a node whose children are on the
  * blocked test's rows (s.filt) drops its blocked children before it is pushed. */
 #define NQ_WALK(SIDE)                                                                            \
