@@ -1688,10 +1688,6 @@ void cli_config_default(cli_config_t *cfg) {
   cfg->state = state;
 }
 
-int cli_parse_server(const char *s, cli_config_t *cfg) {
-  return nq_hostport_parse(s, cfg->host, sizeof cfg->host, &cfg->port, 0);
-}
-
 /* Pick the credentials: --token, else the stored token, else enrol with --enrol. */
 static int pick_credentials(cli_t *cli) {
   const cli_config_t *cfg = cli->cfg;

@@ -4,12 +4,17 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "nq/addr.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/proto.h"
 #include "nq/throttle.h"
 
 _Static_assert(sizeof(nq_priority_t) == sizeof(int), "nq_priority_t is an int");
+
+int cli_parse_server(const char *s, cli_config_t *cfg) {
+  return nq_hostport_parse(s, cfg->host, sizeof cfg->host, &cfg->port, 0);
+}
 
 static int set_server(void *base, const nq_opt_t *opt, const char *v, char *err, size_t len) {
   if (cli_parse_server(v, base) != 0)

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "cli.h"
+#include "cli_config.h"
 #include "nq/opts.h"
 
 /* What the command line says beyond cli_config_t. */
@@ -23,6 +23,9 @@ typedef struct cli_status_args_s {
   const char *state; /* --state */
   int json;          /* --json */
 } cli_status_args_t;
+
+/* Split "HOST:PORT" or "[IPv6]:PORT" into cfg->host / cfg->port. Returns 0 or NQ_EINVAL. */
+int cli_parse_server(const char *s, cli_config_t *cfg);
 
 /* nq-client's command line into cfg (already cli_config_default'ed) and args (zeroed here). */
 void cli_opts_init(nq_opts_t *o, cli_config_t *cfg, cli_args_t *args);

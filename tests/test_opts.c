@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "cli.h"
 #include "cli_opts.h"
 #include "nq/job_opts.h"
 #include "nq/nq.h"
