@@ -11,8 +11,8 @@
  * the candidates left and the attack masks l, d, r of the node on that row) gives its lowest
  * candidate; a level whose last candidate is taken leaves the stack at once (`live`, a bit a
  * level: the next top is its highest bit, no scan). A node's children are counted when its
- * candidates are final (popcount), and it is pushed if it has some. A node on row N-6 is never
- * pushed: its whole subtree is counted inline (NQ_ROW_N6..NQ_ROW_N2), row N-1 from each row N-2
+ * candidates are final (popcount), and it is pushed if it has some. A node on row N-7 is never
+ * pushed: its whole subtree is counted inline (NQ_ROW_N7..NQ_ROW_N2), row N-1 from each row N-2
  * node's two free columns. No board is kept: a row's column is the difference of two levels' d
  * masks, and the board is rebuilt only for the side part's leaves whose rotation check can
  * matter (a flag: column 0 on row BOUND2, column N-1 on row BOUND1, ENDBIT last), about 3/N of
@@ -28,7 +28,7 @@
  * sizes; the next launch resumes it, and the host can split what a saved search has left (every
  * candidate on its stack) into new subtrees. Counts are added per owner (the unit of the solve a
  * subtree is below) into 64-bit totals made of two 32-bit words with 32-bit atomics (OpenCL 1.2
- * promises no 64-bit atomics), when a subtree is done and when a search is saved.
+ * promises no 64-bit atomics), when the owner changes and when the work-item stops.
  *
  * A subtree record is 32 bytes: byte 0 the depth d (2..N-1), bytes 1..d the columns of rows
  * 0..d-1. The part and BOUND1 follow from them: the corner part has row 0 in column 0 (BOUND1 is
@@ -81,6 +81,7 @@
 static inline int nq_blocked(int rows, uint notmask, uint lastmask, uint l, uint d, uint r) {
   const uint nx = ~(d | notmask);
   uint open = nx & ~(l | r), mn, f;
+  if (!open) return 1; /* no candidates: nothing is below it, blocked or not */
   l <<= 1;
   r >>= 1;
   mn = f = nx & ~(l | r);
@@ -178,33 +179,35 @@ static int nq_check(int e, const uint *b, int bound1, int bound2, uint topbit, u
 typedef struct {
   int depth, side, bound1, bound2, c1, y90, p90, lo270, hi270, blo;
   uint forbid, sidemask, lastmask, endbit, dy90, dc1, b2last; /* b2last: BOUND2 is row N-2 */
+  uint m90, m270; /* the side part: bit BOUND2, bit BOUND1 (NQ_FLAGS) */
   uint slow, s90, s270, filt; /* bit y: a child on row y takes the slow path (always, while F90
                               is set, while F270 is set) / drops its blocked children */
 } nq_sub_t;
 
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
  * depth..N-7 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
- * the parent at level kp, whose column is bitp; rows N-6..N-1 are tail[0..5] (rows N-6..N-3
+ * the parent at level kp, whose column is bitp; rows N-7..N-1 are tail[0..6] (rows N-7..N-3
  * only when they are not the record's). */
 static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
-                        const nq_sub_t *s, int kp, uint bitp, const uint *tail, uint topbit) {
+                        int depth, int bound1, int bound2, uint endbit, int kp, uint bitp,
+                        const uint *tail, uint topbit) {
   uint b[32];
-  for (int i = 0; i < s->depth; i++) b[i] = 1u << t[1 + i];
-  for (int i = 0; s->depth + i < e - 5; i++)
-    b[s->depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
-  for (int i = 0; i < 6; i++)
-    if (e - 5 + i >= s->depth) b[e - 5 + i] = tail[i];
-  return nq_check(e, b, s->bound1, s->bound2, topbit, s->endbit);
+  for (int i = 0; i < depth; i++) b[i] = 1u << t[1 + i];
+  for (int i = 0; depth + i < e - 6; i++)
+    b[depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
+  for (int i = 0; i < 7; i++)
+    if (e - 6 + i >= depth) b[e - 6 + i] = tail[i];
+  return nq_check(e, b, bound1, bound2, topbit, endbit);
 }
 
 /* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
  * nodes by popcount, solutions from its two free columns. fl: the path's flags; kp, bitp and
- * rows N-6..N-3's columns x5..x2: the path for nq_side_leaf. */
-#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x5, x4, x3, x2)                                 \
+ * rows N-7..N-3's columns x6..x2: the path for nq_side_leaf. */
+#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x6, x5, x4, x3, x2)                           \
   do {                                                                                           \
-    const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                          \
-    const int ok1_ = ((bm) & f1_) && !(f2_ & ((((l) | f1_) << 1) | (((r) | f1_) >> 1)));        \
-    const int ok2_ = ((bm) & f2_) && !(f1_ & ((((l) | f2_) << 1) | (((r) | f2_) >> 1)));        \
+    const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                           \
+    const int ok1_ = ((bm) & f1_) && !(f2_ & ((((l) | f1_) << 1) | (((r) | f1_) >> 1)));         \
+    const int ok2_ = ((bm) & f2_) && !(f1_ & ((((l) | f2_) << 1) | (((r) | f2_) >> 1)));         \
     nodes += popcount(bm);                                                                       \
     if (!(SIDE)) {                                                                               \
       c8 += (ulong)(ok1_ + ok2_);                                                                \
@@ -220,8 +223,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         for (int i2_ = 0; i2_ < 2; i2_++) {                                                      \
           const uint a_ = i2_ ? f2_ : f1_, z_ = i2_ ? f1_ : f2_;                                 \
           if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                      \
-          const uint tl_[6] = {(x5), (x4), (x3), (x2), a_, z_};                                  \
-          const int c_ = nq_side_leaf(e, t, stk, lid, &s, kp, bitp, tl_, topbit);               \
+          const uint tl_[7] = {(x6), (x5), (x4), (x3), (x2), a_, z_};                            \
+          const int c_ = nq_side_leaf(e, t, stk, lid, s.depth, s.bound1, s.bound2,               \
+                                      s.endbit, kp, bitp, tl_, topbit);                          \
           c2 += c_ == 2;                                                                         \
           c4 += c_ == 4;                                                                         \
           c8 += c_ == 8;                                                                         \
@@ -229,6 +233,12 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       }                                                                                          \
     }                                                                                            \
   } while (0)
+
+/* The flags a side-part child in column x (one bit) on inline row j sets: F90 when j is BOUND2
+ * and x column 0, F270 when j is BOUND1 and x column N-1 (bits by row: s.m90, s.m270). The
+ * parent's flags never hold them there: a path's row j is placed only here. */
+#define NQ_FLAGS(x, j)                                                                           \
+  (((x) & ((s.m90 >> (j)) & 1u)) | (((x) & (((s.m270 >> (j)) & 1u) << e)) >> (e - 1)))
 
 /* The side part's BOUND2 rule for a child on row yc (d mask cd): its cut or its mask. */
 #define NQ_BOUND2(yc, cd, bm)                                                                    \
@@ -239,10 +249,10 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
-/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0; rows N-6..N-4's columns x5..x3,
+/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0; rows N-7..N-4's columns x6..x3,
  * and kp, bitp of nq_side_leaf): its whole subtree, each child on row
  * N-2 counted with its children by NQ_ROW_N2. */
-#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x5, x4, x3)                                    \
+#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x6, x5, x4, x3)                              \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
@@ -252,17 +262,16 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       uint fl2_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
         NQ_BOUND2(e - 1, d2_, b2_);                                                              \
-        if (s.bound2 == e - 2) fl2_ = (fl2_ & ~F90) | (x_ == 1u ? F90 : 0u);                     \
-        if (s.bound1 == e - 2) fl2_ = (fl2_ & ~F270) | (x_ == topbit ? F270 : 0u);               \
+        fl2_ |= NQ_FLAGS(x_, e - 2);                                                             \
       }                                                                                          \
-      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x5, x4, x3, x_);                       \
+      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x6, x5, x4, x3, x_);                   \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0; rows N-6 and N-5's columns x5,
- * x4, and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
+/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0; rows N-7..N-5's columns x6..x4,
+ * and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
  * by NQ_ROW_N3. */
-#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, kp, bitp, x5, x4)                                        \
+#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, kp, bitp, x6, x5, x4)                                  \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
@@ -272,55 +281,76 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       uint fl3_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
         NQ_BOUND2(e - 2, d3_, b3_);                                                              \
-        if (s.bound2 == e - 3) fl3_ = (fl3_ & ~F90) | (w_ == 1u ? F90 : 0u);                     \
-        if (s.bound1 == e - 3) fl3_ = (fl3_ & ~F270) | (w_ == topbit ? F270 : 0u);               \
+        fl3_ |= NQ_FLAGS(w_, e - 3);                                                             \
       }                                                                                          \
-      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, x5, x4, w_);                           \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, x6, x5, x4, w_);                       \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-5 (masks l, d, r, candidates bm, its parent's d mask dpp, flags fl0; row
- * N-6's column x5; kp, bitp of nq_side_leaf): its children (row N-4, the blocked test's last row)
- * counted, the blocked ones dropped, each other one tested as the walk tests a child (rules,
- * flags, dead tests) and its subtree counted by NQ_ROW_N4. */
-#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, fl0, kp, bitp, x5)                                       \
+/* A node on row N-5 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
+ * grandparent, flags fl0; rows N-7 and N-6's columns x6, x5; kp, bitp of nq_side_leaf): its
+ * children (row N-4, the blocked test's last row) counted, the blocked ones dropped, each other
+ * one tested as the walk tests a child (rules, flags, dead tests) and its subtree counted by
+ * NQ_ROW_N4. */
+#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp, x6, x5)                           \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
-    for (uint c5_ = nq_keep(3, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c5_;              \
+    for (uint c5_ = nq_keep(3, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c5_;               \
          c5_ &= c5_ - 1u) {                                                                      \
       const uint v_ = c5_ & (0u - c5_), l4_ = ((l) | v_) << 1, d4_ = (d) | v_,                   \
                  r4_ = ((r) | v_) >> 1;                                                          \
       uint b4_ = mask & ~(l4_ | d4_ | r4_) & (e - 3 < s.bound1 ? ~s.forbid : ~0u);               \
       uint fl4_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
-        if (s.bound2 == e - 4) fl4_ = (fl4_ & ~F90) | (v_ == 1u ? F90 : 0u);                     \
-        if (s.bound1 == e - 4) fl4_ = (fl4_ & ~F270) | (v_ == topbit ? F270 : 0u);               \
+        fl4_ |= NQ_FLAGS(v_, e - 4);                                                             \
         NQ_BOUND2(e - 3, d4_, b4_);                                                              \
-        if (NQ_DEAD(e - 3, d4_, (d), (dpp), fl4_)) continue;                                     \
+        if (NQ_DEAD(e - 3, d4_, (d), (dpp), (dppp), fl4_)) continue;                             \
       }                                                                                          \
-      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, kp, bitp, x5, v_);                               \
+      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, kp, bitp, x6, x5, v_);                           \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-6 (masks l, d, r, candidates bm, its parent's d mask dpp, flags fl0; its
- * parent at level kp with column bitp): as NQ_ROW_N5, one row up (its children on row N-5, the
- * blocked test's rows then below them). */
-#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, fl0, kp, bitp)                                         \
+/* A node on row N-6 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
+ * grandparent, flags fl0; row N-7's column x6; kp, bitp of nq_side_leaf): as NQ_ROW_N5, one
+ * row up (its children on row N-5, the blocked test's rows then below them). */
+#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp, x6)                               \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
-    for (uint c6_ = nq_keep(4, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c6_;              \
+    for (uint c6_ = nq_keep(4, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c6_;               \
          c6_ &= c6_ - 1u) {                                                                      \
       const uint u_ = c6_ & (0u - c6_), l5_ = ((l) | u_) << 1, d5_ = (d) | u_,                   \
                  r5_ = ((r) | u_) >> 1;                                                          \
       uint b5_ = mask & ~(l5_ | d5_ | r5_) & (e - 4 < s.bound1 ? ~s.forbid : ~0u);               \
       uint fl5_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
-        if (s.bound2 == e - 5) fl5_ = (fl5_ & ~F90) | (u_ == 1u ? F90 : 0u);                     \
-        if (s.bound1 == e - 5) fl5_ = (fl5_ & ~F270) | (u_ == topbit ? F270 : 0u);               \
+        fl5_ |= NQ_FLAGS(u_, e - 5);                                                             \
         NQ_BOUND2(e - 4, d5_, b5_);                                                              \
-        if (NQ_DEAD(e - 4, d5_, (d), (dpp), fl5_)) continue;                                     \
+        if (NQ_DEAD(e - 4, d5_, (d), (dpp), (dppp), fl5_)) continue;                             \
       }                                                                                          \
-      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), fl5_, kp, bitp, u_);                              \
+      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl5_, kp, bitp, x6, u_);                   \
+    }                                                                                            \
+  } while (0)
+
+/* A node on row N-7 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
+ * grandparent, flags fl0; its parent at level kp with column bitp): as NQ_ROW_N6, one row up,
+ * its blocked children dropped when the blocked test reaches their row. */
+#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp)                                   \
+  do {                                                                                           \
+    nodes += popcount(bm);                                                                       \
+    const uint k7_ = (s.filt >> (e - 6)) & 1u                                                    \
+                         ? nq_keep(5, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm)              \
+                         : (bm);                                                                 \
+    for (uint c7_ = k7_; c7_; c7_ &= c7_ - 1u) {                                                 \
+      const uint t_ = c7_ & (0u - c7_), l6_ = ((l) | t_) << 1, d6_ = (d) | t_,                   \
+                 r6_ = ((r) | t_) >> 1;                                                          \
+      uint b6_ = mask & ~(l6_ | d6_ | r6_) & (e - 5 < s.bound1 ? ~s.forbid : ~0u);               \
+      uint fl6_ = (fl0);                                                                         \
+      if (SIDE) {                                                                                \
+        fl6_ |= NQ_FLAGS(t_, e - 6);                                                             \
+        NQ_BOUND2(e - 5, d6_, b6_);                                                              \
+        if (NQ_DEAD(e - 5, d6_, (d), (dpp), (dppp), fl6_)) continue;                             \
+      }                                                                                          \
+      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl6_, kp, bitp, t_);                       \
     }                                                                                            \
   } while (0)
 
@@ -329,7 +359,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 #define NQ_SLOWV() (s.slow | ((fl & F90) ? s.s90 : 0u) | ((fl & F270) ? s.s270 : 0u))
 
 /* The search loop of one part (SIDE constant): until the stack is empty or the budget spent.
- * A node's children are counted when its candidates are final (pushed, or inline from row N-6
+ * A node's children are counted when its candidates are final (pushed, or inline from row N-7
  * down); rows with a rule (slowv) take the slow path, and a node whose children are on the
  * blocked test's rows (s.filt) drops its blocked children before it is pushed. */
 #define NQ_WALK(SIDE)                                                                            \
@@ -355,10 +385,11 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           slowv = NQ_SLOWV();                                                                    \
         }                                                                                        \
         NQ_BOUND2(yc, cd, bm);                                                                   \
-        if (NQ_DEAD(yc, cd, v.z, STK(k > 0 ? k - 1 : 0).z, fl)) continue;                        \
+        if (NQ_DEAD(yc, cd, v.z, STK(k > 0 ? k - 1 : 0).z, STK(k > 1 ? k - 2 : 0).z, fl))        \
+          continue;                                                                              \
       }                                                                                          \
-      if (yc == e - 5) {                                                                         \
-        NQ_ROW_N6(SIDE, cl, cd, cr, bm, v.z, fl, k, bit);                                        \
+      if (yc == e - 6) {                                                                         \
+        NQ_ROW_N7(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fl, k, bit);              \
         continue;                                                                                \
       }                                                                                          \
     }                                                                                            \
@@ -374,13 +405,14 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 /* The side part's dead tests of a child on row yc (d mask cd, its parent's dp; flags f), each
  * on the rows that decide it (see the top of this file), reading earlier rows' d masks from the
  * prefix or the stack (row r's d mask, r > depth: level r - depth's). */
-#define NQ_DROW(r, yc, cd, dp, dpp)                                                              \
-  ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : (r) == (yc) - 2 ? (dpp) : STK((r) - s.depth).z)
-#define NQ_DEAD(yc, cd, dp, dpp, f)                                                              \
+#define NQ_DROW(r, yc, cd, dp, dpp, dppp)                                                        \
+  ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : (r) == (yc) - 2 ? (dpp)                         \
+   : (r) == (yc) - 3 ? (dppp) : STK((r) - s.depth).z)
+#define NQ_DEAD(yc, cd, dp, dpp, dppp, f)                                                        \
   (((yc) == s.p90 + 1 && ((f) & F90) &&                                                          \
-    !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp)) & 2u)) ||              \
+    !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp, dppp)) & 2u)) ||      \
    ((yc) >= s.lo270 && (yc) <= s.hi270 && ((f) & F270) &&                                        \
-    (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp)) &            \
+    (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp, dppp)) &    \
      (topbit >> 1))))
 
 /* Adds v to the 64-bit total at p (low word, high word). */
@@ -406,16 +438,25 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
   const uint mask = n == 32 ? 0xffffffffu : ((1u << n) - 1u), topbit = 1u << e;
   uint steps = 0, live = 0, fl = 0, own = 0, held = stat[gid] == NQ_RUNNING;
   __global const uchar *t = (__global const uchar *)(sv + SV_REC);
+  /* The counts of the owner `cur` since they were last added to its totals: a work-item's
+   * subtrees in a row are mostly one unit's (the queue is in owner order), so the atomics come
+   * once an owner, not once a subtree. */
+  ulong c2 = 0, c4 = 0, c8 = 0, nodes = 0;
+  uint cur = 0;
+#define NQ_FLUSH()                                                                               \
+  do {                                                                                           \
+    nq_add64(tot + 8 * cur, c2);                                                                 \
+    nq_add64(tot + 8 * cur + 2, c4);                                                             \
+    nq_add64(tot + 8 * cur + 4, c8);                                                             \
+    nq_add64(tot + 8 * cur + 6, nodes);                                                          \
+    c2 = c4 = c8 = nodes = 0;                                                                    \
+  } while (0)
   for (;;) {
-    ulong c2 = 0, c4 = 0, c8 = 0, nodes = 0;
     uint idx = 0;
     if (!held) { /* the next record of the queue, while the budget lasts */
-      if (steps >= budget) {
-        stat[gid] = NQ_EMPTY;
-        return;
-      }
-      idx = atomic_inc(qhead);
+      idx = steps < budget ? atomic_inc(qhead) : qlen;
       if (idx >= qlen) {
+        NQ_FLUSH();
         stat[gid] = NQ_EMPTY;
         return;
       }
@@ -423,6 +464,10 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       own = qown[idx];
     } else {
       own = sv[SV_OWN];
+    }
+    if (own != cur) {
+      NQ_FLUSH();
+      cur = own;
     }
     /* The record's settings, and its first node's board and masks. */
     nq_sub_t s;
@@ -436,6 +481,8 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     s.forbid = s.side ? s.sidemask : 2u;
     s.endbit = s.side ? topbit >> s.bound1 : 0u;
     s.b2last = s.side && s.bound2 == e - 1;
+    s.m90 = s.side ? 1u << s.bound2 : 0u;
+    s.m270 = s.side ? 1u << s.bound1 : 0u;
     s.lastmask = 0;
     if (s.side) {
       uint last = topbit | 1u;
@@ -448,7 +495,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     s.hi270 = 0;
     s.filt = 0;
     for (int y = s.blo - 1; y <= e - 4; y++) s.filt |= 1u << y;
-    s.slow = 1u << (e - 5);
+    s.slow = 1u << (e - 6);
     s.s90 = s.s270 = 0;
     if (s.side) {
       const int p90 = s.bound2 > s.y90 ? s.bound2 : s.y90;
@@ -456,9 +503,9 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       s.lo270 = s.bound1 + 1 > s.depth + 1 ? s.bound1 + 1 : s.depth + 1;
       s.hi270 = s.bound1 + 1 > s.c1 ? s.bound1 + 1 : s.c1;
       if (s.hi270 > e - 3) s.hi270 = e - 3;
-      if (s.bound2 <= e - 5) s.slow |= 1u << s.bound2;
-      if (s.bound1 + 1 <= e - 5) s.slow |= 1u << (s.bound1 + 1);
-      if (s.bound2 + 1 <= e - 5) s.slow |= 1u << (s.bound2 + 1);
+      if (s.bound2 <= e - 6) s.slow |= 1u << s.bound2;
+      if (s.bound1 + 1 <= e - 6) s.slow |= 1u << (s.bound1 + 1);
+      if (s.bound2 + 1 <= e - 6) s.slow |= 1u << (s.bound2 + 1);
       if (s.p90 >= 0) s.s90 = 1u << (s.p90 + 1);
       for (int y = s.lo270; y <= s.hi270; y++) s.s270 |= 1u << y;
     }
@@ -481,7 +528,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       if (s.side && s.bound2 < s.depth && b[s.bound2] == 1u) fl |= F90;
       if (s.side && s.bound1 < s.depth && b[s.bound1] == topbit) fl |= F270;
       const int y = s.depth;
-      nodes = 1;
+      nodes++;
       uint bm = mask & ~(l | d | r);
       const int cut = (s.side && nq_dead(e, y, b, s.bound1, s.bound2, topbit, s.y90, s.c1)) ||
                       (y >= s.blo && y <= e - 3 &&
@@ -501,15 +548,17 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         if (y < s.bound1) bm &= ~s.forbid;
         if (s.side) NQ_BOUND2(y, d, bm);
         if (y == e - 1) {
-          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 2) {
-          NQ_ROW_N3(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u);
+          NQ_ROW_N3(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 3) {
-          NQ_ROW_N4(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u);
+          NQ_ROW_N4(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u);
         } else if (y == e - 4) {
-          NQ_ROW_N5(s.side, l, d, r, bm, 0u, fl, 0, 0u, 0u);
+          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fl, 0, 0u, 0u, 0u);
         } else if (y == e - 5) {
-          NQ_ROW_N6(s.side, l, d, r, bm, 0u, fl, 0, 0u);
+          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fl, 0, 0u, 0u);
+        } else if (y == e - 6) {
+          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fl, 0, 0u);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);
@@ -553,11 +602,11 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
 #if NQ_CORRUPT
     if (!held && idx == 0 && !live) c4++;
 #endif
-    nq_add64(tot + 8 * own, c2);
-    nq_add64(tot + 8 * own + 2, c4);
-    nq_add64(tot + 8 * own + 4, c8);
-    nq_add64(tot + 8 * own + 6, nodes);
-    if (live) return;
+    if (live) {
+      NQ_FLUSH();
+      return;
+    }
     held = 0;
   }
+#undef NQ_FLUSH
 }

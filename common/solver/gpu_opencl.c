@@ -266,7 +266,8 @@ static int slots_alloc(nq_gpu_t *g) {
   n = (n + GROUP - 1) / GROUP * GROUP;
   cl_int e[3];
   g->stat = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL, &e[0]);
-  g->save = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, n * SLOT_WORDS * sizeof(cl_uint), NULL, &e[1]);
+  g->save =
+      clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, n * SLOT_WORDS * sizeof(cl_uint), NULL, &e[1]);
   g->qhead = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &e[2]);
   for (int i = 0; i < 3; i++)
     if (e[i] != CL_SUCCESS) return fail(g, "cannot allocate device memory", e[i]);
@@ -399,8 +400,8 @@ static int queue_upload(nq_gpu_t *g, const subs_t *q, size_t from) {
     memcpy(r + 1, q->v[i].prefix, (size_t)q->v[i].depth);
     g->h_qown[i] = q->owner[i];
   }
-  cl_int e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, from * REC, n * REC, g->h_recs + from * REC,
-                                  0, NULL, NULL);
+  cl_int e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, from * REC, n * REC,
+                                  g->h_recs + from * REC, 0, NULL, NULL);
   if (e == CL_SUCCESS)
     e = clEnqueueWriteBuffer(g->q, g->qown, CL_FALSE, from * sizeof(cl_uint), n * sizeof(cl_uint),
                              g->h_qown + from, 0, NULL, NULL);
@@ -522,7 +523,7 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
     if (e != CL_SUCCESS) rc = fail(g, "cannot copy the subtrees to the device", e);
   }
   size_t taken = 0;
-  while (rc == 0) {
+  while (rc == 0 && q.len > 0) { /* (no subtree: every unit was cut on the host) */
     if (ctl && ctl->cancel && __atomic_load_n(ctl->cancel, __ATOMIC_RELAXED)) {
       rc = NQ_ECANCELED;
       break;

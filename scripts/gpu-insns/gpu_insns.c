@@ -50,7 +50,8 @@ int main(int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--check")) check = 1;
     else if (!strcmp(argv[i], "--records") && i + 1 < argc) want = strtoul(argv[++i], NULL, 10);
-    else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = (uint)strtoul(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--budget") && i + 1 < argc)
+      budget = (uint)strtoul(argv[++i], NULL, 10);
   }
   if (n < 8 || n > 24 || want == 0 || budget == 0) {
     fprintf(stderr, "usage: gpu_insns N(8..24) [--records R] [--budget B] [--check]\n");
