@@ -122,8 +122,9 @@ struct cli_s {
   int token_stored;        /* cli->token came from STATE/token */
   unsigned rng;
   int attempt;             /* reconnect attempts since the last welcome */
-  int64_t retry_after;     /* the server's `busy` asked for this wait (s) before the next
-                              attempt; 0: none, the backoff decides */
+  int64_t retry_after;     /* the server's `busy` (or a sign-up's refusal) asked for this wait
+                              (s) before the next attempt; 0: none, the backoff decides */
+  int retry_busy;          /* that wait came from `busy`: the server is full */
   int progress_interval;   /* seconds, from welcome */
   int paused_told;         /* the pause state the server was last told (tell_pause) */
   double paused_told_at;   /* ... when (monotonic s) */
@@ -645,8 +646,10 @@ static void schedule_reconnect(cli_t *cli) {
   cli->retry_after = 0;
   if (asked > d) {
     d = asked;
-    nq_log(NQ_LOG_INFO, "reconnecting in %.1f s, as the server asked", d);
+    nq_log(NQ_LOG_INFO, "%sreconnecting in %.1f s, as it asked", cli->retry_busy ?
+           "the server is full; " : "the server asked for a wait; ", d);
   }
+  cli->retry_busy = 0;
   cli->attempt++;
   nq_log(NQ_LOG_DEBUG, "reconnecting in %.1f s (attempt %d)", d, cli->attempt);
   uv_timer_start(&cli->retry_timer, on_retry_timer, (uint64_t)(d * 1000), 0);
@@ -725,7 +728,7 @@ static void handle_error(cli_t *cli, const json_t *msg) {
       cli->retry_after = e.retry_after;
     } else {
       nq_log(NQ_LOG_WARN, "server closed the session: %s: %s", e.name, e.message);
-      if (e.code == NQ_ERR_BUSY) cli->retry_after = e.retry_after;
+      if (e.code == NQ_ERR_BUSY) cli->retry_after = e.retry_after, cli->retry_busy = 1;
     }
     nq_conn_close(cli->conn, NULL, NULL);
     return;
