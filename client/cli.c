@@ -1269,7 +1269,12 @@ static void tell_pause(cli_t *cli) {
   int paused = nq_throttle_paused(cli->throttle);
   double now = nq_now_mono(), every = cli->progress_interval > 0 ? cli->progress_interval : 60;
   if (cli->state != CLI_STATE_READY) return;
-  if (paused == cli->paused_told && (!paused || now - cli->paused_told_at < every)) return;
+  if (paused == cli->paused_told && (!paused || now - cli->paused_told_at < every)) {
+    /* A pause that began and ended between two ticks (one the session opened in, say) was
+     * never told; the work it held back is asked for now. */
+    if (!paused) cli_pump(cli);
+    return;
+  }
   int64_t id = -1;
   cli_lane_t *run = NULL;
   for (int i = 0; i < cli->nlanes && !run; i++)
