@@ -834,8 +834,7 @@ void srv_job_create_progress(const srv_job_progress_t *p, void *arg) {
 }
 
 int srv_diverse_default(int diverse_kernels, int n) {
-  if (diverse_kernels >= 0) return diverse_kernels;
-  return nq_known(n) ? 0 : 2;
+  return nq_jobopts_kernels_default(diverse_kernels, n);
 }
 
 static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {

@@ -27,7 +27,8 @@ typedef struct solve_cfg_s {
   const char *checkpoint;    /* --checkpoint FILE: save and resume a count (NULL: no) */
   double checkpoint_seconds; /* seconds between two saves */
   const char *fleet_spec;    /* --fleet SPEC: a plan in calendar time (NULL: no) */
-  nq_fleet_t fleet;          /* ... parsed */
+  nq_fleet_t fleet;          /* ... parsed; its kernels: diverse_kernels or N's default */
+  int diverse_kernels;       /* --diverse-kernels K (-1: N's default, nq_jobopts_kernels_default) */
   double split_outliers;     /* --split-outliers K (0: off; plan.h) */
   unsigned sample_k, sample_p; /* --sample K/P: every P-th unit from the K-th (p 0: a whole count) */
 } solve_cfg_t;

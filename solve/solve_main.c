@@ -11,6 +11,7 @@
  */
 #include "nq/sys.h"
 #include "nq/gpu.h"
+#include "nq/job_opts.h"
 #include "nq/log.h"
 #include "nq/nq.h"
 #include "nq/opts.h"
@@ -341,8 +342,11 @@ static const nq_opt_t solve_table[] = {
     {NQ_OPT_STRING, "fleet", .arg = "SPEC", .set = set_fleet,
      .help = "the plan in calendar time on a fleet: KERNEL=COUNT[@RATE] (avx512, avx2, scalar, "
              "ref; neon, gpu with @RATE nodes/s each), rate=R, quorum=Q (default 2), spot=F "
-             "(0..1), duty=F (0..1), comma-separated, e.g. "
-             "avx2=2000,avx512=500,quorum=2,spot=0.05,duty=0.5"},
+             "(0..1, default 0.02), duty=F (0..1), comma-separated, e.g. "
+             "avx2=2000,avx512=500,quorum=2,spot=0.05,duty=0.5; with --plan or --estimate"},
+    V_INT("diverse-kernels", 0, diverse_kernels, "K", 0, NQ_JOBOPT_KERNELS_MAX,
+          "price the kernel rule as nq-server's --diverse-kernels K does (default: the server's "
+          "for N, 2 with no published count, else 0)"),
     V_DBL("split-outliers", split_outliers, "K", 1, 1e6,
           "a plan looks again at a unit estimated above K x the target (256 probes) and splits "
           "it when that is above the target"),
@@ -415,9 +419,10 @@ static int parse(int argc, char **argv, solve_cfg_t *cfg, const char **mode, int
   if (plan && cfg->unit_seconds <= 0 && cfg->unit_nodes < 0)
     cfg->unit_seconds = NQ_PLAN_DEFAULT_UNIT_SECONDS;
   int sized = cfg->unit_seconds > 0 || cfg->unit_nodes >= 0;
-  if ((cfg->fleet_spec && (!sized || cfg->list)) || (cfg->split_outliers > 0 && !sized)) {
-    fprintf(stderr, "nq-solve: --fleet goes with --plan (a summary, not --list-units), "
-                    "--split-outliers with a plan\n");
+  if ((cfg->fleet_spec && !estimate && (!sized || cfg->list)) ||
+      (cfg->split_outliers > 0 && !sized)) {
+    fprintf(stderr, "nq-solve: --fleet goes with --plan (a summary, not --list-units) or "
+                    "--estimate, --split-outliers with a plan\n");
     return 2;
   }
   if (estimate && (plan || sized || cfg->list)) {
@@ -502,11 +507,14 @@ int main(int argc, char **argv) {
   cfg.threads = nq_sys_ncpu();
   cfg.calib_seconds = -1; /* automatic (solve_estimate) */
   cfg.unit_nodes = -1; /* not given */
+  cfg.diverse_kernels = -1; /* N's default */
   const char *name = NULL;
   int first = argc;
   int rc = parse(argc, argv, &cfg, &name, &first);
   if (rc) return rc < 0 ? 0 : rc;
   const solve_mode_t *m = mode_named(name);
   if ((rc = parse_target(argc, argv, first, &cfg, m)) != 0) return rc;
+  /* The rule a plan prices is the one nq-server would give the job. */
+  cfg.fleet.kernels = nq_jobopts_kernels_default(cfg.diverse_kernels, cfg.n);
   return m->run(&cfg);
 }

@@ -54,6 +54,28 @@ static void print_spread(const char *what, const nq_est_spread_t *s) {
   printf("spread       max/median %.3g, p90/p10 %.3g\n", s->max / s->median, s->p90 / s->p10);
 }
 
+static json_t *fleet_json(const solve_cfg_t *cfg, const nq_fleet_t *f, const char *spec,
+                          double est, double largest);
+static void fleet_print(const nq_fleet_t *f, double est, double largest);
+
+/* The fleet --estimate prices: --fleet, or else machines like this one (its fast kernel at the
+ * calibrated rate) with the server's quorum, spot checks and kernel rule for N. 0 when neither
+ * is known. */
+static int estimate_fleet(const solve_cfg_t *cfg, const nq_est_report_t *r, nq_fleet_t *f,
+                          char *spec, size_t len) {
+  if (cfg->fleet_spec) {
+    *f = cfg->fleet;
+    snprintf(spec, len, "%s", cfg->fleet_spec);
+    return 1;
+  }
+  if (r->calib.rate <= 0) return 0;
+  snprintf(spec, len, "%s=1@%.6g", nq_fast_kernel_in_use(), r->calib.rate);
+  char err[300];
+  if (nq_fleet_parse(spec, f, err, sizeof err)) return 0;
+  f->kernels = cfg->fleet.kernels;
+  return 1;
+}
+
 static void estimate_json(const solve_cfg_t *cfg, const nq_est_report_t *r) {
   json_t *o = json_pack(
       "{s:i, s:i, s:I, s:i, s:I, s:I, s:f, s:f, s:f, s:o, s:s, s:f, s:f, s:I, s:f}", "n", r->n,
@@ -71,7 +93,10 @@ static void estimate_json(const solve_cfg_t *cfg, const nq_est_report_t *r) {
                                   "subunits", (int)r->calib.subunits, "kernel",
                                   nq_fast_kernel_in_use()));
   }
-  (void)cfg;
+  nq_fleet_t f;
+  char spec[128];
+  if (estimate_fleet(cfg, r, &f, spec, sizeof spec))
+    json_object_set_new(o, "fleet", fleet_json(cfg, &f, spec, r->nodes, r->unit.max));
   json_print(o);
 }
 
@@ -114,6 +139,14 @@ int solve_estimate(const solve_cfg_t *cfg) {
   print_spread("units       ", &r.unit);
   printf("largest      %s\n", r.unit_max_text);
   printf("unit noise   median relative SE of one unit's estimate %.1f%%\n", 100 * r.rel_se.median);
+  nq_fleet_t f;
+  char spec[128];
+  if (estimate_fleet(cfg, &r, &f, spec, sizeof spec)) {
+    if (!cfg->fleet_spec)
+      printf("job          as nq-server would run N on machines like this one (--fleet %s):\n",
+             spec);
+    fleet_print(&f, r.nodes, r.unit.max);
+  }
   return 0;
 }
 
@@ -229,30 +262,39 @@ static void outliers_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s) 
                ? "the looks of --split-outliers kept them (a second look at most Kx the "
                  "target, or 256 probes at most the target): their own figures are likely "
                  "high draws"
-               : "--split-outliers 4 looks at each again with 256 probes and splits those "
-                 "above the target");
+               : "nq-server and nq-admin job add plan without a second look (they take "
+                 "--unit-seconds, not --split-outliers): a smaller --unit-seconds makes the "
+                 "largest units smaller, and the clients' progress reports carry the long ones; "
+                 "here --split-outliers 4 shows what a second look with 256 probes would split");
 }
 
-/* --fleet: the plan in calendar time. */
-static json_t *fleet_json(const solve_cfg_t *cfg, const nq_plan_summary_t *s) {
+/* --fleet: a job of est nodes, its largest unit `largest`, in calendar time. */
+static json_t *fleet_json(const solve_cfg_t *cfg, const nq_fleet_t *f, const char *spec,
+                          double est, double largest) {
   nq_fleet_cal_t c;
-  nq_fleet_calendar(&cfg->fleet, s->est_nodes, &c);
+  nq_fleet_calendar(f, est, largest, &c);
   const char *slow_kernel;
-  double slow = nq_fleet_slowest(&cfg->fleet, &slow_kernel);
-  json_t *o = json_pack("{s:s, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "spec", cfg->fleet_spec,
-                        "rate", c.rate, "quorum", cfg->fleet.quorum, "spot", cfg->fleet.spot,
-                        "duty", cfg->fleet.duty, "replicas", c.replicas, "nodes", c.nodes,
-                        "ref_core_years", c.ref_core_years, "calendar_seconds", c.seconds);
+  double slow = nq_fleet_slowest(f, &slow_kernel);
+  json_t *by = json_object();
+  for (int i = 0; i < c.nkernels; i++)
+    json_object_set_new(by, c.kernel[i], json_real(c.kernel_share[i]));
+  json_t *o = json_pack("{s:s, s:f, s:i, s:f, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f,"
+                        " s:o}", "spec", spec, "rate", c.rate, "quorum", f->quorum, "spot",
+                        f->spot, "duty", f->duty, "diverse_kernels", f->kernels, "replicas",
+                        c.replicas, "nodes", c.nodes, "ref_core_years", c.ref_core_years,
+                        "core_seconds", c.core_seconds, "own_kernel_core_seconds",
+                        c.own_core_seconds, "bulk_seconds", c.bulk_seconds, "tail_seconds",
+                        c.tail_seconds, "calendar_seconds", c.seconds, "replicas_by_kernel", by);
   if (o && slow > 0)
-    json_object_set_new(o, "largest_unit_seconds_slowest", json_real(s->unit.max / slow));
+    json_object_set_new(o, "largest_unit_seconds_slowest", json_real(largest / slow));
+  (void)cfg;
   return o;
 }
 
-static void fleet_print(const solve_cfg_t *cfg, const nq_plan_summary_t *s) {
-  const nq_fleet_t *f = &cfg->fleet;
+static void fleet_print(const nq_fleet_t *f, double est, double largest) {
   nq_fleet_cal_t c;
-  nq_fleet_calendar(f, s->est_nodes, &c);
-  char a[64];
+  nq_fleet_calendar(f, est, largest, &c);
+  char a[64], b[64], d[64];
   printf("fleet        ");
   for (int i = 0; i < f->nparts; i++)
     printf("%s%.0f %s at %.3g", i ? ", " : "", f->part[i].count, f->part[i].kernel,
@@ -261,14 +303,25 @@ static void fleet_print(const solve_cfg_t *cfg, const nq_plan_summary_t *s) {
   printf(" = %.3g nodes/s, computing %.3g%% of the time\n", c.rate, 100 * f->duty);
   printf("replicas     %.3g results a unit (quorum %d + %.3g spot checks): %.4g nodes\n",
          c.replicas, f->quorum, f->spot, c.nodes);
+  printf("kernels      --diverse-kernels %d%s: replicas run", f->kernels,
+         f->kernels >= 2 ? " (each replica named the kernel its unit lacks)" : " (off)");
+  for (int i = 0; i < c.nkernels; i++)
+    printf("%s %s %.3g%%", i ? "," : "", c.kernel[i], 100 * c.kernel_share[i]);
+  printf("; %.3gx the core-seconds of every replica on its machine's own kernel\n",
+         c.core_seconds / c.own_core_seconds);
+  printf("core-seconds %.4g of the fleet's cores (%s of one core)\n", c.core_seconds,
+         dur_str(c.core_seconds, a, sizeof a));
   printf("core-years   %.4g reference core-years in all (%.4g for one replica)\n",
          c.ref_core_years, c.ref_core_years / c.replicas);
-  printf("calendar     %s for this fleet\n", dur_str(c.seconds, a, sizeof a));
+  printf("calendar     %s for this fleet (the work %s, the tail %s: the last unit reissued to a "
+         "fast core after %d s)\n", dur_str(c.seconds, a, sizeof a),
+         dur_str(c.bulk_seconds, b, sizeof b), dur_str(c.tail_seconds, d, sizeof d),
+         NQ_FLEET_TAIL_AFTER_S);
   const char *k;
   double slow = nq_fleet_slowest(f, &k);
   if (slow > 0)
     printf("largest unit %s on one %s core or device (the fleet's slowest)\n",
-           dur_str(s->unit.max / slow, a, sizeof a), k);
+           dur_str(largest / slow, a, sizeof a), k);
 }
 
 static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s,
@@ -295,7 +348,9 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s,
         "guard_looks", (json_int_t)s->guard_looks, "outliers", (json_int_t)s->outliers,
         "outlier_looks", (json_int_t)s->outlier_looks, "outlier_splits",
         (json_int_t)s->outlier_splits, "fleet",
-        cfg->fleet_spec ? fleet_json(cfg, s) : json_null()));
+        cfg->fleet_spec ? fleet_json(cfg, &cfg->fleet, cfg->fleet_spec, s->est_nodes,
+                                     s->unit.max)
+                        : json_null()));
     return;
   }
   char a[64];
@@ -320,7 +375,7 @@ static void plan_print(const nq_plan_opts_t *o, const nq_plan_summary_t *s,
   printf("cost         %.3f s: %llu nodes estimated, %llu probes, %.2f us per unit\n",
          s->seconds, (unsigned long long)s->estimated, (unsigned long long)s->probes,
          s->units ? 1e6 * s->seconds / (double)s->units : 0.0);
-  if (cfg->fleet_spec) fleet_print(cfg, s);
+  if (cfg->fleet_spec) fleet_print(&cfg->fleet, s->est_nodes, s->unit.max);
   outliers_print(o, s);
 }
 

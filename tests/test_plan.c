@@ -162,20 +162,34 @@ START_TEST(fleet_spec_and_calendar) {
   ck_assert_int_eq(f.nparts, 3);
   ck_assert_int_eq(f.quorum, 3);
   nq_fleet_cal_t c;
-  nq_fleet_calendar(&f, 1e18, &c);
+  nq_fleet_calendar(&f, 1e18, 0, &c);
   double rate = 1000 * 1.28e9 + 10 * 3e9 + 2 * 2e10 + 5e11;
   ck_assert_double_eq_tol(c.rate, rate, 1);
   ck_assert_double_eq_tol(c.replicas, 3.1, 1e-12);
   ck_assert_double_eq_tol(c.nodes, 3.1e18, 1e3);
-  ck_assert_double_eq_tol(c.seconds, 3.1e18 / (rate * 0.5), 1e-3);
   ck_assert_double_eq_tol(c.ref_core_years, 3.1e18 / 1e9 / 31557600.0, 1e-9);
+  /* Without the kernel rule every replica runs its machine's own kernel. Two GPUs cannot take
+   * more than two of a unit's 3.1 replicas (distinct keys), so the others wait for the CPUs:
+   * never sooner than the nodes at the fleet's rate. */
+  ck_assert_double_eq_tol(c.core_seconds, c.own_core_seconds, 1e-6 * c.core_seconds);
+  ck_assert_msg(c.seconds >= 0.99 * 3.1e18 / (rate * 0.5), "%g s", c.seconds);
+  ck_assert_double_eq(c.tail_seconds, 0);
+  /* Parts of many cores ask in proportion to their speed, so they all finish together: the
+   * calendar is the nodes at the fleet's rate (within the sampling). */
+  ck_assert_int_eq(nq_fleet_parse("avx2=1000,avx512=10@3e9,rate=5e11,quorum=3,spot=0.1,duty=0.5",
+                                  &f, err, sizeof err), 0);
+  nq_fleet_calendar(&f, 1e18, 0, &c);
+  rate = 1000 * 1.28e9 + 10 * 3e9 + 5e11;
+  ck_assert_msg(fabs(c.seconds - 3.1e18 / (rate * 0.5)) < 0.02 * c.seconds, "%g s, want %g",
+                c.seconds, 3.1e18 / (rate * 0.5));
   const char *k;
   ck_assert_double_eq(nq_fleet_slowest(&f, &k), 1.28e9);
   ck_assert_str_eq(k, "avx2");
-  /* Defaults: quorum 2, no spot checks, always on. */
+  /* Defaults: quorum 2, the server's 2% spot checks, always on. */
   ck_assert_int_eq(nq_fleet_parse("ref=4", &f, err, sizeof err), 0);
-  nq_fleet_calendar(&f, 8e9, &c);
-  ck_assert_double_eq_tol(c.seconds, 4.0, 1e-12); /* 2 x 8e9 nodes at 4e9 nodes/s */
+  ck_assert_double_eq(f.spot, 0.02);
+  nq_fleet_calendar(&f, 8e9, 0, &c);
+  ck_assert_double_eq_tol(c.seconds, 4.04, 1e-9); /* 2.02 x 8e9 nodes at 4e9 nodes/s */
   const char *bad[][2] = {
       {"", "empty"},
       {"avx2", "KEY=VALUE"},
@@ -550,6 +564,65 @@ START_TEST(solve_sample_slices_add_up) {
 }
 END_TEST
 
+/* The kernel rule's price: replicas named the kernel their unit lacks, on the machine that takes
+ * them, at that kernel's rate there; spot checks one replica more; the tail reissue. */
+START_TEST(fleet_prices_the_kernel_rule) {
+  nq_fleet_t f;
+  char err[300];
+  nq_fleet_cal_t c;
+  /* Identical AVX-512 machines, quorum 2, K = 2: every unit runs avx512 once and avx2 once (the
+   * second replica is named the next kernel down), so a unit costs 1/2.5e9 + 1/1.28e9 core-s a
+   * node, not 2/2.5e9. */
+  ck_assert_int_eq(nq_fleet_parse("avx512=100,spot=0", &f, err, sizeof err), 0);
+  f.kernels = 2;
+  nq_fleet_calendar(&f, 1e12, 0, &c);
+  ck_assert_double_eq_tol(c.core_seconds, 1e12 * (1 / 2.5e9 + 1 / 1.28e9), 1e-6);
+  ck_assert_double_eq_tol(c.own_core_seconds, 1e12 * 2 / 2.5e9, 1e-6);
+  ck_assert_int_eq(c.nkernels, 2);
+  ck_assert_double_eq_tol(c.kernel_share[0] + c.kernel_share[1], 1, 1e-12);
+  ck_assert_double_eq_tol(c.kernel_share[0], 0.5, 1e-12);
+  ck_assert_double_eq_tol(c.seconds, c.core_seconds / 100, 1e-9);
+  /* Off: both at avx512. */
+  f.kernels = 0;
+  nq_fleet_calendar(&f, 1e12, 0, &c);
+  ck_assert_double_eq_tol(c.core_seconds, 1e12 * 2 / 2.5e9, 1e-6);
+  /* Identical AVX2 machines: the second replica runs scalar (4.6x avx2's time). */
+  ck_assert_int_eq(nq_fleet_parse("avx2=10,spot=0", &f, err, sizeof err), 0);
+  f.kernels = 2;
+  nq_fleet_calendar(&f, 1e12, 0, &c);
+  ck_assert_double_eq_tol(c.core_seconds, 1e12 * (1 / 1.28e9 + 1 / 2.8e8), 1e-6);
+  /* Two kernels of the fleet's own rates, one core of each: each unit runs once on each (the
+   * replicas of a unit go to distinct cores), at the rates given, and the slower core is the
+   * calendar. */
+  ck_assert_int_eq(nq_fleet_parse("avx512=1@2e9,avx2=1@1e9,spot=0", &f, err, sizeof err), 0);
+  f.kernels = 2;
+  nq_fleet_calendar(&f, 1e12, 0, &c);
+  ck_assert_double_eq_tol(c.core_seconds, 1e12 * (1 / 2e9 + 1 / 1e9), 1e-6);
+  ck_assert_double_eq_tol(c.bulk_seconds, 1e12 / 1e9, 1e-6);
+  /* Two AVX-512 cores and one AVX2: the avx2 a second AVX-512 core runs is priced at the
+   * fleet's avx2 rate (the same kernel), so again each unit costs one of each. */
+  ck_assert_int_eq(nq_fleet_parse("avx512=2@2e9,avx2=1@1e9,spot=0", &f, err, sizeof err), 0);
+  f.kernels = 2;
+  nq_fleet_calendar(&f, 1e12, 0, &c);
+  ck_assert_double_eq_tol(c.core_seconds, 1e12 * (1 / 2e9 + 1 / 1e9), 1e-6);
+  /* Spot checks: one replica more on their share of the units, named a third kernel (scalar on
+   * an AVX-512 machine whose unit has avx512 and avx2). */
+  ck_assert_int_eq(nq_fleet_parse("avx512=100,spot=0.5", &f, err, sizeof err), 0);
+  f.kernels = 2;
+  nq_fleet_calendar(&f, 1e12, 0, &c);
+  ck_assert_double_eq_tol(c.core_seconds, 1e12 * (1 / 2.5e9 + 1 / 1.28e9 + 0.5 / 2.8e8), 1e-6);
+  ck_assert_double_eq_tol(c.replicas, 2.5, 1e-12);
+  /* The tail: the largest unit waits the reissue delay and runs on the fastest core (at the
+   * rule's mean cost), unless the slowest core is done sooner. */
+  ck_assert_int_eq(nq_fleet_parse("avx512=10,avx2=10,spot=0", &f, err, sizeof err), 0);
+  nq_fleet_calendar(&f, 1e15, 1e13, &c);
+  ck_assert_double_eq_tol(c.tail_seconds, NQ_FLEET_TAIL_AFTER_S + 1e13 / 2.5e9, 1e-6);
+  ck_assert_double_eq_tol(c.seconds, c.bulk_seconds + c.tail_seconds, 1e-6);
+  nq_fleet_calendar(&f, 1e15, 1e9, &c);
+  ck_assert_double_eq_tol(c.tail_seconds, 1e9 / 1.28e9, 1e-9);
+}
+END_TEST
+
 /* nq-solve N --plan --fleet: the calendar estimate and the outlier warning at N=28 (a cheap
  * plan: 4-day units between depths 3 and 4, about 100,000 units, a few seconds). */
 START_TEST(solve_plan_in_calendar_time) {
@@ -562,21 +635,35 @@ START_TEST(solve_plan_in_calendar_time) {
   const char *want[] = {"replicas     2.05 results a unit (quorum 2 + 0.05 spot checks)",
                         "reference core-years in all", "calendar     ", "for this fleet",
                         "largest unit ", "on one avx2 core", "warning      ",
-                        "units are estimated above 4x the target", "--split-outliers 4"};
+                        "units are estimated above 4x the target",
+                        "nq-server and nq-admin job add plan without a second look",
+                        "a smaller --unit-seconds", "kernels      --diverse-kernels 2 ",
+                        "scalar", "core-seconds ", "the tail "};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
     ck_assert_msg(strstr(out, want[i]) != NULL, "no '%s' in:\n%s", want[i], out);
-  /* The calendar time is the plan's nodes x 2.05 at the fleet's rate for half the time, and
-   * N=28 (about 3.0e19 nodes) on this fleet takes weeks: between 20 and 100 days. */
+  /* N=28 has no published count, so the plan prices the server's --diverse-kernels 2: the work
+   * takes longer than the plan's nodes x 2.05 at the fleet's own rate for half the time (most
+   * of the fleet is AVX2, whose second replicas run scalar), and N=28 takes months. With
+   * --diverse-kernels 0 it is that figure. */
   double nodes = 0, days = 0;
   const char *p = strstr(out, "\nnodes        ");
   ck_assert_ptr_nonnull(p);
   ck_assert_int_eq(sscanf(p, "\nnodes        %lf", &nodes), 1);
   double rate = 20000 * 1.28e9 + 2000 * 2.5e9;
-  double want_days = nodes * 2.05 / (rate * 0.5) / 86400;
+  double want_days = nodes * 2.05 / (rate * 0.5) / 86400, work = 0;
   p = strstr(out, "calendar     ");
-  ck_assert_int_eq(sscanf(p, "calendar     %lf days", &days), 1);
-  ck_assert_msg(fabs(days - want_days) <= 0.01 * want_days, "%g days, want %g", days, want_days);
-  ck_assert(days > 20 && days < 100);
+  ck_assert_int_eq(sscanf(p, "calendar     %lf days for this fleet (the work %lf days", &days,
+                          &work), 2);
+  ck_assert_msg(work > 1.3 * want_days && work < 3 * want_days, "%g days, own kernels %g", work,
+                want_days);
+  ck_assert(days > work);
+  snprintf(args, sizeof args, "%s --fleet avx2=20000,avx512=2000,quorum=2,spot=0.05,duty=0.5 "
+           "--diverse-kernels 0", plan28);
+  ck_assert_int_eq(run_solve(args, out, sizeof out), 0);
+  p = strstr(out, "calendar     ");
+  ck_assert_int_eq(sscanf(p, "calendar     %lf days for this fleet (the work %lf days", &days,
+                          &work), 2);
+  ck_assert_msg(fabs(work - want_days) <= 0.02 * want_days, "%g days, want %g", work, want_days);
   /* --split-outliers looks at them again and says what it did. */
   ck_assert_int_eq(run_solve("24 --plan --unit-seconds 600 --fleet ref=1000 --split-outliers 4",
                              out, sizeof out), 0);
@@ -584,8 +671,16 @@ START_TEST(solve_plan_in_calendar_time) {
   /* Refusals: a bad fleet, and --fleet without --plan. */
   ck_assert_int_eq(run_solve("20 --plan --fleet gpu=4", out, sizeof out), 2);
   ck_assert_msg(strstr(out, "gpu has no typical rate"), "%s", out);
-  ck_assert_int_eq(run_solve("20 --estimate --fleet avx2=4", out, sizeof out), 2);
+  ck_assert_int_eq(run_solve("20 --plan --unit-seconds 1 --list-units --fleet avx2=4", out,
+                             sizeof out), 2);
   ck_assert_msg(strstr(out, "--fleet goes with --plan"), "%s", out);
+  /* --estimate prices the rule too: on a fleet, or on machines like this one. */
+  ck_assert_int_eq(run_solve("20 --estimate --fleet avx512=4,spot=0 --diverse-kernels 2", out,
+                             sizeof out), 0);
+  ck_assert_msg(strstr(out, "replicas run avx512 50%, avx2 50%"), "%s", out);
+  ck_assert_int_eq(run_solve("29 --estimate --depth 3 --effort 8", out, sizeof out), 0);
+  ck_assert_msg(strstr(out, "job          as nq-server would run N") &&
+                strstr(out, "--diverse-kernels 2 (each"), "%s", out);
   ck_assert_int_eq(run_solve("20 --plan --fleet avx2=4 --list-units", out, sizeof out), 2);
 }
 END_TEST
@@ -605,6 +700,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, solve_refuses_bad_depths);
   tcase_add_test(tc, split_outliers_cover_exactly);
   tcase_add_test(tc, fleet_spec_and_calendar);
+  tcase_add_test(tc, fleet_prices_the_kernel_rule);
   tcase_add_test(tc, solve_plan_in_calendar_time);
   tcase_add_test(tc, solve_sample_slices_add_up);
   suite_add_tcase(s, tc);

@@ -8,6 +8,7 @@
 
 #include "nq/nq.h"
 #include "nq/plan.h"
+#include "nq/solver.h"
 #include "nq/unit.h"
 
 /* --unit-seconds: a number of seconds that the planner can turn into a unit's node count. */
@@ -59,6 +60,11 @@ void nq_jobopts_default(nq_jobopts_t *o) {
   assert(rc == 0); /* the table's own defaults (test_opts checks them) */
   (void)rc;
   o->diverse_kernels = -1;
+}
+
+int nq_jobopts_kernels_default(int diverse_kernels, int n) {
+  if (diverse_kernels >= 0) return diverse_kernels;
+  return nq_known(n) ? 0 : 2;
 }
 
 int nq_jobopt_set(nq_jobopts_t *o, int key, const char *v, char *err, size_t errlen) {

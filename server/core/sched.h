@@ -22,6 +22,7 @@
 
 #include <stdint.h>
 
+#include "nq/fleet.h"
 #include "nq/proto.h"
 #include "nq/solver.h"
 #include "nq/unit.h"
@@ -102,7 +103,7 @@ nq_nowork_reason_t srv_nowork_code(srv_nowork_t why);
  * extra replica within the unit's cap on results, when no client of its key had the unit
  * (srv_unit_pick_tail): so one slow client never holds the end of a job. Whichever result comes
  * first counts; the other is judged late. */
-#define SRV_TAIL_AFTER_S 300
+#define SRV_TAIL_AFTER_S NQ_FLEET_TAIL_AFTER_S /* plans price the tail with it (nq/fleet.h) */
 #define LEASE_HISTORY 16    /* recent results a client's expected solve time is taken from */
 #define LEASE_HISTORY_MIN 3 /* fewer than this: the cost is unknown, the lease is lease_seconds */
 #define LEASE_SLACK 4       /* lease = lease_min + LEASE_SLACK x the expected time, capped */

@@ -58,6 +58,11 @@ int nq_jobopt_set(nq_jobopts_t *o, int key, const char *value, char *err, size_t
  * one-line reason in err. */
 int nq_jobopts_check(const nq_jobopts_t *o, char *err, size_t errlen);
 
+/* The kernel rule a job of N gets from --diverse-kernels K: K itself when given (>= 0), else N's
+ * default: 2 for an N with no published count (a record), 0 otherwise. nq-server and nq-solve's
+ * plans (--fleet) both take it from here. */
+int nq_jobopts_kernels_default(int diverse_kernels, int n);
+
 /* The --help lines of the job options (with_n: --n too), two spaces in, aligned at column 25. */
 void nq_jobopts_usage(FILE *f, int with_n);
 
