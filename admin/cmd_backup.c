@@ -1,7 +1,7 @@
-/* nq-admin backup --to FILE / restore FILE: backups of the data directory's database, on the
- * server's machine (local mode only; nq/backup.h does the work, docs/operations.md the drill). */
+/* nq-admin backup --to FILE / restore FILE: backups of the data directory's database, and the
+ * key files kept beside them, on the server's machine (local mode only; nq/backup.h does the
+ * work, docs/operations.md the drill). */
 #include <stdio.h>
-#include <sys/stat.h>
 #include <string.h>
 
 #include "admin.h"
@@ -60,13 +60,27 @@ int adm_cmd_backup(const adm_cmd_t *cmd, adm_opts_t *o) {
     fprintf(stderr, "nq-admin backup: FAILED (%s): %s\n", nq_strerror(rc), err);
     return ADM_EXIT_FAIL;
   }
+  /* The keys go beside the backup (FILE's directory / keys), where restore looks for them. */
+  char bdir[1100];
+  const char *slash = strrchr(o->to, '/');
+  snprintf(bdir, sizeof bdir, "%.*s", !slash ? 1 : slash == o->to ? 1 : (int)(slash - o->to),
+           !slash ? "." : slash == o->to ? "/" : o->to);
+  int written = 0;
+  rc = nq_backup_keys_keep(dir, bdir, &written, err, sizeof err);
+  if (rc) {
+    fprintf(stderr, "nq-admin backup: the database is backed up, but keeping the keys beside it "
+            "FAILED (%s): %s\n", nq_strerror(rc), err);
+    return ADM_EXIT_FAIL;
+  }
   if (o->json) {
     json_t *j = info_json(o->to, &info);
+    json_object_set_new(j, "keys_written", json_integer(written));
     adm_print_json(j, 0);
     json_decref(j);
   } else {
     print_info("backup", o->to, &info);
-    printf("took %.2f s\n", info.seconds);
+    printf("took %.2f s; the key files are kept in %s/" NQ_BACKUP_KEYS_DIR " (%d written)\n",
+           info.seconds, bdir, written);
   }
   return 0;
 }
@@ -90,36 +104,48 @@ int adm_cmd_restore(const adm_cmd_t *cmd, adm_opts_t *o) {
                                                      : "");
     return ADM_EXIT_FAIL;
   }
-  /* The database is not the whole fleet: the CA and the server's keys are files beside it, and
-   * a server on a database with clients refuses to start without the CA (nq-server --new-ca). */
-  static const char *const keys[] = {"ca.pem", "ca.key", "server.pem", "server.key", "enrol.key",
-                                     "admin.token"};
-  char missing[200] = "";
-  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-    char p[1200];
-    struct stat sb;
-    snprintf(p, sizeof p, "%s/%s", dir, keys[i]);
-    if (stat(p, &sb) != 0) {
-      size_t l = strlen(missing);
-      snprintf(missing + l, sizeof missing - l, "%s%s", l ? " " : "", keys[i]);
-    }
-  }
-  if (missing[0])
-    fprintf(stderr, "nq-admin restore: WARNING: %s lacks %s: copy them from the old data "
-            "directory (or where you keep its keys) before starting nq-server; without ca.pem "
-            "and ca.key it refuses a database with enrolled clients (--new-ca makes a new CA, "
-            "and every client then needs the new ca.pem)\n", dir, missing);
+  /* The database is not the whole fleet: the CA and the server's keys are files beside it, put
+   * back from the copies kept with the backups; a server on a database with enrolled clients
+   * refuses to start without the CA (nq-server --new-ca). */
+  nq_backup_keys_t k;
+  int krc = nq_backup_keys_restore(file, dir, &k, err, sizeof err);
+  if (krc)
+    fprintf(stderr, "nq-admin restore: the database is restored, but putting the keys back "
+            "FAILED (%s): %s\n", nq_strerror(krc), err);
+  int locked_out = k.ca_missing && info.clients > 0;
+  if (k.missing[0])
+    fprintf(stderr, "nq-admin restore: %s: %s lacks %s, and %s has no copy: copy them from the "
+            "old data directory (or where you keep its keys) before starting nq-server%s\n",
+            locked_out ? "ERROR" : "WARNING", dir, k.missing, k.kept,
+            locked_out ? "; without ca.pem and ca.key it refuses this database, which has "
+                         "enrolled clients (--new-ca makes a new CA, and every client then needs "
+                         "the new ca.pem)"
+                       : "");
+  if (k.differs[0])
+    fprintf(stderr, "nq-admin restore: WARNING: %s in %s differ from the copies kept in %s; "
+            "they were left as they are\n", k.differs, dir, k.kept);
+  if (!k.evkey[0])
+    fprintf(stderr, "nq-admin restore: WARNING: the backup holds no evidence signing key: the "
+            "server makes a new one, and evidence it signed before verifies only with the old "
+            "key\n");
   if (o->json) {
     json_t *j = info_json(file, &info);
     json_object_set_new(j, "data", json_string(dir));
     json_object_set_new(j, "moved_aside", aside[0] ? json_string(aside) : json_null());
-    json_object_set_new(j, "missing_keys", json_string(missing));
+    json_object_set_new(j, "keys_kept_in", json_string(k.kept));
+    json_object_set_new(j, "keys_copied", json_string(k.copied));
+    json_object_set_new(j, "missing_keys", json_string(k.missing));
+    json_object_set_new(j, "keys_differ", json_string(k.differs));
+    json_object_set_new(j, "evidence_key", k.evkey[0] ? json_string(k.evkey) : json_null());
     adm_print_json(j, 0);
     json_decref(j);
   } else {
     print_info("restored", file, &info);
     printf("into %s/nq.db%s%s\n", dir, aside[0] ? "; the database it replaced is now " : "",
            aside);
+    printf("keys: %s%s from %s%s%s; evidence signing key %s\n",
+           k.copied[0] ? "put back " : "none to put back", k.copied, k.kept,
+           k.missing[0] ? "; MISSING " : "", k.missing, k.evkey[0] ? k.evkey : "NONE");
   }
-  return 0;
+  return krc || locked_out ? ADM_EXIT_FAIL : 0;
 }

@@ -23,23 +23,28 @@ struct srv_backup_s {
   int64_t started; /* Unix time the running (or last) backup started */
   /* The job: inputs set on the loop thread before it is queued, outputs set by the worker. */
   char db[SRV_DATADIR_PATH_MAX];
+  char data[SRV_DATADIR_PATH_MAX]; /* the data directory, whose key files are kept too */
   char dir[SRV_DATADIR_PATH_MAX];
   int keep;
   char dest[SRV_DATADIR_PATH_MAX + NQ_BACKUP_NAME_MAX + 1];
-  int rc, removed, rotate_rc;
+  int rc, removed, rotate_rc, keys_rc, keys_written;
   nq_backup_info_t info;
-  char err[600], rotate_err[300];
+  char err[600], rotate_err[300], keys_err[1300];
 };
 
-/* Worker thread: take the backup, then drop the oldest beyond --backup-keep. */
+/* Worker thread: take the backup, then drop the oldest beyond --backup-keep, and keep the key
+ * files a restore needs beside them (nq/backup.h; rewritten only when they changed). */
 static void backup_work(srv_task_t *task) {
   srv_backup_t *b = task->data;
   b->rc = nq_backup_take(b->db, b->dest, b->started, &b->info, b->err, sizeof b->err);
   b->removed = 0;
-  b->rotate_rc = 0;
-  if (b->rc == 0)
+  b->rotate_rc = b->keys_rc = b->keys_written = 0;
+  if (b->rc == 0) {
     b->rotate_rc = nq_backup_rotate(b->dir, b->keep, &b->removed, b->rotate_err,
                                     sizeof b->rotate_err);
+    b->keys_rc = nq_backup_keys_keep(b->data, b->dir, &b->keys_written, b->keys_err,
+                                     sizeof b->keys_err);
+  }
 }
 
 /* The outcome in the live database, for `nq-admin status` (local or remote). */
@@ -71,6 +76,13 @@ static void backup_done(srv_task_t *task) {
            (long long)b->info.bytes, b->info.seconds, b->removed);
     backup_record(s, SRV_META_BACKUP_OK, b->started, b->dest);
     if (b->rotate_rc != 0) nq_log(NQ_LOG_WARN, "backup rotation: %s", b->rotate_err);
+    if (b->keys_rc != 0)
+      nq_log(NQ_LOG_ERROR, "backup: keeping the keys beside it FAILED (a restore would lack "
+             "them): %s", b->keys_err);
+    else if (b->keys_written > 0)
+      nq_log(NQ_LOG_INFO, "backup: %d key file(s) kept in %s/" NQ_BACKUP_KEYS_DIR
+             " (the CA, the server's certificate and key, the secrets: restore puts them back)",
+             b->keys_written, b->dir);
   } else {
     m->backups_failed++;
     nq_log(NQ_LOG_ERROR, "backup FAILED (%s): %s", nq_strerror(b->rc), b->err);
@@ -128,6 +140,7 @@ int srv_backup_start(srv_t *s, char *errbuf, size_t errlen) {
   }
   b->srv = s;
   snprintf(b->db, sizeof b->db, "%s", s->dd.db);
+  snprintf(b->data, sizeof b->data, "%s", s->dd.dir);
   if (snprintf(b->dir, sizeof b->dir, "%s", c->backup_dir) >= (int)sizeof b->dir) {
     free(b);
     snprintf(errbuf, errlen, "--backup-dir: path too long");

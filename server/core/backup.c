@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "datadir.h"
+#include "evkey.h"
+#include "nq/certs.h"
 #include "nq/files.h"
 #include "nq/nq.h"
 #include "store_api.h"
@@ -254,5 +256,122 @@ int nq_backup_restore(const char *file, const char *data_dir, int64_t now, nq_ba
 out:
   if (rc) unlink(tmp);
   close(fd);
+  return rc;
+}
+
+/* ---- the fleet's keys, kept beside the backups ---- */
+
+/* The data directory's files that a backup (the database) does not hold. */
+static const char *const key_files[] = {NQ_CERTS_CA_CERT,    NQ_CERTS_CA_KEY, NQ_CERTS_SERVER_CERT,
+                                        NQ_CERTS_SERVER_KEY, SRV_ENROL_FILE,  SRV_ADMIN_FILE};
+#define NKEY_FILES (sizeof key_files / sizeof key_files[0])
+#define KEY_FILE_MAX 65536 /* a PEM certificate or key, a secret: far below */
+
+/* dir/name read whole: 0, NQ_ENOTFOUND, or another NQ_E* (errbuf says which file). */
+static int key_read(const char *dir, const char *name, char **data, size_t *len, char *errbuf,
+                    size_t errlen) {
+  char p[PATH_MAX_NQ];
+  *data = NULL;
+  if (nq_path_join(p, sizeof p, dir, name) != 0) {
+    snprintf(errbuf, errlen, "path too long: %s/%s", dir, name);
+    return NQ_EINVAL;
+  }
+  int rc = nq_file_read(p, KEY_FILE_MAX, data, len);
+  if (rc && rc != NQ_ENOTFOUND) snprintf(errbuf, errlen, "cannot read %s: %s", p, nq_strerror(rc));
+  return rc;
+}
+
+static void list_add(char *list, size_t len, const char *name) {
+  size_t l = strlen(list);
+  snprintf(list + l, len - l, "%s%s", l ? " " : "", name);
+}
+
+int nq_backup_keys_keep(const char *data_dir, const char *backup_dir, int *written,
+                        char *errbuf, size_t errlen) {
+  char kept[PATH_MAX_NQ];
+  if (written) *written = 0;
+  if (nq_path_join(kept, sizeof kept, backup_dir, NQ_BACKUP_KEYS_DIR) != 0) {
+    snprintf(errbuf, errlen, "path too long: %s", backup_dir);
+    return NQ_EINVAL;
+  }
+  if (nq_mkdir_p(kept, 0700) != 0) {
+    snprintf(errbuf, errlen, "cannot create %s", kept);
+    return NQ_EIO;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < NKEY_FILES && rc == 0; i++) {
+    char *have = NULL, *copy = NULL;
+    size_t hl = 0, cl = 0;
+    rc = key_read(data_dir, key_files[i], &have, &hl, errbuf, errlen);
+    if (rc == NQ_ENOTFOUND) { /* nothing to keep (yet) */
+      rc = 0;
+      continue;
+    }
+    if (rc == 0) rc = key_read(kept, key_files[i], &copy, &cl, errbuf, errlen);
+    if (rc == NQ_ENOTFOUND || (rc == 0 && (cl != hl || memcmp(copy, have, hl) != 0))) {
+      rc = nq_file_replace(kept, key_files[i], have, hl, 0600);
+      if (rc) snprintf(errbuf, errlen, "cannot write %s/%s: %s", kept, key_files[i],
+                       nq_strerror(rc));
+      else if (written) (*written)++;
+    }
+    if (have) memset(have, 0, hl);
+    if (copy) memset(copy, 0, cl);
+    free(have);
+    free(copy);
+  }
+  return rc;
+}
+
+/* The evidence key's fingerprint in the database at db ("" when it holds none). */
+static void evkey_of(const char *db, char fpr[65]) {
+  srv_store_t *st = NULL;
+  char err[256];
+  fpr[0] = '\0';
+  if (srv_store_open_ro(&st, db, err, sizeof err) == 0) srv_evkey_fingerprint(st, fpr);
+  srv_store_close(st);
+}
+
+int nq_backup_keys_restore(const char *file, const char *data_dir, nq_backup_keys_t *k,
+                           char *errbuf, size_t errlen) {
+  char dir[PATH_MAX_NQ], db[PATH_MAX_NQ];
+  memset(k, 0, sizeof *k);
+  /* The backup's directory: "." for a bare name, "/" for one at the root. */
+  const char *slash = strrchr(file, '/');
+  const char *from = !slash ? "." : slash == file ? "/" : file;
+  int dl = !slash || slash == file ? 1 : (int)(slash - file);
+  if (snprintf(dir, sizeof dir, "%.*s", dl, from) >= (int)sizeof dir ||
+      nq_path_join(k->kept, sizeof k->kept, dir, NQ_BACKUP_KEYS_DIR) != 0 ||
+      nq_path_join(db, sizeof db, data_dir, SRV_DB_FILE) != 0) {
+    snprintf(errbuf, errlen, "path too long: %s", file);
+    return NQ_EINVAL;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < NKEY_FILES && rc == 0; i++) {
+    char *have = NULL, *copy = NULL;
+    size_t hl = 0, cl = 0;
+    int rh = key_read(data_dir, key_files[i], &have, &hl, errbuf, errlen);
+    int rk = rh == 0 || rh == NQ_ENOTFOUND ? key_read(k->kept, key_files[i], &copy, &cl, errbuf,
+                                                      errlen)
+                                           : rh;
+    if (rk != 0 && rk != NQ_ENOTFOUND) {
+      rc = rk;
+    } else if (rh == 0) {
+      if (rk == 0 && (cl != hl || memcmp(copy, have, hl) != 0))
+        list_add(k->differs, sizeof k->differs, key_files[i]);
+    } else if (rk == 0) {
+      rc = nq_file_create(data_dir, key_files[i], copy, cl, 0600);
+      if (rc == 0) list_add(k->copied, sizeof k->copied, key_files[i]);
+      else snprintf(errbuf, errlen, "cannot write %s/%s: %s", data_dir, key_files[i],
+                    nq_strerror(rc));
+    } else {
+      list_add(k->missing, sizeof k->missing, key_files[i]);
+      k->ca_missing |= i < 2; /* ca.pem, ca.key */
+    }
+    if (have) memset(have, 0, hl);
+    if (copy) memset(copy, 0, cl);
+    free(have);
+    free(copy);
+  }
+  evkey_of(db, k->evkey);
   return rc;
 }

@@ -22,6 +22,7 @@
 #define NQ_BACKUP_PREFIX "nq-"
 #define NQ_BACKUP_SUFFIX ".db"
 #define NQ_BACKUP_NAME_MAX 32 /* "nq-20261127T071500Z.db" and its NUL */
+#define NQ_BACKUP_KEYS_PATH_MAX 1100
 
 /* What a checked backup holds. */
 typedef struct nq_backup_info_s {
@@ -66,5 +67,37 @@ int nq_backup_newest(const char *dir, char *path, size_t len, int64_t *taken);
  * temporary file, fsync'ed and renamed to nq.db. Returns 0 and *info (may be NULL). */
 int nq_backup_restore(const char *file, const char *data_dir, int64_t now, nq_backup_info_t *info,
                       char *aside, size_t asidelen, char *errbuf, size_t errlen);
+
+/* ---- the fleet's keys, kept beside the backups ----
+ * A backup is the database; the CA (ca.pem, ca.key), the server's certificate and key
+ * (server.pem, server.key) and the two secrets (enrol.key, admin.token) are files of the data
+ * directory. Without the CA a restored server would lock out every enrolled client, so a copy of
+ * these files is kept in NQ_BACKUP_KEYS_DIR beside the backups (mode 0700, files 0600), and
+ * restore puts back what the data directory lacks. The evidence signing key is in the database
+ * (its meta table), so every backup holds it already: restore names its fingerprint. */
+#define NQ_BACKUP_KEYS_DIR "keys"
+
+/* What nq_backup_keys_restore did, each list space-separated file names. */
+typedef struct nq_backup_keys_s {
+  char kept[NQ_BACKUP_KEYS_PATH_MAX]; /* where the kept copies are (looked for) */
+  char copied[128];  /* put back into the data directory from the kept copies */
+  char missing[128]; /* neither in the data directory nor kept */
+  char differs[128]; /* in the data directory and kept, but not the same (left as they are) */
+  int ca_missing;    /* ca.pem or ca.key is still missing from the data directory */
+  char evkey[65];    /* the evidence key's fingerprint the restored database holds ("" none) */
+} nq_backup_keys_t;
+
+/* Keep a copy of data_dir's key files in backup_dir/NQ_BACKUP_KEYS_DIR (created 0700): each file
+ * the data directory has is written there (durably, 0600) when the kept copy is missing or
+ * differs. *written (may be NULL) gets how many were. 0, NQ_EIO, NQ_EINVAL (path too long). */
+int nq_backup_keys_keep(const char *data_dir, const char *backup_dir, int *written,
+                        char *errbuf, size_t errlen);
+
+/* After nq_backup_restore of `file` into data_dir: put back each key file data_dir lacks from the
+ * kept copies beside `file` (its directory's NQ_BACKUP_KEYS_DIR), durably, 0600; name what is
+ * still missing and what differs; read the restored database's evidence key. Existing files are
+ * never replaced. 0, NQ_EIO, NQ_EINVAL (path too long). */
+int nq_backup_keys_restore(const char *file, const char *data_dir, nq_backup_keys_t *k,
+                           char *errbuf, size_t errlen);
 
 #endif

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# A plan's price of the kernel rule against a job run with it (docs/planning.md, "Plans in
+# calendar time"): N = 18 at depth 3 (1,354 units), --diverse-kernels 2, quorum 2 by owner, the
+# server's 2% spot checks, through real nq-server and nq-client processes on 127.0.0.1. The fleet:
+# owners alice and bob with one AVX-512 client each and carol with one client that runs AVX2
+# (NQ_KERNEL=avx2), --threads 1 each. Its rates are measured first on this machine, per kernel,
+# on a slice of the same units (nq-solve 18 --depth 3 --sample 0/8 --threads 1, CPU time); then
+#   nq-solve 18 --depth 3 --max-depth 3 --unit-nodes 0 --plan --diverse-kernels 2 \
+#     --fleet avx512=2@R512,avx2=1@R2
+# predicts the job's core-seconds, and the clients' CPU time once the job is done (utime + stime
+# of the three processes) must be within 15% of it. CPU time, not wall time: the machine may be
+# busy. The test prints both figures, the results' own (wall) seconds by kernel, and what the
+# plan said before it priced the rule (every replica on its machine's own kernel), which is off.
+#
+#   bash tests/e2e_plan_fleet.sh BUILD_DIR
+set -euo pipefail
+
+BIN="$(cd "${1:?usage: e2e_plan_fleet.sh BUILD_DIR}" && pwd)"
+N=18
+DEPTH=3
+TOL=0.15
+JOB_TIMEOUT="${NQ_PLAN_FLEET_TIMEOUT:-600}"
+for p in nq-server nq-client nq-admin nq-solve; do
+  [ -x "$BIN/$p" ] || { echo "plan_fleet: $BIN/$p missing"; exit 1; }
+done
+command -v python3 >/dev/null || { echo "plan_fleet: python3 needed"; exit 1; }
+grep -qw avx512f /proc/cpuinfo 2>/dev/null || { echo "plan_fleet: SKIP (no AVX-512 here)"; exit 77; }
+
+TAG=plan_fleet
+. "$(dirname "$0")/lib_e2e.sh"
+e2e_init plan_fleet
+
+# rate KERNEL: nodes per CPU second of nq-solve on a slice of the job's units with KERNEL.
+rate() {
+  NQ_KERNEL=$1 python3 - "$BIN/nq-solve" $N $DEPTH <<'EOF'
+import json, resource, subprocess, sys
+out = subprocess.run([sys.argv[1], sys.argv[2], "--depth", sys.argv[3], "--sample", "0/8",
+                      "--threads", "1", "--json"], capture_output=True, text=True, check=True)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.6g" % (int(json.loads(out.stdout)["nodes"]) / (r.ru_utime + r.ru_stime)))
+EOF
+}
+R512=$(rate avx512)
+R2=$(rate avx2)
+say "rates on this machine (CPU time, 1/8 of the units): avx512 $R512, avx2 $R2 nodes/s"
+
+FLEET="avx512=2@$R512,avx2=1@$R2"
+plan() { "$BIN/nq-solve" $N --depth $DEPTH --max-depth $DEPTH --unit-nodes 0 --plan --json "$@"; }
+read -r PRED OWN KMIX <<<"$(plan --fleet "$FLEET" --diverse-kernels 2 | python3 -c '
+import json, sys
+f = json.load(sys.stdin)["fleet"]
+mix = ",".join("%s:%.3f" % kv for kv in sorted(f["replicas_by_kernel"].items()))
+print("%.4f %.4f %s" % (f["core_seconds"], f["own_kernel_core_seconds"], mix))')"
+say "plan: $PRED core-seconds predicted (replicas by kernel $KMIX); every replica on its own kernel: $OWN"
+
+D="$TMP/job"
+mkdir -p "$D"
+PORT=$(free_port)
+e2e_start_server "$D" "$PORT" --n $N --depth $DEPTH --diverse-kernels 2 --exit-when-done
+key() { "$BIN/nq-admin" owner add "$1" --data "$D/data" --json |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["enrol_key"])'; }
+KA=$(key alice)
+KB=$(key bob)
+KC=$(key carol)
+# Each client runs under a wrapper that writes its CPU time (utime + stime) when it exits (the
+# clients leave once the job is done); the client dies with the wrapper (PR_SET_PDEATHSIG).
+cat >"$TMP/cpu_wrap.py" <<'EOF'
+import ctypes, resource, signal, subprocess, sys
+libc = ctypes.CDLL(None)
+p = subprocess.Popen(sys.argv[2:], preexec_fn=lambda: libc.prctl(1, signal.SIGKILL))
+for s in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(s, lambda n, f: p.send_signal(n))
+rc = p.wait()
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[1], "w") as f:
+    f.write("%.3f\n" % (r.ru_utime + r.ru_stime))
+sys.exit(rc if rc >= 0 else 128 - rc)
+EOF
+E2E_WRAP="python3 $TMP/cpu_wrap.py $D/cpu-alice" E2E_KEY=$KA e2e_start_client "$D" "$PORT" alice-1
+E2E_WRAP="python3 $TMP/cpu_wrap.py $D/cpu-bob" E2E_KEY=$KB e2e_start_client "$D" "$PORT" bob-1
+NQ_KERNEL=avx2 E2E_WRAP="python3 $TMP/cpu_wrap.py $D/cpu-carol" E2E_KEY=$KC \
+  e2e_start_client "$D" "$PORT" carol-1
+say "N=$N depth $DEPTH, --diverse-kernels 2: alice and bob one AVX-512 client each, carol one AVX2"
+wait_server_exit "$JOB_TIMEOUT"
+check_done "$D" $N
+for c in alice bob carol; do
+  for _ in $(seq 1 600); do [ -s "$D/cpu-$c" ] && break; sleep 0.1; done
+  [ -s "$D/cpu-$c" ] || fail "client $c did not exit after the job"
+done
+CA=$(cat "$D/cpu-alice")
+CB=$(cat "$D/cpu-bob")
+CC=$(cat "$D/cpu-carol")
+
+python3 - "$D/data/nq.db" "$PRED" "$OWN" "$TOL" "$CA" "$CB" "$CC" <<'EOF' || fail "prediction off"
+import sqlite3, sys
+db, pred, own, tol = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+cpu = sum(float(x) for x in sys.argv[5:8])
+c = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+rows = c.execute("SELECT backend, count(*), sum(seconds), sum(nodes) FROM assignments "
+                 "WHERE seconds IS NOT NULL GROUP BY backend ORDER BY backend").fetchall()
+wall = sum(r[2] for r in rows)
+for b, n, s, nodes in rows:
+    print("plan_fleet:   results by %-7s %5d replicas, %8.2f s (their own, wall), %.4g nodes"
+          % (b, n, s, nodes))
+err = cpu / pred - 1
+print("plan_fleet: measured %.2f core-seconds (the clients' CPU time; results' own seconds, "
+      "wall: %.2f), predicted %.2f: %+.1f%% (limit %.0f%%); the price of every replica on its "
+      "own kernel, %.2f, is %+.1f%% off" % (cpu, wall, pred, 100 * err, 100 * tol, own,
+                                          100 * (cpu / own - 1)))
+sys.exit(0 if abs(err) <= tol else 1)
+EOF
+say "PASS"
