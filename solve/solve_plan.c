@@ -297,8 +297,11 @@ static void fleet_print(const nq_fleet_t *f, double est, double largest) {
   char a[64], b[64], d[64];
   printf("fleet        ");
   for (int i = 0; i < f->nparts; i++)
-    printf("%s%.0f %s at %.3g", i ? ", " : "", f->part[i].count, f->part[i].kernel,
-           f->part[i].rate);
+    if (f->part[i].count > 0)
+      printf("%s%.0f %s at %.3g", i ? ", " : "", f->part[i].count, f->part[i].kernel,
+             f->part[i].rate);
+    else
+      printf("%s%s named at %.3g", i ? ", " : "", f->part[i].kernel, f->part[i].rate);
   if (f->extra_rate > 0) printf("%srate %.3g", f->nparts ? ", " : "", f->extra_rate);
   printf(" = %.3g nodes/s, computing %.3g%% of the time\n", c.rate, 100 * f->duty);
   printf("replicas     %.3g results a unit (quorum %d + %.3g spot checks): %.4g nodes\n",

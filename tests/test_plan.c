@@ -605,6 +605,20 @@ START_TEST(fleet_prices_the_kernel_rule) {
   f.kernels = 2;
   nq_fleet_calendar(&f, 1e12, 0, &c);
   ck_assert_double_eq_tol(c.core_seconds, 1e12 * (1 / 2e9 + 1 / 1e9), 1e-6);
+  /* KERNEL@RATE: no cores, only the rate the fleet's machines run that kernel at when named:
+   * two AVX-512 cores at 2e9 whose avx2 runs at 1.5e9. */
+  ck_assert_int_eq(nq_fleet_parse("avx512=2@2e9,avx2@1.5e9,spot=0", &f, err, sizeof err), 0);
+  f.kernels = 2;
+  nq_fleet_calendar(&f, 1e12, 1e9, &c);
+  ck_assert_double_eq_tol(c.core_seconds, 1e12 * (1 / 2e9 + 1 / 1.5e9), 1e-6);
+  ck_assert_double_eq_tol(c.rate, 4e9, 1e-3);
+  ck_assert_double_eq_tol(c.bulk_seconds, c.core_seconds / 2, 1e-6);
+  const char *slowk;
+  ck_assert_double_eq(nq_fleet_slowest(&f, &slowk), 2e9);
+  ck_assert_int_eq(nq_fleet_parse("avx2@1.5e9", &f, err, sizeof err), NQ_EINVAL);
+  ck_assert_msg(strstr(err, "no compute"), "%s", err);
+  ck_assert_int_eq(nq_fleet_parse("avx512=2,ref@1e9", &f, err, sizeof err), NQ_EINVAL);
+  ck_assert_int_eq(nq_fleet_parse("avx512=2,avx2@x", &f, err, sizeof err), NQ_EINVAL);
   /* Spot checks: one replica more on their share of the units, named a third kernel (scalar on
    * an AVX-512 machine whose unit has avx512 and avx2). */
   ck_assert_int_eq(nq_fleet_parse("avx512=100,spot=0.5", &f, err, sizeof err), 0);

@@ -47,6 +47,27 @@ static int num(const char *s, double lo, double hi, double *out) {
 /* One KEY=VALUE item (item is modified). */
 static int parse_item(char *item, nq_fleet_t *f, unsigned *seen, char *errbuf, size_t errlen) {
   char *eq = strchr(item, '=');
+  char *at0 = strchr(item, '@');
+  if (!eq && at0 && at0 != item) { /* KERNEL@RATE: a rate without cores */
+    *at0 = '\0';
+    size_t i;
+    for (i = 0; i < NKERNELS && strcmp(item, kernels[i].name); i++) {
+    }
+    if (i == NKERNELS || !strcmp(item, "ref"))
+      return nq_errorf(errbuf, errlen, NQ_EINVAL, "fleet: unknown kernel '%s' in '%s@%s' "
+                       "(avx512, avx2, scalar, neon, gpu)", item, item, at0 + 1);
+    if (f->nparts == NQ_FLEET_MAX_PARTS)
+      return nq_errorf(errbuf, errlen, NQ_EINVAL, "fleet: at most %d kernel items",
+                       NQ_FLEET_MAX_PARTS);
+    nq_fleet_part_t *p = &f->part[f->nparts];
+    if (num(at0 + 1, 1, 1e15, &p->rate))
+      return nq_errorf(errbuf, errlen, NQ_EINVAL, "fleet: %s@%s: want a rate of nodes/s "
+                       "(1..1e15)", item, at0 + 1);
+    p->count = 0;
+    snprintf(p->kernel, sizeof p->kernel, "%s", item);
+    f->nparts++;
+    return 0;
+  }
   if (!eq || eq == item || !eq[1])
     return nq_errorf(errbuf, errlen, NQ_EINVAL, "fleet item '%s': want KEY=VALUE", item);
   *eq = '\0';
@@ -119,7 +140,9 @@ int nq_fleet_parse(const char *spec, nq_fleet_t *f, char *errbuf, size_t errlen)
     int rc = parse_item(item, f, &seen, errbuf, errlen);
     if (rc) return rc;
   }
-  if (f->nparts == 0 && f->extra_rate <= 0)
+  int cores = 0;
+  for (int i = 0; i < f->nparts; i++) cores += f->part[i].count > 0;
+  if (cores == 0 && f->extra_rate <= 0)
     return nq_errorf(errbuf, errlen, NQ_EINVAL,
                      "fleet: no compute in '%s': name cores by kernel (avx2=1000) or a rate "
                      "(rate=1e12)", spec);
@@ -302,6 +325,7 @@ void nq_fleet_calendar(const nq_fleet_t *f, double est_nodes, double largest_nod
   double total = 0, busiest = 0;
   for (int i = 0; i < p->np; i++) total += p->p[i].n;
   for (int i = 0; i < p->np; i++) {
+    if (p->p[i].count <= 0) continue; /* KERNEL@RATE: a rate, no cores */
     double t = est_nodes * p->p[i].cs / NQ_FLEET_SAMPLES / p->p[i].count;
     if (t > busiest) busiest = t;
   }
@@ -317,6 +341,7 @@ void nq_fleet_calendar(const nq_fleet_t *f, double est_nodes, double largest_nod
   if (largest_nodes > 0) {
     double fast = 0, slow = 0, slowdown = out->core_seconds / out->own_core_seconds;
     for (int i = 0; i < p->np; i++) {
+      if (p->p[i].count <= 0) continue;
       if (p->p[i].rate > fast) fast = p->p[i].rate;
       if (slow == 0 || p->p[i].rate < slow) slow = p->p[i].rate;
     }
@@ -331,6 +356,7 @@ double nq_fleet_slowest(const nq_fleet_t *f, const char **kernel) {
   double slow = 0;
   if (kernel) *kernel = NULL;
   for (int i = 0; i < f->nparts; i++) {
+    if (f->part[i].count <= 0) continue; /* KERNEL@RATE */
     if (slow == 0 || f->part[i].rate < slow) {
       slow = f->part[i].rate;
       if (kernel) *kernel = f->part[i].kernel;

@@ -9,6 +9,9 @@
  *                        KERNEL is avx512, avx2, scalar, neon, gpu or ref (the reference core,
  *                        NQ_REF_NODES_PER_SEC); avx512, avx2, scalar and ref have a typical
  *                        rate (nq_fleet_kernel_rate), neon and gpu need @RATE.
+ *   KERNEL@RATE          no cores: the rate at which the fleet's machines run KERNEL when the
+ *                        kernel rule names it (an AVX-512 machine's avx2), e.g. measured with
+ *                        NQ_KERNEL=avx2 nq-solve N --estimate
  *   rate=RATE            a measured node rate of the whole of some machines (nodes/s)
  *   quorum=Q             results per unit, 1..16 (default 2, nq-server's)
  *   spot=F               share of the units that get one more result as a spot check, 0..1
@@ -48,7 +51,7 @@
 
 typedef struct nq_fleet_part_s {
   char kernel[16];
-  double count; /* cores or devices */
+  double count; /* cores or devices; 0: KERNEL@RATE, a kernel's rate without cores */
   double rate;  /* nodes/s of each */
 } nq_fleet_part_t;
 
