@@ -90,10 +90,14 @@ def plans(build):
 def fleet(build):
     def row(p):
         f = p["fleet"]
-        return [f"{p['est_nodes']:.4g}", f"{f['replicas']:.3g}", num(f["ref_core_years"]),
-                dur(f["calendar_seconds"]), dur(f["largest_unit_seconds_slowest"])]
-    return plan_table(build, ["plan", "nodes (estimate)", "replicas", "reference core-years",
-                              "calendar time", "largest unit on one AVX2 core"], row)
+        return [f"{p['est_nodes']:.4g}", f"{f['replicas']:.3g}", str(f["diverse_kernels"]),
+                num(f["ref_core_years"]), num(f["core_seconds"] / 31557600),
+                f"{dur(f['calendar_seconds'])} ({dur(f['tail_seconds'])})",
+                dur(f["largest_unit_seconds_slowest"])]
+    return plan_table(build, ["plan", "nodes (estimate)", "replicas", "kernel rule",
+                              "reference core-years", "the fleet's core-years",
+                              "calendar time (of it the tail)", "largest unit on one AVX2 core"],
+                      row)
 
 
 TABLES = {"record": record, "plans": plans, "fleet": fleet}
