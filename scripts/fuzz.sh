@@ -43,6 +43,14 @@ for t in "${targets[@]}"; do
       printf '%s' "$s" >"$corpus/seed$i"; i=$((i + 1))
     done
   fi
+  # Seeds for the fleet SPEC parser (docs/planning.md, "Plans in calendar time").
+  if [ "$t" = fuzz_fleet ] && [ -z "$(ls -A "$corpus")" ]; then
+    i=0
+    for s in "avx2=1000,avx512=10@3e9,gpu=2@2e10,rate=5e11,quorum=3,spot=0.1,duty=0.5" \
+             "avx512=2@1.6e9,avx2@9e8,spot=0" "ref=4" "neon=8@9e8,scalar=2"; do
+      printf '%s' "$s" >"$corpus/seed$i"; i=$((i + 1))
+    done
+  fi
   # Seeds for the message parsers: one valid message of each kind (see docs/protocol.md).
   if [ "$t" = fuzz_proto ] && [ -z "$(ls -A "$corpus")" ]; then
     i=0
