@@ -341,13 +341,16 @@ void nq_fleet_calendar(const nq_fleet_t *f, double est_nodes, double largest_nod
   if (largest_nodes > 0) {
     double fast = 0, slow = 0, slowdown = out->core_seconds / out->own_core_seconds;
     for (int i = 0; i < p->np; i++) {
-      if (p->p[i].count <= 0) continue;
+      /* rate= has no cores to speak of (its per-core rate is a device of the pricing). */
+      if (p->p[i].count <= 0 || !strcmp(p->p[i].ladder[0], "rate")) continue;
       if (p->p[i].rate > fast) fast = p->p[i].rate;
       if (slow == 0 || p->p[i].rate < slow) slow = p->p[i].rate;
     }
-    double on_slow = largest_nodes / slow * slowdown;
-    double reissued = NQ_FLEET_TAIL_AFTER_S + largest_nodes / fast * slowdown;
-    out->tail_seconds = on_slow < reissued ? on_slow : reissued;
+    if (fast > 0) {
+      double on_slow = largest_nodes / slow * slowdown;
+      double reissued = NQ_FLEET_TAIL_AFTER_S + largest_nodes / fast * slowdown;
+      out->tail_seconds = on_slow < reissued ? on_slow : reissued;
+    }
   }
   out->seconds = out->bulk_seconds + out->tail_seconds;
 }

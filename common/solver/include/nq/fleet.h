@@ -77,7 +77,8 @@ typedef struct nq_fleet_cal_s {
   double own_core_seconds; /* the same with every replica on its machine's own kernel */
   double bulk_seconds;   /* calendar time of the work: the busiest part's core-seconds over its
                             cores, over duty */
-  double tail_seconds;   /* the last unit's wait (tail reissue, NQ_FLEET_TAIL_AFTER_S) */
+  double tail_seconds;   /* the last unit's wait (tail reissue, NQ_FLEET_TAIL_AFTER_S); 0 for a
+                            fleet of rate= alone (no core to run it on) */
   double seconds;        /* calendar time: bulk + tail */
   int nkernels;          /* kernels the replicas run, and each one's share of the replicas */
   const char *kernel[NQ_FLEET_MAX_KERNELS];
