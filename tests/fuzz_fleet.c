@@ -7,8 +7,9 @@
  *   - an accepted fleet is within its bounds: 1..8 kernel items, each a known kernel with a
  *     whole count 0..1e9 (0 only for KERNEL@RATE) and a rate > 0, quorum 1..16, spot 0..1,
  *     duty in (0, 1], and some compute (a part with cores, or rate=);
- *   - its price, with the kernel rule off and on, is finite and positive: core-seconds at least
- *     the replicas' nodes at the fastest rate, the kernels' shares adding up to 1.
+ *   - its price, with the kernel rule off and on, is finite and positive (with the rule off,
+ *     core-seconds at least the replicas' nodes at the fastest rate), the kernels' shares adding
+ *     up to 1.
  * Built by scripts/fuzz.sh (clang, -DNQ_FUZZ=ON). */
 #include <math.h>
 #include <stdint.h>
@@ -35,7 +36,8 @@ static void check_price(const nq_fleet_t *f, int kernels) {
   for (int i = 0; i < f->nparts; i++)
     if (f->part[i].rate > fastest) fastest = f->part[i].rate;
   FUZZ_ASSERT(isfinite(c.core_seconds) && c.core_seconds > 0);
-  FUZZ_ASSERT(c.core_seconds >= 0.999 * 1e12 * f->quorum / fastest);
+  /* Without the rule every replica runs at its machine's own rate, at most the fastest. */
+  if (kernels < 2) FUZZ_ASSERT(c.core_seconds >= 0.999 * 1e12 * f->quorum / fastest);
   FUZZ_ASSERT(isfinite(c.seconds) && c.seconds > 0 && c.tail_seconds >= 0);
   FUZZ_ASSERT(c.nkernels >= 1 && c.nkernels <= NQ_FLEET_MAX_KERNELS);
   double share = 0;

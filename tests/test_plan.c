@@ -206,6 +206,7 @@ START_TEST(fleet_spec_and_calendar) {
       {"avx2=10,quorum=2,quorum=3", "given twice"},
       {"quorum=2", "no compute"},
       {"rate=-1", "node rate"},
+      {"avx2=10,quorum=3\n", "not printable"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ck_assert_int_eq(nq_fleet_parse(bad[i][0], &f, err, sizeof err), NQ_EINVAL);

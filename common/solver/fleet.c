@@ -131,6 +131,11 @@ int nq_fleet_parse(const char *spec, nq_fleet_t *f, char *errbuf, size_t errlen)
   if (!spec || !*spec)
     return nq_errorf(errbuf, errlen, NQ_EINVAL, "fleet: empty; e.g. avx2=1000,quorum=2");
   char buf[512];
+  /* Error messages quote the items: only printable text, so a message stays one line. */
+  for (const char *c = spec; *c; c++)
+    if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+      return nq_errorf(errbuf, errlen, NQ_EINVAL, "fleet: a character that is not printable "
+                       "ASCII at offset %d", (int)(c - spec));
   if (strlen(spec) >= sizeof buf)
     return nq_errorf(errbuf, errlen, NQ_EINVAL, "fleet: over %zu characters", sizeof buf - 1);
   snprintf(buf, sizeof buf, "%s", spec);
@@ -185,21 +190,29 @@ static void ladder_of(const char *k, const char **l) {
   l[1] = NULL;
 }
 
-/* A kernel's rate in this fleet: its first part's, else the typical one. */
-static double fleet_rate(const nq_fleet_t *f, const char *k) {
+/* A kernel's rate as the fleet gives it: its first part's (or KERNEL@RATE's), else 0. */
+static double given_rate(const nq_fleet_t *f, const char *k) {
   for (int i = 0; i < f->nparts; i++)
     if (!strcmp(f->part[i].kernel, k)) return f->part[i].rate;
+  return 0;
+}
+
+/* A kernel's typical rate (the reference solver's too); 0 for neon and gpu. */
+static double typical_rate(const char *k) {
   return !strcmp(k, "reference") ? REFERENCE_RATE : nq_fleet_kernel_rate(k);
 }
 
-/* What kernel k costs on part p: its own rate, or the rate scaled by the kernels' rates (a GPU's
- * host CPU runs CPU kernels at the fleet's rate for them). */
+/* What kernel k costs on part p: its own rate for its own kernel; else the machine's rate scaled
+ * by the two kernels' rates as the fleet gives them (both given: k's part or KERNEL@ item), or by
+ * their typical rates (neon's own taken as avx2's). A GPU's host CPU runs CPU kernels at the
+ * fleet's rate for them. */
 static double part_rate(const price_t *pr, const pp_t *p, const char *k) {
   if (!strcmp(k, p->ladder[0])) return p->rate;
-  double r = fleet_rate(pr->f, k);
-  if (!strcmp(p->ladder[0], "gpu")) return r;
-  double own = fleet_rate(pr->f, p->ladder[0]);
-  return own > 0 ? p->rate * r / own : r;
+  double given = given_rate(pr->f, k);
+  if (!strcmp(p->ladder[0], "gpu")) return given > 0 ? given : typical_rate(k);
+  if (given > 0) return p->rate * given / given_rate(pr->f, p->ladder[0]);
+  double own = typical_rate(p->ladder[0]);
+  return p->rate * typical_rate(k) / (own > 0 ? own : typical_rate("avx2"));
 }
 
 static uint64_t mix64(uint64_t *s) {
