@@ -26,10 +26,13 @@ static json_t *sample_value(const nq_view_field_t *f, int seed) {
   case NQ_VK_INT: return json_integer(1000 + seed);
   case NQ_VK_INTR: return json_integer(f->lo + seed % (f->hi - f->lo + 1));
   case NQ_VK_REALR: return json_real((double)f->lo + 0.5);
-  case NQ_VK_REF: return json_integer(seed);
+  case NQ_VK_REF:
+  case NQ_VK_I32:
+  case NQ_VK_U64: return json_integer(seed);
   case NQ_VK_BOOL: return json_boolean(seed & 1);
   case NQ_VK_REAL: return json_real(0.5 + seed);
   case NQ_VK_TEXT:
+  case NQ_VK_CHARS:
   case NQ_VK_STR:
   case NQ_VK_STRN:
     snprintf(buf, sizeof buf, "%s-%d", f->key, seed);
@@ -118,7 +121,10 @@ static json_t *wrong_value(const nq_view_field_t *f) {
   case NQ_VK_INTS: return json_string("12");
   case NQ_VK_REAL:
   case NQ_VK_REALR: return json_string("1.5");
-  case NQ_VK_REF: return json_true();
+  case NQ_VK_REF:
+  case NQ_VK_U64: return json_true();
+  case NQ_VK_I32: return json_string("12");
+  case NQ_VK_CHARS:
   case NQ_VK_TEXT:
   case NQ_VK_BOOL: return json_integer(1);
   case NQ_VK_STR:
@@ -207,6 +213,45 @@ START_TEST(request_views_check_their_bounds) {
   ck_assert_int_eq(b.q.unit_retry.unit.id, 77);
   ck_assert_ptr_null(b.q.unit_retry.unit.text);
   json_decref(m);
+}
+END_TEST
+
+/* A record that outlives its JSON (the client's status file): 32-bit integers in their range,
+ * 64-bit unsigned ones as integers up to 2^63-1 and as decimal strings above, strings copied into
+ * their arrays and refused when they do not fit. */
+#define REC_VIEW(F) F(I32, small, REQ, 0) F(U64, big, REQ, 0) F(CHARS, name, REQ, 8)
+NQ_VIEW_STRUCT(rec, REC_VIEW)
+#define NQV_T nq_view_rec_t
+NQ_VIEW_DEFINE(rec, REC_VIEW)
+#undef NQV_T
+
+START_TEST(records_copy_and_bound_their_fields) {
+  nq_view_rec_t r = {.small = -7, .big = UINT64_MAX, .name = "seven"}, b;
+  json_t *j = nq_view_rec_pack(&r);
+  ck_assert_ptr_nonnull(j);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "big")), "18446744073709551615");
+  char err[200];
+  ck_assert_int_eq(nq_view_rec_parse(j, &b, err, sizeof err), 0);
+  json_decref(j); /* b holds copies */
+  ck_assert_int_eq(b.small, -7);
+  ck_assert(b.big == UINT64_MAX);
+  ck_assert_str_eq(b.name, "seven");
+  r.big = 12;
+  j = nq_view_rec_pack(&r);
+  ck_assert(json_is_integer(json_object_get(j, "big")));
+  json_decref(j);
+  const char *bad[][2] = {
+      {"{\"small\":2147483648,\"big\":1,\"name\":\"a\"}", "rec.small: is not"},
+      {"{\"small\":1,\"big\":-1,\"name\":\"a\"}", "rec.big: is not"},
+      {"{\"small\":1,\"big\":\"012\",\"name\":\"a\"}", "rec.big: is not"},
+      {"{\"small\":1,\"big\":1,\"name\":\"eightchr\"}", "rec.name: is longer than 7 bytes"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    j = json_loads(bad[i][0], 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    refused(&nq_view_rec_desc, j, bad[i][1]);
+    json_decref(j);
+  }
 }
 END_TEST
 
@@ -364,6 +409,7 @@ static Suite *views_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, every_view_round_trips);
   tcase_add_test(tc, request_views_check_their_bounds);
+  tcase_add_test(tc, records_copy_and_bound_their_fields);
   tcase_add_test(tc, missing_or_mistyped_fields_are_named);
   tcase_add_test(tc, nested_paths);
   tcase_add_test(tc, store_views_read_back);

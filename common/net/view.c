@@ -2,11 +2,13 @@
  * in each direction. */
 #include "nq/view.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nq/json.h"
 #include "nq/nq.h"
 
 #define AT(s, off, type) ((type *)((char *)(s) + (off)))
@@ -30,6 +32,15 @@ static json_t *pack_value(const nq_view_field_t *f, const void *s) {
     const nq_view_ref_t *r = p;
     return r->text ? json_string(r->text) : json_integer((json_int_t)r->id);
   }
+  case NQ_VK_I32: return json_integer(*(const int *)p);
+  case NQ_VK_U64: {
+    uint64_t v = *(const uint64_t *)p;
+    char buf[24];
+    if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return json_string(buf);
+  }
+  case NQ_VK_CHARS: return json_string(p);
   case NQ_VK_BOOL: return json_boolean(*(const int *)p);
   case NQ_VK_REAL: return json_real(*(const double *)p);
   case NQ_VK_STR: return *(const char *const *)p ? json_string(*(const char *const *)p) : NULL;
@@ -74,6 +85,9 @@ static int is_zero(const nq_view_field_t *f, const void *s) {
     return r->text == NULL && r->id == 0;
   }
   case NQ_VK_U128: return *(const nq_u128 *)p == 0;
+  case NQ_VK_I32: return *(const int *)p == 0;
+  case NQ_VK_U64: return *(const uint64_t *)p == 0;
+  case NQ_VK_CHARS: return *(const char *)p == '\0';
   default: return 0;
   }
 }
@@ -153,6 +167,9 @@ static const char *kind_name(nq_view_kind_t k) {
   case NQ_VK_REALR: return "a number";
   case NQ_VK_TEXT: return "a string";
   case NQ_VK_REF: return "an id (integer) or a text (string)";
+  case NQ_VK_I32: return "an integer of 32 bits";
+  case NQ_VK_U64: return "an integer 0..2^64-1 (a decimal string above 2^63-1)";
+  case NQ_VK_CHARS: return "a string";
   case NQ_VK_BOOL: return "true or false";
   case NQ_VK_REAL: return "a number";
   case NQ_VK_STR:
@@ -225,6 +242,20 @@ static int parse_value(const nq_view_field_t *f, const json_t *x, void *s, const
   case NQ_VK_BOOL:
     if (!json_is_boolean(x)) break;
     *(int *)p = json_is_true(x);
+    return 0;
+  case NQ_VK_I32:
+    if (!json_is_integer(x) || json_integer_value(x) < INT_MIN || json_integer_value(x) > INT_MAX)
+      break;
+    *(int *)p = (int)json_integer_value(x);
+    return 0;
+  case NQ_VK_U64:
+    if (nq_json_u64(x, (uint64_t *)p) != 0) break; /* the one spelling nq_msg_set_u64 writes */
+    return 0;
+  case NQ_VK_CHARS:
+    if (!json_is_string(x)) break;
+    if (json_string_length(x) >= (size_t)f->hi)
+      return fail(e, path, "is longer than %lld bytes", (long long)f->hi - 1);
+    memcpy(p, json_string_value(x), json_string_length(x) + 1);
     return 0;
   case NQ_VK_REAL:
     if (!json_is_number(x)) break;

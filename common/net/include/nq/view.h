@@ -20,6 +20,11 @@
  *   TEXT  const char *m                  string that SUB(m) (int (*)(const char *)) accepts
  *   REF   nq_view_ref_t m                an id (integer) or a text (string): one thing, named
  *                                        either way (a unit by its id or its text)
+ *   I32   int m                          integer INT_MIN..INT_MAX
+ *   U64   uint64_t m                     integer, or above INT64_MAX a string of decimal digits
+ *                                        (nq_msg_set_u64's form, nq/json.h)
+ *   CHARS char m[SUB]                    string of at most SUB - 1 bytes, copied into m (a
+ *                                        struct that outlives its JSON: a file's record)
  *   BOOL  int m                          true / false
  *   REAL  double m                       number (packed as a real)
  *   STR   const char *m                  string (never null)
@@ -59,6 +64,9 @@ typedef enum {
   NQ_VK_REALR,
   NQ_VK_TEXT,
   NQ_VK_REF,
+  NQ_VK_I32,
+  NQ_VK_U64,
+  NQ_VK_CHARS,
   NQ_VK_BOOL,
   NQ_VK_REAL,
   NQ_VK_STR,
@@ -95,7 +103,7 @@ typedef struct nq_view_field_s {
   size_t count_off;             /* ARR / INTS: the size_t n_<member> */
   const struct nq_view_s *sub;  /* OBJ / ARR: the element's view */
   const nq_view_names_t *names; /* COUNTS: the keys */
-  int64_t lo, hi;               /* INTR, REALR: the bounds */
+  int64_t lo, hi;               /* INTR, REALR: the bounds; CHARS: hi is the array's size */
   int (*check)(const char *);   /* TEXT: 1 when the string is acceptable */
 } nq_view_field_t;
 
@@ -129,6 +137,9 @@ void nq_view_free(const nq_view_t *v, void *s);
 #define NQV_M_REALR(m, sub) double m;
 #define NQV_M_TEXT(m, sub) const char *m;
 #define NQV_M_REF(m, sub) nq_view_ref_t m;
+#define NQV_M_I32(m, sub) int m;
+#define NQV_M_U64(m, sub) uint64_t m;
+#define NQV_M_CHARS(m, sub) char m[sub];
 #define NQV_M_BOOL(m, sub) int m;
 #define NQV_M_REAL(m, sub) double m;
 #define NQV_M_STR(m, sub) const char *m;
@@ -180,6 +191,9 @@ void nq_view_free(const nq_view_t *v, void *s);
 #define NQV_CNT_REALR(T, m) 0
 #define NQV_CNT_TEXT(T, m) 0
 #define NQV_CNT_REF(T, m) 0
+#define NQV_CNT_I32(T, m) 0
+#define NQV_CNT_U64(T, m) 0
+#define NQV_CNT_CHARS(T, m) 0
 #define NQV_CNT_BOOL(T, m) 0
 #define NQV_CNT_REAL(T, m) 0
 #define NQV_CNT_STR(T, m) 0
@@ -194,6 +208,9 @@ void nq_view_free(const nq_view_t *v, void *s);
 #define NQV_SUB_REALR(sub) NULL
 #define NQV_SUB_TEXT(sub) NULL
 #define NQV_SUB_REF(sub) NULL
+#define NQV_SUB_I32(sub) NULL
+#define NQV_SUB_U64(sub) NULL
+#define NQV_SUB_CHARS(sub) NULL
 #define NQV_SUB_BOOL(sub) NULL
 #define NQV_SUB_REAL(sub) NULL
 #define NQV_SUB_STR(sub) NULL
@@ -208,6 +225,9 @@ void nq_view_free(const nq_view_t *v, void *s);
 #define NQV_NAMES_REALR(sub) NULL
 #define NQV_NAMES_TEXT(sub) NULL
 #define NQV_NAMES_REF(sub) NULL
+#define NQV_NAMES_I32(sub) NULL
+#define NQV_NAMES_U64(sub) NULL
+#define NQV_NAMES_CHARS(sub) NULL
 #define NQV_NAMES_BOOL(sub) NULL
 #define NQV_NAMES_REAL(sub) NULL
 #define NQV_NAMES_STR(sub) NULL
@@ -265,6 +285,15 @@ void nq_view_free(const nq_view_t *v, void *s);
 #define NQV_LO_REF NQV_LO_NONE
 #define NQV_HI_REF NQV_HI_NONE
 #define NQV_CHECK_REF NQV_CHECK_NONE
+#define NQV_LO_I32 NQV_LO_NONE
+#define NQV_HI_I32 NQV_HI_NONE
+#define NQV_CHECK_I32 NQV_CHECK_NONE
+#define NQV_LO_U64 NQV_LO_NONE
+#define NQV_HI_U64 NQV_HI_NONE
+#define NQV_CHECK_U64 NQV_CHECK_NONE
+#define NQV_LO_CHARS NQV_LO_NONE
+#define NQV_HI_CHARS(sub) (sub)
+#define NQV_CHECK_CHARS NQV_CHECK_NONE
 /* NQV_T is the struct type of the view being defined. */
 #define NQV_ENTRY(kind, m, flag, sub)                                                            \
   {#m,                                                                                           \
