@@ -77,11 +77,14 @@
  * attack masks l, d, r: a row below it with no column (row N-1: none outside lastmask), or a
  * free column no row from its own down can take. nq/unit.h's nq_unit_blocked_rows as free
  * columns: f the free columns of each row, the smallest of them 0 for a row without one, open
- * their union. Rows 1..3 always, 4 and 5 when there. */
-static inline int nq_blocked(int rows, uint notmask, uint lastmask, uint l, uint d, uint r) {
-  const uint nx = ~(d | notmask);
-  uint open = nx & ~(l | r), mn, f;
-  if (!open) return 1; /* no candidates: nothing is below it, blocked or not */
+ * their union. Rows 1..3 always, 4 and 5 when there. nq_blocked1 takes the first row's free
+ * columns f1 (the node's own candidates before the rules, mask & ~(l | d | r)), not zero: a
+ * node without candidates has nothing below it, blocked or not, and its caller drops it first.
+ * The rows are a fixed sequence of steps (shift, and-not, min, or), no data-dependent loop. */
+static inline int nq_blocked1(int rows, uint mask, uint lastmask, uint f1, uint l, uint d,
+                              uint r) {
+  const uint nx = mask & ~d;
+  uint open = f1, mn, f;
   l <<= 1;
   r >>= 1;
   mn = f = nx & ~(l | r);
@@ -111,6 +114,11 @@ static inline int nq_blocked(int rows, uint notmask, uint lastmask, uint l, uint
     }
   }
   return mn == 0u || (nx & ~open) != 0u;
+}
+
+static inline int nq_blocked(int rows, uint notmask, uint lastmask, uint l, uint d, uint r) {
+  const uint f1 = ~(d | notmask) & ~(l | r);
+  return !f1 || nq_blocked1(rows, ~notmask, lastmask, f1, l, d, r);
 }
 
 /* The candidates bm of a node (masks l, d, r) whose children are on the blocked test's rows
@@ -295,11 +303,12 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 #define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp, x6, x5)                           \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
-    for (uint c5_ = nq_keep(3, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c5_;               \
-         c5_ &= c5_ - 1u) {                                                                      \
+    for (uint c5_ = (bm); c5_; c5_ &= c5_ - 1u) {                                                \
       const uint v_ = c5_ & (0u - c5_), l4_ = ((l) | v_) << 1, d4_ = (d) | v_,                   \
                  r4_ = ((r) | v_) >> 1;                                                          \
-      uint b4_ = mask & ~(l4_ | d4_ | r4_) & (e - 3 < s.bound1 ? ~s.forbid : ~0u);               \
+      uint b4_ = mask & ~(l4_ | d4_ | r4_);                                                      \
+      if (!b4_ || nq_blocked1(3, mask, (SIDE) ? s.lastmask : 0u, b4_, l4_, d4_, r4_)) continue;  \
+      b4_ &= e - 3 < s.bound1 ? ~s.forbid : ~0u;                                                 \
       uint fl4_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
         fl4_ |= NQ_FLAGS(v_, e - 4);                                                             \
@@ -316,11 +325,12 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 #define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp, x6)                               \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
-    for (uint c6_ = nq_keep(4, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c6_;               \
-         c6_ &= c6_ - 1u) {                                                                      \
+    for (uint c6_ = (bm); c6_; c6_ &= c6_ - 1u) {                                                \
       const uint u_ = c6_ & (0u - c6_), l5_ = ((l) | u_) << 1, d5_ = (d) | u_,                   \
                  r5_ = ((r) | u_) >> 1;                                                          \
-      uint b5_ = mask & ~(l5_ | d5_ | r5_) & (e - 4 < s.bound1 ? ~s.forbid : ~0u);               \
+      uint b5_ = mask & ~(l5_ | d5_ | r5_);                                                      \
+      if (!b5_ || nq_blocked1(4, mask, (SIDE) ? s.lastmask : 0u, b5_, l5_, d5_, r5_)) continue;  \
+      b5_ &= e - 4 < s.bound1 ? ~s.forbid : ~0u;                                                 \
       uint fl5_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
         fl5_ |= NQ_FLAGS(u_, e - 5);                                                             \
@@ -337,13 +347,15 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 #define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp)                                   \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
-    const uint k7_ = (s.filt >> (e - 6)) & 1u                                                    \
-                         ? nq_keep(5, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm)              \
-                         : (bm);                                                                 \
-    for (uint c7_ = k7_; c7_; c7_ &= c7_ - 1u) {                                                 \
+    const int k7_ = (s.filt >> (e - 6)) & 1u;                                                   \
+    for (uint c7_ = (bm); c7_; c7_ &= c7_ - 1u) {                                                \
       const uint t_ = c7_ & (0u - c7_), l6_ = ((l) | t_) << 1, d6_ = (d) | t_,                   \
                  r6_ = ((r) | t_) >> 1;                                                          \
-      uint b6_ = mask & ~(l6_ | d6_ | r6_) & (e - 5 < s.bound1 ? ~s.forbid : ~0u);               \
+      uint b6_ = mask & ~(l6_ | d6_ | r6_);                                                      \
+      if (!b6_ ||                                                                                \
+          (k7_ && nq_blocked1(5, mask, (SIDE) ? s.lastmask : 0u, b6_, l6_, d6_, r6_)))           \
+        continue;                                                                                \
+      b6_ &= e - 5 < s.bound1 ? ~s.forbid : ~0u;                                                 \
       uint fl6_ = (fl0);                                                                         \
       if (SIDE) {                                                                                \
         fl6_ |= NQ_FLAGS(t_, e - 6);                                                             \
