@@ -190,6 +190,7 @@ typedef struct {
   uint m90, m270; /* the side part: bit BOUND2, bit BOUND1 (NQ_FLAGS) */
   uint slow, s90, s270, filt; /* bit y: a child on row y takes the slow path (always, while F90
                               is set, while F270 is set) / drops its blocked children */
+  uint islow; /* bit y: a node on inline row y takes a rule whatever the flags (NQ_IVW) */
 } nq_sub_t;
 
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
@@ -257,50 +258,68 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
-/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0; rows N-7..N-4's columns x6..x3,
- * and kp, bitp of nq_side_leaf): its whole subtree, each child on row
+/* The inline rows' rule word of a path with flags f: bit i set when a node on row e-5+i (a child
+ * made by NQ_ROW_N7..NQ_ROW_N3, i = 0..4) takes a rule -- BOUND1's forbidden columns, BOUND2's
+ * mask, a flag set by its own row's queen, a dead test while its flag is set -- and 0 for the
+ * others, which take none (s.islow: the rows of the first four, both parts; the dead tests' rows
+ * as in NQ_SLOWV). A child tests one bit; only a child on such a row reads the rules. */
+#define NQ_IVW(f) (s.islow | (((f) & F90) ? s.s90 : 0u) | (((f) & F270) ? s.s270 : 0u))
+#define NQ_IV(f) (e >= 5 ? NQ_IVW(f) >> (e - 5) : NQ_IVW(f) << (5 - e))
+
+/* The rules of a child whose node is on row yc (its queen x on row yc - 1, d masks cd, dp, dpp,
+ * dppp of it and the three rows above; candidates bm, flags fl, rule word iv of its path, the
+ * last two updated): BOUND1's forbidden columns, then in the side part its flags, BOUND2's mask
+ * and, when DEAD, the dead tests (a dead child: `continue`, to its parent's next child). A
+ * block, not a statement: it continues its caller's loop. */
+#define NQ_RULES(SIDE, DEAD, yc, x, cd, dp, dpp, dppp, bm, fl, iv)                               \
+  {                                                                                              \
+    bm &= (yc) < s.bound1 ? ~s.forbid : ~0u;                                                     \
+    if (SIDE) {                                                                                  \
+      fl |= NQ_FLAGS(x, (yc) - 1);                                                               \
+      iv = NQ_IV(fl);                                                                            \
+      NQ_BOUND2(yc, cd, bm);                                                                     \
+      if ((DEAD) && NQ_DEAD(yc, cd, dp, dpp, dppp, fl)) continue;                                \
+    }                                                                                            \
+  }
+
+/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-7..N-4's
+ * columns x6..x3, and kp, bitp of nq_side_leaf): its whole subtree, each child on row
  * N-2 counted with its children by NQ_ROW_N2. */
-#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x6, x5, x4, x3)                              \
+#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, iv0, kp, bitp, x6, x5, x4, x3)                         \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
       const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, d2_ = (d) | x_,                   \
                  r2_ = ((r) | x_) >> 1;                                                          \
       uint b2_ = mask & ~(l2_ | d2_ | r2_);                                                      \
-      uint fl2_ = (fl0);                                                                         \
-      if (SIDE) {                                                                                \
-        NQ_BOUND2(e - 1, d2_, b2_);                                                              \
-        fl2_ |= NQ_FLAGS(x_, e - 2);                                                             \
-      }                                                                                          \
+      uint fl2_ = (fl0), iv2_ = (iv0);                                                           \
+      if (iv2_ & 16u) NQ_RULES(SIDE, 0, e - 1, x_, d2_, 0u, 0u, 0u, b2_, fl2_, iv2_)             \
       NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x6, x5, x4, x3, x_);                   \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0; rows N-7..N-5's columns x6..x4,
- * and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
+/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-7..N-5's
+ * columns x6..x4, and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
  * by NQ_ROW_N3. */
-#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, kp, bitp, x6, x5, x4)                                  \
+#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, iv0, kp, bitp, x6, x5, x4)                             \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
       const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, d3_ = (d) | w_,                   \
                  r3_ = ((r) | w_) >> 1;                                                          \
-      uint b3_ = mask & ~(l3_ | d3_ | r3_) & (e - 2 < s.bound1 ? ~s.forbid : ~0u);               \
-      uint fl3_ = (fl0);                                                                         \
-      if (SIDE) {                                                                                \
-        NQ_BOUND2(e - 2, d3_, b3_);                                                              \
-        fl3_ |= NQ_FLAGS(w_, e - 3);                                                             \
-      }                                                                                          \
-      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, x6, x5, x4, w_);                       \
+      uint b3_ = mask & ~(l3_ | d3_ | r3_);                                                      \
+      uint fl3_ = (fl0), iv3_ = (iv0);                                                           \
+      if (iv3_ & 8u) NQ_RULES(SIDE, 0, e - 2, w_, d3_, 0u, 0u, 0u, b3_, fl3_, iv3_)              \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, iv3_, kp, bitp, x6, x5, x4, w_);                 \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-5 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
- * grandparent, flags fl0; rows N-7 and N-6's columns x6, x5; kp, bitp of nq_side_leaf): its
- * children (row N-4, the blocked test's last row) counted, the blocked ones dropped, each other
- * one tested as the walk tests a child (rules, flags, dead tests) and its subtree counted by
- * NQ_ROW_N4. */
-#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp, x6, x5)                           \
+ * grandparent, flags fl0, rule word iv0; rows N-7 and N-6's columns x6, x5; kp, bitp of
+ * nq_side_leaf): its children (row N-4, the blocked test's last row) counted, the blocked ones
+ * and those without candidates dropped, each other one through its row's rules and its subtree
+ * counted by NQ_ROW_N4. */
+#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x6, x5)                      \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c5_ = (bm); c5_; c5_ &= c5_ - 1u) {                                                \
@@ -308,21 +327,16 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r4_ = ((r) | v_) >> 1;                                                          \
       uint b4_ = mask & ~(l4_ | d4_ | r4_);                                                      \
       if (!b4_ || nq_blocked1(3, mask, (SIDE) ? s.lastmask : 0u, b4_, l4_, d4_, r4_)) continue;  \
-      b4_ &= e - 3 < s.bound1 ? ~s.forbid : ~0u;                                                 \
-      uint fl4_ = (fl0);                                                                         \
-      if (SIDE) {                                                                                \
-        fl4_ |= NQ_FLAGS(v_, e - 4);                                                             \
-        NQ_BOUND2(e - 3, d4_, b4_);                                                              \
-        if (NQ_DEAD(e - 3, d4_, (d), (dpp), (dppp), fl4_)) continue;                             \
-      }                                                                                          \
-      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, kp, bitp, x6, x5, v_);                           \
+      uint fl4_ = (fl0), iv4_ = (iv0);                                                           \
+      if (iv4_ & 4u) NQ_RULES(SIDE, 1, e - 3, v_, d4_, (d), (dpp), (dppp), b4_, fl4_, iv4_)      \
+      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, iv4_, kp, bitp, x6, x5, v_);                     \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-6 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
- * grandparent, flags fl0; row N-7's column x6; kp, bitp of nq_side_leaf): as NQ_ROW_N5, one
- * row up (its children on row N-5, the blocked test's rows then below them). */
-#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp, x6)                               \
+ * grandparent, flags fl0, rule word iv0; row N-7's column x6; kp, bitp of nq_side_leaf): as
+ * NQ_ROW_N5, one row up (its children on row N-5, the blocked test's rows then below them). */
+#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x6)                          \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c6_ = (bm); c6_; c6_ &= c6_ - 1u) {                                                \
@@ -330,24 +344,19 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r5_ = ((r) | u_) >> 1;                                                          \
       uint b5_ = mask & ~(l5_ | d5_ | r5_);                                                      \
       if (!b5_ || nq_blocked1(4, mask, (SIDE) ? s.lastmask : 0u, b5_, l5_, d5_, r5_)) continue;  \
-      b5_ &= e - 4 < s.bound1 ? ~s.forbid : ~0u;                                                 \
-      uint fl5_ = (fl0);                                                                         \
-      if (SIDE) {                                                                                \
-        fl5_ |= NQ_FLAGS(u_, e - 5);                                                             \
-        NQ_BOUND2(e - 4, d5_, b5_);                                                              \
-        if (NQ_DEAD(e - 4, d5_, (d), (dpp), (dppp), fl5_)) continue;                             \
-      }                                                                                          \
-      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl5_, kp, bitp, x6, u_);                   \
+      uint fl5_ = (fl0), iv5_ = (iv0);                                                           \
+      if (iv5_ & 2u) NQ_RULES(SIDE, 1, e - 4, u_, d5_, (d), (dpp), (dppp), b5_, fl5_, iv5_)      \
+      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl5_, iv5_, kp, bitp, x6, u_);             \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-7 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
- * grandparent, flags fl0; its parent at level kp with column bitp): as NQ_ROW_N6, one row up,
- * its blocked children dropped when the blocked test reaches their row. */
-#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp)                                   \
+ * grandparent, flags fl0, rule word iv0; its parent at level kp with column bitp): as NQ_ROW_N6,
+ * one row up, its blocked children dropped when the blocked test reaches their row. */
+#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp)                              \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
-    const int k7_ = (s.filt >> (e - 6)) & 1u;                                                   \
+    const int k7_ = (s.filt >> (e - 6)) & 1u;                                                    \
     for (uint c7_ = (bm); c7_; c7_ &= c7_ - 1u) {                                                \
       const uint t_ = c7_ & (0u - c7_), l6_ = ((l) | t_) << 1, d6_ = (d) | t_,                   \
                  r6_ = ((r) | t_) >> 1;                                                          \
@@ -355,14 +364,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       if (!b6_ ||                                                                                \
           (k7_ && nq_blocked1(5, mask, (SIDE) ? s.lastmask : 0u, b6_, l6_, d6_, r6_)))           \
         continue;                                                                                \
-      b6_ &= e - 5 < s.bound1 ? ~s.forbid : ~0u;                                                 \
-      uint fl6_ = (fl0);                                                                         \
-      if (SIDE) {                                                                                \
-        fl6_ |= NQ_FLAGS(t_, e - 6);                                                             \
-        NQ_BOUND2(e - 5, d6_, b6_);                                                              \
-        if (NQ_DEAD(e - 5, d6_, (d), (dpp), (dppp), fl6_)) continue;                             \
-      }                                                                                          \
-      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl6_, kp, bitp, t_);                       \
+      uint fl6_ = (fl0), iv6_ = (iv0);                                                           \
+      if (iv6_ & 1u) NQ_RULES(SIDE, 1, e - 5, t_, d6_, (d), (dpp), (dppp), b6_, fl6_, iv6_)      \
+      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl6_, iv6_, kp, bitp, t_);                 \
     }                                                                                            \
   } while (0)
 
@@ -401,7 +405,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           continue;                                                                              \
       }                                                                                          \
       if (yc == e - 6) {                                                                         \
-        NQ_ROW_N7(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fl, k, bit);              \
+        NQ_ROW_N7(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fl, NQ_IV(fl), k, bit);   \
         continue;                                                                                \
       }                                                                                          \
     }                                                                                            \
@@ -521,6 +525,8 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       if (s.p90 >= 0) s.s90 = 1u << (s.p90 + 1);
       for (int y = s.lo270; y <= s.hi270; y++) s.s270 |= 1u << y;
     }
+    s.islow = (1u << s.bound1) - 1u; /* BOUND1's forbidden columns */
+    if (s.side) s.islow |= 1u << s.bound2 | 1u << (s.bound1 + 1) | 1u << (s.bound2 + 1);
     uint b[32];
     uint l = 0, d = 0, r = 0;
     s.dy90 = 0;
@@ -562,15 +568,15 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         if (y == e - 1) {
           NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 2) {
-          NQ_ROW_N3(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N3(s.side, l, d, r, bm, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 3) {
-          NQ_ROW_N4(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u);
+          NQ_ROW_N4(s.side, l, d, r, bm, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u);
         } else if (y == e - 4) {
-          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fl, 0, 0u, 0u, 0u);
+          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u, 0u);
         } else if (y == e - 5) {
-          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fl, 0, 0u, 0u);
+          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u);
         } else if (y == e - 6) {
-          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fl, 0, 0u);
+          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);
