@@ -190,7 +190,8 @@ typedef struct {
   uint m90, m270; /* the side part: bit BOUND2, bit BOUND1 (NQ_FLAGS) */
   uint slow, s90, s270, filt; /* bit y: a child on row y takes the slow path (always, while F90
                               is set, while F270 is set) / drops its blocked children */
-  uint islow; /* bit y: a node on inline row y takes a rule whatever the flags (NQ_IVW) */
+  uint iv0, iv90, iv270; /* NQ_IV's words: bit i a node on row e-5+i (whatever the flags,
+                          while F90 is set, while F270 is set) */
 } nq_sub_t;
 
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
@@ -261,10 +262,10 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 /* The inline rows' rule word of a path with flags f: bit i set when a node on row e-5+i (a child
  * made by NQ_ROW_N7..NQ_ROW_N3, i = 0..4) takes a rule -- BOUND1's forbidden columns, BOUND2's
  * mask, a flag set by its own row's queen, a dead test while its flag is set -- and 0 for the
- * others, which take none (s.islow: the rows of the first four, both parts; the dead tests' rows
- * as in NQ_SLOWV). A child tests one bit; only a child on such a row reads the rules. */
-#define NQ_IVW(f) (s.islow | (((f) & F90) ? s.s90 : 0u) | (((f) & F270) ? s.s270 : 0u))
-#define NQ_IV(f) (e >= 5 ? NQ_IVW(f) >> (e - 5) : NQ_IVW(f) << (5 - e))
+ * others, which take none. s.iv0: the rows of the first three, both parts; s.iv90, s.iv270: the
+ * dead tests' rows (s.s90, s.s270); each shifted once a subtree so that bit 0 is row e-5. A
+ * child tests one bit; only a child on such a row reads the rules. */
+#define NQ_IV(f) (s.iv0 | (((f) & F90) ? s.iv90 : 0u) | (((f) & F270) ? s.iv270 : 0u))
 
 /* The rules of a child whose node is on row yc (its queen x on row yc - 1, d masks cd, dp, dpp,
  * dppp of it and the three rows above; candidates bm, flags fl, rule word iv of its path, the
@@ -525,8 +526,11 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       if (s.p90 >= 0) s.s90 = 1u << (s.p90 + 1);
       for (int y = s.lo270; y <= s.hi270; y++) s.s270 |= 1u << y;
     }
-    s.islow = (1u << s.bound1) - 1u; /* BOUND1's forbidden columns */
-    if (s.side) s.islow |= 1u << s.bound2 | 1u << (s.bound1 + 1) | 1u << (s.bound2 + 1);
+    uint islow = (1u << s.bound1) - 1u; /* BOUND1's forbidden columns */
+    if (s.side) islow |= 1u << s.bound2 | 1u << (s.bound1 + 1) | 1u << (s.bound2 + 1);
+    s.iv0 = e >= 5 ? islow >> (e - 5) : islow << (5 - e);
+    s.iv90 = e >= 5 ? s.s90 >> (e - 5) : s.s90 << (5 - e);
+    s.iv270 = e >= 5 ? s.s270 >> (e - 5) : s.s270 << (5 - e);
     uint b[32];
     uint l = 0, d = 0, r = 0;
     s.dy90 = 0;
