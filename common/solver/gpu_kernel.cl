@@ -216,13 +216,18 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 #define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x6, x5, x4, x3, x2)                           \
   do {                                                                                           \
     const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                           \
-    const int ok1_ = ((bm) & f1_) && !(f2_ & ((((l) | f1_) << 1) | (((r) | f1_) >> 1)));         \
-    const int ok2_ = ((bm) & f2_) && !(f1_ & ((((l) | f2_) << 1) | (((r) | f2_) >> 1)));         \
+    /* g_: the free columns row N-1 may take under the queens above row N-2 (the side part:   \
+     * and outside lastmask); a leaf is a column of bm on row N-2 and the other on row N-1,     \
+     * the two not adjacent. Both counted without a branch. */                                   \
+    const uint g_ = f_ & ~((((l) << 1) | ((r) >> 1)) | ((SIDE) ? s.lastmask : 0u));              \
+    const uint na_ = !(f2_ & ((f1_ << 1) | (f1_ >> 1)));                                         \
+    const uint ok1_ = na_ & ((bm) & f1_ ? 1u : 0u) & (g_ & f2_ ? 1u : 0u);                       \
+    const uint ok2_ = na_ & ((bm) & f2_ ? 1u : 0u) & (g_ & f1_ ? 1u : 0u);                       \
     nodes += popcount(bm);                                                                       \
     if (!(SIDE)) {                                                                               \
       c8 += (ulong)(ok1_ + ok2_);                                                                \
-    } else {                                                                                     \
-      const int lf1_ = ok1_ && !(f2_ & s.lastmask), lf2_ = ok2_ && !(f1_ & s.lastmask);          \
+    } else if (ok1_ | ok2_) { /* a leaf: most row N-2 nodes have none */                         \
+      const uint lf1_ = ok1_, lf2_ = ok2_;                                                       \
       if (!((fl) | s.b2last | ((f1_ | f2_) & s.endbit))) {                                       \
         c8 += (ulong)(lf1_ + lf2_); /* no flag: COUNT8 at once */                                \
       } else {                                                                                   \
