@@ -382,8 +382,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 
 /* The search loop of one part (SIDE constant): until the stack is empty or the budget spent.
  * A node's children are counted when its candidates are final (pushed, or inline from row N-7
- * down); rows with a rule (slowv) take the slow path, and a node whose children are on the
- * blocked test's rows (s.filt) drops its blocked children before it is pushed. */
+ * down); rows with a rule (slowv) take the slow path, and a node on row N-7 goes inline. The
+ * walk has no blocked test: its rows end at N-7 and the test's begin at N-1-look >= N-6
+ * (look <= NQ_UNIT_LOOK_MAX = 5; gpu_opencl.c asserts it), all of them inline. */
 #define NQ_WALK(SIDE)                                                                            \
   for (;;) {                                                                                     \
     if (!live || steps == budget) break;                                                         \
@@ -401,23 +402,23 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         if (yc - 1 == s.bound2) {                                                                \
           fl = (fl & ~F90) | (bit == 1u ? F90 : 0u);                                             \
           slowv = NQ_SLOWV();                                                                    \
+          ivw = NQ_IV(fl);                                                                       \
         }                                                                                        \
         if (yc - 1 == s.bound1) {                                                                \
           fl = (fl & ~F270) | (bit == topbit ? F270 : 0u);                                       \
           slowv = NQ_SLOWV();                                                                    \
+          ivw = NQ_IV(fl);                                                                       \
         }                                                                                        \
         NQ_BOUND2(yc, cd, bm);                                                                   \
         if (NQ_DEAD(yc, cd, v.z, STK(k > 0 ? k - 1 : 0).z, STK(k > 1 ? k - 2 : 0).z, fl))        \
           continue;                                                                              \
       }                                                                                          \
-      if (yc == e - 6) {                                                                         \
-        NQ_ROW_N7(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fl, NQ_IV(fl), k, bit);   \
-        continue;                                                                                \
-      }                                                                                          \
+    }                                                                                            \
+    if (yc == e - 6) { /* the last row the walk makes: its node's subtree inline */              \
+      NQ_ROW_N7(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fl, ivw, k, bit);           \
+      continue;                                                                                  \
     }                                                                                            \
     nodes += popcount(bm);                                                                       \
-    if ((s.filt >> yc) & 1u)                                                                     \
-      bm = nq_keep(e - yc - 1, ~mask, (SIDE) ? s.lastmask : 0u, cl, cd, cr, bm);                 \
     if (bm) {                                                                                    \
       STK(k + 1) = NQ_U4(bm, cl, cd, cr);                                                        \
       live |= 2u << k;                                                                           \
@@ -517,7 +518,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     s.hi270 = 0;
     s.filt = 0;
     for (int y = s.blo - 1; y <= e - 4; y++) s.filt |= 1u << y;
-    s.slow = 1u << (e - 6);
+    s.slow = 0;
     s.s90 = s.s270 = 0;
     if (s.side) {
       const int p90 = s.bound2 > s.y90 ? s.bound2 : s.y90;
@@ -602,7 +603,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         STK(k) = NQ_U4(sv[SV_STACK + 4 * k], sv[SV_STACK + 4 * k + 1], sv[SV_STACK + 4 * k + 2],
                        sv[SV_STACK + 4 * k + 3]);
     }
-    uint slowv = NQ_SLOWV();
+    uint slowv = NQ_SLOWV(), ivw = NQ_IV(fl);
     if (s.side) {
       NQ_WALK(1)
     } else {
