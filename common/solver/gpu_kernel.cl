@@ -181,7 +181,7 @@ static int nq_check(int e, const uint *b, int bound1, int bound2, uint topbit, u
   return 8;
 }
 
-#define STK(k) stk[(k) * NQ_GROUP + lid]
+#define STK(k) mine[(k) * NQ_GROUP] /* level k of this work-item's stack */
 
 /* What a work-item knows of its subtree: the record's settings. */
 typedef struct {
@@ -201,6 +201,7 @@ typedef struct {
 static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
                         int depth, int bound1, int bound2, uint endbit, int kp, uint bitp,
                         const uint *tail, uint topbit) {
+  __local const uint4 *const mine = stk + lid;
   uint b[32];
   for (int i = 0; i < depth; i++) b[i] = 1u << t[1 + i];
   for (int i = 0; depth + i < e - 6; i++)
@@ -376,8 +377,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
-/* The rows whose slow path a side-part path takes: the fixed ones, and the dead tests' rows
- * while their flag is set. */
+/* The rows whose slow path the walk takes: BOUND1's forbidden columns' rows (both parts), the
+ * side part's fixed ones, and its dead tests' rows while their flag is set. */
 #define NQ_SLOWV() (s.slow | ((fl & F90) ? s.s90 : 0u) | ((fl & F270) ? s.s270 : 0u))
 
 /* The search loop of one part (SIDE constant): until the stack is empty or the budget spent.
@@ -396,8 +397,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     live ^= (uint)(rest == 0u) << k;                                                             \
     const int yc = s.depth + k + 1;                                                              \
     const uint cl = (v.y | bit) << 1, cd = v.z | bit, cr = (v.w | bit) >> 1;                     \
-    uint bm = mask & ~(cl | cd | cr) & (yc < s.bound1 ? ~s.forbid : ~0u);                        \
+    uint bm = mask & ~(cl | cd | cr);                                                            \
     if ((slowv >> yc) & 1u) {                                                                    \
+      bm &= yc < s.bound1 ? ~s.forbid : ~0u;                                                     \
       if (SIDE) {                                                                                \
         if (yc - 1 == s.bound2) {                                                                \
           fl = (fl & ~F90) | (bit == 1u ? F90 : 0u);                                             \
@@ -455,6 +457,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
   __local uint4 stk[NQ_ROWS * NQ_GROUP];
   const size_t gid = get_global_id(0);
   const int lid = (int)get_local_id(0);
+  __local uint4 *const mine = stk + lid; /* level k at mine[k * NQ_GROUP] (STK) */
   if (gid >= nslots) return;
   __global uint *sv = save + (size_t)NQ_SLOT * gid;
   const int e = n - 1;
@@ -518,7 +521,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     s.hi270 = 0;
     s.filt = 0;
     for (int y = s.blo - 1; y <= e - 4; y++) s.filt |= 1u << y;
-    s.slow = 0;
+    s.slow = (1u << s.bound1) - 1u; /* BOUND1's forbidden columns */
     s.s90 = s.s270 = 0;
     if (s.side) {
       const int p90 = s.bound2 > s.y90 ? s.bound2 : s.y90;
