@@ -11,8 +11,8 @@
  * the candidates left and the attack masks l, d, r of the node on that row) gives its lowest
  * candidate; a level whose last candidate is taken leaves the stack at once (`live`, a bit a
  * level: the next top is its highest bit, no scan). A node's children are counted when its
- * candidates are final (popcount), and it is pushed if it has some. A node on row N-7 is never
- * pushed: its whole subtree is counted inline (NQ_ROW_N7..NQ_ROW_N2), row N-1 from each row N-2
+ * candidates are final (popcount), and it is pushed if it has some. A node on row N-8 is never
+ * pushed: its whole subtree is counted inline (NQ_ROW_N8..NQ_ROW_N2), row N-1 from each row N-2
  * node's two free columns. No board is kept: a row's column is the difference of two levels' d
  * masks, and the board is rebuilt only for the side part's leaves whose rotation check can
  * matter (a flag: column 0 on row BOUND2, column N-1 on row BOUND1, ENDBIT last), about 3/N of
@@ -48,7 +48,7 @@
 #define NQ_REC 32
 /* Work-items of a work-group (the host launches exactly these) and stack levels: a subtree has
  * at most NQ_ROWS rows below its prefix (NQ_GPU_ROWS_MAX, given by the host), so at most NQ_ROWS
- * levels (rows depth..N-7) are ever on its stack. */
+ * levels (rows depth..N-9) are ever on its stack. */
 #define NQ_GROUP 64
 #ifndef NQ_ROWS
 #define NQ_ROWS 12
@@ -190,13 +190,13 @@ typedef struct {
   uint m90, m270; /* the side part: bit BOUND2, bit BOUND1 (NQ_FLAGS) */
   uint slow, s90, s270, filt; /* bit y: a child on row y takes the slow path (always, while F90
                               is set, while F270 is set) / drops its blocked children */
-  uint iv0, iv90, iv270; /* NQ_IV's words: bit i a node on row e-5+i (whatever the flags,
+  uint iv0, iv90, iv270; /* NQ_IV's words: bit i a node on row e-6+i (whatever the flags,
                           while F90 is set, while F270 is set) */
 } nq_sub_t;
 
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
- * depth..N-7 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
- * the parent at level kp, whose column is bitp; rows N-7..N-1 are tail[0..6] (rows N-7..N-3
+ * depth..N-9 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
+ * the parent at level kp, whose column is bitp; rows N-8..N-1 are tail[0..7] (rows N-8..N-3
  * only when they are not the record's). */
 static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
                         int depth, int bound1, int bound2, uint endbit, int kp, uint bitp,
@@ -204,17 +204,17 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
   __local const uint4 *const mine = stk + lid;
   uint b[32];
   for (int i = 0; i < depth; i++) b[i] = 1u << t[1 + i];
-  for (int i = 0; depth + i < e - 6; i++)
+  for (int i = 0; depth + i < e - 7; i++)
     b[depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
-  for (int i = 0; i < 7; i++)
-    if (e - 6 + i >= depth) b[e - 6 + i] = tail[i];
+  for (int i = 0; i < 8; i++)
+    if (e - 7 + i >= depth) b[e - 7 + i] = tail[i];
   return nq_check(e, b, bound1, bound2, topbit, endbit);
 }
 
 /* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
  * nodes by popcount, solutions from its two free columns. fl: the path's flags; kp, bitp and
- * rows N-7..N-3's columns x6..x2: the path for nq_side_leaf. */
-#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x6, x5, x4, x3, x2)                           \
+ * rows N-8..N-3's columns x7..x2: the path for nq_side_leaf. */
+#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x7, x6, x5, x4, x3, x2)                       \
   do {                                                                                           \
     const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                           \
     /* g_: the free columns row N-1 may take under the queens above row N-2 (the side part:   \
@@ -239,7 +239,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         for (int i2_ = 0; i2_ < 2; i2_++) {                                                      \
           const uint a_ = i2_ ? f2_ : f1_, z_ = i2_ ? f1_ : f2_;                                 \
           if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                      \
-          const uint tl_[7] = {(x6), (x5), (x4), (x3), (x2), a_, z_};                            \
+          const uint tl_[8] = {(x7), (x6), (x5), (x4), (x3), (x2), a_, z_};                      \
           const int c_ = nq_side_leaf(e, t, stk, lid, s.depth, s.bound1, s.bound2,               \
                                       s.endbit, kp, bitp, tl_, topbit);                          \
           c2 += c_ == 2;                                                                         \
@@ -265,11 +265,11 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
-/* The inline rows' rule word of a path with flags f: bit i set when a node on row e-5+i (a child
- * made by NQ_ROW_N7..NQ_ROW_N3, i = 0..4) takes a rule -- BOUND1's forbidden columns, BOUND2's
+/* The inline rows' rule word of a path with flags f: bit i set when a node on row e-6+i (a child
+ * made by NQ_ROW_N8..NQ_ROW_N3, i = 0..5) takes a rule -- BOUND1's forbidden columns, BOUND2's
  * mask, a flag set by its own row's queen, a dead test while its flag is set -- and 0 for the
  * others, which take none. s.iv0: the rows of the first three, both parts; s.iv90, s.iv270: the
- * dead tests' rows (s.s90, s.s270); each shifted once a subtree so that bit 0 is row e-5. A
+ * dead tests' rows (s.s90, s.s270); each shifted once a subtree so that bit 0 is row e-6. A
  * child tests one bit; only a child on such a row reads the rules. */
 #define NQ_IV(f) (s.iv0 | (((f) & F90) ? s.iv90 : 0u) | (((f) & F270) ? s.iv270 : 0u))
 
@@ -289,10 +289,10 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   }
 
-/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-7..N-4's
- * columns x6..x3, and kp, bitp of nq_side_leaf): its whole subtree, each child on row
+/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-8..N-4's
+ * columns x7..x3, and kp, bitp of nq_side_leaf): its whole subtree, each child on row
  * N-2 counted with its children by NQ_ROW_N2. */
-#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, iv0, kp, bitp, x6, x5, x4, x3)                         \
+#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, iv0, kp, bitp, x7, x6, x5, x4, x3)                     \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
@@ -300,15 +300,15 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r2_ = ((r) | x_) >> 1;                                                          \
       uint b2_ = mask & ~(l2_ | d2_ | r2_);                                                      \
       uint fl2_ = (fl0), iv2_ = (iv0);                                                           \
-      if (iv2_ & 16u) NQ_RULES(SIDE, 0, e - 1, x_, d2_, 0u, 0u, 0u, b2_, fl2_, iv2_)             \
-      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x6, x5, x4, x3, x_);                   \
+      if (iv2_ & 32u) NQ_RULES(SIDE, 0, e - 1, x_, d2_, 0u, 0u, 0u, b2_, fl2_, iv2_)             \
+      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x7, x6, x5, x4, x3, x_);               \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-7..N-5's
- * columns x6..x4, and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
+/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-8..N-5's
+ * columns x7..x4, and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
  * by NQ_ROW_N3. */
-#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, iv0, kp, bitp, x6, x5, x4)                             \
+#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, iv0, kp, bitp, x7, x6, x5, x4)                         \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
@@ -316,17 +316,17 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r3_ = ((r) | w_) >> 1;                                                          \
       uint b3_ = mask & ~(l3_ | d3_ | r3_);                                                      \
       uint fl3_ = (fl0), iv3_ = (iv0);                                                           \
-      if (iv3_ & 8u) NQ_RULES(SIDE, 0, e - 2, w_, d3_, 0u, 0u, 0u, b3_, fl3_, iv3_)              \
-      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, iv3_, kp, bitp, x6, x5, x4, w_);                 \
+      if (iv3_ & 16u) NQ_RULES(SIDE, 0, e - 2, w_, d3_, 0u, 0u, 0u, b3_, fl3_, iv3_)             \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, iv3_, kp, bitp, x7, x6, x5, x4, w_);             \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-5 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
- * grandparent, flags fl0, rule word iv0; rows N-7 and N-6's columns x6, x5; kp, bitp of
+ * grandparent, flags fl0, rule word iv0; rows N-8..N-6's columns x7, x6, x5; kp, bitp of
  * nq_side_leaf): its children (row N-4, the blocked test's last row) counted, the blocked ones
  * and those without candidates dropped, each other one through its row's rules and its subtree
  * counted by NQ_ROW_N4. */
-#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x6, x5)                      \
+#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x7, x6, x5)                  \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c5_ = (bm); c5_; c5_ &= c5_ - 1u) {                                                \
@@ -335,15 +335,16 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       uint b4_ = mask & ~(l4_ | d4_ | r4_);                                                      \
       if (!b4_ || nq_blocked1(3, mask, (SIDE) ? s.lastmask : 0u, b4_, l4_, d4_, r4_)) continue;  \
       uint fl4_ = (fl0), iv4_ = (iv0);                                                           \
-      if (iv4_ & 4u) NQ_RULES(SIDE, 1, e - 3, v_, d4_, (d), (dpp), (dppp), b4_, fl4_, iv4_)      \
-      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, iv4_, kp, bitp, x6, x5, v_);                     \
+      if (iv4_ & 8u) NQ_RULES(SIDE, 1, e - 3, v_, d4_, (d), (dpp), (dppp), b4_, fl4_, iv4_)      \
+      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, iv4_, kp, bitp, x7, x6, x5, v_);                 \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-6 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
- * grandparent, flags fl0, rule word iv0; row N-7's column x6; kp, bitp of nq_side_leaf): as
- * NQ_ROW_N5, one row up (its children on row N-5, the blocked test's rows then below them). */
-#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x6)                          \
+ * grandparent, flags fl0, rule word iv0; rows N-8 and N-7's columns x7, x6; kp, bitp of
+ * nq_side_leaf): as NQ_ROW_N5, one row up (its children on row N-5, the blocked test's rows then
+ * below them). */
+#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x7, x6)                      \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c6_ = (bm); c6_; c6_ &= c6_ - 1u) {                                                \
@@ -352,15 +353,15 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       uint b5_ = mask & ~(l5_ | d5_ | r5_);                                                      \
       if (!b5_ || nq_blocked1(4, mask, (SIDE) ? s.lastmask : 0u, b5_, l5_, d5_, r5_)) continue;  \
       uint fl5_ = (fl0), iv5_ = (iv0);                                                           \
-      if (iv5_ & 2u) NQ_RULES(SIDE, 1, e - 4, u_, d5_, (d), (dpp), (dppp), b5_, fl5_, iv5_)      \
-      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl5_, iv5_, kp, bitp, x6, u_);             \
+      if (iv5_ & 4u) NQ_RULES(SIDE, 1, e - 4, u_, d5_, (d), (dpp), (dppp), b5_, fl5_, iv5_)      \
+      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl5_, iv5_, kp, bitp, x7, x6, u_);         \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-7 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
- * grandparent, flags fl0, rule word iv0; its parent at level kp with column bitp): as NQ_ROW_N6,
- * one row up, its blocked children dropped when the blocked test reaches their row. */
-#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp)                              \
+ * grandparent, flags fl0, rule word iv0; row N-8's column x7, kp and bitp of nq_side_leaf): as
+ * NQ_ROW_N6, one row up, its blocked children dropped when the blocked test reaches their row. */
+#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x7)                          \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     const int k7_ = (s.filt >> (e - 6)) & 1u;                                                    \
@@ -372,8 +373,27 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           (k7_ && nq_blocked1(5, mask, (SIDE) ? s.lastmask : 0u, b6_, l6_, d6_, r6_)))           \
         continue;                                                                                \
       uint fl6_ = (fl0), iv6_ = (iv0);                                                           \
-      if (iv6_ & 1u) NQ_RULES(SIDE, 1, e - 5, t_, d6_, (d), (dpp), (dppp), b6_, fl6_, iv6_)      \
-      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl6_, iv6_, kp, bitp, t_);                 \
+      if (iv6_ & 2u) NQ_RULES(SIDE, 1, e - 5, t_, d6_, (d), (dpp), (dppp), b6_, fl6_, iv6_)      \
+      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl6_, iv6_, kp, bitp, x7, t_);             \
+    }                                                                                            \
+  } while (0)
+
+/* A node on row N-8 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
+ * grandparent, flags fl0, rule word iv0; its parent at level kp with column bitp): its children
+ * (row N-7) counted, those without candidates dropped, each other one through its row's rules
+ * and its subtree counted by NQ_ROW_N7 (no blocked test: it begins below them). */
+#define NQ_ROW_N8(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp)                              \
+  do {                                                                                           \
+    nodes += popcount(bm);                                                                       \
+    dn8 = (d); /* row N-8's d mask, for the dead tests below (NQ_DROW) */                        \
+    for (uint c8_ = (bm); c8_; c8_ &= c8_ - 1u) {                                                \
+      const uint s_ = c8_ & (0u - c8_), l7_ = ((l) | s_) << 1, d7_ = (d) | s_,                   \
+                 r7_ = ((r) | s_) >> 1;                                                          \
+      uint b7_ = mask & ~(l7_ | d7_ | r7_);                                                      \
+      if (!b7_) continue;                                                                        \
+      uint fl7_ = (fl0), iv7_ = (iv0);                                                           \
+      if (iv7_ & 1u) NQ_RULES(SIDE, 1, e - 6, s_, d7_, (d), (dpp), (dppp), b7_, fl7_, iv7_)      \
+      NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl7_, iv7_, kp, bitp, s_);                 \
     }                                                                                            \
   } while (0)
 
@@ -382,9 +402,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 #define NQ_SLOWV() (s.slow | ((fl & F90) ? s.s90 : 0u) | ((fl & F270) ? s.s270 : 0u))
 
 /* The search loop of one part (SIDE constant): until the stack is empty or the budget spent.
- * A node's children are counted when its candidates are final (pushed, or inline from row N-7
- * down); rows with a rule (slowv) take the slow path, and a node on row N-7 goes inline. The
- * walk has no blocked test: its rows end at N-7 and the test's begin at N-1-look >= N-6
+ * A node's children are counted when its candidates are final (pushed, or inline from row N-8
+ * down); rows with a rule (slowv) take the slow path, and a node on row N-8 goes inline. The
+ * walk has no blocked test: its rows end at N-8 and the test's begin at N-1-look >= N-6
  * (look <= NQ_UNIT_LOOK_MAX = 5; gpu_opencl.c asserts it), all of them inline. */
 #define NQ_WALK(SIDE)                                                                            \
   for (;;) {                                                                                     \
@@ -416,8 +436,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           continue;                                                                              \
       }                                                                                          \
     }                                                                                            \
-    if (yc == e - 6) { /* the last row the walk makes: its node's subtree inline */              \
-      NQ_ROW_N7(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fl, ivw, k, bit);           \
+    if (yc == e - 7) { /* the last row the walk makes: its node's subtree inline */              \
+      NQ_ROW_N8(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fl, ivw, k, bit);           \
       continue;                                                                                  \
     }                                                                                            \
     nodes += popcount(bm);                                                                       \
@@ -429,10 +449,11 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 
 /* The side part's dead tests of a child on row yc (d mask cd, its parent's dp; flags f), each
  * on the rows that decide it (see the top of this file), reading earlier rows' d masks from the
- * prefix or the stack (row r's d mask, r > depth: level r - depth's). */
+ * prefix, the inline rows (the four nearest, and row N-8's: dn8) or the stack (row r's d mask,
+ * r > depth: level r - depth's). */
 #define NQ_DROW(r, yc, cd, dp, dpp, dppp)                                                        \
   ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : (r) == (yc) - 2 ? (dpp)                         \
-   : (r) == (yc) - 3 ? (dppp) : STK((r) - s.depth).z)
+   : (r) == (yc) - 3 ? (dppp) : (r) == e - 7 ? dn8 : STK((r) - s.depth).z)
 #define NQ_DEAD(yc, cd, dp, dpp, dppp, f)                                                        \
   (((yc) == s.p90 + 1 && ((f) & F90) &&                                                          \
     !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp, dppp)) & 2u)) ||      \
@@ -463,6 +484,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
   const int e = n - 1;
   const uint mask = n == 32 ? 0xffffffffu : ((1u << n) - 1u), topbit = 1u << e;
   uint steps = 0, live = 0, fl = 0, own = 0, held = stat[gid] == NQ_RUNNING;
+  uint dn8 = 0; /* the d mask of the current path's node on row N-8 (set by NQ_ROW_N8) */
   __global const uchar *t = (__global const uchar *)(sv + SV_REC);
   /* The counts of the owner `cur` since they were last added to its totals: a work-item's
    * subtrees in a row are mostly one unit's (the queue is in owner order), so the atomics come
@@ -537,9 +559,9 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     }
     uint islow = (1u << s.bound1) - 1u; /* BOUND1's forbidden columns */
     if (s.side) islow |= 1u << s.bound2 | 1u << (s.bound1 + 1) | 1u << (s.bound2 + 1);
-    s.iv0 = e >= 5 ? islow >> (e - 5) : islow << (5 - e);
-    s.iv90 = e >= 5 ? s.s90 >> (e - 5) : s.s90 << (5 - e);
-    s.iv270 = e >= 5 ? s.s270 >> (e - 5) : s.s270 << (5 - e);
+    s.iv0 = e >= 6 ? islow >> (e - 6) : islow << (6 - e);
+    s.iv90 = e >= 6 ? s.s90 >> (e - 6) : s.s90 << (6 - e);
+    s.iv270 = e >= 6 ? s.s270 >> (e - 6) : s.s270 << (6 - e);
     uint b[32];
     uint l = 0, d = 0, r = 0;
     s.dy90 = 0;
@@ -579,17 +601,19 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         if (y < s.bound1) bm &= ~s.forbid;
         if (s.side) NQ_BOUND2(y, d, bm);
         if (y == e - 1) {
-          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 2) {
-          NQ_ROW_N3(s.side, l, d, r, bm, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N3(s.side, l, d, r, bm, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 3) {
-          NQ_ROW_N4(s.side, l, d, r, bm, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u);
+          NQ_ROW_N4(s.side, l, d, r, bm, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 4) {
-          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u, 0u);
+          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u);
         } else if (y == e - 5) {
-          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u);
+          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u, 0u);
         } else if (y == e - 6) {
-          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u);
+          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u);
+        } else if (y == e - 7) {
+          NQ_ROW_N8(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);
