@@ -30,6 +30,14 @@ enum {
 };
 
 #define CONN_TIMER_MS 1000
+/* Connections accepted per loop turn. libuv's listener callback accepts until the kernel's queue
+ * is empty, and a flood that reconnects as fast as it is served (each eviction answered by a new
+ * connection, each recycled one adding another) keeps that queue from ever emptying: the loop
+ * then stays in accept, with no read (an honest ClientHello is never answered), no timer (uv_now
+ * stands still: every connection looks 0 ms old) and no close callback. Past this many the
+ * pending connection is left in libuv, which stops watching the listener, and taken in the check
+ * phase, after the turn's reads (accept_resume). */
+#define ACCEPT_BURST 64
 /* Connections accepted beyond --max-conns still get a TLS handshake (to be told `busy`); past this
  * many more they are dropped at once without one. */
 #define BUSY_SLACK 64
@@ -218,7 +226,9 @@ static int evict_preauth(srv_t *s, const srv_conn_t *keep, int full) {
   for (srv_conn_t *sc = s->pa_head; sc && scanned < EVICT_SCAN; sc = sc->pa_next, scanned++) {
     if (sc == keep || sc->refs > 0 || !sc->conn) continue;
     uint64_t age = now - sc->opened_ms;
-    if (!nq_conn_heard(sc->conn) || !nq_conn_answered(sc->conn)) {
+    /* Answered first: it is a flag, while heard may ask the kernel (an answered connection
+     * was heard). */
+    if (!nq_conn_answered(sc->conn) || !nq_conn_heard(sc->conn)) {
       int n = sc->peer ? sc->peer->preauth : 1;
       if ((full || age >= EVICT_SILENT_MS) && n > victim_n) {
         victim = sc;
@@ -271,6 +281,11 @@ static void on_connection(uv_stream_t *server, int status) {
     nq_log(NQ_LOG_WARN, "accept: %s", uv_strerror(status));
     return;
   }
+  if (s->accepts_turn >= ACCEPT_BURST) {
+    s->accept_deferred = 1; /* libuv keeps it and stops watching the listener: accept_resume */
+    return;
+  }
+  s->accepts_turn++;
   if (s->stopping) {
     reject_raw(s, server, 0);
     return;
@@ -521,8 +536,18 @@ static void batch_run(srv_t *s) {
   }
 }
 
+/* The check phase, after this turn's reads: a new turn of accepts. The connection left pending
+ * when the turn's share ran out is taken now, and uv_accept watches the listener again. */
+static void accept_resume(srv_t *s) {
+  s->accepts_turn = 0;
+  if (!s->accept_deferred) return;
+  s->accept_deferred = 0;
+  if (s->handles_open & H_LISTENER) on_connection((uv_stream_t *)&s->listener, 0);
+}
+
 static void on_batch_check(uv_check_t *h) {
   batch_run(h->data);
+  accept_resume(h->data);
 }
 
 /* ---- timers, signals, shutdown ---- */
