@@ -65,6 +65,7 @@ grep -q "(6 written)" "$D/backup.out" || fail "backup did not say it kept 6 file
 # 2. Everything stops; the data directory is lost.
 stop_all
 before=$(cat "$D/state-a/token" "$D/state-b/token" | sha256sum)
+cp "$D/data/ca.pem" "$TMP/ca-the-clients-trust.pem"
 rm -rf "$D/data"
 
 # 3. The drill without the keys: the backup alone.
@@ -94,6 +95,7 @@ say "without the keys: nq-server exit $rc: $(head -c 160 "$TMP/refused.log")..."
 grep -q "keys: put back ca.pem ca.key server.pem server.key enrol.key admin.token from $BK/keys; evidence signing key $EVKEY" \
   "$D/restore.out" || fail "restore did not put the keys back: $(cat "$D/restore.out" "$D/restore.err")"
 [ ! -s "$D/restore.err" ] || fail "restore warned: $(cat "$D/restore.err")"
+cmp -s "$D/data/ca.pem" "$TMP/ca-the-clients-trust.pem" || fail "the restored ca.pem is another CA"
 say "with the keys: $(tail -n 1 "$D/restore.out")"
 start_server --exit-when-done
 E2E_WRAP="nice -n 10" e2e_start_clients "$D" "$PORT" a b
@@ -102,8 +104,10 @@ check_done "$D" $N
 for c in a b; do
   n=$(grep -c "enrolled as" "$D/client-$c.log")
   [ "$n" = 1 ] || fail "client $c enrolled $n times (want once, before the backup)"
-  grep -q "refus\|exit 4\|certificate verify failed" "$D/client-$c.log" &&
-    fail "client $c was refused: $(grep -m1 "refus\|certificate" "$D/client-$c.log")"
+  # A client that no longer trusts the server says so in its TLS handshake (a result the restored
+  # database does not know, acknowledged after the backup, is refused and dropped: that is fine).
+  grep -qi "certificate\|handshake" "$D/client-$c.log" &&
+    fail "client $c distrusts the server: $(grep -im1 "certificate\|handshake" "$D/client-$c.log")"
 done
 after=$(cat "$D/state-a/token" "$D/state-b/token" | sha256sum)
 [ "$before" = "$after" ] || fail "the clients' tokens changed"
