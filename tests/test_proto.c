@@ -342,7 +342,7 @@ START_TEST(round_trip_progress_result) {
   json_decref(m);
 
   for (int s = NQ_ACK_ACCEPTED; s <= NQ_ACK_LATE; s++) {
-    nq_ack_t a = {9, (nq_ack_status_t)s}, ab;
+    nq_ack_t a = {.id = 9, .status = (nq_ack_status_t)s}, ab;
     m = over_wire(nq_ack_pack(&a));
     ck_assert_int_eq(nq_ack_parse(m, &ab, &err), 0);
     ck_assert_int_eq(ab.id, 9);
@@ -658,7 +658,7 @@ START_TEST(version1_wire_bytes) {
               "{\"type\":\"no_work\",\"retry_after\":10,\"reason\":\"none_pending\"}");
   nq_lease_t l = {123, 1763900600};
   expect_text(nq_lease_pack(&l), "{\"type\":\"lease\",\"id\":123,\"deadline\":1763900600}");
-  nq_ack_t a = {123, NQ_ACK_ACCEPTED};
+  nq_ack_t a = {.id = 123, .status = NQ_ACK_ACCEPTED};
   expect_text(nq_ack_pack(&a), "{\"type\":\"ack\",\"id\":123,\"status\":\"accepted\"}");
   nq_result_t r = {123, "18:c:5:0,5,12", {0, 0, 12345, 0, 987654321}, 1.25, "nq-solver-3", NULL};
   expect_text(nq_result_pack(&r),
