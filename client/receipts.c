@@ -27,7 +27,8 @@ static int64_t last_job(FILE *f, long *size) {
   return nq_receipt_parse(line, strlen(line), &r) == 0 ? r.job : -1;
 }
 
-/* A new job: keep only the lines of job `keep` (the one before), in one atomic replace. */
+/* A new job: keep only the lines of job `keep` (the one before; -1: none), in one atomic
+ * replace. */
 static int prune(const char *state, const char *path, int64_t keep) {
   char *all = NULL, *out = NULL;
   size_t len = 0, used = 0;
@@ -51,6 +52,10 @@ static int prune(const char *state, const char *path, int64_t keep) {
 }
 
 int cli_receipt_keep(const char *state, const nq_ack_t *a) {
+  return cli_receipt_keep_max(state, a, CLI_RECEIPTS_MAX_BYTES);
+}
+
+int cli_receipt_keep_max(const char *state, const nq_ack_t *a, long max_bytes) {
   if (!a->has_receipt || !state) return 0;
   nq_receipt_t r = {.job = a->job, .id = a->id};
   char line[NQ_RECEIPT_LINE_MAX], path[4096];
@@ -64,13 +69,16 @@ int cli_receipt_keep(const char *state, const nq_ack_t *a) {
   long size = 0;
   int64_t last = last_job(f, &size);
   int rc = 0;
-  if (last >= 0 && last != r.job) {
+  /* A new job: the job before it stays, unless it fills the bound (then the new job's go in
+   * its place: the running job's receipts matter more than a finished one's). */
+  for (int pass = 0; last >= 0 && last != r.job && pass < 2; pass++) {
+    if (pass == 1 && size + n <= max_bytes) break;
     fclose(f);
-    if ((rc = prune(state, path, last)) != 0) return rc;
+    if ((rc = prune(state, path, pass == 0 ? last : -1)) != 0) return rc;
     if (!(f = fopen(path, "a+"))) return NQ_EIO;
     last_job(f, &size);
   }
-  if (size + n > CLI_RECEIPTS_MAX_BYTES) rc = NQ_ETOOBIG;
+  if (size + n > max_bytes) rc = NQ_ETOOBIG;
   else if (fwrite(line, 1, (size_t)n, f) != (size_t)n) rc = NQ_EIO;
   if (fclose(f) != 0 && rc == 0) rc = NQ_EIO;
   return rc;
