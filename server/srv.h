@@ -230,6 +230,7 @@ struct srv_s {
   struct srv_web_s *web;  /* the HTTP status page (web.h), NULL when off */
   srv_backup_t *backup;   /* scheduled backups (srv_backup.h), NULL when off */
   srv_stall_t *stall;     /* the stalled units' count (srv_stall.h) */
+  srv_rooter_t *rooter;   /* the root's periodic take into `root` (srv_root.h) */
   srv_outage_t *outage;   /* the alive stamps (srv_outage.h) */
   struct srv_cert_s *cert; /* the certificate's reloads and expiry (srv_cert.h) */
   int64_t signup_pruned;  /* when old sign-up rows were last pruned (srv_signup.c) */

@@ -65,8 +65,8 @@ json_t *srv_web_status_json(srv_t *s, int64_t now) {
   if (!ok && leaders && !json_object_get(o, "leaderboard")) json_decref(leaders);
   json_t *srv = nq_view_server_pack(&(nq_view_server_t){NQ_VERSION_STRING, NQ_PROTO_VERSION});
   ok = ok && srv && json_object_set_new(o, "server", srv) == 0;
-  /* The root of the results so far (srv_root.h): a store failure leaves it out, not the page. */
-  if (ok && srv_root_refresh(s->store, &s->sched.job, &s->root, now) == 0) {
+  /* The root of the results so far, as the worker last took it (srv_root.h). */
+  if (ok && s->root.have && s->root.job == s->sched.job.id) {
     json_t *root = nq_view_root_pack(&(nq_view_root_t){s->root.hex, s->root.leaves, s->root.at});
     ok = root && json_object_set_new(o, "root", root) == 0;
   }
@@ -445,8 +445,8 @@ int srv_web_sample(srv_t *s, int64_t now) {
     share = (double)st.units[SRV_UNIT_VERIFIED] / (double)st.job.units;
   srv_history_t h = {now, st.units[SRV_UNIT_VERIFIED], st.results, st.verified.nodes, share,
                      "", 0};
-  /* The root with each sample: its history, as bounded as the samples. */
-  if (srv_root_refresh(s->store, &s->sched.job, &s->root, now) == 0) {
+  /* The root with each sample (the last one taken): its history, as bounded as the samples. */
+  if (s->root.have && s->root.job == s->sched.job.id) {
     snprintf(h.root, sizeof h.root, "%s", s->root.hex);
     h.leaves = s->root.leaves;
   }

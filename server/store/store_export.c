@@ -197,27 +197,27 @@ static void leaf_row(sqlite3_stmt *s, int at, char *unit, size_t ulen, nq_ev_res
   r->reported = col_i64(s, at + 8);
 }
 
+/* The leaves of each unit, as the writer adds them (nq_ev_unit_leaves). */
+typedef struct root_ctx_s {
+  int64_t job;
+  nq_merkle_t *m;
+} root_ctx_t;
+
+static int root_unit(const nq_ev_unit_t *u, void *arg) {
+  root_ctx_t *c = arg;
+  return nq_ev_unit_leaves(c->job, u, c->m, NULL, NULL);
+}
+
 int srv_export_root(srv_store_t *st, const srv_job_t *job, nq_merkle_t *m) {
-  sqlite3_stmt *s;
   nq_merkle_init(m);
-  int rc = srv_store_stmt(st, "SELECT " LEAF_COLS " FROM units u JOIN assignments a"
-                              " ON a.unit_id = u.id AND a.state IN ('reported', 'valid', "
-                              "'invalid', 'late') WHERE u.id BETWEEN ?1 AND ?2 ORDER BY u.id, a.id",
-                          &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, job->first_unit);
-  sqlite3_bind_int64(s, 2, job->first_unit + job->units - 1);
-  int sr;
-  char unit[NQ_UNIT_TEXT_MAX];
-  nq_ev_result_t r;
-  while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
-    unsigned char leaf[32];
-    leaf_row(s, 0, unit, sizeof unit, &r);
-    if ((rc = nq_ev_leaf(job->id, unit, &r, leaf)) == 0) rc = nq_merkle_add(m, leaf);
-    if (rc) rc = srv_store_failf(st, rc, "root: %s", nq_strerror(rc));
-  }
-  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "root");
-  sqlite3_reset(s);
+  nq_ev_unit_t *u = malloc(sizeof *u);
+  if (!u) return srv_store_failf(st, NQ_ENOMEM, "root: out of memory");
+  root_ctx_t c = {job->id, m};
+  /* The export's own walk (no sort: units by id, results by index), so the root is the file's
+   * by construction; each unit's results are put in id order by nq_ev_unit_leaves. */
+  int rc = srv_export_units(st, job, u, root_unit, &c);
+  free(u);
+  if (rc == NQ_ETLS || rc == NQ_EINVAL) rc = srv_store_failf(st, rc, "root: %s", nq_strerror(rc));
   return rc;
 }
 

@@ -31,9 +31,10 @@ int srv_export_units(srv_store_t *st, const srv_job_t *job, nq_ev_unit_t *scratc
 
 /* The Merkle root of the job's results as they stand (docs/evidence.md, "The root and the
  * receipts"): every result with a report (reported, valid, invalid or late), the units by id and
- * each unit's results by id, each leaf nq_ev_leaf of the values the export writes -- so a
- * finished job's root is its evidence file's. *m is the tree (nq_merkle_root gives the root,
- * m->leaves the count). Reads the whole job: O(results). 0 or NQ_EIO.
+ * each unit's results by id, each leaf nq_ev_leaf of the values the export writes -- it walks the
+ * job with srv_export_units, so a finished job's root is its evidence file's. *m is the tree
+ * (nq_merkle_root gives the root, m->leaves the count). Reads the whole job: O(results), in
+ * bounded memory (one unit at a time, no sort). 0, NQ_ERANGE, NQ_EIO, NQ_ENOMEM.
  * Inside or outside a transaction. */
 int srv_export_root(srv_store_t *st, const srv_job_t *job, nq_merkle_t *m);
 
