@@ -10,6 +10,7 @@
  *         reason).
  * Properties: no crash, no out-of-bounds access, no leak (ASan/UBSan), bounded time.
  * Built by scripts/fuzz.sh (clang, -DNQ_FUZZ=ON). */
+#define _POSIX_C_SOURCE 200809L /* open_memstream, fmemopen (the fuzz targets get no nq_flags) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
