@@ -39,6 +39,7 @@ typedef struct adm_opts_s {
   int limit;              /* --limit (units) */
   int extra;              /* --extra K (unit retry; 0: the job's quorum) */
   int force;              /* --force (job archive/delete while clients hold leases) */
+  int names;              /* --names (export: the real names, not pseudonyms) */
   int all_disputed;       /* --all-disputed (unit retry) */
   const char *client;     /* --client NAME (unit retry) */
   const char *out;        /* --out FILE (export) */

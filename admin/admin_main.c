@@ -96,7 +96,7 @@ static const adm_cmd_t commands[] = {
      "`quorum` votes. reopen: take back a unit (verified too): its results stop voting, and a\n"
      "quorum of fresh owners verifies it again (a finished job runs again).",
      adm_cmd_unit},
-    {"export", "--out FILE [--n N] [--quorum-distinct client|owner|network] [--at T] [--json]",
+    {"export", "--out FILE [--n N] [--quorum-distinct client|owner|network] [--at T] [--names] [--json]",
      "Write a finished job's evidence (docs/evidence.md): every unit with its counts and the\n"
      "results that verified it (clients, owners, kernels, spot checks), the totals and a\n"
      "SHA-256, as one JSON-lines file that nq-verify checks with no server and no database.\n"

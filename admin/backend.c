@@ -71,6 +71,7 @@ static const nq_opt_t adm_cmd_table[] = {
     A_STR("client", client, "NAME", "unit retry: the client to give the unit to"),
     A_STR("out", out, "FILE", "export: the evidence file"),
     A_STR("quorum-distinct", distinct, "M", "export: client, owner or network"),
+    A_FLAG("names", names, "export: the clients' and owners' names (default: a pseudonym for each)"),
     A_STR("to", to, "FILE", "backup: the copy to write"),
     A_INT("sample", sample, "K", 1, 10000, "audit: units recomputed"),
     {NQ_OPT_INT64, "seed", .arg = "S", .set = set_seed,

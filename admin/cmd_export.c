@@ -25,7 +25,7 @@ static int export_to(adm_backend_t *b, const adm_opts_t *o, nq_ev_distinct_t dis
       return ADM_EXIT_FAIL;
     }
   }
-  rc = nq_admin_db_export(b->db, distinct, o->at ? o->at : (int64_t)time(NULL), f, info, err,
+  rc = nq_admin_db_export(b->db, distinct, o->names, o->at ? o->at : (int64_t)time(NULL), f, info, err,
                           sizeof err);
   if (!to_stdout) {
     int bad = rc == 0 && (fflush(f) != 0 || fsync(fileno(f)) != 0);
@@ -78,12 +78,15 @@ int adm_cmd_export(const adm_cmd_t *cmd, adm_opts_t *o) {
   /* With --out -, the file is stdout: the summary goes to stderr. */
   FILE *sum = strcmp(o->out, "-") ? stdout : stderr;
   if (o->json)
-    fprintf(sum, "{\"n\":%d,\"units\":%llu,\"total\":\"%s\",\"unique\":\"%s\",\"file\":\"%s\"}\n",
+    fprintf(sum, "{\"n\":%d,\"units\":%llu,\"total\":\"%s\",\"unique\":\"%s\",\"file\":\"%s\","
+            "\"root\":\"%s\",\"leaves\":%llu,\"names\":%s}\n",
             info.n, (unsigned long long)info.units, nq_u128_str(info.total, t),
-            nq_u128_str(info.unique, u), o->out);
+            nq_u128_str(info.unique, u), o->out, info.root, (unsigned long long)info.leaves,
+            o->names ? "true" : "false");
   else
-    fprintf(sum, "exported N=%d: %llu units, TOTAL %s UNIQUE %s -> %s\n", info.n,
-            (unsigned long long)info.units, nq_u128_str(info.total, t), nq_u128_str(info.unique, u),
-            o->out);
+    fprintf(sum, "exported N=%d: %llu units, TOTAL %s UNIQUE %s, root %s over %llu results%s -> "
+            "%s\n", info.n, (unsigned long long)info.units, nq_u128_str(info.total, t),
+            nq_u128_str(info.unique, u), info.root, (unsigned long long)info.leaves,
+            o->names ? "" : " (names pseudonymised)", o->out);
   return ADM_EXIT_OK;
 }

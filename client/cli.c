@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "fault.h"
 #include "journal.h"
+#include "receipts.h"
 #include "status.h"
 #include "worker.h"
 
@@ -1078,6 +1079,9 @@ static void handle_ack(cli_t *cli, const json_t *msg) {
   }
   nq_log(a.status == NQ_ACK_ACCEPTED ? NQ_LOG_DEBUG : NQ_LOG_INFO, "ack %" PRId64 ": %s", a.id,
          nq_ack_status_name(a.status));
+  /* Its receipt, kept for the check after the job (receipts.h). */
+  int krc = cli_receipt_keep(cli->cfg->state, &a);
+  if (krc) nq_log(NQ_LOG_DEBUG, "receipt of %" PRId64 " not kept: %s", a.id, nq_strerror(krc));
   result_answered(cli, a.id);
   cli_pump(cli);
 }

@@ -132,6 +132,11 @@ const nq_opt_t cli_status_table[] = {
      .flags = NQ_OPTF_SHOWDEF, .help = "the client's state directory"},
     {NQ_OPT_FLAG, "json", .off = offsetof(cli_status_args_t, json),
      .help = "one JSON object, for scripts and desktop widgets"},
+    {NQ_OPT_STRING, "receipts", .off = offsetof(cli_status_args_t, receipts), .arg = "FILE",
+     .help = "check this client's receipts against the job's published evidence file: every "
+             "result the server acknowledged must be in it, under its root"},
+    {NQ_OPT_STRING, "root", .off = offsetof(cli_status_args_t, root), .arg = "HEX",
+     .help = "with --receipts: the root the server published (its page, /api/status)"},
     {NQ_OPT_END}};
 
 void cli_opts_init(nq_opts_t *o, cli_config_t *cfg, cli_args_t *args) {
@@ -147,7 +152,7 @@ void cli_opts_init(nq_opts_t *o, cli_config_t *cfg, cli_args_t *args) {
              "                 [--priority idle|low|normal] [--cpu-limit PCT] [--pause-file PATH]\n"
              "                 [--pause-on-battery] [--pause-between HH:MM-HH:MM]\n"
              "                 [--log-level LEVEL] [--log-summary S] [--warn-unreachable S]\n"
-             "       nq-client status [--state DIR] [--json]";
+             "       nq-client status [--state DIR] [--json] [--receipts FILE [--root HEX]]";
   o->about = "Fetch N-Queens work units from nq-server, solve them, report the counts.\n"
              "`nq-client status` says what the client with that state directory is doing.";
   o->epilog = "Exit status: 0 done/stopped, 2 bad arguments, 3 setup (CA file, state dir,\n"
@@ -164,11 +169,13 @@ void cli_status_opts_init(nq_opts_t *o, cli_status_args_t *a, const char *defaul
   memset(a, 0, sizeof *a);
   a->state = default_state;
   o->prog = "nq-client status";
-  o->usage = "nq-client status [--state DIR] [--json]";
+  o->usage = "nq-client status [--state DIR] [--json] [--receipts FILE [--root HEX]]";
   o->about = "What the client with state directory DIR is doing: whether it\n"
              "runs, its unit with percent done, rate and time to go, the checkpoints of units\n"
              "in progress, results waiting for the server, the last contact with the server,\n"
              "the name and credit the server reported, priority, CPU limit and pause.\n"
-             "Works whether the client runs or not; reads the directory only.";
+             "Works whether the client runs or not; reads the directory only.\n"
+             "With --receipts FILE: check that every result the server acknowledged (its\n"
+             "receipts, kept in DIR) is in the job's published evidence file under its root.";
   o->group[0] = (nq_opt_group_t){cli_status_table, a};
 }

@@ -22,6 +22,8 @@ extern const nq_opt_t cli_status_table[]; /* nq-client status, into cli_status_a
 typedef struct cli_status_args_s {
   const char *state; /* --state */
   int json;          /* --json */
+  const char *receipts; /* --receipts FILE: check the receipts against this evidence file */
+  const char *root;     /* --root HEX: the root the server published */
 } cli_status_args_t;
 
 /* Split "HOST:PORT" or "[IPv6]:PORT" into cfg->host / cfg->port. Returns 0 or NQ_EINVAL. */

@@ -4,6 +4,7 @@
 #include "cli_opts.h"
 
 #include "journal.h"
+#include "receipts.h"
 
 #include "nq/checkpoint.h"
 #include "nq/files.h"
@@ -301,9 +302,10 @@ int cli_status_main(int argc, char **argv, const char *default_state) {
   const char *state = a.state;
   int as_json = a.json;
   if (opts.optind < argc || !state || !*state) {
-    fprintf(stderr, "usage: nq-client status [--state DIR] [--json]\n");
+    fprintf(stderr, "usage: nq-client status [--state DIR] [--json] [--receipts FILE [--root HEX]]\n");
     return 2;
   }
+  if (a.receipts) return cli_receipts_check(state, a.receipts, a.root, as_json, stdout, stderr);
   cli_status_view_t v;
   char err[300] = "";
   if (cli_status_view(state, &v, err, sizeof err) != 0) {

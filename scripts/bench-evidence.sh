@@ -13,7 +13,8 @@
 # Prints, per job: units, file size, and for export and verify: wall seconds and peak RSS (KiB,
 # from /usr/bin/time -f %M); then for /api/export (nq-server started on the finished job with
 # --http, the file downloaded once): the download's seconds and bytes, and the server's peak RSS
-# (VmHWM) before and after it.
+# (VmHWM) before and after it; and the root of the results: how long its take lasted on the
+# server's worker thread, the slowest /api/status meanwhile, and that it is the file's root.
 set -euo pipefail
 
 BIN="$(cd "${1:?usage: bench-evidence.sh BUILD_DIR [N] [DEPTH]}" && pwd)"
@@ -83,8 +84,8 @@ measure_http() {
   local dir=$1 n=$2 depth=$3 port hport i before after t0 t1 bytes
   port=$(free_port)
   hport=$(free_port)
-  "$BIN/nq-server" --n "$n" --depth "$depth" --listen "127.0.0.1:$port" --data "$dir/data" \
-    --http "127.0.0.1:$hport" >"$dir/server-http.log" 2>&1 &
+  NQ_LOG_LEVEL=debug "$BIN/nq-server" --n "$n" --depth "$depth" --listen "127.0.0.1:$port" \
+    --data "$dir/data" --http "127.0.0.1:$hport" >"$dir/server-http.log" 2>&1 &
   SRV=$!
   for i in $(seq 1 6000); do
     grep -q "status page" "$dir/server-http.log" && break
@@ -92,6 +93,28 @@ measure_http() {
     sleep 0.1
   done
   sleep 1
+  # The root: a worker thread takes it (srv_root.c); meanwhile /api/status is polled, and its
+  # slowest answer shows whether the loop waited for the root. Then the root is the file's.
+  local root
+  root=$(python3 - "http://127.0.0.1:$hport/api/status" <<'PY'
+import json, sys, time, urllib.request
+worst, t_end = 0.0, time.time() + 600
+while time.time() < t_end:
+    t0 = time.time()
+    s = json.load(urllib.request.urlopen(sys.argv[1], timeout=600))
+    worst = max(worst, time.time() - t0)
+    if "root" in s:
+        print(s["root"]["root"], s["root"]["leaves"], "%.2f" % worst)
+        break
+    time.sleep(0.2)
+PY
+)
+  [ "${root% *}" = "$(grep '^{"type":"totals"' "$dir/e.jsonl" | sed -E 's/.*"leaves":([0-9]+),"root":"([0-9a-f]{64})".*/\2 \1/')" ] ||
+    { echo "the status root ${root% *} is not the file's"; exit 1; }
+  printf "%-6s root over %s results, the file's: %s on a worker; /api/status answered in at most %s s meanwhile\n" \
+    "$(basename "$dir")" "$(echo "$root" | cut -d' ' -f2)" \
+    "$(grep -o 'root of job [0-9]*: [0-9]* results in [0-9]* ms' "$dir/server-http.log" | head -n 1 | sed 's/.* in //')" \
+    "${root##* }"
   before=$(awk '/VmHWM/ {print $2}' "/proc/$SRV/status")
   t0=$(date +%s.%N)
   bytes=$(python3 - "$hport" "$dir/api.jsonl" <<'PY'

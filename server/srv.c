@@ -618,6 +618,7 @@ static void close_all_handles(srv_t *s) {
   srv_web_stop(s);
   srv_backup_stop(s);
   srv_stall_stop(s);
+  srv_root_stop(s);
   srv_outage_stop(s);
 }
 
@@ -943,6 +944,7 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   if ((rc = srv_web_start(s, errbuf, errlen)) != 0) goto fail;
   if ((rc = srv_backup_start(s, errbuf, errlen)) != 0) goto fail;
   if ((rc = srv_stall_start(s, errbuf, errlen)) != 0) goto fail;
+  if ((rc = srv_root_start(s, errbuf, errlen)) != 0) goto fail;
   if (srv_job_is_done(&s->sched.job)) srv_job_finished(s);
   return 0;
 fail:

@@ -26,6 +26,7 @@
 #include "srv_backup.h"
 #include "srv_stall.h"
 #include "srv_outage.h"
+#include "srv_root.h"
 #include "nq/proto.h"
 #include "nq/tls.h"
 #include "nq/job_opts.h"
@@ -81,6 +82,7 @@ typedef struct srv_config_s {
   int max_conns, idle_timeout;
   const char *hostnames[SRV_MAX_HOSTNAMES + 1]; /* NULL-terminated */
   int exit_when_done;
+  int export_names;     /* /api/export writes the clients' and owners' names, not pseudonyms */
   int handle_signals;   /* install SIGINT/SIGTERM handlers (the program does; tests may not) */
   int sweep_ms;         /* lease expiry sweep period; default 5000 */
   int exit_grace_ms;    /* --exit-when-done: time between "done" and shutdown; default 2000 */
@@ -200,6 +202,7 @@ struct srv_s {
   double create_logged; /* job creation: seconds at the last progress line */
   char bound[96];      /* the address actually listened on */
   char evkey_fpr[65];  /* the evidence signing key's fingerprint (evkey.h) */
+  srv_root_t root;     /* the job's results' root, as the page shows it (srv_root.h) */
 
   uv_tcp_t listener;
   uv_check_t batch_check;
@@ -229,6 +232,7 @@ struct srv_s {
   struct srv_web_s *web;  /* the HTTP status page (web.h), NULL when off */
   srv_backup_t *backup;   /* scheduled backups (srv_backup.h), NULL when off */
   srv_stall_t *stall;     /* the stalled units' count (srv_stall.h) */
+  srv_rooter_t *rooter;   /* the root's periodic take into `root` (srv_root.h) */
   srv_outage_t *outage;   /* the alive stamps (srv_outage.h) */
   struct srv_cert_s *cert; /* the certificate's reloads and expiry (srv_cert.h) */
   int64_t signup_pruned;  /* when old sign-up rows were last pruned (srv_signup.c) */

@@ -128,6 +128,8 @@ const nq_opt_t srv_opts_table[] = {
           "a certificate that expires within D days is a warning (log, status, /metrics)"),
     S_CALL("hostname", "NAME", set_hostname, NQ_OPTF_REPEAT,
            "extra name/IP in the server certificate (repeatable)"),
+    S_FLAG("export-names", export_names,
+           "/api/export writes the clients' and owners' names (default: a pseudonym for each)"),
     S_FLAG("exit-when-done", exit_when_done,
            "exit 0 shortly after the job is finished and none is queued"),
     {NQ_OPT_STRING, "backup-dir", .off = offsetof(srv_config_t, backup_dir), .arg = "DIR",

@@ -15,6 +15,7 @@
 #include "nq/proto.h"
 #include "srv.h"
 #include "srv_signup.h"
+#include "store_export.h"
 #include "web.h"
 
 #include <arpa/inet.h>
@@ -394,7 +395,16 @@ static void h_result(srv_t *s, srv_req_t *r, int64_t now) {
                             res.seconds, res.solver, res.backend, now, &info);
   switch (rc) {
   case 0: {
-    nq_ack_t a = {res.id, srv_result_ack(info.status)};
+    nq_ack_t a = {.id = res.id, .status = srv_result_ack(info.status)};
+    /* The receipt: the result's leaf in the job's Merkle tree, as the export will write it. */
+    char unit[NQ_UNIT_TEXT_MAX], leaf[65];
+    unsigned char md[32];
+    if (srv_result_leaf(s->store, res.id, &a.job, unit, sizeof unit, md) == 0) {
+      nq_hex_encode(md, sizeof md, leaf);
+      a.has_receipt = 1;
+      a.unit = unit;
+      a.leaf = leaf;
+    }
     s->metrics.results[info.status == SRV_RESULT_DUPLICATE ? SRV_OUTCOME_DUPLICATE
                        : info.status == SRV_RESULT_LATE    ? SRV_OUTCOME_LATE
                                                            : SRV_OUTCOME_ACCEPTED]++;

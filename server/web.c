@@ -65,6 +65,11 @@ json_t *srv_web_status_json(srv_t *s, int64_t now) {
   if (!ok && leaders && !json_object_get(o, "leaderboard")) json_decref(leaders);
   json_t *srv = nq_view_server_pack(&(nq_view_server_t){NQ_VERSION_STRING, NQ_PROTO_VERSION});
   ok = ok && srv && json_object_set_new(o, "server", srv) == 0;
+  /* The root of the results so far, as the worker last took it (srv_root.h). */
+  if (ok && s->root.have && s->root.job == s->sched.job.id) {
+    json_t *root = nq_view_root_pack(&(nq_view_root_t){s->root.hex, s->root.leaves, s->root.at});
+    ok = root && json_object_set_new(o, "root", root) == 0;
+  }
   /* What a public project shows: its news, its volunteers (owners) and teams by credit. */
   const char *keys[] = {"news", "volunteers", "teams"};
   json_t *parts[] = {ok ? srv_news_json(s->store, NQ_PROTO_NEWS_MAX) : NULL,
@@ -106,7 +111,11 @@ static int hist_cb(const srv_history_t *h, void *arg) {
                         .verified = h->verified,
                         .results = h->results,
                         .verified_nodes = h->nodes,
-                        .share = h->share};
+                        .share = h->share,
+                        .has_root = h->root[0] != '\0',
+                        .root = h->root,
+                        .has_leaves = h->root[0] != '\0',
+                        .leaves = h->leaves};
   if (c->have_prev && h->t > c->prev.t) {
     double dt = (double)(h->t - c->prev.t);
     double dn = h->nodes >= c->prev.nodes ? (double)(h->nodes - c->prev.nodes) : 0.0;
@@ -310,7 +319,7 @@ static void export_resp(srv_t *s, srv_http_resp_t *r) {
     return;
   }
   int rc = srv_web_export_start(s->dd.db, job.id, (nq_ev_distinct_t)s->cfg.sched.quorum_distinct,
-                                nq_now_wall(), &fd, err, sizeof err);
+                                s->cfg.export_names, nq_now_wall(), &fd, err, sizeof err);
   if (rc != 0) {
     /* Busy: counted per address in the log's summaries (http.c), not one line each. */
     if (rc != NQ_EBUSY) nq_log(NQ_LOG_WARN, "http /api/export: %s", err);
@@ -434,7 +443,13 @@ int srv_web_sample(srv_t *s, int64_t now) {
     share = (double)st.est_verified / (double)st.est_total;
   else if (st.job.units > 0)
     share = (double)st.units[SRV_UNIT_VERIFIED] / (double)st.job.units;
-  srv_history_t h = {now, st.units[SRV_UNIT_VERIFIED], st.results, st.verified.nodes, share};
+  srv_history_t h = {now, st.units[SRV_UNIT_VERIFIED], st.results, st.verified.nodes, share,
+                     "", 0};
+  /* The root with each sample (the last one taken): its history, as bounded as the samples. */
+  if (s->root.have && s->root.job == s->sched.job.id) {
+    snprintf(h.root, sizeof h.root, "%s", s->root.hex);
+    h.leaves = s->root.leaves;
+  }
   return srv_history_add(s->store, s->sched.job.id, &h);
 }
 

@@ -21,7 +21,8 @@ typedef struct {
   char path[1024];
   int64_t job_id, now;
   nq_ev_distinct_t distinct;
-  int fd; /* the pipe's write end */
+  int names; /* real names, not pseudonyms */
+  int fd;    /* the pipe's write end */
 } ex_job_t;
 
 static void *writer_main(void *arg) {
@@ -38,7 +39,7 @@ static void *writer_main(void *arg) {
   int rc = f ? srv_store_open(&st, j->path, NULL, err, sizeof err) : NQ_EIO;
   if (rc == 0) {
     nq_admin_export_t info;
-    rc = srv_export_write(st, j->job_id, j->distinct, j->now, f, &info, err, sizeof err);
+    rc = srv_export_write(st, j->job_id, j->distinct, j->names, j->now, f, &info, err, sizeof err);
     if (rc == 0)
       nq_log(NQ_LOG_INFO, "http /api/export: N=%d, %llu units sent", info.n,
              (unsigned long long)info.units);
@@ -54,7 +55,7 @@ static void *writer_main(void *arg) {
 }
 
 int srv_web_export_start(const char *db_path, int64_t job_id, nq_ev_distinct_t distinct,
-                         int64_t now, int *fd, char *err, size_t errlen) {
+                         int names, int64_t now, int *fd, char *err, size_t errlen) {
   if (atomic_fetch_add(&streams, 1) >= SRV_EXPORT_STREAMS) {
     atomic_fetch_sub(&streams, 1);
     snprintf(err, errlen, "%d exports are being sent already", SRV_EXPORT_STREAMS);
@@ -71,6 +72,7 @@ int srv_web_export_start(const char *db_path, int64_t job_id, nq_ev_distinct_t d
   j->job_id = job_id;
   j->now = now;
   j->distinct = distinct;
+  j->names = names;
   if (pipe(p) != 0) {
     snprintf(err, errlen, "pipe: %s", strerror(errno));
     goto fail;

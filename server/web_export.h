@@ -18,9 +18,10 @@
 #define SRV_EXPORT_STREAMS 2
 
 /* Start writing the evidence of job_id (which must be done) from the database at db_path, with
- * `exported` = now: 0 and *fd, the read end (the caller owns it); NQ_EBUSY when
+ * `exported` = now, the clients' and owners' names pseudonymised unless names (nq-server
+ * --export-names; export.h): 0 and *fd, the read end (the caller owns it); NQ_EBUSY when
  * SRV_EXPORT_STREAMS run already; NQ_EIO / NQ_ENOMEM (pipe, thread) with a reason in err. */
 int srv_web_export_start(const char *db_path, int64_t job_id, nq_ev_distinct_t distinct,
-                         int64_t now, int *fd, char *err, size_t errlen);
+                         int names, int64_t now, int *fd, char *err, size_t errlen);
 
 #endif

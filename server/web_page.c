@@ -163,6 +163,15 @@ static void section_evidence(web_buf_t *b, const nq_view_status_t *st) {
     web_buf_html(b, st->evidence_key);
     web_buf_printf(b, "</code> refuses a file not signed by it.");
   }
+  if (st->has_root) {
+    grouped_num(g1, sizeof g1, (double)st->root.leaves);
+    web_buf_printf(b, " The Merkle root of the %s result(s) received so far is <code id=\"root\">",
+                   g1);
+    web_buf_html(b, st->root.root);
+    web_buf_printf(b, "</code>: each volunteer's receipts prove its results are under the "
+                   "published root (<code>nq-verify FILE --root ROOT --receipts DIR</code>), and a "
+                   "result changed afterwards changes it.");
+  }
   web_buf_printf(b, "</p>\n");
 }
 

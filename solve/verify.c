@@ -20,6 +20,7 @@
 #include "nq/nq.h"
 #include "nq/solver.h"
 #include "nq/hash.h"
+#include "nq/merkle.h"
 #include "nq/sign.h"
 #include "nq/unit.h"
 #include "nq/versions.h"
@@ -204,6 +205,7 @@ typedef struct vrun_s {
   uint64_t nres, rng;
   int all;              /* recount every unit inline */
   uint64_t nlines;      /* the file's lines (pass 1) */
+  nq_merkle_t tree;     /* the results' leaves (docs/evidence.md, "The root and the receipts") */
 } vrun_t;
 
 static int fail(vrun_t *v, const char *fmt, ...) {
@@ -414,6 +416,10 @@ static int on_unit(vrun_t *v, const nq_ev_unit_t *eu) {
   v->prev = s.u;
   v->have_prev = 1;
   if ((rc = check_rule(v, eu))) return rc;
+  if ((rc = nq_ev_unit_leaves(h->job, eu, &v->tree, NULL, NULL)) != 0) {
+    snprintf(v->err, v->errlen, "unit %s: its leaves: %s", eu->text, nq_strerror(rc));
+    return VERIFY_ERROR;
+  }
   s.c = (nq_counts_t){.c2 = eu->c2, .c4 = eu->c4, .c8 = eu->c8, .nodes = eu->nodes};
   nq_totals_add(&v->sums, &s.c);
   s.cmp_nodes = nq_solver_same_tree(eu->nodes_solver, NQ_SOLVER_VERSION, h->n);
@@ -431,6 +437,37 @@ static int on_unit(vrun_t *v, const nq_ev_unit_t *eu) {
     uint64_t j = splitmix64(&v->rng) % v->rep->units;
     if (j < v->o->sample) v->res[j] = s;
   }
+  return 0;
+}
+
+/* The root (version 3): the totals' root must be the root of the results' leaves, which the walk
+ * added unit by unit; with --root it must also be the root the server published. */
+static int check_root(vrun_t *v, const nq_ev_totals_t *t) {
+  unsigned char root[32];
+  char mine[65], file[65];
+  if (nq_merkle_root(&v->tree, root) != 0) {
+    snprintf(v->err, v->errlen, "libcrypto failed");
+    return VERIFY_ERROR;
+  }
+  nq_hex_encode(root, sizeof root, mine);
+  snprintf(v->rep->root, sizeof v->rep->root, "%s", mine);
+  v->rep->leaves = v->tree.leaves;
+  if (!t->has_root) {
+    if (v->rep->header.version >= 3 || v->o->root)
+      return fail(v, "totals: no root: a version %d file carries the root of its results",
+                  v->rep->header.version < 3 ? 3 : v->rep->header.version);
+    return 0;
+  }
+  nq_hex_encode(t->root, sizeof t->root, file);
+  if (t->leaves != v->tree.leaves || strcmp(file, mine))
+    return fail(v, "totals: root mismatch: the file's root is %s over %llu results, but its %llu "
+                "results hash to %s: a result was changed, added or removed after the root was "
+                "taken", file, (unsigned long long)t->leaves,
+                (unsigned long long)v->tree.leaves, mine);
+  if (v->o->root && strcmp(v->o->root, mine))
+    return fail(v, "totals: the file's root %s is not the published root given (%s)", mine,
+                v->o->root);
+  v->rep->has_root = 1;
   return 0;
 }
 
@@ -468,7 +505,9 @@ static int on_totals(vrun_t *v, const nq_ev_totals_t *t) {
     return rc;
   if ((rc = check_sum(v, "total", t->total, 2 * t->c2 + 4 * t->c4 + 8 * t->c8, "2 C2 + 4 C4 + 8 C8 =")))
     return rc;
-  return check_sum(v, "unique", t->unique, t->c2 + t->c4 + t->c8, "C2 + C4 + C8 =");
+  if ((rc = check_sum(v, "unique", t->unique, t->c2 + t->c4 + t->c8, "C2 + C4 + C8 =")))
+    return rc;
+  return check_root(v, t);
 }
 
 /* The key --key names: a PEM file, or 64 hex digits that are the public key or its fingerprint.
@@ -621,6 +660,7 @@ int verify_stream(FILE *f, const verify_opts_t *o, verify_report_t *rep, char *e
                   size_t errlen) {
   vrun_t v = {.o = o, .rep = rep, .err = err, .errlen = errlen, .rng = o->seed};
   memset(rep, 0, sizeof *rep);
+  nq_merkle_init(&v.tree);
   err[0] = '\0';
   int rc = VERIFY_ERROR;
   if (!(v.ln = malloc(sizeof *v.ln))) {

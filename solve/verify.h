@@ -20,6 +20,8 @@ typedef struct verify_opts_s {
   int threads;          /* solver threads of a fast-kernel recount (>= 1) */
   const char *key;      /* --key: a public key's PEM file, its 64 hex digits, or its fingerprint;
                            NULL: any signature is checked, none is required */
+  const char *root;     /* --root: the root the server published (64 hex digits); NULL: none */
+  const char *receipts; /* --receipts DIR: a client's state folder whose receipts to check */
 } verify_opts_t;
 
 typedef struct verify_report_s {
@@ -35,6 +37,9 @@ typedef struct verify_report_s {
                                         --sample 0) */
   int is_signed;                     /* the file carries a signature, and it verifies */
   char key_fpr[65];                  /* the signing key's fingerprint */
+  int has_root;                      /* the file's root is the root of its results */
+  uint64_t leaves;                   /* its results (the tree's leaves) */
+  char root[65];                     /* the root recomputed from them */
 } verify_report_t;
 
 /* Check the file at path. VERIFY_OK with *rep filled; VERIFY_FAILED with the first failed check

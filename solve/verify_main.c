@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "nq/json.h"
 #include "nq/nq.h"
 #include "nq/opts.h"
+#include "nq/receipts.h"
 #include "verify.h"
 
 #define DEFAULT_SAMPLE 20
@@ -57,6 +59,12 @@ static const nq_opt_t verify_table[] = {
     {NQ_OPT_STRING, "key", .off = offsetof(verify_opts_t, key), .arg = "PUBKEY|FINGERPRINT",
      .help = "refuse a file not signed by this key: its PEM file (evidence.pub), or its 64-hex "
              "fingerprint as the server's page, welcome and nq-admin status publish it"},
+    {NQ_OPT_STRING, "root", .off = offsetof(verify_opts_t, root), .arg = "HEX",
+     .help = "refuse a file whose results' root is not this one (64 hex digits, as the server's "
+             "page and /api/status publish it)"},
+    {NQ_OPT_STRING, "receipts", .off = offsetof(verify_opts_t, receipts), .arg = "DIR",
+     .help = "also check a volunteer's receipts: every receipt of the file's job in DIR/receipts "
+             "(a client's state folder, or the receipts file itself) must be in the file"},
     {NQ_OPT_END}};
 
 static const nq_opt_t verify_args_table[] = {
@@ -109,6 +117,9 @@ static void print_report(const char *path, const verify_opts_t *o, const verify_
   else
     printf("sample     none\n");
   printf("sha256     matches\n");
+  if (r->has_root)
+    printf("root       %s over %" PRIu64 " results: the file's%s\n", r->root, r->leaves,
+           o->root ? ", and the root given" : "; compare it with the root the server published");
   if (r->is_signed)
     printf("signature  valid, key %s%s\n", r->key_fpr,
            o->key ? " (the key given)" : "; pin it with --key: compare it with the fingerprint the "
@@ -150,6 +161,8 @@ static void print_json(const char *path, const verify_opts_t *o, const verify_re
     nq_msg_set_u64(j, "seed", o->seed);
     json_object_set_new(j, "signed", json_boolean(r->is_signed));
     json_object_set_new(j, "key", json_string(r->is_signed ? r->key_fpr : ""));
+    json_object_set_new(j, "root", json_string(r->has_root ? r->root : ""));
+    nq_msg_set_u64(j, "leaves", r->leaves);
     for (int i = 0; i < NQ_EV_SETTLED_N; i++) {
       char k[32];
       snprintf(k, sizeof k, "settled_%s", nq_ev_settled_name((nq_ev_settled_t)i));
@@ -162,6 +175,37 @@ static void print_json(const char *path, const verify_opts_t *o, const verify_re
   json_decref(j);
 }
 
+/* --receipts DIR: the volunteer's receipts in the file (nq/receipts.h), after the file itself
+ * verified. Each problem is printed (at most 20 of a kind); VERIFY_OK or VERIFY_FAILED. */
+static int check_receipts(const char *path, const verify_opts_t *o, int json, char *err,
+                          size_t errlen) {
+  char rpath[4096];
+  struct stat sb;
+  if (stat(o->receipts, &sb) == 0 && S_ISDIR(sb.st_mode))
+    snprintf(rpath, sizeof rpath, "%s/%s", o->receipts, NQ_RECEIPTS_FILE);
+  else
+    snprintf(rpath, sizeof rpath, "%s", o->receipts);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    return VERIFY_ERROR;
+  }
+  nq_receipts_report_t r;
+  int rc = nq_receipts_check(f, rpath, o->root, json ? NULL : stderr, 20, &r, err, errlen);
+  fclose(f);
+  if (rc < 0) return VERIFY_ERROR;
+  if (!json)
+    printf("receipts   %" PRIu64 " of job %" PRId64 " in %s: %" PRIu64 " found (%" PRIu64
+           " valid), %" PRIu64 " missing, %" PRIu64 " changed%s\n", r.kept, r.job, rpath, r.found,
+           r.valid, r.missing, r.changed + r.unit_differs, rc ? "" : ": every one is in the file");
+  if (rc == 0 && r.kept == 0) {
+    snprintf(err, errlen, "no receipt of job %lld in %.900s (%llu of other jobs)",
+             (long long)r.job, rpath, (unsigned long long)r.other_jobs);
+    return VERIFY_FAILED;
+  }
+  return rc ? VERIFY_FAILED : VERIFY_OK;
+}
+
 int main(int argc, char **argv) {
   verify_opts_t o = {0};
   verify_args_t args = {0};
@@ -170,7 +214,7 @@ int main(int argc, char **argv) {
   nq_opts_t opts = {
       .prog = "nq-verify",
       .summary = "check an nq evidence file: tiling, quorum, totals, a recomputed sample",
-      .usage = "nq-verify FILE [--key PUBKEY|FINGERPRINT] [--sample K|all] [--seed S] [--kernel K] "
+      .usage = "nq-verify FILE [--key PUBKEY|FINGERPRINT] [--root HEX] [--receipts DIR] [--sample K|all] [--seed S] [--kernel K] "
                "[--threads T] [--json]",
       .about = "Check an nq evidence file (nq-admin export): its SHA-256, every unit text, that the\n"
                "units tile the search tree exactly once, that every unit meets the job's recorded\n"
@@ -189,10 +233,16 @@ int main(int argc, char **argv) {
     return VERIFY_USAGE;
   }
   if (!nq_opts_given(&opts, "seed")) o.seed = random_seed();
+  if (o.root && (strlen(o.root) != 64 || strspn(o.root, "0123456789abcdef") != 64)) {
+    fprintf(stderr, "nq-verify: --root wants 64 lowercase hex digits\n");
+    return VERIFY_USAGE;
+  }
   const char *path = argv[optind];
   verify_report_t rep;
   char err[1024];
   rc = verify_file(path, &o, &rep, err, sizeof err);
+  if (rc == VERIFY_OK && !json) print_report(path, &o, &rep);
+  if (rc == VERIFY_OK && o.receipts) rc = check_receipts(path, &o, json, err, sizeof err);
   if (json) {
     print_json(path, &o, &rep, rc, err);
     return rc;
@@ -201,6 +251,5 @@ int main(int argc, char **argv) {
     fprintf(stderr, "nq-verify: %s: %s%s\n", path, rc == VERIFY_FAILED ? "FAILED: " : "", err);
     return rc;
   }
-  print_report(path, &o, &rep);
   return VERIFY_OK;
 }

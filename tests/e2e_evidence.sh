@@ -55,14 +55,14 @@ ls "$D" | grep -q "\.tmp\." && fail "export left a temporary file"
 "$BIN/nq-admin" export --data "$D/data" --out - --quorum-distinct client 2>/dev/null |
   sed -n '2,$p' | head -n -1 | cmp -s - <(sed -n '2,$p' "$F" | head -n -1) ||
   fail "export to stdout differs from the file"
-head -n 1 "$F" | grep -q '"format":"nq-evidence","version":2,"n":12' || fail "header: $(head -c 300 "$F")"
+head -n 1 "$F" | grep -q '"format":"nq-evidence","version":3,"n":12' || fail "header: $(head -c 300 "$F")"
 "$BIN/nq-verify" "$F" --sample 20 --seed 7 >"$D/verify.out" 2>&1 || fail "nq-verify: $(cat "$D/verify.out")"
 grep -q "VERIFIED" "$D/verify.out" && grep -q "^TOTAL *14200" "$D/verify.out" &&
   grep -q "20 unit(s) recomputed with reference (seed 7): all agree" "$D/verify.out" ||
   fail "nq-verify output: $(cat "$D/verify.out")"
 "$BIN/nq-verify" "$F" --sample 3 --seed 9 --json >"$D/verify.json" ||
   fail "nq-verify --json: $(cat "$D/verify.json")"
-grep -q '^{"file":".*","verified":true,"status":0,"n":12,.*"total":"14200","unique":"1787","sampled":3,"kernel":"reference","seed":9,"signed":true,"key":"[0-9a-f]\{64\}","settled_quorum":1290,"settled_trusted":0,"settled_audit":0}$' \
+grep -q '^{"file":".*","verified":true,"status":0,"n":12,.*"total":"14200","unique":"1787","sampled":3,"kernel":"reference","seed":9,"signed":true,"key":"[0-9a-f]\{64\}","root":"[0-9a-f]\{64\}","leaves":[0-9]*,"settled_quorum":1290,"settled_trusted":0,"settled_audit":0}$' \
   "$D/verify.json" || fail "nq-verify --json: $(cat "$D/verify.json")"
 # Three clients, quorum 2: every spot check went to the third one.
 grep -Eq "results +[0-9]+ \([0-9]+ invalid, [1-9][0-9]* spot checks\)" "$D/verify.out" ||
@@ -233,11 +233,19 @@ for x in count quorum relabel dropped duplicated; do
   expect_fail "$T/resigned-$x" "signed by another key" --key "$D/data/evidence.pub"
 done
 # Without --key a re-signed file is checked on its content alone, which catches what is not
-# consistent (each with its own message) and not what is: the reason to pin the key.
+# consistent (each with its own message): a result cut or relabelled no longer fits the root of
+# the results (the forger left it); one who rewrote the root too is caught by the published root
+# (tests/e2e_receipts.sh) or the key.
 expect_fail "$T/resigned-dropped" "which no unit covers: the units leave a gap"
 expect_fail "$T/resigned-duplicated" "unit $U appears twice"
 expect_fail "$T/resigned-count" "unit $U: recomputed with reference" --sample all
-"$BIN/nq-verify" "$T/resigned-quorum" --sample 0 >"$D/out" 2>&1 || fail "resigned quorum: $(cat "$D/out")"
+expect_fail "$T/resigned-quorum" "totals: root mismatch"
+expect_fail "$T/resigned-relabel" "totals: root mismatch"
+ROOT=$(grep '^{"type":"totals"' "$F" | sed -E 's/.*"root":"([0-9a-f]{64})".*/\1/')
+expect_fail "$T/resigned-dropped" "which no unit covers" --root "$ROOT"
+# The server's own file re-signed by the forger passes on its content, naming the other key.
+resign "$F" "$T/resigned-same"
+"$BIN/nq-verify" "$T/resigned-same" --sample 0 --root "$ROOT" >"$D/out" 2>&1 || fail "resigned same: $(cat "$D/out")"
 grep -q "signature  valid, key $(printf '%s' "$FPUB" | xxd -r -p | sha256sum | cut -d' ' -f1); pin it with --key" "$D/out" ||
   fail "an unpinned file names its key: $(cat "$D/out")"
 # An unsigned file (the signature stripped) is refused where a key is asked for.

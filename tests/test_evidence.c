@@ -11,7 +11,10 @@
 #include "store_trusted.h"
 #include "nq/evidence.h"
 #include "nq/hash.h"
+#include "nq/merkle.h"
 #include "nq/nq.h"
+#include "nq/receipts.h"
+#include "store_export.h"
 #include "nq/plan.h"
 #include "nq/solver.h"
 #include "testutil.h"
@@ -72,6 +75,9 @@ static int plan_unit(const nq_plan_unit_t *pu, void *arg) {
   eu->nresults = 2;
   result(&eu->results[0], "a", &c);
   result(&eu->results[1], "b", &c);
+  /* Result ids, in the line in either order (the leaves go by id). */
+  eu->results[0].id = (int64_t)(2 * i + 1 + (i % 2));
+  eu->results[1].id = (int64_t)(2 * i + 2 - (i % 2));
   if (i == b->victim) {
     switch (b->tamper) {
     case T_DROP: return 0;
@@ -303,7 +309,7 @@ START_TEST(bad_lines_refused) {
       {"{\"type\":1}", "\"type\" is missing"},
       {"{\"type\":\"totals\",\"type\":\"unit\"}", "not JSON"},
       {"{\"type\":\"header\",\"format\":\"other\"}", "is not nq-evidence"},
-      {"{\"type\":\"header\",\"format\":\"nq-evidence\",\"version\":3}", "version 3"},
+      {"{\"type\":\"header\",\"format\":\"nq-evidence\",\"version\":4}", "version 4"},
       {"{\"type\":\"header\",\"format\":\"nq-evidence\",\"version\":1,\"n\":33}", "\"n\" is out of range"},
       {"{\"type\":\"unit\",\"text\":\"4:c:2:0,2\",\"state\":\"verified\",\"c2\":-1}", "\"c2\" is out of range"},
       {"{\"type\":\"unit\",\"text\":\"4:c:2:0,2\",\"state\":\"verified\",\"c2\":\"9223372036854775808\"}",
@@ -378,6 +384,215 @@ START_TEST(reader_digest_and_refusals) {
 }
 END_TEST
 
+/* ---- the root and the receipts -------------------------------------------------------------- */
+
+/* The whole file at path (NUL-terminated; *len its length without the NUL). */
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  char *b = malloc((size_t)n + 1);
+  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  if (b) b[n] = '\0';
+  if (b && len) *len = (size_t)n;
+  return b;
+}
+
+/* RFC 6962's MTH by its recursive definition, over leaf hashes. */
+static void mth(const unsigned char (*leaf)[32], size_t n, unsigned char out[32]) {
+  if (n == 0) {
+    nq_sha256("", 0, out);
+    return;
+  }
+  if (n == 1) {
+    memcpy(out, leaf[0], 32);
+    return;
+  }
+  size_t k = 1;
+  while (k * 2 < n) k *= 2;
+  unsigned char buf[65];
+  buf[0] = 1;
+  mth(leaf, k, buf + 1);
+  mth(leaf + k, n - k, buf + 33);
+  nq_sha256(buf, sizeof buf, out);
+}
+
+/* The streamed tree is RFC 6962's for every size up to 130 leaves, and its empty tree and
+ * one empty leaf are the published values. */
+START_TEST(merkle_is_rfc6962) {
+  static unsigned char leaf[130][32];
+  unsigned char a[32], b[32];
+  char hex[65];
+  nq_merkle_t m;
+  nq_merkle_init(&m);
+  ck_assert_int_eq(nq_merkle_root(&m, a), 0);
+  nq_hex_encode(a, 32, hex);
+  ck_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  ck_assert_int_eq(nq_merkle_leaf_hash("", 0, a), 0);
+  nq_hex_encode(a, 32, hex);
+  ck_assert_str_eq(hex, "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d");
+  for (size_t i = 0; i < 130; i++) {
+    char d[16];
+    int n = snprintf(d, sizeof d, "leaf %zu", i);
+    ck_assert_int_eq(nq_merkle_leaf_hash(d, (size_t)n, leaf[i]), 0);
+    ck_assert_int_eq(nq_merkle_add(&m, leaf[i]), 0);
+    ck_assert_int_eq(nq_merkle_root(&m, a), 0);
+    mth(leaf, i + 1, b);
+    ck_assert_msg(!memcmp(a, b, 32), "%zu leaves", i + 1);
+    ck_assert_int_le(m.depth, 8);
+  }
+  /* A leaf changed or two leaves swapped change the root. */
+  unsigned char keep[32];
+  memcpy(keep, leaf[77], 32);
+  leaf[77][0] ^= 1;
+  mth(leaf, 130, b);
+  ck_assert(memcmp(a, b, 32));
+  memcpy(leaf[77], leaf[78], 32);
+  memcpy(leaf[78], keep, 32);
+  mth(leaf, 130, b);
+  ck_assert(memcmp(a, b, 32));
+}
+END_TEST
+
+/* Write buf back to path with its sha256 line made right again (an unsigned file): what a
+ * forger who rewrites the checksum but not the root leaves. */
+static void rewrite_summed(const char *path, char *buf, size_t len) {
+  char *last = buf + len - 1;
+  while (last > buf && last[-1] != '\n') last--;
+  unsigned char md[32];
+  char hex[65];
+  ck_assert_int_eq(nq_sha256(buf, (size_t)(last - buf), md), 0);
+  nq_hex_encode(md, 32, hex);
+  FILE *f = fopen(path, "wb");
+  ck_assert_ptr_nonnull(f);
+  fwrite(buf, 1, (size_t)(last - buf), f);
+  fprintf(f, "{\"type\":\"sha256\",\"sha256\":\"%s\"}\n", hex);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Client a's receipts, from the file's own leaves: what its acks carried. */
+static uint64_t write_receipts(const char *ev, const char *out) {
+  FILE *f = fopen(ev, "rb"), *o = fopen(out, "w");
+  ck_assert(f && o);
+  static nq_ev_line_t l;
+  char line[1 << 16], why[256], rl[NQ_RECEIPT_LINE_MAX];
+  uint64_t n = 0;
+  int64_t job = 0;
+  while (fgets(line, sizeof line, f)) {
+    ck_assert_int_eq(nq_ev_parse_line(line, strlen(line) - 1, &l, why, sizeof why), 0);
+    if (l.type == NQ_EV_HEADER) job = l.header.job;
+    if (l.type != NQ_EV_UNIT) continue;
+    for (int i = 0; i < l.unit.nresults; i++) {
+      if (strcmp(l.unit.results[i].client, "a")) continue;
+      nq_receipt_t r = {.job = job, .id = l.unit.results[i].id};
+      snprintf(r.unit, sizeof r.unit, "%s", l.unit.text);
+      ck_assert_int_eq(nq_ev_leaf(job, l.unit.text, &l.unit.results[i], r.leaf), 0);
+      ck_assert_int_gt(nq_receipt_format(&r, rl, sizeof rl), 0);
+      fputs(rl, o);
+      n++;
+    }
+  }
+  /* A receipt of another job is kept apart, not checked. */
+  fputs("99 5 10:c:2:0,2 " Z64 "\n", o);
+  fclose(f);
+  ck_assert_int_eq(fclose(o), 0);
+  return n;
+}
+
+static int receipts(const char *ev, const char *rpath, const char *pin, nq_receipts_report_t *rr,
+                    char *err, size_t errlen) {
+  FILE *f = fopen(ev, "rb");
+  ck_assert_ptr_nonnull(f);
+  int rc = nq_receipts_check(f, rpath, pin, NULL, 0, rr, err, errlen);
+  fclose(f);
+  return rc;
+}
+
+/* The root: nq-verify recomputes it from the results; a volunteer's receipts are found under it.
+ * A result changed after the fact (the checksum made right again) fails both: nq-verify on the
+ * root, the volunteer's check on its changed receipt; a result removed is a missing receipt. */
+START_TEST(root_and_receipts) {
+  static verify_report_t rep;
+  char err[1024], dir[] = "/tmp/nq-receipts-XXXXXX", ev[600], rp[600];
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(ev, sizeof ev, "%s/ev.jsonl", dir);
+  snprintf(rp, sizeof rp, "%s/receipts", dir);
+  uint64_t units;
+  FILE *f = build(8, 20, T_NONE, 0, &units), *o = fopen(ev, "wb");
+  char chunk[4096];
+  size_t k;
+  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, k, o);
+  fclose(f);
+  fclose(o);
+  ck_assert_msg(verify_file(ev, &(verify_opts_t){.kernel = "reference", .threads = 1}, &rep, err,
+                            sizeof err) == VERIFY_OK, "%s", err);
+  ck_assert(rep.has_root);
+  ck_assert_uint_eq(rep.leaves, 2 * units);
+  char root[65];
+  snprintf(root, sizeof root, "%s", rep.root);
+  ck_assert_uint_eq(write_receipts(ev, rp), units);
+  nq_receipts_report_t rr;
+  ck_assert_msg(receipts(ev, rp, root, &rr, err, sizeof err) == 0, "%s", err);
+  ck_assert_uint_eq(rr.found, units);
+  ck_assert_uint_eq(rr.kept, units);
+  ck_assert_uint_eq(rr.other_jobs, 1);
+  ck_assert_str_eq(rr.root, root);
+  /* Another published root: refused by both. */
+  char other[65];
+  snprintf(other, sizeof other, "%s", root);
+  other[0] = other[0] == '0' ? '1' : '0';
+  ck_assert_int_eq(receipts(ev, rp, other, &rr, err, sizeof err), 1);
+  ck_assert_ptr_nonnull(strstr(err, "not the published root"));
+  ck_assert_int_eq(verify_file(ev, &(verify_opts_t){.kernel = "reference", .root = other}, &rep,
+                               err, sizeof err), VERIFY_FAILED);
+  ck_assert_ptr_nonnull(strstr(err, "not the published root"));
+  /* Client a's result of the third unit reported a second later: only the root sees it. */
+  size_t len;
+  char *buf = slurp(ev, &len), *p = buf;
+  for (int i = 0; i < 3; i++) p = strstr(p + 1, "{\"type\":\"unit\"");
+  p = strstr(p, "\"reported\":1700000000");
+  ck_assert_ptr_nonnull(p);
+  p[strlen("\"reported\":170000000")] = '1';
+  rewrite_summed(ev, buf, len);
+  ck_assert_int_eq(verify_file(ev, &(verify_opts_t){.kernel = "reference"}, &rep, err, sizeof err),
+                   VERIFY_FAILED);
+  ck_assert_msg(strstr(err, "root mismatch"), "%s", err);
+  ck_assert_int_eq(receipts(ev, rp, root, &rr, err, sizeof err), 1);
+  ck_assert_uint_eq(rr.changed, 1);
+  ck_assert_uint_eq(rr.found, units);
+  ck_assert_msg(strstr(err, "CHANGED"), "%s", err);
+  free(buf);
+  /* Client a's result of the fifth unit removed: a missing receipt. */
+  f = build(8, 20, T_NONE, 0, NULL);
+  o = fopen(ev, "wb");
+  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, k, o);
+  fclose(f);
+  fclose(o);
+  buf = slurp(ev, &len);
+  p = buf;
+  for (int i = 0; i < 5; i++) p = strstr(p + 1, "{\"type\":\"unit\"");
+  char *r0 = strstr(p, "{\"id\":"), *r1 = strstr(r0 + 1, "{\"id\":");
+  ck_assert(r0 && r1);
+  memmove(r0, r1, len - (size_t)(r1 - buf) + 1);
+  len -= (size_t)(r1 - r0);
+  rewrite_summed(ev, buf, len);
+  free(buf);
+  ck_assert_int_eq(receipts(ev, rp, NULL, &rr, err, sizeof err), 1);
+  ck_assert_uint_eq(rr.missing, 1);
+  ck_assert(!rr.root_ok); /* the first problem named: the root no longer fits the results */
+  ck_assert_msg(strstr(err, "ROOT MISMATCH"), "%s", err);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ---- every way a unit is settled, from a real store ---------------------------------------- */
 
 /* Export the job of f (signed with the store's key) and check it with every unit recounted and
@@ -390,17 +605,73 @@ static void export_verify(fx_t *f, verify_report_t *rep, verify_report_t *rep1) 
   FILE *o = fopen(path, "w");
   ck_assert_ptr_nonnull(o);
   nq_admin_export_t info;
-  int rc = srv_export_write(f->st, f->job.id, NQ_EV_DISTINCT_OWNER, T0 + 900000, o, &info, err,
+  int rc = srv_export_write(f->st, f->job.id, NQ_EV_DISTINCT_OWNER, 1, T0 + 900000, o, &info, err,
                             sizeof err);
   ck_assert_msg(rc == 0, "export: %s", err);
   ck_assert_int_eq(fclose(o), 0);
+  /* The root the server shows (srv_export_root over the store) is the file's. */
+  nq_merkle_t m;
+  unsigned char md[32];
+  char live[65];
+  srv_job_t job;
+  ck_assert_int_eq(srv_job_get(f->st, f->job.id, &job), 0);
+  ck_assert_int_eq(srv_export_root(f->st, &job, &m), 0);
+  ck_assert_int_eq(nq_merkle_root(&m, md), 0);
+  nq_hex_encode(md, sizeof md, live);
+  ck_assert_str_eq(live, info.root);
+  ck_assert_uint_eq(m.leaves, info.leaves);
+  ck_assert_uint_gt(info.leaves, 0);
   verify_opts_t vo = {.sample = UINT64_MAX, .seed = 1, .kernel = "reference", .threads = 1,
-                      .key = fpr};
+                      .key = fpr, .root = live};
   rc = verify_file(path, &vo, rep, err, sizeof err);
   ck_assert_msg(rc == VERIFY_OK, "nq-verify --sample all: %s", err);
-  ck_assert(rep->is_signed);
+  ck_assert(rep->is_signed && rep->has_root);
+  ck_assert_str_eq(rep->root, live);
   ck_assert_str_eq(rep->key_fpr, fpr);
   ck_assert_uint_eq(rep->units, (uint64_t)f->job.units);
+  /* A receipt of every result, as the server's acks carry them (srv_result_leaf): each one is in
+   * the file under its root. */
+  char rpath[700], line[NQ_RECEIPT_LINE_MAX];
+  snprintf(rpath, sizeof rpath, "%s/receipts", f->dir);
+  FILE *rf = fopen(rpath, "w");
+  ck_assert_ptr_nonnull(rf);
+  uint64_t kept = 0;
+  for (int64_t id = 1; id < 20000; id++) {
+    nq_receipt_t r = {.id = id};
+    if (srv_result_leaf(f->st, id, &r.job, r.unit, sizeof r.unit, r.leaf) != 0) continue;
+    ck_assert_int_gt(nq_receipt_format(&r, line, sizeof line), 0);
+    fputs(line, rf);
+    kept++;
+  }
+  ck_assert_int_eq(fclose(rf), 0);
+  ck_assert_uint_eq(kept, info.leaves);
+  nq_receipts_report_t rr;
+  FILE *ev = fopen(path, "rb");
+  rc = nq_receipts_check(ev, rpath, live, NULL, 0, &rr, err, sizeof err);
+  fclose(ev);
+  ck_assert_msg(rc == 0, "receipts: %s", err);
+  ck_assert_uint_eq(rr.found, kept);
+  ck_assert_uint_eq(rr.missing + rr.changed + rr.unit_differs, 0);
+  /* Pseudonymised (the default of nq-admin export and /api/export): no client's or owner's
+   * name, the same root (names are not in the leaves), and it verifies: distinct names stay
+   * distinct, so the quorum of distinct owners holds. */
+  o = fopen(path, "w");
+  ck_assert_ptr_nonnull(o);
+  nq_admin_export_t pinfo;
+  rc = srv_export_write(f->st, f->job.id, NQ_EV_DISTINCT_OWNER, 0, T0 + 900000, o, &pinfo, err,
+                        sizeof err);
+  ck_assert_msg(rc == 0, "export: %s", err);
+  ck_assert_int_eq(fclose(o), 0);
+  ck_assert_str_eq(pinfo.root, info.root);
+  char *text = slurp(path, NULL);
+  ck_assert_ptr_nonnull(text);
+  static const char *const names[] = {"honest", "liar", "lab", "fresh1", "fresh2"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    ck_assert_msg(!strstr(text, names[i]), "the export names %s", names[i]);
+  ck_assert(strstr(text, "\"client\":\"c-") && strstr(text, "\"owner\":\"o-"));
+  free(text);
+  rc = verify_file(path, &vo, rep1, err, sizeof err);
+  ck_assert_msg(rc == VERIFY_OK, "pseudonymised: %s", err);
   vo.sample = 1;
   rc = verify_file(path, &vo, rep1, err, sizeof err);
   ck_assert_msg(rc == VERIFY_OK, "nq-verify --sample 1: %s", err);
@@ -490,6 +761,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, plan_file_verifies);
   tcase_add_test(tc, broken_files_fail);
   tcase_add_test(tc, every_settling_path_verifies);
+  tcase_add_test(tc, merkle_is_rfc6962);
+  tcase_add_test(tc, root_and_receipts);
   suite_add_tcase(s, tc);
   return s;
 }

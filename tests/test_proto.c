@@ -342,13 +342,58 @@ START_TEST(round_trip_progress_result) {
   json_decref(m);
 
   for (int s = NQ_ACK_ACCEPTED; s <= NQ_ACK_LATE; s++) {
-    nq_ack_t a = {9, (nq_ack_status_t)s}, ab;
+    nq_ack_t a = {.id = 9, .status = (nq_ack_status_t)s}, ab;
     m = over_wire(nq_ack_pack(&a));
     ck_assert_int_eq(nq_ack_parse(m, &ab, &err), 0);
     ck_assert_int_eq(ab.id, 9);
     ck_assert_int_eq(ab.status, s);
+    ck_assert_int_eq(ab.has_receipt, 0);
     json_decref(m);
   }
+  /* With its receipt (docs/evidence.md, "The root and the receipts"). */
+  const char *leaf = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+  nq_ack_t a = {.id = 9, .status = NQ_ACK_ACCEPTED, .has_receipt = 1, .job = 4,
+                .unit = "12:s:3:1,3,5", .leaf = leaf}, ab;
+  m = over_wire(nq_ack_pack(&a));
+  ck_assert_int_eq(nq_ack_parse(m, &ab, &err), 0);
+  ck_assert(ab.has_receipt && ab.job == 4 && ab.id == 9);
+  ck_assert_str_eq(ab.unit, "12:s:3:1,3,5");
+  ck_assert_str_eq(ab.leaf, leaf);
+  json_decref(m);
+}
+END_TEST
+
+/* ack.receipt is optional (an older client ignores it, an older server sends none); present, it
+ * is {job >= 0, unit, leaf of 64 lowercase hex digits}, else bad_message. */
+START_TEST(ack_receipt_checked) {
+  nq_proto_err_t err;
+  nq_ack_t a;
+  static const char *const bad[] = {
+      "\"receipt\":7",
+      "\"receipt\":{\"job\":-1,\"unit\":\"10:c:2:0,2\",\"leaf\":\"%s\"}",
+      "\"receipt\":{\"job\":1,\"unit\":\"10 c\",\"leaf\":\"%s\"}",
+      "\"receipt\":{\"job\":1,\"unit\":\"\",\"leaf\":\"%s\"}",
+      "\"receipt\":{\"job\":1,\"unit\":\"10:c:2:0,2\",\"leaf\":\"%sA\"}",
+      "\"receipt\":{\"job\":1,\"unit\":\"10:c:2:0,2\",\"leaf\":\"ABCD%.60s\"}",
+      "\"receipt\":{\"job\":1,\"unit\":\"10:c:2:0,2\"}",
+  };
+  const char *z = "00000000000000000000000000000000000000000000000000000000000000ff";
+  char field[300], buf[512];
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(field, sizeof field, bad[i], z);
+    snprintf(buf, sizeof buf, "{\"type\":\"ack\",\"id\":5,\"status\":\"accepted\",%s}", field);
+    json_t *m = json_loads(buf, 0, NULL);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(nq_ack_parse(m, &a, &err) != 0, "accepted: %s", buf);
+    ck_assert_int_eq(err.code, NQ_ERR_BAD_MESSAGE);
+    json_decref(m);
+  }
+  snprintf(buf, sizeof buf, "{\"type\":\"ack\",\"id\":5,\"status\":\"late\",\"receipt\":"
+           "{\"job\":0,\"unit\":\"10:c:2:0,2\",\"leaf\":\"%s\",\"more\":1},\"new\":2}", z);
+  json_t *m = json_loads(buf, 0, NULL);
+  ck_assert_int_eq(nq_ack_parse(m, &a, &err), 0);
+  ck_assert(a.has_receipt && a.status == NQ_ACK_LATE);
+  json_decref(m);
 }
 END_TEST
 
@@ -640,7 +685,7 @@ START_TEST(version1_wire_bytes) {
               "{\"type\":\"no_work\",\"retry_after\":10,\"reason\":\"none_pending\"}");
   nq_lease_t l = {123, 1763900600};
   expect_text(nq_lease_pack(&l), "{\"type\":\"lease\",\"id\":123,\"deadline\":1763900600}");
-  nq_ack_t a = {123, NQ_ACK_ACCEPTED};
+  nq_ack_t a = {.id = 123, .status = NQ_ACK_ACCEPTED};
   expect_text(nq_ack_pack(&a), "{\"type\":\"ack\",\"id\":123,\"status\":\"accepted\"}");
   nq_result_t r = {123, "18:c:5:0,5,12", {0, 0, 12345, 0, 987654321}, 1.25, "nq-solver-3", NULL};
   expect_text(nq_result_pack(&r),
@@ -1125,6 +1170,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, round_trip_admin_error_bye);
   tcase_add_test(tc, round_trip_signup);
   tcase_add_test(tc, result_backend_checked);
+  tcase_add_test(tc, ack_receipt_checked);
   tcase_add_test(tc, work_kernel_checked);
   tcase_add_test(tc, version1_wire_bytes);
   tcase_add_test(tc, malformed_refused);

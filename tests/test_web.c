@@ -185,7 +185,7 @@ START_TEST(status_numbers) {
   /* The page shows the same numbers, in elements with ids. */
   /* Three samples a minute apart: two rates, so the chart has a line. */
   for (int i = 1; i <= 3; i++) {
-    srv_history_t more = {T0 + 60 * i, 44, 100 * i, (nq_u128)5000 * (nq_u128)(i * i), 1.0};
+    srv_history_t more = {T0 + 60 * i, 44, 100 * i, (nq_u128)5000 * (nq_u128)(i * i), 1.0, "", 0};
     ck_assert_int_eq(srv_history_add(f.st, f.job.id, &more), 0);
   }
   json_t *h = srv_web_history_json(&s);
@@ -365,7 +365,7 @@ START_TEST(history_bounds) {
   int64_t t = 1700000000 / 3600 * 3600, n = 0;
   /* Three days of minutes. */
   for (int i = 0; i < 3 * 1440; i++) {
-    srv_history_t h = {t + 60 * i, i, 2 * i, (nq_u128)i << 40, i / 4320.0};
+    srv_history_t h = {t + 60 * i, i, 2 * i, (nq_u128)i << 40, i / 4320.0, "", 0};
     ck_assert_int_eq(srv_history_add(f.st, f.job.id, &h), 0);
   }
   int64_t last = t + 60 * (3 * 1440 - 1);
@@ -378,7 +378,7 @@ START_TEST(history_bounds) {
   ck_assert_int_eq(fx_q1(f.path, sql), 0);
   /* Many years of hours: the cap holds, the newest stay. */
   for (int i = 1; i <= SRV_HISTORY_MAX + 500; i++) {
-    srv_history_t h = {last + 3600 * (int64_t)i - 60 * (last / 60 % 60), 0, 0, 0, 0};
+    srv_history_t h = {last + 3600 * (int64_t)i - 60 * (last / 60 % 60), 0, 0, 0, 0, "", 0};
     ck_assert_int_eq(srv_history_add(f.st, f.job.id, &h), 0);
   }
   ck_assert_int_eq(srv_history_count(f.st, f.job.id, &n), 0);

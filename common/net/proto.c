@@ -668,7 +668,16 @@ json_t *nq_ack_pack(const nq_ack_t *a) {
   if (!o) return NULL;
   put(o, "id", json_integer(a->id), &ok);
   put(o, "status", json_string(nq_ack_status_name(a->status)), &ok);
+  if (a->has_receipt)
+    put(o, "receipt", json_pack("{s:I, s:s, s:s}", "job", (json_int_t)a->job, "unit",
+                                a->unit ? a->unit : "", "leaf", a->leaf ? a->leaf : ""), &ok);
   return msg_done(o, ok);
+}
+
+/* A receipt's unit text: the characters a unit's text is made of (nq_unit_format). */
+static int receipt_unit_ok(const char *u) {
+  size_t n = strlen(u);
+  return n > 0 && n < NQ_UNIT_TEXT_MAX && strspn(u, "0123456789abcdefghijklmnopqrstuvwxyz:,") == n;
 }
 
 int nq_ack_parse(const json_t *m, nq_ack_t *a, nq_proto_err_t *err) {
@@ -678,6 +687,19 @@ int nq_ack_parse(const json_t *m, nq_ack_t *a, nq_proto_err_t *err) {
       (s = lookup(ack_names, NELEM(ack_names), status)) < 0)
     return BAD("ack: needs id and status accepted|duplicate|late");
   a->status = (nq_ack_status_t)s;
+  a->has_receipt = 0;
+  a->job = 0;
+  a->unit = a->leaf = NULL;
+  const json_t *r = json_object_get(m, "receipt");
+  if (r) {
+    unsigned char leaf[32];
+    if (!json_is_object(r) || nq_msg_get_int(r, "job", 0, INT64_MAX, &a->job) ||
+        nq_msg_get_str(r, "unit", &a->unit) || !receipt_unit_ok(a->unit) ||
+        nq_msg_get_str(r, "leaf", &a->leaf) || strlen(a->leaf) != 64 ||
+        nq_hex_decode(a->leaf, sizeof leaf, leaf) != 0)
+      return BAD("ack: receipt must be {job, unit, leaf: 64 lowercase hex digits}");
+    a->has_receipt = 1;
+  }
   return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include "nq/hash.h"
 #include "nq/json.h"
+#include "nq/merkle.h"
 #include "nq/nq.h"
 
 #define DISTINCT_NAME(e, name) name,
@@ -43,11 +44,59 @@ size_t nq_ev_signed_message(const unsigned char digest[32], char out[NQ_EV_SIGNE
   return (size_t)snprintf(out, NQ_EV_SIGNED_MSG_MAX, "nq-evidence sha256 %s", hex);
 }
 
+/* ---- the leaves ----------------------------------------------------------------------------- */
+
+int nq_ev_leaf_bytes(int64_t job, const char *unit, const nq_ev_result_t *r, char *out,
+                     size_t len, size_t *n) {
+  int k = snprintf(out, len, "nq-leaf 1;job=%lld;unit=%zu:%s;id=%lld;solver=%zu:%s;backend=%zu:%s;"
+                   "c2=%llu;c4=%llu;c8=%llu;nodes=%llu;reported=%lld", (long long)job,
+                   strlen(unit), unit, (long long)r->id, strlen(r->solver), r->solver,
+                   strlen(r->backend), r->backend, (unsigned long long)r->c2,
+                   (unsigned long long)r->c4, (unsigned long long)r->c8,
+                   (unsigned long long)r->nodes, (long long)r->reported);
+  if (k < 0 || (size_t)k >= len) return NQ_EINVAL;
+  *n = (size_t)k;
+  return 0;
+}
+
+int nq_ev_leaf(int64_t job, const char *unit, const nq_ev_result_t *r, unsigned char out[32]) {
+  char buf[NQ_EV_LEAF_MAX];
+  size_t n;
+  int rc = nq_ev_leaf_bytes(job, unit, r, buf, sizeof buf, &n);
+  return rc ? rc : nq_merkle_leaf_hash(buf, n, out);
+}
+
+int nq_ev_unit_leaves(int64_t job, const nq_ev_unit_t *u, nq_merkle_t *m, nq_ev_leaf_cb each,
+                      void *arg) {
+  int idx[NQ_EV_RESULTS_MAX], n = u->nresults < 0 ? 0 : u->nresults;
+  if (n > NQ_EV_RESULTS_MAX) return NQ_EINVAL;
+  /* Insertion sort of the indexes (stable): a handful of results, usually nearly in order. */
+  for (int i = 0; i < n; i++) {
+    int j = i;
+    while (j > 0 && u->results[idx[j - 1]].id > u->results[i].id) {
+      idx[j] = idx[j - 1];
+      j--;
+    }
+    idx[j] = i;
+  }
+  for (int i = 0; i < n; i++) {
+    const nq_ev_result_t *r = &u->results[idx[i]];
+    unsigned char leaf[32];
+    int rc = nq_ev_leaf(job, u->text, r, leaf);
+    if (rc == 0) rc = nq_merkle_add(m, leaf);
+    if (rc == 0 && each) rc = each(r, leaf, arg);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
 /* ---- writing -------------------------------------------------------------------------------- */
 
 struct nq_ev_writer_s {
   FILE *f;
   nq_sha256_ctx_t *hash;
+  int64_t job;      /* the header's job: part of every leaf */
+  nq_merkle_t tree; /* the results' leaves so far */
 };
 
 int nq_ev_writer_begin(FILE *f, nq_ev_writer_t **out) {
@@ -60,6 +109,7 @@ int nq_ev_writer_begin(FILE *f, nq_ev_writer_t **out) {
     return rc;
   }
   w->f = f;
+  nq_merkle_init(&w->tree);
   *out = w;
   return 0;
 }
@@ -123,6 +173,7 @@ int nq_ev_write_header(nq_ev_writer_t *w, const nq_ev_header_t *h) {
     json_decref(o);
     return NQ_EINVAL; /* a string that is not UTF-8, or out of memory */
   }
+  w->job = h->job;
   return put_line(w, o);
 }
 
@@ -130,6 +181,7 @@ static json_t *result_json(const nq_ev_result_t *r) {
   json_t *o = json_object();
   if (!o) return NULL;
   int bad = 0;
+  if (r->id) bad |= json_object_set_new(o, "id", json_integer(r->id));
   bad |= json_object_set_new(o, "client", json_string(r->client));
   bad |= json_object_set_new(o, "owner", json_string(r->owner));
   if (r->net) bad |= json_object_set_new(o, "net", json_integer(r->net));
@@ -175,6 +227,11 @@ int nq_ev_write_unit(nq_ev_writer_t *w, const nq_ev_unit_t *u) {
     json_decref(o);
     return NQ_EINVAL;
   }
+  int rc = nq_ev_unit_leaves(w->job, u, &w->tree, NULL, NULL);
+  if (rc) {
+    json_decref(o);
+    return rc;
+  }
   return put_line(w, o);
 }
 
@@ -190,6 +247,17 @@ int nq_ev_write_totals(nq_ev_writer_t *w, const nq_ev_totals_t *t) {
   bad |= json_object_set_new(o, "nodes", u128_json(t->nodes));
   bad |= json_object_set_new(o, "total", u128_json(t->total));
   bad |= json_object_set_new(o, "unique", u128_json(t->unique));
+  /* The root of every result written (version 3): the writer's own, whatever t says. */
+  unsigned char root[32];
+  char hex[65];
+  int rc = nq_merkle_root(&w->tree, root);
+  if (rc) {
+    json_decref(o);
+    return rc;
+  }
+  nq_hex_encode(root, sizeof root, hex);
+  bad |= set_u64(o, "leaves", w->tree.leaves);
+  bad |= json_object_set_new(o, "root", json_string(hex));
   if (bad) {
     json_decref(o);
     return NQ_ENOMEM;
@@ -220,6 +288,15 @@ static int writer_end(nq_ev_writer_t *w, const unsigned char *priv) {
   }
   nq_ev_writer_free(w);
   return rc;
+}
+
+int nq_ev_writer_root(const nq_ev_writer_t *w, char hex[65], uint64_t *leaves) {
+  unsigned char root[32];
+  int rc = nq_merkle_root(&w->tree, root);
+  if (rc) return rc;
+  nq_hex_encode(root, sizeof root, hex);
+  *leaves = w->tree.leaves;
+  return 0;
 }
 
 int nq_ev_writer_end(nq_ev_writer_t *w) { return writer_end(w, NULL); }
@@ -339,6 +416,7 @@ static int parse_result(pctx_t *p, const json_t *o, nq_ev_result_t *r) {
   int rc;
   memset(r, 0, sizeof *r);
   if (!json_is_object(o)) return perr(p, NQ_EINVAL, "unit: a result is not an object");
+  if (json_object_get(o, "id") && (rc = get_int(p, o, w, "id", 1, INT64_MAX, &r->id))) return rc;
   if ((rc = get_str(p, o, w, "client", r->client, sizeof r->client))) return rc;
   if ((rc = get_str(p, o, w, "owner", r->owner, sizeof r->owner))) return rc;
   if (json_object_get(o, "net") && (rc = get_int(p, o, w, "net", 1, INT64_MAX, &r->net)))
@@ -393,6 +471,16 @@ static int parse_totals(pctx_t *p, const json_t *o, nq_ev_totals_t *t) {
       (rc = get_u128(p, o, w, "c8", &t->c8)) || (rc = get_u128(p, o, w, "nodes", &t->nodes)) ||
       (rc = get_u128(p, o, w, "total", &t->total)) || (rc = get_u128(p, o, w, "unique", &t->unique)))
     return rc;
+  t->has_root = 0;
+  if (json_object_get(o, "root") || json_object_get(o, "leaves")) {
+    char hex[72];
+    if ((rc = get_u64(p, o, w, "leaves", &t->leaves)) ||
+        (rc = get_str(p, o, w, "root", hex, sizeof hex)))
+      return rc;
+    if (nq_hex_decode(hex, sizeof t->root, t->root) != 0)
+      return perr(p, NQ_EINVAL, "totals: the root is not 64 lowercase hex digits");
+    t->has_root = 1;
+  }
   return 0;
 }
 

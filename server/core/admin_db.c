@@ -98,13 +98,13 @@ int nq_admin_db_lock(const char *data_dir, int *fd, char *errbuf, size_t errlen)
   return srv_datadir_lock(data_dir, fd, errbuf, errlen);
 }
 
-int nq_admin_db_export(nq_admin_db_t *db, nq_ev_distinct_t distinct, int64_t now, FILE *out,
-                       nq_admin_export_t *info, char *errbuf, size_t errlen) {
+int nq_admin_db_export(nq_admin_db_t *db, nq_ev_distinct_t distinct, int names, int64_t now,
+                       FILE *out, nq_admin_export_t *info, char *errbuf, size_t errlen) {
   if (db->job.id == 0) {
     snprintf(errbuf, errlen, "no job to export");
     return NQ_ENOTFOUND;
   }
-  return srv_export_write(db->st, db->job.id, distinct, now, out, info, errbuf, errlen);
+  return srv_export_write(db->st, db->job.id, distinct, names, now, out, info, errbuf, errlen);
 }
 
 int nq_admin_db_audit_draw(nq_admin_db_t *db, int sample, uint64_t seed, int64_t *verified,

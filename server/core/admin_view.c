@@ -90,6 +90,9 @@ NQ_VIEW_DEFINE(leader, NQ_VIEW_LEADER)
 #define NQV_T nq_view_server_t
 NQ_VIEW_DEFINE(server, NQ_VIEW_SERVER)
 #undef NQV_T
+#define NQV_T nq_view_root_t
+NQ_VIEW_DEFINE(root, NQ_VIEW_ROOT)
+#undef NQV_T
 #define NQV_T nq_view_status_t
 NQ_VIEW_DEFINE(status, NQ_VIEW_STATUS)
 #undef NQV_T

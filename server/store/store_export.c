@@ -67,6 +67,7 @@ static void unit_row(sqlite3_stmt *s, nq_ev_unit_t *u) {
 
 static void result_row(sqlite3_stmt *s, nq_ev_result_t *r) {
   memset(r, 0, sizeof *r);
+  r->id = col_i64(s, 8);
   col_str(s, 9, r->state, sizeof r->state);
   r->c2 = col_u64(s, 10);
   r->c4 = col_u64(s, 11);
@@ -174,5 +175,70 @@ int srv_export_units(srv_store_t *st, const srv_job_t *job, nq_ev_unit_t *u,
   }
   sqlite3_reset(s);
   free(x);
+  return rc;
+}
+
+/* ---- the root ------------------------------------------------------------------------------ */
+
+/* The leaf's fields of a result, as the export writes them (result_row's columns). */
+#define LEAF_COLS "u.text, a.id, a.solver, a.backend, a.c2, a.c4, a.c8, a.nodes, " \
+                  "coalesce(a.reported_at, 0)"
+
+static void leaf_row(sqlite3_stmt *s, int at, char *unit, size_t ulen, nq_ev_result_t *r) {
+  memset(r, 0, sizeof *r);
+  col_str(s, at, unit, ulen);
+  r->id = col_i64(s, at + 1);
+  col_str(s, at + 2, r->solver, sizeof r->solver);
+  col_str(s, at + 3, r->backend, sizeof r->backend);
+  r->c2 = col_u64(s, at + 4);
+  r->c4 = col_u64(s, at + 5);
+  r->c8 = col_u64(s, at + 6);
+  r->nodes = col_u64(s, at + 7);
+  r->reported = col_i64(s, at + 8);
+}
+
+/* The leaves of each unit, as the writer adds them (nq_ev_unit_leaves). */
+typedef struct root_ctx_s {
+  int64_t job;
+  nq_merkle_t *m;
+} root_ctx_t;
+
+static int root_unit(const nq_ev_unit_t *u, void *arg) {
+  root_ctx_t *c = arg;
+  return nq_ev_unit_leaves(c->job, u, c->m, NULL, NULL);
+}
+
+int srv_export_root(srv_store_t *st, const srv_job_t *job, nq_merkle_t *m) {
+  nq_merkle_init(m);
+  nq_ev_unit_t *u = malloc(sizeof *u);
+  if (!u) return srv_store_failf(st, NQ_ENOMEM, "root: out of memory");
+  root_ctx_t c = {job->id, m};
+  /* The export's own walk (no sort: units by id, results by index), so the root is the file's
+   * by construction; each unit's results are put in id order by nq_ev_unit_leaves. */
+  int rc = srv_export_units(st, job, u, root_unit, &c);
+  free(u);
+  if (rc == NQ_ETLS || rc == NQ_EINVAL) rc = srv_store_failf(st, rc, "root: %s", nq_strerror(rc));
+  return rc;
+}
+
+int srv_result_leaf(srv_store_t *st, int64_t assignment_id, int64_t *job_id, char *unit,
+                    size_t ulen, unsigned char leaf[32]) {
+  sqlite3_stmt *s;
+  int rc = srv_store_stmt(st, "SELECT u.job_id, " LEAF_COLS " FROM assignments a JOIN units u"
+                              " ON u.id = a.unit_id WHERE a.id = ?1 AND a.state IN ('reported', "
+                              "'valid', 'invalid', 'late')", &s);
+  if (rc) return rc;
+  sqlite3_bind_int64(s, 1, assignment_id);
+  int sr = sqlite3_step(s);
+  if (sr == SQLITE_ROW) {
+    nq_ev_result_t r;
+    *job_id = col_i64(s, 0);
+    leaf_row(s, 1, unit, ulen, &r);
+    rc = nq_ev_leaf(*job_id, unit, &r, leaf);
+    if (rc) rc = srv_store_failf(st, rc, "leaf: %s", nq_strerror(rc));
+  } else {
+    rc = sr == SQLITE_DONE ? NQ_ENOTFOUND : srv_store_fail(st, "leaf");
+  }
+  sqlite3_reset(s);
   return rc;
 }

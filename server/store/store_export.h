@@ -6,6 +6,7 @@
 #define SRV_STORE_EXPORT_H
 
 #include "nq/evidence.h"
+#include "nq/merkle.h"
 #include "store.h"
 #include "store_jobs.h"
 #include "store_work.h"
@@ -27,5 +28,19 @@ void srv_export_end(srv_store_t *st);
 typedef int (*srv_export_unit_cb)(const nq_ev_unit_t *u, void *arg);
 int srv_export_units(srv_store_t *st, const srv_job_t *job, nq_ev_unit_t *scratch,
                      srv_export_unit_cb cb, void *arg);
+
+/* The Merkle root of the job's results as they stand (docs/evidence.md, "The root and the
+ * receipts"): every result with a report (reported, valid, invalid or late), the units by id and
+ * each unit's results by id, each leaf nq_ev_leaf of the values the export writes -- it walks the
+ * job with srv_export_units, so a finished job's root is its evidence file's. *m is the tree
+ * (nq_merkle_root gives the root, m->leaves the count). Reads the whole job: O(results), in
+ * bounded memory (one unit at a time, no sort). 0, NQ_ERANGE, NQ_EIO, NQ_ENOMEM.
+ * Inside or outside a transaction. */
+int srv_export_root(srv_store_t *st, const srv_job_t *job, nq_merkle_t *m);
+
+/* The receipt of one result: its job, its unit's text and its leaf hash (the same leaf
+ * srv_export_root adds). NQ_ENOTFOUND when the assignment has no report; NQ_EIO. */
+int srv_result_leaf(srv_store_t *st, int64_t assignment_id, int64_t *job_id, char *unit,
+                    size_t ulen, unsigned char leaf[32]);
 
 #endif

@@ -98,7 +98,8 @@ int srv_history_add(srv_store_t *st, int64_t job_id, const srv_history_t *h) {
   sqlite3_stmt *s;
   int64_t minute = h->t / 60;
   rc = srv_store_stmt(st, "INSERT OR REPLACE INTO job_history (job_id, minute, verified, results, "
-                          "nodes_hi, nodes_lo, share) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", &s);
+                          "nodes_hi, nodes_lo, share, root, leaves) VALUES (?1, ?2, ?3, ?4, ?5, "
+                          "?6, ?7, ?8, ?9)", &s);
   if (rc == 0) {
     sqlite3_bind_int64(s, 1, job_id);
     sqlite3_bind_int64(s, 2, minute);
@@ -107,6 +108,13 @@ int srv_history_add(srv_store_t *st, int64_t job_id, const srv_history_t *h) {
     sqlite3_bind_int64(s, 5, (int64_t)(h->nodes >> 32));
     sqlite3_bind_int64(s, 6, (int64_t)(h->nodes & 0xffffffffu));
     sqlite3_bind_double(s, 7, h->share);
+    if (h->root[0]) {
+      sqlite3_bind_text(s, 8, h->root, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(s, 9, h->leaves);
+    } else {
+      sqlite3_bind_null(s, 8);
+      sqlite3_bind_null(s, 9);
+    }
     rc = srv_store_step(st, s, "history");
   }
   for (size_t i = 0; i < sizeof prune / sizeof *prune && rc == 0; i++) {
@@ -123,14 +131,15 @@ int srv_history_add(srv_store_t *st, int64_t job_id, const srv_history_t *h) {
 
 int srv_history_list(srv_store_t *st, int64_t job_id, srv_history_cb cb, void *arg) {
   sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT minute, verified, results, nodes_hi, nodes_lo, share "
-                              "FROM job_history WHERE job_id = ?1 ORDER BY minute", &s);
+  int rc = srv_store_stmt(st, "SELECT minute, verified, results, nodes_hi, nodes_lo, share, "
+                              "coalesce(root, ''), coalesce(leaves, 0) FROM job_history WHERE job_id = ?1 ORDER BY minute", &s);
   if (rc) return rc;
   sqlite3_bind_int64(s, 1, job_id);
   int sr = SQLITE_DONE;
   while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
     srv_history_t h = {col_i64(s, 0) * 60, col_i64(s, 1), col_i64(s, 2), col_split(s, 3),
-                       sqlite3_column_double(s, 5)};
+                       sqlite3_column_double(s, 5), "", col_i64(s, 7)};
+    col_str(s, 6, h.root, sizeof h.root);
     rc = cb(&h, arg);
   }
   if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "history list");

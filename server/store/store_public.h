@@ -41,6 +41,8 @@ typedef struct srv_history_s {
   int64_t results;     /* results received then */
   nq_u128 nodes;       /* verified nodes then */
   double share;        /* verified share of the job, 0..1 */
+  char root[65];       /* the Merkle root of the job's results then ("": not taken) */
+  int64_t leaves;      /* ... over this many results */
 } srv_history_t;
 
 /* Most samples kept per job: every minute of the last SRV_HISTORY_FINE_S seconds, one an hour

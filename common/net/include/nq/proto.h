@@ -419,9 +419,17 @@ typedef enum {
 typedef struct nq_ack_s {
   int64_t id;
   nq_ack_status_t status;
+  /* The receipt (optional; docs/evidence.md, "The root and the receipts"): the result's leaf in
+   * the job's Merkle tree and what finds it in the evidence file (the job, the unit; the result
+   * is `id`). has_receipt 0: absent (pack omits it; an older server sends none). */
+  int has_receipt;
+  int64_t job;
+  const char *unit;     /* the unit's text, 1..NQ_UNIT_TEXT_MAX - 1 of [0-9a-z:,] */
+  const char *leaf;     /* the leaf hash: 64 lowercase hex digits */
 } nq_ack_t;
 
 const char *nq_ack_status_name(nq_ack_status_t s); /* "accepted", "duplicate", "late" */
+/* A receipt that is present must be {job >= 0, unit, leaf} as above (else bad_message). */
 json_t *nq_ack_pack(const nq_ack_t *a);
 int nq_ack_parse(const json_t *msg, nq_ack_t *out, nq_proto_err_t *err);
 

@@ -23,7 +23,8 @@
 #include "nq/unit.h"
 
 #define NQ_EV_FORMAT "nq-evidence"
-#define NQ_EV_VERSION 2     /* what the writer writes */
+#define NQ_EV_VERSION 3     /* what the writer writes (3: results carry their id, the totals
+                               the Merkle root of the results) */
 #define NQ_EV_VERSION_MIN 1 /* the oldest a reader reads (version 1: every unit settled by its
                                quorum, no signature) */
 /* Longest line a reader accepts (a unit with NQ_EV_RESULTS_MAX results fits well inside). */
@@ -81,6 +82,8 @@ typedef struct nq_ev_header_s {
 
 /* One result of a unit, as the store judged it. */
 typedef struct nq_ev_result_s {
+  int64_t id;                         /* the result's id on the server (the assignment's; 0:
+                                         absent, a file before version 3) */
   char client[NQ_EV_NAME_MAX], owner[NQ_EV_NAME_MAX];
   int64_t net;                        /* an opaque number per network (0: unknown); equal
                                          numbers in one file = the same network */
@@ -109,7 +112,30 @@ typedef struct nq_ev_unit_s {
 typedef struct nq_ev_totals_s {
   uint64_t units;
   nq_u128 c2, c4, c8, nodes, total, unique;
+  int has_root;                       /* version 3: the root of the results' Merkle tree */
+  uint64_t leaves;                    /* its leaves: every result of every unit */
+  unsigned char root[32];
 } nq_ev_totals_t;
+
+/* ---- the root and the receipts (docs/evidence.md, "The root and the receipts") ------------
+ * Every result of every unit is a leaf of an RFC 6962 Merkle tree (nq/merkle.h), the units in
+ * the file's order and each unit's results by ascending id. A leaf's bytes are what the
+ * volunteer reported and the server acknowledged, nothing it judged later:
+ *   "nq-leaf 1;job=J;unit=L:TEXT;id=I;solver=L:S;backend=L:B;c2=X;c4=X;c8=X;nodes=X;reported=T"
+ * (decimal numbers; each string after its length in bytes and a colon, so no two results share
+ * their bytes). nq_ev_leaf writes its leaf hash (SHA-256 of 0x00 and the bytes). 0, NQ_EINVAL
+ * (a string too long) or NQ_ETLS. */
+#define NQ_EV_LEAF_MAX 1024
+int nq_ev_leaf_bytes(int64_t job, const char *unit, const nq_ev_result_t *r, char *out,
+                     size_t len, size_t *n);
+int nq_ev_leaf(int64_t job, const char *unit, const nq_ev_result_t *r, unsigned char out[32]);
+/* Add the leaves of unit u's results to m, by ascending id (ties in the line's order); each(r,
+ * its leaf hash, arg), when not NULL, sees each one as it is added (a non-zero return stops and
+ * is returned). 0, or nq_ev_leaf's or nq_merkle_add's error. */
+struct nq_merkle_s;
+typedef int (*nq_ev_leaf_cb)(const nq_ev_result_t *r, const unsigned char leaf[32], void *arg);
+int nq_ev_unit_leaves(int64_t job, const nq_ev_unit_t *u, struct nq_merkle_s *m, nq_ev_leaf_cb each,
+                      void *arg);
 
 typedef enum { NQ_EV_HEADER = 1, NQ_EV_UNIT, NQ_EV_TOTALS, NQ_EV_SHA256 } nq_ev_type_t;
 
@@ -122,7 +148,11 @@ typedef struct nq_ev_writer_s nq_ev_writer_t;
 int nq_ev_writer_begin(FILE *f, nq_ev_writer_t **out);
 int nq_ev_write_header(nq_ev_writer_t *w, const nq_ev_header_t *h);
 int nq_ev_write_unit(nq_ev_writer_t *w, const nq_ev_unit_t *u);
+/* The totals line carries the writer's own root of the results written (t's has_root, leaves
+ * and root are not read). */
 int nq_ev_write_totals(nq_ev_writer_t *w, const nq_ev_totals_t *t);
+/* The root of the results written so far (64 hex digits and the NUL) and their count. */
+int nq_ev_writer_root(const nq_ev_writer_t *w, char hex[65], uint64_t *leaves);
 int nq_ev_writer_end(nq_ev_writer_t *w);
 /* The same, signed: the sha256 line also carries the public key of priv and its Ed25519
  * signature of nq_ev_signed_message(digest) (docs/evidence.md, "The signature"). */

@@ -54,6 +54,8 @@ typedef struct nq_admin_export_s {
   int n;
   uint64_t units;
   nq_u128 total, unique;
+  char root[65];          /* the Merkle root of its results (docs/evidence.md) */
+  uint64_t leaves;        /* ... over this many */
 } nq_admin_export_t;
 
 /* Write the evidence file of the picked job (nq/evidence.h, docs/evidence.md) to out, as of
@@ -61,8 +63,8 @@ typedef struct nq_admin_export_s {
  * verified by. Streams from one read snapshot (a running server goes on). 0 and *info;
  * NQ_ENOTFOUND (no job), NQ_ESTATE (the job is not done), NQ_ERANGE, NQ_EIO, NQ_ENOMEM with a
  * one-line reason in errbuf. */
-int nq_admin_db_export(nq_admin_db_t *db, nq_ev_distinct_t distinct, int64_t now, FILE *out,
-                       nq_admin_export_t *info, char *errbuf, size_t errlen);
+int nq_admin_db_export(nq_admin_db_t *db, nq_ev_distinct_t distinct, int names, int64_t now,
+                       FILE *out, nq_admin_export_t *info, char *errbuf, size_t errlen);
 
 /* ---- the audit (nq-admin audit; docs/reliability.md, "The audit") ---- */
 

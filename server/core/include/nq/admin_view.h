@@ -277,6 +277,14 @@ NQ_VIEW_STRUCT(volunteer, NQ_VIEW_VOLUNTEER)
 #define NQ_VIEW_VOLUNTEERS(F) F(ARR, volunteers, REQ, volunteer)
 NQ_VIEW_STRUCT(volunteers, NQ_VIEW_VOLUNTEERS)
 
+/* The root of the job's results (docs/evidence.md, "The root and the receipts"): the page's and
+ * /api/status's, taken every few seconds as the job goes. */
+#define NQ_VIEW_ROOT(F)                                                                          \
+  F(STR, root, REQ, 0)                                                                           \
+  F(INT, leaves, REQ, 0)                                                                         \
+  F(INT, at, REQ, 0)
+NQ_VIEW_STRUCT(root, NQ_VIEW_ROOT)
+
 /* The status of one job (nq-admin status, /api/status; docs/operations.md). */
 #define NQ_VIEW_STATUS(F)                                                                        \
   F(INT, now, REQ, 0)                                                                            \
@@ -301,6 +309,7 @@ NQ_VIEW_STRUCT(volunteers, NQ_VIEW_VOLUNTEERS)
   F(ARR, leaderboard, OPT, leader)                                                               \
   F(OBJ, server, OPT, server)                                                                    \
   F(STR, evidence_key, OPT, 0)                                                                   \
+  F(OBJ, root, OPT, root)                                                                        \
   F(OBJ, cert, OPT, cert)                                                                        \
   F(ARR, news, OPT, news_item)                                                                   \
   F(ARR, volunteers, OPT, volunteer)                                                             \
@@ -315,7 +324,9 @@ NQ_VIEW_STRUCT(status, NQ_VIEW_STATUS)
   F(U128, verified_nodes, REQ, 0)                                                                \
   F(REAL, share, REQ, 0)                                                                         \
   F(REAL, results_per_s, NULL, 0)                                                                \
-  F(REAL, nodes_per_s, NULL, 0)
+  F(REAL, nodes_per_s, NULL, 0)                                                                  \
+  F(STR, root, OPT, 0)                                                                           \
+  F(INT, leaves, OPT, 0)
 NQ_VIEW_STRUCT(sample, NQ_VIEW_SAMPLE)
 
 #define NQ_VIEW_HISTORY(F)                                                                       \
