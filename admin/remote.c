@@ -107,7 +107,7 @@ static int send_msg(sess_t *s, json_t *msg) {
 
 static void send_hello(sess_t *s) {
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, s->b->token, NULL, NULL, NULL, 0,
-                  "nq-admin " NQ_VERSION_STRING, NULL, 0, 0, 0, 0};
+                  "nq-admin " NQ_VERSION_STRING, NULL, 0, 0, 0, 0, NULL};
   if (send_msg(s, nq_hello_pack(&h)) != 0)
     fail(s, NQ_EPROTO, "%s: cannot send hello%s", s->b->desc, "");
 }

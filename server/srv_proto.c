@@ -16,6 +16,7 @@
 #include "srv.h"
 #include "srv_signup.h"
 #include "store_export.h"
+#include "store_kernels.h"
 #include "web.h"
 
 #include <arpa/inet.h>
@@ -313,6 +314,12 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
    * logged, not worth a refusal. */
   if (srv_client_hello(s->store, sc->client_id, now, h.software, h.speak) != 0)
     nq_log(NQ_LOG_WARN, "cannot record the version of client %s: %s", sc->name,
+           srv_store_errmsg(s->store));
+  /* Its own kernel, as it says: the kernel rule then names it the others from its first lease,
+   * rather than taking the kernels it was named for its kind (docs/reliability.md). A claim
+   * buys nothing: a named kernel is still the one a result must come from. */
+  if (h.kernel && srv_client_kernel_native_set(s->store, sc->client_id, h.kernel) != 0)
+    nq_log(NQ_LOG_WARN, "cannot record the kernel of client %s: %s", sc->name,
            srv_store_errmsg(s->store));
   if (login_loggable(s, sc))
     nq_log(NQ_LOG_INFO, "client %s connected from %s (%s, %d threads, %s, protocol %lld)",

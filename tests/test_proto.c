@@ -130,7 +130,7 @@ END_TEST
 START_TEST(round_trip_hello_welcome) {
   nq_proto_err_t err;
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, "key", "lab-7", NQ_SOLVER_VERSION, 8,
-                  "nq-client 0.1.0", "Ada.L", 0, 0, 0, 0};
+                  "nq-client 0.1.0", "Ada.L", 0, 0, 0, 0, "avx512"};
   json_t *m = over_wire(nq_hello_pack(&h));
   nq_hello_t b;
   ck_assert_int_eq(nq_hello_parse(m, &b, &err), 0);
@@ -146,9 +146,10 @@ START_TEST(round_trip_hello_welcome) {
   ck_assert_int_eq(b.threads, 8);
   ck_assert_str_eq(b.software, "nq-client 0.1.0");
   ck_assert_str_eq(b.public_name, "Ada.L");
+  ck_assert_str_eq(b.kernel, "avx512");
   json_decref(m);
   /* The smallest admin hello: informative fields absent. */
-  nq_hello_t a = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, "tok", NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, 0};
+  nq_hello_t a = {NQ_PROTO_VERSION, NQ_ROLE_ADMIN, "tok", NULL, NULL, NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL};
   m = over_wire(nq_hello_pack(&a));
   ck_assert_int_eq(nq_hello_parse(m, &b, &err), 0);
   ck_assert_int_eq(b.role, NQ_ROLE_ADMIN);
@@ -861,6 +862,11 @@ static const case_t cases[] = {
     OK_(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":false}"),
     BADM(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":\"yes\"}"),
     BADM(hello, H "\"v\":1,\"role\":\"client\"," T ",\"wait\":1}"),
+    /* The client's own kernel: 1..128 printable characters. */
+    OK_(hello, H "\"v\":1,\"role\":\"client\"," T ",\"kernel\":\"avx2\"}"),
+    BADM(hello, H "\"v\":1,\"role\":\"client\"," T ",\"kernel\":\"\"}"),
+    BADM(hello, H "\"v\":1,\"role\":\"client\"," T ",\"kernel\":7}"),
+    BADM(hello, H "\"v\":1,\"role\":\"client\"," T ",\"kernel\":\"a\\nb\"}"),
     OK_(welcome, W "\"v\":1,\"job\":{\"n\":8,\"depth\":3,\"state\":\"waiting\"},"
                  "\"max_outstanding\":16,\"progress_interval\":60}"),
     BADM(welcome, W "\"v\":1,\"job\":{\"n\":8,\"depth\":3,\"state\":\"idle\"},"

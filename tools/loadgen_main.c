@@ -186,7 +186,7 @@ static void on_open(nq_conn_t *c) {
   snprintf(name, sizeof name, "lg-%u-%d", lc->lg->run, lc->idx);
   lc->lg->open++;
   nq_hello_t h = {NQ_PROTO_VERSION, NQ_ROLE_CLIENT, NULL, lc->lg->enrol, name,
-                  NQ_SOLVER_VERSION, 0, "nq-loadgen " NQ_VERSION_STRING, NULL, 0, 0, 0, 0};
+                  NQ_SOLVER_VERSION, 0, "nq-loadgen " NQ_VERSION_STRING, NULL, 0, 0, 0, 0, NULL};
   if (lc->token) { /* back after a reconnect: log in, do not enrol again */
     h.token = lc->token;
     h.enrol = h.name = NULL;

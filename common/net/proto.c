@@ -158,6 +158,7 @@ json_t *nq_hello_pack(const nq_hello_t *h) {
   if (h->software) put(o, "software", json_string(h->software), &ok);
   if (h->public_name) put(o, "public_name", json_string(h->public_name), &ok);
   if (h->wait) put(o, "wait", json_true(), &ok);
+  if (h->kernel) put(o, "kernel", json_string(h->kernel), &ok);
   return msg_done(o, ok);
 }
 
@@ -228,6 +229,9 @@ int nq_hello_parse(const json_t *m, nq_hello_t *h, nq_proto_err_t *err) {
       bad = "public_name must be a name of 1..64 characters [A-Za-z0-9._-]";
     else if (json_object_get(m, "wait") && !json_is_boolean(json_object_get(m, "wait")))
       bad = "wait must be a boolean";
+    else if (nq_msg_opt_str(m, "kernel", NULL, &h->kernel) ||
+             (h->kernel && !text_valid(h->kernel, NQ_PROTO_BACKEND_MAX)))
+      bad = "kernel must be 1..128 printable ASCII characters";
     h->wait = json_is_true(json_object_get(m, "wait"));
   }
   if (bad) return BAD("hello: %s", bad);

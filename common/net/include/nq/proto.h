@@ -187,6 +187,9 @@ typedef struct nq_hello_s {
   int wait;             /* role client, optional boolean `wait`: the client waits
                          * between jobs, so the server may answer it `waiting` (welcome's job
                          * state, no_work's reason) where older clients are told `done` */
+  const char *kernel;   /* role client, optional: the kernel it runs when none is named (its
+                         * fastest CPU kernel, or its GPU's backend label), so that the kernel
+                         * rule knows its kind before its first result of its own choice */
 } nq_hello_t;
 
 /* Checks: v, v_min, v_max integers 0..NQ_PROTO_V_LIMIT with v_min <= v <= v_max (bad_message);
@@ -194,7 +197,8 @@ typedef struct nq_hello_s {
  * or version when v_min > MAX); role "client" or "admin"; token, enrol, name strings when
  * present; solver 1..64 characters; software 1..64 printable ASCII; threads 1..1024;
  * role admin: token and no enrol; role client: exactly one of token and enrol; enrol: a valid
- * name; public_name, when present: a valid name. Every refusal is fatal. */
+ * name; public_name, when present: a valid name; kernel, when present: 1..NQ_PROTO_BACKEND_MAX
+ * printable ASCII characters. Every refusal is fatal. */
 json_t *nq_hello_pack(const nq_hello_t *h);
 int nq_hello_parse(const json_t *msg, nq_hello_t *out, nq_proto_err_t *err);
 
