@@ -91,7 +91,7 @@ typedef struct cli_lane_s {
 
 /* A result not written to the journal (lazy records): sent, awaiting its ack. */
 typedef struct cli_held_s {
-  cli_result_t r;
+  nq_result_t r;
   uint64_t at;             /* uv_now when it was solved */
 } cli_held_t;
 
@@ -377,8 +377,8 @@ static int send_new(cli_t *cli, json_t *msg) {
 
 /* ---- reporting ---- */
 
-static int send_result(cli_t *cli, const cli_result_t *r) {
-  int rc = send_new(cli, cli_result_pack(r));
+static int send_result(cli_t *cli, const nq_result_t *r) {
+  int rc = send_new(cli, nq_result_pack(r));
   if (rc == 0) rc = sent_add(cli, r->id);
   return rc;
 }
@@ -398,7 +398,7 @@ static cli_held_t *held_find(cli_t *cli, int64_t id) {
 
 static void on_lazy_timer(uv_timer_t *t);
 
-static int held_add(cli_t *cli, const cli_result_t *r) {
+static int held_add(cli_t *cli, const nq_result_t *r) {
   if (cli->nheld == cli->capheld) {
     size_t nc = cli->capheld ? cli->capheld * 2 : 8;
     cli_held_t *v = realloc(cli->held, nc * sizeof *v);
@@ -421,7 +421,7 @@ static int held_take(cli_t *cli, int64_t id) {
   return 1;
 }
 
-static void journal_write(cli_t *cli, const cli_result_t *r) {
+static void journal_write(cli_t *cli, const nq_result_t *r) {
   if (cli_journal_put(&cli->j, r) != 0)
     nq_log(NQ_LOG_ERROR, "journal write failed for id %" PRId64 "; sending anyway", r->id);
   else if (cli->journal_n >= 0)
@@ -464,7 +464,7 @@ static void persist_held(cli_t *cli) {
 
 /* After welcome: everything in the journal goes out before any other request. */
 static void send_journal(cli_t *cli) {
-  cli_result_t *v = NULL;
+  nq_result_t *v = NULL;
   size_t n = 0, bad = 0;
   if (cli_journal_list(&cli->j, &v, &n, &bad) != 0) return;
   cli->journal_n = (long)n;
@@ -1344,7 +1344,7 @@ static void unit_finished(cli_lane_t *ln, cli_worker_event_t *ev) {
     if (ln->cur_ckpt) cli_ckpt_remove(&cli->j, a.id);
     return;
   }
-  cli_result_t r;
+  nq_result_t r;
   memset(&r, 0, sizeof r);
   r.id = a.id;
   strcpy(r.unit, a.unit);
@@ -1526,7 +1526,7 @@ static void drain(cli_t *cli) {
     cli_finish(cli);
   } else {
     size_t n = 0;
-    cli_result_t *v = NULL;
+    nq_result_t *v = NULL;
     if (cli_journal_list(&cli->j, &v, &n, NULL) == 0 && n == 0) cli_finish(cli);
     free(v);
   }

@@ -390,8 +390,7 @@ static void h_result(srv_t *s, srv_req_t *r, int64_t now) {
   }
   srv_result_info_t info;
   memset(&info, 0, sizeof info);
-  int rc = srv_sched_result(&s->sched, r->sc->client_id, res.id, res.unit, &res.counts,
-                            res.seconds, res.solver, res.backend, now, &info);
+  int rc = srv_sched_result(&s->sched, r->sc->client_id, &res, now, &info);
   switch (rc) {
   case 0: {
     nq_ack_t a = {res.id, srv_result_ack(info.status)};

@@ -605,14 +605,14 @@ json_t *nq_result_pack(const nq_result_t *r) {
   json_t *o = msg_new(NQ_MSG_RESULT, &ok);
   if (!o) return NULL;
   put(o, "id", json_integer(r->id), &ok);
-  put(o, "unit", r->unit ? json_string(r->unit) : NULL, &ok);
+  put(o, "unit", json_string(r->unit), &ok); /* "" too: the server judges it, as any unit */
   put_u64(o, "c2", r->counts.c2, &ok);
   put_u64(o, "c4", r->counts.c4, &ok);
   put_u64(o, "c8", r->counts.c8, &ok);
   put_u64(o, "nodes", r->counts.nodes, &ok);
   put(o, "seconds", json_real(r->seconds), &ok);
-  put(o, "solver", r->solver ? json_string(r->solver) : NULL, &ok);
-  if (r->backend) put(o, "backend", json_string(r->backend), &ok);
+  put(o, "solver", json_string(r->solver), &ok);
+  if (r->backend[0]) put(o, "backend", json_string(r->backend), &ok);
   return msg_done(o, ok);
 }
 
@@ -648,16 +648,23 @@ int nq_result_parse(const json_t *m, nq_result_t *r, nq_proto_err_t *err) {
     else if (rc != 0) return BAD("result: %s must be an integer", keys[i]);
   }
   const json_t *sec = json_object_get(m, "seconds");
-  if (nq_msg_get_str(m, "unit", &r->unit) || nq_msg_get_str(m, "solver", &r->solver) ||
+  const char *unit = NULL, *solver = NULL, *backend = NULL;
+  if (nq_msg_get_str(m, "unit", &unit) || nq_msg_get_str(m, "solver", &solver) ||
       !json_is_number(sec))
     return BAD("result: unit and solver must be strings, seconds a number");
-  if (nq_msg_opt_str(m, "backend", NULL, &r->backend) || (r->backend && !backend_valid(r->backend)))
+  if (nq_msg_opt_str(m, "backend", NULL, &backend) || (backend && !backend_valid(backend)))
     return BAD("result: backend must be a string of 1..%d printable ASCII characters",
                NQ_PROTO_BACKEND_MAX);
   r->seconds = json_number_value(sec);
   /* Wrong types are a broken client; impossible values may be a bug in one result only. */
   if (range || r->seconds < 0)
     return refuse(err, NQ_ERR_BAD_RESULT, 0, r->id, "impossible numbers");
+  size_t nu = strlen(unit), ns = strlen(solver);
+  if (nu >= sizeof r->unit || ns >= sizeof r->solver) /* (an empty one is the server's check) */
+    return refuse(err, NQ_ERR_BAD_RESULT, 0, r->id, "unit or solver too long");
+  memcpy(r->unit, unit, nu + 1);
+  memcpy(r->solver, solver, ns + 1);
+  if (backend) memcpy(r->backend, backend, strlen(backend) + 1); /* <= NQ_PROTO_BACKEND_MAX */
   return 0;
 }
 
