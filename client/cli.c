@@ -66,11 +66,11 @@ cli_reason_t cli_reason(const cli_t *cli) {
 /* ---- the loop's events, each handed to its room, then the scheduler ---- */
 
 static void on_open(nq_conn_t *c) {
-  cli_session_open(nq_conn_data(c));
+  cli_session_open(nq_conn_data(c), c);
 }
 
 static void on_error(nq_conn_t *c, int status) {
-  cli_session_error(nq_conn_data(c), status);
+  cli_session_error(nq_conn_data(c), c, status);
 }
 
 static void on_close(nq_conn_t *c) {
@@ -182,7 +182,8 @@ static void cli_pump(cli_t *cli) {
   long limit = cfg->max_units;
   if (limit > 0 && cli->units_done >= limit && cli->reason == CLI_REASON_NONE) {
     nq_log(NQ_LOG_INFO, "%ld unit(s) solved: limit reached", cli->units_done);
-    cli_leave(cli, CLI_REASON_LIMIT);
+    cli_leave_why(cli, CLI_REASON_LIMIT, "%ld unit(s) solved: the --once or --max-units limit",
+                  cli->units_done);
   }
   cli_lanes_start(cli);
   if (cli->reason != CLI_REASON_NONE) {

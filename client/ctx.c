@@ -45,6 +45,22 @@ const char *cli_reason_name(cli_reason_t r) {
   return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }
 
+const char *cli_reason_text(cli_reason_t r) {
+  static const char *const texts[] = {
+      "still running",
+      "the --once or --max-units limit was reached",
+      "the job is done and no other follows",
+      "stopped by a signal or a stop request",
+      "the server refused the protocol, or broke it",
+      "protocol version mismatch: install a newer nq-client",
+      "refused: the token is unknown or the enrolment key is wrong",
+      "this client is banned by the server's operator",
+      "the server certificate was refused (CA or host name)",
+      "the new token cannot be stored in the state directory",
+      "an unexpected local failure (the solver thread cannot start)"};
+  return (unsigned)r < sizeof texts / sizeof texts[0] ? texts[r] : "?";
+}
+
 int cli_reason_exit(cli_reason_t r) {
   switch (r) {
   case CLI_REASON_PROTOCOL: return CLI_EXIT_PROTO;
@@ -68,7 +84,18 @@ void cli_set_state(cli_t *cli, cli_state_t to) {
 }
 
 void cli_leave(cli_t *cli, cli_reason_t why) {
-  if (why > cli->reason) cli->reason = why;
+  if (why <= cli->reason) return;
+  cli->reason = why;
+  cli->exit_why[0] = '\0';
+}
+
+void cli_leave_why(cli_t *cli, cli_reason_t why, const char *fmt, ...) {
+  if (why == CLI_REASON_NONE || why < cli->reason) return;
+  cli->reason = why;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cli->exit_why, sizeof cli->exit_why, fmt, ap);
+  va_end(ap);
 }
 
 void cli_outcome(cli_t *cli, const char *fmt, ...) {

@@ -95,6 +95,7 @@ struct cli_s {
   nq_conn_t *conn;
   cli_state_t state;
   cli_reason_t reason;
+  char exit_why[CLI_STATUS_TEXT]; /* the reason in words, when its cause said more (cli_leave_why) */
   cli_life_t life;
   char token[CLI_TOKEN_MAX];
   int enrolling;           /* hello carries the enrolment key (no token yet) */
@@ -144,8 +145,14 @@ struct cli_s {
 
 /* A change of connection state; the observer (cli_config_t.on_state) hears of it. */
 void cli_set_state(cli_t *cli, cli_state_t to);
-/* A reason to leave: kept if it is stronger than the one we have (cli.h). */
+/* A reason to leave: kept if it is stronger than the one we have (cli.h). _why: with its words
+ * (the status file's exit_why; cli_reason_text's otherwise), which also replace those of a
+ * reason as strong. */
 void cli_leave(cli_t *cli, cli_reason_t why);
+void cli_leave_why(cli_t *cli, cli_reason_t why, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A reason in words, for the volunteer ("banned by the server", ...). */
+const char *cli_reason_text(cli_reason_t r);
 /* What the last connection attempt or session came to (status.h: last_outcome). */
 void cli_outcome(cli_t *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Send a packed message (consumed; NULL means packing failed): 0, NQ_ENOTOPEN, or the send's. */

@@ -159,6 +159,10 @@ static void fill_status(cli_t *cli, int stopped) {
   s->pid = (int64_t)getpid();
   s->updated = (int64_t)time(NULL);
   s->stopped = stopped;
+  /* Why it left (`nq-client status`): the reason's name, and its words. */
+  snprintf(s->exit_reason, sizeof s->exit_reason, "%s", stopped ? cli_reason_name(cli->reason) : "");
+  snprintf(s->exit_why, sizeof s->exit_why, "%s",
+           !stopped ? "" : cli->exit_why[0] ? cli->exit_why : cli_reason_text(cli->reason));
   snprintf(s->version, sizeof s->version, "%s", NQ_VERSION_STRING);
   snprintf(s->kernel, sizeof s->kernel, "%s", nq_fast_kernel_in_use());
   snprintf(s->server, sizeof s->server, strchr(cfg->host, ':') ? "[%s]:%d" : "%s:%d", cfg->host,

@@ -77,8 +77,7 @@ static const char *enrol_name(const cli_config_t *cfg, char name[NQ_PROTO_NAME_M
   return k ? name : "client";
 }
 
-void cli_session_open(cli_t *cli) {
-  nq_conn_t *c = cli->conn;
+void cli_session_open(cli_t *cli, nq_conn_t *c) {
   const cli_config_t *cfg = cli->cfg;
   char name[NQ_PROTO_NAME_MAX + 1];
   /* hello.threads is 1..1024: a client of devices alone says 1 (its one worker). */
@@ -106,14 +105,15 @@ void cli_session_open(cli_t *cli) {
   if (cli_send(cli, nq_hello_pack(&h)) != 0) nq_conn_close(c, NULL, NULL);
 }
 
-void cli_session_error(cli_t *cli, int status) {
-  const char *e = nq_conn_errstr(cli->conn);
+void cli_session_error(cli_t *cli, nq_conn_t *c, int status) {
+  const char *e = nq_conn_errstr(c);
   if (strstr(e, "hostname mismatch") || strstr(e, "IP address mismatch")) {
     nq_log(NQ_LOG_ERROR, "refusing server %s:%d: its certificate is not made out to the name "
            "'%s' (%s); dial one of the names it lists, or have the operator add this one "
            "(nq-server --hostname %s, then a restart re-issues the certificate)", cli->cfg->host,
            cli->cfg->port, cli->cfg->host, e, cli->cfg->host);
-    cli_leave(cli, CLI_REASON_CERT);
+    cli_leave_why(cli, CLI_REASON_CERT, "the server certificate is not made out to %s",
+                  cli->cfg->host);
     return;
   }
   if (strstr(e, "certificate verify failed")) {
@@ -122,7 +122,7 @@ void cli_session_error(cli_t *cli, int status) {
            cli->cfg->ca ? cli->cfg->ca : "",
            cli->cfg->ca ? "" : "; a server with a certificate of its own private CA needs "
                                "--ca with the ca.pem its operator hands out");
-    cli_leave(cli, CLI_REASON_CERT);
+    cli_leave_why(cli, CLI_REASON_CERT, "the server certificate was refused: %s", e);
     return;
   }
   if (strncmp(e, "resolve ", 8) == 0) {
@@ -189,7 +189,8 @@ static void server_broke_protocol(cli_t *cli, const char *what, const nq_proto_e
   else
     nq_log(NQ_LOG_ERROR, "protocol error: the server sent a malformed %s: %s", what,
            err->message);
-  cli_leave(cli, err->code == NQ_ERR_VERSION ? CLI_REASON_VERSION : CLI_REASON_PROTOCOL);
+  cli_leave_why(cli, err->code == NQ_ERR_VERSION ? CLI_REASON_VERSION : CLI_REASON_PROTOCOL,
+                "the server sent a malformed %s: %s", what, err->message);
   nq_conn_close(cli->conn, nq_errcode_name(err->code), err->message);
 }
 
@@ -247,7 +248,7 @@ static int handle_error(cli_t *cli, const json_t *msg) {
         nq_log(NQ_LOG_ERROR, "the token stored in %s/token was refused; remove that file to "
                "enrol again with --enrol", cli->j.dir);
       if (e.code == NQ_ERR_SIGNUP_REJECTED) join_forget_ticket(cli);
-      cli_leave(cli, why);
+      cli_leave_why(cli, why, "%s: server says %s: %s", what, e.name, e.message);
     } else if (e.code == NQ_ERR_RATE_LIMITED && cli->joining) {
       /* The sign-up limits say when to come back: the message names the time. */
       nq_log(NQ_LOG_ERROR, "sign-up refused for now: %s", e.message);
@@ -602,6 +603,7 @@ static int handle_ack(cli_t *cli, const json_t *msg) {
   }
   nq_log(a.status == NQ_ACK_ACCEPTED ? NQ_LOG_DEBUG : NQ_LOG_INFO, "ack %" PRId64 ": %s", a.id,
          nq_ack_status_name(a.status));
+  if (a.credit) credit_heard(cli, a.credit); /* fresh with every answer, not only at welcome */
   cli_report_answered(cli, a.id);
   return 1;
 }

@@ -8,11 +8,11 @@
 
 #include "ctx.h"
 
-/* The connection is open: hello (or the sign-up) goes out; the state becomes HELLO. */
-void cli_session_open(cli_t *cli);
-/* The connection failed (status, and the connection's own words): a refused certificate is a
+/* The connection c (cli->conn) is open: hello (or the sign-up) goes out; the state becomes HELLO. */
+void cli_session_open(cli_t *cli, nq_conn_t *c);
+/* The connection c failed (status, and the connection's own words): a refused certificate is a
  * reason to leave; the rest is an outage, logged as such. */
-void cli_session_error(cli_t *cli, int status);
+void cli_session_error(cli_t *cli, nq_conn_t *c, int status);
 /* The connection is gone (cli->conn already NULL): what only memory held goes to disk, the state
  * is IDLE. 1: the daemon leaves now (closing, or a reason that does not reconnect); 0: a
  * reconnect is scheduled. */

@@ -24,7 +24,7 @@
 
 /* ---- the status file: one table of its keys, read by the pack and the parse alike ---- */
 
-enum { F_I64, F_INT, F_U64, F_DBL, F_STR };
+enum { F_I64, F_INT, F_U64, F_DBL, F_STR, F_OSTR /* a string the file may lack: "" */ };
 #define FLD(k, t) {#k, t, offsetof(cli_status_t, k), sizeof(((cli_status_t *)0)->k)}
 static const struct {
   const char *key;
@@ -41,7 +41,8 @@ static const struct {
     FLD(pause_reason, F_STR), FLD(units_done, F_I64),   FLD(nodes_done, F_U64),
     FLD(solve_seconds, F_DBL), FLD(queued, F_INT),      FLD(running, F_INT),
     FLD(unit, F_STR),        FLD(unit_id, F_I64),       FLD(fraction, F_DBL),
-    FLD(nodes, F_U64),       FLD(seconds, F_DBL),
+    FLD(nodes, F_U64),       FLD(seconds, F_DBL),       FLD(exit_reason, F_OSTR),
+    FLD(exit_why, F_OSTR),
 };
 #undef FLD
 #define NFIELDS (sizeof fields / sizeof fields[0])
@@ -57,7 +58,8 @@ json_t *cli_status_pack(const cli_status_t *s) {
     case F_I64: v = json_integer(*(const int64_t *)p); break;
     case F_INT: v = json_integer(*(const int *)p); break;
     case F_DBL: v = json_real(*(const double *)p); break;
-    case F_STR: v = json_string(p); break;
+    case F_STR:
+    case F_OSTR: v = json_string(p); break;
     case F_U64: bad |= nq_msg_set_u64(o, fields[i].key, *(const uint64_t *)p) != 0; continue;
     }
     bad |= json_object_set_new(o, fields[i].key, v) != 0;
@@ -91,6 +93,9 @@ int cli_status_parse(const json_t *o, cli_status_t *out, char *err, size_t errle
       if (json_is_number(v)) *(double *)p = json_number_value(v);
       else rc = NQ_EPROTO;
       break;
+    case F_OSTR:
+      if (!v) break;
+      /* fall through */
     case F_STR:
       rc = nq_msg_get_str(o, fields[i].key, &str);
       if (rc == 0 && strlen(str) >= fields[i].size) rc = NQ_EPROTO;
@@ -311,6 +316,8 @@ void cli_status_print_text(FILE *f, const cli_status_view_t *v, int64_t now) {
             k->unit, k->id, k->ndone, k->ntasks,
             k->ntasks ? 100.0 * k->ndone / k->ntasks : 0.0, k->nodes, k->seconds);
   }
+  if (v->has_file && !v->running && s->stopped && s->exit_reason[0])
+    fprintf(f, "left:       %s%s%s\n", s->exit_reason, s->exit_why[0] ? ": " : "", s->exit_why);
   fprintf(f, "work:       %zu assignment(s) held, %zu result(s) waiting for the server\n",
           v->assigned, v->journal);
   if (v->has_file)

@@ -61,6 +61,10 @@ typedef struct cli_status_s {
   double fraction;        /* 0..1 */
   uint64_t nodes;
   double seconds;         /* solve time so far, every run of it together, pauses left out */
+  /* Why the daemon left: written as it leaves (stopped 1), "" while it runs. Optional in the
+   * file (one written by an older nq-client has neither). */
+  char exit_reason[16];   /* the reason's name (cli_reason_name): limit, job_done, banned, ... */
+  char exit_why[CLI_STATUS_TEXT]; /* in words; the server's own when it gave any */
 } cli_status_t;
 
 /* One checkpoint in the state directory: a unit in progress (or stopped in a former run). */

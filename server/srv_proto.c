@@ -393,7 +393,12 @@ static void h_result(srv_t *s, srv_req_t *r, int64_t now) {
   int rc = srv_sched_result(&s->sched, r->sc->client_id, &res, now, &info);
   switch (rc) {
   case 0: {
-    nq_ack_t a = {res.id, srv_result_ack(info.status)};
+    nq_ack_t a = {res.id, srv_result_ack(info.status), NULL};
+    /* The credit as this answer leaves (informative: a store failure leaves it out). */
+    srv_credit_t cr;
+    char credit[40];
+    if (srv_credit_get(s->store, r->sc->client_id, &cr) == 0)
+      a.credit = nq_u128_str(cr.credit, credit);
     s->metrics.results[info.status == SRV_RESULT_DUPLICATE ? SRV_OUTCOME_DUPLICATE
                        : info.status == SRV_RESULT_LATE    ? SRV_OUTCOME_LATE
                                                            : SRV_OUTCOME_ACCEPTED]++;

@@ -342,13 +342,19 @@ START_TEST(round_trip_progress_result) {
   json_decref(m);
 
   for (int s = NQ_ACK_ACCEPTED; s <= NQ_ACK_LATE; s++) {
-    nq_ack_t a = {9, (nq_ack_status_t)s}, ab;
+    nq_ack_t a = {9, (nq_ack_status_t)s, NULL}, ab;
     m = over_wire(nq_ack_pack(&a));
     ck_assert_int_eq(nq_ack_parse(m, &ab, &err), 0);
     ck_assert_int_eq(ab.id, 9);
     ck_assert_int_eq(ab.status, s);
+    ck_assert_ptr_null(ab.credit);
     json_decref(m);
   }
+  nq_ack_t ac = {10, NQ_ACK_ACCEPTED, "340282366920938463463374607431768211455"}, acb;
+  m = over_wire(nq_ack_pack(&ac));
+  ck_assert_int_eq(nq_ack_parse(m, &acb, &err), 0);
+  ck_assert_str_eq(acb.credit, ac.credit);
+  json_decref(m);
 }
 END_TEST
 
@@ -658,7 +664,7 @@ START_TEST(version1_wire_bytes) {
               "{\"type\":\"no_work\",\"retry_after\":10,\"reason\":\"none_pending\"}");
   nq_lease_t l = {123, 1763900600};
   expect_text(nq_lease_pack(&l), "{\"type\":\"lease\",\"id\":123,\"deadline\":1763900600}");
-  nq_ack_t a = {123, NQ_ACK_ACCEPTED};
+  nq_ack_t a = {123, NQ_ACK_ACCEPTED, NULL};
   expect_text(nq_ack_pack(&a), "{\"type\":\"ack\",\"id\":123,\"status\":\"accepted\"}");
   nq_result_t r = {123, "18:c:5:0,5,12", {0, 0, 12345, 0, 987654321}, 1.25, "nq-solver-3", ""};
   expect_text(nq_result_pack(&r),
@@ -910,6 +916,9 @@ static const case_t cases[] = {
      NQ_ERR_BAD_RESULT, 0, 7},
     /* ack */
     OK_(ack, "{\"type\":\"ack\",\"id\":3,\"status\":\"duplicate\"}"),
+    OK_(ack, "{\"type\":\"ack\",\"id\":3,\"status\":\"accepted\",\"credit\":\"123456\"}"),
+    BADM(ack, "{\"type\":\"ack\",\"id\":3,\"status\":\"accepted\",\"credit\":123}"),
+    BADM(ack, "{\"type\":\"ack\",\"id\":3,\"status\":\"accepted\",\"credit\":\"-1\"}"),
     BADM(ack, "{\"type\":\"ack\",\"status\":\"accepted\"}"),
     BADM(ack, "{\"type\":\"ack\",\"id\":3}"),
     BADM(ack, "{\"type\":\"ack\",\"id\":3,\"status\":\"maybe\"}"),

@@ -674,15 +674,21 @@ json_t *nq_ack_pack(const nq_ack_t *a) {
   if (!o) return NULL;
   put(o, "id", json_integer(a->id), &ok);
   put(o, "status", json_string(nq_ack_status_name(a->status)), &ok);
+  if (a->credit) put(o, "credit", json_string(a->credit), &ok);
   return msg_done(o, ok);
 }
 
 int nq_ack_parse(const json_t *m, nq_ack_t *a, nq_proto_err_t *err) {
   const char *status = NULL;
   int s = -1;
+  nq_u128 credit;
+  a->credit = NULL;
   if (nq_msg_get_int(m, "id", 0, INT64_MAX, &a->id) || nq_msg_get_str(m, "status", &status) ||
       (s = lookup(ack_names, NELEM(ack_names), status)) < 0)
     return BAD("ack: needs id and status accepted|duplicate|late");
+  if (nq_msg_opt_str(m, "credit", NULL, &a->credit) ||
+      (a->credit && nq_u128_parse(a->credit, &credit) != 0))
+    return BAD("ack: credit must be a decimal string");
   a->status = (nq_ack_status_t)s;
   return 0;
 }

@@ -420,6 +420,9 @@ typedef enum {
 typedef struct nq_ack_s {
   int64_t id;
   nq_ack_status_t status;
+  const char *credit; /* optional (NULL: not said): the client's credit (verified nodes) as this
+                         answer leaves, decimal, as welcome.credit: the volunteer's figure stays
+                         fresh without a reconnect */
 } nq_ack_t;
 
 const char *nq_ack_status_name(nq_ack_status_t s); /* "accepted", "duplicate", "late" */
