@@ -88,16 +88,10 @@ static void on_conn_frame(nq_conn_t *c, json_t *msg) {
   assert(sc->conn == c);
   if (sc->state == SRV_CONN_DEAD || s->stopping) return;
   sc->last_frame_ms = uv_now(s->loop);
-  if (s->nbatch == s->capbatch) {
-    size_t cap = s->capbatch ? 2 * s->capbatch : 64;
-    srv_req_t *b = realloc(s->batch, cap * sizeof *b);
-    if (!b) {
-      sc->state = SRV_CONN_DEAD;
-      nq_conn_close(c, nq_errcode_name(NQ_ERR_INTERNAL), "out of memory");
-      return;
-    }
-    s->batch = b;
-    s->capbatch = cap;
+  if (nq_grow(&s->batch, &s->capbatch, s->nbatch, sizeof *s->batch, 64) != 0) {
+    sc->state = SRV_CONN_DEAD;
+    nq_conn_close(c, nq_errcode_name(NQ_ERR_INTERNAL), "out of memory");
+    return;
   }
   srv_req_t *r = &s->batch[s->nbatch++];
   memset(r, 0, sizeof *r);
@@ -578,6 +572,7 @@ static void close_handle(srv_t *s, int bit, uv_handle_t *h) {
   uv_close(h, NULL);
 }
 
+/* Every handle of the loop's own and every service's: at a stop and when a start fails. */
 static void close_all_handles(srv_t *s) {
   close_handle(s, H_LISTENER, (uv_handle_t *)&s->listener);
   close_handle(s, H_CHECK, (uv_handle_t *)&s->batch_check);
@@ -588,6 +583,11 @@ static void close_all_handles(srv_t *s) {
   close_handle(s, H_SIGTERM, (uv_handle_t *)&s->sigterm);
   close_handle(s, H_SUMMARY, (uv_handle_t *)&s->summary_timer);
   close_handle(s, H_IDLE, (uv_handle_t *)&s->idle);
+  srv_cert_stop(s);
+  srv_web_stop(s);
+  srv_backup_stop(s);
+  srv_stall_stop(s);
+  srv_outage_stop(s);
 }
 
 void srv_stop(srv_t *s, int exit_code) {
@@ -605,11 +605,6 @@ void srv_stop(srv_t *s, int exit_code) {
     n++;
   }
   close_all_handles(s);
-  srv_cert_stop(s);
-  srv_web_stop(s);
-  srv_backup_stop(s);
-  srv_stall_stop(s);
-  srv_outage_stop(s);
   srv_peers_summary(&s->peers, s->cfg.summary_seconds, uv_now(s->loop));
   nq_log(NQ_LOG_INFO, "shutdown: closing %d connection(s); %llu requests in %llu batches "
          "(%.1f per commit), %llu failed commits", n, (unsigned long long)s->batch_reqs,
@@ -922,11 +917,6 @@ int srv_init(srv_t *s, uv_loop_t *loop, const srv_config_t *cfg, char *errbuf, s
   return 0;
 fail:
   close_all_handles(s);
-  srv_cert_stop(s);
-  srv_web_stop(s);
-  srv_backup_stop(s);
-  srv_stall_stop(s);
-  srv_outage_stop(s);
   uv_run(loop, UV_RUN_NOWAIT); /* runs the close callbacks of what was opened */
   srv_free(s);
   return rc;

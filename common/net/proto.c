@@ -26,9 +26,7 @@ static const char *const signup_state_names[] = {NQ_SIGNUP_STATE_MAP(NAME_ONE)};
 
 /* The index of name in a table of n names, or -1. */
 static int lookup(const char *const *names, int n, const char *name) {
-  for (int i = 0; name && i < n; i++)
-    if (names[i] && names[i][0] && strcmp(names[i], name) == 0) return i;
-  return -1;
+  return nq_name_index(names, n, name);
 }
 
 const char *nq_msg_type_name(nq_msg_type_t t) {

@@ -20,9 +20,8 @@ const char *nq_ev_distinct_name(nq_ev_distinct_t d) {
 }
 
 int nq_ev_distinct_parse(const char *name) {
-  for (int i = 0; i < NQ_EV_DISTINCT_N; i++)
-    if (name && !strcmp(name, distinct_names[i])) return i;
-  return NQ_EINVAL;
+  int i = nq_name_index(distinct_names, NQ_EV_DISTINCT_N, name);
+  return i < 0 ? NQ_EINVAL : i;
 }
 
 #define SETTLED_NAME(e, name) name,
@@ -34,9 +33,8 @@ const char *nq_ev_settled_name(nq_ev_settled_t s) {
 }
 
 int nq_ev_settled_parse(const char *name) {
-  for (int i = 0; i < NQ_EV_SETTLED_N; i++)
-    if (name && !strcmp(name, settled_names[i])) return i;
-  return NQ_EINVAL;
+  int i = nq_name_index(settled_names, NQ_EV_SETTLED_N, name);
+  return i < 0 ? NQ_EINVAL : i;
 }
 
 size_t nq_ev_signed_message(const unsigned char digest[32], char out[NQ_EV_SIGNED_MSG_MAX]) {

@@ -30,13 +30,7 @@ typedef struct tasks_s {
 
 static int tasks_push(const nq_unit_t *u, void *arg) {
   tasks_t *t = arg;
-  if (t->len == t->cap) {
-    size_t cap = t->cap ? t->cap * 2 : 64;
-    nq_unit_t *v = realloc(t->v, cap * sizeof *v);
-    if (!v) return NQ_ENOMEM;
-    t->v = v;
-    t->cap = cap;
-  }
+  if (nq_grow(&t->v, &t->cap, t->len, sizeof *t->v, 64) != 0) return NQ_ENOMEM;
   t->v[t->len++] = *u;
   return 0;
 }

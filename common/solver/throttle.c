@@ -44,13 +44,10 @@ static const char *const prio_names[NQ_PRIO_N] = {NQ_PRIORITY_MAP(PRIO_NAME)};
 #undef PRIO_NAME
 
 int nq_priority_parse(const char *s, nq_priority_t *out) {
-  for (int i = 0; s && i < NQ_PRIO_N; i++) {
-    if (strcmp(s, prio_names[i]) == 0) {
-      *out = (nq_priority_t)i;
-      return 0;
-    }
-  }
-  return NQ_EINVAL;
+  int i = nq_name_index(prio_names, NQ_PRIO_N, s);
+  if (i < 0) return NQ_EINVAL;
+  *out = (nq_priority_t)i;
+  return 0;
 }
 
 const char *nq_priority_name(nq_priority_t p) {

@@ -2,7 +2,10 @@
 #include "nq/nq.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 const char *nq_strerror(int err) {
@@ -43,6 +46,28 @@ int nq_errorf(char *errbuf, size_t errlen, int code, const char *fmt, ...) {
     va_end(ap);
   }
   return code;
+}
+
+int nq_name_index(const char *const *names, int n, const char *name) {
+  for (int i = 0; name && i < n; i++)
+    if (names[i] && names[i][0] && strcmp(names[i], name) == 0) return i;
+  return -1;
+}
+
+int nq_grow(void *arrp, size_t *cap, size_t n, size_t elem, size_t first) {
+  if (n < *cap) return 0;
+  size_t nc = *cap ? *cap : first;
+  if (nc <= n) nc = n + 1;
+  if (*cap && nc > SIZE_MAX / 2) return NQ_ENOMEM;
+  if (*cap) nc *= 2;
+  if (elem == 0 || nc > SIZE_MAX / elem) return NQ_ENOMEM;
+  void *old;
+  memcpy(&old, arrp, sizeof old); /* arrp points at a T*, not a void* */
+  void *p = realloc(old, nc * elem);
+  if (!p) return NQ_ENOMEM;
+  memcpy(arrp, &p, sizeof p);
+  *cap = nc;
+  return 0;
 }
 
 double nq_now_mono(void) {

@@ -515,19 +515,14 @@ typedef struct res_s {
 
 typedef struct res_vec_s {
   res_t *v;
-  int n, cap;
+  int n;
+  size_t cap;
   int board; /* the job's N: the tree of each result's solver version */
 } res_vec_t;
 
 static int res_add(const srv_asg_info_t *a, void *arg) {
   res_vec_t *rv = arg;
-  if (rv->n == rv->cap) {
-    int cap = rv->cap ? rv->cap * 2 : 8;
-    res_t *p = realloc(rv->v, (size_t)cap * sizeof *p);
-    if (!p) return NQ_ENOMEM;
-    rv->v = p;
-    rv->cap = cap;
-  }
+  if (nq_grow(&rv->v, &rv->cap, (size_t)rv->n, sizeof *rv->v, 8) != 0) return NQ_ENOMEM;
   res_t *r = &rv->v[rv->n++];
   memset(r, 0, sizeof *r);
   r->id = a->id;
@@ -1000,7 +995,8 @@ typedef enum { VOID_VALID, VOID_CLIENT, VOID_ALL } void_what_t;
 
 typedef struct asg_ids_s {
   int64_t *v;
-  int n, cap;
+  int n;
+  size_t cap;
   void_what_t what;
   int64_t client_id;
 } asg_ids_t;
@@ -1011,13 +1007,7 @@ static int void_pick(const srv_asg_info_t *a, void *arg) {
            : l->what == VOID_CLIENT ? a->client_id == l->client_id && a->reported_at != 0
                                     : a->reported_at != 0;
   if (!take) return 0;
-  if (l->n == l->cap) {
-    int cap = l->cap ? l->cap * 2 : 8;
-    int64_t *p = realloc(l->v, (size_t)cap * sizeof *p);
-    if (!p) return NQ_ENOMEM;
-    l->v = p;
-    l->cap = cap;
-  }
+  if (nq_grow(&l->v, &l->cap, (size_t)l->n, sizeof *l->v, 8) != 0) return NQ_ENOMEM;
   l->v[l->n++] = a->id;
   return 0;
 }

@@ -48,13 +48,8 @@ int srv_store_stmt(srv_store_t *st, const char *sql, sqlite3_stmt **out) {
       return 0;
     }
   }
-  if (st->nstmts == st->capstmts) {
-    size_t cap = st->capstmts ? st->capstmts * 2 : 32;
-    stmt_slot_t *p = realloc(st->stmts, cap * sizeof *p);
-    if (!p) return srv_store_failf(st, NQ_ENOMEM, "statement cache: out of memory");
-    st->stmts = p;
-    st->capstmts = cap;
-  }
+  if (nq_grow(&st->stmts, &st->capstmts, st->nstmts, sizeof *st->stmts, 32) != 0)
+    return srv_store_failf(st, NQ_ENOMEM, "statement cache: out of memory");
   sqlite3_stmt *s = NULL;
   if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK)
     return srv_store_fail(st, "prepare");
@@ -310,6 +305,10 @@ int srv_store_open_db(srv_store_t **out, const char *path, const char *schema_di
   if (rc) goto out;
   rc = migrate(st, schema_dir ? schema_dir : schema_dir_default());
 out:
+  return srv_store_opened(st, rc, out, errbuf, errlen);
+}
+
+int srv_store_opened(srv_store_t *st, int rc, srv_store_t **out, char *errbuf, size_t errlen) {
   if (rc) {
     if (errbuf && errlen) snprintf(errbuf, errlen, "%s", st->err);
     srv_store_close(st);
@@ -399,20 +398,22 @@ int srv_store_id_list(srv_store_t *st, const char *sql, int64_t arg, int64_t arg
   if (rc) return rc;
   sqlite3_bind_int64(s, 1, arg);
   if (sqlite3_bind_parameter_count(s) >= 2) sqlite3_bind_int64(s, 2, arg2);
-  int sr, cap = 0;
-  while (rc == 0 && (sr = sqlite3_step(s)) == SQLITE_ROW) {
-    if (*n == cap) {
-      cap = cap ? cap * 2 : 16;
-      int64_t *p = realloc(*ids, (size_t)cap * sizeof *p);
-      if (!p) {
-        rc = srv_store_failf(st, NQ_ENOMEM, "id list: out of memory");
-        break;
-      }
-      *ids = p;
+  return srv_store_ids_step(st, s, ids, n, "id list");
+}
+
+int srv_store_ids_step(srv_store_t *st, sqlite3_stmt *s, int64_t **ids, int *n, const char *what) {
+  *ids = NULL;
+  *n = 0;
+  size_t cap = 0;
+  int rc = 0, sr;
+  while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
+    if (*n == INT32_MAX || nq_grow(ids, &cap, (size_t)*n, sizeof **ids, 16) != 0) {
+      rc = srv_store_failf(st, NQ_ENOMEM, "%s: out of memory", what);
+      break;
     }
     (*ids)[(*n)++] = sqlite3_column_int64(s, 0);
   }
-  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, "id list");
+  if (rc == 0 && sr != SQLITE_DONE) rc = srv_store_fail(st, what);
   sqlite3_reset(s);
   if (rc) {
     free(*ids);

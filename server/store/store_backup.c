@@ -35,13 +35,7 @@ int srv_store_open_ro(srv_store_t **out, const char *path, char *errbuf, size_t 
   rc = srv_store_exec(st, "PRAGMA query_only=1; SELECT count(*) FROM sqlite_master");
   if (rc) srv_store_failf(st, NQ_EIO, "open %s: %s", path, sqlite3_errmsg(st->db));
 out:
-  if (rc) {
-    if (errbuf && errlen) snprintf(errbuf, errlen, "%s", st->err);
-    srv_store_close(st);
-    return rc;
-  }
-  *out = st;
-  return 0;
+  return srv_store_opened(st, rc, out, errbuf, errlen);
 }
 
 /* ---- the check ----------------------------------------------------------------------------- */

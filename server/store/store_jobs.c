@@ -22,9 +22,8 @@ const char *srv_job_state_name(srv_job_state_t s) {
 }
 
 static srv_job_state_t job_state_parse(const char *name) {
-  for (int i = 0; i < SRV_JOB_NSTATES; i++)
-    if (strcmp(name, job_state_names[i]) == 0) return (srv_job_state_t)i;
-  return SRV_JOB_RUNNING;
+  int i = nq_name_index(job_state_names, SRV_JOB_NSTATES, name);
+  return i < 0 ? SRV_JOB_RUNNING : (srv_job_state_t)i;
 }
 
 /* ---- lookups ------------------------------------------------------------------------------ */

@@ -84,12 +84,23 @@ int srv_owner_list(srv_store_t *st, srv_owner_cb cb, void *arg) {
   return rc;
 }
 
-int srv_owner_set_banned(srv_store_t *st, int64_t owner_id, int banned) {
-  int rc = srv_store_exec3(st, "UPDATE owners SET banned = ?2 WHERE id = ?1", owner_id,
-                           banned ? 1 : 0, 0, "owner ban");
+/* One flag of an owner's row (sql: ?1 = id, ?2 = 0 or 1). NQ_ENOTFOUND for no such owner. */
+static int owner_flag_set(srv_store_t *st, const char *sql, int64_t owner_id, int on,
+                          const char *what) {
+  int rc = srv_store_exec3(st, sql, owner_id, on ? 1 : 0, 0, what);
   if (rc == 0 && sqlite3_changes(st->db) == 0)
     rc = srv_store_failf(st, NQ_ENOTFOUND, "no such owner");
   return rc;
+}
+
+int srv_owner_set_banned(srv_store_t *st, int64_t owner_id, int banned) {
+  return owner_flag_set(st, "UPDATE owners SET banned = ?2 WHERE id = ?1", owner_id, banned,
+                        "owner ban");
+}
+
+int srv_owner_set_trusted(srv_store_t *st, int64_t owner_id, int trusted) {
+  return owner_flag_set(st, "UPDATE owners SET trusted = ?2 WHERE id = ?1", owner_id, trusted,
+                        "owner trust");
 }
 
 int srv_owner_set_key(srv_store_t *st, int64_t owner_id, const char *enrol_hash) {

@@ -34,6 +34,8 @@ typedef int (*srv_owner_cb)(const srv_owner_t *o, void *arg);
 int srv_owner_list(srv_store_t *st, srv_owner_cb cb, void *arg);
 /* Mark the owner banned (its key enrols nobody); its clients are banned by the scheduler. */
 int srv_owner_set_banned(srv_store_t *st, int64_t owner_id, int banned);
+/* Mark an owner trusted (1) or not (0): its results settle conflicts (store_trusted.h). */
+int srv_owner_set_trusted(srv_store_t *st, int64_t owner_id, int trusted);
 /* Replace the owner's enrolment key hash (owner_rekey): the old key enrols nobody from now on.
  * NQ_ENOTFOUND for no such owner, NQ_EINVAL for a bad hash. */
 int srv_owner_set_key(srv_store_t *st, int64_t owner_id, const char *enrol_hash);

@@ -13,7 +13,8 @@
 /* The columns every credit read selects, in credit_row's order. */
 #define CREDIT_COLS "id, credit_hi, credit_lo, valid, banned, public_name, token_hash"
 
-static void credit_row(sqlite3_stmt *s, srv_credit_t *c) {
+static void credit_row(sqlite3_stmt *s, void *out) {
+  srv_credit_t *c = out;
   memset(c, 0, sizeof *c);
   c->client_id = col_i64(s, 0);
   c->credit = col_split(s, 1);
@@ -33,17 +34,8 @@ static void credit_row(sqlite3_stmt *s, srv_credit_t *c) {
 }
 
 int srv_credit_get(srv_store_t *st, int64_t client_id, srv_credit_t *out) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT " CREDIT_COLS " FROM clients WHERE id = ?1", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, client_id);
-  int sr = sqlite3_step(s);
-  if (sr == SQLITE_ROW) credit_row(s, out);
-  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no client %lld",
-                                                   (long long)client_id);
-  else rc = srv_store_fail(st, "credit");
-  sqlite3_reset(s);
-  return rc;
+  return srv_store_one(st, "SELECT " CREDIT_COLS " FROM clients WHERE id = ?1", NULL, client_id,
+                       credit_row, out, "client");
 }
 
 int srv_owner_credit(srv_store_t *st, int64_t owner_id, nq_u128 *out) {

@@ -15,9 +15,8 @@ const char *srv_signup_state_name(srv_signup_state_t s) {
 }
 
 static srv_signup_state_t state_parse(const char *name) {
-  for (int i = 0; i < SRV_SIGNUP_NSTATES; i++)
-    if (!strcmp(name, state_names[i])) return (srv_signup_state_t)i;
-  return SRV_SIGNUP_PENDING;
+  int i = nq_name_index(state_names, SRV_SIGNUP_NSTATES, name);
+  return i < 0 ? SRV_SIGNUP_PENDING : (srv_signup_state_t)i;
 }
 
 int srv_signup_window(srv_store_t *st, srv_signup_by_t by, const char *key, int64_t since,

@@ -151,31 +151,7 @@ int srv_spot_unreachable(srv_store_t *st, int64_t job_id, srv_distinct_t d, int6
   sqlite3_bind_int64(q, 2, since);
   sqlite3_bind_int(q, 3, trusted_only ? 1 : 0);
   sqlite3_bind_int64(q, 4, verified_before);
-  int sr, cap = 0;
-  while ((sr = sqlite3_step(q)) == SQLITE_ROW) {
-    if (*n == cap) {
-      int nc = cap ? cap * 2 : 16;
-      int64_t *p = realloc(*ids, (size_t)nc * sizeof *p);
-      if (!p) {
-        sqlite3_reset(q);
-        free(*ids);
-        *ids = NULL;
-        *n = 0;
-        return srv_store_failf(st, NQ_ENOMEM, "spot checks: out of memory");
-      }
-      *ids = p;
-      cap = nc;
-    }
-    (*ids)[(*n)++] = col_i64(q, 0);
-  }
-  if (sr != SQLITE_DONE) rc = srv_store_fail(st, "spot checks unreachable");
-  sqlite3_reset(q);
-  if (rc) {
-    free(*ids);
-    *ids = NULL;
-    *n = 0;
-  }
-  return rc;
+  return srv_store_ids_step(st, q, ids, n, "spot checks unreachable");
 }
 
 int srv_spot_drop(srv_store_t *st, int64_t job_id, const int64_t *ids, int n) {

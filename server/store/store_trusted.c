@@ -12,14 +12,6 @@ const char *srv_contest_name(int contest) {
   return contest >= 0 && contest < SRV_CONTEST_N ? contest_names[contest] : "?";
 }
 
-int srv_owner_set_trusted(srv_store_t *st, int64_t owner_id, int trusted) {
-  int rc = srv_store_exec3(st, "UPDATE owners SET trusted = ?2 WHERE id = ?1", owner_id,
-                           trusted ? 1 : 0, 0, "owner trust");
-  if (rc == 0 && sqlite3_changes(st->db) == 0)
-    rc = srv_store_failf(st, NQ_ENOTFOUND, "no such owner");
-  return rc;
-}
-
 /* One integer of a query with up to two integer parameters. */
 static int one_i64(srv_store_t *st, const char *sql, int64_t a, int64_t b, int64_t *out,
                    const char *what) {

@@ -11,8 +11,6 @@
 /* "none", "contested", "trusted", "audit". */
 const char *srv_contest_name(int contest);
 
-/* Mark an owner trusted (1) or not (0). NQ_ENOTFOUND. */
-int srv_owner_set_trusted(srv_store_t *st, int64_t owner_id, int trusted);
 /* Owners other than `default` (id 1): any of them closes enrolment with the server's own key
  * unless the operator keeps it open (nq-server --keep-default-enrol). */
 int srv_owner_count_named(srv_store_t *st, int64_t *n);

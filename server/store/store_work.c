@@ -23,9 +23,8 @@ const char *srv_unit_state_name(srv_unit_state_t s) {
 }
 
 int srv_unit_state_parse(const char *name) {
-  for (int i = 0; name && i < SRV_UNIT_NSTATES; i++)
-    if (strcmp(name, unit_state_names[i]) == 0) return i;
-  return NQ_EINVAL;
+  int i = nq_name_index(unit_state_names, SRV_UNIT_NSTATES, name);
+  return i < 0 ? NQ_EINVAL : i;
 }
 
 #define UNIT_COLS "id, job_id, idx, text, state, live, results, c2, c4, c8, nodes, verified_at, " \
@@ -283,13 +282,13 @@ const char *srv_asg_state_name(srv_asg_state_t s) {
   "(" voided " OR (SELECT c.banned OR c.suspect FROM clients c WHERE c.id = " client "))"
 
 static srv_asg_state_t asg_state_parse(const char *name) {
-  for (int i = 0; i < SRV_ASG_NSTATES; i++)
-    if (strcmp(name, asg_state_names[i]) == 0) return (srv_asg_state_t)i;
-  return SRV_ASG_LEASED;
+  int i = nq_name_index(asg_state_names, SRV_ASG_NSTATES, name);
+  return i < 0 ? SRV_ASG_LEASED : (srv_asg_state_t)i;
 }
 
 /* An assignment from columns 0.. of s (ASG_COLS). */
-static void asg_row(sqlite3_stmt *s, srv_asg_info_t *a) {
+static void asg_row(sqlite3_stmt *s, void *out) {
+  srv_asg_info_t *a = out;
   char state[16];
   memset(a, 0, sizeof *a);
   a->id = col_i64(s, 0);
@@ -323,16 +322,8 @@ static void asg_row(sqlite3_stmt *s, srv_asg_info_t *a) {
 }
 
 int srv_asg_get(srv_store_t *st, int64_t asg_id, srv_asg_info_t *out) {
-  sqlite3_stmt *s;
-  int rc = srv_store_stmt(st, "SELECT " ASG_COLS " FROM assignments WHERE id = ?1", &s);
-  if (rc) return rc;
-  sqlite3_bind_int64(s, 1, asg_id);
-  int sr = sqlite3_step(s);
-  if (sr == SQLITE_ROW) asg_row(s, out);
-  else if (sr == SQLITE_DONE) rc = srv_store_failf(st, NQ_ENOTFOUND, "no assignment %lld", (long long)asg_id);
-  else rc = srv_store_fail(st, "assignment get");
-  sqlite3_reset(s);
-  return rc;
+  return srv_store_one(st, "SELECT " ASG_COLS " FROM assignments WHERE id = ?1", NULL, asg_id,
+                       asg_row, out, "assignment");
 }
 
 /* Walk the assignments of one unit that `sql` (ASG_COLS, ?1 = unit id) selects. */
@@ -390,34 +381,12 @@ int srv_asg_get_unit(srv_store_t *st, int64_t asg_id, srv_asg_info_t *a, srv_uni
 static int expire_leases(srv_store_t *st, const char *select_sql, const char *update_sql,
                          int64_t arg, int64_t *n_expired) {
   int64_t *units = NULL;
-  size_t n = 0, cap = 0;
-  sqlite3_stmt *q;
-  int rc = srv_store_stmt(st, select_sql, &q);
-  if (rc) goto out;
-  sqlite3_bind_int64(q, 1, arg);
-  int sr;
-  while ((sr = sqlite3_step(q)) == SQLITE_ROW) {
-    if (n == cap) {
-      cap = cap ? cap * 2 : 16;
-      int64_t *p = realloc(units, cap * sizeof *p);
-      if (!p) {
-        rc = srv_store_failf(st, NQ_ENOMEM, "expire: out of memory");
-        break;
-      }
-      units = p;
-    }
-    units[n++] = sqlite3_column_int64(q, 0);
-  }
-  sqlite3_reset(q);
-  if (rc) goto out;
-  if (sr != SQLITE_ROW && sr != SQLITE_DONE) {
-    rc = srv_store_fail(st, "expire scan");
-    goto out;
-  }
-  if (n == 0) goto out;
+  int n = 0;
+  int rc = srv_store_id_list(st, select_sql, arg, 0, &units, &n);
+  if (rc || n == 0) goto out;
   rc = srv_store_exec3(st, update_sql, arg, 0, 0, "expire");
   /* A unit with several expired leases is refreshed once per lease: harmless, refresh recounts. */
-  for (size_t i = 0; i < n && rc == 0; i++) rc = srv_store_unit_refresh(st, units[i]);
+  for (int i = 0; i < n && rc == 0; i++) rc = srv_store_unit_refresh(st, units[i]);
 out:
   if (n_expired) *n_expired = rc ? 0 : (int64_t)n;
   free(units);
@@ -539,18 +508,12 @@ static const char *const sql_pick_fresh =
     "AND (SELECT first_unit + units - 1 FROM jobs WHERE id = ?1) AND job_id = ?1 "
     "AND touched = 0 AND state = 'pending' ORDER BY id LIMIT ?3";
 
-static const char *const distinct_names[SRV_DISTINCT_NMODES] = {
-    NQ_EV_DISTINCT_MAP(NQ_ENUM_NAME_OF)};
-
+/* One table of names, the evidence file's (srv_distinct_t is built from its map). */
 const char *srv_distinct_name(srv_distinct_t d) {
-  return (unsigned)d < SRV_DISTINCT_NMODES ? distinct_names[d] : "?";
+  return nq_ev_distinct_name((nq_ev_distinct_t)d);
 }
 
-int srv_distinct_parse(const char *name) {
-  for (int i = 0; name && i < SRV_DISTINCT_NMODES; i++)
-    if (strcmp(name, distinct_names[i]) == 0) return i;
-  return NQ_EINVAL;
-}
+int srv_distinct_parse(const char *name) { return nq_ev_distinct_parse(name); }
 
 /* Append up to `room` picks of `sql` to out. */
 static int pick(srv_store_t *st, const char *sql, const srv_pick_t *pk, int room,

@@ -53,10 +53,17 @@ typedef void (*srv_row_fn)(sqlite3_stmt *s, void *out);
 int srv_store_one(srv_store_t *st, const char *sql, const char *text, int64_t num,
                   srv_row_fn row, void *out, const char *what);
 
+/* The end of an open (read-write or read-only): on failure (rc) the store's reason goes into
+ * errbuf and st is closed; else *out = st. Returns rc. */
+int srv_store_opened(srv_store_t *st, int rc, srv_store_t **out, char *errbuf, size_t errlen);
+
 /* The ids one query (?1 = arg, and ?2 = arg2 when it has one) selects, as a malloc'ed array
  * (NULL when *n = 0); on failure none. */
 int srv_store_id_list(srv_store_t *st, const char *sql, int64_t arg, int64_t arg2, int64_t **ids,
                       int *n);
+/* The same for a statement already bound: column 0 of each row; s is reset; `what` names the
+ * query in an error. */
+int srv_store_ids_step(srv_store_t *st, sqlite3_stmt *s, int64_t **ids, int *n, const char *what);
 
 /* Column readers. */
 static inline int64_t col_i64(sqlite3_stmt *s, int i) { return sqlite3_column_int64(s, i); }

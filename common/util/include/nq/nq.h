@@ -54,6 +54,15 @@ const char *nq_strerror(int err);
 int nq_errorf(char *errbuf, size_t errlen, int code, const char *fmt, ...)
     __attribute__((format(NQ_PRINTF, 4, 5)));
 
+/* The index of `name` in names[0..n) (entries NULL or "" never match), or -1 (name NULL too):
+ * the parse half of every enum's name table. */
+int nq_name_index(const char *const *names, int n, const char *name);
+
+/* Room for one more element in a growing array: when n == *cap, the array *arrp (a pointer to
+ * the array's pointer, elements of elem bytes) doubles (to `first` elements the first time) and
+ * *cap says so. 0, or NQ_ENOMEM with the array as it was (a size that would overflow included). */
+int nq_grow(void *arrp, size_t *cap, size_t n, size_t elem, size_t first);
+
 /* Monotonic clock in seconds (for rates and timings) and wall clock in seconds since the epoch. */
 double nq_now_mono(void);
 int64_t nq_now_wall(void);
