@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "cli.h"
+#include "cli_config.h"
 #include "journal.h"
 #include "status.h"
 #include "worker.h"
