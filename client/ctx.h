@@ -95,7 +95,8 @@ struct cli_s {
   nq_conn_t *conn;
   cli_state_t state;
   cli_reason_t reason;
-  char exit_why[CLI_STATUS_TEXT]; /* the reason in words, when its cause said more (cli_leave_why) */
+  char exit_why[CLI_STATUS_TEXT]; /* the reason in words, when its cause said more
+                                     (cli_leave_why) */
   cli_life_t life;
   char token[CLI_TOKEN_MAX];
   int enrolling;           /* hello carries the enrolment key (no token yet) */

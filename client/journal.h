@@ -60,7 +60,7 @@ typedef struct cli_assign_s {
                        has not said yet in this run that it still holds it for us */
   char kernel[NQ_KERNEL_NAME_MAX]; /* the kernel the assignment names, "" none */
   int on_disk;      /* not in the file: its assigned/ entry exists (written, or loaded at start);
-                       short units are not written while connected (cli.c, "lazy records") */
+                       short units are not written while connected (ctx.h, "lazy records") */
 } cli_assign_t;
 
 /* Create (mode 0700) the state directory and its subdirectories when missing, take its lock,

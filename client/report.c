@@ -1,6 +1,7 @@
 /* nq-client: the reporting room (report.h): the results sent and not answered yet, the results
  * held in memory only (lazy records, LAZY_S in ctx.h), the journal, and what the volunteer is told
- * (the status file, the INFO summary). It calls only the context's verbs (ctx.c) and the journal. */
+ * (the status file, the INFO summary). It calls only the context's verbs (ctx.c) and the
+ * journal. */
 #include "report.h"
 
 #include "nq/log.h"
@@ -99,7 +100,8 @@ void cli_report_journal(cli_t *cli, const nq_result_t *r) {
 static void held_flush(cli_t *cli, uint64_t age) {
   uint64_t now = uv_now(cli->loop);
   size_t k = 0;
-  while (k < cli->nheld && now - cli->held[k].at >= age) cli_report_journal(cli, &cli->held[k++].r);
+  while (k < cli->nheld && now - cli->held[k].at >= age)
+    cli_report_journal(cli, &cli->held[k++].r);
   if (k > 0) { /* (held may be NULL when nothing was ever held) */
     memmove(cli->held, cli->held + k, (cli->nheld - k) * sizeof *cli->held);
     cli->nheld -= k;
@@ -160,7 +162,8 @@ static void fill_status(cli_t *cli, int stopped) {
   s->updated = (int64_t)time(NULL);
   s->stopped = stopped;
   /* Why it left (`nq-client status`): the reason's name, and its words. */
-  snprintf(s->exit_reason, sizeof s->exit_reason, "%s", stopped ? cli_reason_name(cli->reason) : "");
+  snprintf(s->exit_reason, sizeof s->exit_reason, "%s",
+           stopped ? cli_reason_name(cli->reason) : "");
   snprintf(s->exit_why, sizeof s->exit_why, "%s",
            !stopped ? "" : cli->exit_why[0] ? cli->exit_why : cli_reason_text(cli->reason));
   snprintf(s->version, sizeof s->version, "%s", NQ_VERSION_STRING);

@@ -30,7 +30,8 @@ void cli_report_answered(cli_t *cli, int64_t id);
 /* STATE/status.json for `nq-client status` (status.h), stopped: written as the daemon leaves; a
  * failure is said once. */
 void cli_report_status(cli_t *cli, int stopped);
-/* The INFO summary of the units solved, once every summary_seconds; nothing solved, nothing said. */
+/* The INFO summary of the units solved, once every summary_seconds; nothing solved, nothing
+ * said. */
 void cli_report_summary(cli_t *cli);
 
 #endif
