@@ -123,9 +123,11 @@ void adm_print_json(const json_t *v, int compact);
  * mistyped ("nq-admin: a reply this nq-admin cannot read: status.job.n: is missing") and returns
  * ADM_EXIT_FAIL. Replies are read only this way, never by key. */
 int adm_view(const nq_view_t *v, const json_t *data, void *out);
-/* adm_call, then adm_view of its reply: 0 with *data and *out, or an exit status and neither. */
-int adm_call_view(const adm_opts_t *o, int need_job, const nq_admin_req_t *req,
-                  const nq_view_t *v, json_t **data, void *out);
+/* adm_call, then adm_view of its reply through the command's reply view (the row's,
+ * nq_admin_reply_view): 0 with *data and *out (the struct of that view), or an exit status and
+ * neither. */
+int adm_call_view(const adm_opts_t *o, int need_job, const nq_admin_req_t *req, json_t **data,
+                  void *out);
 /* Format Unix time as "2026-11-23 08:17:03 UTC" ("never" for 0). Returns buf. */
 char *adm_time(int64_t t, char *buf, size_t len);
 /* Format seconds as "1h02m03s" etc. Returns buf. */

@@ -347,10 +347,10 @@ int adm_view(const nq_view_t *v, const json_t *data, void *out) {
   return ADM_EXIT_FAIL;
 }
 
-int adm_call_view(const adm_opts_t *o, int need_job, const nq_admin_req_t *req,
-                  const nq_view_t *v, json_t **data, void *out) {
+int adm_call_view(const adm_opts_t *o, int need_job, const nq_admin_req_t *req, json_t **data,
+                  void *out) {
   int rc = adm_call(o, need_job, req, data);
-  if (rc == 0 && (rc = adm_view(v, *data, out)) != 0) {
+  if (rc == 0 && (rc = adm_view(nq_admin_reply_view(req->cmd), *data, out)) != 0) {
     json_decref(*data);
     *data = NULL;
   }

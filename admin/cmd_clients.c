@@ -20,7 +20,7 @@ int adm_cmd_clients(const adm_cmd_t *cmd, adm_opts_t *o) {
   nq_view_clients_t v;
   nq_admin_req_t req = {.cmd = NQ_ADMIN_CLIENTS};
   int rc = no_args(cmd, o, 0);
-  if (rc || (rc = adm_call_view(o, 0, &req, &nq_view_clients_desc, &d, &v)) != 0) return rc;
+  if (rc || (rc = adm_call_view(o, 0, &req, &d, &v)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
@@ -68,10 +68,11 @@ static int client_add(const adm_opts_t *o, const nq_admin_req_t *req) {
   json_t *d = NULL;
   nq_view_client_added_t v;
   snprintf(path, sizeof path, "%s", o->out ? o->out : "");
-  if (!o->out && snprintf(path, sizeof path, "%s.token", req->name) >= (int)sizeof path)
+  if (!o->out && snprintf(path, sizeof path, "%s.token",
+                          req->q.client_add.name) >= (int)sizeof path)
     return ADM_EXIT_USAGE;
   int rc = o->json ? 0 : adm_secret_check(path);
-  if (rc || (rc = adm_call_view(o, 0, req, &nq_view_client_added_desc, &d, &v)) != 0) return rc;
+  if (rc || (rc = adm_call_view(o, 0, req, &d, &v)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else if ((rc = adm_secret_write(path, v.token)) != 0) {
@@ -101,13 +102,16 @@ int adm_cmd_client(const adm_cmd_t *cmd, adm_opts_t *o) {
     fprintf(stderr, "nq-admin client: --owner goes with add\n");
     return ADM_EXIT_USAGE;
   }
-  nq_admin_req_t req = {.cmd = cmds[sub], .name = o->argv[1], .owner = o->owner};
+  nq_admin_req_t req = {.cmd = cmds[sub]};
+  if (sub == 0) req.q.client_add = (nq_view_q_client_add_t){o->argv[1], o->owner};
+  else if (sub == 1) req.q.client_ban.name = o->argv[1];
+  else req.q.client_unban.name = o->argv[1];
   if (sub == 0) return client_add(o, &req);
   /* a ban counts votes again: the job */
   nq_view_client_banned_t ban;
   nq_view_client_unbanned_t unban;
-  int rc = sub == 1 ? adm_call_view(o, 1, &req, &nq_view_client_banned_desc, &d, &ban)
-                    : adm_call_view(o, 0, &req, &nq_view_client_unbanned_desc, &d, &unban);
+  int rc = sub == 1 ? adm_call_view(o, 1, &req, &d, &ban)
+                    : adm_call_view(o, 0, &req, &d, &unban);
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);
@@ -127,7 +131,7 @@ int adm_cmd_owners(const adm_cmd_t *cmd, adm_opts_t *o) {
   nq_view_owners_t v;
   nq_admin_req_t req = {.cmd = NQ_ADMIN_OWNERS};
   int rc = no_args(cmd, o, 0);
-  if (rc || (rc = adm_call_view(o, 0, &req, &nq_view_owners_desc, &d, &v)) != 0) return rc;
+  if (rc || (rc = adm_call_view(o, 0, &req, &d, &v)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
@@ -154,7 +158,7 @@ static int owner_key(const adm_opts_t *o, const nq_admin_req_t *req, int rekey) 
   int rc = o->bundle ? adm_bundle_prepare(o, &b) : 0;
   if (rc) return rc;
   nq_view_owner_key_t v;
-  if ((rc = adm_call_view(o, 0, req, &nq_view_owner_key_desc, &d, &v)) != 0) goto out;
+  if ((rc = adm_call_view(o, 0, req, &d, &v)) != 0) goto out;
   const char *name = v.name, *key = v.enrol_key;
   if (o->bundle && (rc = adm_bundle_write(&b, name, key)) != 0) {
     fprintf(stderr, "nq-admin: owner '%s' %s but the bundle in %s is incomplete (%s): run "
@@ -193,10 +197,11 @@ static int owner_signups(const adm_cmd_t *cmd, adm_opts_t *o, int sub) {
   json_t *d = NULL;
   char *end = NULL;
   nq_admin_req_t req = {.cmd = sub == 0 ? NQ_ADMIN_SIGNUPS : sub == 1 ? NQ_ADMIN_OWNER_APPROVE
-                                                                      : NQ_ADMIN_OWNER_REJECT,
-                        .all = o->all};
+                                                                      : NQ_ADMIN_OWNER_REJECT};
+  if (sub == 0) req.q.signups.all = o->all;
+  /* owner_approve and owner_reject take the same view (q_id). */
   if (o->argc != (sub == 0 ? 1 : 2) ||
-      (sub && ((req.request = strtoll(o->argv[1], &end, 10)) < 1 || *end))) {
+      (sub && ((req.q.owner_approve.id = strtoll(o->argv[1], &end, 10)) < 1 || *end))) {
     fprintf(stderr, "nq-admin owner: %s\n", sub == 0 ? "requests takes no argument"
                                                       : "approve and reject take a request "
                                                         "number (nq-admin owner requests)");
@@ -206,7 +211,7 @@ static int owner_signups(const adm_cmd_t *cmd, adm_opts_t *o, int sub) {
   int rc;
   if (sub == 0) {
     nq_view_signups_t v;
-    if ((rc = adm_call_view(o, 0, &req, &nq_view_signups_desc, &d, &v)) != 0) return rc;
+    if ((rc = adm_call_view(o, 0, &req, &d, &v)) != 0) return rc;
     if (o->json) {
       adm_print_json(d, 0);
     } else {
@@ -225,7 +230,7 @@ static int owner_signups(const adm_cmd_t *cmd, adm_opts_t *o, int sub) {
     nq_view_signups_free(&v);
   } else {
     nq_view_signup_t v;
-    if ((rc = adm_call_view(o, 0, &req, &nq_view_signup_desc, &d, &v)) != 0) return rc;
+    if ((rc = adm_call_view(o, 0, &req, &d, &v)) != 0) return rc;
     if (o->json)
       adm_print_json(d, 0);
     else if (sub == 1)
@@ -261,15 +266,16 @@ int adm_cmd_owner(const adm_cmd_t *cmd, adm_opts_t *o) {
     fprintf(stderr, "nq-admin owner: --address goes with --bundle DIR\n");
     return ADM_EXIT_USAGE;
   }
-  nq_admin_req_t req = {.cmd = cmds[sub], .name = o->argv[1]};
+  /* Every one of these takes an owner's name (the view q_name). */
+  nq_admin_req_t req = {.cmd = cmds[sub], .q.owner_add.name = o->argv[1]};
   if (sub == 0 || sub == 5) return owner_key(o, &req, sub == 5);
   /* ban and trust count votes again: the job */
   nq_view_owner_trusted_t tr;
   nq_view_owner_unbanned_t unban;
   nq_view_owner_banned_t ban;
-  int rc = sub == 2 || sub == 3 ? adm_call_view(o, 1, &req, &nq_view_owner_trusted_desc, &d, &tr)
-           : sub == 4 ? adm_call_view(o, 0, &req, &nq_view_owner_unbanned_desc, &d, &unban)
-                      : adm_call_view(o, 1, &req, &nq_view_owner_banned_desc, &d, &ban);
+  int rc = sub == 2 || sub == 3 ? adm_call_view(o, 1, &req, &d, &tr)
+           : sub == 4 ? adm_call_view(o, 0, &req, &d, &unban)
+                      : adm_call_view(o, 1, &req, &d, &ban);
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);

@@ -16,7 +16,7 @@ int adm_cmd_jobs(const adm_cmd_t *cmd, adm_opts_t *o) {
   }
   nq_admin_req_t req = {.cmd = NQ_ADMIN_JOBS};
   nq_view_jobs_t v;
-  if ((rc = adm_call_view(o, 0, &req, &nq_view_jobs_desc, &d, &v)) != 0) return rc;
+  if ((rc = adm_call_view(o, 0, &req, &d, &v)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
@@ -105,9 +105,9 @@ int adm_cmd_units(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_usage(cmd, stderr);
     return ADM_EXIT_USAGE;
   }
-  nq_admin_req_t req = {.cmd = NQ_ADMIN_UNITS, .state = o->state, .limit = o->limit};
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_UNITS, .q.units = {o->state, o->limit}};
   nq_view_units_t v;
-  if ((rc = adm_call_view(o, 1, &req, &nq_view_units_desc, &d, &v)) != 0) return rc;
+  if ((rc = adm_call_view(o, 1, &req, &d, &v)) != 0) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else {
@@ -143,19 +143,25 @@ int adm_cmd_unit(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_usage(cmd, stderr);
     return ADM_EXIT_USAGE;
   }
-  nq_admin_req_t req = {.cmd = reopen ? NQ_ADMIN_UNIT_REOPEN : NQ_ADMIN_UNIT_RETRY,
-                        .extra = o->extra, .all_disputed = o->all_disputed, .client = o->client};
+  nq_view_ref_t unit = {0, NULL};
   if (!many) {
     const char *arg = o->argv[1];
     size_t digits = strspn(arg, "0123456789");
-    if (digits > 0 && digits < 19 && arg[digits] == '\0') req.unit_id = strtoll(arg, NULL, 10);
-    else req.unit_text = arg;
+    if (digits > 0 && digits < 19 && arg[digits] == '\0') unit.id = strtoll(arg, NULL, 10);
+    else unit.text = arg;
   }
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_UNIT_REOPEN, .q.unit_reopen = {unit}};
+  if (!reopen)
+    req = (nq_admin_req_t){.cmd = NQ_ADMIN_UNIT_RETRY,
+                           .q.unit_retry = {unit, o->all_disputed, o->client, o->extra}};
   nq_view_retried_t m;
   nq_view_unit_t u;
-  if ((rc = many ? adm_call_view(o, 1, &req, &nq_view_retried_desc, &d, &m)
-                 : adm_call_view(o, 1, &req, &nq_view_unit_desc, &d, &u)) != 0)
-    return rc;
+  /* Several units answer with their own view, not the row's (one unit). */
+  if (many && (rc = adm_call(o, 1, &req, &d)) == 0 &&
+      (rc = adm_view(&nq_view_retried_desc, d, &m)) != 0)
+    json_decref(d);
+  if (!many) rc = adm_call_view(o, 1, &req, &d, &u);
+  if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);
   } else if (many) {
@@ -223,13 +229,18 @@ static int job_add(const adm_cmd_t *cmd, adm_opts_t *o) {
     fprintf(stderr, "nq-admin job add: %s\n", err);
     return ADM_EXIT_USAGE;
   }
-  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_ADD, .job_n = job.n, .depth = job.depth,
-                        .max_depth = job.max_depth, .unit_seconds = job.unit_seconds,
-                        .quorum = job.quorum, .max_results = job.max_results,
-                        .diverse_kernels = job.diverse_kernels};
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_ADD,
+                        .q.job_add = {.n = job.n,
+                                      .depth = job.depth,
+                                      .max_depth = job.max_depth,
+                                      .unit_seconds = job.unit_seconds,
+                                      .quorum = job.quorum,
+                                      .max_results = job.max_results,
+                                      .diverse_kernels = job.diverse_kernels,
+                                      .has_diverse_kernels = job.diverse_kernels >= 0}};
   json_t *d = NULL;
   nq_view_queued_t q;
-  int rc = adm_call_view(o, 0, &req, &nq_view_queued_desc, &d, &q);
+  int rc = adm_call_view(o, 0, &req, &d, &q);
   if (rc) return rc;
   char units[64], kernels[24];
   if (o->json) adm_print_json(d, 0);
@@ -250,10 +261,10 @@ static int job_list(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_usage(cmd, stderr);
     return ADM_EXIT_USAGE;
   }
-  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_LIST, .all = o->all};
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_LIST, .q.job_list.all = o->all};
   json_t *d = NULL;
   nq_view_queue_t v;
-  int rc = adm_call_view(o, 0, &req, &nq_view_queue_desc, &d, &v);
+  int rc = adm_call_view(o, 0, &req, &d, &v);
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);
@@ -290,10 +301,10 @@ static int job_next(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_usage(cmd, stderr);
     return ADM_EXIT_USAGE;
   }
-  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_NEXT, .force = o->force};
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_NEXT, .q.job_next.force = o->force};
   json_t *d = NULL;
   nq_view_job_next_t v;
-  int rc = adm_call_view(o, 0, &req, &nq_view_job_next_desc, &d, &v);
+  int rc = adm_call_view(o, 0, &req, &d, &v);
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);
@@ -319,10 +330,10 @@ static int job_cancel(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_usage(cmd, stderr);
     return ADM_EXIT_USAGE;
   }
-  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_CANCEL, .queue_id = id};
+  nq_admin_req_t req = {.cmd = NQ_ADMIN_JOB_CANCEL, .q.job_cancel.id = id};
   json_t *d = NULL;
   nq_view_queued_t q;
-  int rc = adm_call_view(o, 0, &req, &nq_view_queued_desc, &d, &q);
+  int rc = adm_call_view(o, 0, &req, &d, &q);
   if (rc) return rc;
   if (o->json) adm_print_json(d, 0);
   else printf("queued job %lld (N=%lld) cancelled\n", (long long)q.id, (long long)q.n);
@@ -357,11 +368,12 @@ int adm_cmd_job(const adm_cmd_t *cmd, adm_opts_t *o) {
     adm_usage(cmd, stderr);
     return ADM_EXIT_USAGE;
   }
-  nq_admin_req_t req = {.cmd = del ? NQ_ADMIN_JOB_DELETE : NQ_ADMIN_JOB_ARCHIVE, .job_n = (int)n,
-                        .force = o->force};
+  /* job_archive and job_delete take the same view (q_job). */
+  nq_admin_req_t req = {.cmd = del ? NQ_ADMIN_JOB_DELETE : NQ_ADMIN_JOB_ARCHIVE,
+                        .q.job_archive = {n, o->force}};
   nq_view_job_removed_t v;
   if ((rc = adm_call_exclusive(o, &req, &d)) != 0) return rc;
-  if ((rc = adm_view(&nq_view_job_removed_desc, d, &v)) != 0) {
+  if ((rc = adm_view(nq_admin_reply_view(req.cmd), d, &v)) != 0) {
     json_decref(d);
     return rc;
   }

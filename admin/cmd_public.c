@@ -30,9 +30,9 @@ int adm_cmd_news(const adm_cmd_t *cmd, adm_opts_t *o) {
   char *end = NULL;
   if (!strcmp(sub, "add") && o->argc == 2) {
     req.cmd = NQ_ADMIN_NEWS_ADD;
-    req.text = o->argv[1];
+    req.q.news_add.text = o->argv[1];
     nq_view_news_item_t v;
-    if ((rc = adm_call_view(o, 0, &req, &nq_view_news_item_desc, &d, &v)) != 0) return rc;
+    if ((rc = adm_call_view(o, 0, &req, &d, &v)) != 0) return rc;
     if (o->json) adm_print_json(d, 0);
     else printf("news %lld added: on the page, in every client's welcome, and told to the clients "
                 "connected to a running server now\n", (long long)v.id);
@@ -41,11 +41,11 @@ int adm_cmd_news(const adm_cmd_t *cmd, adm_opts_t *o) {
              (!strcmp(sub, "remove") && o->argc == 2)) {
     if (*sub == 'r') {
       req.cmd = NQ_ADMIN_NEWS_REMOVE;
-      if ((req.request = strtoll(o->argv[1], &end, 10)) < 1 || *end)
+      if ((req.q.news_remove.id = strtoll(o->argv[1], &end, 10)) < 1 || *end)
         return usage(cmd, "remove takes an item's id (nq-admin news list)");
     }
     nq_view_news_t v;
-    if ((rc = adm_call_view(o, 0, &req, &nq_view_news_desc, &d, &v)) != 0) return rc;
+    if ((rc = adm_call_view(o, 0, &req, &d, &v)) != 0) return rc;
     if (o->json) adm_print_json(d, 0);
     else news_print(&v);
     nq_view_news_free(&v);
@@ -64,11 +64,13 @@ int adm_cmd_team(const adm_cmd_t *cmd, adm_opts_t *o) {
   else if (!strcmp(sub, "rename") && o->argc == 3) req.cmd = NQ_ADMIN_TEAM_RENAME;
   else if (strcmp(sub, "list") || o->argc != 1)
     return usage(cmd, "add NAME, rename NAME NEW, remove NAME or list");
-  if (req.cmd != NQ_ADMIN_TEAMS) req.name = o->argv[1];
-  if (req.cmd == NQ_ADMIN_TEAM_RENAME) req.to = o->argv[2];
+  if (req.cmd == NQ_ADMIN_TEAM_RENAME)
+    req.q.team_rename = (nq_view_q_team_rename_t){o->argv[1], o->argv[2]};
+  else if (req.cmd == NQ_ADMIN_TEAM_ADD) req.q.team_add.name = o->argv[1];
+  else if (req.cmd == NQ_ADMIN_TEAM_REMOVE) req.q.team_remove.name = o->argv[1];
   json_t *d = NULL;
   nq_view_teams_t v;
-  int rc = adm_call_view(o, 0, &req, &nq_view_teams_desc, &d, &v);
+  int rc = adm_call_view(o, 0, &req, &d, &v);
   if (rc) return rc;
   if (o->json) {
     adm_print_json(d, 0);

@@ -22,92 +22,17 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* ---- the status file: one table of its keys, read by the pack and the parse alike ---- */
+/* ---- the status file: one view (status.h), read by the pack and the parse alike ---- */
 
-enum { F_I64, F_INT, F_U64, F_DBL, F_STR, F_OSTR /* a string the file may lack: "" */ };
-#define FLD(k, t) {#k, t, offsetof(cli_status_t, k), sizeof(((cli_status_t *)0)->k)}
-static const struct {
-  const char *key;
-  int type;
-  size_t off, size;
-} fields[] = {
-    FLD(pid, F_I64),         FLD(updated, F_I64),       FLD(stopped, F_INT),
-    FLD(version, F_STR),     FLD(kernel, F_STR),        FLD(server, F_STR),
-    FLD(conn, F_STR),        FLD(last_contact, F_I64),  FLD(last_outcome, F_STR),
-    FLD(down_since, F_I64),  FLD(client, F_STR),        FLD(shown_as, F_STR),
-    FLD(page, F_STR),        FLD(has_credit, F_INT),    FLD(credit, F_STR),
-    FLD(credit_at, F_I64),   FLD(job_n, F_INT),         FLD(threads, F_INT),
-    FLD(priority, F_STR),    FLD(cpu_limit, F_INT),     FLD(paused, F_INT),
-    FLD(pause_reason, F_STR), FLD(units_done, F_I64),   FLD(nodes_done, F_U64),
-    FLD(solve_seconds, F_DBL), FLD(queued, F_INT),      FLD(running, F_INT),
-    FLD(unit, F_STR),        FLD(unit_id, F_I64),       FLD(fraction, F_DBL),
-    FLD(nodes, F_U64),       FLD(seconds, F_DBL),       FLD(exit_reason, F_OSTR),
-    FLD(exit_why, F_OSTR),
-};
-#undef FLD
-#define NFIELDS (sizeof fields / sizeof fields[0])
+#define NQV_T nq_view_cli_status_t
+NQ_VIEW_DEFINE(cli_status, CLI_STATUS_VIEW)
+#undef NQV_T
 
-json_t *cli_status_pack(const cli_status_t *s) {
-  json_t *o = json_object();
-  if (!o) return NULL;
-  int bad = 0;
-  for (size_t i = 0; i < NFIELDS; i++) {
-    const char *p = (const char *)s + fields[i].off;
-    json_t *v = NULL;
-    switch (fields[i].type) {
-    case F_I64: v = json_integer(*(const int64_t *)p); break;
-    case F_INT: v = json_integer(*(const int *)p); break;
-    case F_DBL: v = json_real(*(const double *)p); break;
-    case F_STR:
-    case F_OSTR: v = json_string(p); break;
-    case F_U64: bad |= nq_msg_set_u64(o, fields[i].key, *(const uint64_t *)p) != 0; continue;
-    }
-    bad |= json_object_set_new(o, fields[i].key, v) != 0;
-  }
-  if (bad) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
-}
+json_t *cli_status_pack(const cli_status_t *s) { return nq_view_cli_status_pack(s); }
 
+/* The view holds no arrays and copies its strings: nothing to release, nothing borrowed. */
 int cli_status_parse(const json_t *o, cli_status_t *out, char *err, size_t errlen) {
-  memset(out, 0, sizeof *out);
-  for (size_t i = 0; i < NFIELDS; i++) {
-    char *p = (char *)out + fields[i].off;
-    const json_t *v = json_object_get(o, fields[i].key);
-    int64_t n = 0;
-    const char *str = NULL;
-    int rc = 0;
-    switch (fields[i].type) {
-    case F_I64:
-      rc = nq_msg_get_int(o, fields[i].key, INT64_MIN, INT64_MAX, &n);
-      *(int64_t *)p = n;
-      break;
-    case F_INT:
-      rc = nq_msg_get_int(o, fields[i].key, -1000000000, 1000000000, &n);
-      *(int *)p = (int)n;
-      break;
-    case F_U64: rc = nq_msg_get_u64(o, fields[i].key, (uint64_t *)p); break;
-    case F_DBL:
-      if (json_is_number(v)) *(double *)p = json_number_value(v);
-      else rc = NQ_EPROTO;
-      break;
-    case F_OSTR:
-      if (!v) break;
-      /* fall through */
-    case F_STR:
-      rc = nq_msg_get_str(o, fields[i].key, &str);
-      if (rc == 0 && strlen(str) >= fields[i].size) rc = NQ_EPROTO;
-      if (rc == 0) memcpy(p, str, strlen(str) + 1);
-      break;
-    }
-    if (rc) {
-      if (errlen) snprintf(err, errlen, "key '%s' missing or bad", fields[i].key);
-      return NQ_EPROTO;
-    }
-  }
-  return 0;
+  return nq_view_cli_status_parse(o, out, err, errlen);
 }
 
 int cli_status_write(const char *state_dir, const cli_status_t *s) {
@@ -325,27 +250,47 @@ void cli_status_print_text(FILE *f, const cli_status_view_t *v, int64_t now) {
             s->units_done, s->nodes_done, s->solve_seconds);
 }
 
+/* `nq-client status --json`: the view of the directory, with the status file's record inside. */
+#define CLI_CKPT_VIEW(F)                                                                           \
+  F(INT, id, REQ, 0)                                                                               \
+  F(STR, unit, REQ, 0)                                                                             \
+  F(INT, done, REQ, 0)                                                                             \
+  F(INT, tasks, REQ, 0)                                                                            \
+  F(REAL, seconds, REQ, 0)                                                                         \
+  F(U64, nodes, REQ, 0)
+NQ_VIEW_STRUCT(cli_ckpt, CLI_CKPT_VIEW)
+#define CLI_STATUS_OUT_VIEW(F)                                                                     \
+  F(BOOL, running, REQ, 0)                                                                         \
+  F(INT, pid, REQ, 0)                                                                              \
+  F(OBJ, status, NULL, cli_status)                                                                 \
+  F(INT, journal, REQ, 0)                                                                          \
+  F(INT, assigned, REQ, 0)                                                                         \
+  F(ARR, checkpoints, REQ, cli_ckpt)
+NQ_VIEW_STRUCT(cli_status_out, CLI_STATUS_OUT_VIEW)
+#define NQV_T nq_view_cli_ckpt_t
+NQ_VIEW_DEFINE(cli_ckpt, CLI_CKPT_VIEW)
+#undef NQV_T
+#define NQV_T nq_view_cli_status_out_t
+NQ_VIEW_DEFINE(cli_status_out, CLI_STATUS_OUT_VIEW)
+#undef NQV_T
+
 json_t *cli_status_view_json(const cli_status_view_t *v) {
-  json_t *o = json_object(), *ck = json_array();
-  if (!o || !ck) {
-    json_decref(o);
-    json_decref(ck);
-    return NULL;
-  }
-  json_object_set_new(o, "running", json_boolean(v->running));
-  json_object_set_new(o, "pid", json_integer(v->pid));
-  json_object_set_new(o, "status", v->has_file ? cli_status_pack(&v->s) : json_null());
-  json_object_set_new(o, "journal", json_integer((json_int_t)v->journal));
-  json_object_set_new(o, "assigned", json_integer((json_int_t)v->assigned));
+  nq_view_cli_ckpt_t *ck = v->nckpt ? calloc(v->nckpt, sizeof *ck) : NULL;
+  if (v->nckpt && !ck) return NULL;
   for (size_t i = 0; i < v->nckpt; i++) {
     const cli_status_ckpt_t *k = &v->ckpt[i];
-    json_t *c = json_pack("{s:I, s:s, s:I, s:I, s:f}", "id", (json_int_t)k->id, "unit", k->unit,
-                          "done", (json_int_t)k->ndone, "tasks", (json_int_t)k->ntasks,
-                          "seconds", k->seconds);
-    if (c && nq_msg_set_u64(c, "nodes", k->nodes) == 0) json_array_append_new(ck, c);
-    else json_decref(c);
+    ck[i] = (nq_view_cli_ckpt_t){k->id, k->unit, k->ndone, k->ntasks, k->seconds, k->nodes};
   }
-  json_object_set_new(o, "checkpoints", ck);
+  nq_view_cli_status_out_t out = {.running = v->running,
+                                  .pid = v->pid,
+                                  .status = v->s,
+                                  .has_status = v->has_file,
+                                  .journal = (int64_t)v->journal,
+                                  .assigned = (int64_t)v->assigned,
+                                  .checkpoints = ck,
+                                  .n_checkpoints = v->nckpt};
+  json_t *o = nq_view_cli_status_out_pack(&out);
+  free(ck);
   return o;
 }
 

@@ -19,53 +19,56 @@
 #include "nq/addr.h"
 #include "nq/proto.h"
 #include "nq/unit.h"
+#include "nq/view.h"
 
 #define CLI_STATUS_FILE "status.json"
 #define CLI_STATUS_SECONDS 2
 #define CLI_STATUS_TEXT 160
 
-typedef struct cli_status_s {
-  int64_t pid;           /* the daemon's */
-  int64_t updated;       /* Unix seconds of this snapshot */
-  int stopped;           /* 1: written as the daemon left */
-  char version[32];      /* nq-client's */
-  char kernel[16];       /* the solver kernel in use */
-  char server[NQ_HOST_MAX + 16]; /* HOST:PORT */
-  char conn[16];         /* connection state: idle, connecting, hello, ready, done */
-  int64_t last_contact;  /* Unix seconds of the last message from the server; 0: never */
-  char last_outcome[CLI_STATUS_TEXT]; /* what the last connection attempt or session came to */
-  int64_t down_since;    /* Unix seconds since the server is out of reach; 0: it is not */
-  /* From the server's welcome (kept across restarts; empty or has_credit 0 until one says) */
-  char client[NQ_PROTO_NAME_MAX + 1];   /* this client's name on the server */
-  char shown_as[NQ_PROTO_SHOWN_MAX + 1]; /* the name the public page credits it under */
-  char page[NQ_PROTO_PAGE_MAX + 1];     /* the public page's address */
-  int has_credit;
-  char credit[NQ_PROTO_CREDIT_MAX + 1]; /* this client's credit (verified nodes), decimal */
-  int64_t credit_at;                    /* Unix seconds it said so */
-  int job_n;                            /* 0: not known */
-  /* The guest's settings and pause */
-  int threads;
-  char priority[8];
-  int cpu_limit;
-  int paused;
-  char pause_reason[CLI_STATUS_TEXT];
-  /* This run of the daemon */
-  int64_t units_done;
-  uint64_t nodes_done;
-  double solve_seconds;   /* of the units done, paused time left out */
-  int queued;             /* assignments not started */
-  /* The running unit */
-  int running;
-  char unit[NQ_UNIT_TEXT_MAX];
-  int64_t unit_id;
-  double fraction;        /* 0..1 */
-  uint64_t nodes;
-  double seconds;         /* solve time so far, every run of it together, pauses left out */
-  /* Why the daemon left: written as it leaves (stopped 1), "" while it runs. Optional in the
-   * file (one written by an older nq-client has neither). */
-  char exit_reason[16];   /* the reason's name (cli_reason_name): limit, job_done, banned, ... */
-  char exit_why[CLI_STATUS_TEXT]; /* in words; the server's own when it gave any */
-} cli_status_t;
+/* The status file's one record, a typed view (nq/view.h): the field list below is the struct,
+ * its JSON keys in order, and the one pack and parse. */
+#define CLI_STATUS_VIEW(F)                                                                         \
+  F(INT, pid, REQ, 0)                           /* the daemon's */                                 \
+  F(INT, updated, REQ, 0)                       /* Unix seconds of this snapshot */                \
+  F(I32, stopped, REQ, 0)                       /* 1: written as the daemon left */                \
+  F(CHARS, version, REQ, 32)                    /* nq-client's */                                  \
+  F(CHARS, kernel, REQ, 16)                     /* the solver kernel in use */                     \
+  F(CHARS, server, REQ, NQ_HOST_MAX + 16)       /* HOST:PORT */                                    \
+  F(CHARS, conn, REQ, 16) /* connection state: idle, connecting, hello, ready, done */             \
+  F(INT, last_contact, REQ, 0) /* the last message from the server (Unix s); 0: never */           \
+  F(CHARS, last_outcome, REQ, CLI_STATUS_TEXT) /* the last connection attempt or session's end */  \
+  F(INT, down_since, REQ, 0) /* Unix seconds since the server is out of reach; 0: it is not */     \
+  /* From the server's welcome (kept across restarts; empty or has_credit 0 until one says) */     \
+  F(CHARS, client, REQ, NQ_PROTO_NAME_MAX + 1)  /* this client's name on the server */             \
+  F(CHARS, shown_as, REQ, NQ_PROTO_SHOWN_MAX + 1) /* the name the public page credits it under */  \
+  F(CHARS, page, REQ, NQ_PROTO_PAGE_MAX + 1)    /* the public page's address */                    \
+  F(I32, has_credit, REQ, 0)                                                                       \
+  F(CHARS, credit, REQ, NQ_PROTO_CREDIT_MAX + 1) /* its credit (verified nodes), decimal */        \
+  F(INT, credit_at, REQ, 0)                     /* Unix seconds it said so */                      \
+  F(I32, job_n, REQ, 0)                         /* 0: not known */                                 \
+  /* The guest's settings and pause */                                                             \
+  F(I32, threads, REQ, 0)                                                                          \
+  F(CHARS, priority, REQ, 8)                                                                       \
+  F(I32, cpu_limit, REQ, 0)                                                                        \
+  F(I32, paused, REQ, 0)                                                                           \
+  F(CHARS, pause_reason, REQ, CLI_STATUS_TEXT)                                                     \
+  /* This run of the daemon */                                                                     \
+  F(INT, units_done, REQ, 0)                                                                       \
+  F(U64, nodes_done, REQ, 0)                                                                       \
+  F(REAL, solve_seconds, REQ, 0)                /* of the units done, paused time left out */      \
+  F(I32, queued, REQ, 0)                        /* assignments not started */                      \
+  /* The running unit */                                                                           \
+  F(I32, running, REQ, 0)                                                                          \
+  F(CHARS, unit, REQ, NQ_UNIT_TEXT_MAX)                                                            \
+  F(INT, unit_id, REQ, 0)                                                                          \
+  F(REAL, fraction, REQ, 0)                     /* 0..1 */                                         \
+  F(U64, nodes, REQ, 0)                                                                            \
+  F(REAL, seconds, REQ, 0) /* solve time so far, every run of it together, pauses left out */   \
+  /* Why the daemon left: written as it leaves (stopped 1); "" (no key) while it runs */           \
+  F(CHARS, exit_reason, ZERO, 16) /* the reason's name (cli_reason_name): limit, banned, ... */    \
+  F(CHARS, exit_why, ZERO, CLI_STATUS_TEXT) /* in words; the server's own when it gave any */
+NQ_VIEW_STRUCT(cli_status, CLI_STATUS_VIEW)
+typedef nq_view_cli_status_t cli_status_t;
 
 /* One checkpoint in the state directory: a unit in progress (or stopped in a former run). */
 typedef struct cli_status_ckpt_s {
@@ -90,7 +93,8 @@ typedef struct cli_status_view_s {
 
 /* The JSON object of s (new reference; NULL when out of memory). */
 json_t *cli_status_pack(const cli_status_t *s);
-/* Read one back: 0, or NQ_EPROTO with why in err (a missing or mistyped key). */
+/* Read one back: 0, or NQ_EPROTO with why in err (a missing or mistyped key, named by its path:
+ * "cli_status.threads: is missing"). */
 int cli_status_parse(const json_t *o, cli_status_t *out, char *err, size_t errlen);
 /* STATE/status.json := s (atomic replace, not fsync'd: it is rewritten every few seconds). */
 int cli_status_write(const char *state_dir, const cli_status_t *s);

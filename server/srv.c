@@ -75,11 +75,10 @@ static void on_conn_open(nq_conn_t *c) {
  * re-sends up to min(want, max_outstanding) of them; a malformed want is refused with a small
  * error. */
 static int req_weight(const srv_t *s, const json_t *msg) {
-  if (nq_msg_type(msg, NULL) != NQ_MSG_GET_WORK) return 1;
-  const json_t *w = json_object_get(msg, "want");
-  json_int_t want = json_is_integer(w) ? json_integer_value(w) : 1;
-  if (want > s->cfg.sched.max_outstanding) want = s->cfg.sched.max_outstanding;
-  return want < 1 ? 1 : (int)want;
+  nq_get_work_t g;
+  nq_proto_err_t err;
+  if (nq_msg_type(msg, NULL) != NQ_MSG_GET_WORK || nq_get_work_parse(msg, &g, &err) != 0) return 1;
+  return g.want > s->cfg.sched.max_outstanding ? s->cfg.sched.max_outstanding : g.want;
 }
 
 static void on_conn_frame(nq_conn_t *c, json_t *msg) {

@@ -1,4 +1,4 @@
-/* libFuzzer target: the typed views' parser (server/core/view.c), which nq-admin and the status page
+/* libFuzzer target: the typed views' parser (common/net/view.c), which nq-admin and the status page
  * run on what a server sends them (nq/admin_view.h).
  *
  * The input is read as JSON (json_loadb, as a reply's data would be) and handed to every view's

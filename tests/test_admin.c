@@ -1,4 +1,4 @@
-/* Admin suite: the status/list JSON (server/core/admin_api.c) against the database truth of a job
+/* Admin suite: the status/list JSON (server/core/admin_*.c) against the database truth of a job
  * driven through the real store and scheduler with units in every state; the admin API
  * (srv_admin_call, behind the protocol's admin request and reply) and its refusals; a finished job checked against the published values; and
  * the nq-admin binary (NQ_BIN_DIR): local mode output, client add, and its error paths. */

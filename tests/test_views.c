@@ -11,6 +11,7 @@
 #include "fx_store.h"
 #include "nq/admin_view.h"
 #include "nq/nq.h"
+#include "nq/proto.h"
 
 
 /* ---- a full JSON object of each view, made from its table ---------------------------------- */
@@ -23,8 +24,15 @@ static json_t *sample_value(const nq_view_field_t *f, int seed) {
   char buf[64];
   switch (f->kind) {
   case NQ_VK_INT: return json_integer(1000 + seed);
+  case NQ_VK_INTR: return json_integer(f->lo + seed % (f->hi - f->lo + 1));
+  case NQ_VK_REALR: return json_real((double)f->lo + 0.5);
+  case NQ_VK_REF:
+  case NQ_VK_I32:
+  case NQ_VK_U64: return json_integer(seed);
   case NQ_VK_BOOL: return json_boolean(seed & 1);
   case NQ_VK_REAL: return json_real(0.5 + seed);
+  case NQ_VK_TEXT:
+  case NQ_VK_CHARS:
   case NQ_VK_STR:
   case NQ_VK_STRN:
     snprintf(buf, sizeof buf, "%s-%d", f->key, seed);
@@ -108,9 +116,16 @@ static void refused(const nq_view_t *v, const json_t *j, const char *want) {
 static json_t *wrong_value(const nq_view_field_t *f) {
   switch (f->kind) {
   case NQ_VK_INT:
+  case NQ_VK_INTR:
   case NQ_VK_COUNTS:
   case NQ_VK_INTS: return json_string("12");
-  case NQ_VK_REAL: return json_string("1.5");
+  case NQ_VK_REAL:
+  case NQ_VK_REALR: return json_string("1.5");
+  case NQ_VK_REF:
+  case NQ_VK_U64: return json_true();
+  case NQ_VK_I32: return json_string("12");
+  case NQ_VK_CHARS:
+  case NQ_VK_TEXT:
   case NQ_VK_BOOL: return json_integer(1);
   case NQ_VK_STR:
   case NQ_VK_STRN: return json_integer(7);
@@ -120,6 +135,125 @@ static json_t *wrong_value(const nq_view_field_t *f) {
   }
   return NULL;
 }
+
+/* The request views of the admin commands (nq/admin_cmd.h): every bounded field refused one below
+ * its lowest and one above its highest value with a message naming it and the bounds; a ZERO
+ * field left out when 0 and read as 0 when absent; a view of ONE fields refused with none and
+ * with two of them; a TEXT field refused when its check refuses; a REF read both ways. */
+static void request_refused(nq_admin_cmd_t c, const char *json, const char *want) {
+  json_t *j = json_loads(json, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  nq_admin_req_t r;
+  nq_proto_err_t err;
+  ck_assert_msg(nq_admin_req_parse(j, &r, &err) != 0, "accepted: %s", json);
+  ck_assert_int_eq(err.code, NQ_ERR_BAD_MESSAGE);
+  ck_assert_int_eq(err.fatal, 0);
+  ck_assert_msg(strstr(err.message, want) != NULL, "'%s' lacks '%s'", err.message, want);
+  (void)c;
+  json_decref(j);
+}
+
+START_TEST(request_views_check_their_bounds) {
+  char json[300], want[200];
+  int bounded = 0;
+  for (int c = 0; c < NQ_ADMIN_NCMDS; c++) {
+    const nq_view_t *v = nq_admin_req_view((nq_admin_cmd_t)c);
+    ck_assert_ptr_nonnull(v);
+    for (size_t k = 0; k < v->nfields; k++) {
+      const nq_view_field_t *f = &v->fields[k];
+      if (f->kind != NQ_VK_INTR || v->nfields != 1 + (f->flag != NQ_VF_REQ)) continue;
+      /* A view of this one bounded field (and perhaps one optional other): its edges. */
+      long long edge[2] = {(long long)f->lo - 1, (long long)f->hi + (f->hi < INT64_MAX)};
+      for (int e = 0; e < 2; e++) {
+        if (e == 1 && f->hi == INT64_MAX) continue;
+        if (e == 0 && f->lo == 0 && f->flag == NQ_VF_REQ) continue;
+        snprintf(json, sizeof json, "{\"type\":\"admin\",\"cmd\":\"%s\",%s\"%s\":%lld}",
+                 nq_admin_cmd_name((nq_admin_cmd_t)c),
+                 c == NQ_ADMIN_UNITS ? "\"state\":\"all\"," : "", f->key, edge[e]);
+        snprintf(want, sizeof want, "%s.%s: is not in %lld..%lld",
+                 nq_admin_cmd_name((nq_admin_cmd_t)c), f->key, (long long)f->lo,
+                 (long long)f->hi);
+        request_refused((nq_admin_cmd_t)c, json, want);
+        bounded++;
+      }
+    }
+  }
+  ck_assert_int_ge(bounded, 4);
+  request_refused(NQ_ADMIN_JOB_ADD, "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":33}",
+                  "job_add.n: is not in 4..32");
+  request_refused(NQ_ADMIN_JOB_ADD,
+                  "{\"type\":\"admin\",\"cmd\":\"job_add\",\"n\":8,\"unit_seconds\":-0.5}",
+                  "job_add.unit_seconds: is not a number in 0..");
+  request_refused(NQ_ADMIN_UNIT_RETRY, "{\"type\":\"admin\",\"cmd\":\"unit_retry\"}",
+                  "unit_retry: needs exactly one of `unit`, `all_disputed`, `client`");
+  request_refused(NQ_ADMIN_UNIT_RETRY,
+                  "{\"type\":\"admin\",\"cmd\":\"unit_retry\",\"unit\":4,\"client\":\"a\"}",
+                  "unit_retry: needs exactly one of");
+  request_refused(NQ_ADMIN_TEAM_ADD, "{\"type\":\"admin\",\"cmd\":\"team_add\",\"name\":\"a b\"}",
+                  "team_add.name: is not acceptable");
+  request_refused(NQ_ADMIN_UNIT_REOPEN, "{\"type\":\"admin\",\"cmd\":\"unit_reopen\",\"unit\":[]}",
+                  "unit_reopen.unit: is not an id (integer) or a text (string)");
+
+  /* ZERO: absent is 0 and 0 is left out; REF: an id or a text. */
+  nq_admin_req_t r = {.cmd = NQ_ADMIN_UNIT_RETRY, .q.unit_retry = {.unit = {0, "8:c:2:0,2,4"}}};
+  json_t *m = nq_admin_req_pack(&r);
+  ck_assert_ptr_null(json_object_get(m, "extra"));
+  ck_assert_ptr_null(json_object_get(m, "all_disputed"));
+  ck_assert_str_eq(json_string_value(json_object_get(m, "unit")), "8:c:2:0,2,4");
+  nq_admin_req_t b;
+  nq_proto_err_t err;
+  ck_assert_int_eq(nq_admin_req_parse(m, &b, &err), 0);
+  ck_assert_int_eq(b.q.unit_retry.extra, 0);
+  ck_assert_str_eq(b.q.unit_retry.unit.text, "8:c:2:0,2,4");
+  json_decref(m);
+  r.q.unit_retry.unit = (nq_view_ref_t){77, NULL};
+  m = nq_admin_req_pack(&r);
+  ck_assert_int_eq(json_integer_value(json_object_get(m, "unit")), 77);
+  ck_assert_int_eq(nq_admin_req_parse(m, &b, &err), 0);
+  ck_assert_int_eq(b.q.unit_retry.unit.id, 77);
+  ck_assert_ptr_null(b.q.unit_retry.unit.text);
+  json_decref(m);
+}
+END_TEST
+
+/* A record that outlives its JSON (the client's status file): 32-bit integers in their range,
+ * 64-bit unsigned ones as integers up to 2^63-1 and as decimal strings above, strings copied into
+ * their arrays and refused when they do not fit. */
+#define REC_VIEW(F) F(I32, small, REQ, 0) F(U64, big, REQ, 0) F(CHARS, name, REQ, 8)
+NQ_VIEW_STRUCT(rec, REC_VIEW)
+#define NQV_T nq_view_rec_t
+NQ_VIEW_DEFINE(rec, REC_VIEW)
+#undef NQV_T
+
+START_TEST(records_copy_and_bound_their_fields) {
+  nq_view_rec_t r = {.small = -7, .big = UINT64_MAX, .name = "seven"}, b;
+  json_t *j = nq_view_rec_pack(&r);
+  ck_assert_ptr_nonnull(j);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "big")), "18446744073709551615");
+  char err[200];
+  ck_assert_int_eq(nq_view_rec_parse(j, &b, err, sizeof err), 0);
+  json_decref(j); /* b holds copies */
+  ck_assert_int_eq(b.small, -7);
+  ck_assert(b.big == UINT64_MAX);
+  ck_assert_str_eq(b.name, "seven");
+  r.big = 12;
+  j = nq_view_rec_pack(&r);
+  ck_assert(json_is_integer(json_object_get(j, "big")));
+  json_decref(j);
+  const char *bad[][2] = {
+      {"{\"small\":2147483648,\"big\":1,\"name\":\"a\"}", "rec.small: is not"},
+      {"{\"small\":1,\"big\":-1,\"name\":\"a\"}", "rec.big: is not"},
+      {"{\"small\":1,\"big\":\"012\",\"name\":\"a\"}", "rec.big: is not"},
+      {"{\"small\":1,\"big\":1,\"name\":\"eightchr\"}", "rec.name: is longer than 7 bytes"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    j = json_loads(bad[i][0], 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    refused(&nq_view_rec_desc, j, bad[i][1]);
+    json_decref(j);
+  }
+}
+END_TEST
 
 START_TEST(missing_or_mistyped_fields_are_named) {
   char want[200];
@@ -274,6 +408,8 @@ static Suite *views_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, every_view_round_trips);
+  tcase_add_test(tc, request_views_check_their_bounds);
+  tcase_add_test(tc, records_copy_and_bound_their_fields);
   tcase_add_test(tc, missing_or_mistyped_fields_are_named);
   tcase_add_test(tc, nested_paths);
   tcase_add_test(tc, store_views_read_back);

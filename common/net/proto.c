@@ -17,10 +17,13 @@ static const char *const type_names[NQ_MSG_COUNT] = {NQ_MSG_TYPE_MAP(NAME_ONE)};
 static const char *const err_names[NQ_ERR_COUNT] = {NQ_ERRCODE_MAP(NAME_ONE)};
 static const char *const nowork_names[] = {NQ_NOWORK_MAP(NAME_ONE)};
 static const char *const ack_names[] = {NQ_ACK_MAP(NAME_ONE)};
-static const char *const admin_names[NQ_ADMIN_NCMDS] = {NQ_ADMIN_CMD_MAP(NAME_ONE)};
 static const char *const job_state_names[] = {NQ_JOB_STATE_MAP(NAME_ONE)};
 static const char *const signup_state_names[] = {NQ_SIGNUP_STATE_MAP(NAME_ONE)};
 #undef NAME_ONE
+/* The name column of the admin commands' rows (nq/admin_cmd.h): the wire's name is the C one. */
+#define ADMIN_NAME_ONE(e, name, req, fn, reply) #name,
+static const char *const admin_names[NQ_ADMIN_NCMDS] = {NQ_ADMIN_CMD_MAP(ADMIN_NAME_ONE)};
+#undef ADMIN_NAME_ONE
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -251,7 +254,7 @@ static json_t *news_items_pack(const nq_news_t *n) {
   return a;
 }
 
-static int news_text_valid(const char *t) {
+int nq_proto_news_text_valid(const char *t) {
   size_t n = strlen(t);
   if (n < 1 || n > NQ_PROTO_NEWS_TEXT_MAX) return 0;
   for (; *t; t++)
@@ -269,7 +272,7 @@ static int news_items_parse(const json_t *items, nq_news_t *n) {
     nq_news_item_t *it = &n->items[i];
     if (!json_is_object(o) || nq_msg_get_int(o, "id", 1, INT64_MAX, &it->id) ||
         nq_msg_get_int(o, "at", 0, INT64_MAX, &it->at) || nq_msg_get_str(o, "text", &it->text) ||
-        !news_text_valid(it->text))
+        !nq_proto_news_text_valid(it->text))
       return -1;
   }
   n->n = (int)json_array_size(items);
@@ -693,205 +696,85 @@ int nq_ack_parse(const json_t *m, nq_ack_t *a, nq_proto_err_t *err) {
 
 /* ---- admin ----------------------------------------------------------------------------------- */
 
+/* The request views' field tables (nq/admin_cmd.h). */
+const nq_view_t nq_view_none_desc = {"none", sizeof(nq_view_none_t), NULL, 0};
+#define NQV_T nq_view_q_units_t
+NQ_VIEW_DEFINE(q_units, NQ_VIEW_Q_UNITS)
+#undef NQV_T
+#define NQV_T nq_view_q_name_t
+NQ_VIEW_DEFINE(q_name, NQ_VIEW_Q_NAME)
+#undef NQV_T
+#define NQV_T nq_view_q_client_add_t
+NQ_VIEW_DEFINE(q_client_add, NQ_VIEW_Q_CLIENT_ADD)
+#undef NQV_T
+#define NQV_T nq_view_q_unit_t
+NQ_VIEW_DEFINE(q_unit, NQ_VIEW_Q_UNIT)
+#undef NQV_T
+#define NQV_T nq_view_q_unit_retry_t
+NQ_VIEW_DEFINE(q_unit_retry, NQ_VIEW_Q_UNIT_RETRY)
+#undef NQV_T
+#define NQV_T nq_view_q_job_t
+NQ_VIEW_DEFINE(q_job, NQ_VIEW_Q_JOB)
+#undef NQV_T
+#define NQV_T nq_view_q_job_add_t
+NQ_VIEW_DEFINE(q_job_add, NQ_VIEW_Q_JOB_ADD)
+#undef NQV_T
+#define NQV_T nq_view_q_all_t
+NQ_VIEW_DEFINE(q_all, NQ_VIEW_Q_ALL)
+#undef NQV_T
+#define NQV_T nq_view_q_id_t
+NQ_VIEW_DEFINE(q_id, NQ_VIEW_Q_ID)
+#undef NQV_T
+#define NQV_T nq_view_q_force_t
+NQ_VIEW_DEFINE(q_force, NQ_VIEW_Q_FORCE)
+#undef NQV_T
+#define NQV_T nq_view_q_news_add_t
+NQ_VIEW_DEFINE(q_news_add, NQ_VIEW_Q_NEWS_ADD)
+#undef NQV_T
+#define NQV_T nq_view_q_team_t
+NQ_VIEW_DEFINE(q_team, NQ_VIEW_Q_TEAM)
+#undef NQV_T
+#define NQV_T nq_view_q_team_rename_t
+NQ_VIEW_DEFINE(q_team_rename, NQ_VIEW_Q_TEAM_RENAME)
+#undef NQV_T
+
+/* The name and request columns of the commands' rows. */
+static const nq_view_t *const admin_req_views[NQ_ADMIN_NCMDS] = {
+#define REQ_VIEW_ONE(e, name, req, fn, reply) &nq_view_##req##_desc,
+    NQ_ADMIN_CMD_MAP(REQ_VIEW_ONE)
+#undef REQ_VIEW_ONE
+};
+
+const nq_view_t *nq_admin_req_view(nq_admin_cmd_t c) {
+  return (unsigned)c < NQ_ADMIN_NCMDS ? admin_req_views[c] : NULL;
+}
+
+int nq_admin_cmd_find(const char *name) {
+  return name ? lookup(admin_names, NQ_ADMIN_NCMDS, name) : -1;
+}
+
 json_t *nq_admin_req_pack(const nq_admin_req_t *r) {
   int ok;
+  if ((unsigned)r->cmd >= NQ_ADMIN_NCMDS) return NULL;
   json_t *o = msg_new(NQ_MSG_ADMIN, &ok);
   if (!o) return NULL;
   put(o, "cmd", json_string(nq_admin_cmd_name(r->cmd)), &ok);
-  switch (r->cmd) {
-  case NQ_ADMIN_CLIENT_ADD:
-  case NQ_ADMIN_CLIENT_BAN:
-  case NQ_ADMIN_CLIENT_UNBAN:
-  case NQ_ADMIN_OWNER_ADD:
-  case NQ_ADMIN_OWNER_BAN:
-  case NQ_ADMIN_OWNER_TRUST:
-  case NQ_ADMIN_OWNER_UNTRUST:
-  case NQ_ADMIN_OWNER_UNBAN:
-  case NQ_ADMIN_OWNER_REKEY:
-    put(o, "name", r->name ? json_string(r->name) : NULL, &ok);
-    if (r->cmd == NQ_ADMIN_CLIENT_ADD && r->owner) put(o, "owner", json_string(r->owner), &ok);
-    break;
-  case NQ_ADMIN_UNITS:
-    put(o, "state", r->state ? json_string(r->state) : NULL, &ok);
-    if (r->limit > 0) put(o, "limit", json_integer(r->limit), &ok);
-    break;
-  case NQ_ADMIN_UNIT_RETRY:
-  case NQ_ADMIN_UNIT_REOPEN:
-    if (r->all_disputed) put(o, "all_disputed", json_true(), &ok);
-    else if (r->client) put(o, "client", json_string(r->client), &ok);
-    else put(o, "unit", r->unit_text ? json_string(r->unit_text) : json_integer(r->unit_id), &ok);
-    if (r->extra > 0) put(o, "extra", json_integer(r->extra), &ok);
-    break;
-  case NQ_ADMIN_JOB_ARCHIVE:
-  case NQ_ADMIN_JOB_DELETE:
-    put(o, "n", json_integer(r->job_n), &ok);
-    if (r->force) put(o, "force", json_true(), &ok);
-    break;
-  case NQ_ADMIN_JOB_ADD:
-    put(o, "n", json_integer(r->job_n), &ok);
-    if (r->depth) put(o, "depth", json_integer(r->depth), &ok);
-    if (r->max_depth) put(o, "max_depth", json_integer(r->max_depth), &ok);
-    if (r->unit_seconds > 0) put(o, "unit_seconds", json_real(r->unit_seconds), &ok);
-    if (r->quorum) put(o, "quorum", json_integer(r->quorum), &ok);
-    if (r->max_results) put(o, "max_results", json_integer(r->max_results), &ok);
-    if (r->diverse_kernels >= 0) put(o, "diverse_kernels", json_integer(r->diverse_kernels), &ok);
-    break;
-  case NQ_ADMIN_JOB_LIST:
-  case NQ_ADMIN_SIGNUPS:
-    if (r->all) put(o, "all", json_true(), &ok);
-    break;
-  case NQ_ADMIN_OWNER_APPROVE:
-  case NQ_ADMIN_OWNER_REJECT:
-  case NQ_ADMIN_NEWS_REMOVE:
-    put(o, "id", json_integer(r->request), &ok);
-    break;
-  case NQ_ADMIN_NEWS_ADD:
-    put(o, "text", r->text ? json_string(r->text) : NULL, &ok);
-    break;
-  case NQ_ADMIN_TEAM_ADD:
-  case NQ_ADMIN_TEAM_REMOVE:
-  case NQ_ADMIN_TEAM_RENAME:
-    put(o, "name", r->name ? json_string(r->name) : NULL, &ok);
-    if (r->cmd == NQ_ADMIN_TEAM_RENAME) put(o, "to", r->to ? json_string(r->to) : NULL, &ok);
-    break;
-  case NQ_ADMIN_JOB_CANCEL:
-    put(o, "id", json_integer(r->queue_id), &ok);
-    break;
-  case NQ_ADMIN_JOB_NEXT:
-    if (r->force) put(o, "force", json_true(), &ok);
-    break;
-  default:
-    break;
-  }
+  if (ok && nq_view_pack_into(admin_req_views[r->cmd], &r->q, o) != 0) ok = 0;
   return msg_done(o, ok);
 }
-
-/* Admin refusals keep the session: non-fatal. */
-#define ADMIN_BAD(...) refuse(err, NQ_ERR_BAD_MESSAGE, 0, -1, __VA_ARGS__)
 
 int nq_admin_req_parse(const json_t *m, nq_admin_req_t *r, nq_proto_err_t *err) {
   memset(r, 0, sizeof *r);
   const char *cmd = NULL;
-  int64_t v = 0;
-  if (nq_msg_get_str(m, "cmd", &cmd) != 0) return ADMIN_BAD("admin: `cmd` must be a string");
-  int c = lookup(admin_names, NQ_ADMIN_NCMDS, cmd);
-  if (c < 0) return ADMIN_BAD("admin: unknown cmd");
+  char why[NQ_PROTO_ERRMSG_MAX];
+  if (nq_msg_get_str(m, "cmd", &cmd) != 0)
+    return refuse(err, NQ_ERR_BAD_MESSAGE, 0, -1, "admin: `cmd` must be a string");
+  int c = nq_admin_cmd_find(cmd);
+  if (c < 0) return refuse(err, NQ_ERR_BAD_MESSAGE, 0, -1, "admin: unknown cmd");
   r->cmd = (nq_admin_cmd_t)c;
-  switch (r->cmd) {
-  case NQ_ADMIN_UNITS:
-    if (nq_msg_get_str(m, "state", &r->state) || nq_msg_opt_int(m, "limit", 0, INT32_MAX, 0, &v))
-      return ADMIN_BAD("units: needs `state` (string), optional `limit`");
-    r->limit = (int)v;
-    break;
-  case NQ_ADMIN_CLIENT_ADD:
-  case NQ_ADMIN_CLIENT_BAN:
-  case NQ_ADMIN_CLIENT_UNBAN:
-  case NQ_ADMIN_OWNER_ADD:
-  case NQ_ADMIN_OWNER_BAN:
-  case NQ_ADMIN_OWNER_TRUST:
-  case NQ_ADMIN_OWNER_UNTRUST:
-  case NQ_ADMIN_OWNER_UNBAN:
-  case NQ_ADMIN_OWNER_REKEY:
-    if (nq_msg_get_str(m, "name", &r->name)) return ADMIN_BAD("needs `name` (string)");
-    if (r->cmd == NQ_ADMIN_CLIENT_ADD && json_object_get(m, "owner") &&
-        nq_msg_get_str(m, "owner", &r->owner))
-      return ADMIN_BAD("client_add: `owner` must be a string");
-    break;
-  case NQ_ADMIN_UNIT_RETRY:
-  case NQ_ADMIN_UNIT_REOPEN: {
-    /* One unit (by id or text); for unit_retry also every disputed unit, or those with a result
-     * of one client. */
-    const json_t *unit = json_object_get(m, "unit");
-    const json_t *all = json_object_get(m, "all_disputed");
-    const json_t *client = json_object_get(m, "client");
-    int retry = r->cmd == NQ_ADMIN_UNIT_RETRY;
-    if (json_is_integer(unit)) r->unit_id = (int64_t)json_integer_value(unit);
-    else if (json_is_string(unit)) r->unit_text = json_string_value(unit);
-    if (retry && json_is_string(client)) r->client = json_string_value(client);
-    r->all_disputed = retry && json_is_true(all);
-    int targets = (json_is_integer(unit) || json_is_string(unit)) + r->all_disputed +
-                  (r->client != NULL);
-    if (targets != 1 || (all && !json_is_boolean(all)) || (client && !json_is_string(client)) ||
-        (!retry && (all || client)) ||
-        nq_msg_opt_int(m, "extra", 1, NQ_PROTO_RETRY_EXTRA_MAX, 0, &v))
-      return ADMIN_BAD("%s: needs one of `unit` (id or unit text)%s, optional `extra` (1..1000)",
-                       cmd, retry ? ", `all_disputed` (true), `client` (name)" : "");
-    r->extra = (int)v;
-    break;
-  }
-  case NQ_ADMIN_JOB_ARCHIVE:
-  case NQ_ADMIN_JOB_DELETE: {
-    const json_t *force = json_object_get(m, "force");
-    if (nq_msg_get_int(m, "n", NQ_UNIT_MIN_N, NQ_MAX_N, &v) ||
-        (force && !json_is_null(force) && !json_is_boolean(force)))
-      return ADMIN_BAD("%s: needs `n` (4..32), optional `force` (boolean)", cmd);
-    r->job_n = (int)v;
-    r->force = json_is_true(force);
-    break;
-  }
-  case NQ_ADMIN_JOB_ADD: {
-    int64_t d = 0, md = 0, q = 0, mr = 0, dk = -1;
-    const json_t *us = json_object_get(m, "unit_seconds");
-    if (nq_msg_get_int(m, "n", NQ_UNIT_MIN_N, NQ_MAX_N, &v) ||
-        nq_msg_opt_int(m, "depth", 0, NQ_MAX_N, 0, &d) ||
-        nq_msg_opt_int(m, "max_depth", 0, NQ_MAX_N, 0, &md) ||
-        nq_msg_opt_int(m, "quorum", 0, 1000, 0, &q) ||
-        nq_msg_opt_int(m, "max_results", 0, 1000, 0, &mr) ||
-        nq_msg_opt_int(m, "diverse_kernels", 0, 8, -1, &dk) ||
-        (us && !(json_is_number(us) && json_number_value(us) >= 0 &&
-                 json_number_value(us) <= 1e12)))
-      return ADMIN_BAD("job_add: needs `n` (4..32); optional `depth`, `max_depth` (0..32), "
-                       "`unit_seconds` (a number >= 0), `quorum`, `max_results` (0..1000), "
-                       "`diverse_kernels` (0..8)");
-    r->job_n = (int)v;
-    r->depth = (int)d;
-    r->max_depth = (int)md;
-    r->quorum = (int)q;
-    r->max_results = (int)mr;
-    r->diverse_kernels = (int)dk;
-    r->unit_seconds = us ? json_number_value(us) : 0;
-    break;
-  }
-  case NQ_ADMIN_JOB_LIST:
-  case NQ_ADMIN_SIGNUPS: {
-    const json_t *all = json_object_get(m, "all");
-    if (all && !json_is_boolean(all)) return ADMIN_BAD("%s: `all` must be a boolean", cmd);
-    r->all = json_is_true(all);
-    break;
-  }
-  case NQ_ADMIN_OWNER_APPROVE:
-  case NQ_ADMIN_OWNER_REJECT:
-  case NQ_ADMIN_NEWS_REMOVE:
-    if (nq_msg_get_int(m, "id", 1, INT64_MAX, &r->request))
-      return ADMIN_BAD("%s: needs `id` (>= 1)", cmd);
-    break;
-  case NQ_ADMIN_NEWS_ADD:
-    if (nq_msg_get_str(m, "text", &r->text) || !news_text_valid(r->text))
-      return ADMIN_BAD("news_add: needs `text`, 1..%d bytes without control characters",
-                       NQ_PROTO_NEWS_TEXT_MAX);
-    break;
-  case NQ_ADMIN_TEAM_ADD:
-  case NQ_ADMIN_TEAM_REMOVE:
-  case NQ_ADMIN_TEAM_RENAME:
-    if (nq_msg_get_str(m, "name", &r->name) || !nq_proto_name_valid(r->name) ||
-        (r->cmd == NQ_ADMIN_TEAM_RENAME &&
-         (nq_msg_get_str(m, "to", &r->to) || !nq_proto_name_valid(r->to))))
-      return ADMIN_BAD("%s: needs `name`%s (1..64 of [A-Za-z0-9._-])", cmd,
-                       r->cmd == NQ_ADMIN_TEAM_RENAME ? " and `to`" : "");
-    break;
-  case NQ_ADMIN_JOB_CANCEL:
-    if (nq_msg_get_int(m, "id", 1, INT64_MAX, &r->queue_id))
-      return ADMIN_BAD("job_cancel: needs `id` (a queued job's id, >= 1)");
-    break;
-  case NQ_ADMIN_JOB_NEXT: {
-    const json_t *force = json_object_get(m, "force");
-    if (force && !json_is_boolean(force)) return ADMIN_BAD("job_next: `force` must be a boolean");
-    r->force = json_is_true(force);
-    break;
-  }
-  default:
-    break;
-  }
+  /* A request view holds no arrays: a refused parse leaves nothing to release. */
+  if (nq_view_parse_at(admin_req_views[c], m, &r->q, cmd, why, sizeof why) != 0)
+    return refuse(err, NQ_ERR_BAD_MESSAGE, 0, -1, "%s (docs/protocol.md, \"Admin\")", why);
   return 0;
 }
 

@@ -26,7 +26,10 @@ int nq_msg_get_int(const json_t *msg, const char *key, int64_t min, int64_t max,
 }
 
 int nq_msg_get_u64(const json_t *msg, const char *key, uint64_t *out) {
-  const json_t *v = field(msg, key);
+  return nq_json_u64(field(msg, key), out);
+}
+
+int nq_json_u64(const json_t *v, uint64_t *out) {
   if (json_is_integer(v)) {
     json_int_t x = json_integer_value(v);
     if (x < 0) return NQ_ERANGE;

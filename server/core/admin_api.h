@@ -1,7 +1,9 @@
 /* nq-server: the admin API -- the operators' commands (the protocol's `admin` requests,
  * docs/protocol.md) over the store, and the JSON views of the store they answer with (the `data`
  * objects of `admin_reply`). One implementation serves the server's admin sessions and nq-admin's
- * local mode (through the public nq/admin_db.h), so both print the same thing.
+ * local mode (through the public nq/admin_db.h), so both print the same thing. Each command is a
+ * row of nq/admin_cmd.h; admin_cmd.c dispatches through the rows to the handlers, one file per
+ * family (admin_status.c, admin_clients.c, admin_units.c, admin_jobs.c, admin_public.c).
  *
  * Each object is a typed view (nq/admin_view.h: its fields, their JSON keys and types, in one
  * list): the builders fill the view's struct and pack it, and nq-admin and the page parse it

@@ -24,7 +24,7 @@
  *      store_export.c, store_audit.c, store_outage.c, store_backup.c.
  *   4  store_api.c: what spans families -- the full open (migrations, then the jobs' fill-in),
  *      the status view, archiving and deleting a job with its leases.
- * Above the store (sched.c, srv*.c, admin_api.c, ...) any store function may be used.
+ * Above the store (sched.c, srv*.c, admin_cmd.c, ...) any store function may be used.
  *
  * Transactions and group commit. The network layer may group the work of several requests into ONE
  * transaction: srv_store_begin(), any number of srv_sched_*()/srv_* mutations, srv_store_commit(),

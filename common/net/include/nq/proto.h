@@ -32,6 +32,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "nq/admin_cmd.h"
 #include "nq/json.h"
 #include "nq/solver.h"
 
@@ -163,6 +164,8 @@ typedef struct nq_proto_err_s {
 
 /* 1 if name is a valid client name: 1..NQ_PROTO_NAME_MAX of [A-Za-z0-9._-]. */
 int nq_proto_name_valid(const char *name);
+/* 1 when t is a news item's text: 1..NQ_PROTO_NEWS_TEXT_MAX bytes, no control characters. */
+int nq_proto_news_text_valid(const char *t);
 
 /* ---- hello / welcome ------------------------------------------------------------------------- */
 
@@ -431,84 +434,10 @@ int nq_ack_parse(const json_t *msg, nq_ack_t *out, nq_proto_err_t *err);
 
 /* ---- admin ----------------------------------------------------------------------------------- */
 
-/* The admin commands: X(ENUM, "cmd" on the wire). */
-#define NQ_ADMIN_CMD_MAP(X)                                                                        \
-  X(STATUS, "status")                                                                              \
-  X(CLIENTS, "clients")                                                                            \
-  X(CLIENT_ADD, "client_add")                                                                      \
-  X(CLIENT_BAN, "client_ban")                                                                      \
-  X(JOBS, "jobs")                                                                                  \
-  X(UNITS, "units")                                                                                \
-  X(UNIT_RETRY, "unit_retry")                                                                      \
-  X(JOB_ARCHIVE, "job_archive")                                                                    \
-  X(JOB_DELETE, "job_delete")                                                                      \
-  X(OWNERS, "owners") /* owners and their clients */                                               \
-  X(OWNER_ADD, "owner_add")                                                                        \
-  X(OWNER_BAN, "owner_ban")                                                                        \
-  X(CLIENT_UNBAN, "client_unban")                                                                  \
-  X(UNIT_REOPEN, "unit_reopen")                                                                    \
-  X(OWNER_TRUST, "owner_trust") /* trusted resolution */                                           \
-  X(OWNER_UNTRUST, "owner_untrust")                                                                \
-  X(JOB_ADD, "job_add") /* the job queue */                                                        \
-  X(JOB_LIST, "job_list")                                                                          \
-  X(JOB_CANCEL, "job_cancel")                                                                      \
-  X(JOB_NEXT, "job_next") /* the operator's word: start the next queued job now */                 \
-  X(OWNER_UNBAN, "owner_unban") /* onboarding */                                                   \
-  X(OWNER_REKEY, "owner_rekey")                                                                  \
-  X(SIGNUPS, "signups") /* the sign-up requests (nq-client --join) */                              \
-  X(OWNER_APPROVE, "owner_approve")                                                                \
-  X(OWNER_REJECT, "owner_reject")                                                                \
-  X(NEWS_ADD, "news_add") /* the project's news to volunteers */                                   \
-  X(NEWS_LIST, "news")                                                                             \
-  X(NEWS_REMOVE, "news_remove")                                                                    \
-  X(TEAMS, "teams") /* teams of owners */                                                          \
-  X(TEAM_ADD, "team_add")                                                                          \
-  X(TEAM_RENAME, "team_rename")                                                                    \
-  X(TEAM_REMOVE, "team_remove")
-typedef enum {
-#define NQ_ADMIN_ENUM_ONE(e, name) NQ_ADMIN_##e,
-  NQ_ADMIN_CMD_MAP(NQ_ADMIN_ENUM_ONE)
-#undef NQ_ADMIN_ENUM_ONE
-  NQ_ADMIN_NCMDS
-} nq_admin_cmd_t;
-
-const char *nq_admin_cmd_name(nq_admin_cmd_t c); /* "status", "client_add", ... */
-
-typedef struct nq_admin_req_s {
-  nq_admin_cmd_t cmd;
-  const char *name;      /* client_add, client_ban, client_unban: the client's name;
-                          * owner_add, owner_ban, owner_trust, owner_untrust, owner_unban,
-                          * owner_rekey: the owner's */
-  const char *state;     /* units: a unit state name, or "all" (the store judges the name) */
-  int limit;             /* units: at most this many; 0 = no limit */
-  const char *unit_text; /* unit_retry, unit_reopen: the unit by its text, or NULL and then ... */
-  int64_t unit_id;       /* ... by its id */
-  int extra;             /* unit_retry: 1..NQ_PROTO_RETRY_EXTRA_MAX more results; 0 = default */
-  int job_n;             /* job_archive, job_delete: the job's N (4..32) */
-  int force;             /* job_archive, job_delete: even while clients hold leases; job_next:
-                          * even while the served job runs (optional boolean, false when
-                          * absent) */
-  int all_disputed;      /* unit_retry: every disputed unit instead of one (`all_disputed`) */
-  const char *client;    /* unit_retry: every disputed unit with a result of this client */
-  /* job_add: the job's N is job_n (4..32); the other settings are optional, 0 = the default
-   * (the admin API checks them together, nq/job_opts.h). */
-  int depth, max_depth;  /* 0..NQ_MAX_N */
-  double unit_seconds;   /* >= 0 */
-  int quorum, max_results; /* 0 = default, else 1..1000 */
-  int diverse_kernels;   /* 0..8; -1 = N's default (absent on the wire; pack writes it when
-                            >= 0) */
-  int64_t queue_id;      /* job_cancel: the queued job's id (>= 1) */
-  int all;               /* job_list: every entry, started, cancelled and failed ones too;
-                          * signups: every request kept, not only the pending ones */
-  const char *owner;     /* client_add: the owner the client belongs to (optional; NULL: the
-                          * owner `default`) */
-  int64_t request;       /* owner_approve, owner_reject: the sign-up request's number (>= 1);
-                          * news_remove: the item's id (>= 1) */
-  const char *text;      /* news_add: the item (1..NQ_PROTO_NEWS_TEXT_MAX bytes, one line) */
-  const char *to;        /* team_rename: the new name (name: the team's) */
-} nq_admin_req_t;
-
-/* Refusals are the non-fatal bad_message (an admin session survives a typo). */
+/* The commands, their requests' views and the request struct: nq/admin_cmd.h. The message is
+ * {"type": "admin", "cmd": NAME, ...the request view's fields}. Refusals are the non-fatal
+ * bad_message (an admin session survives a typo), their message naming the field
+ * ("units.limit: is not in 0..2147483647"). */
 json_t *nq_admin_req_pack(const nq_admin_req_t *r);
 int nq_admin_req_parse(const json_t *msg, nq_admin_req_t *out, nq_proto_err_t *err);
 

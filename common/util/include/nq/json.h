@@ -18,6 +18,8 @@ int nq_msg_get_int(const json_t *msg, const char *key, int64_t min, int64_t max,
 /* An unsigned 64-bit field: a non-negative JSON integer, or a string of decimal digits for values
  * above INT64_MAX (JSON integers in jansson are signed 64-bit). NQ_ERANGE if negative/too big. */
 int nq_msg_get_u64(const json_t *msg, const char *key, uint64_t *out);
+/* The same for a value v (not a key of an object). */
+int nq_json_u64(const json_t *v, uint64_t *out);
 /* A boolean field. */
 int nq_msg_get_bool(const json_t *msg, const char *key, int *out);
 /* Optional variants: absent or null yields the default and 0; a present field of the wrong type

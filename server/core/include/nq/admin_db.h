@@ -37,6 +37,10 @@ void nq_admin_db_close(nq_admin_db_t *db);
  * reference, the `data` object of the reply), or a negative code and *err, the refusal the server
  * would send (bad_message, not_found, exists, bad_state, internal). Without a job (need_job 0 and
  * none found) only the commands that need none make sense: clients, client_add/ban, jobs. */
+/* The view of command c's reply (the reply column of its row, nq/admin_cmd.h): how nq-admin reads
+ * the `data` of an admin_reply. unit_retry of several units answers with nq_view_retried_desc
+ * instead. NULL for an unknown command. */
+const nq_view_t *nq_admin_reply_view(nq_admin_cmd_t c);
 int nq_admin_db_call(nq_admin_db_t *db, const nq_admin_req_t *req, int64_t now, json_t **data,
                      nq_proto_err_t *err);
 

@@ -3,8 +3,9 @@
  * behind the page (docs/http.md), each as a typed view (nq/view.h): one field list below, one
  * struct, one pack, one parse.
  *
- * server/core/admin_api.c (and web.c for the public additions) fills the structs and packs them;
- * nq-admin (admin/cmd_*.c) and the page (server/web_page.c) parse the JSON into them and read
+ * The admin commands' family files (server/core/admin_*.c; web.c for the public additions) fill
+ * the structs and pack them; each command's row (nq/admin_cmd.h) names its reply's view. nq-admin
+ * (admin/cmd_*.c) and the page (server/web_page.c) parse the JSON into them and read
  * members, never keys. The lists ({"clients": [...]} and the like) are packed element by element
  * as the store walks them (nq_view_pack of the element view), and parsed whole.
  *
