@@ -293,6 +293,8 @@ struct srv_http_s {
   void *arg;
   uv_tcp_t listener;
   uv_timer_t timer;
+  uv_check_t check;   /* a new turn of accepts after each turn's reads (HTTP_ACCEPT_BURST) */
+  int accepts_turn, accept_deferred;
   int timer_open;
   int pending_closes; /* handles whose close callback has not run yet */
   int stopping;
@@ -602,9 +604,20 @@ static int evict_idle(srv_http_t *h, const http_conn_t *fresh) {
   return 1;
 }
 
+/* Connections taken per loop turn. libuv accepts until the kernel's queue is empty, and a flood
+ * that reconnects as fast as it is refused keeps that queue full: the loop, shared with the TLS
+ * side, would stay in one accept callback (no reads, no timers). Past the share the connection
+ * waits in libuv (which stops watching the listener) until the check phase (on_check). */
+#define HTTP_ACCEPT_BURST 64
+
 static void on_connection(uv_stream_t *server, int status) {
   srv_http_t *h = server->data;
   if (status != 0 || h->stopping) return;
+  if (h->accepts_turn >= HTTP_ACCEPT_BURST) {
+    h->accept_deferred = 1;
+    return;
+  }
+  h->accepts_turn++;
   http_conn_t *c = calloc(1, sizeof *c);
   if (!c) return;
   c->h = h;
@@ -730,6 +743,16 @@ void srv_tcp_bound(const uv_tcp_t *t, int port, char *buf, size_t buflen) {
   snprintf(buf, buflen, ss.ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d", ip, port);
 }
 
+/* The check phase, after this turn's reads: a new share of accepts; the connection left waiting
+ * when the last share ran out is taken now (uv_accept watches the listener again). */
+static void on_check(uv_check_t *t) {
+  srv_http_t *h = t->data;
+  h->accepts_turn = 0;
+  if (!h->accept_deferred || h->stopping) return;
+  h->accept_deferred = 0;
+  on_connection((uv_stream_t *)&h->listener, 0);
+}
+
 int srv_http_start(srv_http_t **out, uv_loop_t *loop, const srv_http_cfg_t *cfg,
                    srv_http_handler_fn handler, void *arg, char *errbuf, size_t errlen) {
   *out = NULL;
@@ -755,6 +778,9 @@ int srv_http_start(srv_http_t **out, uv_loop_t *loop, const srv_http_cfg_t *cfg,
                      cfg->port, uv_strerror(r));
   }
   srv_tcp_bound(&h->listener, cfg->port, h->bound, sizeof h->bound);
+  uv_check_init(loop, &h->check);
+  h->check.data = h;
+  uv_check_start(&h->check, on_check);
   uv_timer_init(loop, &h->timer);
   h->timer.data = h;
   h->timer_open = 1;
@@ -766,8 +792,9 @@ int srv_http_start(srv_http_t **out, uv_loop_t *loop, const srv_http_cfg_t *cfg,
 void srv_http_stop(srv_http_t *h) {
   if (!h || h->stopping) return;
   h->stopping = 1;
-  h->pending_closes += 2;
+  h->pending_closes += 3;
   uv_close((uv_handle_t *)&h->listener, on_handle_closed);
+  uv_close((uv_handle_t *)&h->check, on_handle_closed);
   uv_close((uv_handle_t *)&h->timer, on_handle_closed);
   for (http_conn_t *c = h->conns; c; c = c->next) conn_close(c);
 }

@@ -30,6 +30,14 @@ enum {
 };
 
 #define CONN_TIMER_MS 1000
+/* Connections accepted per loop turn. libuv's listener callback accepts until the kernel's queue
+ * is empty, and a flood that reconnects as fast as it is served (each eviction answered by a new
+ * connection, each recycled one adding another) keeps that queue from ever emptying: the loop
+ * then stays in accept, with no read (an honest ClientHello is never answered), no timer (uv_now
+ * stands still: every connection looks 0 ms old) and no close callback. Past this many the
+ * pending connection is left in libuv, which stops watching the listener, and taken in the check
+ * phase, after the turn's reads (accept_resume). */
+#define ACCEPT_BURST 64
 /* Connections accepted beyond --max-conns still get a TLS handshake (to be told `busy`); past this
  * many more they are dropped at once without one. */
 #define BUSY_SLACK 64
@@ -192,16 +200,20 @@ static void reject_raw(srv_t *s, uv_stream_t *server, int count) {
  * and never one with a request in the current batch: its hello is being handled), among the
  * EVICT_SCAN oldest. A flood holds many pre-auth connections per address (up to
  * --max-preauth-per-addr), an honest client one: the victim is the one whose address holds the
- * most, then the oldest. It must have sent nothing (read or waiting in the kernel) -- an idle
- * flood; an honest client sends its TLS ClientHello at once -- or only part of a hello, never
- * answered (a flood that sends a few bytes to look busy, however often it is recycled: an honest
- * ClientHello is answered as soon as it is read), for EVICT_SILENT_MS, or for any time when the
- * server is full (`full`): in a reconnect storm the server may accept honest
- * clients before their ClientHello arrives, and those must not be cut for the share alone.
- * Failing that, one in its TLS handshake for EVICT_HEARD_MS (an honest client says hello well
- * before that). Returns 1 if one was closed. It stops counting against --max-conns at once. */
+ * most, then the oldest. It must not have been answered, nor have bytes waiting unread in the
+ * kernel (in a reconnect storm the loop reaches hundreds of honest hellos one after the other;
+ * a flood's few bytes are read within a loop turn, ACCEPT_BURST), and must have sent only part
+ * of a hello (read, not answered) for EVICT_PARTIAL_MS -- a flood that sends a few bytes to look
+ * busy, however often it is recycled: an honest ClientHello is answered as soon as it is read --
+ * or nothing for EVICT_SILENT_MS -- an idle flood; an honest client sends its ClientHello at
+ * once, but one process opening hundreds of connections in a reconnect storm takes a while to
+ * write them all on a busy machine: 100 ms cut 42-192 of 400, 500 ms none -- or either for any
+ * time when the server is full (`full`). Failing that, one in its TLS handshake for
+ * EVICT_HEARD_MS (an honest client says hello well before that). Returns 1 if one was closed.
+ * It stops counting against --max-conns at once. */
 #define EVICT_SCAN 64
-#define EVICT_SILENT_MS 100
+#define EVICT_PARTIAL_MS 100
+#define EVICT_SILENT_MS 500
 #define EVICT_HEARD_MS 2000
 static int evict_preauth(srv_t *s, const srv_conn_t *keep, int full) {
   srv_conn_t *victim = NULL, *heard_old = NULL;
@@ -211,9 +223,14 @@ static int evict_preauth(srv_t *s, const srv_conn_t *keep, int full) {
   for (srv_conn_t *sc = s->pa_head; sc && scanned < EVICT_SCAN; sc = sc->pa_next, scanned++) {
     if (sc == keep || sc->refs > 0 || !sc->conn) continue;
     uint64_t age = now - sc->opened_ms;
-    if (!nq_conn_heard(sc->conn) || !nq_conn_answered(sc->conn)) {
+    if (!nq_conn_answered(sc->conn)) {
       int n = sc->peer ? sc->peer->preauth : 1;
-      if ((full || age >= EVICT_SILENT_MS) && n > victim_n) {
+      if (n <= victim_n) continue;
+      /* Read from: part of a hello. Else one look at the kernel (one, or bytes arriving between
+       * two looks would pass for part of a hello): bytes there are a hello not read yet. */
+      int part = nq_conn_read_any(sc->conn);
+      if (!part && nq_conn_heard(sc->conn)) continue;
+      if (full || age >= (part ? EVICT_PARTIAL_MS : EVICT_SILENT_MS)) {
         victim = sc;
         victim_n = n;
       }
@@ -264,6 +281,11 @@ static void on_connection(uv_stream_t *server, int status) {
     nq_log(NQ_LOG_WARN, "accept: %s", uv_strerror(status));
     return;
   }
+  if (s->accepts_turn >= ACCEPT_BURST) {
+    s->accept_deferred = 1; /* libuv keeps it and stops watching the listener: accept_resume */
+    return;
+  }
+  s->accepts_turn++;
   if (s->stopping) {
     reject_raw(s, server, 0);
     return;
@@ -514,8 +536,18 @@ static void batch_run(srv_t *s) {
   }
 }
 
+/* The check phase, after this turn's reads: a new turn of accepts. The connection left pending
+ * when the turn's share ran out is taken now, and uv_accept watches the listener again. */
+static void accept_resume(srv_t *s) {
+  s->accepts_turn = 0;
+  if (!s->accept_deferred) return;
+  s->accept_deferred = 0;
+  if (s->handles_open & H_LISTENER) on_connection((uv_stream_t *)&s->listener, 0);
+}
+
 static void on_batch_check(uv_check_t *h) {
   batch_run(h->data);
+  accept_resume(h->data);
 }
 
 /* ---- timers, signals, shutdown ---- */

@@ -216,6 +216,8 @@ struct srv_s {
   srv_conn_t *held;       /* connections whose input waits for the current batch */
   srv_conn_t *pa_head, *pa_tail; /* connections that have not logged in, oldest first */
   int npreauth, preauth_cap;
+  int accepts_turn;       /* connections accepted in this loop turn (ACCEPT_BURST) */
+  int accept_deferred;    /* one is left pending in libuv, to be taken in the check phase */
   srv_peers_t peers;      /* per-address limits and refusal counts */
   int login_lines;        /* login INFO lines in this summary interval (SRV_LOGIN_LINES_MAX) */
 

@@ -813,6 +813,8 @@ int nq_conn_heard(const nq_conn_t *c) {
   return recv((uv_os_sock_t)(uintptr_t)fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
+int nq_conn_read_any(const nq_conn_t *c) { return c->heard; }
+
 size_t nq_conn_queued(const nq_conn_t *c) {
   return c->queued;
 }

@@ -11,8 +11,8 @@
  * the candidates left and the attack masks l, d, r of the node on that row) gives its lowest
  * candidate; a level whose last candidate is taken leaves the stack at once (`live`, a bit a
  * level: the next top is its highest bit, no scan). A node's children are counted when its
- * candidates are final (popcount), and it is pushed if it has some. A node on row N-7 is never
- * pushed: its whole subtree is counted inline (NQ_ROW_N7..NQ_ROW_N2), row N-1 from each row N-2
+ * candidates are final (popcount), and it is pushed if it has some. A node on row N-8 is never
+ * pushed: its whole subtree is counted inline (NQ_ROW_N8..NQ_ROW_N2), row N-1 from each row N-2
  * node's two free columns. No board is kept: a row's column is the difference of two levels' d
  * masks, and the board is rebuilt only for the side part's leaves whose rotation check can
  * matter (a flag: column 0 on row BOUND2, column N-1 on row BOUND1, ENDBIT last), about 3/N of
@@ -48,7 +48,7 @@
 #define NQ_REC 32
 /* Work-items of a work-group (the host launches exactly these) and stack levels: a subtree has
  * at most NQ_ROWS rows below its prefix (NQ_GPU_ROWS_MAX, given by the host), so at most NQ_ROWS
- * levels (rows depth..N-7) are ever on its stack. */
+ * levels (rows depth..N-9) are ever on its stack. */
 #define NQ_GROUP 64
 #ifndef NQ_ROWS
 #define NQ_ROWS 12
@@ -77,11 +77,14 @@
  * attack masks l, d, r: a row below it with no column (row N-1: none outside lastmask), or a
  * free column no row from its own down can take. nq/unit.h's nq_unit_blocked_rows as free
  * columns: f the free columns of each row, the smallest of them 0 for a row without one, open
- * their union. Rows 1..3 always, 4 and 5 when there. */
-static inline int nq_blocked(int rows, uint notmask, uint lastmask, uint l, uint d, uint r) {
-  const uint nx = ~(d | notmask);
-  uint open = nx & ~(l | r), mn, f;
-  if (!open) return 1; /* no candidates: nothing is below it, blocked or not */
+ * their union. Rows 1..3 always, 4 and 5 when there. nq_blocked1 takes the first row's free
+ * columns f1 (the node's own candidates before the rules, mask & ~(l | d | r)), not zero: a
+ * node without candidates has nothing below it, blocked or not, and its caller drops it first.
+ * The rows are a fixed sequence of steps (shift, and-not, min, or), no data-dependent loop. */
+static inline int nq_blocked1(int rows, uint mask, uint lastmask, uint f1, uint l, uint d,
+                              uint r) {
+  const uint nx = mask & ~d;
+  uint open = f1, mn, f;
   l <<= 1;
   r >>= 1;
   mn = f = nx & ~(l | r);
@@ -111,6 +114,11 @@ static inline int nq_blocked(int rows, uint notmask, uint lastmask, uint l, uint
     }
   }
   return mn == 0u || (nx & ~open) != 0u;
+}
+
+static inline int nq_blocked(int rows, uint notmask, uint lastmask, uint l, uint d, uint r) {
+  const uint f1 = ~(d | notmask) & ~(l | r);
+  return !f1 || nq_blocked1(rows, ~notmask, lastmask, f1, l, d, r);
 }
 
 /* The candidates bm of a node (masks l, d, r) whose children are on the blocked test's rows
@@ -173,7 +181,7 @@ static int nq_check(int e, const uint *b, int bound1, int bound2, uint topbit, u
   return 8;
 }
 
-#define STK(k) stk[(k) * NQ_GROUP + lid]
+#define STK(k) mine[(k) * NQ_GROUP] /* level k of this work-item's stack */
 
 /* What a work-item knows of its subtree: the record's settings. */
 typedef struct {
@@ -182,37 +190,45 @@ typedef struct {
   uint m90, m270; /* the side part: bit BOUND2, bit BOUND1 (NQ_FLAGS) */
   uint slow, s90, s270, filt; /* bit y: a child on row y takes the slow path (always, while F90
                               is set, while F270 is set) / drops its blocked children */
+  uint iv0, iv90, iv270; /* NQ_IV's words: bit i a node on row e-6+i (whatever the flags,
+                          while F90 is set, while F270 is set) */
 } nq_sub_t;
 
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
- * depth..N-7 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
- * the parent at level kp, whose column is bitp; rows N-7..N-1 are tail[0..6] (rows N-7..N-3
+ * depth..N-9 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
+ * the parent at level kp, whose column is bitp; rows N-8..N-1 are tail[0..7] (rows N-8..N-3
  * only when they are not the record's). */
 static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
                         int depth, int bound1, int bound2, uint endbit, int kp, uint bitp,
                         const uint *tail, uint topbit) {
+  __local const uint4 *const mine = stk + lid;
   uint b[32];
   for (int i = 0; i < depth; i++) b[i] = 1u << t[1 + i];
-  for (int i = 0; depth + i < e - 6; i++)
+  for (int i = 0; depth + i < e - 7; i++)
     b[depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
-  for (int i = 0; i < 7; i++)
-    if (e - 6 + i >= depth) b[e - 6 + i] = tail[i];
+  for (int i = 0; i < 8; i++)
+    if (e - 7 + i >= depth) b[e - 7 + i] = tail[i];
   return nq_check(e, b, bound1, bound2, topbit, endbit);
 }
 
 /* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
  * nodes by popcount, solutions from its two free columns. fl: the path's flags; kp, bitp and
- * rows N-7..N-3's columns x6..x2: the path for nq_side_leaf. */
-#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x6, x5, x4, x3, x2)                           \
+ * rows N-8..N-3's columns x7..x2: the path for nq_side_leaf. */
+#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x7, x6, x5, x4, x3, x2)                       \
   do {                                                                                           \
     const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                           \
-    const int ok1_ = ((bm) & f1_) && !(f2_ & ((((l) | f1_) << 1) | (((r) | f1_) >> 1)));         \
-    const int ok2_ = ((bm) & f2_) && !(f1_ & ((((l) | f2_) << 1) | (((r) | f2_) >> 1)));         \
+    /* g_: the free columns row N-1 may take under the queens above row N-2 (the side part:   \
+     * and outside lastmask); a leaf is a column of bm on row N-2 and the other on row N-1,     \
+     * the two not adjacent. Both counted without a branch. */                                   \
+    const uint g_ = f_ & ~((((l) << 1) | ((r) >> 1)) | ((SIDE) ? s.lastmask : 0u));              \
+    const uint na_ = !(f2_ & ((f1_ << 1) | (f1_ >> 1)));                                         \
+    const uint ok1_ = na_ & ((bm) & f1_ ? 1u : 0u) & (g_ & f2_ ? 1u : 0u);                       \
+    const uint ok2_ = na_ & ((bm) & f2_ ? 1u : 0u) & (g_ & f1_ ? 1u : 0u);                       \
     nodes += popcount(bm);                                                                       \
     if (!(SIDE)) {                                                                               \
       c8 += (ulong)(ok1_ + ok2_);                                                                \
-    } else {                                                                                     \
-      const int lf1_ = ok1_ && !(f2_ & s.lastmask), lf2_ = ok2_ && !(f1_ & s.lastmask);          \
+    } else if (ok1_ | ok2_) { /* a leaf: most row N-2 nodes have none */                         \
+      const uint lf1_ = ok1_, lf2_ = ok2_;                                                       \
       if (!((fl) | s.b2last | ((f1_ | f2_) & s.endbit))) {                                       \
         c8 += (ulong)(lf1_ + lf2_); /* no flag: COUNT8 at once */                                \
       } else {                                                                                   \
@@ -223,7 +239,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         for (int i2_ = 0; i2_ < 2; i2_++) {                                                      \
           const uint a_ = i2_ ? f2_ : f1_, z_ = i2_ ? f1_ : f2_;                                 \
           if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                      \
-          const uint tl_[7] = {(x6), (x5), (x4), (x3), (x2), a_, z_};                            \
+          const uint tl_[8] = {(x7), (x6), (x5), (x4), (x3), (x2), a_, z_};                      \
           const int c_ = nq_side_leaf(e, t, stk, lid, s.depth, s.bound1, s.bound2,               \
                                       s.endbit, kp, bitp, tl_, topbit);                          \
           c2 += c_ == 2;                                                                         \
@@ -249,119 +265,147 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
-/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0; rows N-7..N-4's columns x6..x3,
- * and kp, bitp of nq_side_leaf): its whole subtree, each child on row
+/* The inline rows' rule word of a path with flags f: bit i set when a node on row e-6+i (a child
+ * made by NQ_ROW_N8..NQ_ROW_N3, i = 0..5) takes a rule -- BOUND1's forbidden columns, BOUND2's
+ * mask, a flag set by its own row's queen, a dead test while its flag is set -- and 0 for the
+ * others, which take none. s.iv0: the rows of the first three, both parts; s.iv90, s.iv270: the
+ * dead tests' rows (s.s90, s.s270); each shifted once a subtree so that bit 0 is row e-6. A
+ * child tests one bit; only a child on such a row reads the rules. */
+#define NQ_IV(f) (s.iv0 | (((f) & F90) ? s.iv90 : 0u) | (((f) & F270) ? s.iv270 : 0u))
+
+/* The rules of a child whose node is on row yc (its queen x on row yc - 1, d masks cd, dp, dpp,
+ * dppp of it and the three rows above; candidates bm, flags fl, rule word iv of its path, the
+ * last two updated): BOUND1's forbidden columns, then in the side part its flags, BOUND2's mask
+ * and, when DEAD, the dead tests (a dead child: `continue`, to its parent's next child). A
+ * block, not a statement: it continues its caller's loop. */
+#define NQ_RULES(SIDE, DEAD, yc, x, cd, dp, dpp, dppp, bm, fl, iv)                               \
+  {                                                                                              \
+    bm &= (yc) < s.bound1 ? ~s.forbid : ~0u;                                                     \
+    if (SIDE) {                                                                                  \
+      fl |= NQ_FLAGS(x, (yc) - 1);                                                               \
+      iv = NQ_IV(fl);                                                                            \
+      NQ_BOUND2(yc, cd, bm);                                                                     \
+      if ((DEAD) && NQ_DEAD(yc, cd, dp, dpp, dppp, fl)) continue;                                \
+    }                                                                                            \
+  }
+
+/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-8..N-4's
+ * columns x7..x3, and kp, bitp of nq_side_leaf): its whole subtree, each child on row
  * N-2 counted with its children by NQ_ROW_N2. */
-#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, kp, bitp, x6, x5, x4, x3)                              \
+#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, iv0, kp, bitp, x7, x6, x5, x4, x3)                     \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
       const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, d2_ = (d) | x_,                   \
                  r2_ = ((r) | x_) >> 1;                                                          \
       uint b2_ = mask & ~(l2_ | d2_ | r2_);                                                      \
-      uint fl2_ = (fl0);                                                                         \
-      if (SIDE) {                                                                                \
-        NQ_BOUND2(e - 1, d2_, b2_);                                                              \
-        fl2_ |= NQ_FLAGS(x_, e - 2);                                                             \
-      }                                                                                          \
-      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x6, x5, x4, x3, x_);                   \
+      uint fl2_ = (fl0), iv2_ = (iv0);                                                           \
+      if (iv2_ & 32u) NQ_RULES(SIDE, 0, e - 1, x_, d2_, 0u, 0u, 0u, b2_, fl2_, iv2_)             \
+      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x7, x6, x5, x4, x3, x_);               \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0; rows N-7..N-5's columns x6..x4,
- * and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
+/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-8..N-5's
+ * columns x7..x4, and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
  * by NQ_ROW_N3. */
-#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, kp, bitp, x6, x5, x4)                                  \
+#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, iv0, kp, bitp, x7, x6, x5, x4)                         \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
       const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, d3_ = (d) | w_,                   \
                  r3_ = ((r) | w_) >> 1;                                                          \
-      uint b3_ = mask & ~(l3_ | d3_ | r3_) & (e - 2 < s.bound1 ? ~s.forbid : ~0u);               \
-      uint fl3_ = (fl0);                                                                         \
-      if (SIDE) {                                                                                \
-        NQ_BOUND2(e - 2, d3_, b3_);                                                              \
-        fl3_ |= NQ_FLAGS(w_, e - 3);                                                             \
-      }                                                                                          \
-      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, kp, bitp, x6, x5, x4, w_);                       \
+      uint b3_ = mask & ~(l3_ | d3_ | r3_);                                                      \
+      uint fl3_ = (fl0), iv3_ = (iv0);                                                           \
+      if (iv3_ & 16u) NQ_RULES(SIDE, 0, e - 2, w_, d3_, 0u, 0u, 0u, b3_, fl3_, iv3_)             \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, iv3_, kp, bitp, x7, x6, x5, x4, w_);             \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-5 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
- * grandparent, flags fl0; rows N-7 and N-6's columns x6, x5; kp, bitp of nq_side_leaf): its
- * children (row N-4, the blocked test's last row) counted, the blocked ones dropped, each other
- * one tested as the walk tests a child (rules, flags, dead tests) and its subtree counted by
- * NQ_ROW_N4. */
-#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp, x6, x5)                           \
+ * grandparent, flags fl0, rule word iv0; rows N-8..N-6's columns x7, x6, x5; kp, bitp of
+ * nq_side_leaf): its children (row N-4, the blocked test's last row) counted, the blocked ones
+ * and those without candidates dropped, each other one through its row's rules and its subtree
+ * counted by NQ_ROW_N4. */
+#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x7, x6, x5)                  \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
-    for (uint c5_ = nq_keep(3, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c5_;               \
-         c5_ &= c5_ - 1u) {                                                                      \
+    for (uint c5_ = (bm); c5_; c5_ &= c5_ - 1u) {                                                \
       const uint v_ = c5_ & (0u - c5_), l4_ = ((l) | v_) << 1, d4_ = (d) | v_,                   \
                  r4_ = ((r) | v_) >> 1;                                                          \
-      uint b4_ = mask & ~(l4_ | d4_ | r4_) & (e - 3 < s.bound1 ? ~s.forbid : ~0u);               \
-      uint fl4_ = (fl0);                                                                         \
-      if (SIDE) {                                                                                \
-        fl4_ |= NQ_FLAGS(v_, e - 4);                                                             \
-        NQ_BOUND2(e - 3, d4_, b4_);                                                              \
-        if (NQ_DEAD(e - 3, d4_, (d), (dpp), (dppp), fl4_)) continue;                             \
-      }                                                                                          \
-      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, kp, bitp, x6, x5, v_);                           \
+      uint b4_ = mask & ~(l4_ | d4_ | r4_);                                                      \
+      if (!b4_ || nq_blocked1(3, mask, (SIDE) ? s.lastmask : 0u, b4_, l4_, d4_, r4_)) continue;  \
+      uint fl4_ = (fl0), iv4_ = (iv0);                                                           \
+      if (iv4_ & 8u) NQ_RULES(SIDE, 1, e - 3, v_, d4_, (d), (dpp), (dppp), b4_, fl4_, iv4_)      \
+      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, iv4_, kp, bitp, x7, x6, x5, v_);                 \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-6 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
- * grandparent, flags fl0; row N-7's column x6; kp, bitp of nq_side_leaf): as NQ_ROW_N5, one
- * row up (its children on row N-5, the blocked test's rows then below them). */
-#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp, x6)                               \
+ * grandparent, flags fl0, rule word iv0; rows N-8 and N-7's columns x7, x6; kp, bitp of
+ * nq_side_leaf): as NQ_ROW_N5, one row up (its children on row N-5, the blocked test's rows then
+ * below them). */
+#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x7, x6)                      \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
-    for (uint c6_ = nq_keep(4, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm); c6_;               \
-         c6_ &= c6_ - 1u) {                                                                      \
+    for (uint c6_ = (bm); c6_; c6_ &= c6_ - 1u) {                                                \
       const uint u_ = c6_ & (0u - c6_), l5_ = ((l) | u_) << 1, d5_ = (d) | u_,                   \
                  r5_ = ((r) | u_) >> 1;                                                          \
-      uint b5_ = mask & ~(l5_ | d5_ | r5_) & (e - 4 < s.bound1 ? ~s.forbid : ~0u);               \
-      uint fl5_ = (fl0);                                                                         \
-      if (SIDE) {                                                                                \
-        fl5_ |= NQ_FLAGS(u_, e - 5);                                                             \
-        NQ_BOUND2(e - 4, d5_, b5_);                                                              \
-        if (NQ_DEAD(e - 4, d5_, (d), (dpp), (dppp), fl5_)) continue;                             \
-      }                                                                                          \
-      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl5_, kp, bitp, x6, u_);                   \
+      uint b5_ = mask & ~(l5_ | d5_ | r5_);                                                      \
+      if (!b5_ || nq_blocked1(4, mask, (SIDE) ? s.lastmask : 0u, b5_, l5_, d5_, r5_)) continue;  \
+      uint fl5_ = (fl0), iv5_ = (iv0);                                                           \
+      if (iv5_ & 4u) NQ_RULES(SIDE, 1, e - 4, u_, d5_, (d), (dpp), (dppp), b5_, fl5_, iv5_)      \
+      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl5_, iv5_, kp, bitp, x7, x6, u_);         \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-7 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
- * grandparent, flags fl0; its parent at level kp with column bitp): as NQ_ROW_N6, one row up,
- * its blocked children dropped when the blocked test reaches their row. */
-#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, kp, bitp)                                   \
+ * grandparent, flags fl0, rule word iv0; row N-8's column x7, kp and bitp of nq_side_leaf): as
+ * NQ_ROW_N6, one row up, its blocked children dropped when the blocked test reaches their row. */
+#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x7)                          \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
-    const uint k7_ = (s.filt >> (e - 6)) & 1u                                                    \
-                         ? nq_keep(5, ~mask, (SIDE) ? s.lastmask : 0u, l, d, r, bm)              \
-                         : (bm);                                                                 \
-    for (uint c7_ = k7_; c7_; c7_ &= c7_ - 1u) {                                                 \
+    const int k7_ = (s.filt >> (e - 6)) & 1u;                                                    \
+    for (uint c7_ = (bm); c7_; c7_ &= c7_ - 1u) {                                                \
       const uint t_ = c7_ & (0u - c7_), l6_ = ((l) | t_) << 1, d6_ = (d) | t_,                   \
                  r6_ = ((r) | t_) >> 1;                                                          \
-      uint b6_ = mask & ~(l6_ | d6_ | r6_) & (e - 5 < s.bound1 ? ~s.forbid : ~0u);               \
-      uint fl6_ = (fl0);                                                                         \
-      if (SIDE) {                                                                                \
-        fl6_ |= NQ_FLAGS(t_, e - 6);                                                             \
-        NQ_BOUND2(e - 5, d6_, b6_);                                                              \
-        if (NQ_DEAD(e - 5, d6_, (d), (dpp), (dppp), fl6_)) continue;                             \
-      }                                                                                          \
-      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl6_, kp, bitp, t_);                       \
+      uint b6_ = mask & ~(l6_ | d6_ | r6_);                                                      \
+      if (!b6_ ||                                                                                \
+          (k7_ && nq_blocked1(5, mask, (SIDE) ? s.lastmask : 0u, b6_, l6_, d6_, r6_)))           \
+        continue;                                                                                \
+      uint fl6_ = (fl0), iv6_ = (iv0);                                                           \
+      if (iv6_ & 2u) NQ_RULES(SIDE, 1, e - 5, t_, d6_, (d), (dpp), (dppp), b6_, fl6_, iv6_)      \
+      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl6_, iv6_, kp, bitp, x7, t_);             \
     }                                                                                            \
   } while (0)
 
-/* The rows whose slow path a side-part path takes: the fixed ones, and the dead tests' rows
- * while their flag is set. */
+/* A node on row N-8 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
+ * grandparent, flags fl0, rule word iv0; its parent at level kp with column bitp): its children
+ * (row N-7) counted, those without candidates dropped, each other one through its row's rules
+ * and its subtree counted by NQ_ROW_N7 (no blocked test: it begins below them). */
+#define NQ_ROW_N8(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp)                              \
+  do {                                                                                           \
+    nodes += popcount(bm);                                                                       \
+    dn8 = (d); /* row N-8's d mask, for the dead tests below (NQ_DROW) */                        \
+    for (uint c8_ = (bm); c8_; c8_ &= c8_ - 1u) {                                                \
+      const uint s_ = c8_ & (0u - c8_), l7_ = ((l) | s_) << 1, d7_ = (d) | s_,                   \
+                 r7_ = ((r) | s_) >> 1;                                                          \
+      uint b7_ = mask & ~(l7_ | d7_ | r7_);                                                      \
+      if (!b7_) continue;                                                                        \
+      uint fl7_ = (fl0), iv7_ = (iv0);                                                           \
+      if (iv7_ & 1u) NQ_RULES(SIDE, 1, e - 6, s_, d7_, (d), (dpp), (dppp), b7_, fl7_, iv7_)      \
+      NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl7_, iv7_, kp, bitp, s_);                 \
+    }                                                                                            \
+  } while (0)
+
+/* The rows whose slow path the walk takes: BOUND1's forbidden columns' rows (both parts), the
+ * side part's fixed ones, and its dead tests' rows while their flag is set. */
 #define NQ_SLOWV() (s.slow | ((fl & F90) ? s.s90 : 0u) | ((fl & F270) ? s.s270 : 0u))
 
 /* The search loop of one part (SIDE constant): until the stack is empty or the budget spent.
- * A node's children are counted when its candidates are final (pushed, or inline from row N-7
- * down); rows with a rule (slowv) take the slow path, and a node whose children are on the
- * blocked test's rows (s.filt) drops its blocked children before it is pushed. */
+ * A node's children are counted when its candidates are final (pushed, or inline from row N-8
+ * down); rows with a rule (slowv) take the slow path, and a node on row N-8 goes inline. The
+ * walk has no blocked test: its rows end at N-8 and the test's begin at N-1-look >= N-6
+ * (look <= NQ_UNIT_LOOK_MAX = 5; gpu_opencl.c asserts it), all of them inline. */
 #define NQ_WALK(SIDE)                                                                            \
   for (;;) {                                                                                     \
     if (!live || steps == budget) break;                                                         \
@@ -373,29 +417,30 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     live ^= (uint)(rest == 0u) << k;                                                             \
     const int yc = s.depth + k + 1;                                                              \
     const uint cl = (v.y | bit) << 1, cd = v.z | bit, cr = (v.w | bit) >> 1;                     \
-    uint bm = mask & ~(cl | cd | cr) & (yc < s.bound1 ? ~s.forbid : ~0u);                        \
+    uint bm = mask & ~(cl | cd | cr);                                                            \
     if ((slowv >> yc) & 1u) {                                                                    \
+      bm &= yc < s.bound1 ? ~s.forbid : ~0u;                                                     \
       if (SIDE) {                                                                                \
         if (yc - 1 == s.bound2) {                                                                \
           fl = (fl & ~F90) | (bit == 1u ? F90 : 0u);                                             \
           slowv = NQ_SLOWV();                                                                    \
+          ivw = NQ_IV(fl);                                                                       \
         }                                                                                        \
         if (yc - 1 == s.bound1) {                                                                \
           fl = (fl & ~F270) | (bit == topbit ? F270 : 0u);                                       \
           slowv = NQ_SLOWV();                                                                    \
+          ivw = NQ_IV(fl);                                                                       \
         }                                                                                        \
         NQ_BOUND2(yc, cd, bm);                                                                   \
         if (NQ_DEAD(yc, cd, v.z, STK(k > 0 ? k - 1 : 0).z, STK(k > 1 ? k - 2 : 0).z, fl))        \
           continue;                                                                              \
       }                                                                                          \
-      if (yc == e - 6) {                                                                         \
-        NQ_ROW_N7(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fl, k, bit);              \
-        continue;                                                                                \
-      }                                                                                          \
+    }                                                                                            \
+    if (yc == e - 7) { /* the last row the walk makes: its node's subtree inline */              \
+      NQ_ROW_N8(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fl, ivw, k, bit);           \
+      continue;                                                                                  \
     }                                                                                            \
     nodes += popcount(bm);                                                                       \
-    if ((s.filt >> yc) & 1u)                                                                     \
-      bm = nq_keep(e - yc - 1, ~mask, (SIDE) ? s.lastmask : 0u, cl, cd, cr, bm);                 \
     if (bm) {                                                                                    \
       STK(k + 1) = NQ_U4(bm, cl, cd, cr);                                                        \
       live |= 2u << k;                                                                           \
@@ -404,10 +449,11 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 
 /* The side part's dead tests of a child on row yc (d mask cd, its parent's dp; flags f), each
  * on the rows that decide it (see the top of this file), reading earlier rows' d masks from the
- * prefix or the stack (row r's d mask, r > depth: level r - depth's). */
+ * prefix, the inline rows (the four nearest, and row N-8's: dn8) or the stack (row r's d mask,
+ * r > depth: level r - depth's). */
 #define NQ_DROW(r, yc, cd, dp, dpp, dppp)                                                        \
   ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : (r) == (yc) - 2 ? (dpp)                         \
-   : (r) == (yc) - 3 ? (dppp) : STK((r) - s.depth).z)
+   : (r) == (yc) - 3 ? (dppp) : (r) == e - 7 ? dn8 : STK((r) - s.depth).z)
 #define NQ_DEAD(yc, cd, dp, dpp, dppp, f)                                                        \
   (((yc) == s.p90 + 1 && ((f) & F90) &&                                                          \
     !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp, dppp)) & 2u)) ||      \
@@ -432,11 +478,13 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
   __local uint4 stk[NQ_ROWS * NQ_GROUP];
   const size_t gid = get_global_id(0);
   const int lid = (int)get_local_id(0);
+  __local uint4 *const mine = stk + lid; /* level k at mine[k * NQ_GROUP] (STK) */
   if (gid >= nslots) return;
   __global uint *sv = save + (size_t)NQ_SLOT * gid;
   const int e = n - 1;
   const uint mask = n == 32 ? 0xffffffffu : ((1u << n) - 1u), topbit = 1u << e;
   uint steps = 0, live = 0, fl = 0, own = 0, held = stat[gid] == NQ_RUNNING;
+  uint dn8 = 0; /* the d mask of the current path's node on row N-8 (set by NQ_ROW_N8) */
   __global const uchar *t = (__global const uchar *)(sv + SV_REC);
   /* The counts of the owner `cur` since they were last added to its totals: a work-item's
    * subtrees in a row are mostly one unit's (the queue is in owner order), so the atomics come
@@ -495,7 +543,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     s.hi270 = 0;
     s.filt = 0;
     for (int y = s.blo - 1; y <= e - 4; y++) s.filt |= 1u << y;
-    s.slow = 1u << (e - 6);
+    s.slow = (1u << s.bound1) - 1u; /* BOUND1's forbidden columns */
     s.s90 = s.s270 = 0;
     if (s.side) {
       const int p90 = s.bound2 > s.y90 ? s.bound2 : s.y90;
@@ -509,6 +557,11 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       if (s.p90 >= 0) s.s90 = 1u << (s.p90 + 1);
       for (int y = s.lo270; y <= s.hi270; y++) s.s270 |= 1u << y;
     }
+    uint islow = (1u << s.bound1) - 1u; /* BOUND1's forbidden columns */
+    if (s.side) islow |= 1u << s.bound2 | 1u << (s.bound1 + 1) | 1u << (s.bound2 + 1);
+    s.iv0 = e >= 6 ? islow >> (e - 6) : islow << (6 - e);
+    s.iv90 = e >= 6 ? s.s90 >> (e - 6) : s.s90 << (6 - e);
+    s.iv270 = e >= 6 ? s.s270 >> (e - 6) : s.s270 << (6 - e);
     uint b[32];
     uint l = 0, d = 0, r = 0;
     s.dy90 = 0;
@@ -548,17 +601,19 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         if (y < s.bound1) bm &= ~s.forbid;
         if (s.side) NQ_BOUND2(y, d, bm);
         if (y == e - 1) {
-          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 2) {
-          NQ_ROW_N3(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N3(s.side, l, d, r, bm, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 3) {
-          NQ_ROW_N4(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u);
+          NQ_ROW_N4(s.side, l, d, r, bm, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 4) {
-          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fl, 0, 0u, 0u, 0u);
+          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u);
         } else if (y == e - 5) {
-          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fl, 0, 0u, 0u);
+          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u, 0u);
         } else if (y == e - 6) {
-          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fl, 0, 0u);
+          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u);
+        } else if (y == e - 7) {
+          NQ_ROW_N8(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);
@@ -575,7 +630,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         STK(k) = NQ_U4(sv[SV_STACK + 4 * k], sv[SV_STACK + 4 * k + 1], sv[SV_STACK + 4 * k + 2],
                        sv[SV_STACK + 4 * k + 3]);
     }
-    uint slowv = NQ_SLOWV();
+    uint slowv = NQ_SLOWV(), ivw = NQ_IV(fl);
     if (s.side) {
       NQ_WALK(1)
     } else {

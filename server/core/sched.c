@@ -1144,15 +1144,24 @@ int srv_sched_result(srv_sched_t *s, int64_t client_id, const nq_result_t *r, in
 
 /* ---- spot checks that nobody can take ------------------------------------------------------ */
 
-static int drop_spots_locked(srv_sched_t *s, int64_t now, int64_t *dropped,
-                             srv_result_info_t *info) {
-  trust_t tm;
+/* *yes = the running job has every unit verified (only spot checks can still be wanted). */
+static int all_verified(srv_sched_t *s, int *yes) {
   srv_stats_t c;
   memset(&c, 0, sizeof c);
+  *yes = 0;
   int rc = srv_job_get(s->store, s->job.id, &c.job);
   if (rc || c.job.state != SRV_JOB_RUNNING) return rc;
   if ((rc = srv_store_counters(s->store, s->job.id, &c)) != 0) return rc;
-  if (c.units[SRV_UNIT_VERIFIED] != c.job.units) return 0;
+  *yes = c.units[SRV_UNIT_VERIFIED] == c.job.units;
+  return 0;
+}
+
+static int drop_spots_locked(srv_sched_t *s, int64_t now, int64_t *dropped,
+                             srv_result_info_t *info) {
+  trust_t tm;
+  int all;
+  int rc = all_verified(s, &all);
+  if (rc || !all) return rc;
   if ((rc = trust_get(s, now, 1, &tm)) != 0 || !tm.on) return rc;
   int64_t *ids = NULL;
   int n = 0;
@@ -1183,12 +1192,9 @@ int srv_sched_drop_spots(srv_sched_t *s, int64_t now, int64_t *dropped, int *job
 
 static int set_aside_locked(srv_sched_t *s, int64_t now, int64_t *dropped,
                             srv_result_info_t *info) {
-  srv_stats_t c;
-  memset(&c, 0, sizeof c);
-  int rc = srv_job_get(s->store, s->job.id, &c.job);
-  if (rc || c.job.state != SRV_JOB_RUNNING) return rc;
-  if ((rc = srv_store_counters(s->store, s->job.id, &c)) != 0) return rc;
-  if (c.units[SRV_UNIT_VERIFIED] != c.job.units) return 0;
+  int all;
+  int rc = all_verified(s, &all);
+  if (rc || !all) return rc;
   if ((rc = srv_spot_drop_all(s->store, s->job.id, dropped)) != 0) return rc;
   return job_finish(s, s->job.id, now, info);
 }

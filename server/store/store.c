@@ -373,6 +373,14 @@ int srv_store_exec3(srv_store_t *st, const char *sql, int64_t a, int64_t b, int6
 }
 
 
+int srv_store_update_one(srv_store_t *st, const char *sql, int64_t id, int64_t v,
+                         const char *what, const char *row) {
+  int rc = srv_store_exec3(st, sql, id, v, 0, what);
+  if (rc == 0 && sqlite3_changes(st->db) == 0)
+    rc = srv_store_failf(st, NQ_ENOTFOUND, "no such %s", row);
+  return rc;
+}
+
 int srv_store_one(srv_store_t *st, const char *sql, const char *text, int64_t num,
                   srv_row_fn row, void *out, const char *what) {
   sqlite3_stmt *s;

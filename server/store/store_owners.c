@@ -87,10 +87,7 @@ int srv_owner_list(srv_store_t *st, srv_owner_cb cb, void *arg) {
 /* One flag of an owner's row (sql: ?1 = id, ?2 = 0 or 1). NQ_ENOTFOUND for no such owner. */
 static int owner_flag_set(srv_store_t *st, const char *sql, int64_t owner_id, int on,
                           const char *what) {
-  int rc = srv_store_exec3(st, sql, owner_id, on ? 1 : 0, 0, what);
-  if (rc == 0 && sqlite3_changes(st->db) == 0)
-    rc = srv_store_failf(st, NQ_ENOTFOUND, "no such owner");
-  return rc;
+  return srv_store_update_one(st, sql, owner_id, on ? 1 : 0, what, "owner");
 }
 
 int srv_owner_set_banned(srv_store_t *st, int64_t owner_id, int banned) {
@@ -126,10 +123,7 @@ int srv_owner_clients(srv_store_t *st, int64_t owner_id, int64_t **ids, int *n) 
 /* One UPDATE of one client that must find it. */
 static int client_update(srv_store_t *st, const char *sql, int64_t client_id, int64_t v,
                          const char *what) {
-  int rc = srv_store_exec3(st, sql, client_id, v, 0, what);
-  if (rc == 0 && sqlite3_changes(st->db) == 0)
-    rc = srv_store_failf(st, NQ_ENOTFOUND, "no such client");
-  return rc;
+  return srv_store_update_one(st, sql, client_id, v, what, "client");
 }
 
 int srv_client_set_owner(srv_store_t *st, int64_t client_id, int64_t owner_id) {

@@ -47,6 +47,10 @@ int srv_store_step(srv_store_t *st, sqlite3_stmt *s, const char *what);
 int srv_store_exec3(srv_store_t *st, const char *sql, int64_t a, int64_t b, int64_t c,
                     const char *what);
 
+/* An update of one row (sql: ?1 = id, ?2 = v): NQ_ENOTFOUND ("no such ROW") when it changed none. */
+int srv_store_update_one(srv_store_t *st, const char *sql, int64_t id, int64_t v,
+                         const char *what, const char *row);
+
 /* One row of `sql` (?1 = text when text is not NULL, else num) read by `row` into out:
  * NQ_ENOTFOUND ("no such WHAT") without a row. Lookups of clients and owners. */
 typedef void (*srv_row_fn)(sqlite3_stmt *s, void *out);

@@ -133,8 +133,13 @@ const char *nq_conn_errstr(const nq_conn_t *c);
  * connection is 0). */
 int nq_conn_heard(const nq_conn_t *c);
 /* 1 once this side has sent a byte: on a server, a complete ClientHello came and the handshake
- * answered it. A peer heard but not answered has sent part of a hello and stopped. */
+ * answered it. */
 int nq_conn_answered(const nq_conn_t *c);
+/* 1 once bytes from the peer were read (heard without being read: they wait in the kernel, the
+ * owner has not got to the connection yet -- in a burst of hundreds, the last ClientHello is read
+ * well after its connection was accepted). A server reads a whole ClientHello and answers it at
+ * once, so a peer read from and not answered has sent part of a hello and stopped. */
+int nq_conn_read_any(const nq_conn_t *c);
 /* Ciphertext bytes handed to libuv whose write has not completed yet. */
 size_t nq_conn_queued(const nq_conn_t *c);
 /* Stop (on = 1) or resume (on = 0) taking input, whatever the output queue: no reads and no
