@@ -21,11 +21,6 @@
 
 #include "cli_config.h"
 
-const char *cli_state_name(cli_state_t s);   /* "idle", "connecting", ... */
-const char *cli_reason_name(cli_reason_t r); /* "none", "limit", "job_done", ... */
-/* The process exit code for a reason (CLI_EXIT_*). */
-int cli_reason_exit(cli_reason_t r);
-
 
 /* Fill defaults: threads = online CPUs, gpu "auto", state = $HOME/.nq-client, backoff 0.5 .. 60 s,
  * prefetch 1, checkpoints every 60 s, signals handled, solver at idle priority, no CPU limit,
@@ -33,7 +28,7 @@ int cli_reason_exit(cli_reason_t r);
 void cli_config_default(cli_config_t *cfg);
 
 
-typedef struct cli_s cli_t;
+/* cli_t, and the names of the states and reasons: cli_config.h. */
 
 /* Set up on `loop` (cfg is borrowed and must outlive the daemon): the CA, the state directory and
  * journal, the credentials, the timers, the solver thread; then resume journalled assignments

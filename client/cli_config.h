@@ -47,6 +47,15 @@ typedef enum {
   CLI_REASON_FAILURE   /* an unexpected local failure (the solver thread cannot start) */
 } cli_reason_t;
 
+/* The names of the values (defined with the daemon's context, client/ctx.c). */
+const char *cli_state_name(cli_state_t s);   /* "idle", "connecting", ... */
+const char *cli_reason_name(cli_reason_t r); /* "none", "limit", "job_done", ... */
+/* The process exit code for a reason (CLI_EXIT_*). */
+int cli_reason_exit(cli_reason_t r);
+
+/* The daemon (cli.h; its context: ctx.h). */
+typedef struct cli_s cli_t;
+
 typedef struct cli_config_s {
   char host[NQ_HOST_MAX]; /* from --server HOST:PORT; also the name the certificate must match */
   int port;

@@ -254,37 +254,23 @@ static int entry_list(const char *dir, const char *what, size_t elem_size, entry
 
 /* ---- results ---- */
 
-json_t *cli_result_pack(const cli_result_t *r) {
-  nq_result_t m = {r->id, r->unit, r->counts, r->seconds, r->solver,
-                   r->backend[0] ? r->backend : NULL};
-  return nq_result_pack(&m);
-}
-
 /* A journal entry is the result message as it is sent (nq_result_pack); it is read back with the
  * protocol's parser, plus what the client needs of its own entries. */
 static int result_parse(const json_t *o, int64_t id, void *slot) {
-  cli_result_t *r = slot;
-  nq_result_t m;
-  memset(r, 0, sizeof *r);
-  if (nq_msg_type(o, NULL) != NQ_MSG_RESULT || nq_result_parse(o, &m, NULL) != 0)
+  nq_result_t *r = slot;
+  if (nq_msg_type(o, NULL) != NQ_MSG_RESULT || nq_result_parse(o, r, NULL) != 0) {
+    memset(r, 0, sizeof *r);
     return NQ_EPROTO;
-  if (m.id < 1 || !m.unit[0] || strlen(m.unit) >= sizeof r->unit || !m.solver[0] ||
-      strlen(m.solver) >= sizeof r->solver)
-    return NQ_ERANGE;
-  r->id = m.id;
-  strcpy(r->unit, m.unit);
-  strcpy(r->solver, m.solver);
-  if (m.backend) snprintf(r->backend, sizeof r->backend, "%s", m.backend); /* parser: <= 128 */
-  r->counts = m.counts;
-  r->seconds = m.seconds;
+  }
+  if (r->id < 1 || !r->unit[0] || !r->solver[0]) return NQ_ERANGE;
   return r->id == id ? 0 : NQ_EPROTO; /* the name must agree with the content */
 }
 
-int cli_journal_put(cli_journal_t *j, const cli_result_t *r) {
+int cli_journal_put(cli_journal_t *j, const nq_result_t *r) {
   /* Two fsyncs cost about as much as a millisecond unit: a result that took less than
    * CLI_JOURNAL_SYNC_SECONDS to solve is cheaper to solve again after a power loss (the server
    * re-sends the lease) than to make durable. A crash of the process alone loses nothing. */
-  return entry_put(j->results_dir, r->id, cli_result_pack(r),
+  return entry_put(j->results_dir, r->id, nq_result_pack(r),
                    !(r->seconds >= 0 && r->seconds < CLI_JOURNAL_SYNC_SECONDS));
 }
 
@@ -302,9 +288,9 @@ int cli_journal_has(cli_journal_t *j, int64_t id) {
   return has;
 }
 
-int cli_journal_list(cli_journal_t *j, cli_result_t **out, size_t *n, size_t *corrupt) {
+int cli_journal_list(cli_journal_t *j, nq_result_t **out, size_t *n, size_t *corrupt) {
   void *v;
-  int rc = entry_list(j->results_dir, "journal", sizeof(cli_result_t), result_parse, &v, n,
+  int rc = entry_list(j->results_dir, "journal", sizeof(nq_result_t), result_parse, &v, n,
                       corrupt);
   *out = v;
   return rc;

@@ -1,8 +1,9 @@
 /* nq-client: the on-disk state of a client (docs/client.md).
  *
  *   STATE/token               the client token, mode 0600, one line
- *   STATE/journal/<id>.json   a finished result for assignment <id>: the `result` message exactly
- *                             as it is sent (nq_result_pack), written BEFORE it is sent and
+ *   STATE/journal/<id>.json   a finished result for assignment <id> (nq_result_t, the one result
+ *                             type of nq/proto.h): the `result` message exactly as it is sent
+ *                             (nq_result_pack, its one packer), written BEFORE it is sent and
  *                             removed once the server answered it (ack or a non-fatal refusal)
  *   STATE/assigned/<id>.json  an assignment received but not finished yet: a `work` message
  *                             holding it, its deadline on this machine's clock
@@ -35,7 +36,6 @@
 #include "nq/solver.h"
 #include "nq/unit.h"
 
-#define CLI_SOLVER_MAX (NQ_PROTO_SOLVER_MAX + 1) /* a solver version and its terminator */
 #define CLI_TOKEN_MAX 256
 #define CLI_LOCK_FILE "nq-client.lock"
 /* Results of units solved in less time than this are journalled without fsync (cli_journal_put). */
@@ -50,16 +50,6 @@ typedef struct cli_journal_s {
   char *ckpt_dir;     /* dir/checkpoint */
 } cli_journal_t;
 
-/* One finished result: exactly the fields of the protocol's `result` message. */
-typedef struct cli_result_s {
-  int64_t id;
-  char unit[NQ_UNIT_TEXT_MAX];
-  nq_counts_t counts; /* c2, c4, c8, nodes (count1 unused: units exist only for N >= 4) */
-  double seconds;
-  char solver[CLI_SOLVER_MAX];
-  char backend[NQ_PROTO_BACKEND_MAX + 1]; /* what computed it ("" when unknown: not sent) */
-} cli_result_t;
-
 /* One assignment as received in `work`. */
 typedef struct cli_assign_s {
   int64_t id;
@@ -70,7 +60,7 @@ typedef struct cli_assign_s {
                        has not said yet in this run that it still holds it for us */
   char kernel[NQ_KERNEL_NAME_MAX]; /* the kernel the assignment names, "" none */
   int on_disk;      /* not in the file: its assigned/ entry exists (written, or loaded at start);
-                       short units are not written while connected (cli.c, "lazy records") */
+                       short units are not written while connected (ctx.h, "lazy records") */
 } cli_assign_t;
 
 /* Create (mode 0700) the state directory and its subdirectories when missing, take its lock,
@@ -85,10 +75,10 @@ void cli_journal_close(cli_journal_t *j);
  * when there is no such entry. has: 1 if an entry exists. list: every valid entry in increasing id
  * order into a new malloc'd array (*out, caller frees; NULL when *n is 0); corrupt files are
  * counted in *corrupt (may be NULL), reported and set aside. Returns 0, NQ_EIO, NQ_ENOMEM. */
-int cli_journal_put(cli_journal_t *j, const cli_result_t *r);
+int cli_journal_put(cli_journal_t *j, const nq_result_t *r);
 int cli_journal_remove(cli_journal_t *j, int64_t id);
 int cli_journal_has(cli_journal_t *j, int64_t id);
-int cli_journal_list(cli_journal_t *j, cli_result_t **out, size_t *n, size_t *corrupt);
+int cli_journal_list(cli_journal_t *j, nq_result_t **out, size_t *n, size_t *corrupt);
 
 /* Assignments received but not finished; same contracts as the result functions. */
 int cli_assigned_put(cli_journal_t *j, const cli_assign_t *a);
@@ -111,9 +101,5 @@ int cli_ckpt_list(cli_journal_t *j, int64_t **out, size_t *n);
 int cli_token_load(cli_journal_t *j, char *buf, size_t len);
 /* Store the token atomically with mode 0600. Returns 0 or NQ_EIO. */
 int cli_token_store(cli_journal_t *j, const char *token);
-
-/* The protocol `result` message for r (nq_result_pack; new reference, NULL on allocation
- * failure): what is sent, and what a journal entry holds. */
-json_t *cli_result_pack(const cli_result_t *r);
 
 #endif

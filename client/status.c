@@ -242,6 +242,8 @@ void cli_status_print_text(FILE *f, const cli_status_view_t *v, int64_t now) {
             k->unit, k->id, k->ndone, k->ntasks,
             k->ntasks ? 100.0 * k->ndone / k->ntasks : 0.0, k->nodes, k->seconds);
   }
+  if (v->has_file && !v->running && s->stopped && s->exit_reason[0])
+    fprintf(f, "left:       %s%s%s\n", s->exit_reason, s->exit_why[0] ? ": " : "", s->exit_why);
   fprintf(f, "work:       %zu assignment(s) held, %zu result(s) waiting for the server\n",
           v->assigned, v->journal);
   if (v->has_file)

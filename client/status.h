@@ -63,7 +63,10 @@
   F(INT, unit_id, REQ, 0)                                                                          \
   F(REAL, fraction, REQ, 0)                     /* 0..1 */                                         \
   F(U64, nodes, REQ, 0)                                                                            \
-  F(REAL, seconds, REQ, 0) /* solve time so far, every run of it together, pauses left out */
+  F(REAL, seconds, REQ, 0) /* solve time so far, every run of it together, pauses left out */   \
+  /* Why the daemon left: written as it leaves (stopped 1); "" (no key) while it runs */           \
+  F(CHARS, exit_reason, ZERO, 16) /* the reason's name (cli_reason_name): limit, banned, ... */    \
+  F(CHARS, exit_why, ZERO, CLI_STATUS_TEXT) /* in words; the server's own when it gave any */
 NQ_VIEW_STRUCT(cli_status, CLI_STATUS_VIEW)
 typedef nq_view_cli_status_t cli_status_t;
 

@@ -24,6 +24,11 @@ flags lists every header it includes, transitively. The rules:
               common/ but conn: no event loop, nothing of the daemon.
             the daemon (server/*.c) uses everything below it but store_int.h.
   admin/    nq-admin uses the core and the store (and common/ but conn), nothing of the daemon.
+  client/   nq-client's files are layered too (CLIENT_LAYERS below, client/ctx.h's map of the
+            daemon's rooms): a client file calls only the client files of the layers below its
+            own, so no call runs back up and no circle of calls forms among them. (Calls only:
+            the daemon's rooms share one context header.) A client *.c missing from the table is
+            an error.
 """
 import json
 import os
@@ -40,6 +45,18 @@ STORE_LAYERS = {
     "store_stall": 3, "store_queue": 3, "store_public": 3, "store_export": 3,
     "store_audit": 3, "store_outage": 3, "store_backup": 3, "store_signup": 3, "store_community": 3,
     "store_api": 4,
+}
+# nq-client's files (client/ctx.h): a file calls only files of lower layers.
+CLIENT_LAYERS = {
+    "fault": 0, "journal": 0, "worker": 0, "receipts": 0,
+    "cli_opts": 1,
+    "status": 2,
+    "ctx": 3,
+    "report": 4,
+    "lanes": 5,
+    "session": 6,
+    "cli": 7,
+    "client_main": 8,
 }
 # common/'s libraries and what each may use.
 COMMON_MAY_USE = {"util": {"util"}, "solver": {"util", "solver"},
@@ -100,6 +117,13 @@ def allowed(user, used):
         if lv < lu:
             return None
         return "layer %d may use only layers below it (%s is layer %d)" % (lu, used[1], lv)
+    if ukind == "client" and vkind == "client":
+        lu, lv = CLIENT_LAYERS.get(uname), CLIENT_LAYERS.get(used[1])
+        if lu is None or lv is None:
+            return "not in the client's layer table"
+        if lv < lu:
+            return None
+        return "client layer %d calls only layers below it (%s is layer %d)" % (lu, used[1], lv)
     if ukind == vkind:  # a floor or a program within itself
         return None
     if ukind in FLOOR and vkind in FLOOR:
@@ -132,8 +156,8 @@ def check_symbols(objects, defs_of):
 def check_includes(src_group, headers):
     bad = []
     for h, hg in headers:
-        if hg is None:
-            continue
+        if hg is None or (src_group[0] == "client" and hg[0] == "client"):
+            continue  # (the client's layers are checked on calls)
         why = allowed(src_group, hg)
         if why:
             bad.append("%s/%s includes %s: %s" % (src_group[0], src_group[1], h, why))
@@ -199,6 +223,9 @@ def run(build):
         defined, undef = nm(obj)
         for s in defined:
             defs_of.setdefault(s, set()).add(grp)
+        if grp[0] == "client" and grp[1] not in CLIENT_LAYERS:
+            bad.append("client/%s.c is not in the client's layer table (scripts/check-layers.py, "
+                       "client/ctx.h): give it a layer" % grp[1])
         if grp[0] == "store" and grp[1] not in STORE_LAYERS:
             bad.append("server/store/%s.c is not in the store's layer table (scripts/check-layers.py, "
                        "store.h): give it a layer" % grp[1])
@@ -227,7 +254,8 @@ def selftest():
          "owners": ("store", "store_owners"), "stall": ("store", "store_stall"),
          "api": ("store", "store_api"), "sched": ("core", "sched"), "admin_api": ("core", "admin_api"),
          "srv": ("server", "srv"), "web": ("server", "web"), "adm": ("admin", "remote"),
-         "cli": ("client", "cli"), "util": ("common", "util"), "solver": ("common", "solver"),
+         "cli": ("client", "cli"), "session": ("client", "session"), "lanes": ("client", "lanes"),
+         "report": ("client", "report"), "ctx": ("client", "ctx"), "util": ("common", "util"), "solver": ("common", "solver"),
          "net": ("common", "net"), "conn": ("common", "conn")}
     defs_of = {"f_" + k: {v} for k, v in g.items()}
     cases = [  # (user, symbol it calls, violation expected)
@@ -241,7 +269,10 @@ def selftest():
         ("base", "f_conn", True), ("srv", "f_conn", False), ("cli", "f_conn", False),
         ("cli", "f_sched", True), ("util", "f_solver", True), ("solver", "f_net", True),
         ("net", "f_conn", True), ("conn", "f_net", False), ("net", "f_solver", False),
-        ("solver", "f_util", False), ("util", "f_sched", True)]
+        ("solver", "f_util", False), ("util", "f_sched", True),
+        ("cli", "f_session", False), ("session", "f_lanes", False), ("lanes", "f_report", False),
+        ("report", "f_ctx", False), ("lanes", "f_cli", True), ("session", "f_cli", True),
+        ("report", "f_lanes", True), ("ctx", "f_report", True), ("lanes", "f_session", True)]
     fails = 0
     for user, sym, expect in cases:
         got = bool(check_symbols({"x.o": (g[user], {sym})}, defs_of))

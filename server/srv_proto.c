@@ -398,11 +398,15 @@ static void h_result(srv_t *s, srv_req_t *r, int64_t now) {
   }
   srv_result_info_t info;
   memset(&info, 0, sizeof info);
-  int rc = srv_sched_result(&s->sched, r->sc->client_id, res.id, res.unit, &res.counts,
-                            res.seconds, res.solver, res.backend, now, &info);
+  int rc = srv_sched_result(&s->sched, r->sc->client_id, &res, now, &info);
   switch (rc) {
   case 0: {
     nq_ack_t a = {.id = res.id, .status = srv_result_ack(info.status)};
+    /* The credit as this answer leaves (informative: a store failure leaves it out). */
+    srv_credit_t cr;
+    char credit[40];
+    if (srv_credit_get(s->store, r->sc->client_id, &cr) == 0)
+      a.credit = nq_u128_str(cr.credit, credit);
     /* The receipt: the result's leaf in the job's Merkle tree, as the export will write it. */
     char unit[NQ_UNIT_TEXT_MAX], leaf[65];
     unsigned char md[32];

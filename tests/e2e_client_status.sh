@@ -11,7 +11,11 @@
 #      after SIGTERM `status` shows the unit's checkpoint (tasks done, percent) from the state
 #      directory alone;
 #   3. the log of a job of many small units (N=13 depth 4) at the default level holds no per-unit
-#      line, a summary line ("unit(s) solved in the last") and few lines in all.
+#      line, a summary line ("unit(s) solved in the last") and few lines in all;
+#   4. credit and leaving: with quorum 1 every result verifies its unit, and the credit in
+#      `status --json` grows from one ack to a later one within one session (one welcome in the
+#      log, one connection on the server); the operator bans the client: it exits 5, and
+#      `nq-client status` says it left banned, with the server's words.
 #
 #   bash tests/e2e_client_status.sh BUILD_DIR
 set -euo pipefail
@@ -130,4 +134,35 @@ grep -qE "INFO: ack " "$D/client-c.log" && fail "ack lines at INFO"
 lines=$(wc -l <"$D/client-c.log")
 [ "$lines" -lt 40 ] || { head -n 40 "$D/client-c.log"; fail "$lines lines for $units units"; }
 say "quiet log: $lines lines for $units units"
+stop_all
+
+# ---- 4. credit with each ack; a ban named in status ----
+D="$TMP/credit"
+mkdir -p "$D"
+PORT=$(free_port)
+e2e_start_server "$D" "$PORT" --n 15 --depth 4 --quorum 1
+"$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" --enrol "$(cat "$D/data/enrol.key")" \
+  --name vol4 --threads 1 --priority normal --state "$D/st" >"$D/client-d.log" 2>&1 &
+CPID=$!
+PIDS+=("$CPID")
+credit() { status_json "$D/st" "$S" && jget "$S" 'int(j["status"]["credit"]) if j["status"]["has_credit"] and j["status"]["conn"] == "ready" else 0'; }
+credited() { [ "$(credit)" -gt "${1:-0}" ]; }
+until_ok 120 "no credit above 0 in status" credited 0
+c1=$(credit)
+until_ok 120 "the credit did not grow past $c1 in one session" credited "$c1"
+c2=$(credit)
+[ "$(grep -c "INFO: session open" "$D/client-d.log")" = 1 ] || fail "the client reconnected"
+[ "$(grep -c "client vol4 connected" "$D/server.log")" = 1 ] || fail "more than one connection"
+"$BIN/nq-admin" client ban vol4 --server "127.0.0.1:$PORT" --ca "$D/data/ca.pem" --data "$D/data" \
+  >/dev/null || fail "client ban failed"
+rc=0
+wait "$CPID" || rc=$?
+PIDS=()
+[ "$rc" = 5 ] || fail "a banned client exits $rc, not 5"
+"$BIN/nq-client" status --state "$D/st" >"$D/text"
+grep -q "^left: *banned: this client is banned: server says banned" "$D/text" ||
+  { cat "$D/text"; fail "status does not say the client left banned"; }
+status_json "$D/st" "$S"
+[ "$(jget "$S" 'j["status"]["exit_reason"]')" = banned ] || fail "status --json: exit_reason"
+say "credit $c1 -> $c2 nodes from the acks of one session; a ban named in status"
 say "PASS"

@@ -85,10 +85,24 @@ int fx_work(fx_t *f, int64_t client, int want, int64_t now, srv_work_t *out, srv
   return rc == 0 ? n : rc;
 }
 
+int fx_sched_result(srv_sched_t *s, int64_t client, int64_t asg, const char *unit,
+                    const nq_counts_t *c, double seconds, const char *solver, const char *backend,
+                    int64_t now, srv_result_info_t *info) {
+  nq_result_t r;
+  memset(&r, 0, sizeof r);
+  r.id = asg;
+  snprintf(r.unit, sizeof r.unit, "%s", unit ? unit : "");
+  r.counts = *c;
+  r.seconds = seconds;
+  snprintf(r.solver, sizeof r.solver, "%s", solver ? solver : "");
+  snprintf(r.backend, sizeof r.backend, "%s", backend ? backend : "");
+  return srv_sched_result(s, client, &r, now, info);
+}
+
 int fx_report_secs(fx_t *f, int64_t client, int64_t asg, const char *unit, const nq_counts_t *c,
                    double seconds, const char *solver, int64_t now, srv_result_info_t *info) {
   ck_assert_int_eq(srv_store_begin(f->st), 0);
-  int rc = srv_sched_result(&f->sched, client, asg, unit, c, seconds, solver, NULL, now, info);
+  int rc = fx_sched_result(&f->sched, client, asg, unit, c, seconds, solver, NULL, now, info);
   ck_assert_int_eq(srv_store_commit(f->st), 0);
   return rc;
 }

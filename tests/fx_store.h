@@ -42,6 +42,11 @@ int64_t fx_client_of_owner(fx_t *f, const char *name, int64_t owner_id);
 /* get_work in its own transaction: the number of assignments, or the scheduler's error. */
 int fx_work(fx_t *f, int64_t client, int want, int64_t now, srv_work_t *out, srv_nowork_t *why);
 /* A result in its own transaction; returns the scheduler's code. report: 0.5 s. */
+/* srv_sched_result with the result's fields given one by one (strings cut to the struct's
+ * sizes; backend NULL: not said), in the caller's transaction. */
+int fx_sched_result(srv_sched_t *s, int64_t client, int64_t asg, const char *unit,
+                    const nq_counts_t *c, double seconds, const char *solver, const char *backend,
+                    int64_t now, srv_result_info_t *info);
 int fx_report_secs(fx_t *f, int64_t client, int64_t asg, const char *unit, const nq_counts_t *c,
                    double seconds, const char *solver, int64_t now, srv_result_info_t *info);
 int fx_report(fx_t *f, int64_t client, int64_t asg, const char *unit, const nq_counts_t *c,

@@ -57,7 +57,7 @@ static void report(fx_t *f, int64_t client, const srv_work_t *w, int skew, int64
   c.c8 += (uint64_t)skew;
   c.nodes += (uint64_t)skew;
   ck_assert_int_eq(srv_store_begin(f->st), 0);
-  int rc = srv_sched_result(&f->sched, client, w->id, w->unit, &c, 0.5, NQ_SOLVER_VERSION, NULL,
+  int rc = fx_sched_result(&f->sched, client, w->id, w->unit, &c, 0.5, NQ_SOLVER_VERSION, NULL,
                             now, &info);
   ck_assert_msg(rc == 0, "result: %s (%s)", nq_strerror(rc), srv_store_errmsg(f->st));
   ck_assert_int_eq(srv_store_commit(f->st), 0);

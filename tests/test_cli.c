@@ -246,7 +246,7 @@ static int count_state(const env_t *e, cli_state_t s) {
  * it owns the state directory: a second open is refused, as a second nq-client would be. */
 static size_t journal_entries(env_t *e) {
   cli_journal_t j;
-  cli_result_t *v = NULL;
+  nq_result_t *v = NULL;
   size_t n = 0;
   ck_assert_ptr_nonnull(e->cli);
   ck_assert_int_eq(cli_journal_open(e->state, &j), NQ_EBUSY);

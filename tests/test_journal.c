@@ -31,8 +31,8 @@ static int file_exists(const char *dir, const char *sub, const char *name) {
   return access(p, F_OK) == 0;
 }
 
-static cli_result_t mk_result(int64_t id, uint64_t c8) {
-  cli_result_t r;
+static nq_result_t mk_result(int64_t id, uint64_t c8) {
+  nq_result_t r;
   memset(&r, 0, sizeof r);
   r.id = id;
   snprintf(r.unit, sizeof r.unit, "12:c:%d:0,%d,5", 3, 3);
@@ -49,7 +49,7 @@ START_TEST(round_trip) {
   snprintf(state, sizeof state, "%s/state/nested", dir);
   cli_journal_t j;
   ck_assert_int_eq(cli_journal_open(state, &j), 0);
-  cli_result_t a = mk_result(42, 7), b = mk_result(7, 9), c = mk_result(1000000000000LL, 0);
+  nq_result_t a = mk_result(42, 7), b = mk_result(7, 9), c = mk_result(1000000000000LL, 0);
   c.counts.c2 = 3;
   c.counts.c4 = 4;
   c.counts.nodes = (uint64_t)INT64_MAX;
@@ -59,7 +59,7 @@ START_TEST(round_trip) {
   ck_assert(cli_journal_has(&j, 42));
   ck_assert(!cli_journal_has(&j, 43));
 
-  cli_result_t *v = NULL;
+  nq_result_t *v = NULL;
   size_t n = 0, bad = 99;
   ck_assert_int_eq(cli_journal_list(&j, &v, &n, &bad), 0);
   ck_assert_uint_eq(n, 3);
@@ -164,11 +164,11 @@ START_TEST(torn_tmp_ignored) {
   char *dir = tu_tmpdir("journal");
   cli_journal_t j;
   ck_assert_int_eq(cli_journal_open(dir, &j), 0);
-  cli_result_t a = mk_result(11, 2);
+  nq_result_t a = mk_result(11, 2);
   ck_assert_int_eq(cli_journal_put(&j, &a), 0);
   /* A crash between open and rename leaves a half-written temporary file. */
   write_file(dir, "journal", ".12.json.tmp", "{\"type\":\"result\",\"id\":12,\"un");
-  cli_result_t *v = NULL;
+  nq_result_t *v = NULL;
   size_t n = 0, bad = 99;
   ck_assert_int_eq(cli_journal_list(&j, &v, &n, &bad), 0);
   ck_assert_uint_eq(n, 1);
@@ -193,7 +193,7 @@ START_TEST(corrupt_skipped) {
   char *dir = tu_tmpdir("journal");
   cli_journal_t j;
   ck_assert_int_eq(cli_journal_open(dir, &j), 0);
-  cli_result_t a = mk_result(20, 1), b = mk_result(22, 3);
+  nq_result_t a = mk_result(20, 1), b = mk_result(22, 3);
   ck_assert_int_eq(cli_journal_put(&j, &a), 0);
   ck_assert_int_eq(cli_journal_put(&j, &b), 0);
   write_file(dir, "journal", "21.json", "{\"type\":\"result\",\"id\":21,\"unit\":\"12:c:3");
@@ -207,7 +207,7 @@ START_TEST(corrupt_skipped) {
              "{\"type\":\"result\",\"id\":27,\"unit\":\"12:c:3:0,3,5\",\"c2\":0,\"c4\":0,\"c8\":-1,"
              "\"nodes\":5,\"seconds\":1.0,\"solver\":\"nq-solver-3\"}");
   write_file(dir, "journal", "notes.txt", "not an entry");
-  cli_result_t *v = NULL;
+  nq_result_t *v = NULL;
   size_t n = 0, bad = 0;
   ck_assert_int_eq(cli_journal_list(&j, &v, &n, &bad), 0);
   ck_assert_uint_eq(n, 2);

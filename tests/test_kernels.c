@@ -65,7 +65,7 @@ static int report(fx_t *f, int64_t client, const srv_work_t *w, const nq_counts_
   srv_result_info_t tmp;
   memset(info ? info : &tmp, 0, sizeof tmp);
   ck_assert_int_eq(srv_store_begin(f->st), 0);
-  int rc = srv_sched_result(&f->sched, client, w->id, w->unit, c, 0.5, NQ_SOLVER_VERSION, backend,
+  int rc = fx_sched_result(&f->sched, client, w->id, w->unit, c, 0.5, NQ_SOLVER_VERSION, backend,
                             now, info ? info : &tmp);
   ck_assert_int_eq(srv_store_commit(f->st), 0);
   return rc;

@@ -194,7 +194,7 @@ static int round_of(sim_t *s) {
       srv_result_info_t info;
       memset(&info, 0, sizeof info);
       ck_assert_int_eq(srv_store_begin(s->f.st), 0);
-      int rc = srv_sched_result(&s->f.sched, s->id[i], x->id, x->unit, &c, 0.5,
+      int rc = fx_sched_result(&s->f.sched, s->id[i], x->id, x->unit, &c, 0.5,
                                 NQ_SOLVER_VERSION, kern, s->now, &info);
       ck_assert_int_eq(srv_store_commit(s->f.st), 0);
       /* Banned by an earlier result of its batch, or its lease lapsed and the unit was settled

@@ -349,8 +349,15 @@ START_TEST(round_trip_progress_result) {
     ck_assert_int_eq(ab.id, 9);
     ck_assert_int_eq(ab.status, s);
     ck_assert_int_eq(ab.has_receipt, 0);
+    ck_assert_ptr_null(ab.credit);
     json_decref(m);
   }
+  nq_ack_t ac = {.id = 10, .status = NQ_ACK_ACCEPTED,
+                 .credit = "340282366920938463463374607431768211455"}, acb;
+  m = over_wire(nq_ack_pack(&ac));
+  ck_assert_int_eq(nq_ack_parse(m, &acb, &err), 0);
+  ck_assert_str_eq(acb.credit, ac.credit);
+  json_decref(m);
   /* With its receipt (docs/evidence.md, "The root and the receipts"). */
   const char *leaf = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
   nq_ack_t a = {.id = 9, .status = NQ_ACK_ACCEPTED, .has_receipt = 1, .job = 4,
@@ -408,7 +415,7 @@ START_TEST(result_backend_checked) {
   snprintf(buf, sizeof buf, "%s}", base);
   json_t *m = json_loads(buf, 0, NULL);
   ck_assert_int_eq(nq_result_parse(m, &rb, &err), 0);
-  ck_assert_ptr_null(rb.backend);
+  ck_assert_str_eq(rb.backend, ""); /* not said */
   json_decref(m);
   char longb[200];
   memset(longb, 'x', 129);
@@ -688,7 +695,7 @@ START_TEST(version1_wire_bytes) {
   expect_text(nq_lease_pack(&l), "{\"type\":\"lease\",\"id\":123,\"deadline\":1763900600}");
   nq_ack_t a = {.id = 123, .status = NQ_ACK_ACCEPTED};
   expect_text(nq_ack_pack(&a), "{\"type\":\"ack\",\"id\":123,\"status\":\"accepted\"}");
-  nq_result_t r = {123, "18:c:5:0,5,12", {0, 0, 12345, 0, 987654321}, 1.25, "nq-solver-3", NULL};
+  nq_result_t r = {123, "18:c:5:0,5,12", {0, 0, 12345, 0, 987654321}, 1.25, "nq-solver-3", ""};
   expect_text(nq_result_pack(&r),
               "{\"type\":\"result\",\"id\":123,\"unit\":\"18:c:5:0,5,12\",\"c2\":0,\"c4\":0,"
               "\"c8\":12345,\"nodes\":987654321,\"seconds\":1.25,\"solver\":\"nq-solver-3\"}");
@@ -736,6 +743,7 @@ typedef struct {
 #define R "{\"type\":\"result\",\"id\":7,\"unit\":\"8:c:2:0,2,4\","
 #define RC "\"c2\":0,\"c4\":0,\"c8\":1,\"nodes\":9"
 #define RS ",\"seconds\":0.5,\"solver\":\"nq-solver-3\"}"
+#define X65 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" /* 65 x */
 #define S65 "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\""
 #define U128                                                                                       \
   "\"8:c:2:0,2,444444444444444444444444444444444444444444444444444444444444444444444444444444444" \
@@ -936,8 +944,15 @@ static const case_t cases[] = {
     {fx_parse_result, R "\"c2\":0,\"c4\":0,\"c8\":1,\"nodes\":\"18446744073709551616\"" RS,
      NQ_ERR_BAD_RESULT, 0, 7},
     {fx_parse_result, R RC ",\"seconds\":-0.5,\"solver\":\"s\"}", NQ_ERR_BAD_RESULT, 0, 7},
+    /* The result struct holds its strings: one too long for it is refused, not cut. */
+    {fx_parse_result, R RC ",\"seconds\":0.5,\"solver\":\"" X65 "\"}", NQ_ERR_BAD_RESULT, 0, 7},
+    {fx_parse_result, "{\"type\":\"result\",\"id\":7,\"unit\":\"" X65 X65 "\"," RC RS,
+     NQ_ERR_BAD_RESULT, 0, 7},
     /* ack */
     OK_(ack, "{\"type\":\"ack\",\"id\":3,\"status\":\"duplicate\"}"),
+    OK_(ack, "{\"type\":\"ack\",\"id\":3,\"status\":\"accepted\",\"credit\":\"123456\"}"),
+    BADM(ack, "{\"type\":\"ack\",\"id\":3,\"status\":\"accepted\",\"credit\":123}"),
+    BADM(ack, "{\"type\":\"ack\",\"id\":3,\"status\":\"accepted\",\"credit\":\"-1\"}"),
     BADM(ack, "{\"type\":\"ack\",\"status\":\"accepted\"}"),
     BADM(ack, "{\"type\":\"ack\",\"id\":3}"),
     BADM(ack, "{\"type\":\"ack\",\"id\":3,\"status\":\"maybe\"}"),
@@ -1052,13 +1067,8 @@ START_TEST(version_messages) {
 END_TEST
 
 /* Packing a struct with a required string missing fails cleanly instead of sending half a
- * message. */
+ * message. (A result holds its strings in the struct: none can be missing.) */
 START_TEST(pack_refuses_missing_strings) {
-  nq_result_t r = {1, NULL, {0, 0, 0, 0, 1}, 0, "s", NULL};
-  ck_assert_ptr_null(nq_result_pack(&r));
-  r.unit = "u";
-  r.solver = NULL;
-  ck_assert_ptr_null(nq_result_pack(&r));
   nq_work_t *w = calloc(1, sizeof *w);
   w->n = 1;
   ck_assert_ptr_null(nq_work_pack(w));

@@ -754,7 +754,7 @@ START_TEST(impossible_numbers_refused) {
   if (strcmp(w.unit, bad[0].unit) == 0) bad[0].unit = "8:c:3:0,3,5";
   for (int i = 0; i < 12; i++) {
     ck_assert_int_eq(srv_store_begin(f.st), 0);
-    int rc = srv_sched_result(&f.sched, a, w.id, bad[i].unit, &bad[i].c, bad[i].secs,
+    int rc = fx_sched_result(&f.sched, a, w.id, bad[i].unit, &bad[i].c, bad[i].secs,
                               bad[i].solver, NULL, T0, NULL);
     ck_assert_int_eq(srv_store_commit(f.st), 0);
     ck_assert_msg(rc == NQ_EINVAL, "case %d: %d", i, rc);
@@ -899,7 +899,7 @@ START_TEST(sched_requires_transaction) {
   nq_counts_t c = {0, 0, 1, 0, 1};
   ck_assert_int_eq(srv_sched_get_work(&f.sched, a, 1, T0, &w, &n, &why), NQ_ETXN);
   ck_assert_int_eq(prog(&f, a, 1, T0, &dl), NQ_ETXN);
-  ck_assert_int_eq(srv_sched_result(&f.sched, a, 1, "x", &c, 1, "s", NULL, T0, NULL), NQ_ETXN);
+  ck_assert_int_eq(fx_sched_result(&f.sched, a, 1, "x", &c, 1, "s", NULL, T0, NULL), NQ_ETXN);
   ck_assert_int_eq(srv_sched_expire(&f.sched, T0, NULL), NQ_ETXN);
   ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments"), 0);
   ck_assert_int_eq(fx_work(&f, 4242, 1, T0, &w, NULL), NQ_ENOTFOUND);

@@ -284,10 +284,10 @@ START_TEST(group_commit_and_rollback) {
   ck_assert_int_eq(srv_store_begin(f.st), 0);
   ck_assert_int_eq(srv_store_begin(f.st), NQ_ETXN);
   ck_assert(srv_store_in_tx(f.st));
-  ck_assert_int_eq(srv_sched_result(&f.sched, a, w[0].id, w[0].unit, &c0, 1, NQ_SOLVER_VERSION, NULL, T0, NULL), 0);
-  ck_assert_int_eq(srv_sched_result(&f.sched, a, w[1].id, w[1].unit, &bad, 1, NQ_SOLVER_VERSION, NULL, T0, NULL),
+  ck_assert_int_eq(fx_sched_result(&f.sched, a, w[0].id, w[0].unit, &c0, 1, NQ_SOLVER_VERSION, NULL, T0, NULL), 0);
+  ck_assert_int_eq(fx_sched_result(&f.sched, a, w[1].id, w[1].unit, &bad, 1, NQ_SOLVER_VERSION, NULL, T0, NULL),
                    NQ_EINVAL);
-  ck_assert_int_eq(srv_sched_result(&f.sched, a, w[2].id, w[2].unit, &c2, 1, NQ_SOLVER_VERSION, NULL, T0, NULL), 0);
+  ck_assert_int_eq(fx_sched_result(&f.sched, a, w[2].id, w[2].unit, &c2, 1, NQ_SOLVER_VERSION, NULL, T0, NULL), 0);
   /* Not visible to other connections before the commit. */
   ck_assert_int_eq(fx_q1(f.path, "SELECT count(*) FROM assignments WHERE reported_at IS NOT NULL"), 0);
   ck_assert_int_eq(srv_store_commit(f.st), 0);
@@ -296,7 +296,7 @@ START_TEST(group_commit_and_rollback) {
   /* A group that is rolled back leaves nothing. */
   nq_counts_t c1 = fx_solve(w[1].unit);
   ck_assert_int_eq(srv_store_begin(f.st), 0);
-  ck_assert_int_eq(srv_sched_result(&f.sched, a, w[1].id, w[1].unit, &c1, 1, NQ_SOLVER_VERSION, NULL, T0, NULL), 0);
+  ck_assert_int_eq(fx_sched_result(&f.sched, a, w[1].id, w[1].unit, &c1, 1, NQ_SOLVER_VERSION, NULL, T0, NULL), 0);
   ck_assert_int_eq(srv_store_rollback(f.st), 0);
   ck_assert_int_eq(fx_asg_state(&f, w[1].id), SRV_ASG_LEASED);
   ck_assert_int_eq(srv_store_commit(f.st), NQ_ETXN);
@@ -325,7 +325,7 @@ START_TEST(kill_safety) {
     ck_assert_int_eq(fx_report_true(&g, cl[0], &w[0], T0 + 1, NULL), 0); /* committed */
     ck_assert_int_eq(srv_store_begin(g.st), 0);
     nq_counts_t c = fx_solve(w[1].unit);
-    ck_assert_int_eq(srv_sched_result(&g.sched, cl[0], w[1].id, w[1].unit, &c, 1,
+    ck_assert_int_eq(fx_sched_result(&g.sched, cl[0], w[1].id, w[1].unit, &c, 1,
                                       NQ_SOLVER_VERSION, "avx2", T0 + 2, NULL), 0);
     srv_work_t wb[2];
     int n = 0;

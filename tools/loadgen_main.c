@@ -160,7 +160,8 @@ static void on_retry(uv_timer_t *t) {
 }
 
 static void lg_send_result(lg_conn_t *lc, const nq_assignment_t *a) {
-  nq_result_t r = {a->id, a->unit, {0, 0, 0, 0, 1}, 0.0, NQ_SOLVER_VERSION, NULL};
+  nq_result_t r = {a->id, "", {0, 0, 0, 0, 1}, 0.0, NQ_SOLVER_VERSION, ""};
+  snprintf(r.unit, sizeof r.unit, "%s", a->unit);
   if (lc->lg->solve) {
     nq_unit_t u;
     if (nq_unit_parse(a->unit, &u, NULL, 0) != 0 || nq_fast_solve_unit(&u, &r.counts) != 0) {

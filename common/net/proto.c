@@ -610,14 +610,14 @@ json_t *nq_result_pack(const nq_result_t *r) {
   json_t *o = msg_new(NQ_MSG_RESULT, &ok);
   if (!o) return NULL;
   put(o, "id", json_integer(r->id), &ok);
-  put(o, "unit", r->unit ? json_string(r->unit) : NULL, &ok);
+  put(o, "unit", json_string(r->unit), &ok); /* "" too: the server judges it, as any unit */
   put_u64(o, "c2", r->counts.c2, &ok);
   put_u64(o, "c4", r->counts.c4, &ok);
   put_u64(o, "c8", r->counts.c8, &ok);
   put_u64(o, "nodes", r->counts.nodes, &ok);
   put(o, "seconds", json_real(r->seconds), &ok);
-  put(o, "solver", r->solver ? json_string(r->solver) : NULL, &ok);
-  if (r->backend) put(o, "backend", json_string(r->backend), &ok);
+  put(o, "solver", json_string(r->solver), &ok);
+  if (r->backend[0]) put(o, "backend", json_string(r->backend), &ok);
   return msg_done(o, ok);
 }
 
@@ -653,16 +653,23 @@ int nq_result_parse(const json_t *m, nq_result_t *r, nq_proto_err_t *err) {
     else if (rc != 0) return BAD("result: %s must be an integer", keys[i]);
   }
   const json_t *sec = json_object_get(m, "seconds");
-  if (nq_msg_get_str(m, "unit", &r->unit) || nq_msg_get_str(m, "solver", &r->solver) ||
+  const char *unit = NULL, *solver = NULL, *backend = NULL;
+  if (nq_msg_get_str(m, "unit", &unit) || nq_msg_get_str(m, "solver", &solver) ||
       !json_is_number(sec))
     return BAD("result: unit and solver must be strings, seconds a number");
-  if (nq_msg_opt_str(m, "backend", NULL, &r->backend) || (r->backend && !backend_valid(r->backend)))
+  if (nq_msg_opt_str(m, "backend", NULL, &backend) || (backend && !backend_valid(backend)))
     return BAD("result: backend must be a string of 1..%d printable ASCII characters",
                NQ_PROTO_BACKEND_MAX);
   r->seconds = json_number_value(sec);
   /* Wrong types are a broken client; impossible values may be a bug in one result only. */
   if (range || r->seconds < 0)
     return refuse(err, NQ_ERR_BAD_RESULT, 0, r->id, "impossible numbers");
+  size_t nu = strlen(unit), ns = strlen(solver);
+  if (nu >= sizeof r->unit || ns >= sizeof r->solver) /* (an empty one is the server's check) */
+    return refuse(err, NQ_ERR_BAD_RESULT, 0, r->id, "unit or solver too long");
+  memcpy(r->unit, unit, nu + 1);
+  memcpy(r->solver, solver, ns + 1);
+  if (backend) memcpy(r->backend, backend, strlen(backend) + 1); /* <= NQ_PROTO_BACKEND_MAX */
   return 0;
 }
 
@@ -675,6 +682,7 @@ json_t *nq_ack_pack(const nq_ack_t *a) {
   if (a->has_receipt)
     put(o, "receipt", json_pack("{s:I, s:s, s:s}", "job", (json_int_t)a->job, "unit",
                                 a->unit ? a->unit : "", "leaf", a->leaf ? a->leaf : ""), &ok);
+  if (a->credit) put(o, "credit", json_string(a->credit), &ok);
   return msg_done(o, ok);
 }
 
@@ -687,9 +695,14 @@ static int receipt_unit_ok(const char *u) {
 int nq_ack_parse(const json_t *m, nq_ack_t *a, nq_proto_err_t *err) {
   const char *status = NULL;
   int s = -1;
+  nq_u128 credit;
+  a->credit = NULL;
   if (nq_msg_get_int(m, "id", 0, INT64_MAX, &a->id) || nq_msg_get_str(m, "status", &status) ||
       (s = lookup(ack_names, NELEM(ack_names), status)) < 0)
     return BAD("ack: needs id and status accepted|duplicate|late");
+  if (nq_msg_opt_str(m, "credit", NULL, &a->credit) ||
+      (a->credit && nq_u128_parse(a->credit, &credit) != 0))
+    return BAD("ack: credit must be a decimal string");
   a->status = (nq_ack_status_t)s;
   a->has_receipt = 0;
   a->job = 0;

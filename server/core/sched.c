@@ -1074,9 +1074,13 @@ static int judge_late(srv_sched_t *s, const srv_asg_info_t *a, const nq_counts_t
   return rc ? rc : judge(s, a->id, a->client_id, valid, now, info);
 }
 
-static int result_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, const char *unit_text,
-                         const nq_counts_t *c, double seconds, const char *solver,
-                         const char *backend, int64_t now, srv_result_info_t *info) {
+static int result_locked(srv_sched_t *s, int64_t client_id, const nq_result_t *r, int64_t now,
+                         srv_result_info_t *info) {
+  int64_t asg_id = r->id;
+  const char *unit_text = r->unit, *solver = r->solver;
+  const char *backend = r->backend[0] ? r->backend : NULL; /* "": not said */
+  const nq_counts_t *c = &r->counts;
+  double seconds = r->seconds;
   srv_asg_info_t a;
   srv_unit_info_t u;
   int rc = srv_asg_get_unit(s->store, asg_id, &a, &u);
@@ -1125,9 +1129,7 @@ static int result_locked(srv_sched_t *s, int64_t client_id, int64_t asg_id, cons
   return rc;
 }
 
-int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
-                     const char *unit_text, const nq_counts_t *counts, double seconds,
-                     const char *solver, const char *backend, int64_t now,
+int srv_sched_result(srv_sched_t *s, int64_t client_id, const nq_result_t *r, int64_t now,
                      srv_result_info_t *info) {
   srv_result_info_t tmp;
   if (!info) info = &tmp;
@@ -1135,8 +1137,7 @@ int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
   int rc = need_tx(s);
   if (rc == 0) rc = srv_store_savepoint(s->store);
   if (rc) return rc;
-  rc = srv_store_release(s->store, result_locked(s, client_id, assignment_id, unit_text, counts,
-                                                 seconds, solver, backend, now, info));
+  rc = srv_store_release(s->store, result_locked(s, client_id, r, now, info));
   if (rc) memset(info, 0, sizeof *info);
   return rc;
 }

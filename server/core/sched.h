@@ -202,11 +202,10 @@ typedef struct srv_result_info_s {
  * clients past the ban threshold are banned (srv_sched_ban), a spot check may be drawn, and if it
  * was the job's last unit the job becomes done with its final totals -- all in this call.
  * Without that and with max_results + extra_results results the unit becomes disputed (it keeps
- * taking replicas, docs/store.md). backend (what computed it: "avx512", "opencl:NAME", ...) is
- * stored with the result when not NULL. info may be NULL. */
-int srv_sched_result(srv_sched_t *s, int64_t client_id, int64_t assignment_id,
-                     const char *unit_text, const nq_counts_t *counts, double seconds,
-                     const char *solver, const char *backend, int64_t now,
+ * taking replicas, docs/store.md). r is the result as the client sent it (nq/proto.h): r->id its
+ * assignment; r->backend (what computed it: "avx512", "opencl:NAME", ...) is stored with the result
+ * when not "". info may be NULL. */
+int srv_sched_result(srv_sched_t *s, int64_t client_id, const nq_result_t *r, int64_t now,
                      srv_result_info_t *info);
 
 /* ---- trust: bans and re-opened units ------------------------------------------------------- *

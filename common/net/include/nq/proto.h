@@ -389,14 +389,17 @@ int nq_lease_parse(const json_t *msg, nq_lease_t *out, nq_proto_err_t *err);
 
 /* ---- result / ack ---------------------------------------------------------------------------- */
 
+/* One finished result, the same value from the solver to the store: the client fills it, keeps it
+ * in memory or in its journal (as this message), sends it; the server parses it and hands it to
+ * its scheduler (srv_sched_result). It owns its strings, so it can be held and copied. */
 typedef struct nq_result_s {
   int64_t id;
-  const char *unit;
+  char unit[NQ_UNIT_TEXT_MAX]; /* 1..NQ_UNIT_TEXT_MAX-1 bytes */
   nq_counts_t counts; /* c2, c4, c8, nodes (count1 is not sent: units exist for N >= 4 only) */
   double seconds;
-  const char *solver;
-  const char *backend; /* optional (NULL: not said): what computed it, e.g. "avx512", "scalar",
-                          "opencl:NVIDIA H200", several joined by '+' */
+  char solver[NQ_PROTO_SOLVER_MAX + 1]; /* 1..NQ_PROTO_SOLVER_MAX bytes */
+  char backend[NQ_PROTO_BACKEND_MAX + 1]; /* optional ("": not said): what computed it, e.g.
+                          "avx512", "scalar", "opencl:NVIDIA H200", several joined by '+' */
 } nq_result_t;
 
 /* 1 if s is a valid kernel name on the wire: 1..NQ_KERNEL_NAME_MAX-1 of [a-z0-9_-]. */
@@ -404,8 +407,9 @@ int nq_proto_kernel_valid(const char *s);
 
 /* Checks: id a non-negative integer, c2/c4/c8/nodes integers, unit and solver strings, seconds a
  * number, backend (when present) 1..NQ_PROTO_BACKEND_MAX printable ASCII characters (all fatal
- * bad_message); a count outside 0..2^63-1 or negative seconds is the non-fatal bad_result with
- * the id. Whether the numbers are possible for the unit is the server's check. */
+ * bad_message); a count outside 0..2^63-1, negative seconds, a unit or solver too long for the
+ * struct is the non-fatal bad_result with the id. Whether the numbers are possible for the unit is the
+ * server's check. */
 json_t *nq_result_pack(const nq_result_t *r);
 int nq_result_parse(const json_t *msg, nq_result_t *out, nq_proto_err_t *err);
 
@@ -430,6 +434,9 @@ typedef struct nq_ack_s {
   int64_t job;
   const char *unit;     /* the unit's text, 1..NQ_UNIT_TEXT_MAX - 1 of [0-9a-z:,] */
   const char *leaf;     /* the leaf hash: 64 lowercase hex digits */
+  const char *credit; /* optional (NULL: not said): the client's credit (verified nodes) as this
+                         answer leaves, decimal, as welcome.credit: the volunteer's figure stays
+                         fresh without a reconnect */
 } nq_ack_t;
 
 const char *nq_ack_status_name(nq_ack_status_t s); /* "accepted", "duplicate", "late" */
