@@ -24,6 +24,7 @@
 #include "nq/tls.h"
 #include "nq/unit.h"
 #include "store_api.h"
+#include "store_kernels.h"
 #include "testutil.h"
 
 /* ---- the server process ---- */
@@ -849,6 +850,45 @@ START_TEST(test_sigterm) {
 }
 END_TEST
 
+/* hello's kernel is the client's kind from its login on: the kernel rule then names it the
+ * kernels a unit lacks by its own ladder, before any result of its own choice (a client that is
+ * only ever named kernels would otherwise stay of unknown kind, run as "what most CPUs run"). */
+START_TEST(test_hello_kernel) {
+  tsrv_t s;
+  const char *extra[] = {"--diverse-kernels", "2", NULL};
+  tsrv_start(&s, 8, extra);
+  tc_t t;
+  tc_connect(&t, &s);
+  json_t *w = tc_call(&t, json_pack("{s:s, s:i, s:s, s:s, s:s, s:s}", "type", "hello", "v", 1,
+                                    "role", "client", "enrol", s.enrol, "name", "ivan",
+                                    "kernel", "avx512"));
+  expect_type(w, "welcome");
+  json_decref(w);
+  tc_free(&t);
+  tc_connect(&t, &s);
+  char *token = tc_enrol(&t, &s, "jane", NULL, 0); /* says no kernel */
+  free(token);
+  tc_free(&t);
+  ck_assert_int_eq(kill(s.pid, SIGTERM), 0);
+  ck_assert_msg(tsrv_wait(&s, 10000) != -1, "nq-server did not exit after SIGTERM");
+  char db[700], err[200], backends[256], native[64], refused[64];
+  snprintf(db, sizeof db, "%s/nq.db", s.data);
+  srv_store_t *store;
+  ck_assert_msg(srv_store_open(&store, db, NULL, err, sizeof err) == 0, "%s", err);
+  srv_client_t cl;
+  ck_assert_int_eq(srv_client_find_name(store, "ivan", &cl), 0);
+  ck_assert_int_eq(srv_client_kernels(store, cl.id, backends, sizeof backends, native,
+                                      sizeof native, refused, sizeof refused), 0);
+  ck_assert_str_eq(native, "avx512");
+  ck_assert_int_eq(srv_client_find_name(store, "jane", &cl), 0);
+  ck_assert_int_eq(srv_client_kernels(store, cl.id, backends, sizeof backends, native,
+                                      sizeof native, refused, sizeof refused), 0);
+  ck_assert_str_eq(native, "");
+  srv_store_close(store);
+  tsrv_stop(&s);
+}
+END_TEST
+
 /* A whole (small) job through the server: N=6 with quorum 1, then --exit-when-done. */
 START_TEST(test_job_done) {
   tsrv_t s;
@@ -929,6 +969,7 @@ static Suite *server_suite(void) {
   tcase_add_test(tc, test_bad_bytes);
   tcase_add_test(tc, test_results);
   tcase_add_test(tc, test_sigterm);
+  tcase_add_test(tc, test_hello_kernel);
   tcase_add_test(tc, test_job_done);
   tcase_add_test(tc, test_limits);
   tcase_add_test(tc, test_kill9);
