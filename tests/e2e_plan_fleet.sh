@@ -15,10 +15,9 @@
 # results' own (wall) seconds by kernel, and the price with the rule off (every replica on
 # avx512), which is far off.
 #
-# Alice starts alone and bob only once the server knows alice's kind (a result of her own
-# choice): a client of unknown kind is named what most CPUs run (server/core/kernels.h), so two
-# unknown clients started at once may run scalar replicas until one of them gets a unit with
-# nothing yet.
+# Alice starts alone and bob only once the server has a result of alice's own choice: the order
+# from before clients said their kind in hello (a client of unknown kind is named what most CPUs
+# run, server/core/kernels.h), kept so that the shape priced is the same in every run.
 #
 #   bash tests/e2e_plan_fleet.sh BUILD_DIR
 set -euo pipefail
