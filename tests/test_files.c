@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,34 @@ static int tmp_files(const char *dir) {
   closedir(d);
   return n;
 }
+
+/* The small helpers of nq/nq.h every module grows arrays and parses enum names with. */
+START_TEST(grow_and_names) {
+  int64_t *v = NULL;
+  size_t cap = 0;
+  for (size_t n = 0; n < 1000; n++) {
+    ck_assert_int_eq(nq_grow(&v, &cap, n, sizeof *v, 8), 0);
+    ck_assert(cap > n);
+    v[n] = (int64_t)n;
+  }
+  ck_assert_uint_eq(cap, 1024); /* 8 doubled: 8, 16, ..., 1024 */
+  for (size_t n = 0; n < 1000; n++) ck_assert_int_eq(v[n], (int64_t)n);
+  /* A size that would overflow is refused and the array kept. */
+  size_t huge = SIZE_MAX / 2 + 1;
+  ck_assert_int_eq(nq_grow(&v, &huge, huge, sizeof *v, 8), NQ_ENOMEM);
+  size_t big = SIZE_MAX / 8 + 1; /* doubled, more bytes than a size_t counts */
+  ck_assert_int_eq(nq_grow(&v, &big, big, sizeof *v, 8), NQ_ENOMEM);
+  ck_assert_int_eq(v[999], 999);
+  free(v);
+  static const char *const names[] = {"a", "", "bc", NULL};
+  ck_assert_int_eq(nq_name_index(names, 4, "bc"), 2);
+  ck_assert_int_eq(nq_name_index(names, 4, "a"), 0);
+  ck_assert_int_eq(nq_name_index(names, 4, ""), -1); /* an empty entry never matches */
+  ck_assert_int_eq(nq_name_index(names, 4, "b"), -1);
+  ck_assert_int_eq(nq_name_index(names, 4, NULL), -1);
+  ck_assert_int_eq(nq_name_index(names, 2, "bc"), -1); /* only the first n */
+}
+END_TEST
 
 START_TEST(path_join) {
   char buf[8];
@@ -188,6 +217,7 @@ END_TEST
 static Suite *suite(void) {
   Suite *s = suite_create("files");
   TCase *tc = tcase_create("files");
+  tcase_add_test(tc, grow_and_names);
   tcase_add_test(tc, path_join);
   tcase_add_test(tc, mkdir_p);
   tcase_add_test(tc, create_new);

@@ -56,10 +56,11 @@ int nq_name_index(const char *const *names, int n, const char *name) {
 
 int nq_grow(void *arrp, size_t *cap, size_t n, size_t elem, size_t first) {
   if (n < *cap) return 0;
-  size_t nc = *cap ? *cap : first;
+  size_t nc;
+  if (*cap == 0) nc = first;
+  else if (*cap > SIZE_MAX / 2) return NQ_ENOMEM;
+  else nc = *cap * 2;
   if (nc <= n) nc = n + 1;
-  if (*cap && nc > SIZE_MAX / 2) return NQ_ENOMEM;
-  if (*cap) nc *= 2;
   if (elem == 0 || nc > SIZE_MAX / elem) return NQ_ENOMEM;
   void *old;
   memcpy(&old, arrp, sizeof old); /* arrp points at a T*, not a void* */
