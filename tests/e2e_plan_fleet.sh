@@ -34,6 +34,18 @@ done
 command -v python3 >/dev/null || { echo "plan_fleet: python3 needed"; exit 1; }
 grep -qw avx512f /proc/cpuinfo 2>/dev/null || { echo "plan_fleet: SKIP (no AVX-512 here)"; exit 77; }
 
+# Two tries: a shared machine's speed drifts between the rates and the job by more than the
+# tolerance now and then (seen: +20% once, +4% to +11% otherwise, on an idle 2-core machine); a
+# model that is wrong (every replica priced on the machine's own kernel: +45% to +80%; a kind
+# named scalar throughout: +150%) is off on both.
+if [ -z "${NQ_PLAN_FLEET_TRY:-}" ]; then
+  rc=0
+  NQ_PLAN_FLEET_TRY=1 bash "$0" "$@" || rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 77 ] && exit $rc
+  echo "plan_fleet: off on the first try; once more"
+  NQ_PLAN_FLEET_TRY=2 exec bash "$0" "$@"
+fi
+
 TAG=plan_fleet
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_init plan_fleet
@@ -53,10 +65,15 @@ plan() { "$BIN/nq-solve" $N --depth $DEPTH --max-depth $DEPTH --unit-nodes 0 --p
 # price WHEN: the rates now, and the plan at those rates (PRED, OWN: the rule off, KMIX). The
 # rates are taken before the job and again after it: a shared machine's speed drifts, and the
 # job's CPU time is held to the prices of both ends (the interval between them, widened by TOL).
+# The two kernels are timed at once, one process each, as the job's two clients run at once: two
+# solvers on a 2-core machine (two threads of one core, often) each go slower than one alone.
 price() {
   local r512 r2 fleet
-  r512=$(rate avx512)
-  r2=$(rate avx2)
+  rate avx512 >"$TMP/rate-avx512" &
+  rate avx2 >"$TMP/rate-avx2" &
+  wait
+  r512=$(cat "$TMP/rate-avx512")
+  r2=$(cat "$TMP/rate-avx2")
   fleet="avx512=2@$r512,avx2@$r2,spot=0"
   read -r PRED OWN KMIX <<<"$(plan --fleet "$fleet" --diverse-kernels 2 | python3 -c '
 import json, sys
