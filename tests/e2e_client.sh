@@ -273,10 +273,16 @@ PORT=$(free_port)
 start_server "$D" "$PORT" 12 3
 start_client "$D" "$PORT" x
 start_client "$D" "$PORT" y
-for i in $(seq 1 200); do
-  [ "$(cat "$D"/client-*.log | grep -c "ack " || true)" -ge 40 ] && break
+# Both clients must have had a session and the job some results before the stop (on a busy
+# machine one client can start long after the other: wait for states, failing only at 120 s).
+ok=0
+for i in $(seq 1 2400); do
+  if grep -q "session open" "$D/client-x.log" 2>/dev/null &&
+     grep -q "session open" "$D/client-y.log" 2>/dev/null &&
+     [ "$(cat "$D"/client-*.log | grep -c "ack " || true)" -ge 40 ]; then ok=1; break; fi
   sleep 0.05
 done
+[ $ok -eq 1 ] || fail "clients x and y did not both open a session and report 40 results in 120 s"
 kill -TERM "$SRV"
 rc=0; wait "$SRV" || rc=$?
 SRV=""
