@@ -256,6 +256,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 #define NQ_FLAGS(x, j)                                                                           \
   (((x) & ((s.m90 >> (j)) & 1u)) | (((x) & (((s.m270 >> (j)) & 1u) << e)) >> (e - 1)))
 
+/* The flags inline row j's queen decides (F90 when j is BOUND2, F270 when j is BOUND1). */
+#define NQ_FLROW(j) (((s.m90 >> (j)) & 1u) | (((s.m270 >> (j)) & 1u) << 1))
+
 /* The side part's BOUND2 rule for a child on row yc (d mask cd): its cut or its mask. */
 #define NQ_BOUND2(yc, cd, bm)                                                                    \
   do {                                                                                           \
@@ -282,7 +285,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
   {                                                                                              \
     bm &= (yc) < s.bound1 ? ~s.forbid : ~0u;                                                     \
     if (SIDE) {                                                                                  \
-      fl |= NQ_FLAGS(x, (yc) - 1);                                                               \
+      fl = (fl & ~NQ_FLROW((yc) - 1)) | NQ_FLAGS(x, (yc) - 1);                                 \
       iv = NQ_IV(fl);                                                                            \
       NQ_BOUND2(yc, cd, bm);                                                                     \
       if ((DEAD) && NQ_DEAD(yc, cd, dp, dpp, dppp, fl)) continue;                                \
@@ -299,9 +302,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, d2_ = (d) | x_,                   \
                  r2_ = ((r) | x_) >> 1;                                                          \
       uint b2_ = mask & ~(l2_ | d2_ | r2_);                                                      \
-      uint fl2_ = (fl0), iv2_ = (iv0);                                                           \
-      if (iv2_ & 32u) NQ_RULES(SIDE, 0, e - 1, x_, d2_, 0u, 0u, 0u, b2_, fl2_, iv2_)             \
-      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x7, x6, x5, x4, x3, x_);               \
+      if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 1, x_, d2_, 0u, 0u, 0u, b2_, fl0, iv0)             \
+      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl0, kp, bitp, x7, x6, x5, x4, x3, x_);               \
     }                                                                                            \
   } while (0)
 
@@ -315,9 +317,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, d3_ = (d) | w_,                   \
                  r3_ = ((r) | w_) >> 1;                                                          \
       uint b3_ = mask & ~(l3_ | d3_ | r3_);                                                      \
-      uint fl3_ = (fl0), iv3_ = (iv0);                                                           \
-      if (iv3_ & 16u) NQ_RULES(SIDE, 0, e - 2, w_, d3_, 0u, 0u, 0u, b3_, fl3_, iv3_)             \
-      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, iv3_, kp, bitp, x7, x6, x5, x4, w_);             \
+      if ((iv0) & 16u) NQ_RULES(SIDE, 0, e - 2, w_, d3_, 0u, 0u, 0u, b3_, fl0, iv0)             \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl0, iv0, kp, bitp, x7, x6, x5, x4, w_);             \
     }                                                                                            \
   } while (0)
 
@@ -334,9 +335,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r4_ = ((r) | v_) >> 1;                                                          \
       uint b4_ = mask & ~(l4_ | d4_ | r4_);                                                      \
       if (!b4_ || nq_blocked1(3, mask, (SIDE) ? s.lastmask : 0u, b4_, l4_, d4_, r4_)) continue;  \
-      uint fl4_ = (fl0), iv4_ = (iv0);                                                           \
-      if (iv4_ & 8u) NQ_RULES(SIDE, 1, e - 3, v_, d4_, (d), (dpp), (dppp), b4_, fl4_, iv4_)      \
-      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, iv4_, kp, bitp, x7, x6, x5, v_);                 \
+      if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 3, v_, d4_, (d), (dpp), (dppp), b4_, fl0, iv0)      \
+      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl0, iv0, kp, bitp, x7, x6, x5, v_);                 \
     }                                                                                            \
   } while (0)
 
@@ -352,9 +352,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r5_ = ((r) | u_) >> 1;                                                          \
       uint b5_ = mask & ~(l5_ | d5_ | r5_);                                                      \
       if (!b5_ || nq_blocked1(4, mask, (SIDE) ? s.lastmask : 0u, b5_, l5_, d5_, r5_)) continue;  \
-      uint fl5_ = (fl0), iv5_ = (iv0);                                                           \
-      if (iv5_ & 4u) NQ_RULES(SIDE, 1, e - 4, u_, d5_, (d), (dpp), (dppp), b5_, fl5_, iv5_)      \
-      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl5_, iv5_, kp, bitp, x7, x6, u_);         \
+      if ((iv0) & 4u) NQ_RULES(SIDE, 1, e - 4, u_, d5_, (d), (dpp), (dppp), b5_, fl0, iv0)      \
+      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl0, iv0, kp, bitp, x7, x6, u_);         \
     }                                                                                            \
   } while (0)
 
@@ -372,9 +371,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       if (!b6_ ||                                                                                \
           (k7_ && nq_blocked1(5, mask, (SIDE) ? s.lastmask : 0u, b6_, l6_, d6_, r6_)))           \
         continue;                                                                                \
-      uint fl6_ = (fl0), iv6_ = (iv0);                                                           \
-      if (iv6_ & 2u) NQ_RULES(SIDE, 1, e - 5, t_, d6_, (d), (dpp), (dppp), b6_, fl6_, iv6_)      \
-      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl6_, iv6_, kp, bitp, x7, t_);             \
+      if ((iv0) & 2u) NQ_RULES(SIDE, 1, e - 5, t_, d6_, (d), (dpp), (dppp), b6_, fl0, iv0)      \
+      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl0, iv0, kp, bitp, x7, t_);             \
     }                                                                                            \
   } while (0)
 
@@ -391,9 +389,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r7_ = ((r) | s_) >> 1;                                                          \
       uint b7_ = mask & ~(l7_ | d7_ | r7_);                                                      \
       if (!b7_) continue;                                                                        \
-      uint fl7_ = (fl0), iv7_ = (iv0);                                                           \
-      if (iv7_ & 1u) NQ_RULES(SIDE, 1, e - 6, s_, d7_, (d), (dpp), (dppp), b7_, fl7_, iv7_)      \
-      NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl7_, iv7_, kp, bitp, s_);                 \
+      if ((iv0) & 1u) NQ_RULES(SIDE, 1, e - 6, s_, d7_, (d), (dpp), (dppp), b7_, fl0, iv0)      \
+      NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl0, iv0, kp, bitp, s_);                 \
     }                                                                                            \
   } while (0)
 
@@ -437,7 +434,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       }                                                                                          \
     }                                                                                            \
     if (yc == e - 7) { /* the last row the walk makes: its node's subtree inline */              \
-      NQ_ROW_N8(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fl, ivw, k, bit);           \
+      fli = fl;                                                                                  \
+      ivi = ivw;                                                                                 \
+      NQ_ROW_N8(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fli, ivi, k, bit);           \
       continue;                                                                                  \
     }                                                                                            \
     nodes += popcount(bm);                                                                       \
@@ -484,6 +483,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
   const int e = n - 1;
   const uint mask = n == 32 ? 0xffffffffu : ((1u << n) - 1u), topbit = 1u << e;
   uint steps = 0, live = 0, fl = 0, own = 0, held = stat[gid] == NQ_RUNNING;
+  uint fli = 0, ivi = 0; /* the inline rows' flags and rule word (NQ_ROW_N8..NQ_ROW_N2) */
   uint dn8 = 0; /* the d mask of the current path's node on row N-8 (set by NQ_ROW_N8) */
   __global const uchar *t = (__global const uchar *)(sv + SV_REC);
   /* The counts of the owner `cur` since they were last added to its totals: a work-item's
@@ -600,20 +600,22 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       } else {
         if (y < s.bound1) bm &= ~s.forbid;
         if (s.side) NQ_BOUND2(y, d, bm);
+        fli = fl;
+        ivi = NQ_IV(fl);
         if (y == e - 1) {
           NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 2) {
-          NQ_ROW_N3(s.side, l, d, r, bm, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N3(s.side, l, d, r, bm, fli, ivi, 0, 0u, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 3) {
-          NQ_ROW_N4(s.side, l, d, r, bm, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N4(s.side, l, d, r, bm, fli, ivi, 0, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 4) {
-          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u);
+          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0, 0u, 0u, 0u, 0u);
         } else if (y == e - 5) {
-          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u, 0u);
+          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0, 0u, 0u, 0u);
         } else if (y == e - 6) {
-          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u);
+          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0, 0u, 0u);
         } else if (y == e - 7) {
-          NQ_ROW_N8(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u);
+          NQ_ROW_N8(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0, 0u);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);
