@@ -190,6 +190,8 @@ typedef struct {
   uint m90, m270; /* the side part: bit BOUND2, bit BOUND1 (NQ_FLAGS) */
   uint slow, s90, s270, filt; /* bit y: a child on row y takes the slow path (always, while F90
                               is set, while F270 is set) / drops its blocked children */
+  uint rx, rf, rb; /* bit i: a child on row e-6+i takes BOUND1's columns / sets a flag / takes
+                     BOUND2's mask */
   uint iv0, iv90, iv270; /* NQ_IV's words: bit i a node on row e-6+i (whatever the flags,
                           while F90 is set, while F270 is set) */
 } nq_sub_t;
@@ -278,17 +280,20 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 
 /* The rules of a child whose node is on row yc (its queen x on row yc - 1, d masks cd, dp, dpp,
  * dppp of it and the three rows above; candidates bm, flags fl, rule word iv of its path, the
- * last two updated): BOUND1's forbidden columns, then in the side part its flags, BOUND2's mask
- * and, when DEAD, the dead tests (a dead child: `continue`, to its parent's next child). A
- * block, not a statement: it continues its caller's loop. */
-#define NQ_RULES(SIDE, DEAD, yc, x, cd, dp, dpp, dppp, bm, fl, iv)                               \
+ * last two updated; B its row's bit in the rule words): BOUND1's forbidden columns, then in the
+ * side part its flags, BOUND2's mask and, when DEAD, the dead tests (a dead child: `continue`, to
+ * its parent's next child), each only on the rows its own word (s.rx, s.rf, s.rb, s.iv90,
+ * s.iv270) names. A block, not a statement: it continues its caller's loop. */
+#define NQ_RULES(SIDE, DEAD, yc, B, x, cd, dp, dpp, dppp, bm, fl, iv)                            \
   {                                                                                              \
-    bm &= (yc) < s.bound1 ? ~s.forbid : ~0u;                                                     \
+    if (s.rx & (B)) bm &= ~s.forbid;                                                             \
     if (SIDE) {                                                                                  \
-      fl = (fl & ~NQ_FLROW((yc) - 1)) | NQ_FLAGS(x, (yc) - 1);                                 \
-      iv = NQ_IV(fl);                                                                            \
-      NQ_BOUND2(yc, cd, bm);                                                                     \
-      if ((DEAD) && NQ_DEAD(yc, cd, dp, dpp, dppp, fl)) continue;                                \
+      if (s.rf & (B)) {                                                                          \
+        fl = (fl & ~NQ_FLROW((yc) - 1)) | NQ_FLAGS(x, (yc) - 1);                                 \
+        iv = NQ_IV(fl);                                                                          \
+      }                                                                                          \
+      if (s.rb & (B)) NQ_BOUND2(yc, cd, bm);                                                     \
+      if ((DEAD) && NQ_DEADI(B, yc, cd, dp, dpp, dppp, fl)) continue;                            \
     }                                                                                            \
   }
 
@@ -302,7 +307,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, d2_ = (d) | x_,                   \
                  r2_ = ((r) | x_) >> 1;                                                          \
       uint b2_ = mask & ~(l2_ | d2_ | r2_);                                                      \
-      if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 1, x_, d2_, 0u, 0u, 0u, b2_, fl0, iv0)             \
+      if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 1, 32u, x_, d2_, 0u, 0u, 0u, b2_, fl0, iv0)             \
       NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl0, kp, bitp, x7, x6, x5, x4, x3, x_);               \
     }                                                                                            \
   } while (0)
@@ -317,7 +322,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, d3_ = (d) | w_,                   \
                  r3_ = ((r) | w_) >> 1;                                                          \
       uint b3_ = mask & ~(l3_ | d3_ | r3_);                                                      \
-      if ((iv0) & 16u) NQ_RULES(SIDE, 0, e - 2, w_, d3_, 0u, 0u, 0u, b3_, fl0, iv0)             \
+      if ((iv0) & 16u) NQ_RULES(SIDE, 0, e - 2, 16u, w_, d3_, 0u, 0u, 0u, b3_, fl0, iv0)             \
       NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl0, iv0, kp, bitp, x7, x6, x5, x4, w_);             \
     }                                                                                            \
   } while (0)
@@ -335,7 +340,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r4_ = ((r) | v_) >> 1;                                                          \
       uint b4_ = mask & ~(l4_ | d4_ | r4_);                                                      \
       if (!b4_ || nq_blocked1(3, mask, (SIDE) ? s.lastmask : 0u, b4_, l4_, d4_, r4_)) continue;  \
-      if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 3, v_, d4_, (d), (dpp), (dppp), b4_, fl0, iv0)      \
+      if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 3, 8u, v_, d4_, (d), (dpp), (dppp), b4_, fl0, iv0)      \
       NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl0, iv0, kp, bitp, x7, x6, x5, v_);                 \
     }                                                                                            \
   } while (0)
@@ -352,7 +357,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r5_ = ((r) | u_) >> 1;                                                          \
       uint b5_ = mask & ~(l5_ | d5_ | r5_);                                                      \
       if (!b5_ || nq_blocked1(4, mask, (SIDE) ? s.lastmask : 0u, b5_, l5_, d5_, r5_)) continue;  \
-      if ((iv0) & 4u) NQ_RULES(SIDE, 1, e - 4, u_, d5_, (d), (dpp), (dppp), b5_, fl0, iv0)      \
+      if ((iv0) & 4u) NQ_RULES(SIDE, 1, e - 4, 4u, u_, d5_, (d), (dpp), (dppp), b5_, fl0, iv0)      \
       NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl0, iv0, kp, bitp, x7, x6, u_);         \
     }                                                                                            \
   } while (0)
@@ -371,7 +376,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       if (!b6_ ||                                                                                \
           (k7_ && nq_blocked1(5, mask, (SIDE) ? s.lastmask : 0u, b6_, l6_, d6_, r6_)))           \
         continue;                                                                                \
-      if ((iv0) & 2u) NQ_RULES(SIDE, 1, e - 5, t_, d6_, (d), (dpp), (dppp), b6_, fl0, iv0)      \
+      if ((iv0) & 2u) NQ_RULES(SIDE, 1, e - 5, 2u, t_, d6_, (d), (dpp), (dppp), b6_, fl0, iv0)      \
       NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl0, iv0, kp, bitp, x7, t_);             \
     }                                                                                            \
   } while (0)
@@ -389,7 +394,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r7_ = ((r) | s_) >> 1;                                                          \
       uint b7_ = mask & ~(l7_ | d7_ | r7_);                                                      \
       if (!b7_) continue;                                                                        \
-      if ((iv0) & 1u) NQ_RULES(SIDE, 1, e - 6, s_, d7_, (d), (dpp), (dppp), b7_, fl0, iv0)      \
+      if ((iv0) & 1u) NQ_RULES(SIDE, 1, e - 6, 1u, s_, d7_, (d), (dpp), (dppp), b7_, fl0, iv0)      \
       NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl0, iv0, kp, bitp, s_);                 \
     }                                                                                            \
   } while (0)
@@ -457,6 +462,14 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
   (((yc) == s.p90 + 1 && ((f) & F90) &&                                                          \
     !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp, dppp)) & 2u)) ||      \
    ((yc) >= s.lo270 && (yc) <= s.hi270 && ((f) & F270) &&                                        \
+    (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp, dppp)) &    \
+     (topbit >> 1))))
+
+/* NQ_DEAD on an inline row (its bit B of the rule words): the rows by bit, not by compares. */
+#define NQ_DEADI(B, yc, cd, dp, dpp, dppp, f)                                                    \
+  (((s.iv90 & (B)) && ((f) & F90) &&                                                             \
+    !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp, dppp)) & 2u)) ||      \
+   ((s.iv270 & (B)) && ((f) & F270) &&                                                           \
     (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp, dppp)) &    \
      (topbit >> 1))))
 
@@ -560,6 +573,11 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     uint islow = (1u << s.bound1) - 1u; /* BOUND1's forbidden columns */
     if (s.side) islow |= 1u << s.bound2 | 1u << (s.bound1 + 1) | 1u << (s.bound2 + 1);
     s.iv0 = e >= 6 ? islow >> (e - 6) : islow << (6 - e);
+#define NQ_SH(w) (e >= 6 ? (w) >> (e - 6) : (w) << (6 - e))
+    s.rx = NQ_SH((1u << s.bound1) - 1u);
+    s.rf = s.side ? NQ_SH(1u << (s.bound1 + 1) | 1u << (s.bound2 + 1)) : 0u;
+    s.rb = s.side ? NQ_SH(1u << s.bound2) : 0u;
+#undef NQ_SH
     s.iv90 = e >= 6 ? s.s90 >> (e - 6) : s.s90 << (6 - e);
     s.iv270 = e >= 6 ? s.s270 >> (e - 6) : s.s270 << (6 - e);
     uint b[32];
