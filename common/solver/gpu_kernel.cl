@@ -197,26 +197,27 @@ typedef struct {
 } nq_sub_t;
 
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
- * depth..N-9 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
- * the parent at level kp, whose column is bitp; rows N-8..N-1 are tail[0..7] (rows N-8..N-3
+ * depth..N-9 from the stack (row depth+i is the difference of levels i+1 and i's d masks; the
+ * walk writes the d mask of its row N-8 node into the level above its top); rows N-8..N-1 are
+ * tail[0..7] (rows N-8..N-3
  * only when they are not the record's). */
 static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
-                        int depth, int bound1, int bound2, uint endbit, int kp, uint bitp,
+                        int depth, int bound1, int bound2, uint endbit,
                         const uint *tail, uint topbit) {
   __local const uint4 *const mine = stk + lid;
   uint b[32];
   for (int i = 0; i < depth; i++) b[i] = 1u << t[1 + i];
   for (int i = 0; depth + i < e - 7; i++)
-    b[depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
+    b[depth + i] = STK(i + 1).z & ~STK(i).z;
   for (int i = 0; i < 8; i++)
     if (e - 7 + i >= depth) b[e - 7 + i] = tail[i];
   return nq_check(e, b, bound1, bound2, topbit, endbit);
 }
 
 /* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
- * nodes by popcount, solutions from its two free columns. fl: the path's flags; kp, bitp and
- * rows N-8..N-3's columns x7..x2: the path for nq_side_leaf. */
-#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x7, x6, x5, x4, x3, x2)                       \
+ * nodes by popcount, solutions from its two free columns. fl: the path's flags; rows
+ * N-8..N-3's columns x7..x2: the path for nq_side_leaf. */
+#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, x7, x6, x5, x4, x3, x2)                       \
   do {                                                                                           \
     const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                           \
     /* g_: the free columns row N-1 may take under the queens above row N-2 (the side part:   \
@@ -243,7 +244,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                      \
           const uint tl_[8] = {(x7), (x6), (x5), (x4), (x3), (x2), a_, z_};                      \
           const int c_ = nq_side_leaf(e, t, stk, lid, s.depth, s.bound1, s.bound2,               \
-                                      s.endbit, kp, bitp, tl_, topbit);                          \
+                                      s.endbit, tl_, topbit);                          \
           c2 += c_ == 2;                                                                         \
           c4 += c_ == 4;                                                                         \
           c8 += c_ == 8;                                                                         \
@@ -298,9 +299,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
   }
 
 /* A node on row N-3 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-8..N-4's
- * columns x7..x3, and kp, bitp of nq_side_leaf): its whole subtree, each child on row
+ * columns x7..x3, for nq_side_leaf): its whole subtree, each child on row
  * N-2 counted with its children by NQ_ROW_N2. */
-#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, iv0, kp, bitp, x7, x6, x5, x4, x3)                     \
+#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, iv0, x7, x6, x5, x4, x3)                     \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
@@ -308,14 +309,14 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r2_ = ((r) | x_) >> 1;                                                          \
       uint b2_ = mask & ~(l2_ | d2_ | r2_);                                                      \
       if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 1, 32u, x_, d2_, 0u, 0u, 0u, b2_, fl0, iv0)             \
-      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl0, kp, bitp, x7, x6, x5, x4, x3, x_);               \
+      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl0, x7, x6, x5, x4, x3, x_);               \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-4 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-8..N-5's
- * columns x7..x4, and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
+ * columns x7..x4, for nq_side_leaf): its whole subtree, each child on row N-3
  * by NQ_ROW_N3. */
-#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, iv0, kp, bitp, x7, x6, x5, x4)                         \
+#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, iv0, x7, x6, x5, x4)                         \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
@@ -323,16 +324,16 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r3_ = ((r) | w_) >> 1;                                                          \
       uint b3_ = mask & ~(l3_ | d3_ | r3_);                                                      \
       if ((iv0) & 16u) NQ_RULES(SIDE, 0, e - 2, 16u, w_, d3_, 0u, 0u, 0u, b3_, fl0, iv0)             \
-      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl0, iv0, kp, bitp, x7, x6, x5, x4, w_);             \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl0, iv0, x7, x6, x5, x4, w_);             \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-5 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
- * grandparent, flags fl0, rule word iv0; rows N-8..N-6's columns x7, x6, x5; kp, bitp of
+ * grandparent, flags fl0, rule word iv0; rows N-8..N-6's columns x7, x6, x5, for
  * nq_side_leaf): its children (row N-4, the blocked test's last row) counted, the blocked ones
  * and those without candidates dropped, each other one through its row's rules and its subtree
  * counted by NQ_ROW_N4. */
-#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x7, x6, x5)                  \
+#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7, x6, x5)                  \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c5_ = (bm); c5_; c5_ &= c5_ - 1u) {                                                \
@@ -341,15 +342,15 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       uint b4_ = mask & ~(l4_ | d4_ | r4_);                                                      \
       if (!b4_ || nq_blocked1(3, mask, (SIDE) ? s.lastmask : 0u, b4_, l4_, d4_, r4_)) continue;  \
       if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 3, 8u, v_, d4_, (d), (dpp), (dppp), b4_, fl0, iv0)      \
-      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl0, iv0, kp, bitp, x7, x6, x5, v_);                 \
+      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl0, iv0, x7, x6, x5, v_);                 \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-6 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
- * grandparent, flags fl0, rule word iv0; rows N-8 and N-7's columns x7, x6; kp, bitp of
+ * grandparent, flags fl0, rule word iv0; rows N-8 and N-7's columns x7, x6, for
  * nq_side_leaf): as NQ_ROW_N5, one row up (its children on row N-5, the blocked test's rows then
  * below them). */
-#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x7, x6)                      \
+#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7, x6)                      \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     for (uint c6_ = (bm); c6_; c6_ &= c6_ - 1u) {                                                \
@@ -358,14 +359,14 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       uint b5_ = mask & ~(l5_ | d5_ | r5_);                                                      \
       if (!b5_ || nq_blocked1(4, mask, (SIDE) ? s.lastmask : 0u, b5_, l5_, d5_, r5_)) continue;  \
       if ((iv0) & 4u) NQ_RULES(SIDE, 1, e - 4, 4u, u_, d5_, (d), (dpp), (dppp), b5_, fl0, iv0)      \
-      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl0, iv0, kp, bitp, x7, x6, u_);         \
+      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl0, iv0, x7, x6, u_);         \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-7 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
- * grandparent, flags fl0, rule word iv0; row N-8's column x7, kp and bitp of nq_side_leaf): as
+ * grandparent, flags fl0, rule word iv0; row N-8's column x7, for nq_side_leaf): as
  * NQ_ROW_N6, one row up, its blocked children dropped when the blocked test reaches their row. */
-#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x7)                          \
+#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7)                          \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
     const int k7_ = (s.filt >> (e - 6)) & 1u;                                                    \
@@ -377,25 +378,24 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           (k7_ && nq_blocked1(5, mask, (SIDE) ? s.lastmask : 0u, b6_, l6_, d6_, r6_)))           \
         continue;                                                                                \
       if ((iv0) & 2u) NQ_RULES(SIDE, 1, e - 5, 2u, t_, d6_, (d), (dpp), (dppp), b6_, fl0, iv0)      \
-      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl0, iv0, kp, bitp, x7, t_);             \
+      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl0, iv0, x7, t_);             \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-8 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
- * grandparent, flags fl0, rule word iv0; its parent at level kp with column bitp): its children
+ * grandparent, flags fl0, rule word iv0): its children
  * (row N-7) counted, those without candidates dropped, each other one through its row's rules
  * and its subtree counted by NQ_ROW_N7 (no blocked test: it begins below them). */
-#define NQ_ROW_N8(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp)                              \
+#define NQ_ROW_N8(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0)                              \
   do {                                                                                           \
     nodes += popcount(bm);                                                                       \
-    dn8 = (d); /* row N-8's d mask, for the dead tests below (NQ_DROW) */                        \
     for (uint c8_ = (bm); c8_; c8_ &= c8_ - 1u) {                                                \
       const uint s_ = c8_ & (0u - c8_), l7_ = ((l) | s_) << 1, d7_ = (d) | s_,                   \
                  r7_ = ((r) | s_) >> 1;                                                          \
       uint b7_ = mask & ~(l7_ | d7_ | r7_);                                                      \
       if (!b7_) continue;                                                                        \
       if ((iv0) & 1u) NQ_RULES(SIDE, 1, e - 6, 1u, s_, d7_, (d), (dpp), (dppp), b7_, fl0, iv0)      \
-      NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl0, iv0, kp, bitp, s_);                 \
+      NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl0, iv0, s_);                 \
     }                                                                                            \
   } while (0)
 
@@ -439,9 +439,10 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       }                                                                                          \
     }                                                                                            \
     if (yc == e - 7) { /* the last row the walk makes: its node's subtree inline */              \
+      STK(k + 1).z = cd; /* row N-8's d mask: the path for NQ_DROW and nq_side_leaf */          \
       fli = fl;                                                                                  \
       ivi = ivw;                                                                                 \
-      NQ_ROW_N8(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fli, ivi, k, bit);           \
+      NQ_ROW_N8(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fli, ivi);                   \
       continue;                                                                                  \
     }                                                                                            \
     nodes += popcount(bm);                                                                       \
@@ -453,11 +454,11 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 
 /* The side part's dead tests of a child on row yc (d mask cd, its parent's dp; flags f), each
  * on the rows that decide it (see the top of this file), reading earlier rows' d masks from the
- * prefix, the inline rows (the four nearest, and row N-8's: dn8) or the stack (row r's d mask,
- * r > depth: level r - depth's). */
+ * prefix, the inline rows (the four nearest) or the stack (row r's d mask, r > depth: level
+ * r - depth's; row N-8's written there by the walk). */
 #define NQ_DROW(r, yc, cd, dp, dpp, dppp)                                                        \
   ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : (r) == (yc) - 2 ? (dpp)                         \
-   : (r) == (yc) - 3 ? (dppp) : (r) == e - 7 ? dn8 : STK((r) - s.depth).z)
+   : (r) == (yc) - 3 ? (dppp) : STK((r) - s.depth).z)
 #define NQ_DEAD(yc, cd, dp, dpp, dppp, f)                                                        \
   (((yc) == s.p90 + 1 && ((f) & F90) &&                                                          \
     !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp, dppp)) & 2u)) ||      \
@@ -497,7 +498,6 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
   const uint mask = n == 32 ? 0xffffffffu : ((1u << n) - 1u), topbit = 1u << e;
   uint steps = 0, live = 0, fl = 0, own = 0, held = stat[gid] == NQ_RUNNING;
   uint fli = 0, ivi = 0; /* the inline rows' flags and rule word (NQ_ROW_N8..NQ_ROW_N2) */
-  uint dn8 = 0; /* the d mask of the current path's node on row N-8 (set by NQ_ROW_N8) */
   __global const uchar *t = (__global const uchar *)(sv + SV_REC);
   /* The counts of the owner `cur` since they were last added to its totals: a work-item's
    * subtrees in a row are mostly one unit's (the queue is in owner order), so the atomics come
@@ -621,19 +621,19 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         fli = fl;
         ivi = NQ_IV(fl);
         if (y == e - 1) {
-          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0u, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 2) {
-          NQ_ROW_N3(s.side, l, d, r, bm, fli, ivi, 0, 0u, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N3(s.side, l, d, r, bm, fli, ivi, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 3) {
-          NQ_ROW_N4(s.side, l, d, r, bm, fli, ivi, 0, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N4(s.side, l, d, r, bm, fli, ivi, 0u, 0u, 0u, 0u);
         } else if (y == e - 4) {
-          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0, 0u, 0u, 0u, 0u);
+          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0u, 0u, 0u);
         } else if (y == e - 5) {
-          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0, 0u, 0u, 0u);
+          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0u, 0u);
         } else if (y == e - 6) {
-          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0, 0u, 0u);
+          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0u);
         } else if (y == e - 7) {
-          NQ_ROW_N8(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0, 0u);
+          NQ_ROW_N8(s.side, l, d, r, bm, 0u, 0u, fli, ivi);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);
