@@ -227,18 +227,18 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     const uint na_ = !(f2_ & ((f1_ << 1) | (f1_ >> 1)));                                         \
     const uint ok1_ = na_ & ((bm) & f1_ ? 1u : 0u) & (g_ & f2_ ? 1u : 0u);                       \
     const uint ok2_ = na_ & ((bm) & f2_ ? 1u : 0u) & (g_ & f1_ ? 1u : 0u);                       \
-    nodes += popcount(bm);                                                                       \
+    ni += popcount(bm);                                                                          \
     if (!(SIDE)) {                                                                               \
-      c8 += (ulong)(ok1_ + ok2_);                                                                \
+      c8i += ok1_ + ok2_;                                                                        \
     } else if (ok1_ | ok2_) { /* a leaf: most row N-2 nodes have none */                         \
       const uint lf1_ = ok1_, lf2_ = ok2_;                                                       \
       if (!((fl) | s.b2last | ((f1_ | f2_) & s.endbit))) {                                       \
-        c8 += (ulong)(lf1_ + lf2_); /* no flag: COUNT8 at once */                                \
+        c8i += lf1_ + lf2_;         /* no flag: COUNT8 at once */                                \
       } else {                                                                                   \
         const uint pf_ = (fl) & F270;                                                            \
         const uint p1_ = pf_ | (s.b2last ? f1_ == 1u : (fl) & F90) | (f2_ == s.endbit);          \
         const uint p2_ = pf_ | (s.b2last ? f2_ == 1u : (fl) & F90) | (f1_ == s.endbit);          \
-        c8 += (ulong)((lf1_ && !p1_) + (lf2_ && !p2_));                                          \
+        c8i += (lf1_ && !p1_) + (lf2_ && !p2_);                                                  \
         for (int i2_ = 0; i2_ < 2; i2_++) {                                                      \
           const uint a_ = i2_ ? f2_ : f1_, z_ = i2_ ? f1_ : f2_;                                 \
           if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                      \
@@ -247,7 +247,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                                       s.endbit, tl_, topbit);                          \
           c2 += c_ == 2;                                                                         \
           c4 += c_ == 4;                                                                         \
-          c8 += c_ == 8;                                                                         \
+          c8i += c_ == 8;                                                                         \
         }                                                                                        \
       }                                                                                          \
     }                                                                                            \
@@ -303,7 +303,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * N-2 counted with its children by NQ_ROW_N2. */
 #define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, iv0, x7, x6, x5, x4, x3)                     \
   do {                                                                                           \
-    nodes += popcount(bm);                                                                       \
+    ni += popcount(bm);                                                                          \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
       const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, d2_ = (d) | x_,                   \
                  r2_ = ((r) | x_) >> 1;                                                          \
@@ -318,7 +318,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * by NQ_ROW_N3. */
 #define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, iv0, x7, x6, x5, x4)                         \
   do {                                                                                           \
-    nodes += popcount(bm);                                                                       \
+    ni += popcount(bm);                                                                          \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
       const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, d3_ = (d) | w_,                   \
                  r3_ = ((r) | w_) >> 1;                                                          \
@@ -335,7 +335,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * counted by NQ_ROW_N4. */
 #define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7, x6, x5)                  \
   do {                                                                                           \
-    nodes += popcount(bm);                                                                       \
+    ni += popcount(bm);                                                                          \
     for (uint c5_ = (bm); c5_; c5_ &= c5_ - 1u) {                                                \
       const uint v_ = c5_ & (0u - c5_), l4_ = ((l) | v_) << 1, d4_ = (d) | v_,                   \
                  r4_ = ((r) | v_) >> 1;                                                          \
@@ -352,7 +352,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * below them). */
 #define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7, x6)                      \
   do {                                                                                           \
-    nodes += popcount(bm);                                                                       \
+    ni += popcount(bm);                                                                          \
     for (uint c6_ = (bm); c6_; c6_ &= c6_ - 1u) {                                                \
       const uint u_ = c6_ & (0u - c6_), l5_ = ((l) | u_) << 1, d5_ = (d) | u_,                   \
                  r5_ = ((r) | u_) >> 1;                                                          \
@@ -368,7 +368,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * NQ_ROW_N6, one row up, its blocked children dropped when the blocked test reaches their row. */
 #define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7)                          \
   do {                                                                                           \
-    nodes += popcount(bm);                                                                       \
+    ni += popcount(bm);                                                                          \
     const int k7_ = (s.filt >> (e - 6)) & 1u;                                                    \
     for (uint c7_ = (bm); c7_; c7_ &= c7_ - 1u) {                                                \
       const uint t_ = c7_ & (0u - c7_), l6_ = ((l) | t_) << 1, d6_ = (d) | t_,                   \
@@ -388,7 +388,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * and its subtree counted by NQ_ROW_N7 (no blocked test: it begins below them). */
 #define NQ_ROW_N8(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0)                              \
   do {                                                                                           \
-    nodes += popcount(bm);                                                                       \
+    ni += popcount(bm);                                                                          \
     for (uint c8_ = (bm); c8_; c8_ &= c8_ - 1u) {                                                \
       const uint s_ = c8_ & (0u - c8_), l7_ = ((l) | s_) << 1, d7_ = (d) | s_,                   \
                  r7_ = ((r) | s_) >> 1;                                                          \
@@ -443,6 +443,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       fli = fl;                                                                                  \
       ivi = ivw;                                                                                 \
       NQ_ROW_N8(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fli, ivi);                   \
+      nodes += ni;                                                                               \
+      c8 += c8i;                                                                                 \
+      ni = c8i = 0;                                                                              \
       continue;                                                                                  \
     }                                                                                            \
     nodes += popcount(bm);                                                                       \
@@ -503,6 +506,9 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
    * subtrees in a row are mostly one unit's (the queue is in owner order), so the atomics come
    * once an owner, not once a subtree. */
   ulong c2 = 0, c4 = 0, c8 = 0, nodes = 0;
+  /* The inline rows' nodes and COUNT8s (NQ_ROW_N8..NQ_ROW_N2), added to nodes and c8 after each
+   * of their subtrees (at most 8 rows: far below 2^32). */
+  uint ni = 0, c8i = 0;
   uint cur = 0;
 #define NQ_FLUSH()                                                                               \
   do {                                                                                           \
@@ -642,6 +648,9 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
             live = 1;
           }
         }
+        nodes += ni;
+        c8 += c8i;
+        ni = c8i = 0;
       }
     } else { /* a search saved by an earlier launch */
       live = sv[SV_LIVE];
