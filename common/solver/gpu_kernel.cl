@@ -219,22 +219,25 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * N-8..N-3's columns x7..x2: the path for nq_side_leaf. */
 #define NQ_ROW_N2(SIDE, l, d, r, bm, fl, x7, x6, x5, x4, x3, x2)                       \
   do {                                                                                           \
-    const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                           \
-    /* g_: the free columns row N-1 may take under the queens above row N-2 (the side part:   \
-     * and outside lastmask); a leaf is a column of bm on row N-2 and the other on row N-1,     \
-     * the two not adjacent. Both counted without a branch. */                                   \
+    /* f_: the node's two free columns; g_: those row N-1 may take under the queens above row    \
+     * N-2 (the side part: and outside lastmask). A leaf is a column of bm on row N-2 and the   \
+     * other one, in g_, on row N-1, the two not adjacent: of the |bm| |g_| pairs of a column   \
+     * of bm and one of g_, those of two columns, when f_'s two are not adjacent. Without a     \
+     * branch, and without the two columns apart. */                                           \
+    const uint f_ = mask & ~(d);                                                                 \
     const uint g_ = f_ & ~((((l) << 1) | ((r) >> 1)) | ((SIDE) ? s.lastmask : 0u));              \
-    const uint na_ = !(f2_ & ((f1_ << 1) | (f1_ >> 1)));                                         \
-    const uint ok1_ = na_ & ((bm) & f1_ ? 1u : 0u) & (g_ & f2_ ? 1u : 0u);                       \
-    const uint ok2_ = na_ & ((bm) & f2_ ? 1u : 0u) & (g_ & f1_ ? 1u : 0u);                       \
-    ni += popcount(bm);                                                                          \
+    const uint nb_ = popcount(bm);                                                               \
+    const uint lv_ = (f_ & (f_ >> 1)) ? 0u : nb_ * popcount(g_) - popcount((bm) & g_);           \
+    ni += nb_;                                                                                   \
     if (!(SIDE)) {                                                                               \
-      c8i += ok1_ + ok2_;                                                                        \
-    } else if (ok1_ | ok2_) { /* a leaf: most row N-2 nodes have none */                         \
-      const uint lf1_ = ok1_, lf2_ = ok2_;                                                       \
-      if (!((fl) | s.b2last | ((f1_ | f2_) & s.endbit))) {                                       \
-        c8i += lf1_ + lf2_;         /* no flag: COUNT8 at once */                                \
-      } else {                                                                                   \
+      c8i += lv_;                                                                                \
+    } else if (lv_) { /* a leaf: most row N-2 nodes have none */                                 \
+      if (!((fl) | s.b2last | (f_ & s.endbit))) {                                                \
+        c8i += lv_; /* no flag: COUNT8 at once */                                                \
+      } else { /* each of the two leaves (x on row N-2, the other column on row N-1) apart */    \
+        const uint f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                                         \
+        const uint lf1_ = ((bm) & f1_ ? 1u : 0u) & (g_ & f2_ ? 1u : 0u);                         \
+        const uint lf2_ = ((bm) & f2_ ? 1u : 0u) & (g_ & f1_ ? 1u : 0u);                         \
         const uint pf_ = (fl) & F270;                                                            \
         const uint p1_ = pf_ | (s.b2last ? f1_ == 1u : (fl) & F90) | (f2_ == s.endbit);          \
         const uint p2_ = pf_ | (s.b2last ? f2_ == 1u : (fl) & F90) | (f1_ == s.endbit);          \
