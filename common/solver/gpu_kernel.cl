@@ -217,13 +217,13 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 /* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
  * nodes by popcount, solutions from its two free columns. fl: the path's flags; rows
  * N-8..N-3's columns x7..x2: the path for nq_side_leaf. */
-#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, x7, x6, x5, x4, x3, x2)                       \
+#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, x7, x6, x5, x4, x3, x2)                                 \
   do {                                                                                           \
     /* f_: the node's two free columns; g_: those row N-1 may take under the queens above row    \
-     * N-2 (the side part: and outside lastmask). A leaf is a column of bm on row N-2 and the   \
-     * other one, in g_, on row N-1, the two not adjacent: of the |bm| |g_| pairs of a column   \
-     * of bm and one of g_, those of two columns, when f_'s two are not adjacent. Without a     \
-     * branch, and without the two columns apart. */                                           \
+     * N-2 (the side part: and outside lastmask). A leaf is a column of bm on row N-2 and the    \
+     * other one, in g_, on row N-1, the two not adjacent: of the |bm| |g_| pairs of a column    \
+     * of bm and one of g_, those of two columns, when f_'s two are not adjacent. Without a      \
+     * branch, and without the two columns apart. */                                             \
     const uint f_ = mask & ~(d);                                                                 \
     const uint g_ = f_ & ~((((l) << 1) | ((r) >> 1)) | ((SIDE) ? s.lastmask : 0u));              \
     const uint nb_ = popcount(bm);                                                               \
@@ -247,10 +247,10 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                      \
           const uint tl_[8] = {(x7), (x6), (x5), (x4), (x3), (x2), a_, z_};                      \
           const int c_ = nq_side_leaf(e, t, stk, lid, s.depth, s.bound1, s.bound2,               \
-                                      s.endbit, tl_, topbit);                          \
+                                      s.endbit, tl_, topbit);                                    \
           c2 += c_ == 2;                                                                         \
           c4 += c_ == 4;                                                                         \
-          c8i += c_ == 8;                                                                         \
+          c8i += c_ == 8;                                                                        \
         }                                                                                        \
       }                                                                                          \
     }                                                                                            \
@@ -304,30 +304,30 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 /* A node on row N-3 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-8..N-4's
  * columns x7..x3, for nq_side_leaf): its whole subtree, each child on row
  * N-2 counted with its children by NQ_ROW_N2. */
-#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, iv0, x7, x6, x5, x4, x3)                     \
+#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, iv0, x7, x6, x5, x4, x3)                               \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
       const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, d2_ = (d) | x_,                   \
                  r2_ = ((r) | x_) >> 1;                                                          \
       uint b2_ = mask & ~(l2_ | d2_ | r2_);                                                      \
-      if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 1, 32u, x_, d2_, 0u, 0u, 0u, b2_, fl0, iv0)             \
-      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl0, x7, x6, x5, x4, x3, x_);               \
+      if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 1, 32u, x_, d2_, 0u, 0u, 0u, b2_, fl0, iv0)         \
+      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl0, x7, x6, x5, x4, x3, x_);                          \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-4 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-8..N-5's
  * columns x7..x4, for nq_side_leaf): its whole subtree, each child on row N-3
  * by NQ_ROW_N3. */
-#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, iv0, x7, x6, x5, x4)                         \
+#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, iv0, x7, x6, x5, x4)                                   \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
       const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, d3_ = (d) | w_,                   \
                  r3_ = ((r) | w_) >> 1;                                                          \
       uint b3_ = mask & ~(l3_ | d3_ | r3_);                                                      \
-      if ((iv0) & 16u) NQ_RULES(SIDE, 0, e - 2, 16u, w_, d3_, 0u, 0u, 0u, b3_, fl0, iv0)             \
-      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl0, iv0, x7, x6, x5, x4, w_);             \
+      if ((iv0) & 16u) NQ_RULES(SIDE, 0, e - 2, 16u, w_, d3_, 0u, 0u, 0u, b3_, fl0, iv0)         \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl0, iv0, x7, x6, x5, x4, w_);                         \
     }                                                                                            \
   } while (0)
 
@@ -336,7 +336,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * nq_side_leaf): its children (row N-4, the blocked test's last row) counted, the blocked ones
  * and those without candidates dropped, each other one through its row's rules and its subtree
  * counted by NQ_ROW_N4. */
-#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7, x6, x5)                  \
+#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7, x6, x5)                            \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c5_ = (bm); c5_; c5_ &= c5_ - 1u) {                                                \
@@ -344,8 +344,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r4_ = ((r) | v_) >> 1;                                                          \
       uint b4_ = mask & ~(l4_ | d4_ | r4_);                                                      \
       if (!b4_ || nq_blocked1(3, mask, (SIDE) ? s.lastmask : 0u, b4_, l4_, d4_, r4_)) continue;  \
-      if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 3, 8u, v_, d4_, (d), (dpp), (dppp), b4_, fl0, iv0)      \
-      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl0, iv0, x7, x6, x5, v_);                 \
+      if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 3, 8u, v_, d4_, (d), (dpp), (dppp), b4_, fl0, iv0)   \
+      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl0, iv0, x7, x6, x5, v_);                             \
     }                                                                                            \
   } while (0)
 
@@ -353,7 +353,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * grandparent, flags fl0, rule word iv0; rows N-8 and N-7's columns x7, x6, for
  * nq_side_leaf): as NQ_ROW_N5, one row up (its children on row N-5, the blocked test's rows then
  * below them). */
-#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7, x6)                      \
+#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7, x6)                                \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c6_ = (bm); c6_; c6_ &= c6_ - 1u) {                                                \
@@ -361,15 +361,15 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r5_ = ((r) | u_) >> 1;                                                          \
       uint b5_ = mask & ~(l5_ | d5_ | r5_);                                                      \
       if (!b5_ || nq_blocked1(4, mask, (SIDE) ? s.lastmask : 0u, b5_, l5_, d5_, r5_)) continue;  \
-      if ((iv0) & 4u) NQ_RULES(SIDE, 1, e - 4, 4u, u_, d5_, (d), (dpp), (dppp), b5_, fl0, iv0)      \
-      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl0, iv0, x7, x6, u_);         \
+      if ((iv0) & 4u) NQ_RULES(SIDE, 1, e - 4, 4u, u_, d5_, (d), (dpp), (dppp), b5_, fl0, iv0)   \
+      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl0, iv0, x7, x6, u_);                     \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-7 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
  * grandparent, flags fl0, rule word iv0; row N-8's column x7, for nq_side_leaf): as
  * NQ_ROW_N6, one row up, its blocked children dropped when the blocked test reaches their row. */
-#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7)                          \
+#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7)                                    \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     const int k7_ = (s.filt >> (e - 6)) & 1u;                                                    \
@@ -380,8 +380,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       if (!b6_ ||                                                                                \
           (k7_ && nq_blocked1(5, mask, (SIDE) ? s.lastmask : 0u, b6_, l6_, d6_, r6_)))           \
         continue;                                                                                \
-      if ((iv0) & 2u) NQ_RULES(SIDE, 1, e - 5, 2u, t_, d6_, (d), (dpp), (dppp), b6_, fl0, iv0)      \
-      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl0, iv0, x7, t_);             \
+      if ((iv0) & 2u) NQ_RULES(SIDE, 1, e - 5, 2u, t_, d6_, (d), (dpp), (dppp), b6_, fl0, iv0)   \
+      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl0, iv0, x7, t_);                         \
     }                                                                                            \
   } while (0)
 
@@ -389,7 +389,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * grandparent, flags fl0, rule word iv0): its children
  * (row N-7) counted, those without candidates dropped, each other one through its row's rules
  * and its subtree counted by NQ_ROW_N7 (no blocked test: it begins below them). */
-#define NQ_ROW_N8(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0)                              \
+#define NQ_ROW_N8(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0)                                        \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c8_ = (bm); c8_; c8_ &= c8_ - 1u) {                                                \
@@ -397,8 +397,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r7_ = ((r) | s_) >> 1;                                                          \
       uint b7_ = mask & ~(l7_ | d7_ | r7_);                                                      \
       if (!b7_) continue;                                                                        \
-      if ((iv0) & 1u) NQ_RULES(SIDE, 1, e - 6, 1u, s_, d7_, (d), (dpp), (dppp), b7_, fl0, iv0)      \
-      NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl0, iv0, s_);                 \
+      if ((iv0) & 1u) NQ_RULES(SIDE, 1, e - 6, 1u, s_, d7_, (d), (dpp), (dppp), b7_, fl0, iv0)   \
+      NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl0, iv0, s_);                             \
     }                                                                                            \
   } while (0)
 
@@ -442,10 +442,10 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       }                                                                                          \
     }                                                                                            \
     if (yc == e - 7) { /* the last row the walk makes: its node's subtree inline */              \
-      STK(k + 1).z = cd; /* row N-8's d mask: the path for NQ_DROW and nq_side_leaf */          \
+      STK(k + 1).z = cd; /* row N-8's d mask: the path for NQ_DROW and nq_side_leaf */           \
       fli = fl;                                                                                  \
       ivi = ivw;                                                                                 \
-      NQ_ROW_N8(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fli, ivi);                   \
+      NQ_ROW_N8(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fli, ivi);                  \
       nodes += ni;                                                                               \
       c8 += c8i;                                                                                 \
       ni = c8i = 0;                                                                              \
