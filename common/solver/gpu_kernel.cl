@@ -294,7 +294,8 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     if (SIDE) {                                                                                  \
       if (s.rf & (B)) {                                                                          \
         fl = (fl & ~NQ_FLROW((yc) - 1)) | NQ_FLAGS(x, (yc) - 1);                                 \
-        iv = NQ_IV(fl);                                                                          \
+        if ((B) < 16u) /* a flag of row N-4 or below moves no bit: the dead rows end at N-4 */   \
+          iv = NQ_IV(fl);                                                                        \
       }                                                                                          \
       if (s.rb & (B)) NQ_BOUND2(yc, cd, bm);                                                     \
       if ((DEAD) && NQ_DEADI(B, yc, cd, dp, dpp, dppp, fl)) continue;                            \
