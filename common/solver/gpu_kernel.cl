@@ -77,13 +77,13 @@
  * attack masks l, d, r: a row below it with no column (row N-1: none outside lastmask), or a
  * free column no row from its own down can take. nq/unit.h's nq_unit_blocked_rows as free
  * columns: f the free columns of each row, the smallest of them 0 for a row without one, open
- * their union. Rows 1..3 always, 4 and 5 when there. nq_blocked1 takes the first row's free
- * columns f1 (the node's own candidates before the rules, mask & ~(l | d | r)), not zero: a
- * node without candidates has nothing below it, blocked or not, and its caller drops it first.
+ * their union. Rows 1..3 always, 4 and 5 when there. nq_blocked1 takes the columns free of d,
+ * nx = mask & ~d (the node's row's and every row's below it, which its caller has made for the
+ * node's own candidates), and the first row's free columns f1 (those candidates before the
+ * rules, nx & ~(l | r)), not zero: a node without candidates has nothing below it, blocked or
+ * not, and its caller drops it first.
  * The rows are a fixed sequence of steps (shift, and-not, min, or), no data-dependent loop. */
-static inline int nq_blocked1(int rows, uint mask, uint lastmask, uint f1, uint l, uint d,
-                              uint r) {
-  const uint nx = mask & ~d;
+static inline int nq_blocked1(int rows, uint nx, uint lastmask, uint f1, uint l, uint r) {
   uint open = f1, mn, f;
   l <<= 1;
   r >>= 1;
@@ -117,8 +117,8 @@ static inline int nq_blocked1(int rows, uint mask, uint lastmask, uint f1, uint 
 }
 
 static inline int nq_blocked(int rows, uint notmask, uint lastmask, uint l, uint d, uint r) {
-  const uint f1 = ~(d | notmask) & ~(l | r);
-  return !f1 || nq_blocked1(rows, ~notmask, lastmask, f1, l, d, r);
+  const uint nx = ~(d | notmask), f1 = nx & ~(l | r);
+  return !f1 || nq_blocked1(rows, nx, lastmask, f1, l, r);
 }
 
 /* The candidates bm of a node (masks l, d, r) whose children are on the blocked test's rows
@@ -343,8 +343,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     for (uint c5_ = (bm); c5_; c5_ &= c5_ - 1u) {                                                \
       const uint v_ = c5_ & (0u - c5_), l4_ = ((l) | v_) << 1, d4_ = (d) | v_,                   \
                  r4_ = ((r) | v_) >> 1;                                                          \
-      uint b4_ = mask & ~(l4_ | d4_ | r4_);                                                      \
-      if (!b4_ || nq_blocked1(3, mask, (SIDE) ? s.lastmask : 0u, b4_, l4_, d4_, r4_)) continue;  \
+      const uint n4_ = mask & ~d4_;                                                              \
+      uint b4_ = n4_ & ~(l4_ | r4_);                                                             \
+      if (!b4_ || nq_blocked1(3, n4_, (SIDE) ? s.lastmask : 0u, b4_, l4_, r4_)) continue;        \
       if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 3, 8u, v_, d4_, (d), (dpp), (dppp), b4_, fl0, iv0)   \
       NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl0, iv0, x7, x6, x5, v_);                             \
     }                                                                                            \
@@ -360,8 +361,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     for (uint c6_ = (bm); c6_; c6_ &= c6_ - 1u) {                                                \
       const uint u_ = c6_ & (0u - c6_), l5_ = ((l) | u_) << 1, d5_ = (d) | u_,                   \
                  r5_ = ((r) | u_) >> 1;                                                          \
-      uint b5_ = mask & ~(l5_ | d5_ | r5_);                                                      \
-      if (!b5_ || nq_blocked1(4, mask, (SIDE) ? s.lastmask : 0u, b5_, l5_, d5_, r5_)) continue;  \
+      const uint n5_ = mask & ~d5_;                                                              \
+      uint b5_ = n5_ & ~(l5_ | r5_);                                                             \
+      if (!b5_ || nq_blocked1(4, n5_, (SIDE) ? s.lastmask : 0u, b5_, l5_, r5_)) continue;        \
       if ((iv0) & 4u) NQ_RULES(SIDE, 1, e - 4, 4u, u_, d5_, (d), (dpp), (dppp), b5_, fl0, iv0)   \
       NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl0, iv0, x7, x6, u_);                     \
     }                                                                                            \
@@ -379,7 +381,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r6_ = ((r) | t_) >> 1;                                                          \
       uint b6_ = mask & ~(l6_ | d6_ | r6_);                                                      \
       if (!b6_ ||                                                                                \
-          (k7_ && nq_blocked1(5, mask, (SIDE) ? s.lastmask : 0u, b6_, l6_, d6_, r6_)))           \
+          (k7_ && nq_blocked1(5, mask & ~d6_, (SIDE) ? s.lastmask : 0u, b6_, l6_, r6_)))         \
         continue;                                                                                \
       if ((iv0) & 2u) NQ_RULES(SIDE, 1, e - 5, 2u, t_, d6_, (d), (dpp), (dppp), b6_, fl0, iv0)   \
       NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl0, iv0, x7, t_);                         \
