@@ -311,7 +311,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
       const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, d2_ = (d) | x_,                   \
                  r2_ = ((r) | x_) >> 1;                                                          \
-      uint b2_ = mask & ~(l2_ | d2_ | r2_);                                                      \
+      uint b2_ = (mask & ~d2_) & ~(l2_ | r2_); /* mask & ~d2_ made once: NQ_ROW_N2's f_ */       \
       if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 1, 32u, x_, d2_, 0u, 0u, 0u, b2_, fl0, iv0)         \
       NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl0, x7, x6, x5, x4, x3, x_);                          \
     }                                                                                            \
