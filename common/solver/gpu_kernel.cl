@@ -214,17 +214,18 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
   return nq_check(e, b, bound1, bound2, topbit, endbit);
 }
 
-/* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
- * nodes by popcount, solutions from its two free columns. fl: the path's flags; rows
+/* The two children of a node on row N-2 (masks l, r and m = mask & ~d, its rows' columns free
+ * of d: its two free columns; bm its candidates under the rules): nodes by popcount, solutions
+ * from its two free columns. fl: the path's flags; rows
  * N-8..N-3's columns x7..x2: the path for nq_side_leaf. */
-#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, x7, x6, x5, x4, x3, x2)                                 \
+#define NQ_ROW_N2(SIDE, l, m, r, bm, fl, x7, x6, x5, x4, x3, x2)                                 \
   do {                                                                                           \
     /* f_: the node's two free columns; g_: those row N-1 may take under the queens above row    \
      * N-2 (the side part: and outside lastmask). A leaf is a column of bm on row N-2 and the    \
      * other one, in g_, on row N-1, the two not adjacent: of the |bm| |g_| pairs of a column    \
      * of bm and one of g_, those of two columns, when f_'s two are not adjacent. Without a      \
      * branch, and without the two columns apart. */                                             \
-    const uint f_ = mask & ~(d);                                                                 \
+    const uint f_ = (m);                                                                         \
     const uint g_ = f_ & ~((((l) << 1) | ((r) >> 1)) | ((SIDE) ? s.lastmask : 0u));              \
     const uint nb_ = popcount(bm);                                                               \
     const uint lv_ = (f_ & (f_ >> 1)) ? 0u : nb_ * popcount(g_) - popcount((bm) & g_);           \
@@ -302,33 +303,35 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   }
 
-/* A node on row N-3 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-8..N-4's
- * columns x7..x3, for nq_side_leaf): its whole subtree, each child on row
- * N-2 counted with its children by NQ_ROW_N2. */
-#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, iv0, x7, x6, x5, x4, x3)                               \
+/* A node on row N-3 (masks l, r and m = mask & ~d, candidates bm, flags fl0, rule word iv0;
+ * rows N-8..N-4's columns x7..x3, for nq_side_leaf): its whole subtree, each child on row N-2
+ * counted with its children by NQ_ROW_N2. A child's m is its parent's less its own column (one
+ * operation, as d | x was, and its candidates m & ~(l | r), one fewer); the rules read its d
+ * within mask as ~m. */
+#define NQ_ROW_N3(SIDE, l, m, r, bm, fl0, iv0, x7, x6, x5, x4, x3)                               \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
-      const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, d2_ = (d) | x_,                   \
+      const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, m2_ = (m) ^ x_,                   \
                  r2_ = ((r) | x_) >> 1;                                                          \
-      uint b2_ = (mask & ~d2_) & ~(l2_ | r2_); /* mask & ~d2_ made once: NQ_ROW_N2's f_ */       \
-      if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 1, 32u, x_, d2_, 0u, 0u, 0u, b2_, fl0, iv0)         \
-      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl0, x7, x6, x5, x4, x3, x_);                          \
+      uint b2_ = m2_ & ~(l2_ | r2_);                                                             \
+      if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 1, 32u, x_, ~m2_, 0u, 0u, 0u, b2_, fl0, iv0)        \
+      NQ_ROW_N2(SIDE, l2_, m2_, r2_, b2_, fl0, x7, x6, x5, x4, x3, x_);                          \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-4 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-8..N-5's
- * columns x7..x4, for nq_side_leaf): its whole subtree, each child on row N-3
- * by NQ_ROW_N3. */
-#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, iv0, x7, x6, x5, x4)                                   \
+/* A node on row N-4 (masks l, r and m = mask & ~d, which NQ_ROW_N5's blocked test has made,
+ * candidates bm, flags fl0, rule word iv0; rows N-8..N-5's columns x7..x4, for nq_side_leaf):
+ * its whole subtree, each child on row N-3 by NQ_ROW_N3. */
+#define NQ_ROW_N4(SIDE, l, m, r, bm, fl0, iv0, x7, x6, x5, x4)                                   \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
-      const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, d3_ = (d) | w_,                   \
+      const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, m3_ = (m) ^ w_,                   \
                  r3_ = ((r) | w_) >> 1;                                                          \
-      uint b3_ = mask & ~(l3_ | d3_ | r3_);                                                      \
-      if ((iv0) & 16u) NQ_RULES(SIDE, 0, e - 2, 16u, w_, d3_, 0u, 0u, 0u, b3_, fl0, iv0)         \
-      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl0, iv0, x7, x6, x5, x4, w_);                         \
+      uint b3_ = m3_ & ~(l3_ | r3_);                                                             \
+      if ((iv0) & 16u) NQ_RULES(SIDE, 0, e - 2, 16u, w_, ~m3_, 0u, 0u, 0u, b3_, fl0, iv0)        \
+      NQ_ROW_N3(SIDE, l3_, m3_, r3_, b3_, fl0, iv0, x7, x6, x5, x4, w_);                         \
     }                                                                                            \
   } while (0)
 
@@ -347,7 +350,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       uint b4_ = n4_ & ~(l4_ | r4_);                                                             \
       if (!b4_ || nq_blocked1(3, n4_, (SIDE) ? s.lastmask : 0u, b4_, l4_, r4_)) continue;        \
       if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 3, 8u, v_, d4_, (d), (dpp), (dppp), b4_, fl0, iv0)   \
-      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl0, iv0, x7, x6, x5, v_);                             \
+      NQ_ROW_N4(SIDE, l4_, n4_, r4_, b4_, fl0, iv0, x7, x6, x5, v_);                             \
     }                                                                                            \
   } while (0)
 
@@ -633,11 +636,11 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         fli = fl;
         ivi = NQ_IV(fl);
         if (y == e - 1) {
-          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0u, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N2(s.side, l, mask & ~d, r, bm, fl, 0u, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 2) {
-          NQ_ROW_N3(s.side, l, d, r, bm, fli, ivi, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N3(s.side, l, mask & ~d, r, bm, fli, ivi, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 3) {
-          NQ_ROW_N4(s.side, l, d, r, bm, fli, ivi, 0u, 0u, 0u, 0u);
+          NQ_ROW_N4(s.side, l, mask & ~d, r, bm, fli, ivi, 0u, 0u, 0u, 0u);
         } else if (y == e - 4) {
           NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0u, 0u, 0u);
         } else if (y == e - 5) {
