@@ -89,10 +89,18 @@ rc=0
   --state "Z:$D/state-win" --threads 1 >"$D/second.log" 2>&1 || rc=$?
 [ $rc -eq 3 ] && grep -q "in use by another nq-client (pid [1-9]" "$D/second.log" ||
   fail "a second nq-client.exe on the state folder: exit $rc: $(tail -n 3 "$D/second.log")"
-"$WINE" "$WIN/nq-client.exe" status --state "Z:$D/state-win" >"$D/status.out" 2>&1 ||
-  fail "nq-client.exe status: $(cat "$D/status.out")"
-grep -q "running (pid [1-9]" "$D/status.out" && grep -qE "^unit: +19:" "$D/status.out" ||
-  fail "nq-client.exe status: not running, or no unit: $(cat "$D/status.out")"
+# The client writes its status file every 2 s: the checkpoint on disk can come before the first
+# file that says the unit runs, so the status is asked until it does (a busy machine: 120 s).
+t0=$SECONDS
+while :; do
+  "$WINE" "$WIN/nq-client.exe" status --state "Z:$D/state-win" >"$D/status.out" 2>&1 ||
+    fail "nq-client.exe status: $(cat "$D/status.out")"
+  grep -q "running (pid [1-9]" "$D/status.out" && grep -qE "^unit: +19:" "$D/status.out" && break
+  [ $((SECONDS - t0)) -lt 120 ] ||
+    fail "nq-client.exe status: not running, or no unit, for 120 s: $(cat "$D/status.out")"
+  kill -0 "$VICTIM" 2>/dev/null || fail "nq-client.exe exited: $(tail -n 5 "$D/client-win.log")"
+  sleep 1
+done
 say "a second nq-client.exe on the locked state folder: refused (exit 3); nq-client.exe status works"
 # A checkpoint of the running unit on disk: then SIGKILL (wine's process is the Windows one).
 wait_ckpt
