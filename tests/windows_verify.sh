@@ -21,7 +21,7 @@ e2e_init windows-verify
 [ -x "$WINE" ] || fail "$WINE missing (scripts/build-windows.sh makes it)"
 # Every run under wine has a limit: a wine that hangs (a slow first start, a stuck wineserver)
 # fails here with a message instead of holding CI until its own limit.
-WINE_LIMIT=600
+WINE_LIMIT=300
 
 D="$TMP/job"
 mkdir -p "$D"
