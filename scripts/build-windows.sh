@@ -60,9 +60,9 @@ part() {
 # ---- what it needs ----
 . scripts/lib.sh
 if [ "$SOLVER_ONLY" = 1 ]; then
-  # The -posix compiler alone (not its -win32 twin), wine without its recommendations (fonts,
-  # sound, graphics: the programs here are console ones).
-  apt_need --no-recommends build-windows gcc-mingw-w64-x86-64-posix wine64 wine cmake pkg-config \
+  # The -posix compiler alone (not its -win32 twin); wine with what it recommends, as the whole
+  # build has it (its first start on a fresh machine is known to work so; without them untried).
+  apt_need build-windows gcc-mingw-w64-x86-64-posix wine64 wine cmake pkg-config \
     dpkg-dev opencl-c-headers
 else
   apt_need build-windows gcc-mingw-w64-x86-64 wine64 wine nsis p7zip-full cmake pkg-config dpkg-dev \

@@ -1,15 +1,9 @@
 # Shared by the benchmark, study and build scripts: sourced (from the repository root), not run.
 
-# apt_need [--no-recommends] TAG PACKAGE...: install the Debian packages that are not installed
-# yet (apt-get, with sudo unless root), saying which under TAG; --no-recommends leaves out what
-# they only recommend (a smaller download where time counts, as in CI).
+# apt_need TAG PACKAGE...: install the Debian packages that are not installed yet (apt-get, with
+# sudo unless root), saying which under TAG.
 apt_need() {
-  local rec=() p sudo="" missing=()
-  if [ "$1" = --no-recommends ]; then
-    rec=(--no-install-recommends)
-    shift
-  fi
-  local tag=$1
+  local tag=$1 p sudo="" missing=()
   shift
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -18,7 +12,7 @@ apt_need() {
   echo "$tag: installing ${missing[*]}"
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${rec[@]}" "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
 # need_solve BUILD [CMAKE_ARG...]: configure (with the arguments, e.g. a build type) and build
