@@ -105,6 +105,18 @@ e2e_wait_log() {
   return 1
 }
 
+# e2e_until SECONDS WHAT CMD...: poll CMD (every 0.1 s) until it succeeds; the test fails,
+# saying WHAT was not reached, if SECONDS pass first. The waits of the e2e scripts are for states
+# (a log line, a count in status), never "by now": CI's machine is slow and shared.
+e2e_until() {
+  local limit=$1 what=$2 t0=$SECONDS
+  shift 2
+  until "$@"; do
+    [ $((SECONDS - t0)) -lt "$limit" ] || fail "$what (not within $limit s)"
+    sleep 0.1
+  done
+}
+
 # stop_all: SIGTERM the server and every process in PIDS, reap them, and empty both (between the
 # scenarios of one script; exit statuses are not checked here).
 stop_all() {
