@@ -7,9 +7,10 @@
 # same kernel and the only owners that could add another had voted. The test waits for states
 # (nq-admin status), never for fixed times; it requires MATCH, every unit verified by two kernels,
 # and nothing stalled on the way (but for want of owners before the clients enrolled).
-# Then a pause the server knows of: N = 18 at depth 4, two owners; one client's pause file is
-# created while it holds units; status must count it paused (its progress said so), its leases
-# stay live, and once the file goes the job finishes with MATCH.
+# Then a pause the server knows of: N = 18 at depth 3 (1,354 units of about 3 ms: seconds of
+# solving per client, as at depth 4, but a tenth of the results to carry), two owners; one
+# client's pause file is created while it holds units; status must count it paused (its progress
+# said so), its leases stay live, and once the file goes the job finishes with MATCH.
 set -euo pipefail
 
 BIN="$(cd "${1:?usage: e2e_liveness.sh BUILD_DIR}" && pwd)"
@@ -80,7 +81,7 @@ mkdir -p "$P"
 PORT=$(free_port)
 kill "$SRV" 2>/dev/null || true
 wait "$SRV" 2>/dev/null || true
-e2e_start_server "$P" "$PORT" --n 18 --depth 4 --diverse-kernels 0
+e2e_start_server "$P" "$PORT" --n 18 --depth 3 --diverse-kernels 0
 KA=$(admin_json "$P" owner add carol | python3 -c 'import json,sys; print(json.load(sys.stdin)["enrol_key"])')
 KB=$(admin_json "$P" owner add dave | python3 -c 'import json,sys; print(json.load(sys.stdin)["enrol_key"])')
 E2E_KEY=$KA e2e_start_client "$P" "$PORT" carol-1
