@@ -6,8 +6,9 @@
 #   2. N=11 is done and nothing is queued: the clients stay up and wait (`waiting`, polling).
 #   3. N=12 is queued in local mode (--data, beside the running server): the server picks it up
 #      and the same clients count it.
-#   4. N=13 is queued, and the server restarted in its middle with the first job's --n 10: it
-#      serves N=13 (the queue's running job), and the clients reconnect and finish it.
+#   4. N=13 is queued, and the server restarted in its middle with the first job's --n 10 (one
+#      client frozen meanwhile, so that the job cannot end first): it serves N=13 (the queue's
+#      running job), and the clients reconnect and finish it.
 #   5. With no client left, a queued re-count of N=11 starts (the done N=11 archived first);
 #      `job next` is refused while it runs, `job next --force` sets it aside for a queued N=12.
 # Every job must match the published TOTAL and UNIQUE, the clients' pids must be alive from start
@@ -136,13 +137,19 @@ done
 
 # 4. A restart in the middle of a queued job, with the first job's --n (a packaged server's NQ_N):
 # the server serves the job the queue started, and the clients (reconnecting) finish it.
+# The restart must come inside N=13, which two fast clients finish in 2 s: client b, waiting
+# between jobs, is frozen (SIGSTOP) before N=13 is queued, so that no unit can be verified (quorum
+# 2 by client); once client a has given N=13 results, the server is restarted and b thawed.
+CLIENT_B=${PIDS[1]}
+kill -STOP "$CLIENT_B"
 remote job add 13 --depth 4 >/dev/null
-# The restart must come inside N=13: once the queue has started it and units are verified.
-n13_started() { [ "$(status_of 13 's["units"]["verified"] > 0' 2>/dev/null || true)" = True ]; }
-e2e_until 120 "the queued N=13 did not start (no unit verified)" n13_started
+n13_results() { [ "$(status_of 13 's["results"] > 0' 2>/dev/null || true)" = True ]; }
+e2e_until 120 "the queued N=13 did not start (no result from client a)" n13_results
+[ "$(status_of 13 's["done"]')" = False ] || fail "N=13 ended with client b frozen"
 kill "$SRV" && wait "$SRV" 2>/dev/null || true
 e2e_start_server "$D" "$PORT" --n 10 --depth 4 --quorum 2 --quorum-distinct client \
   --spot-check 0 --lease-seconds 60 --http off
+kill -CONT "$CLIENT_B"
 grep -q "the job for N=10 is done; serving job 4 (N=13)" "$D/server.log" ||
   fail "a restart with --n 10 does not serve the queue's running job"
 wait_done 13 180
