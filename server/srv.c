@@ -3,6 +3,7 @@
 #include "srv.h"
 #include "evkey.h"
 #include "srv_cert.h"
+#include "srv_req.h"
 #include "web.h"
 
 #include <arpa/inet.h>
@@ -429,6 +430,7 @@ static void release_held(srv_t *s) {
 }
 
 static void tell_news(srv_t *s);
+static int next_job(srv_t *s, int force);
 
 static void on_idle(uv_idle_t *h) {
   (void)h; /* its only purpose is to be active */
@@ -469,7 +471,7 @@ static void batch_run(srv_t *s) {
       json_decref(r->reply);
       r->reply = NULL;
       if (!r->close || r->err_code != NQ_ERR_INTERNAL)
-        srv_proto_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
+        srv_req_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
     }
   }
   s->batches++;
@@ -508,7 +510,7 @@ static void batch_run(srv_t *s) {
     int force = s->next_pending == 2;
     s->queue_pending = s->next_pending = 0;
     if ((s->job_done || force) && !s->reopen_pending && !s->done_pending)
-      srv_next_start(s, nq_now_wall(), force);
+      next_job(s, force);
   }
   if (s->reopen_pending || s->done_pending) {
     /* One batch may finish the job and re-open it (a spot check that disagrees right after the
@@ -576,7 +578,7 @@ static void on_sweep(uv_timer_t *t) {
       srv_job_is_done(&s->sched.job))
     srv_job_finished(s);
   /* A job queued in local mode (nq-admin --data DIR job add) while none runs starts here. */
-  if (s->job_done) srv_next_start(s, nq_now_wall(), 0);
+  if (s->job_done) next_job(s, 0);
 }
 
 static void on_summary_timer(uv_timer_t *t) {
@@ -647,30 +649,11 @@ void srv_stop(srv_t *s, int exit_code) {
 
 /* ---- news ---- */
 
-static int news_item_cb(const srv_news_t *n, void *arg) {
-  srv_news_buf_t *b = arg;
-  if (b->msg.n >= NQ_PROTO_NEWS_MAX) return 0;
-  b->items[b->msg.n] = *n;
-  srv_news_t *it = &b->items[b->msg.n];
-  b->msg.items[b->msg.n++] = (nq_news_item_t){it->id, it->at, it->text};
-  return 0;
-}
-
-int srv_news_newest(srv_t *s, srv_news_buf_t *b) {
-  memset(b, 0, sizeof *b);
-  int rc = srv_news_list(s->store, NQ_PROTO_NEWS_MAX, news_item_cb, b);
-  if (rc) {
-    nq_log(NQ_LOG_WARN, "reading the news: %s", srv_store_errmsg(s->store));
-    memset(b, 0, sizeof *b);
-  }
-  return rc;
-}
-
 /* News was added (nq-admin news add through this server): every client session hears it now,
  * each logs what it has not logged yet (docs/protocol.md, `news`). */
 static void tell_news(srv_t *s) {
   srv_news_buf_t b;
-  if (srv_news_newest(s, &b) != 0 || b.msg.n == 0) return;
+  if (srv_proto_news(s, &b) != 0 || b.msg.n == 0) return;
   json_t *m = nq_news_pack(&b.msg);
   int n = 0;
   for (srv_conn_t *sc = s->conns; m && sc; sc = sc->next)
@@ -714,6 +697,15 @@ static void tell_done(srv_t *s) {
                 "for the next job: nq-admin job add N)", n, waiting);
 }
 
+/* The next queued job, when the served one is done (or force): srv_next_start, and the end of
+ * the new job at once when it was done already (a queued re-count of a finished plan). 1 if a job
+ * started, 0 if none, < 0 on a store failure. */
+static int next_job(srv_t *s, int force) {
+  int rc = srv_next_start(s, nq_now_wall(), force);
+  if (rc == SRV_NEXT_DONE) srv_job_finished(s);
+  return rc > 0 ? 1 : rc;
+}
+
 void srv_job_finished(srv_t *s) {
   if (s->job_done) return;
   s->job_done = 1;
@@ -742,7 +734,7 @@ void srv_job_finished(srv_t *s) {
       nq_log(NQ_LOG_ERROR, "published TOTAL for N=%d is %s", job.n, k->total);
   }
   /* The next queued job starts now; the clients go on with it and hear nothing of `done`. */
-  if (srv_next_start(s, nq_now_wall(), 0) > 0) return;
+  if (next_job(s, 0) > 0) return;
   tell_done(s);
   if (s->cfg.exit_when_done && !s->stopping && (s->handles_open & H_EXIT))
     uv_timer_start(&s->exit_timer, on_exit_timer, (uint64_t)s->cfg.exit_grace_ms, 0);
@@ -759,23 +751,6 @@ void srv_job_reopened(srv_t *s) {
                       srv_store_errmsg(s->store));
   nq_log(NQ_LOG_WARN, "job N=%d re-opened: a verified unit is being verified again; the totals "
          "above are withdrawn", s->cfg.job.n);
-}
-
-static int owner_key_cb(const srv_owner_t *o, void *arg) {
-  *(int *)arg += o->has_key && !o->banned;
-  return 0;
-}
-
-/* A quorum by owner with no owner of its own can never verify a unit: everyone who enrols with
- * enrol.key is the owner `default`. Say so at start rather than let the job sit still. */
-void srv_warn_one_owner(srv_t *s) {
-  int keyed = 0;
-  if (s->cfg.sched.quorum_distinct != SRV_DISTINCT_OWNER || s->sched.job.quorum < 2) return;
-  if (srv_owner_list(s->store, owner_key_cb, &keyed) != 0 || keyed > 0) return;
-  nq_log(NQ_LOG_WARN, "quorum %d by owner, but no owner has an enrolment key of its own: every "
-         "client enrolled with enrol.key belongs to the owner `default`, so no unit can be "
-         "verified. Add owners (nq-admin owner add NAME) or run with --quorum-distinct client",
-         s->sched.job.quorum);
 }
 
 /* ---- init / free ---- */
@@ -847,21 +822,6 @@ static int handles_start(srv_t *s) {
     if ((r = uv_signal_start(&s->sigterm, on_signal, SIGTERM)) != 0) return r;
   }
   return 0;
-}
-
-/* The progress line of a job's creation (millions of units take minutes): every 5 s, and the
- * last one. */
-void srv_job_create_progress(const srv_job_progress_t *p, void *arg) {
-  srv_t *s = arg;
-  if (!p->done && p->seconds - s->create_logged < 5) return;
-  s->create_logged = p->seconds;
-  nq_log(NQ_LOG_INFO, "creating the job for N=%d: %llu units%s, about %.0f%% of the search "
-         "tree, %.0f s", s->cfg.job.n, (unsigned long long)p->units, p->done ? " (all)" : "",
-         100 * p->fraction, p->seconds);
-}
-
-int srv_diverse_default(int diverse_kernels, int n) {
-  return nq_jobopts_kernels_default(diverse_kernels, n);
 }
 
 static int store_start(srv_t *s, int64_t now, char *errbuf, size_t errlen) {

@@ -63,15 +63,11 @@
 #define SRV_CONN_MEM_KIB(max_outstanding) (128L + (long)(max_outstanding) / 2)
 #define SRV_BATCH_WEIGHT (SRV_BATCH_MAX * 64)
 
-/* A new job's diverse_kernels: the option's value, or for -1 (not given) 2 when N has no
- * published count (nq_known) and 0 when it has one. */
-int srv_diverse_default(int diverse_kernels, int n);
-
 typedef struct srv_config_s {
   /* The job's settings (nq/job_opts.h: n, depth, unit_seconds, max_depth, quorum, max_results,
    * diverse_kernels). With neither depth nor unit_seconds an existing job is resumed as it is and
    * a new one gets units of NQ_PLAN_DEFAULT_UNIT_SECONDS; a new job's diverse_kernels -1 (the
-   * default) is 2 for an N with no published count, 0 otherwise (srv_diverse_default). An
+   * default) is 2 for an N with no published count, 0 otherwise (nq_jobopts_kernels_default). An
    * existing job keeps its own. */
   nq_jobopts_t job;
   char listen_host[64];
@@ -246,8 +242,6 @@ typedef struct srv_news_buf_s {
   nq_news_t msg;
 } srv_news_buf_t;
 
-/* Fill b with the newest news (none is fine). 0, or the store's error (logged). */
-int srv_news_newest(srv_t *s, srv_news_buf_t *b);
 
 /* Open the data dir, the store and the job, build the TLS context and start listening.
  * On failure everything acquired is released (call nothing else) and errbuf says why. Returns 0,
@@ -261,10 +255,13 @@ void srv_stop(srv_t *s, int exit_code);
 /* Release what the loop does not own (store, TLS context). Call after uv_run returned. */
 void srv_free(srv_t *s);
 
-/* Called by the protocol layer once the job is finished (logs, --exit-when-done). */
-/* The finished job was re-opened (srv_job_reopened): it is running again. */
-void srv_job_reopened(srv_t *s);
+/* The job is finished (logs the answer; the next queued job, or `done` to the clients and
+ * --exit-when-done). */
 void srv_job_finished(srv_t *s);
+/* The finished job was re-opened (a spot check or a ban): it is running again. */
+void srv_job_reopened(srv_t *s);
+
+/* ---- srv_next.c: the job queue ---- */
 
 /* The warning that a quorum by owner cannot be reached with the owners that exist (at start, and
  * when a queued job starts). */
@@ -272,10 +269,8 @@ void srv_warn_one_owner(srv_t *s);
 /* srv_job_progress_cb of a job's creation: its progress lines in the log (arg: the srv_t). */
 void srv_job_create_progress(const srv_job_progress_t *p, void *arg);
 
-/* ---- srv_next.c: the job queue ---- */
-
 /* The creation spec of a job with these settings: its diverse_kernels resolved for its N
- * (srv_diverse_default), progress lines on the log. */
+ * (nq_jobopts_kernels_default), progress lines on the log. */
 srv_job_spec_t srv_job_spec_for(srv_t *s, const nq_jobopts_t *o);
 
 /* The job to serve when nq-server was given no --n: the newest running job, else the newest done
@@ -287,9 +282,11 @@ int srv_next_running(srv_t *s, srv_job_t *job);
 /* When the served job is done (or force: the operator's `job next --force`, which sets a running
  * job aside): start the oldest queued job (made now: a big plan holds the loop for its creation,
  * logged as it goes), release the old job's leases, switch the scheduler to the new one and wake
- * the connected clients. Outside a transaction only. 1 if a job was started, 0 if none is queued
- * (or the job is not done), < 0 on a store failure (logged). Entries that cannot start are
- * marked failed. */
+ * the connected clients. Outside a transaction only. 1 if a job was started, SRV_NEXT_DONE if the
+ * job started is done already (the caller finishes it: srv_job_finished), 0 if none is queued (or
+ * the job is not done), < 0 on a store failure (logged). Entries that cannot start are marked
+ * failed. */
+#define SRV_NEXT_DONE 2
 int srv_next_start(srv_t *s, int64_t now, int force);
 
 /* ---- srv_proto.c ---- */
@@ -298,9 +295,8 @@ int srv_next_start(srv_t *s, int64_t now, int force);
  * r->err_code, fatal), possibly changes r->sc->state. Never sends anything itself. Every request
  * but a peer's non-fatal error frame ends with one of the two. */
 void srv_proto_handle(srv_t *s, srv_req_t *r, int64_t now);
-/* Mark r as closing the connection after a fatal error `code` (NQ_ERR_NONE: close without an
- * error frame) with a printf-style message, and the connection as dead. */
-void srv_proto_fatal(srv_req_t *r, nq_errcode_t code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Fill b with the newest news (none is fine), as a welcome or news message carries it. 0, or the
+ * store's error (logged). */
+int srv_proto_news(srv_t *s, srv_news_buf_t *b);
 
 #endif

@@ -10,9 +10,20 @@
 #include "nq/log.h"
 #include "nq/nq.h"
 
+/* The progress line of a job's creation (millions of units take minutes): every 5 s, and the
+ * last one. */
+void srv_job_create_progress(const srv_job_progress_t *p, void *arg) {
+  srv_t *s = arg;
+  if (!p->done && p->seconds - s->create_logged < 5) return;
+  s->create_logged = p->seconds;
+  nq_log(NQ_LOG_INFO, "creating the job for N=%d: %llu units%s, about %.0f%% of the search "
+         "tree, %.0f s", s->cfg.job.n, (unsigned long long)p->units, p->done ? " (all)" : "",
+         100 * p->fraction, p->seconds);
+}
+
 srv_job_spec_t srv_job_spec_for(srv_t *s, const nq_jobopts_t *o) {
   srv_job_spec_t spec = {.job = *o, .progress = srv_job_create_progress, .progress_arg = s};
-  spec.job.diverse_kernels = srv_diverse_default(o->diverse_kernels, o->n);
+  spec.job.diverse_kernels = nq_jobopts_kernels_default(o->diverse_kernels, o->n);
   return spec;
 }
 
@@ -55,6 +66,23 @@ static int open_next(srv_t *s, int64_t now, srv_job_t *job) {
            "on", (long long)q.id, q.opts.n, why);
     if ((rc = srv_queue_mark(s->store, q.id, SRV_QUEUE_FAILED, 0, why, now)) != 0) return rc;
   }
+}
+
+static int owner_key_cb(const srv_owner_t *o, void *arg) {
+  *(int *)arg += o->has_key && !o->banned;
+  return 0;
+}
+
+/* A quorum by owner with no owner of its own can never verify a unit: everyone who enrols with
+ * enrol.key is the owner `default`. Say so at start rather than let the job sit still. */
+void srv_warn_one_owner(srv_t *s) {
+  int keyed = 0;
+  if (s->cfg.sched.quorum_distinct != SRV_DISTINCT_OWNER || s->sched.job.quorum < 2) return;
+  if (srv_owner_list(s->store, owner_key_cb, &keyed) != 0 || keyed > 0) return;
+  nq_log(NQ_LOG_WARN, "quorum %d by owner, but no owner has an enrolment key of its own: every "
+         "client enrolled with enrol.key belongs to the owner `default`, so no unit can be "
+         "verified. Add owners (nq-admin owner add NAME) or run with --quorum-distinct client",
+         s->sched.job.quorum);
 }
 
 typedef struct newest_s {
@@ -150,6 +178,5 @@ int srv_next_start(srv_t *s, int64_t now, int force) {
   s->job_done = 0;
   srv_warn_one_owner(s);
   wake_clients(s);
-  if (srv_job_is_done(&job)) srv_job_finished(s);
-  return 1;
+  return srv_job_is_done(&job) ? SRV_NEXT_DONE : 1;
 }

@@ -2,7 +2,6 @@
  * by srv.c and only prepares its reply; srv.c sends it after the commit. Messages are read and
  * built only through nq/proto.h (common/net/proto.c); dispatch is the table at the end. */
 #include <assert.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "nq/nq.h"
 #include "nq/proto.h"
 #include "srv.h"
+#include "srv_req.h"
 #include "srv_signup.h"
 #include "store_export.h"
 #include "store_kernels.h"
@@ -23,16 +23,23 @@
 
 #include "nq/addr.h"
 
-void srv_proto_fatal(srv_req_t *r, nq_errcode_t code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(r->err_msg, sizeof r->err_msg, fmt, ap);
-  va_end(ap);
-  json_decref(r->reply);
-  r->reply = NULL;
-  r->close = 1;
-  r->err_code = code;
-  r->sc->state = SRV_CONN_DEAD;
+static int news_item_cb(const srv_news_t *n, void *arg) {
+  srv_news_buf_t *b = arg;
+  if (b->msg.n >= NQ_PROTO_NEWS_MAX) return 0;
+  b->items[b->msg.n] = *n;
+  srv_news_t *it = &b->items[b->msg.n];
+  b->msg.items[b->msg.n++] = (nq_news_item_t){it->id, it->at, it->text};
+  return 0;
+}
+
+int srv_proto_news(srv_t *s, srv_news_buf_t *b) {
+  memset(b, 0, sizeof *b);
+  int rc = srv_news_list(s->store, NQ_PROTO_NEWS_MAX, news_item_cb, b);
+  if (rc) {
+    nq_log(NQ_LOG_WARN, "reading the news: %s", srv_store_errmsg(s->store));
+    memset(b, 0, sizeof *b);
+  }
+  return rc;
 }
 
 /* A non-fatal error reply about assignment `id` (id < 0: none). */
@@ -43,7 +50,7 @@ static void reply_error(srv_req_t *r, nq_errcode_t code, const char *message, in
 
 /* The answer to a message its parser refused: the error frame the parser chose. */
 static void refuse(srv_req_t *r, const nq_proto_err_t *err) {
-  if (err->fatal) srv_proto_fatal(r, err->code, "%s", err->message);
+  if (err->fatal) srv_req_fatal(r, err->code, "%s", err->message);
   else reply_error(r, err->code, err->message, err->id);
   if (err->fatal && err->min_version > 0) {
     /* upgrade_required names the minimum in a field of its own: the frame is sent before the
@@ -56,12 +63,12 @@ static void refuse(srv_req_t *r, const nq_proto_err_t *err) {
 /* Map a scheduler failure that is fatal for the connection. */
 static void sched_fatal(srv_t *s, srv_req_t *r, int rc, const char *what) {
   if (rc == NQ_EBANNED) {
-    srv_proto_fatal(r, NQ_ERR_BANNED, "client %s is banned", r->sc->name);
+    srv_req_fatal(r, NQ_ERR_BANNED, "client %s is banned", r->sc->name);
   } else if (rc == NQ_ENOTFOUND) {
-    srv_proto_fatal(r, NQ_ERR_AUTH, "client %s no longer exists", r->sc->name);
+    srv_req_fatal(r, NQ_ERR_AUTH, "client %s no longer exists", r->sc->name);
   } else {
     nq_log(NQ_LOG_ERROR, "%s for %s: %s", what, r->sc->name, srv_store_errmsg(s->store));
-    srv_proto_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
+    srv_req_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
   }
 }
 
@@ -117,7 +124,7 @@ static json_t *welcome_new(srv_t *s, int64_t speak, const char *client, const ch
                     s->evkey_fpr[0] ? s->evkey_fpr : NULL, {0}};
   char url[NQ_PROTO_PAGE_MAX + 1], credit[40];
   srv_news_buf_t news;
-  if (client_id > 0 && srv_news_newest(s, &news) == 0) w.news = news.msg;
+  if (client_id > 0 && srv_proto_news(s, &news) == 0) w.news = news.msg;
   srv_credit_t c;
   if (client_id > 0) {
     w.page = page_url(s, url, sizeof url);
@@ -187,19 +194,19 @@ static int enrol_allowed(srv_t *s, srv_req_t *r) {
     int64_t n = 0;
     if (srv_client_count(s->store, &n) != 0) {
       nq_log(NQ_LOG_ERROR, "enrolment: %s", srv_store_errmsg(s->store));
-      srv_proto_fatal(r, NQ_ERR_INTERNAL, "enrolment failed; retry later");
+      srv_req_fatal(r, NQ_ERR_INTERNAL, "enrolment failed; retry later");
       return -1;
     }
     if (n >= s->cfg.max_clients) {
       srv_peers_count(&s->peers, pe, SRV_PEER_ENROL_CAP);
-      srv_proto_fatal(r, NQ_ERR_ENROL_CLOSED, "enrolment closed: this server has its maximum of "
+      srv_req_fatal(r, NQ_ERR_ENROL_CLOSED, "enrolment closed: this server has its maximum of "
                       "%d clients; ask its operator", s->cfg.max_clients);
       return -1;
     }
   }
   if (!srv_peer_enrol_take(&s->peers, pe, uv_now(s->loop))) {
     srv_peers_count(&s->peers, pe, SRV_PEER_ENROL_RATE);
-    srv_proto_fatal(r, NQ_ERR_RATE_LIMITED, "too many enrolments from this address (at most %d "
+    srv_req_fatal(r, NQ_ERR_RATE_LIMITED, "too many enrolments from this address (at most %d "
                     "an hour); try again later", s->cfg.enrol_per_addr);
     return -1;
   }
@@ -213,39 +220,39 @@ static int hello_enrol(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now,
   int64_t owner = 0;
   int rc = enrol_owner(s, h->enrol, &owner);
   if (rc == NQ_EBANNED) {
-    srv_proto_fatal(r, NQ_ERR_AUTH, "this enrolment key was revoked (its owner is banned)");
+    srv_req_fatal(r, NQ_ERR_AUTH, "this enrolment key was revoked (its owner is banned)");
     return -1;
   }
   if (rc == NQ_ESTATE) {
     /* At most sizeof err_msg - 1 (159) characters. */
-    srv_proto_fatal(r, NQ_ERR_ENROL_CLOSED, "the server's own enrolment key is closed: owners "
+    srv_req_fatal(r, NQ_ERR_ENROL_CLOSED, "the server's own enrolment key is closed: owners "
                     "exist; enrol with your owner's key (nq-admin owner add), or the operator "
                     "keeps it open (--keep-default-enrol)");
     return -1;
   }
   if (rc == NQ_EIO) {
     nq_log(NQ_LOG_ERROR, "enrolment: %s", srv_store_errmsg(s->store));
-    srv_proto_fatal(r, NQ_ERR_INTERNAL, "enrolment failed; retry later");
+    srv_req_fatal(r, NQ_ERR_INTERNAL, "enrolment failed; retry later");
     return -1;
   }
   if (rc != 0) {
-    srv_proto_fatal(r, NQ_ERR_AUTH, "wrong enrolment key");
+    srv_req_fatal(r, NQ_ERR_AUTH, "wrong enrolment key");
     return -1;
   }
   if (enrol_allowed(s, r) != 0) return -1;
   if (nq_random_token(token, SRV_SECRET_BYTES) != 0 || nq_sha256_hex(token, hash) != 0) {
-    srv_proto_fatal(r, NQ_ERR_INTERNAL, "cannot make a token");
+    srv_req_fatal(r, NQ_ERR_INTERNAL, "cannot make a token");
     return -1;
   }
   rc = srv_client_enrol(s->store, h->name, hash, now, &cl);
   if (rc == NQ_EINVAL) {
-    srv_proto_fatal(r, NQ_ERR_BAD_MESSAGE, "hello: bad client name");
+    srv_req_fatal(r, NQ_ERR_BAD_MESSAGE, "hello: bad client name");
     return -1;
   }
   if (rc == 0 && owner != SRV_OWNER_DEFAULT) rc = srv_client_set_owner(s->store, cl.id, owner);
   if (rc != 0) {
     nq_log(NQ_LOG_ERROR, "enrol %s: %s", h->name, srv_store_errmsg(s->store));
-    srv_proto_fatal(r, NQ_ERR_INTERNAL, "enrolment failed; retry later");
+    srv_req_fatal(r, NQ_ERR_INTERNAL, "enrolment failed; retry later");
     return -1;
   }
   r->sc->client_id = cl.id;
@@ -259,21 +266,21 @@ static int hello_token(srv_t *s, srv_req_t *r, const nq_hello_t *h, int64_t now)
   char hash[65];
   srv_client_t cl;
   if (nq_sha256_hex(h->token, hash) != 0) {
-    srv_proto_fatal(r, NQ_ERR_INTERNAL, "cannot hash the token");
+    srv_req_fatal(r, NQ_ERR_INTERNAL, "cannot hash the token");
     return -1;
   }
   int rc = srv_client_find_token(s->store, hash, &cl);
   if (rc == NQ_ENOTFOUND) {
-    srv_proto_fatal(r, NQ_ERR_AUTH, "unknown token");
+    srv_req_fatal(r, NQ_ERR_AUTH, "unknown token");
     return -1;
   }
   if (rc != 0) {
     nq_log(NQ_LOG_ERROR, "token lookup: %s", srv_store_errmsg(s->store));
-    srv_proto_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
+    srv_req_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
     return -1;
   }
   if (cl.banned) {
-    srv_proto_fatal(r, NQ_ERR_BANNED, "client %s is banned", cl.name);
+    srv_req_fatal(r, NQ_ERR_BANNED, "client %s is banned", cl.name);
     return -1;
   }
   client_seen(s, r, cl.id);
@@ -292,7 +299,7 @@ static void h_hello(srv_t *s, srv_req_t *r, int64_t now) {
   srv_conn_t *sc = r->sc;
   if (h.role == NQ_ROLE_ADMIN) {
     if (!secret_matches(s, SRV_META_ADMIN_HASH, h.token)) {
-      srv_proto_fatal(r, NQ_ERR_AUTH, "wrong admin token");
+      srv_req_fatal(r, NQ_ERR_AUTH, "wrong admin token");
       return;
     }
     sc->state = SRV_CONN_ADMIN;
@@ -342,7 +349,7 @@ static void h_get_work(srv_t *s, srv_req_t *r, int64_t now) {
   srv_work_t *out = malloc((size_t)g.want * sizeof *out);
   nq_work_t *w = malloc(sizeof *w);
   if (!out || !w) {
-    srv_proto_fatal(r, NQ_ERR_INTERNAL, "out of memory");
+    srv_req_fatal(r, NQ_ERR_INTERNAL, "out of memory");
     goto out;
   }
   int n = 0;
@@ -474,7 +481,7 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
                      &fx, &err) != 0) {
     if (err.code == NQ_ERR_INTERNAL) {
       nq_log(NQ_LOG_ERROR, "admin command %s: %s", nq_admin_cmd_name(req.cmd), err.message);
-      srv_proto_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
+      srv_req_fatal(r, NQ_ERR_INTERNAL, "store failure; retry later");
     } else {
       refuse(r, &err);
     }
@@ -501,7 +508,7 @@ static void h_admin(srv_t *s, srv_req_t *r, int64_t now) {
 static void h_bye(srv_t *s, srv_req_t *r, int64_t now) {
   (void)s;
   (void)now;
-  srv_proto_fatal(r, NQ_ERR_NONE, "bye");
+  srv_req_fatal(r, NQ_ERR_NONE, "bye");
 }
 
 /* A client cannot run the kernel its assignment names: the unit goes elsewhere. Nothing is sent
@@ -529,7 +536,7 @@ static void h_error(srv_t *s, srv_req_t *r, int64_t now) {
     return;
   }
   nq_log(NQ_LOG_INFO, "%s sent error %s: %s", r->sc->name, e.name, e.message);
-  if (e.fatal) srv_proto_fatal(r, NQ_ERR_NONE, "peer error");
+  if (e.fatal) srv_req_fatal(r, NQ_ERR_NONE, "peer error");
   else if (e.code == NQ_ERR_NO_KERNEL && e.id >= 0 && r->sc->client_id > 0)
     h_no_kernel(s, r, e.id, now);
 }
@@ -537,7 +544,7 @@ static void h_error(srv_t *s, srv_req_t *r, int64_t now) {
 /* A sign-up (srv_signup.h): once per connection, before hello. */
 static void h_signup(srv_t *s, srv_req_t *r, int64_t now) {
   if (r->sc->signed_up) {
-    srv_proto_fatal(r, NQ_ERR_NOT_HELLO, "one signup per connection; hello comes next");
+    srv_req_fatal(r, NQ_ERR_NOT_HELLO, "one signup per connection; hello comes next");
     return;
   }
   r->sc->signed_up = 1;
@@ -568,11 +575,11 @@ void srv_proto_handle(srv_t *s, srv_req_t *r, int64_t now) {
   const char *name;
   nq_msg_type_t t = nq_msg_type(r->msg, &name);
   if (!name) {
-    srv_proto_fatal(r, NQ_ERR_UNKNOWN_TYPE, "the message has no string field type");
+    srv_req_fatal(r, NQ_ERR_UNKNOWN_TYPE, "the message has no string field type");
     return;
   }
   if (!handlers[t].fn) {
-    srv_proto_fatal(r, NQ_ERR_UNKNOWN_TYPE, "unknown message type \"%.40s\"", name);
+    srv_req_fatal(r, NQ_ERR_UNKNOWN_TYPE, "unknown message type \"%.40s\"", name);
     return;
   }
   srv_conn_state_t st = r->sc->state;
@@ -580,11 +587,11 @@ void srv_proto_handle(srv_t *s, srv_req_t *r, int64_t now) {
   int role = st == SRV_CONN_AWAIT_HELLO ? R_HELLO : st == SRV_CONN_CLIENT ? R_CLIENT : R_ADMIN;
   if (!(handlers[t].roles & role)) {
     if (role == R_HELLO)
-      srv_proto_fatal(r, NQ_ERR_NOT_HELLO, "the first message must be hello, not %s", name);
+      srv_req_fatal(r, NQ_ERR_NOT_HELLO, "the first message must be hello, not %s", name);
     else if (t == NQ_MSG_HELLO)
-      srv_proto_fatal(r, NQ_ERR_NOT_HELLO, "hello was already received");
+      srv_req_fatal(r, NQ_ERR_NOT_HELLO, "hello was already received");
     else
-      srv_proto_fatal(r, NQ_ERR_UNKNOWN_TYPE, "%s is not valid for role %s", name,
+      srv_req_fatal(r, NQ_ERR_UNKNOWN_TYPE, "%s is not valid for role %s", name,
                       role == R_CLIENT ? "client" : "admin");
     return;
   }
@@ -594,5 +601,5 @@ void srv_proto_handle(srv_t *s, srv_req_t *r, int64_t now) {
   /* Every request but a peer's error frame is answered; a reply that could not be built (out of
    * memory) must not leave a pipelining client waiting forever. */
   if (!r->reply && !r->close && t != NQ_MSG_ERROR)
-    srv_proto_fatal(r, NQ_ERR_INTERNAL, "out of memory");
+    srv_req_fatal(r, NQ_ERR_INTERNAL, "out of memory");
 }

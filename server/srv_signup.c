@@ -14,6 +14,7 @@
 #include "nq/nq.h"
 #include "nq/proto.h"
 #include "srv.h"
+#include "srv_req.h"
 #include "store_signup.h"
 
 #define HOUR 3600
@@ -55,7 +56,7 @@ static int peer_keys(const srv_conn_t *sc, char *addr, char *net, size_t len) {
 
 static void store_fatal(srv_t *s, srv_req_t *r, const char *what) {
   nq_log(NQ_LOG_ERROR, "sign-up: %s: %s", what, srv_store_errmsg(s->store));
-  srv_proto_fatal(r, NQ_ERR_INTERNAL, "sign-up failed; retry later");
+  srv_req_fatal(r, NQ_ERR_INTERNAL, "sign-up failed; retry later");
 }
 
 /* A refusal that says when to come back: rate_limited with retry_after (capped at what the
@@ -74,7 +75,7 @@ static void refuse_until(srv_req_t *r, int64_t now, int64_t at, const char *what
   snprintf(msg, sizeof msg, "too many sign-ups %s (at most %d %s); try again after %s (in %lld s)",
            what, limit, per, when, (long long)wait);
   e.message = msg;
-  srv_proto_fatal(r, NQ_ERR_RATE_LIMITED, "%s", msg);
+  srv_req_fatal(r, NQ_ERR_RATE_LIMITED, "%s", msg);
   r->reply = nq_error_pack(&e); /* sent before the close, with retry_after (srv.c) */
 }
 
@@ -109,7 +110,7 @@ static int within_limits(srv_t *s, srv_req_t *r, const char *addr, const char *n
     }
     if (n >= c->max_clients) {
       srv_peers_count(&s->peers, r->sc->peer, SRV_PEER_ENROL_CAP);
-      srv_proto_fatal(r, NQ_ERR_ENROL_CLOSED, "sign-ups closed: this server has its maximum of "
+      srv_req_fatal(r, NQ_ERR_ENROL_CLOSED, "sign-ups closed: this server has its maximum of "
                       "%d clients; ask its operator", c->max_clients);
       return -1;
     }
@@ -126,7 +127,7 @@ static void complete(srv_t *s, srv_req_t *r, const srv_signup_t *su, int64_t now
   int rc = NQ_EEXIST;
   if (nq_random_token(key, SRV_SECRET_BYTES) != 0 || nq_sha256_hex(key, kh) != 0 ||
       nq_random_token(token, SRV_SECRET_BYTES) != 0 || nq_sha256_hex(token, th) != 0) {
-    srv_proto_fatal(r, NQ_ERR_INTERNAL, "cannot make a key");
+    srv_req_fatal(r, NQ_ERR_INTERNAL, "cannot make a key");
     return;
   }
   /* The owner's name is made up (the public name is the volunteer's to choose, and may stay
@@ -143,7 +144,7 @@ static void complete(srv_t *s, srv_req_t *r, const srv_signup_t *su, int64_t now
   }
   rc = srv_owner_set_joined(s->store, o.id, su->public_name[0] ? su->public_name : NULL);
   if (rc == NQ_EEXIST) {
-    srv_proto_fatal(r, NQ_ERR_EXISTS, "the public name %s is taken on this server; join again "
+    srv_req_fatal(r, NQ_ERR_EXISTS, "the public name %s is taken on this server; join again "
                     "with another --public-name", su->public_name);
     return;
   }
@@ -174,7 +175,7 @@ static void ask_again(srv_t *s, srv_req_t *r, const char *ticket, int64_t now) {
   srv_signup_t su;
   int rc = nq_sha256_hex(ticket, h) == 0 ? srv_signup_find_ticket(s->store, h, &su) : NQ_EIO;
   if (rc == NQ_ENOTFOUND) {
-    srv_proto_fatal(r, NQ_ERR_AUTH, "unknown sign-up ticket: the request is gone (completed, or "
+    srv_req_fatal(r, NQ_ERR_AUTH, "unknown sign-up ticket: the request is gone (completed, or "
                     "pruned); delete signup.ticket in the state folder and join again");
     return;
   }
@@ -190,14 +191,14 @@ static void ask_again(srv_t *s, srv_req_t *r, const char *ticket, int64_t now) {
     return;
   }
   case SRV_SIGNUP_REJECTED:
-    srv_proto_fatal(r, NQ_ERR_SIGNUP_REJECTED, "the operator rejected sign-up request %lld; ask "
+    srv_req_fatal(r, NQ_ERR_SIGNUP_REJECTED, "the operator rejected sign-up request %lld; ask "
                     "the project's operator why", (long long)su.id);
     return;
   case SRV_SIGNUP_APPROVED:
     complete(s, r, &su, now);
     return;
   default:
-    srv_proto_fatal(r, NQ_ERR_AUTH, "sign-up request %lld is complete already", (long long)su.id);
+    srv_req_fatal(r, NQ_ERR_AUTH, "sign-up request %lld is complete already", (long long)su.id);
   }
 }
 
@@ -205,12 +206,12 @@ void srv_signup_handle(srv_t *s, srv_req_t *r, int64_t now) {
   nq_signup_t m;
   nq_proto_err_t err;
   if (nq_signup_parse(r->msg, &m, &err) != 0) {
-    srv_proto_fatal(r, err.code, "%s", err.message);
+    srv_req_fatal(r, err.code, "%s", err.message);
     return;
   }
   if (s->cfg.signup == SRV_SIGNUP_OFF) {
     srv_peers_count(&s->peers, r->sc->peer, SRV_PEER_ENROL_CAP);
-    srv_proto_fatal(r, NQ_ERR_SIGNUP_CLOSED, "this server takes no sign-ups (--signup off): ask "
+    srv_req_fatal(r, NQ_ERR_SIGNUP_CLOSED, "this server takes no sign-ups (--signup off): ask "
                     "its operator for an enrolment key (nq-admin owner add --bundle)");
     return;
   }
@@ -228,7 +229,7 @@ void srv_signup_handle(srv_t *s, srv_req_t *r, int64_t now) {
   srv_signup_t su;
   memset(&su, 0, sizeof su);
   if (peer_keys(r->sc, su.addr, su.net, sizeof su.addr) != 0) {
-    srv_proto_fatal(r, NQ_ERR_INTERNAL, "cannot tell this connection's address");
+    srv_req_fatal(r, NQ_ERR_INTERNAL, "cannot tell this connection's address");
     return;
   }
   int taken = 0;
@@ -237,14 +238,14 @@ void srv_signup_handle(srv_t *s, srv_req_t *r, int64_t now) {
     return;
   }
   if (taken) {
-    srv_proto_fatal(r, NQ_ERR_EXISTS, "the public name %s is taken on this server; join again "
+    srv_req_fatal(r, NQ_ERR_EXISTS, "the public name %s is taken on this server; join again "
                     "with another --public-name", m.public_name);
     return;
   }
   srv_team_t team;
   int tr = m.team ? srv_team_find(s->store, m.team, &team) : 0;
   if (tr == NQ_ENOTFOUND) {
-    srv_proto_fatal(r, NQ_ERR_NOT_FOUND, "no team %s on this server (its operator makes teams: "
+    srv_req_fatal(r, NQ_ERR_NOT_FOUND, "no team %s on this server (its operator makes teams: "
                     "nq-admin team add); join without --team or with another", m.team);
     return;
   }
@@ -278,13 +279,13 @@ void srv_signup_handle(srv_t *s, srv_req_t *r, int64_t now) {
     snprintf(msg, sizeof msg, "%lld sign-up requests already wait for the operator (at most %d); "
              "try again in an hour", (long long)pending, s->cfg.signup_pending);
     e.message = msg;
-    srv_proto_fatal(r, NQ_ERR_RATE_LIMITED, "%s", msg);
+    srv_req_fatal(r, NQ_ERR_RATE_LIMITED, "%s", msg);
     r->reply = nq_error_pack(&e);
     return;
   }
   char ticket[2 * SRV_SECRET_BYTES + 1], th[65];
   if (nq_random_token(ticket, SRV_SECRET_BYTES) != 0 || nq_sha256_hex(ticket, th) != 0) {
-    srv_proto_fatal(r, NQ_ERR_INTERNAL, "cannot make a ticket");
+    srv_req_fatal(r, NQ_ERR_INTERNAL, "cannot make a ticket");
     return;
   }
   su.state = SRV_SIGNUP_PENDING;

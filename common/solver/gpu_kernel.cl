@@ -190,61 +190,67 @@ typedef struct {
   uint m90, m270; /* the side part: bit BOUND2, bit BOUND1 (NQ_FLAGS) */
   uint slow, s90, s270, filt; /* bit y: a child on row y takes the slow path (always, while F90
                               is set, while F270 is set) / drops its blocked children */
+  uint rx, rf, rb; /* bit i: a child on row e-6+i takes BOUND1's columns / sets a flag / takes
+                     BOUND2's mask */
   uint iv0, iv90, iv270; /* NQ_IV's words: bit i a node on row e-6+i (whatever the flags,
                           while F90 is set, while F270 is set) */
 } nq_sub_t;
 
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
- * depth..N-9 from the stack (row depth+i is the difference of levels i+1 and i's d masks) up to
- * the parent at level kp, whose column is bitp; rows N-8..N-1 are tail[0..7] (rows N-8..N-3
+ * depth..N-9 from the stack (row depth+i is the difference of levels i+1 and i's d masks; the
+ * walk writes the d mask of its row N-8 node into the level above its top); rows N-8..N-1 are
+ * tail[0..7] (rows N-8..N-3
  * only when they are not the record's). */
 static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
-                        int depth, int bound1, int bound2, uint endbit, int kp, uint bitp,
+                        int depth, int bound1, int bound2, uint endbit,
                         const uint *tail, uint topbit) {
   __local const uint4 *const mine = stk + lid;
   uint b[32];
   for (int i = 0; i < depth; i++) b[i] = 1u << t[1 + i];
   for (int i = 0; depth + i < e - 7; i++)
-    b[depth + i] = i < kp ? STK(i + 1).z & ~STK(i).z : bitp;
+    b[depth + i] = STK(i + 1).z & ~STK(i).z;
   for (int i = 0; i < 8; i++)
     if (e - 7 + i >= depth) b[e - 7 + i] = tail[i];
   return nq_check(e, b, bound1, bound2, topbit, endbit);
 }
 
 /* The two children of a node on row N-2 (masks l, d, r; bm its candidates under the rules):
- * nodes by popcount, solutions from its two free columns. fl: the path's flags; kp, bitp and
- * rows N-8..N-3's columns x7..x2: the path for nq_side_leaf. */
-#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, kp, bitp, x7, x6, x5, x4, x3, x2)                       \
+ * nodes by popcount, solutions from its two free columns. fl: the path's flags; rows
+ * N-8..N-3's columns x7..x2: the path for nq_side_leaf. */
+#define NQ_ROW_N2(SIDE, l, d, r, bm, fl, x7, x6, x5, x4, x3, x2)                                 \
   do {                                                                                           \
-    const uint f_ = mask & ~(d), f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                           \
-    /* g_: the free columns row N-1 may take under the queens above row N-2 (the side part:   \
-     * and outside lastmask); a leaf is a column of bm on row N-2 and the other on row N-1,     \
-     * the two not adjacent. Both counted without a branch. */                                   \
+    /* f_: the node's two free columns; g_: those row N-1 may take under the queens above row    \
+     * N-2 (the side part: and outside lastmask). A leaf is a column of bm on row N-2 and the    \
+     * other one, in g_, on row N-1, the two not adjacent: of the |bm| |g_| pairs of a column    \
+     * of bm and one of g_, those of two columns, when f_'s two are not adjacent. Without a      \
+     * branch, and without the two columns apart. */                                             \
+    const uint f_ = mask & ~(d);                                                                 \
     const uint g_ = f_ & ~((((l) << 1) | ((r) >> 1)) | ((SIDE) ? s.lastmask : 0u));              \
-    const uint na_ = !(f2_ & ((f1_ << 1) | (f1_ >> 1)));                                         \
-    const uint ok1_ = na_ & ((bm) & f1_ ? 1u : 0u) & (g_ & f2_ ? 1u : 0u);                       \
-    const uint ok2_ = na_ & ((bm) & f2_ ? 1u : 0u) & (g_ & f1_ ? 1u : 0u);                       \
-    nodes += popcount(bm);                                                                       \
+    const uint nb_ = popcount(bm);                                                               \
+    const uint lv_ = (f_ & (f_ >> 1)) ? 0u : nb_ * popcount(g_) - popcount((bm) & g_);           \
+    ni += nb_;                                                                                   \
     if (!(SIDE)) {                                                                               \
-      c8 += (ulong)(ok1_ + ok2_);                                                                \
-    } else if (ok1_ | ok2_) { /* a leaf: most row N-2 nodes have none */                         \
-      const uint lf1_ = ok1_, lf2_ = ok2_;                                                       \
-      if (!((fl) | s.b2last | ((f1_ | f2_) & s.endbit))) {                                       \
-        c8 += (ulong)(lf1_ + lf2_); /* no flag: COUNT8 at once */                                \
-      } else {                                                                                   \
+      c8i += lv_;                                                                                \
+    } else if (lv_) { /* a leaf: most row N-2 nodes have none */                                 \
+      if (!((fl) | s.b2last | (f_ & s.endbit))) {                                                \
+        c8i += lv_; /* no flag: COUNT8 at once */                                                \
+      } else { /* each of the two leaves (x on row N-2, the other column on row N-1) apart */    \
+        const uint f1_ = f_ & (0u - f_), f2_ = f_ ^ f1_;                                         \
+        const uint lf1_ = ((bm) & f1_ ? 1u : 0u) & (g_ & f2_ ? 1u : 0u);                         \
+        const uint lf2_ = ((bm) & f2_ ? 1u : 0u) & (g_ & f1_ ? 1u : 0u);                         \
         const uint pf_ = (fl) & F270;                                                            \
         const uint p1_ = pf_ | (s.b2last ? f1_ == 1u : (fl) & F90) | (f2_ == s.endbit);          \
         const uint p2_ = pf_ | (s.b2last ? f2_ == 1u : (fl) & F90) | (f1_ == s.endbit);          \
-        c8 += (ulong)((lf1_ && !p1_) + (lf2_ && !p2_));                                          \
+        c8i += (lf1_ && !p1_) + (lf2_ && !p2_);                                                  \
         for (int i2_ = 0; i2_ < 2; i2_++) {                                                      \
           const uint a_ = i2_ ? f2_ : f1_, z_ = i2_ ? f1_ : f2_;                                 \
           if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                      \
           const uint tl_[8] = {(x7), (x6), (x5), (x4), (x3), (x2), a_, z_};                      \
           const int c_ = nq_side_leaf(e, t, stk, lid, s.depth, s.bound1, s.bound2,               \
-                                      s.endbit, kp, bitp, tl_, topbit);                          \
+                                      s.endbit, tl_, topbit);                                    \
           c2 += c_ == 2;                                                                         \
           c4 += c_ == 4;                                                                         \
-          c8 += c_ == 8;                                                                         \
+          c8i += c_ == 8;                                                                        \
         }                                                                                        \
       }                                                                                          \
     }                                                                                            \
@@ -255,6 +261,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * parent's flags never hold them there: a path's row j is placed only here. */
 #define NQ_FLAGS(x, j)                                                                           \
   (((x) & ((s.m90 >> (j)) & 1u)) | (((x) & (((s.m270 >> (j)) & 1u) << e)) >> (e - 1)))
+
+/* The flags inline row j's queen decides (F90 when j is BOUND2, F270 when j is BOUND1). */
+#define NQ_FLROW(j) (((s.m90 >> (j)) & 1u) | (((s.m270 >> (j)) & 1u) << 1))
 
 /* The side part's BOUND2 rule for a child on row yc (d mask cd): its cut or its mask. */
 #define NQ_BOUND2(yc, cd, bm)                                                                    \
@@ -275,95 +284,95 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 
 /* The rules of a child whose node is on row yc (its queen x on row yc - 1, d masks cd, dp, dpp,
  * dppp of it and the three rows above; candidates bm, flags fl, rule word iv of its path, the
- * last two updated): BOUND1's forbidden columns, then in the side part its flags, BOUND2's mask
- * and, when DEAD, the dead tests (a dead child: `continue`, to its parent's next child). A
- * block, not a statement: it continues its caller's loop. */
-#define NQ_RULES(SIDE, DEAD, yc, x, cd, dp, dpp, dppp, bm, fl, iv)                               \
+ * last two updated; B its row's bit in the rule words): BOUND1's forbidden columns, then in the
+ * side part its flags, BOUND2's mask and, when DEAD, the dead tests (a dead child: `continue`, to
+ * its parent's next child), each only on the rows its own word (s.rx, s.rf, s.rb, s.iv90,
+ * s.iv270) names. A block, not a statement: it continues its caller's loop. */
+#define NQ_RULES(SIDE, DEAD, yc, B, x, cd, dp, dpp, dppp, bm, fl, iv)                            \
   {                                                                                              \
-    bm &= (yc) < s.bound1 ? ~s.forbid : ~0u;                                                     \
+    if (s.rx & (B)) bm &= ~s.forbid;                                                             \
     if (SIDE) {                                                                                  \
-      fl |= NQ_FLAGS(x, (yc) - 1);                                                               \
-      iv = NQ_IV(fl);                                                                            \
-      NQ_BOUND2(yc, cd, bm);                                                                     \
-      if ((DEAD) && NQ_DEAD(yc, cd, dp, dpp, dppp, fl)) continue;                                \
+      if (s.rf & (B)) {                                                                          \
+        fl = (fl & ~NQ_FLROW((yc) - 1)) | NQ_FLAGS(x, (yc) - 1);                                 \
+        if ((B) < 16u) /* a flag of row N-4 or below moves no bit: the dead rows end at N-4 */   \
+          iv = NQ_IV(fl);                                                                        \
+      }                                                                                          \
+      if (s.rb & (B)) NQ_BOUND2(yc, cd, bm);                                                     \
+      if ((DEAD) && NQ_DEADI(B, yc, cd, dp, dpp, dppp, fl)) continue;                            \
     }                                                                                            \
   }
 
 /* A node on row N-3 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-8..N-4's
- * columns x7..x3, and kp, bitp of nq_side_leaf): its whole subtree, each child on row
+ * columns x7..x3, for nq_side_leaf): its whole subtree, each child on row
  * N-2 counted with its children by NQ_ROW_N2. */
-#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, iv0, kp, bitp, x7, x6, x5, x4, x3)                     \
+#define NQ_ROW_N3(SIDE, l, d, r, bm, fl0, iv0, x7, x6, x5, x4, x3)                               \
   do {                                                                                           \
-    nodes += popcount(bm);                                                                       \
+    ni += popcount(bm);                                                                          \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
       const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, d2_ = (d) | x_,                   \
                  r2_ = ((r) | x_) >> 1;                                                          \
       uint b2_ = mask & ~(l2_ | d2_ | r2_);                                                      \
-      uint fl2_ = (fl0), iv2_ = (iv0);                                                           \
-      if (iv2_ & 32u) NQ_RULES(SIDE, 0, e - 1, x_, d2_, 0u, 0u, 0u, b2_, fl2_, iv2_)             \
-      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl2_, kp, bitp, x7, x6, x5, x4, x3, x_);               \
+      if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 1, 32u, x_, d2_, 0u, 0u, 0u, b2_, fl0, iv0)         \
+      NQ_ROW_N2(SIDE, l2_, d2_, r2_, b2_, fl0, x7, x6, x5, x4, x3, x_);                          \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-4 (masks l, d, r, candidates bm, flags fl0, rule word iv0; rows N-8..N-5's
- * columns x7..x4, and kp, bitp of nq_side_leaf): its whole subtree, each child on row N-3
+ * columns x7..x4, for nq_side_leaf): its whole subtree, each child on row N-3
  * by NQ_ROW_N3. */
-#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, iv0, kp, bitp, x7, x6, x5, x4)                         \
+#define NQ_ROW_N4(SIDE, l, d, r, bm, fl0, iv0, x7, x6, x5, x4)                                   \
   do {                                                                                           \
-    nodes += popcount(bm);                                                                       \
+    ni += popcount(bm);                                                                          \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
       const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, d3_ = (d) | w_,                   \
                  r3_ = ((r) | w_) >> 1;                                                          \
       uint b3_ = mask & ~(l3_ | d3_ | r3_);                                                      \
-      uint fl3_ = (fl0), iv3_ = (iv0);                                                           \
-      if (iv3_ & 16u) NQ_RULES(SIDE, 0, e - 2, w_, d3_, 0u, 0u, 0u, b3_, fl3_, iv3_)             \
-      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl3_, iv3_, kp, bitp, x7, x6, x5, x4, w_);             \
+      if ((iv0) & 16u) NQ_RULES(SIDE, 0, e - 2, 16u, w_, d3_, 0u, 0u, 0u, b3_, fl0, iv0)         \
+      NQ_ROW_N3(SIDE, l3_, d3_, r3_, b3_, fl0, iv0, x7, x6, x5, x4, w_);                         \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-5 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
- * grandparent, flags fl0, rule word iv0; rows N-8..N-6's columns x7, x6, x5; kp, bitp of
+ * grandparent, flags fl0, rule word iv0; rows N-8..N-6's columns x7, x6, x5, for
  * nq_side_leaf): its children (row N-4, the blocked test's last row) counted, the blocked ones
  * and those without candidates dropped, each other one through its row's rules and its subtree
  * counted by NQ_ROW_N4. */
-#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x7, x6, x5)                  \
+#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7, x6, x5)                            \
   do {                                                                                           \
-    nodes += popcount(bm);                                                                       \
+    ni += popcount(bm);                                                                          \
     for (uint c5_ = (bm); c5_; c5_ &= c5_ - 1u) {                                                \
       const uint v_ = c5_ & (0u - c5_), l4_ = ((l) | v_) << 1, d4_ = (d) | v_,                   \
                  r4_ = ((r) | v_) >> 1;                                                          \
       uint b4_ = mask & ~(l4_ | d4_ | r4_);                                                      \
       if (!b4_ || nq_blocked1(3, mask, (SIDE) ? s.lastmask : 0u, b4_, l4_, d4_, r4_)) continue;  \
-      uint fl4_ = (fl0), iv4_ = (iv0);                                                           \
-      if (iv4_ & 8u) NQ_RULES(SIDE, 1, e - 3, v_, d4_, (d), (dpp), (dppp), b4_, fl4_, iv4_)      \
-      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl4_, iv4_, kp, bitp, x7, x6, x5, v_);                 \
+      if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 3, 8u, v_, d4_, (d), (dpp), (dppp), b4_, fl0, iv0)   \
+      NQ_ROW_N4(SIDE, l4_, d4_, r4_, b4_, fl0, iv0, x7, x6, x5, v_);                             \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-6 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
- * grandparent, flags fl0, rule word iv0; rows N-8 and N-7's columns x7, x6; kp, bitp of
+ * grandparent, flags fl0, rule word iv0; rows N-8 and N-7's columns x7, x6, for
  * nq_side_leaf): as NQ_ROW_N5, one row up (its children on row N-5, the blocked test's rows then
  * below them). */
-#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x7, x6)                      \
+#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7, x6)                                \
   do {                                                                                           \
-    nodes += popcount(bm);                                                                       \
+    ni += popcount(bm);                                                                          \
     for (uint c6_ = (bm); c6_; c6_ &= c6_ - 1u) {                                                \
       const uint u_ = c6_ & (0u - c6_), l5_ = ((l) | u_) << 1, d5_ = (d) | u_,                   \
                  r5_ = ((r) | u_) >> 1;                                                          \
       uint b5_ = mask & ~(l5_ | d5_ | r5_);                                                      \
       if (!b5_ || nq_blocked1(4, mask, (SIDE) ? s.lastmask : 0u, b5_, l5_, d5_, r5_)) continue;  \
-      uint fl5_ = (fl0), iv5_ = (iv0);                                                           \
-      if (iv5_ & 4u) NQ_RULES(SIDE, 1, e - 4, u_, d5_, (d), (dpp), (dppp), b5_, fl5_, iv5_)      \
-      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl5_, iv5_, kp, bitp, x7, x6, u_);         \
+      if ((iv0) & 4u) NQ_RULES(SIDE, 1, e - 4, 4u, u_, d5_, (d), (dpp), (dppp), b5_, fl0, iv0)   \
+      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl0, iv0, x7, x6, u_);                     \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-7 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
- * grandparent, flags fl0, rule word iv0; row N-8's column x7, kp and bitp of nq_side_leaf): as
+ * grandparent, flags fl0, rule word iv0; row N-8's column x7, for nq_side_leaf): as
  * NQ_ROW_N6, one row up, its blocked children dropped when the blocked test reaches their row. */
-#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp, x7)                          \
+#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7)                                    \
   do {                                                                                           \
-    nodes += popcount(bm);                                                                       \
+    ni += popcount(bm);                                                                          \
     const int k7_ = (s.filt >> (e - 6)) & 1u;                                                    \
     for (uint c7_ = (bm); c7_; c7_ &= c7_ - 1u) {                                                \
       const uint t_ = c7_ & (0u - c7_), l6_ = ((l) | t_) << 1, d6_ = (d) | t_,                   \
@@ -372,28 +381,25 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       if (!b6_ ||                                                                                \
           (k7_ && nq_blocked1(5, mask, (SIDE) ? s.lastmask : 0u, b6_, l6_, d6_, r6_)))           \
         continue;                                                                                \
-      uint fl6_ = (fl0), iv6_ = (iv0);                                                           \
-      if (iv6_ & 2u) NQ_RULES(SIDE, 1, e - 5, t_, d6_, (d), (dpp), (dppp), b6_, fl6_, iv6_)      \
-      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl6_, iv6_, kp, bitp, x7, t_);             \
+      if ((iv0) & 2u) NQ_RULES(SIDE, 1, e - 5, 2u, t_, d6_, (d), (dpp), (dppp), b6_, fl0, iv0)   \
+      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl0, iv0, x7, t_);                         \
     }                                                                                            \
   } while (0)
 
 /* A node on row N-8 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
- * grandparent, flags fl0, rule word iv0; its parent at level kp with column bitp): its children
+ * grandparent, flags fl0, rule word iv0): its children
  * (row N-7) counted, those without candidates dropped, each other one through its row's rules
  * and its subtree counted by NQ_ROW_N7 (no blocked test: it begins below them). */
-#define NQ_ROW_N8(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, kp, bitp)                              \
+#define NQ_ROW_N8(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0)                                        \
   do {                                                                                           \
-    nodes += popcount(bm);                                                                       \
-    dn8 = (d); /* row N-8's d mask, for the dead tests below (NQ_DROW) */                        \
+    ni += popcount(bm);                                                                          \
     for (uint c8_ = (bm); c8_; c8_ &= c8_ - 1u) {                                                \
       const uint s_ = c8_ & (0u - c8_), l7_ = ((l) | s_) << 1, d7_ = (d) | s_,                   \
                  r7_ = ((r) | s_) >> 1;                                                          \
       uint b7_ = mask & ~(l7_ | d7_ | r7_);                                                      \
       if (!b7_) continue;                                                                        \
-      uint fl7_ = (fl0), iv7_ = (iv0);                                                           \
-      if (iv7_ & 1u) NQ_RULES(SIDE, 1, e - 6, s_, d7_, (d), (dpp), (dppp), b7_, fl7_, iv7_)      \
-      NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl7_, iv7_, kp, bitp, s_);                 \
+      if ((iv0) & 1u) NQ_RULES(SIDE, 1, e - 6, 1u, s_, d7_, (d), (dpp), (dppp), b7_, fl0, iv0)   \
+      NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl0, iv0, s_);                             \
     }                                                                                            \
   } while (0)
 
@@ -437,7 +443,13 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       }                                                                                          \
     }                                                                                            \
     if (yc == e - 7) { /* the last row the walk makes: its node's subtree inline */              \
-      NQ_ROW_N8(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fl, ivw, k, bit);           \
+      STK(k + 1).z = cd; /* row N-8's d mask: the path for NQ_DROW and nq_side_leaf */           \
+      fli = fl;                                                                                  \
+      ivi = ivw;                                                                                 \
+      NQ_ROW_N8(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fli, ivi);                  \
+      nodes += ni;                                                                               \
+      c8 += c8i;                                                                                 \
+      ni = c8i = 0;                                                                              \
       continue;                                                                                  \
     }                                                                                            \
     nodes += popcount(bm);                                                                       \
@@ -449,15 +461,23 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 
 /* The side part's dead tests of a child on row yc (d mask cd, its parent's dp; flags f), each
  * on the rows that decide it (see the top of this file), reading earlier rows' d masks from the
- * prefix, the inline rows (the four nearest, and row N-8's: dn8) or the stack (row r's d mask,
- * r > depth: level r - depth's). */
+ * prefix, the inline rows (the four nearest) or the stack (row r's d mask, r > depth: level
+ * r - depth's; row N-8's written there by the walk). */
 #define NQ_DROW(r, yc, cd, dp, dpp, dppp)                                                        \
   ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : (r) == (yc) - 2 ? (dpp)                         \
-   : (r) == (yc) - 3 ? (dppp) : (r) == e - 7 ? dn8 : STK((r) - s.depth).z)
+   : (r) == (yc) - 3 ? (dppp) : STK((r) - s.depth).z)
 #define NQ_DEAD(yc, cd, dp, dpp, dppp, f)                                                        \
   (((yc) == s.p90 + 1 && ((f) & F90) &&                                                          \
     !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp, dppp)) & 2u)) ||      \
    ((yc) >= s.lo270 && (yc) <= s.hi270 && ((f) & F270) &&                                        \
+    (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp, dppp)) &    \
+     (topbit >> 1))))
+
+/* NQ_DEAD on an inline row (its bit B of the rule words): the rows by bit, not by compares. */
+#define NQ_DEADI(B, yc, cd, dp, dpp, dppp, f)                                                    \
+  (((s.iv90 & (B)) && ((f) & F90) &&                                                             \
+    !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp, dppp)) & 2u)) ||      \
+   ((s.iv270 & (B)) && ((f) & F270) &&                                                           \
     (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp, dppp)) &    \
      (topbit >> 1))))
 
@@ -484,12 +504,15 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
   const int e = n - 1;
   const uint mask = n == 32 ? 0xffffffffu : ((1u << n) - 1u), topbit = 1u << e;
   uint steps = 0, live = 0, fl = 0, own = 0, held = stat[gid] == NQ_RUNNING;
-  uint dn8 = 0; /* the d mask of the current path's node on row N-8 (set by NQ_ROW_N8) */
+  uint fli = 0, ivi = 0; /* the inline rows' flags and rule word (NQ_ROW_N8..NQ_ROW_N2) */
   __global const uchar *t = (__global const uchar *)(sv + SV_REC);
   /* The counts of the owner `cur` since they were last added to its totals: a work-item's
    * subtrees in a row are mostly one unit's (the queue is in owner order), so the atomics come
    * once an owner, not once a subtree. */
   ulong c2 = 0, c4 = 0, c8 = 0, nodes = 0;
+  /* The inline rows' nodes and COUNT8s (NQ_ROW_N8..NQ_ROW_N2), added to nodes and c8 after each
+   * of their subtrees (at most 8 rows: far below 2^32). */
+  uint ni = 0, c8i = 0;
   uint cur = 0;
 #define NQ_FLUSH()                                                                               \
   do {                                                                                           \
@@ -560,6 +583,11 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     uint islow = (1u << s.bound1) - 1u; /* BOUND1's forbidden columns */
     if (s.side) islow |= 1u << s.bound2 | 1u << (s.bound1 + 1) | 1u << (s.bound2 + 1);
     s.iv0 = e >= 6 ? islow >> (e - 6) : islow << (6 - e);
+#define NQ_SH(w) (e >= 6 ? (w) >> (e - 6) : (w) << (6 - e))
+    s.rx = NQ_SH((1u << s.bound1) - 1u);
+    s.rf = s.side ? NQ_SH(1u << (s.bound1 + 1) | 1u << (s.bound2 + 1)) : 0u;
+    s.rb = s.side ? NQ_SH(1u << s.bound2) : 0u;
+#undef NQ_SH
     s.iv90 = e >= 6 ? s.s90 >> (e - 6) : s.s90 << (6 - e);
     s.iv270 = e >= 6 ? s.s270 >> (e - 6) : s.s270 << (6 - e);
     uint b[32];
@@ -600,20 +628,22 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       } else {
         if (y < s.bound1) bm &= ~s.forbid;
         if (s.side) NQ_BOUND2(y, d, bm);
+        fli = fl;
+        ivi = NQ_IV(fl);
         if (y == e - 1) {
-          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N2(s.side, l, d, r, bm, fl, 0u, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 2) {
-          NQ_ROW_N3(s.side, l, d, r, bm, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N3(s.side, l, d, r, bm, fli, ivi, 0u, 0u, 0u, 0u, 0u);
         } else if (y == e - 3) {
-          NQ_ROW_N4(s.side, l, d, r, bm, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u, 0u);
+          NQ_ROW_N4(s.side, l, d, r, bm, fli, ivi, 0u, 0u, 0u, 0u);
         } else if (y == e - 4) {
-          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u, 0u, 0u);
+          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0u, 0u, 0u);
         } else if (y == e - 5) {
-          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u, 0u);
+          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0u, 0u);
         } else if (y == e - 6) {
-          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u, 0u);
+          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0u);
         } else if (y == e - 7) {
-          NQ_ROW_N8(s.side, l, d, r, bm, 0u, 0u, fl, NQ_IV(fl), 0, 0u);
+          NQ_ROW_N8(s.side, l, d, r, bm, 0u, 0u, fli, ivi);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);
@@ -622,6 +652,9 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
             live = 1;
           }
         }
+        nodes += ni;
+        c8 += c8i;
+        ni = c8i = 0;
       }
     } else { /* a search saved by an earlier launch */
       live = sv[SV_LIVE];

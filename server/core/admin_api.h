@@ -39,9 +39,8 @@
 /* Numbers computed from client reports, for JSON: a real only when it is finite (the
  * views' NULL fields); whole seconds rounded, clamped to 0..SRV_SECONDS_MAX (100 years), so that
  * no report can make a view fail or an int64 conversion undefined: srv_seconds returns 0 for NaN
- * (the view shows null), else 1 and *out. */
+ * (the view shows null), else 1 and *out (admin_int.h). */
 #define SRV_SECONDS_MAX 3.15576e9
-int srv_seconds(double x, int64_t *out);
 
 /* The status object of one job at time `now`: job, unit counts per state, progress (percent
  * weighted by node counts, see docs/operations.md), verified partial counts, the final answer and

@@ -7,6 +7,7 @@
 #define SRV_ADMIN_INT_H
 
 #include <jansson.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "admin_api.h"
@@ -32,6 +33,16 @@ typedef int (*srv_admin_fn)(srv_admin_ctx_t *ctx, const nq_admin_req_t *req, jso
   int fn(srv_admin_ctx_t *, const nq_admin_req_t *, json_t **);
 NQ_ADMIN_CMD_MAP(SRV_ADM_DECL_ONE)
 #undef SRV_ADM_DECL_ONE
+
+/* Whole seconds of a computed duration for a view (SRV_SECONDS_MAX in admin_api.h): 0 for NaN,
+ * else 1 and *out rounded and clamped to 0..SRV_SECONDS_MAX. */
+static inline int srv_seconds(double x, int64_t *out) {
+  if (isnan(x)) return 0;
+  if (x < 0) x = 0;
+  if (x > SRV_SECONDS_MAX) x = SRV_SECONDS_MAX;
+  *out = (int64_t)(x + 0.5);
+  return 1;
+}
 
 /* A list is packed element by element as the store walks it (nq/admin_view.h). */
 typedef struct srv_adm_list_s {

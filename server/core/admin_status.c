@@ -17,14 +17,6 @@
 #include "store_queue.h"
 #include "store_stall.h"
 
-int srv_seconds(double x, int64_t *out) {
-  if (isnan(x)) return 0;
-  if (x < 0) x = 0;
-  if (x > SRV_SECONDS_MAX) x = SRV_SECONDS_MAX;
-  *out = (int64_t)(x + 0.5);
-  return 1;
-}
-
 /* The totals view of a totals record. */
 static void totals_view(const nq_totals_t *t, nq_view_totals_t *v) {
   memset(v, 0, sizeof *v);
