@@ -66,7 +66,7 @@ P2=$(free_port)
 "$BIN/nq-server" --n 10 --listen "127.0.0.2:$P2" --data "$D/other" >"$D/other.log" 2>&1 &
 OTHER=$!
 PIDS+=("$OTHER")
-for i in $(seq 1 100); do grep -q "listening on" "$D/other.log" && break; sleep 0.1; done
+e2e_until 60 "the second server on 127.0.0.2 did not listen" grep -q "listening on" "$D/other.log"
 # A CA that did not sign the server's certificate: refused, not retried.
 rc=0; timeout 20 "$BIN/nq-client" --server "127.0.0.1:$PORT" --ca "$D/other/ca.pem" \
   --token x --state "$D/s2" 2>"$D/err" || rc=$?
@@ -86,7 +86,8 @@ kill -TERM "$OTHER"; wait "$OTHER" || true
   >>"$D/other.log" 2>&1 &
 OTHER=$!
 PIDS=("$OTHER")
-for i in $(seq 1 300); do [ "$(grep -c "listening on" "$D/other.log")" -ge 2 ] && break; sleep 0.1; done
+listening_again() { [ "$(grep -c "listening on" "$D/other.log")" -ge 2 ]; }
+e2e_until 60 "the second server did not listen again after its restart with --hostname" listening_again
 grep -q "re-issued .*it lacked 127.0.0.2" "$D/other.log" || fail "no re-issue logged for --hostname"
 rc=0; timeout 20 "$BIN/nq-client" --server "127.0.0.2:$P2" --ca "$D/other/ca.pem" \
   --token x --state "$D/s4" 2>"$D/err" || rc=$?
@@ -130,7 +131,7 @@ PY
     python3 "$D/fake.py" "$D/data" "$P3" "$reply" >"$D/fake.out" 2>&1 &
     FAKE=$!
     PIDS+=("$FAKE")
-    for i in $(seq 1 50); do grep -q ready "$D/fake.out" && break; sleep 0.1; done
+    e2e_until 30 "the stand-in server did not start" grep -q ready "$D/fake.out"
     rc=0; timeout 20 "$BIN/nq-client" --server "127.0.0.1:$P3" --ca "$D/data/ca.pem" \
       --token x --state "$D/s4" 2>"$D/err" || rc=$?
     [ $rc -eq 7 ] && grep -Eq "version mismatch|upgrade required" "$D/err" ||
@@ -197,14 +198,12 @@ start_server "$D" "$PORT" 12 3
 start_client "$D" "$PORT" victim
 VICTIM=$CPID
 start_client "$D" "$PORT" other
-for i in $(seq 1 200); do
-  [ "$(grep -c ") done:" "$D/client-victim.log" || true)" -ge 3 ] && break
-  sleep 0.05
-done
+victim_solved() { [ "$(grep -c ") done:" "$D/client-victim.log" || true)" -ge 3 ]; }
+e2e_until 120 "the victim did not solve 3 units" victim_solved
 # Freeze the server so that what the victim finishes now stays unacknowledged: its sub-second
 # results reach the journal once their ack is a second late (lazy records, docs/client.md).
 kill -STOP "$SRV"
-for i in $(seq 1 200); do
+for i in $(seq 1 1200); do
   [ "$(ls "$D/state-victim/journal" | grep -c '^[0-9]*\.json$' || true)" -ge 1 ] && break
   sleep 0.05
 done
@@ -234,13 +233,9 @@ say "client crash: journal re-sent, $LEFT entries left"
 D="$TMP/midunit"
 mkdir -p "$D"
 PORT=$(free_port)
-"$BIN/nq-server" --n 21 --depth 2 --quorum 2 --quorum-distinct client --listen "127.0.0.1:$PORT" \
-  --data "$D/data" >>"$D/server.log" 2>&1 &
-SRV=$!
-for i in $(seq 1 100); do grep -q "listening on" "$D/server.log" && break; sleep 0.1; done
+e2e_start_server "$D" "$PORT" --n 21 --depth 2 --quorum 2 --quorum-distinct client
 start_client "$D" "$PORT" long
-for i in $(seq 1 1200); do grep -q "started" "$D/client-long.log" && break; sleep 0.05; done
-sleep 0.3
+e2e_until 120 "the long client started no unit" grep -q "started" "$D/client-long.log"
 grep -q ") done:" "$D/client-long.log" && fail "the N=21 unit finished too fast for this test"
 FIRST=$(sed -nE 's/.*\(id ([0-9]+)\) started.*/\1/p' "$D/client-long.log" | head -n 1)
 [ -n "$FIRST" ] || fail "the long client started nothing"
@@ -250,10 +245,8 @@ PIDS=()
 [ -f "$D/state-long/assigned/$FIRST.json" ] || fail "assignment $FIRST not remembered on disk"
 start_client "$D" "$PORT" long
 # The log already holds the first run's lines: wait for the second start of $FIRST itself.
-for i in $(seq 1 1200); do
-  [ "$(grep -c "(id $FIRST) started" "$D/client-long.log")" -ge 2 ] && break
-  sleep 0.05
-done
+started_twice() { [ "$(grep -c "(id $FIRST) started" "$D/client-long.log")" -ge 2 ]; }
+e2e_until 120 "the restarted long client did not start assignment $FIRST again" started_twice
 grep -q "resuming 2 assignment(s)" "$D/client-long.log" || fail "no resume after SIGKILL"
 [ "$(grep -c "(id $FIRST) started" "$D/client-long.log")" -eq 2 ] ||
   fail "assignment $FIRST not resumed (or started twice in one run)"
@@ -288,7 +281,6 @@ rc=0; wait "$SRV" || rc=$?
 SRV=""
 [ $rc -eq 0 ] || fail "nq-server exited $rc on SIGTERM"
 grep -q "job N=12 done" "$D/server.log" && fail "the job ended before the restart; test too short"
-sleep 1
 start_server "$D" "$PORT" 12 3
 wait_server_exit 60
 check_done "$D" 12
@@ -318,6 +310,9 @@ done
 [ "$AWAIT" = "$TOTAL" ] || fail "client early did not give one result for every unit ($AWAIT/$TOTAL)"
 T_LATE=$SECONDS
 start_client "$D" "$PORT" late
+# The 20 s run from the job's end (the late client's start and its share of the job take what
+# they take on a busy machine).
+e2e_until 120 "the job did not end once client late joined" grep -q "job N=10 done" "$D/server.log"
 for i in $(seq 1 200); do kill -0 "$EARLY" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$EARLY" 2>/dev/null && fail "idle client early did not leave within 20 s of the job's end"
 rc=0; wait "$EARLY" || rc=$?

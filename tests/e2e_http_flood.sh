@@ -50,7 +50,7 @@ say "N=14 depth 6: 70256 units, finished (fabricated counts); --http 127.0.0.1:$
 
 # 1. Two stalled export readers, then a third download.
 "$PY" - "$HTTP" "$D/export.jsonl" >"$D/stall.out" <<'PY' || fail "stalled readers: $(cat "$D/stall.out")"
-import socket, sys, time, urllib.request, urllib.error
+import select, socket, sys, time, urllib.request, urllib.error
 port, out = int(sys.argv[1]), sys.argv[2]
 stalled = []
 for i in range(2):
@@ -60,7 +60,10 @@ for i in range(2):
     s.connect(("127.0.0.1", port))
     s.sendall(b"GET /api/export HTTP/1.1\r\nHost: x\r\n\r\n")
     stalled.append(s)
-time.sleep(1.0)  # both slots taken, their buffers full
+# Both slots taken: each stalled reader has its export coming (bytes waiting, never read).
+for i, s in enumerate(stalled):
+    if not select.select([s], [], [], 60)[0]:
+        sys.exit("stalled reader %d got no export within 60 s" % i)
 t0 = time.time()
 refused = 0
 while True:
@@ -77,6 +80,8 @@ while True:
     if time.time() - t0 > 60:
         sys.exit("no download within 60 s")
 open(out, "wb").write(body)
+if refused == 0:
+    sys.exit("the third download was never refused: the stalled readers held no slot")
 print("third download: 200 after %.1f s (%d refusals 503), %d bytes" % (wait, refused, len(body)))
 if wait > 15:
     sys.exit("the third download waited %.1f s, over the 15 s bound" % wait)
@@ -149,6 +154,12 @@ for naddr, per, base, recycle in ((8, 8, 3, True), (250, 8, 4, False)):
     stop, opened = threading.Event(), [0]
     t = threading.Thread(target=flood, args=(naddr, per, base, stop, opened, recycle), daemon=True)
     t.start()
+    # Every flood connection opened once (the first pass), then 3 s for the server to take them.
+    t1 = time.time()
+    while opened[0] < naddr * per:
+        if time.time() - t1 > 60:
+            sys.exit("the flood opened %d of %d connections in 60 s" % (opened[0], naddr * per))
+        time.sleep(0.05)
     time.sleep(3.0)
     ok = 0
     t0 = time.time()

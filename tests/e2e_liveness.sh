@@ -7,9 +7,12 @@
 # same kernel and the only owners that could add another had voted. The test waits for states
 # (nq-admin status), never for fixed times; it requires MATCH, every unit verified by two kernels,
 # and nothing stalled on the way (but for want of owners before the clients enrolled).
-# Then a pause the server knows of: N = 18 at depth 4, two owners; one client's pause file is
-# created while it holds units; status must count it paused (its progress said so), its leases
-# stay live, and once the file goes the job finishes with MATCH.
+# Then a pause the server knows of: N = 18 at depth 3 (1,354 units of about 3 ms: seconds of
+# solving per client, as at depth 4, but a tenth of the results to carry), two owners; one
+# client's pause file is created while it holds units; status must count it paused (its progress
+# said so), its leases stay live, and once the file goes the job finishes with MATCH. A sanitizer
+# build solves several times slower: there it is N = 17 at depth 3 (1,031 units), as
+# e2e_checkpoint does, so that the two clients' solving stays a few seconds.
 set -euo pipefail
 
 BIN="$(cd "${1:?usage: e2e_liveness.sh BUILD_DIR}" && pwd)"
@@ -80,7 +83,9 @@ mkdir -p "$P"
 PORT=$(free_port)
 kill "$SRV" 2>/dev/null || true
 wait "$SRV" 2>/dev/null || true
-e2e_start_server "$P" "$PORT" --n 18 --depth 4 --diverse-kernels 0
+PN=18
+grep -q '^NQ_SANITIZE:BOOL=ON' "$BIN/CMakeCache.txt" 2>/dev/null && PN=17
+e2e_start_server "$P" "$PORT" --n $PN --depth 3 --diverse-kernels 0
 KA=$(admin_json "$P" owner add carol | python3 -c 'import json,sys; print(json.load(sys.stdin)["enrol_key"])')
 KB=$(admin_json "$P" owner add dave | python3 -c 'import json,sys; print(json.load(sys.stdin)["enrol_key"])')
 E2E_KEY=$KA e2e_start_client "$P" "$PORT" carol-1

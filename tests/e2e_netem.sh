@@ -68,7 +68,7 @@ run() {
       >"$D/netem.log" 2>&1 &
     nepid=$!
     PIDS+=("$nepid")
-    for _ in $(seq 1 100); do grep -q listening "$D/netem.log" && break; sleep 0.05; done
+    e2e_until 60 "$label: nq-netem did not listen" grep -q listening "$D/netem.log"
   fi
   local cl=()
   for i in $(seq 1 "$CLIENTS"); do

@@ -6,8 +6,9 @@
 #   2. N=11 is done and nothing is queued: the clients stay up and wait (`waiting`, polling).
 #   3. N=12 is queued in local mode (--data, beside the running server): the server picks it up
 #      and the same clients count it.
-#   4. N=13 is queued, and the server restarted in its middle with the first job's --n 10: it
-#      serves N=13 (the queue's running job), and the clients reconnect and finish it.
+#   4. N=13 is queued, and the server restarted in its middle with the first job's --n 10 (one
+#      client frozen meanwhile, so that the job cannot end first): it serves N=13 (the queue's
+#      running job), and the clients reconnect and finish it.
 #   5. With no client left, a queued re-count of N=11 starts (the done N=11 archived first);
 #      `job next` is refused while it runs, `job next --force` sets it aside for a queued N=12.
 # Every job must match the published TOTAL and UNIQUE, the clients' pids must be alive from start
@@ -120,11 +121,7 @@ rc=0; adm job cancel 2 2>"$D/err" || rc=$?
 
 # 2. Nothing queued: the clients wait (they were told `waiting`, not `done`).
 for c in a b; do
-  for i in $(seq 1 150); do
-    grep -q "waiting for the next one" "$D/client-$c.log" && break
-    sleep 0.2
-  done
-  grep -q "waiting for the next one" "$D/client-$c.log" || fail "client $c does not say it waits"
+  e2e_until 60 "client $c does not say it waits" grep -q "waiting for the next one" "$D/client-$c.log"
 done
 clients_alive "between jobs"
 say "both clients wait between jobs"
@@ -140,14 +137,19 @@ done
 
 # 4. A restart in the middle of a queued job, with the first job's --n (a packaged server's NQ_N):
 # the server serves the job the queue started, and the clients (reconnecting) finish it.
+# The restart must come inside N=13, which two fast clients finish in 2 s: client b, waiting
+# between jobs, is frozen (SIGSTOP) before N=13 is queued, so that no unit can be verified (quorum
+# 2 by client); once client a has given N=13 results, the server is restarted and b thawed.
+CLIENT_B=${PIDS[1]}
+kill -STOP "$CLIENT_B"
 remote job add 13 --depth 4 >/dev/null
-for i in $(seq 1 150); do
-  [ "$(status_of 13 's["units"]["verified"] > 0' 2>/dev/null || true)" = True ] && break
-  sleep 0.1
-done
+n13_results() { [ "$(status_of 13 's["results"] > 0' 2>/dev/null || true)" = True ]; }
+e2e_until 120 "the queued N=13 did not start (no result from client a)" n13_results
+[ "$(status_of 13 's["done"]')" = False ] || fail "N=13 ended with client b frozen"
 kill "$SRV" && wait "$SRV" 2>/dev/null || true
 e2e_start_server "$D" "$PORT" --n 10 --depth 4 --quorum 2 --quorum-distinct client \
   --spot-check 0 --lease-seconds 60 --http off
+kill -CONT "$CLIENT_B"
 grep -q "the job for N=10 is done; serving job 4 (N=13)" "$D/server.log" ||
   fail "a restart with --n 10 does not serve the queue's running job"
 wait_done 13 180
@@ -156,7 +158,8 @@ say "the same two clients (pids ${PIDS[*]}) counted N=10, 11, 12 and 13 (a serve
 
 # A client that comes while no job runs is told so in its welcome, and waits too.
 e2e_start_client "$D" "$PORT" c
-e2e_wait_log "$D/client-c.log" "waiting for the next one" 30 "$CPID" || true
+e2e_wait_log "$D/client-c.log" "waiting for the next one" 60 "$CPID" ||
+  fail "a new client between jobs does not say it waits"
 grep -q "job N=13 done (waiting for the next job)" "$D/client-c.log" &&
   grep -q "waiting for the next one" "$D/client-c.log" || fail "a new client is not told to wait"
 clients_alive "a new client between jobs"
@@ -176,10 +179,7 @@ done
 # 5. The operator's word, with no client left: a re-count of N=11 starts by itself (N=13 is done)
 # and runs; `job next` is refused while it runs, `job next --force` sets it aside for N=12.
 remote job add 11 --depth 4 >/dev/null
-for i in $(seq 1 100); do
-  grep -q "queued job 5 started" "$D/server.log" && break
-  sleep 0.1
-done
+e2e_until 60 "the queued re-count of N=11 (job 5) did not start" grep -q "queued job 5 started" "$D/server.log"
 grep -q "job 2 (N=11, done) archived: queued job 5 counts N=11 again" "$D/server.log" ||
   fail "the re-count of N=11 did not archive the done job first"
 remote job add 12 --depth 4 >/dev/null
@@ -187,10 +187,7 @@ rc=0; remote job next 2>"$D/err" || rc=$?
 [ $rc -eq 1 ] && grep -q "is still running" "$D/err" || fail "job next while N=11 runs: exit $rc, $(cat "$D/err")"
 remote job next --force >"$D/next.out" || fail "job next --force: $(cat "$D/next.out")"
 grep -q "starts queued job 6 (N=12) now; job 5 is set aside" "$D/next.out" || fail "job next: $(cat "$D/next.out")"
-for i in $(seq 1 100); do
-  grep -q "queued job 6 started" "$D/server.log" && break
-  sleep 0.1
-done
+e2e_until 60 "job next --force did not start queued job 6" grep -q "queued job 6 started" "$D/server.log"
 grep -q "job 5 (N=11) set aside at the operator's word" "$D/server.log" &&
   grep -q "queued job 6 started: job 6, N=12" "$D/server.log" || fail "job next --force did not switch"
 rc=0; adm job next 2>"$D/err" || rc=$?

@@ -89,7 +89,7 @@ admin "$D" clients --json | python3 -c '
 import json, sys
 c = {x["name"]: x["owner"] for x in json.load(sys.stdin)["clients"]}
 assert c["vol"] == c["vol2"] == sys.argv[1], c' "$OWNER" || fail "the machines have different owners"
-for _ in $(seq 1 1200); do grep -q "job N=12 done" "$D/server.log" && break; sleep 0.1; done
+e2e_until 180 "the job N=12 of the joined clients did not finish" grep -q "job N=12 done" "$D/server.log"
 check_done "$D" 12
 python3 - "$HPORT" <<'PY' || fail "the page does not credit Ada"
 import sys, urllib.request
@@ -106,14 +106,16 @@ stop_all
 say "3. --signup approve"
 D="$TMP/approve"; mkdir -p "$D"; PORT=$(free_port)
 e2e_start_server "$D" "$PORT" --n 12 --depth 4 --quorum 1 --signup approve --signup-poll 1
-join "$D" "$PORT" asker
+join "$D" "$PORT" asker --log-level debug # each renewed ask logs its answer
 APID=$CPID
 e2e_wait_log "$D/client-asker.log" "sign-up request 1 waits for the operator's approval" 30 "$APID" ||
   fail "the request did not wait"
 [ -s "$D/state-asker/signup.ticket" ] || fail "no ticket kept"
 admin "$D" owner requests | grep -Eq "^1 +.* pending +127\.0\.0\.1 +asker" ||
   fail "owner requests does not list it: $(admin "$D" owner requests)"
-sleep 2 # it keeps asking and keeps waiting
+# It keeps asking (every --signup-poll 1 s, with its ticket) and keeps waiting.
+asked_again() { [ "$(grep -c "sign-up request 1 waits for the operator's approval" "$D/client-asker.log")" -ge 3 ]; }
+e2e_until 60 "the waiting client did not ask again" asked_again
 grep -q "session open" "$D/client-asker.log" && fail "it got in before the approval"
 admin "$D" owner approve 1 | grep -q "approved" || fail "approve failed"
 e2e_wait_log "$D/client-asker.log" "session open" 30 "$APID" || fail "no session after approval"
@@ -178,11 +180,10 @@ join "$D" "$PORT" sock2
 P2=$CPID
 e2e_wait_log "$D/client-sock1.log" "session open" 30 "$P1" || fail "sock1 did not join"
 e2e_wait_log "$D/client-sock2.log" "session open" 30 "$P2" || fail "sock2 did not join"
-for _ in $(seq 1 300); do
-  n=$(admin "$D" status --json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["results"])')
-  [ "$n" -ge 30 ] && break
-  sleep 0.1
-done
+thirty_results() {
+  [ "$(admin "$D" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"])')" -ge 30 ]
+}
+e2e_until 120 "the two self-made owners did not report 30 results" thirty_results
 admin "$D" status --json | python3 -c '
 import json, sys
 s = json.load(sys.stdin)

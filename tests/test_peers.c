@@ -700,7 +700,7 @@ START_TEST(login_lines_bounded) {
     fxh_tls_close(&c);
   }
   double run = fxh_now_s() - t0;
-  fxh_sleep_ms(1500); /* the last summary */
+  server_stop(); /* its last summary is written */
   char path[700], line[1024];
   snprintf(path, sizeof path, "%s/server.log", fxh.dir);
   FILE *f = fopen(path, "r");
@@ -715,7 +715,7 @@ START_TEST(login_lines_bounded) {
   fflush(stdout);
   ck_assert_int_eq(own + quiet, n + 1); /* the enrolment's login too */
   ck_assert_int_le(own, SRV_LOGIN_LINES_MAX * ((int)run + 3));
-  server_down();
+  fxh_cleanup();
 }
 END_TEST
 
@@ -758,7 +758,7 @@ START_TEST(enrol_flood) {
   }
   ck_assert_int_eq(ok2, 3);
   ck_assert_int_eq(closed, 2);
-  fxh_sleep_ms(1500);
+  server_stop(); /* its last summary is written */
   int lr = 0, lc = 0;
   long srate = fxh_log_summaries("per-address rate", &lr);
   long scap = fxh_log_summaries("--max-clients", &lc);
@@ -768,20 +768,22 @@ START_TEST(enrol_flood) {
   fflush(stdout);
   ck_assert_int_eq(srate, 25);
   ck_assert_int_eq(scap, 2);
-  server_down();
+  fxh_cleanup();
 }
 END_TEST
 
 /* ---- wrong tokens ---- */
 
-/* A hello with a random token from 127.0.0.1: the seconds until the `auth` refusal and close. */
-static double wrong_token(void) {
+/* A hello with a random token from 127.0.0.1: the seconds until the `auth` refusal and close.
+ * Once the hello is sent, one byte goes to `sent_fd` (when >= 0). */
+static double wrong_token(int sent_fd) {
   double t0 = fxh_now_s();
   fxh_conn_t c;
   char tok[65];
   ck_assert(fxh_tls_open(&c) == 0);
   ck_assert_int_eq(nq_random_token(tok, 32), 0);
   ck_assert_int_eq(fxh_send_msg(&c, fxh_hello(tok)), 0);
+  if (sent_fd >= 0) ck_assert_int_eq(write(sent_fd, "s", 1), 1);
   fxh_expect_error(&c, "auth", 1, "wrong token");
   fxh_tls_close(&c);
   return fxh_now_s() - t0;
@@ -795,25 +797,34 @@ START_TEST(wrong_tokens) {
   fxh_enrol("honest", token, sizeof token);
   double t0 = fxh_now_s(), worst_fast = 0;
   for (int i = 0; i < 60; i++) {
-    double d = wrong_token();
+    double d = wrong_token(-1);
     if (d > worst_fast) worst_fast = d;
   }
   double fast_s = fxh_now_s() - t0;
   /* Past the limit: refused late. Three at once, so the wait is paid once. */
   double slow[3];
   pid_t kids[3];
-  int pfd[2];
+  int pfd[2], sent[2];
   ck_assert_int_eq(pipe(pfd), 0);
+  ck_assert_int_eq(pipe(sent), 0);
   for (int k = 0; k < 3; k++) {
     kids[k] = fork();
     ck_assert_int_ge(kids[k], 0);
     if (kids[k] == 0) {
-      double d = wrong_token();
+      double d = wrong_token(sent[1]);
       _exit(write(pfd[1], &d, sizeof d) == (ssize_t)sizeof d ? 0 : 1);
     }
   }
-  /* Meanwhile the right token from the same address is welcomed at once. */
-  fxh_sleep_ms(300);
+  close(sent[1]);
+  /* Meanwhile (all three hellos sent, their answers held back) the right token from the same
+   * address is welcomed at once. */
+  for (int k = 0; k < 3; k++) {
+    struct pollfd sp = {sent[0], POLLIN, 0};
+    char b;
+    ck_assert_msg(poll(&sp, 1, 60000) == 1 && read(sent[0], &b, 1) == 1,
+                  "%d of the 3 late wrong tokens sent their hello within 60 s", k);
+  }
+  close(sent[0]);
   double h = honest_try(NULL, token);
   for (int k = 0; k < 3; k++) {
     int st;
@@ -824,7 +835,7 @@ START_TEST(wrong_tokens) {
   close(pfd[0]);
   close(pfd[1]);
   double run = fxh_now_s() - t0;
-  fxh_sleep_ms(1500);
+  server_stop(); /* its last summary is written */
   int lines = 0, dlines = 0;
   long fails = fxh_log_summaries("failed login(s), from", &lines);
   long late = fxh_log_summaries("answered late", &dlines);
@@ -843,7 +854,7 @@ START_TEST(wrong_tokens) {
   ck_assert_int_eq(late, 3);
   ck_assert_msg(lines >= 1 && lines <= (int)run + 3, "%d summary lines for 63 failures in %.1f s",
                 lines, run);
-  server_down();
+  fxh_cleanup();
 }
 END_TEST
 
