@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,13 @@ static int key_read(const char *dir, const char *name, char **data, size_t *len,
   return rc;
 }
 
+/* A key file's bytes wiped (OPENSSL_cleanse: a plain memset before free may be dropped by the
+ * compiler) and freed; NULL is fine. */
+static void key_free(char *data, size_t len) {
+  if (data) OPENSSL_cleanse(data, len);
+  free(data);
+}
+
 static void list_add(char *list, size_t len, const char *name) {
   size_t l = strlen(list);
   snprintf(list + l, len - l, "%s%s", l ? " " : "", name);
@@ -314,10 +322,8 @@ int nq_backup_keys_keep(const char *data_dir, const char *backup_dir, int *writt
                        nq_strerror(rc));
       else if (written) (*written)++;
     }
-    if (have) memset(have, 0, hl);
-    if (copy) memset(copy, 0, cl);
-    free(have);
-    free(copy);
+    key_free(have, hl);
+    key_free(copy, cl);
   }
   return rc;
 }
@@ -367,10 +373,8 @@ int nq_backup_keys_restore(const char *file, const char *data_dir, nq_backup_key
       list_add(k->missing, sizeof k->missing, key_files[i]);
       k->ca_missing |= i < 2; /* ca.pem, ca.key */
     }
-    if (have) memset(have, 0, hl);
-    if (copy) memset(copy, 0, cl);
-    free(have);
-    free(copy);
+    key_free(have, hl);
+    key_free(copy, cl);
   }
   evkey_of(db, k->evkey);
   return rc;
