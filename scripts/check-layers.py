@@ -58,6 +58,14 @@ CLIENT_LAYERS = {
     "cli": 7,
     "client_main": 8,
 }
+
+# The folders whose files call only files of a lower layer of their own table: the table, whose
+# table it is (for the message), the refusal.
+LAYERED = {
+    "store": (STORE_LAYERS, "store's", "layer %d may use only layers below it (%s is layer %d)"),
+    "client": (CLIENT_LAYERS, "client's",
+               "client layer %d calls only layers below it (%s is layer %d)"),
+}
 # common/'s libraries and what each may use.
 COMMON_MAY_USE = {"util": {"util"}, "solver": {"util", "solver"},
                   "net": {"util", "solver", "net"}, "conn": {"util", "solver", "net", "conn"}}
@@ -110,20 +118,14 @@ def allowed(user, used):
         if used[1] == "conn" and ukind in NO_LOOP:
             return "%s runs no event loop (common/conn)" % (FLOOR_NAME.get(FLOOR.get(ukind)) or ukind)
         return None
-    if ukind == "store" and vkind == "store":
-        lu, lv = STORE_LAYERS.get(uname), STORE_LAYERS.get(used[1])
+    if ukind == vkind and ukind in LAYERED:
+        table, whose, rule = LAYERED[ukind]
+        lu, lv = table.get(uname), table.get(used[1])
         if lu is None or lv is None:
-            return "not in the store's layer table"
+            return "not in the %s layer table" % whose
         if lv < lu:
             return None
-        return "layer %d may use only layers below it (%s is layer %d)" % (lu, used[1], lv)
-    if ukind == "client" and vkind == "client":
-        lu, lv = CLIENT_LAYERS.get(uname), CLIENT_LAYERS.get(used[1])
-        if lu is None or lv is None:
-            return "not in the client's layer table"
-        if lv < lu:
-            return None
-        return "client layer %d calls only layers below it (%s is layer %d)" % (lu, used[1], lv)
+        return rule % (lu, used[1], lv)
     if ukind == vkind:  # a floor or a program within itself
         return None
     if ukind in FLOOR and vkind in FLOOR:
