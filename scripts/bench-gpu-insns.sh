@@ -17,6 +17,9 @@
 #      KERNELS="a.cl b.cl" kernel sources to measure instead of the working tree's
 #      RECORDS=2048     records sampled per N
 #      BUILD=build      the build whose libnqsolver.a / libnqutil.a the driver links
+#      EXTRA="flags"    more compiler flags for the kernel's C (e.g. -fno-slp-vectorize): the same
+#                       program under another of the compiler's choices (docs/gpu.md: the count
+#                       moves by a few per cent with the register allocation alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -51,7 +54,8 @@ ROWS=$(awk '/define NQ_GPU_ROWS_MAX/{print $3}' common/solver/include/nq/gpu.h)
 printf '%-14s %3s %8s %12s %14s %10s  %s\n' kernel N records nodes instructions insns/node check
 for i in "${!SRCS[@]}"; do
   src=${SRCS[$i]} label=${LABELS[$i]} exe="$TMP/gi$i"
-  "$CC" -O2 -mpopcnt -mlzcnt -mbmi -w -Iscripts/gpu-insns -Icommon/solver/include -Icommon/util/include \
+  # shellcheck disable=SC2086 # EXTRA: several flags
+  "$CC" -O2 -mpopcnt -mlzcnt -mbmi ${EXTRA:-} -w -Iscripts/gpu-insns -Icommon/solver/include -Icommon/util/include \
     -DNQ_KERNEL_SRC="\"$src\"" -DNQ_ROWS="$ROWS" scripts/gpu-insns/gpu_insns.c \
     -L"$BUILD" -lnqsolver -lnqutil -lpthread -lm -o "$exe"
   for n in "${NS[@]}"; do

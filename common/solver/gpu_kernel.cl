@@ -11,8 +11,8 @@
  * the candidates left and the attack masks l, d, r of the node on that row) gives its lowest
  * candidate; a level whose last candidate is taken leaves the stack at once (`live`, a bit a
  * level: the next top is its highest bit, no scan). A node's children are counted when its
- * candidates are final (popcount), and it is pushed if it has some. A node on row N-8 is never
- * pushed: its whole subtree is counted inline (NQ_ROW_N8..NQ_ROW_N2), row N-1 from each row N-2
+ * candidates are final (popcount), and it is pushed if it has some. A node on row N-9 is never
+ * pushed: its whole subtree is counted inline (NQ_ROW_N9..NQ_ROW_N2), row N-1 from each row N-2
  * node's two free columns. No board is kept: a row's column is the difference of two levels' d
  * masks, and the board is rebuilt only for the side part's leaves whose rotation check can
  * matter (a flag: column 0 on row BOUND2, column N-1 on row BOUND1, ENDBIT last), about 3/N of
@@ -48,7 +48,8 @@
 #define NQ_REC 32
 /* Work-items of a work-group (the host launches exactly these) and stack levels: a subtree has
  * at most NQ_ROWS rows below its prefix (NQ_GPU_ROWS_MAX, given by the host), so at most NQ_ROWS
- * levels (rows depth..N-9) are ever on its stack. */
+ * levels (rows depth..N-10; the d masks of rows N-9 and N-8 are written above them) are ever
+ * on its stack. */
 #define NQ_GROUP 64
 #ifndef NQ_ROWS
 #define NQ_ROWS 12
@@ -187,20 +188,26 @@ static int nq_check(int e, const uint *b, int bound1, int bound2, uint topbit, u
 typedef struct {
   int depth, side, bound1, bound2, c1, y90, p90, lo270, hi270, blo;
   uint forbid, sidemask, lastmask, endbit, dy90, dc1, b2last; /* b2last: BOUND2 is row N-2 */
-  uint m90, m270; /* the side part: bit BOUND2, bit BOUND1 (NQ_FLAGS) */
   uint slow, s90, s270, filt; /* bit y: a child on row y takes the slow path (always, while F90
                               is set, while F270 is set) / drops its blocked children */
-  uint rx, rf, rb; /* bit i: a child on row e-6+i takes BOUND1's columns / sets a flag / takes
+  uint w90, w270; /* bit i: a child on row e-7+i is on row BOUND2+1 / BOUND1+1 (sets F90 /
+                     F270 from its parent's column) */
+  uint iv270c; /* bit i: a child on row e-7+i is on row BOUND1+1, below c1 (its 270-degree test
+                 reads row c1's d mask, not its own) */
+  int k90, k270; /* the dead tests' rows less the rows whose d masks they read: 0..3, one of the
+                   four nearest d masks an inline row holds (NQ_DSEL); 4, the record's or the
+                   stack's */
+  uint rx, rf, rb; /* bit i: a child on row e-7+i takes BOUND1's columns / sets a flag / takes
                      BOUND2's mask */
-  uint iv0, iv90, iv270; /* NQ_IV's words: bit i a node on row e-6+i (whatever the flags,
+  uint iv0, iv90, iv270; /* NQ_IV's words: bit i a node on row e-7+i (whatever the flags,
                           while F90 is set, while F270 is set) */
 } nq_sub_t;
 
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
  * depth..N-9 from the stack (row depth+i is the difference of levels i+1 and i's d masks; the
- * walk writes the d mask of its row N-8 node into the level above its top); rows N-8..N-1 are
- * tail[0..7] (rows N-8..N-3
- * only when they are not the record's). */
+ * walk writes the d mask of its row N-9 node into the level above its top, NQ_ROW_N9 that of
+ * its row N-8 node one above); rows N-8..N-1 are tail[0..7] (rows N-8..N-3 only when they are
+ * not the record's). */
 static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
                         int depth, int bound1, int bound2, uint endbit,
                         const uint *tail, uint topbit) {
@@ -249,22 +256,11 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           const uint tl_[8] = {(x7), (x6), (x5), (x4), (x3), (x2), a_, z_};                      \
           const int c_ = nq_side_leaf(e, t, stk, lid, s.depth, s.bound1, s.bound2,               \
                                       s.endbit, tl_, topbit);                                    \
-          c2 += c_ == 2;                                                                         \
-          c4 += c_ == 4;                                                                         \
-          c8i += c_ == 8;                                                                        \
+          lc[c_ >> 1]++; /* by index: in memory, not a register through the rows */             \
         }                                                                                        \
       }                                                                                          \
     }                                                                                            \
   } while (0)
-
-/* The flags a side-part child in column x (one bit) on inline row j sets: F90 when j is BOUND2
- * and x column 0, F270 when j is BOUND1 and x column N-1 (bits by row: s.m90, s.m270). The
- * parent's flags never hold them there: a path's row j is placed only here. */
-#define NQ_FLAGS(x, j)                                                                           \
-  (((x) & ((s.m90 >> (j)) & 1u)) | (((x) & (((s.m270 >> (j)) & 1u) << e)) >> (e - 1)))
-
-/* The flags inline row j's queen decides (F90 when j is BOUND2, F270 when j is BOUND1). */
-#define NQ_FLROW(j) (((s.m90 >> (j)) & 1u) | (((s.m270 >> (j)) & 1u) << 1))
 
 /* The side part's BOUND2 rule for a child on row yc (d mask cd): its cut or its mask. */
 #define NQ_BOUND2(yc, cd, bm)                                                                    \
@@ -275,11 +271,11 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     }                                                                                            \
   } while (0)
 
-/* The inline rows' rule word of a path with flags f: bit i set when a node on row e-6+i (a child
- * made by NQ_ROW_N8..NQ_ROW_N3, i = 0..5) takes a rule -- BOUND1's forbidden columns, BOUND2's
+/* The inline rows' rule word of a path with flags f: bit i set when a node on row e-7+i (a child
+ * made by NQ_ROW_N9..NQ_ROW_N3, i = 0..6) takes a rule -- BOUND1's forbidden columns, BOUND2's
  * mask, a flag set by its own row's queen, a dead test while its flag is set -- and 0 for the
  * others, which take none. s.iv0: the rows of the first three, both parts; s.iv90, s.iv270: the
- * dead tests' rows (s.s90, s.s270); each shifted once a subtree so that bit 0 is row e-6. A
+ * dead tests' rows (s.s90, s.s270); each shifted once a subtree so that bit 0 is row e-7. A
  * child tests one bit; only a child on such a row reads the rules. */
 #define NQ_IV(f) (s.iv0 | (((f) & F90) ? s.iv90 : 0u) | (((f) & F270) ? s.iv270 : 0u))
 
@@ -287,18 +283,24 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * dppp of it and the three rows above; candidates bm, flags fl, rule word iv of its path, the
  * last two updated; B its row's bit in the rule words): BOUND1's forbidden columns, then in the
  * side part its flags, BOUND2's mask and, when DEAD, the dead tests (a dead child: `continue`, to
- * its parent's next child), each only on the rows its own word (s.rx, s.rf, s.rb, s.iv90,
- * s.iv270) names. A block, not a statement: it continues its caller's loop. */
+ * its parent's next child), each only on the rows its own word (s.rx, s.rf with s.w90 and
+ * s.w270, s.rb, s.iv90, s.iv270) names: the flag a row sets and BOUND2's row are known by the
+ * word's bit, not by comparing the row with BOUND1 or BOUND2. A block, not a statement: it
+ * continues its caller's loop. */
 #define NQ_RULES(SIDE, DEAD, yc, B, x, cd, dp, dpp, dppp, bm, fl, iv)                            \
   {                                                                                              \
     if (s.rx & (B)) bm &= ~s.forbid;                                                             \
     if (SIDE) {                                                                                  \
       if (s.rf & (B)) {                                                                          \
-        fl = (fl & ~NQ_FLROW((yc) - 1)) | NQ_FLAGS(x, (yc) - 1);                                 \
-        if ((B) < 16u) /* a flag of row N-4 or below moves no bit: the dead rows end at N-4 */   \
+        if (s.w90 & (B)) fl = (fl & ~F90) | ((x) == 1u ? F90 : 0u);                              \
+        if (s.w270 & (B)) fl = (fl & ~F270) | ((x) == topbit ? F270 : 0u);                       \
+        if ((B) < 32u) /* a flag of row N-4 or below moves no bit: the dead rows end at N-4 */   \
           iv = NQ_IV(fl);                                                                        \
       }                                                                                          \
-      if (s.rb & (B)) NQ_BOUND2(yc, cd, bm);                                                     \
+      if (s.rb & (B)) { /* the row is BOUND2's */                                                \
+        const uint sd_ = (cd) & s.sidemask;                                                      \
+        bm = !sd_ ? 0u : sd_ != s.sidemask ? bm & s.sidemask : bm;                               \
+      }                                                                                          \
       if ((DEAD) && NQ_DEADI(B, yc, cd, dp, dpp, dppp, fl)) continue;                            \
     }                                                                                            \
   }
@@ -315,7 +317,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, m2_ = (m) ^ x_,                   \
                  r2_ = ((r) | x_) >> 1;                                                          \
       uint b2_ = m2_ & ~(l2_ | r2_);                                                             \
-      if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 1, 32u, x_, ~m2_, 0u, 0u, 0u, b2_, fl0, iv0)        \
+      if ((iv0) & 64u) NQ_RULES(SIDE, 0, e - 1, 64u, x_, ~m2_, 0u, 0u, 0u, b2_, fl0, iv0)        \
       NQ_ROW_N2(SIDE, l2_, m2_, r2_, b2_, fl0, x7, x6, x5, x4, x3, x_);                          \
     }                                                                                            \
   } while (0)
@@ -330,7 +332,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, m3_ = (m) ^ w_,                   \
                  r3_ = ((r) | w_) >> 1;                                                          \
       uint b3_ = m3_ & ~(l3_ | r3_);                                                             \
-      if ((iv0) & 16u) NQ_RULES(SIDE, 0, e - 2, 16u, w_, ~m3_, 0u, 0u, 0u, b3_, fl0, iv0)        \
+      if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 2, 32u, w_, ~m3_, 0u, 0u, 0u, b3_, fl0, iv0)        \
       NQ_ROW_N3(SIDE, l3_, m3_, r3_, b3_, fl0, iv0, x7, x6, x5, x4, w_);                         \
     }                                                                                            \
   } while (0)
@@ -349,7 +351,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       const uint n4_ = mask & ~d4_;                                                              \
       uint b4_ = n4_ & ~(l4_ | r4_);                                                             \
       if (!b4_ || nq_blocked1(3, n4_, (SIDE) ? s.lastmask : 0u, b4_, l4_, r4_)) continue;        \
-      if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 3, 8u, v_, d4_, (d), (dpp), (dppp), b4_, fl0, iv0)   \
+      if ((iv0) & 16u) NQ_RULES(SIDE, 1, e - 3, 16u, v_, d4_, (d), (dpp), (dppp), b4_, fl0, iv0)   \
       NQ_ROW_N4(SIDE, l4_, n4_, r4_, b4_, fl0, iv0, x7, x6, x5, v_);                             \
     }                                                                                            \
   } while (0)
@@ -367,7 +369,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       const uint n5_ = mask & ~d5_;                                                              \
       uint b5_ = n5_ & ~(l5_ | r5_);                                                             \
       if (!b5_ || nq_blocked1(4, n5_, (SIDE) ? s.lastmask : 0u, b5_, l5_, r5_)) continue;        \
-      if ((iv0) & 4u) NQ_RULES(SIDE, 1, e - 4, 4u, u_, d5_, (d), (dpp), (dppp), b5_, fl0, iv0)   \
+      if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 4, 8u, u_, d5_, (d), (dpp), (dppp), b5_, fl0, iv0)   \
       NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl0, iv0, x7, x6, u_);                     \
     }                                                                                            \
   } while (0)
@@ -386,7 +388,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       if (!b6_ ||                                                                                \
           (k7_ && nq_blocked1(5, mask & ~d6_, (SIDE) ? s.lastmask : 0u, b6_, l6_, r6_)))         \
         continue;                                                                                \
-      if ((iv0) & 2u) NQ_RULES(SIDE, 1, e - 5, 2u, t_, d6_, (d), (dpp), (dppp), b6_, fl0, iv0)   \
+      if ((iv0) & 4u) NQ_RULES(SIDE, 1, e - 5, 4u, t_, d6_, (d), (dpp), (dppp), b6_, fl0, iv0)   \
       NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl0, iv0, x7, t_);                         \
     }                                                                                            \
   } while (0)
@@ -403,8 +405,28 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
                  r7_ = ((r) | s_) >> 1;                                                          \
       uint b7_ = mask & ~(l7_ | d7_ | r7_);                                                      \
       if (!b7_) continue;                                                                        \
-      if ((iv0) & 1u) NQ_RULES(SIDE, 1, e - 6, 1u, s_, d7_, (d), (dpp), (dppp), b7_, fl0, iv0)   \
+      if ((iv0) & 2u) NQ_RULES(SIDE, 1, e - 6, 2u, s_, d7_, (d), (dpp), (dppp), b7_, fl0, iv0)   \
       NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl0, iv0, s_);                             \
+    }                                                                                            \
+  } while (0)
+
+/* A node on row N-9 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
+ * grandparent, flags fl0, rule word iv0): as NQ_ROW_N8, one row up. The walk ends a row higher
+ * for it, so that a walk's iteration (about 50 x86 instructions, its stack record read and
+ * written) makes a node on row N-9 or above, not one on row N-8. In the side part each child's
+ * d mask (row N-8's) is written into the stack level above the walk's row N-9 one, where the
+ * dead tests (NQ_DEADI's far rows) and nq_side_leaf read it. */
+#define NQ_ROW_N9(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0)                                        \
+  do {                                                                                           \
+    ni += popcount(bm);                                                                          \
+    for (uint c9_ = (bm); c9_; c9_ &= c9_ - 1u) {                                                \
+      const uint q_ = c9_ & (0u - c9_), l8_ = ((l) | q_) << 1, d8_ = (d) | q_,                   \
+                 r8_ = ((r) | q_) >> 1;                                                          \
+      uint b8_ = mask & ~(l8_ | d8_ | r8_);                                                      \
+      if (!b8_) continue;                                                                        \
+      if ((iv0) & 1u) NQ_RULES(SIDE, 1, e - 7, 1u, q_, d8_, (d), (dpp), (dppp), b8_, fl0, iv0)   \
+      if (SIDE) STK(e - 7 - s.depth).z = d8_;                                                    \
+      NQ_ROW_N8(SIDE, l8_, d8_, r8_, b8_, (d), (dpp), fl0, iv0);                                 \
     }                                                                                            \
   } while (0)
 
@@ -413,9 +435,9 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 #define NQ_SLOWV() (s.slow | ((fl & F90) ? s.s90 : 0u) | ((fl & F270) ? s.s270 : 0u))
 
 /* The search loop of one part (SIDE constant): until the stack is empty or the budget spent.
- * A node's children are counted when its candidates are final (pushed, or inline from row N-8
- * down); rows with a rule (slowv) take the slow path, and a node on row N-8 goes inline. The
- * walk has no blocked test: its rows end at N-8 and the test's begin at N-1-look >= N-6
+ * A node's children are counted when its candidates are final (pushed, or inline from row N-9
+ * down); rows with a rule (slowv) take the slow path, and a node on row N-9 goes inline. The
+ * walk has no blocked test: its rows end at N-9 and the test's begin at N-1-look >= N-6
  * (look <= NQ_UNIT_LOOK_MAX = 5; gpu_opencl.c asserts it), all of them inline. */
 #define NQ_WALK(SIDE)                                                                            \
   for (;;) {                                                                                     \
@@ -447,13 +469,16 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
           continue;                                                                              \
       }                                                                                          \
     }                                                                                            \
-    if (yc == e - 7) { /* the last row the walk makes: its node's subtree inline */              \
-      STK(k + 1).z = cd; /* row N-8's d mask: the path for NQ_DROW and nq_side_leaf */           \
+    if (yc == e - 8) { /* the last row the walk makes: its node's subtree inline */              \
+      STK(k + 1).z = cd; /* row N-9's d mask: the path for NQ_DROW and nq_side_leaf */           \
       fli = fl;                                                                                  \
       ivi = ivw;                                                                                 \
-      NQ_ROW_N8(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fli, ivi);                  \
+      NQ_ROW_N9(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fli, ivi);                  \
       nodes += ni;                                                                               \
-      c8 += c8i;                                                                                 \
+      c8 += c8i + lc[4];                                                                         \
+      c2 += lc[1];                                                                               \
+      c4 += lc[2];                                                                               \
+      lc[1] = lc[2] = lc[4] = 0;                                                                 \
       ni = c8i = 0;                                                                              \
       continue;                                                                                  \
     }                                                                                            \
@@ -467,7 +492,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
 /* The side part's dead tests of a child on row yc (d mask cd, its parent's dp; flags f), each
  * on the rows that decide it (see the top of this file), reading earlier rows' d masks from the
  * prefix, the inline rows (the four nearest) or the stack (row r's d mask, r > depth: level
- * r - depth's; row N-8's written there by the walk). */
+ * r - depth's; rows N-9's and N-8's written there by the walk and NQ_ROW_N9). */
 #define NQ_DROW(r, yc, cd, dp, dpp, dppp)                                                        \
   ((r) == (yc) ? (cd) : (r) == (yc) - 1 ? (dp) : (r) == (yc) - 2 ? (dpp)                         \
    : (r) == (yc) - 3 ? (dppp) : STK((r) - s.depth).z)
@@ -478,12 +503,22 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp, dppp)) &    \
      (topbit >> 1))))
 
-/* NQ_DEAD on an inline row (its bit B of the rule words): the rows by bit, not by compares. */
+/* NQ_DEAD on an inline row (its bit B of the rule words): the rows by bit, not by compares, and
+ * the row whose d mask a test reads chosen by the record's k90 / k270 (NQ_DSEL: one of the four
+ * nearest, or `far`, the record's or the stack's), not by comparing rows on every inline row:
+ * a compiler computes such per-row choices once a record, whether a rule fires or not. The
+ * 90-degree test is on one row (p90+1), so k90 is that row less row y90+1; the 270-degree one
+ * reads row c1's d mask only on row BOUND1+1 when that is below c1 (iv270c), k270 rows up. */
+#define NQ_DSEL(k, cd, dp, dpp, dppp, far)                                                       \
+  ((k) == 0 ? (cd) : (k) == 1 ? (dp) : (k) == 2 ? (dpp) : (k) == 3 ? (dppp) : (far))
 #define NQ_DEADI(B, yc, cd, dp, dpp, dppp, f)                                                    \
   (((s.iv90 & (B)) && ((f) & F90) &&                                                             \
-    !((s.y90 + 1 <= s.depth ? s.dy90 : NQ_DROW(s.y90 + 1, yc, cd, dp, dpp, dppp)) & 2u)) ||      \
+    !(NQ_DSEL(s.k90, cd, dp, dpp, dppp,                                                          \
+              s.y90 + 1 <= s.depth ? s.dy90 : STK(s.y90 + 1 - s.depth).z) & 2u)) ||              \
    ((s.iv270 & (B)) && ((f) & F270) &&                                                           \
-    (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp, dppp)) &    \
+    (((s.iv270c & (B)) ? NQ_DSEL(s.k270, cd, dp, dpp, dppp,                                      \
+                                 s.c1 <= s.depth ? s.dc1 : STK(s.c1 - s.depth).z)                \
+                       : (cd)) &                                                                 \
      (topbit >> 1))))
 
 /* Adds v to the 64-bit total at p (low word, high word). */
@@ -518,6 +553,11 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
   /* The inline rows' nodes and COUNT8s (NQ_ROW_N8..NQ_ROW_N2), added to nodes and c8 after each
    * of their subtrees (at most 8 rows: far below 2^32). */
   uint ni = 0, c8i = 0;
+  /* The flagged side leaves' classes (NQ_ROW_N2): lc[1] COUNT2, lc[2] COUNT4, lc[4] COUNT8,
+   * added to c2, c4, c8 after each row N-9 subtree. Indexed by the class, so kept in memory:
+   * the 64-bit c2 and c4, which change at a few leaves in a thousand, no longer hold registers
+   * through the nine inline rows. */
+  uint lc[5] = {0, 0, 0, 0, 0};
   uint cur = 0;
 #define NQ_FLUSH()                                                                               \
   do {                                                                                           \
@@ -557,13 +597,11 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
     s.forbid = s.side ? s.sidemask : 2u;
     s.endbit = s.side ? topbit >> s.bound1 : 0u;
     s.b2last = s.side && s.bound2 == e - 1;
-    s.m90 = s.side ? 1u << s.bound2 : 0u;
-    s.m270 = s.side ? 1u << s.bound1 : 0u;
     s.lastmask = 0;
     if (s.side) {
-      uint last = topbit | 1u;
-      for (int i = 1; i < s.bound1; i++) last |= (last >> 1) | (last << 1);
-      s.lastmask = last & mask;
+      /* columns 0..BOUND1-1 and N-BOUND1..N-1 */
+      const uint lo = (1u << s.bound1) - 1u;
+      s.lastmask = (lo | (lo << (n - s.bound1))) & mask;
     }
     s.blo = e - look > 2 ? e - look : 2;
     s.p90 = -2; /* no in-loop dead test unless the side part decides it below the prefix */
@@ -583,18 +621,23 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
       if (s.bound1 + 1 <= e - 6) s.slow |= 1u << (s.bound1 + 1);
       if (s.bound2 + 1 <= e - 6) s.slow |= 1u << (s.bound2 + 1);
       if (s.p90 >= 0) s.s90 = 1u << (s.p90 + 1);
-      for (int y = s.lo270; y <= s.hi270; y++) s.s270 |= 1u << y;
+      if (s.lo270 <= s.hi270) s.s270 = (2u << s.hi270) - (1u << s.lo270); /* lo270..hi270 */
     }
     uint islow = (1u << s.bound1) - 1u; /* BOUND1's forbidden columns */
     if (s.side) islow |= 1u << s.bound2 | 1u << (s.bound1 + 1) | 1u << (s.bound2 + 1);
-    s.iv0 = e >= 6 ? islow >> (e - 6) : islow << (6 - e);
-#define NQ_SH(w) (e >= 6 ? (w) >> (e - 6) : (w) << (6 - e))
+    s.iv0 = e >= 7 ? islow >> (e - 7) : islow << (7 - e);
+#define NQ_SH(w) (e >= 7 ? (w) >> (e - 7) : (w) << (7 - e))
     s.rx = NQ_SH((1u << s.bound1) - 1u);
     s.rf = s.side ? NQ_SH(1u << (s.bound1 + 1) | 1u << (s.bound2 + 1)) : 0u;
     s.rb = s.side ? NQ_SH(1u << s.bound2) : 0u;
+    s.iv270c = s.side && s.bound1 + 1 > s.c1 ? NQ_SH(1u << (s.bound1 + 1)) : 0u;
+    s.k90 = s.y90 + 1 <= s.depth ? 4 : s.p90 - s.y90;
+    s.k270 = s.c1 <= s.depth ? 4 : s.bound1 + 1 - s.c1;
+    s.w90 = s.side ? NQ_SH(1u << (s.bound2 + 1)) : 0u;
+    s.w270 = s.side ? NQ_SH(1u << (s.bound1 + 1)) : 0u;
 #undef NQ_SH
-    s.iv90 = e >= 6 ? s.s90 >> (e - 6) : s.s90 << (6 - e);
-    s.iv270 = e >= 6 ? s.s270 >> (e - 6) : s.s270 << (6 - e);
+    s.iv90 = e >= 7 ? s.s90 >> (e - 7) : s.s90 << (7 - e);
+    s.iv270 = e >= 7 ? s.s270 >> (e - 7) : s.s270 << (7 - e);
     uint b[32];
     uint l = 0, d = 0, r = 0;
     s.dy90 = 0;
@@ -649,6 +692,9 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
           NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0u);
         } else if (y == e - 7) {
           NQ_ROW_N8(s.side, l, d, r, bm, 0u, 0u, fli, ivi);
+        } else if (y == e - 8) {
+          STK(0).z = d;
+          NQ_ROW_N9(s.side, l, d, r, bm, 0u, 0u, fli, ivi);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);
@@ -658,7 +704,10 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
           }
         }
         nodes += ni;
-        c8 += c8i;
+        c8 += c8i + lc[4];
+        c2 += lc[1];
+        c4 += lc[2];
+        lc[1] = lc[2] = lc[4] = 0;
         ni = c8i = 0;
       }
     } else { /* a search saved by an earlier launch */

@@ -43,8 +43,8 @@
 
 #define NQ_GPU_MAX_DEVICES 64
 #define NQ_GPU_ROWS_MAX 12      /* a subtree never has more rows left below it than this */
-#define NQ_GPU_ROWS_MIN 8       /* and the host stops expanding at this many: the kernel's
-                                   inline rows N-8..N-1 and one row of its walk, which a
+#define NQ_GPU_ROWS_MIN 9       /* and the host stops expanding at this many: the kernel's
+                                   inline rows N-9..N-1 and one row of its walk, which a
                                    launch's budget can stop and the host split */
 #define NQ_GPU_SUBTREES (1u << 17) /* a batch is expanded until it holds this many subtrees */
 
