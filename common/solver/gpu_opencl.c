@@ -414,7 +414,8 @@ static int launch(nq_gpu_t *g, size_t qlen, cl_int n, size_t *head) {
   if (g->fail_after && ++g->launches > g->fail_after)
     return fail(g, "injected device failure (a test hook: fail_after)", CL_DEVICE_NOT_AVAILABLE);
   cl_uint ql = (cl_uint)qlen, ns = (cl_uint)g->nslots, budget = g->budget, h = 0;
-  /* The kernel's walk has no blocked test: every row of it is inline (rows N-7 down). */
+  /* The kernel's walk has no blocked test: its rows, N-1-look >= N-6 down, are all inline
+   * (rows N-9 down). */
   _Static_assert(NQ_UNIT_LOOK_MAX <= 5, "the blocked test reaches above the kernel's inline rows");
   cl_int look = nq_unit_look(n); /* the blocked test's rows: the one rule, nq/unit.h's */
   /* nq_run(recs, qown, qlen, qhead, stat, save, tot, nslots, n, budget, look) */
