@@ -23,11 +23,11 @@ static int parse_num(const char **p, const char *end, int64_t *out) {
   const char *s = *p;
   int64_t v = 0;
   int d = 0;
-  while (s < end && *s >= '0' && *s <= '9' && d < 19) {
+  while (s < end && *s >= '0' && *s <= '9') {
+    if (++d > 18) return NQ_EINVAL; /* before the digit is added: 19 digits overflow int64_t */
     v = v * 10 + (*s++ - '0');
-    d++;
   }
-  if (d == 0 || d > 18 || (d > 1 && **p == '0') || s == end || *s != ' ') return NQ_EINVAL;
+  if (d == 0 || (d > 1 && **p == '0') || s == end || *s != ' ') return NQ_EINVAL;
   *out = v;
   *p = s + 1;
   return 0;
