@@ -99,6 +99,113 @@ void nq_backend_label(nq_gpu_t *const *gpus, int ngpus, const uint64_t *before, 
     snprintf(buf + off, len - off, "%s%s", off ? "+" : "", k);
 }
 
+/* ---- the host's expansion (no OpenCL needed: any thread may run it) ----------------------- */
+
+typedef struct subs_s {
+  nq_unit_t *v;
+  uint32_t *owner;       /* the index of the unit (of the solve) each subtree is below */
+  size_t len, cap;
+  uint32_t cur;          /* the owner of the children being pushed */
+} subs_t;
+
+static int subs_push(const nq_unit_t *u, void *arg) {
+  subs_t *s = arg;
+  if (s->len == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 1024;
+    nq_unit_t *v = realloc(s->v, cap * sizeof *v);
+    if (v) s->v = v;
+    uint32_t *o = v ? realloc(s->owner, cap * sizeof *o) : NULL;
+    if (!o) return NQ_ENOMEM;
+    s->owner = o;
+    s->cap = cap;
+  }
+  s->owner[s->len] = s->cur;
+  s->v[s->len++] = *u;
+  return 0;
+}
+
+static void subs_free(subs_t *s) {
+  free(s->v);
+  free(s->owner);
+  memset(s, 0, sizeof *s);
+}
+
+static int rows_below(const nq_unit_t *u) { return u->n - 1 - u->depth; }
+
+/* Expand units into subtrees (see nq/gpu.h): every subtree has at most `rows` rows below it,
+ * `rows` starting at NQ_GPU_ROWS_MAX and lowered while the batch holds fewer than `want`
+ * subtrees, down to NQ_GPU_ROWS_MIN. The expanded nodes are added to host[owner]. */
+static int expand(const nq_unit_t *units, size_t n, size_t want, uint64_t *host, subs_t *res) {
+  subs_t cur = {0};
+  int rc = 0, rows = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    cur.cur = (uint32_t)i;
+    rc = subs_push(&units[i], &cur);
+    if (rows_below(&units[i]) > rows) rows = rows_below(&units[i]);
+  }
+  if (rows > NQ_GPU_ROWS_MAX) rows = NQ_GPU_ROWS_MAX;
+  for (;;) {
+    int deeper = 0;
+    for (size_t i = 0; i < cur.len && !deeper; i++) deeper = rows_below(&cur.v[i]) > rows;
+    if (!deeper) {
+      if (cur.len >= want || rows <= NQ_GPU_ROWS_MIN) break;
+      rows--;
+      continue;
+    }
+    subs_t next = {0};
+    for (size_t i = 0; i < cur.len && rc == 0; i++) {
+      next.cur = cur.owner[i];
+      if (rows_below(&cur.v[i]) <= rows) {
+        rc = subs_push(&cur.v[i], &next);
+      } else {
+        host[cur.owner[i]]++;
+        rc = nq_unit_children(&cur.v[i], subs_push, &next);
+      }
+    }
+    subs_free(&cur);
+    cur = next;
+    if (rc) break;
+  }
+  if (rc) subs_free(&cur);
+  *res = cur;
+  return rc;
+}
+
+struct nq_gpu_batch_s {
+  size_t n;       /* units */
+  int bn;         /* their N */
+  int used;       /* solved once: its queue has grown by the splits */
+  subs_t q;       /* the subtrees, each with the index of its unit */
+  uint64_t *host; /* per unit: the nodes of its rows expanded here */
+};
+
+int nq_gpu_batch_expand(const nq_unit_t *units, size_t n, nq_gpu_batch_t **out) {
+  *out = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (units[i].n != units[0].n || nq_unit_validate(&units[i], NULL, 0)) return NQ_EINVAL;
+  nq_gpu_batch_t *b = calloc(1, sizeof *b);
+  if (!b) return NQ_ENOMEM;
+  b->n = n;
+  b->bn = n ? units[0].n : 0;
+  b->host = calloc(n ? n : 1, sizeof *b->host);
+  int rc = b->host ? expand(units, n, NQ_GPU_SUBTREES, b->host, &b->q) : NQ_ENOMEM;
+  if (rc) {
+    nq_gpu_batch_free(b);
+    return rc;
+  }
+  *out = b;
+  return 0;
+}
+
+void nq_gpu_batch_free(nq_gpu_batch_t *b) {
+  if (!b) return;
+  subs_free(&b->q);
+  free(b->host);
+  free(b);
+}
+
+size_t nq_gpu_batch_subtrees(const nq_gpu_batch_t *b) { return b->q.len; }
+
 #ifndef NQ_HAVE_OPENCL
 
 int nq_gpu_built(void) { return 0; }
@@ -121,6 +228,11 @@ const nq_gpu_info_t *nq_gpu_info(const nq_gpu_t *g) { return (void)g, NULL; }
 int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out,
                  const nq_gpu_ctl_t *ctl) {
   (void)g, (void)units, (void)n, (void)out, (void)ctl;
+  return NQ_ENODEV;
+}
+int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, nq_counts_t *out,
+                       const nq_gpu_ctl_t *ctl) {
+  (void)g, (void)b, (void)out, (void)ctl;
   return NQ_ENODEV;
 }
 void nq_gpu_rate(const nq_gpu_t *g, uint64_t *nodes, double *seconds) {
@@ -315,78 +427,6 @@ static int queue_alloc(nq_gpu_t *g, size_t len, size_t owners) {
   return 0;
 }
 
-/* ---- the host's expansion ------------------------------------------------------------------ */
-
-typedef struct subs_s {
-  nq_unit_t *v;
-  uint32_t *owner;       /* the index of the unit (of the solve) each subtree is below */
-  size_t len, cap;
-  uint32_t cur;          /* the owner of the children being pushed */
-} subs_t;
-
-static int subs_push(const nq_unit_t *u, void *arg) {
-  subs_t *s = arg;
-  if (s->len == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 1024;
-    nq_unit_t *v = realloc(s->v, cap * sizeof *v);
-    if (v) s->v = v;
-    uint32_t *o = v ? realloc(s->owner, cap * sizeof *o) : NULL;
-    if (!o) return NQ_ENOMEM;
-    s->owner = o;
-    s->cap = cap;
-  }
-  s->owner[s->len] = s->cur;
-  s->v[s->len++] = *u;
-  return 0;
-}
-
-static void subs_free(subs_t *s) {
-  free(s->v);
-  free(s->owner);
-  memset(s, 0, sizeof *s);
-}
-
-static int rows_below(const nq_unit_t *u) { return u->n - 1 - u->depth; }
-
-/* Expand units into subtrees (see nq/gpu.h): every subtree has at most `rows` rows below it,
- * `rows` starting at NQ_GPU_ROWS_MAX and lowered while the batch holds fewer than `want`
- * subtrees, down to NQ_GPU_ROWS_MIN. The expanded nodes are added to out[owner].nodes. */
-static int expand(const nq_unit_t *units, size_t n, size_t want, nq_counts_t *out, subs_t *res) {
-  subs_t cur = {0};
-  int rc = 0, rows = 0;
-  for (size_t i = 0; i < n && rc == 0; i++) {
-    cur.cur = (uint32_t)i;
-    rc = subs_push(&units[i], &cur);
-    if (rows_below(&units[i]) > rows) rows = rows_below(&units[i]);
-  }
-  if (rows > NQ_GPU_ROWS_MAX) rows = NQ_GPU_ROWS_MAX;
-  for (;;) {
-    int deeper = 0;
-    for (size_t i = 0; i < cur.len && !deeper; i++) deeper = rows_below(&cur.v[i]) > rows;
-    if (!deeper) {
-      if (cur.len >= want || rows <= NQ_GPU_ROWS_MIN) break;
-      rows--;
-      continue;
-    }
-    subs_t next = {0};
-    for (size_t i = 0; i < cur.len && rc == 0; i++) {
-      next.cur = cur.owner[i];
-      if (rows_below(&cur.v[i]) <= rows) {
-        rc = subs_push(&cur.v[i], &next);
-      } else {
-        out[cur.owner[i]].nodes++;
-        rc = nq_unit_children(&cur.v[i], subs_push, &next);
-      }
-    }
-    subs_free(&cur);
-    cur = next;
-    if (rc) break;
-  }
-  if (rc) subs_free(&cur);
-  *res = cur;
-  return rc;
-}
-
 /* ---- launches ------------------------------------------------------------------------------ */
 
 /* Copy the subtrees q[from..q->len) into the device's queue, behind the ones already there. */
@@ -494,23 +534,34 @@ static int split(nq_gpu_t *g, size_t slot, int n, size_t nunits, nq_counts_t *ou
 int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out,
                  const nq_gpu_ctl_t *ctl) {
   if (g->failed) return NQ_EDEVICE;
-  memset(out, 0, n * sizeof *out);
-  if (n == 0) return 0;
-  for (size_t i = 0; i < n; i++)
-    if (units[i].n != units[0].n || nq_unit_validate(&units[i], NULL, 0)) return NQ_EINVAL;
-  const int bn = units[0].n;
-  subs_t q;
-  /* NQ_GPU_SUBTREES, not the device's slots: expanding a batch to twice an H200's 270,336 slots
-   * made N=17 0.19 -> 0.85 s and N=18 0.39 -> 0.83 s (the host's expansion and the smaller
-   * subtrees); the tail's splitting fills the slots instead. */
-  int rc = expand(units, n, NQ_GPU_SUBTREES, out, &q);
+  nq_gpu_batch_t *b;
+  int rc = nq_gpu_batch_expand(units, n, &b);
   if (rc) return rc;
+  rc = nq_gpu_solve_batch(g, b, out, ctl);
+  nq_gpu_batch_free(b);
+  return rc;
+}
+
+int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, nq_counts_t *out,
+                       const nq_gpu_ctl_t *ctl) {
+  if (g->failed) return NQ_EDEVICE;
+  if (b->used) return NQ_EINVAL;
+  b->used = 1;
+  const size_t n = b->n;
+  memset(out, 0, n * sizeof *out);
+  for (size_t i = 0; i < n; i++) out[i].nodes = b->host[i];
+  if (n == 0) return 0;
+  const int bn = b->bn;
+  /* The batch was expanded to NQ_GPU_SUBTREES, not to the device's slots: expanding to twice an
+   * H200's 270,336 slots made N=17 0.19 -> 0.85 s and N=18 0.39 -> 0.83 s (the host's expansion
+   * and the smaller subtrees); the tail's splitting fills the slots instead. */
+  subs_t *const q = &b->q;
   /* The queue holds every subtree; each launch's work-items take them in order (a finished one
    * takes the next), so nothing waits for a launch's end but the searches stopped by the budget.
    * When the queue is used up and most slots idle, the searches still running are split into
    * new subtrees at the queue's end. Until nothing is left. */
-  rc = queue_alloc(g, q.len, n);
-  if (rc == 0) rc = queue_upload(g, &q, 0);
+  int rc = queue_alloc(g, q->len, n);
+  if (rc == 0) rc = queue_upload(g, q, 0);
   cl_uint zero = 0;
   cl_int e = CL_SUCCESS;
   if (rc == 0) {
@@ -526,33 +577,33 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
     if (e != CL_SUCCESS) rc = fail(g, "cannot copy the subtrees to the device", e);
   }
   size_t taken = 0;
-  while (rc == 0 && q.len > 0) { /* (no subtree: every unit was cut on the host) */
+  while (rc == 0 && q->len > 0) { /* (no subtree: every unit was cut on the host) */
     if (ctl && ctl->cancel && __atomic_load_n(ctl->cancel, __ATOMIC_RELAXED)) {
       rc = NQ_ECANCELED;
       break;
     }
     if (ctl && ctl->throttle) nq_throttle_wait(ctl->throttle, ctl->th, ctl->cancel);
     double t0 = nq_now_mono();
-    rc = launch(g, q.len, bn, &taken);
+    rc = launch(g, q->len, bn, &taken);
     double dt = nq_now_mono() - t0;
     g->busy += dt;
     if (rc) break;
     /* The next launch's budget: about launch_s at the speed just seen (at most 4x a step). */
     double f = dt > 1e-6 ? g->launch_s / dt : 4.0;
     f = f > 4.0 ? 4.0 : f < 0.25 ? 0.25 : f;
-    double b = (double)g->budget * f;
+    double nb = (double)g->budget * f;
     if (!g->budget_fixed)
-      g->budget = b < BUDGET_MIN ? BUDGET_MIN : b > BUDGET_MAX ? BUDGET_MAX : (unsigned)b;
+      g->budget = nb < BUDGET_MIN ? BUDGET_MIN : nb > BUDGET_MAX ? BUDGET_MAX : (unsigned)nb;
     size_t running = 0;
     for (size_t i = 0; i < g->nslots && rc == 0; i++) {
       if (g->h_stat[i] == S_RUNNING) running++;
       else if (g->h_stat[i] != S_EMPTY)
         rc = fail(g, "a slot came back in an unknown state", CL_INVALID_VALUE);
     }
-    if (rc || (taken == q.len && running == 0)) break;
+    if (rc || (taken == q->len && running == 0)) break;
     /* The tail: nothing queued and fewer than a quarter of the slots busy. */
-    if (taken == q.len && running < g->nslots / 4) {
-      size_t before = q.len;
+    if (taken == q->len && running < g->nslots / 4) {
+      size_t before = q->len;
       /* Many slots to split: one read of every saved search rather than one read a slot. */
       cl_uint *all = running > SPLIT_ONE_BY_ONE
                          ? malloc(g->nslots * SLOT_WORDS * sizeof *all) : NULL;
@@ -563,12 +614,12 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
       }
       for (size_t i = 0; rc == 0 && i < g->nslots; i++)
         if (g->h_stat[i] == S_RUNNING)
-          rc = split(g, i, bn, n, out, &q, all ? all + i * SLOT_WORDS : NULL);
+          rc = split(g, i, bn, n, out, q, all ? all + i * SLOT_WORDS : NULL);
       free(all);
       /* The queue grows by the new subtrees (a larger buffer takes them all again). */
       size_t cap = g->qcap;
-      if (rc == 0) rc = queue_alloc(g, q.len, n);
-      if (rc == 0) rc = queue_upload(g, &q, g->qcap != cap ? 0 : before);
+      if (rc == 0) rc = queue_alloc(g, q->len, n);
+      if (rc == 0) rc = queue_upload(g, q, g->qcap != cap ? 0 : before);
       cl_uint h = (cl_uint)before;
       if (rc == 0) {
         e = clEnqueueWriteBuffer(g->q, g->stat, CL_FALSE, 0, g->nslots * sizeof(cl_uint),
@@ -593,7 +644,6 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
       out[i].c2 += v[0], out[i].c4 += v[1], out[i].c8 += v[2], out[i].nodes += v[3];
       g->nodes += out[i].nodes; /* the host's rows too */
     }
-  subs_free(&q);
   return rc;
 }
 
@@ -707,6 +757,8 @@ int nq_gpu_open(int index, const nq_gpu_opts_t *opts, nq_gpu_t **out, char *err,
   g->fail_after = opts ? opts->fail_after : 0;
   g->tot_bias = opts ? opts->tot_bias : 0;
   g->launches = 0;
+  g->nodes = 0; /* nq_gpu_rate: the work taken, not the self-test's */
+  g->busy = 0;
   *out = g;
   return 0;
 }

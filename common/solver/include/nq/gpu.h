@@ -128,8 +128,22 @@ typedef struct nq_gpu_ctl_s {
 int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out,
                  const nq_gpu_ctl_t *ctl);
 
-/* The device's work so far: the nodes of the units it solved (the rows the host expanded for it
- * included) and the seconds its launches took. */
+/* nq_gpu_solve in two steps, so that the host's part can run beside the device's: a batch is the
+ * units expanded into subtrees (the host's rows counted), which needs no device and may be made
+ * on any thread, for instance the next batch while a device solves this one (the pool does:
+ * common/solver/solver_pool.c); the device then solves it once. nq_gpu_batch_expand returns 0
+ * and *out, NQ_EINVAL for a unit that does not validate or units of more than one N, or
+ * NQ_ENOMEM. nq_gpu_solve_batch answers as nq_gpu_solve, with out[0..n-1] for the batch's n
+ * units, and NQ_EINVAL for a batch solved before (its queue holds the searches split then). */
+typedef struct nq_gpu_batch_s nq_gpu_batch_t;
+int nq_gpu_batch_expand(const nq_unit_t *units, size_t n, nq_gpu_batch_t **out);
+int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, nq_counts_t *out,
+                       const nq_gpu_ctl_t *ctl);
+size_t nq_gpu_batch_subtrees(const nq_gpu_batch_t *b); /* the subtrees it holds (tests) */
+void nq_gpu_batch_free(nq_gpu_batch_t *b);
+
+/* The device's work since it was opened (its self-test's not counted): the nodes of the units it
+ * solved (the rows the host expanded for it included) and the seconds its launches took. */
 void nq_gpu_rate(const nq_gpu_t *g, uint64_t *nodes, double *seconds);
 
 /* The backend label of a solve (a result's `backend`, nq-solve's `kernel`): each of the ngpus
