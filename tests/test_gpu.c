@@ -3,6 +3,7 @@
  * beside CPU threads; the self-test's refusal of a corrupt kernel; a device failure mid-solve.
  * Runs on any OpenCL device, pocl's CPU device in CI; skipped (77) when this build has no OpenCL
  * backend or the machine no device, which scripts/bootstrap.sh installs. */
+#include "nq/checkpoint.h"
 #include "nq/gpu.h"
 #include "nq/nq.h"
 #include "nq/solver.h"
@@ -69,6 +70,46 @@ static void every_unit(nq_gpu_t *g, int n, int depth) {
   ck_assert_int_eq(nq_units_generate(n, depth, push, &l), 0);
   check_units(g, l);
 }
+
+/* The two steps of nq_gpu_solve: a batch expanded (no device used), then solved once, equals
+ * the reference unit by unit; a batch is solved once only; expansion refuses units of two N. */
+START_TEST(batch_expand_then_solve) {
+  nq_gpu_t *g = open_dev(NULL);
+  list_t l = {0};
+  ck_assert_int_eq(nq_units_generate(13, 2, push, &l), 0);
+  nq_gpu_batch_t *b = NULL;
+  ck_assert_int_eq(nq_gpu_batch_expand(l.v, l.len, &b), 0);
+  /* 10 rows below each unit, NQ_GPU_ROWS_MIN 9: expanded a row, short of 2^17 subtrees */
+  ck_assert_uint_gt(nq_gpu_batch_subtrees(b), l.len);
+  nq_counts_t *got = calloc(l.len, sizeof *got), *ref = calloc(l.len, sizeof *ref);
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b, got, NULL), 0);
+  ck_assert_int_eq(nq_gpu_solve(g, l.v, l.len, ref, NULL), 0);
+  for (size_t i = 0; i < l.len; i++) {
+    nq_counts_t want;
+    ck_assert_int_eq(nq_ref_solve_unit(&l.v[i], &want), 0);
+    ck_assert_uint_eq(got[i].nodes, want.nodes);
+    ck_assert_uint_eq(got[i].c2, want.c2);
+    ck_assert_uint_eq(got[i].c4, want.c4);
+    ck_assert_uint_eq(got[i].c8, want.c8);
+    ck_assert_uint_eq(ref[i].nodes, want.nodes);
+  }
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b, got, NULL), NQ_EINVAL);
+  nq_gpu_batch_free(b);
+  nq_unit_t two[2] = {l.v[0], l.v[0]};
+  ck_assert_int_eq(nq_unit_parse("12:c:2:0,2", &two[1], NULL, 0), 0);
+  b = (nq_gpu_batch_t *)&two; /* overwritten: NULL on a refusal */
+  ck_assert_int_eq(nq_gpu_batch_expand(two, 2, &b), NQ_EINVAL);
+  ck_assert_ptr_null(b);
+  ck_assert_int_eq(nq_gpu_batch_expand(l.v, 0, &b), 0); /* no unit: nothing to solve */
+  ck_assert_uint_eq(nq_gpu_batch_subtrees(b), 0);
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b, got, NULL), 0);
+  nq_gpu_batch_free(b);
+  free(got);
+  free(ref);
+  free(l.v);
+  nq_gpu_close(g);
+}
+END_TEST
 
 START_TEST(units_small_n) {
   nq_gpu_t *g = open_dev(NULL);
@@ -254,6 +295,54 @@ START_TEST(pause_between_launches) {
 }
 END_TEST
 
+/* A device-only run stopped while the device's thread holds the next batch, taken and expanded
+ * ahead: the stop records only the tasks solved (two batches of GPU_BATCH_FIRST = 32), never
+ * those held, and the run resumed on the device from its snapshot is exact. */
+typedef struct stop_s {
+  volatile int cancel;
+  uint32_t after;
+} stop_t;
+
+static void stop_after(nq_run_t *r, void *arg) {
+  stop_t *s = arg;
+  nq_run_status_t st;
+  nq_run_status(r, &st);
+  if (st.ndone >= s->after) s->cancel = 1;
+}
+
+START_TEST(pool_stop_resume_with_batch_held) {
+  nq_gpu_t *g = open_dev(NULL);
+  nq_subject_t s;
+  ck_assert_int_eq(nq_subject_whole(&s, 14, 4), 0);
+  nq_run_t *r;
+  ck_assert_int_eq(nq_run_new(&s, NULL, &r, NULL, 0), 0);
+  stop_t st = {0, 40}; /* inside the second batch: the third is held by then */
+  nq_run_on_interval(r, 1e-9, stop_after, &st); /* after every task */
+  nq_solve_opts_t o = {.threads = 0, .cancel = &st.cancel, .gpus = &g, .ngpus = 1};
+  nq_counts_t c;
+  ck_assert_int_eq(nq_run_solve(r, &o, &c), NQ_ECANCELED);
+  nq_run_status_t rs;
+  nq_run_status(r, &rs);
+  ck_assert_uint_eq(rs.ndone, 64); /* the two batches solved, whole; not the one held */
+  ck_assert_uint_gt(rs.ntasks, 3 * 64);
+  nq_ckpt_t snap;
+  ck_assert_int_eq(nq_run_snapshot(r, &snap), 0);
+  nq_run_free(r);
+  char why[NQ_CKPT_ERR_MAX] = "";
+  ck_assert_int_eq(nq_run_new(&s, &snap, &r, why, sizeof why), 0);
+  ck_assert_str_eq(why, "");
+  nq_solve_opts_t o2 = {.threads = 0, .gpus = &g, .ngpus = 1};
+  ck_assert_int_eq(nq_run_solve(r, &o2, &c), 0);
+  nq_run_free(r);
+  nq_ckpt_free(&snap);
+  nq_counts_t cpu;
+  ck_assert_int_eq(nq_solve_n(14, 2, NULL, &cpu), 0);
+  check_known(14, &c);
+  ck_assert_uint_eq(c.nodes, cpu.nodes);
+  nq_gpu_close(g);
+}
+END_TEST
+
 /* NQ_SLOW_TESTS=1: whole N=17 on the device alone equals the CPU's count and nodes. */
 START_TEST(whole_n17_slow) {
   nq_gpu_t *g = open_dev(NULL);
@@ -383,6 +472,7 @@ int main(void) {
           devs[0].driver);
   TCase *tc = tcase_create("device");
   tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, batch_expand_then_solve);
   tcase_add_test(tc, units_small_n);
   tcase_add_test(tc, units_deep);
   tcase_add_test(tc, units_look_by_n);
@@ -394,6 +484,7 @@ int main(void) {
   tcase_add_test(tc, device_failure_mid_solve);
   tcase_add_test(tc, cancel_between_launches);
   tcase_add_test(tc, pause_between_launches);
+  tcase_add_test(tc, pool_stop_resume_with_batch_held);
   const char *slow = getenv("NQ_SLOW_TESTS");
   if (slow && !strcmp(slow, "1")) tcase_add_test(tc, whole_n17_slow);
   suite_add_tcase(s, tc);

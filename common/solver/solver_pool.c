@@ -329,9 +329,62 @@ static void *pool_worker(void *arg) {
 #define GPU_BATCH_FIRST 32    /* tasks of the first batch: the device's speed is not known yet */
 #define GPU_BATCH_GROWTH 4.0  /* a batch is at most this many times the one before */
 
+/* A batch of the device's: its tasks (indexes in the cut) and their expansion into subtrees
+ * (nq_gpu_batch_expand), made on a thread of its own while the device solves the batch before,
+ * so that the host's expansion (about 0.03-0.12 s for a batch's 10^5-4*10^5 subtrees on one
+ * core, the device waiting for it) is off the device's path; the first batch is expanded before
+ * any launch, as it must be. */
+typedef struct gpu_batch_s {
+  nq_unit_t *units;
+  uint32_t *which;
+  size_t k;            /* its tasks */
+  nq_gpu_batch_t *b;   /* the expansion, once made */
+  int rc;              /* the expansion's */
+  pthread_t tid;
+  int threaded;        /* expanding on tid */
+} gpu_batch_t;
+
+static void *gpu_expand(void *arg) {
+  gpu_batch_t *gb = arg;
+  gb->rc = nq_gpu_batch_expand(gb->units, gb->k, &gb->b);
+  return NULL;
+}
+
+/* Take the next tasks from the counter into gb, up to `size` of them (fewer where some finished
+ * before a resume), and start their expansion: on a thread of its own when `ahead`, else here.
+ * Returns how many (0: none is left). */
+static size_t gpu_take(pool_t *p, gpu_batch_t *gb, size_t size, int ahead) {
+  nq_run_t *r = p->run;
+  gb->k = 0;
+  gb->b = NULL;
+  gb->rc = 0;
+  gb->threaded = 0;
+  while (gb->k == 0) {
+    size_t i0 = atomic_fetch_add(&p->next, size);
+    if (i0 >= r->cut.ntasks) return 0;
+    for (size_t i = i0; i < i0 + size && i < r->cut.ntasks; i++)
+      if (!(r->skip[i / 8] >> (i % 8) & 1)) {
+        gb->which[gb->k] = (uint32_t)i;
+        gb->units[gb->k++] = r->cut.tasks[i];
+      }
+  }
+  if (ahead && pthread_create(&gb->tid, NULL, gpu_expand, gb) == 0)
+    gb->threaded = 1;
+  else
+    gpu_expand(gb);
+  return gb->k;
+}
+
+/* Wait for gb's expansion (made on its thread). */
+static void gpu_ready(gpu_batch_t *gb) {
+  if (gb->threaded) pthread_join(gb->tid, NULL);
+  gb->threaded = 0;
+}
+
 /* The device's thread: batches of tasks from the same counter, each solved in launches that
- * stop for a cancel, a pause or the duty cycle between them (nq_gpu_solve). A failed device's
- * batch, and every task after it, is solved on the CPU here. */
+ * stop for a cancel, a pause or the duty cycle between them (nq_gpu_solve_batch), the next
+ * batch taken and expanded while the device solves one. A failed device's batches, and every
+ * task after them, are solved on the CPU here. */
 typedef struct gpu_arg_s {
   pool_t *p;
   nq_gpu_t *g;
@@ -340,47 +393,72 @@ typedef struct gpu_arg_s {
 static void *pool_gpu(void *arg) {
   pool_t *p = ((gpu_arg_t *)arg)->p;
   nq_gpu_t *dev = ((gpu_arg_t *)arg)->g;
-  nq_run_t *r = p->run;
   nq_throttle_thread_t th;
   nq_throttle_enter(p->opts->throttle, &th);
   nq_gpu_ctl_t ctl = {p->opts->cancel, p->opts->throttle, &th};
-  size_t batch = GPU_BATCH_FIRST;
-  nq_unit_t *units = malloc(GPU_BATCH_MAX * sizeof *units);
+  gpu_batch_t gb[2];
+  memset(gb, 0, sizeof gb);
   nq_counts_t *got = malloc(GPU_BATCH_MAX * sizeof *got);
-  uint32_t *which = malloc(GPU_BATCH_MAX * sizeof *which);
-  int rc = units && got && which ? 0 : NQ_ENOMEM;
-  while (rc == 0 && !stop_here(p, &th)) {
-    size_t i0 = atomic_fetch_add(&p->next, batch), k = 0;
-    if (i0 >= r->cut.ntasks) break;
-    for (size_t i = i0; i < i0 + batch && i < r->cut.ntasks; i++)
-      if (!(r->skip[i / 8] >> (i % 8) & 1)) {
-        which[k] = (uint32_t)i;
-        units[k++] = r->cut.tasks[i];
-      }
+  int rc = got ? 0 : NQ_ENOMEM;
+  for (int i = 0; i < 2 && rc == 0; i++) {
+    gb[i].units = malloc(GPU_BATCH_MAX * sizeof *gb[i].units);
+    gb[i].which = malloc(GPU_BATCH_MAX * sizeof *gb[i].which);
+    if (!gb[i].units || !gb[i].which) rc = NQ_ENOMEM;
+  }
+  /* Batch sizes: about GPU_BATCH_SECONDS at the speed of the last batch solved, growing by at
+   * most GPU_BATCH_GROWTH over the last one taken (a device comes up to speed within a few
+   * batches); the next batch is taken as one starts, so its size follows the batch before. */
+  size_t size = GPU_BATCH_FIRST;
+  double rate = 0; /* tasks a second of the last batch solved */
+  gpu_batch_t *cur = &gb[0], *next = &gb[1];
+  size_t have = rc == 0 && !stop_here(p, &th) ? gpu_take(p, cur, size, 0) : 0;
+  while (have > 0) {
+    if (rate > 0) {
+      double want = rate * GPU_BATCH_SECONDS, most = (double)cur->k * GPU_BATCH_GROWTH;
+      want = want > most ? most : want;
+      size = want < 1 ? 1 : want > GPU_BATCH_MAX ? GPU_BATCH_MAX : (size_t)want;
+    }
+    const size_t ahead = gpu_take(p, next, size, 1);
     double t0 = nq_now_mono();
-    rc = nq_gpu_solve(dev, units, k, got, &ctl);
+    rc = cur->rc ? cur->rc : nq_gpu_solve_batch(dev, cur->b, got, &ctl);
     double dt = nq_now_mono() - t0;
+    gpu_ready(next);
+    if (rc == 0) {
+      for (size_t j = 0; j < cur->k; j++) finish(p, cur->which[j], &got[j], NQ_ENGINE_GPU);
+      if (dt > 1e-3) rate = (double)cur->k / dt;
+    }
+    nq_gpu_batch_free(cur->b);
+    cur->b = NULL;
     if (rc == NQ_ECANCELED) {
       atomic_store(&p->rc, NQ_ECANCELED);
+      rc = 0;
       break;
     }
-    if (rc) { /* the device failed (nq_gpu_solve said why on the log): the CPU takes over */
-      for (size_t j = 0; j < k && (rc = nq_fast_solve_unit(&units[j], &got[j])) == 0; j++)
-        finish(p, which[j], &got[j], NQ_ENGINE_CPU);
+    if (rc) { /* the device failed (nq_gpu_solve_batch said why on the log): the CPU takes over */
+      rc = 0;
+      for (int b = 0; b < 2 && rc == 0; b++) { /* this batch, and the one taken (k = 0: none) */
+        const gpu_batch_t *x = b ? next : cur;
+        for (size_t j = 0; j < x->k && (rc = nq_fast_solve_unit(&x->units[j], &got[j])) == 0; j++)
+          finish(p, x->which[j], &got[j], NQ_ENGINE_CPU);
+      }
       if (rc == 0) cpu_loop(p, &th);
       break;
     }
-    for (size_t j = 0; j < k; j++) finish(p, which[j], &got[j], NQ_ENGINE_GPU);
-    /* The next batch: about GPU_BATCH_SECONDS at the speed just seen, growing by at most
-     * GPU_BATCH_GROWTH (a device comes up to speed within a few batches). */
-    double f = dt > 1e-3 ? GPU_BATCH_SECONDS / dt : GPU_BATCH_GROWTH;
-    size_t next = (size_t)((double)batch * (f > GPU_BATCH_GROWTH ? GPU_BATCH_GROWTH : f));
-    batch = next < 1 ? 1 : next > GPU_BATCH_MAX ? GPU_BATCH_MAX : next;
+    gpu_batch_t *t = cur;
+    cur = next;
+    next = t;
+    have = ahead;
+    if (have && stop_here(p, &th)) break;
   }
+  gpu_ready(next);
+  nq_gpu_batch_free(next->b);
+  nq_gpu_batch_free(cur->b);
   if (rc) atomic_store(&p->rc, rc);
-  free(units);
+  for (int i = 0; i < 2; i++) {
+    free(gb[i].units);
+    free(gb[i].which);
+  }
   free(got);
-  free(which);
   return NULL;
 }
 
