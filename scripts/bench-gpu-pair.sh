@@ -12,9 +12,11 @@
 #
 # DIR (default build-gpu-pair, ignored by git as build*) is what a lease carries; the device tool
 # runs e.g. `scripts/bench-gpu-pair.sh run 19 20 21` with carry ["build-gpu-pair"].
-# One row per run: N build round seconds nodes/s nodes total check, where check is "ok" when the
-# run's TOTAL and COUNT2/4/8 are the published ones (nq-solve's matches_published) and equal the
-# other build's, and its nodes equal the other build's (both nq-solver-4: the same tree); then
+# One row per run: N build round seconds device nodes/s nodes total check, where device is the
+# seconds of its launches where the build prints them (the rest of `seconds` is the host's,
+# between launches and batches) and check is "ok" when the run's TOTAL and COUNT2/4/8 are the
+# published ones (nq-solve's matches_published) and equal the other build's, and its nodes
+# equal the other build's (both nq-solver-4: the same tree); then
 # one row per N: the median seconds of each build and base/this (> 1: this build is faster).
 # A run that fails or passes TIMEOUT seconds is a row "FAIL" and the script exits 1 at the end.
 # env: DIR=build-gpu-pair  GPU=0  ROUNDS=1  TIMEOUT=300 (seconds a run)
@@ -78,7 +80,7 @@ run)
   echo "base $(cat "$DIR/base/REV" 2>/dev/null), this $(cat "$DIR/this/REV" 2>/dev/null), GPU $GPU, $ROUNDS round(s)"
   T=$(mktemp -d)
   trap 'rm -rf "$T"' EXIT
-  printf '%3s %-5s %5s %9s %12s %16s %16s %s\n' N build round seconds nodes/s nodes total check
+  printf '%3s %-5s %5s %9s %9s %12s %16s %16s %s\n' N build round seconds device nodes/s nodes total check
   bad=0
   for n in "${NS[@]}"; do
     for ((r = 1; r <= ROUNDS; r++)); do
@@ -108,7 +110,9 @@ for name, g in zip(("base", "this"), rows):
         continue
     ok = same and g.get("matches_published", False) and g["kernel"].startswith("opencl:")
     bad |= not ok
-    print("%3s %-5s %5s %9.3f %12.4g %16s %16s %s" % (n, name, r, g["seconds"],
+    dev = g.get("device_seconds")
+    print("%3s %-5s %5s %9.3f %9s %12.4g %16s %16s %s" % (n, name, r, g["seconds"],
+          "%.3f" % dev if dev is not None else "-",
           int(g["nodes"]) / max(g["seconds"], 1e-9), g["nodes"], g["total"],
           "ok" if ok else "MISMATCH"))
 sys.exit(1 if bad else 0)

@@ -61,7 +61,7 @@ static int list_cb(const nq_unit_t *u, void *arg) {
 }
 
 static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double secs, int threads,
-                         const char *kernel) {
+                         const char *kernel, double device_s) {
   const char *unit = cfg->unit_text;
   int n = cfg->n;
   nq_totals_t t;
@@ -78,6 +78,7 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
                           "c8", (json_int_t)c->c8, "nodes", (json_int_t)c->nodes, "seconds", secs,
                           "threads", threads, "solver", NQ_SOLVER_VERSION);
     json_object_set_new(o, "kernel", json_string(kernel));
+    if (device_s >= 0) json_object_set_new(o, "device_seconds", json_real(device_s));
     if (unit) json_object_set_new(o, "unit", json_string(unit));
     if (cfg->sample_p) {
       char sample[32];
@@ -104,6 +105,9 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
                         (unsigned long long)c->count1);
   printf("nodes    %llu\nseconds  %.3f\nthreads  %d\nkernel   %s\n", (unsigned long long)c->nodes,
          secs, threads, kernel);
+  if (device_s >= 0)
+    printf("device   %.3f s in launches (the devices' seconds added; beside them the host's work)\n",
+           device_s);
   if (k) printf("published %s (OEIS A000170/A002562)\n", match ? "MATCH" : "MISMATCH");
 }
 
@@ -217,12 +221,19 @@ static int run_solve(const solve_cfg_t *cfg) {
   if (pr.shown) fputc('\n', stderr);
   char kernel[512];
   kernel_label(cfg, gpus, ngpus, kernel, sizeof kernel);
-  for (int i = 0; i < ngpus; i++) nq_gpu_close(gpus[i]);
+  double device_s = ngpus ? 0 : -1; /* the seconds the devices' launches took */
+  for (int i = 0; i < ngpus; i++) {
+    uint64_t gn;
+    double gs;
+    nq_gpu_rate(gpus[i], &gn, &gs);
+    device_s += gs;
+    nq_gpu_close(gpus[i]);
+  }
   if (rc) {
     fprintf(stderr, "nq-solve: %s\n", nq_strerror(rc));
     return 1;
   }
-  print_result(cfg, &res, secs, threads, kernel);
+  print_result(cfg, &res, secs, threads, kernel, device_s);
   return 0;
 }
 
