@@ -82,7 +82,7 @@ START_TEST(batch_expand_then_solve) {
   /* 10 rows below each unit, NQ_GPU_ROWS_MIN 9: expanded a row, short of 2^17 subtrees */
   ck_assert_uint_gt(nq_gpu_batch_subtrees(b), l.len);
   nq_counts_t *got = calloc(l.len, sizeof *got), *ref = calloc(l.len, sizeof *ref);
-  ck_assert_int_eq(nq_gpu_solve_batch(g, b, got, NULL), 0);
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b, NULL, got, NULL), 0);
   ck_assert_int_eq(nq_gpu_solve(g, l.v, l.len, ref, NULL), 0);
   for (size_t i = 0; i < l.len; i++) {
     nq_counts_t want;
@@ -93,7 +93,7 @@ START_TEST(batch_expand_then_solve) {
     ck_assert_uint_eq(got[i].c8, want.c8);
     ck_assert_uint_eq(ref[i].nodes, want.nodes);
   }
-  ck_assert_int_eq(nq_gpu_solve_batch(g, b, got, NULL), NQ_EINVAL);
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b, NULL, got, NULL), NQ_EINVAL);
   nq_gpu_batch_free(b);
   nq_unit_t two[2] = {l.v[0], l.v[0]};
   ck_assert_int_eq(nq_unit_parse("12:c:2:0,2", &two[1], NULL, 0), 0);
@@ -102,11 +102,83 @@ START_TEST(batch_expand_then_solve) {
   ck_assert_ptr_null(b);
   ck_assert_int_eq(nq_gpu_batch_expand(l.v, 0, &b), 0); /* no unit: nothing to solve */
   ck_assert_uint_eq(nq_gpu_batch_subtrees(b), 0);
-  ck_assert_int_eq(nq_gpu_solve_batch(g, b, got, NULL), 0);
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b, NULL, got, NULL), 0);
   nq_gpu_batch_free(b);
   free(got);
   free(ref);
   free(l.v);
+  nq_gpu_close(g);
+}
+END_TEST
+
+/* got[i] equals the reference for every unit of l (counts and nodes). */
+static void check_got(const list_t *l, size_t from, size_t n, const nq_counts_t *got) {
+  for (size_t i = 0; i < n; i++) {
+    nq_counts_t want;
+    char t[NQ_UNIT_TEXT_MAX];
+    ck_assert_int_eq(nq_ref_solve_unit(&l->v[from + i], &want), 0);
+    nq_unit_format(&l->v[from + i], t, sizeof t);
+    ck_assert_msg(got[i].c2 == want.c2 && got[i].c4 == want.c4 && got[i].c8 == want.c8 &&
+                      got[i].nodes == want.nodes,
+                  "%s: gpu c2=%llu c4=%llu c8=%llu nodes=%llu, reference %llu %llu %llu %llu", t,
+                  (unsigned long long)got[i].c2, (unsigned long long)got[i].c4,
+                  (unsigned long long)got[i].c8, (unsigned long long)got[i].nodes,
+                  (unsigned long long)want.c2, (unsigned long long)want.c4,
+                  (unsigned long long)want.c8, (unsigned long long)want.nodes);
+  }
+}
+
+static nq_gpu_batch_t *ahead_of(void *arg) { return arg; }
+
+/* A batch started behind another at its tail (the queue's records of both, owners apart, the
+ * first batch's last searches split to the queue's front each launch: 4-iteration launches),
+ * then continued by the next call: each batch equals the reference, unit by unit. A batch
+ * started so and then passed over is refused; one of another N is not started. */
+START_TEST(batches_started_ahead) {
+  nq_gpu_opts_t o = {.budget = 4};
+  nq_gpu_t *g = open_dev(&o);
+  list_t l = {0};
+  ck_assert_int_eq(nq_units_generate(14, 3, push, &l), 0);
+  /* three batches: [0, h), [h, len - h), [len - h, len); the first small, so that it ends
+   * while the second's searches still run, and the second's call starts the third */
+  const size_t h = 8, from[3] = {0, h, l.len - h}, len[3] = {h, l.len - 2 * h, h};
+  nq_gpu_batch_t *b[3];
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(nq_gpu_batch_expand(l.v + from[i], len[i], &b[i]), 0);
+  nq_counts_t *got = calloc(l.len, sizeof *got);
+  const uint64_t before = nq_gpu_ahead(g);
+  nq_gpu_ahead_t a1 = {ahead_of, b[1]}, a2 = {ahead_of, b[2]};
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b[0], &a1, got, NULL), 0);
+  ck_assert_uint_eq(nq_gpu_ahead(g) - before, 1);
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b[1], &a2, got + from[1], NULL), 0);
+  ck_assert_uint_eq(nq_gpu_ahead(g) - before, 2);
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b[2], NULL, got + from[2], NULL), 0);
+  check_got(&l, 0, l.len, got);
+  for (int i = 0; i < 3; i++) nq_gpu_batch_free(b[i]);
+  /* b[1] started behind b[0], then another batch solved first: b[1] is refused */
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(nq_gpu_batch_expand(l.v, h, &b[i]), 0);
+  a1.arg = b[1];
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b[0], &a1, got, NULL), 0);
+  ck_assert_uint_eq(nq_gpu_ahead(g) - before, 3);
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b[2], NULL, got, NULL), 0);
+  check_got(&l, 0, h, got);
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b[1], NULL, got, NULL), NQ_EINVAL);
+  for (int i = 0; i < 3; i++) nq_gpu_batch_free(b[i]);
+  /* a batch of another N is not started behind; solved after, on its own, it is exact */
+  list_t m = {0};
+  ck_assert_int_eq(nq_units_generate(13, 3, push, &m), 0);
+  ck_assert_int_eq(nq_gpu_batch_expand(l.v, h, &b[0]), 0);
+  ck_assert_int_eq(nq_gpu_batch_expand(m.v, m.len, &b[1]), 0);
+  const uint64_t mid = nq_gpu_ahead(g);
+  a1.arg = b[1];
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b[0], &a1, got, NULL), 0);
+  ck_assert_uint_eq(nq_gpu_ahead(g), mid);
+  ck_assert_int_eq(nq_gpu_solve_batch(g, b[1], NULL, got, NULL), 0);
+  check_got(&m, 0, m.len, got);
+  nq_gpu_batch_free(b[0]);
+  nq_gpu_batch_free(b[1]);
+  free(got);
+  free(l.v);
+  free(m.v);
   nq_gpu_close(g);
 }
 END_TEST
@@ -473,6 +545,7 @@ int main(void) {
   TCase *tc = tcase_create("device");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, batch_expand_then_solve);
+  tcase_add_test(tc, batches_started_ahead);
   tcase_add_test(tc, units_small_n);
   tcase_add_test(tc, units_deep);
   tcase_add_test(tc, units_look_by_n);

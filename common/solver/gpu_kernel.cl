@@ -65,7 +65,8 @@
 #define NQ_SLOT (SV_STACK + 4 * NQ_ROWS)
 
 /* Slot states (stat[]): a slot holds nothing (EMPTY: its work-item takes records from the queue)
- * or a search saved at a launch's end (RUNNING). */
+ * or a search saved at a launch's end (RUNNING, in the low two bits; the search's owner above
+ * them, so that the host knows whose searches are still running). */
 #define NQ_EMPTY 0u
 #define NQ_RUNNING 2u
 
@@ -543,7 +544,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
   __global uint *sv = save + (size_t)NQ_SLOT * gid;
   const int e = n - 1;
   const uint mask = n == 32 ? 0xffffffffu : ((1u << n) - 1u), topbit = 1u << e;
-  uint steps = 0, live = 0, fl = 0, own = 0, held = stat[gid] == NQ_RUNNING;
+  uint steps = 0, live = 0, fl = 0, own = 0, held = (stat[gid] & 3u) == NQ_RUNNING;
   uint fli = 0, ivi = 0; /* the inline rows' flags and rule word (NQ_ROW_N8..NQ_ROW_N2) */
   __global const uchar *t = (__global const uchar *)(sv + SV_REC);
   /* The counts of the owner `cur` since they were last added to its totals: a work-item's
@@ -739,7 +740,7 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         sv[SV_STACK + 4 * k + 2] = v.z;
         sv[SV_STACK + 4 * k + 3] = v.w;
       }
-      stat[gid] = NQ_RUNNING;
+      stat[gid] = NQ_RUNNING | own << 2;
     }
 #if NQ_CORRUPT
     if (!held && idx == 0 && !live) c4++;

@@ -101,6 +101,15 @@ void nq_backend_label(nq_gpu_t *const *gpus, int ngpus, const uint64_t *before, 
 
 /* ---- the host's expansion (no OpenCL needed: any thread may run it) ----------------------- */
 
+#define REC 32 /* bytes of a subtree record (NQ_REC in gpu_kernel.cl) */
+
+/* A subtree as a queue record (REC bytes: the depth, the prefix's columns). */
+static void pack(const nq_unit_t *u, unsigned char *r) {
+  memset(r, 0, REC);
+  r[0] = (unsigned char)u->depth;
+  memcpy(r + 1, u->prefix, (size_t)u->depth);
+}
+
 typedef struct subs_s {
   nq_unit_t *v;
   uint32_t *owner;       /* the index of the unit (of the solve) each subtree is below */
@@ -174,13 +183,20 @@ static int expand(const nq_unit_t *units, size_t n, size_t want, uint64_t *host,
 struct nq_gpu_batch_s {
   size_t n;       /* units */
   int bn;         /* their N */
-  int used;       /* solved once: its queue has grown by the splits */
-  subs_t q;       /* the subtrees, each with the index of its unit */
-  uint64_t *host; /* per unit: the nodes of its rows expanded here */
+  int used;       /* solved (or being solved): its host counts have the splits taken off */
+  int started;    /* started on a device at the tail of the batch before (nq_gpu_solve_batch) */
+  size_t base;    /* on the device its units are the owners base..base+n-1 */
+  size_t len;     /* its subtrees: as queue records (rec, REC bytes each) and the index of the
+                     unit each is below (own), packed here, off the device's thread */
+  unsigned char *rec;
+  uint32_t *own;
+  uint64_t *host; /* per unit: the nodes of its rows expanded here, less one for each subtree
+                     split off a search (counted on the stack and again as a first node) */
 };
 
 int nq_gpu_batch_expand(const nq_unit_t *units, size_t n, nq_gpu_batch_t **out) {
   *out = NULL;
+  if (n > NQ_GPU_BATCH_UNITS_MAX) return NQ_EINVAL;
   for (size_t i = 0; i < n; i++)
     if (units[i].n != units[0].n || nq_unit_validate(&units[i], NULL, 0)) return NQ_EINVAL;
   nq_gpu_batch_t *b = calloc(1, sizeof *b);
@@ -188,7 +204,19 @@ int nq_gpu_batch_expand(const nq_unit_t *units, size_t n, nq_gpu_batch_t **out) 
   b->n = n;
   b->bn = n ? units[0].n : 0;
   b->host = calloc(n ? n : 1, sizeof *b->host);
-  int rc = b->host ? expand(units, n, NQ_GPU_SUBTREES, b->host, &b->q) : NQ_ENOMEM;
+  subs_t q = {0};
+  int rc = b->host ? expand(units, n, NQ_GPU_SUBTREES, b->host, &q) : NQ_ENOMEM;
+  if (rc == 0) {
+    b->len = q.len;
+    b->rec = malloc((q.len ? q.len : 1) * REC);
+    b->own = malloc((q.len ? q.len : 1) * sizeof *b->own);
+    if (!b->rec || !b->own) rc = NQ_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < q.len; i++) {
+      pack(&q.v[i], b->rec + i * REC);
+      b->own[i] = q.owner[i];
+    }
+  }
+  subs_free(&q);
   if (rc) {
     nq_gpu_batch_free(b);
     return rc;
@@ -199,12 +227,13 @@ int nq_gpu_batch_expand(const nq_unit_t *units, size_t n, nq_gpu_batch_t **out) 
 
 void nq_gpu_batch_free(nq_gpu_batch_t *b) {
   if (!b) return;
-  subs_free(&b->q);
+  free(b->rec);
+  free(b->own);
   free(b->host);
   free(b);
 }
 
-size_t nq_gpu_batch_subtrees(const nq_gpu_batch_t *b) { return b->q.len; }
+size_t nq_gpu_batch_subtrees(const nq_gpu_batch_t *b) { return b->len; }
 
 #ifndef NQ_HAVE_OPENCL
 
@@ -230,9 +259,9 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
   (void)g, (void)units, (void)n, (void)out, (void)ctl;
   return NQ_ENODEV;
 }
-int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, nq_counts_t *out,
-                       const nq_gpu_ctl_t *ctl) {
-  (void)g, (void)b, (void)out, (void)ctl;
+int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, const nq_gpu_ahead_t *ahead,
+                       nq_counts_t *out, const nq_gpu_ctl_t *ctl) {
+  (void)g, (void)b, (void)ahead, (void)out, (void)ctl;
   return NQ_ENODEV;
 }
 void nq_gpu_rate(const nq_gpu_t *g, uint64_t *nodes, double *seconds) {
@@ -247,6 +276,8 @@ int nq_gpu_failed(const nq_gpu_t *g, const char **why) {
 }
 uint64_t nq_gpu_splits(const nq_gpu_t *g) { return (void)g, 0; }
 uint64_t nq_gpu_launches(const nq_gpu_t *g) { return (void)g, 0; }
+uint64_t nq_gpu_ahead(const nq_gpu_t *g) { return (void)g, 0; }
+uint64_t nq_gpu_tails(const nq_gpu_t *g) { return (void)g, 0; }
 
 #else /* NQ_HAVE_OPENCL */
 
@@ -256,7 +287,6 @@ uint64_t nq_gpu_launches(const nq_gpu_t *g) { return (void)g, 0; }
 /* The kernel's source, made from gpu_kernel.cl by the build (CMakeLists.txt). */
 extern const char nq_gpu_kernel_src[];
 
-#define REC 32             /* bytes of a subtree record (gpu_kernel.cl) */
 #define GROUP 64           /* work-items of a work-group (NQ_GROUP in gpu_kernel.cl) */
 #define SV_REC 3           /* a slot's saved search (NQ_SLOT, SV_* in gpu_kernel.cl) */
 #define SV_STACK 11
@@ -292,8 +322,13 @@ struct nq_gpu_s {
   uint32_t tot_bias;      /* nq_gpu_opts_t.tot_bias */
   int failed;
   char why[256];
-  uint64_t nodes, splits, nlaunch;
+  uint64_t nodes, splits, nlaunch, nahead, ntail;
   double busy;
+  /* The queue on the device now: qlen records (host copies h_recs, h_qown), the first `taken`
+   * of them taken; `chain`, the batch a solve started at its batch's tail and left running
+   * (its owners from chain->base), which the next solve continues, or NULL. */
+  size_t qlen, taken;
+  nq_gpu_batch_t *chain;
 };
 
 int nq_gpu_built(void) { return 1; }
@@ -360,6 +395,8 @@ int nq_gpu_failed(const nq_gpu_t *g, const char **why) {
 
 uint64_t nq_gpu_splits(const nq_gpu_t *g) { return g->splits; }
 uint64_t nq_gpu_launches(const nq_gpu_t *g) { return g->nlaunch; }
+uint64_t nq_gpu_ahead(const nq_gpu_t *g) { return g->nahead; }
+uint64_t nq_gpu_tails(const nq_gpu_t *g) { return g->ntail; }
 
 /* Mark the device failed (every later solve answers NQ_EDEVICE) and say why on the log. */
 static int fail(nq_gpu_t *g, const char *what, cl_int code) {
@@ -389,71 +426,134 @@ static int slots_alloc(nq_gpu_t *g) {
   return 0;
 }
 
-/* The queue's buffers for at least `len` records and the totals for `owners` owners (grown by
- * doubling; the contents are not kept). */
-static int queue_alloc(nq_gpu_t *g, size_t len, size_t owners) {
+/* The totals for at least `owners` owners (grown by doubling), the first `keep` owners' kept. */
+static int tot_reserve(nq_gpu_t *g, size_t owners, size_t keep) {
+  if (owners <= g->totcap) return 0;
   cl_int e = CL_SUCCESS;
-  if (len > g->qcap) {
-    size_t cap = g->qcap ? g->qcap : 4096;
-    while (cap < len) cap *= 2;
-    if (g->recs) clReleaseMemObject(g->recs);
-    if (g->qown) clReleaseMemObject(g->qown);
-    g->recs = g->qown = NULL;
-    g->qcap = 0;
-    unsigned char *r = realloc(g->h_recs, cap * REC);
-    if (r) g->h_recs = r;
-    cl_uint *o = r ? realloc(g->h_qown, cap * sizeof *o) : NULL;
-    if (!o) return NQ_ENOMEM;
-    g->h_qown = o;
-    g->recs = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY, cap * REC, NULL, &e);
-    if (e == CL_SUCCESS)
-      g->qown = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY, cap * sizeof(cl_uint), NULL, &e);
-    if (e != CL_SUCCESS) return fail(g, "cannot allocate device memory", e);
-    g->qcap = cap;
+  size_t cap = g->totcap ? g->totcap : 64;
+  while (cap < owners) cap *= 2;
+  cl_mem t = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, cap * 8 * sizeof(cl_uint), NULL, &e);
+  if (e != CL_SUCCESS) return fail(g, "cannot allocate device memory", e);
+  if (keep && g->tot)
+    e = clEnqueueCopyBuffer(g->q, g->tot, t, 0, 0, keep * 8 * sizeof(cl_uint), 0, NULL, NULL);
+  if (e == CL_SUCCESS) e = clFinish(g->q);
+  if (e != CL_SUCCESS) {
+    clReleaseMemObject(t);
+    return fail(g, "cannot copy the totals", e);
   }
-  if (owners > g->totcap) {
-    size_t cap = g->totcap ? g->totcap : 64;
-    while (cap < owners) cap *= 2;
-    if (g->tot) clReleaseMemObject(g->tot);
-    g->tot = NULL;
-    g->totcap = 0;
-    cl_uint *t = realloc(g->h_tot, cap * 8 * sizeof *t);
-    if (!t) return NQ_ENOMEM;
-    g->h_tot = t;
-    g->tot = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, cap * 8 * sizeof(cl_uint), NULL, &e);
-    if (e != CL_SUCCESS) return fail(g, "cannot allocate device memory", e);
-    g->totcap = cap;
-  }
+  if (g->tot) clReleaseMemObject(g->tot);
+  g->tot = t;
+  g->totcap = 0;
+  cl_uint *h = realloc(g->h_tot, cap * 8 * sizeof *h);
+  if (!h) return NQ_ENOMEM;
+  g->h_tot = h;
+  g->totcap = cap;
   return 0;
 }
 
 /* ---- launches ------------------------------------------------------------------------------ */
 
-/* Copy the subtrees q[from..q->len) into the device's queue, behind the ones already there. */
-static int queue_upload(nq_gpu_t *g, const subs_t *q, size_t from) {
-  size_t n = q->len - from;
-  if (n == 0) return 0;
-  for (size_t i = from; i < q->len; i++) {
-    unsigned char *r = g->h_recs + i * REC;
-    memset(r, 0, REC);
-    r[0] = (unsigned char)q->v[i].depth;
-    memcpy(r + 1, q->v[i].prefix, (size_t)q->v[i].depth);
-    g->h_qown[i] = q->owner[i];
+/* The device's queue made of the subtrees of `front` (owners + fbase), then the records of the
+ * queue not yet taken, then the subtrees of `back` (owners + bbase), then the records of batch
+ * `fresh` (owners + its base); any of the three may be NULL. Without back and fresh, front's
+ * records go just before the untaken ones when the taken ones leave them room, and only they
+ * are copied (a batch's last searches, split at each launch's end once the next batch has
+ * started behind them, are few; the untaken records, that batch's, are many); else the queue is
+ * written anew from position 0 (its buffers grown by doubling). The queue's index then points
+ * at front's first record. */
+static int queue_rebuild(nq_gpu_t *g, const subs_t *front, size_t fbase, const subs_t *back,
+                         size_t bbase, const nq_gpu_batch_t *fresh) {
+  const size_t nf = front ? front->len : 0, nb = back ? back->len : 0;
+  const size_t nr = fresh ? fresh->len : 0, keep = g->qlen - g->taken;
+  cl_int e = CL_SUCCESS;
+  cl_uint h = 0;
+  if (nb == 0 && nr == 0 && nf <= g->taken) {
+    const size_t at = g->taken - nf;
+    for (size_t i = 0; i < nf; i++) {
+      pack(&front->v[i], g->h_recs + (at + i) * REC);
+      g->h_qown[at + i] = (cl_uint)(fbase + front->owner[i]);
+    }
+    if (nf) {
+      e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, at * REC, nf * REC, g->h_recs + at * REC,
+                               0, NULL, NULL);
+      if (e == CL_SUCCESS)
+        e = clEnqueueWriteBuffer(g->q, g->qown, CL_FALSE, at * sizeof(cl_uint),
+                                 nf * sizeof(cl_uint), g->h_qown + at, 0, NULL, NULL);
+    }
+    h = (cl_uint)at;
+  } else {
+    const size_t len = nf + keep + nb + nr;
+    size_t cap = g->qcap ? g->qcap : 4096;
+    while (cap < len) cap *= 2;
+    unsigned char *r = malloc(cap * REC);
+    cl_uint *o = malloc(cap * sizeof *o);
+    if (!r || !o) {
+      free(r);
+      free(o);
+      return NQ_ENOMEM;
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < nf; i++, at++) {
+      pack(&front->v[i], r + at * REC);
+      o[at] = (cl_uint)(fbase + front->owner[i]);
+    }
+    if (keep) {
+      memcpy(r + at * REC, g->h_recs + g->taken * REC, keep * REC);
+      memcpy(o + at, g->h_qown + g->taken, keep * sizeof *o);
+      at += keep;
+    }
+    for (size_t i = 0; i < nb; i++, at++) {
+      pack(&back->v[i], r + at * REC);
+      o[at] = (cl_uint)(bbase + back->owner[i]);
+    }
+    if (nr) {
+      memcpy(r + at * REC, fresh->rec, nr * REC);
+      for (size_t i = 0; i < nr; i++) o[at + i] = (cl_uint)(fresh->base + fresh->own[i]);
+    }
+    free(g->h_recs);
+    free(g->h_qown);
+    g->h_recs = r;
+    g->h_qown = o;
+    if (cap > g->qcap) { /* larger device buffers */
+      if (g->recs) clReleaseMemObject(g->recs);
+      if (g->qown) clReleaseMemObject(g->qown);
+      g->recs = g->qown = NULL;
+      g->qcap = 0;
+      g->recs = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY, cap * REC, NULL, &e);
+      if (e == CL_SUCCESS)
+        g->qown = clCreateBuffer(g->ctx, CL_MEM_READ_ONLY, cap * sizeof(cl_uint), NULL, &e);
+      if (e != CL_SUCCESS) return fail(g, "cannot allocate device memory", e);
+      g->qcap = cap;
+    }
+    if (len) {
+      e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, 0, len * REC, g->h_recs, 0, NULL, NULL);
+      if (e == CL_SUCCESS)
+        e = clEnqueueWriteBuffer(g->q, g->qown, CL_FALSE, 0, len * sizeof(cl_uint), g->h_qown, 0,
+                                 NULL, NULL);
+    }
+    g->qlen = len;
   }
-  cl_int e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, from * REC, n * REC,
-                                  g->h_recs + from * REC, 0, NULL, NULL);
   if (e == CL_SUCCESS)
-    e = clEnqueueWriteBuffer(g->q, g->qown, CL_FALSE, from * sizeof(cl_uint), n * sizeof(cl_uint),
-                             g->h_qown + from, 0, NULL, NULL);
+    e = clEnqueueWriteBuffer(g->q, g->qhead, CL_TRUE, 0, sizeof h, &h, 0, NULL, NULL);
+  g->taken = h;
   return e == CL_SUCCESS ? 0 : fail(g, "cannot copy the subtrees to the device", e);
 }
 
+/* A batch's totals on the device set to zero (tot_bias in their low words: the tests' carry). */
+static int tot_init(nq_gpu_t *g, const nq_gpu_batch_t *b) {
+  for (size_t i = 0; i < b->n * 8; i++) g->h_tot[b->base * 8 + i] = i % 2 ? 0 : g->tot_bias;
+  cl_int e = clEnqueueWriteBuffer(g->q, g->tot, CL_TRUE, b->base * 8 * sizeof(cl_uint),
+                                  b->n * 8 * sizeof(cl_uint), g->h_tot + b->base * 8, 0, NULL,
+                                  NULL);
+  return e == CL_SUCCESS ? 0 : fail(g, "cannot copy the totals to the device", e);
+}
+
 /* One launch over every slot with the queue's first qlen records; then the slots' states and
- * the queue's index are read back (*head: records taken so far, at most qlen). */
-static int launch(nq_gpu_t *g, size_t qlen, cl_int n, size_t *head) {
+ * the queue's index are read back (g->taken: records taken so far, at most qlen). */
+static int launch(nq_gpu_t *g, cl_int n) {
   if (g->fail_after && ++g->launches > g->fail_after)
     return fail(g, "injected device failure (a test hook: fail_after)", CL_DEVICE_NOT_AVAILABLE);
-  cl_uint ql = (cl_uint)qlen, ns = (cl_uint)g->nslots, budget = g->budget, h = 0;
+  cl_uint ql = (cl_uint)g->qlen, ns = (cl_uint)g->nslots, budget = g->budget, h = 0;
   /* The kernel's walk has no blocked test: its rows, N-1-look >= N-6 down, are all inline
    * (rows N-9 down). */
   _Static_assert(NQ_UNIT_LOOK_MAX <= 5, "the blocked test reaches above the kernel's inline rows");
@@ -480,17 +580,23 @@ static int launch(nq_gpu_t *g, size_t qlen, cl_int n, size_t *head) {
                           NULL, NULL);
   if (e == CL_SUCCESS)
     e = clEnqueueReadBuffer(g->q, g->qhead, CL_TRUE, 0, sizeof h, &h, 0, NULL, NULL);
-  *head = h < ql ? h : ql;
+  g->taken = h < ql ? h : ql;
   return e == CL_SUCCESS ? 0 : fail(g, "kernel launch failed", e);
 }
 
+/* Whether batch b (may be NULL) has owner `own`. */
+static int owns(const nq_gpu_batch_t *b, size_t own) {
+  return b && own >= b->base && own - b->base < b->n;
+}
+
 /* A slot's search stopped at a launch's end, split into what it has left: each candidate left
- * on its stack, a subtree of its own (a few dozen as a rule). Those candidates were counted as
- * nodes when they were put on the stack, and each subtree's first node is counted again by the
- * kernel: one node less for each, on its unit. The slot is emptied. The saved search is `saved`
- * (SLOT_WORDS words), or read from the device when that is NULL. */
-static int split(nq_gpu_t *g, size_t slot, int n, size_t nunits, nq_counts_t *out, subs_t *q,
-                 const cl_uint *saved) {
+ * on its stack, a subtree of its own (a few dozen as a rule), pushed on `fq` when the search is
+ * batch f's, on `bq` when batch k's (owners as the batch's unit indexes). Those candidates were
+ * counted as nodes when they were put on the stack, and each subtree's first node is counted
+ * again by the kernel: one node less for each, on its unit's host count. The slot is emptied.
+ * The saved search is `saved` (SLOT_WORDS words), or read from the device when that is NULL. */
+static int split(nq_gpu_t *g, size_t slot, int n, nq_gpu_batch_t *f, subs_t *fq, nq_gpu_batch_t *k,
+                 subs_t *bq, const cl_uint *saved) {
   cl_uint own[SLOT_WORDS];
   const cl_uint *sv = saved;
   if (!sv) { /* one slot: read its saved search alone */
@@ -505,7 +611,9 @@ static int split(nq_gpu_t *g, size_t slot, int n, size_t nunits, nq_counts_t *ou
   const uint32_t owner = sv[0], live = sv[1];
   const cl_uint *stk = sv + SV_STACK;
   int top = live ? 31 - __builtin_clz(live) : -1;
-  if (depth < 2 || depth + top + 1 > n - 3 || owner >= nunits)
+  nq_gpu_batch_t *bt = owns(f, owner) ? f : owns(k, owner) ? k : NULL;
+  subs_t *q = bt == f ? fq : bq;
+  if (depth < 2 || depth + top + 1 > n - 3 || !bt || !q)
     return fail(g, "a saved search is out of range", CL_INVALID_VALUE);
   nq_unit_t u;
   memset(&u, 0, sizeof u);
@@ -513,21 +621,54 @@ static int split(nq_gpu_t *g, size_t slot, int n, size_t nunits, nq_counts_t *ou
   memcpy(u.prefix, t + 1, (size_t)depth);
   u.part = u.prefix[0] == 0 ? NQ_PART_CORNER : NQ_PART_SIDE;
   u.bound1 = u.part == NQ_PART_CORNER ? u.prefix[1] : u.prefix[0];
-  q->cur = owner;
+  q->cur = (uint32_t)(owner - bt->base);
   int rc = 0;
-  for (int k = 0; rc == 0 && k <= top; k++) { /* the candidates left on row depth + k */
-    if (k > 0) /* row depth+k-1's column: the difference of two levels' d masks */
-      u.prefix[depth + k - 1] = (uint8_t)__builtin_ctz(stk[4 * k + 2] & ~stk[4 * (k - 1) + 2]);
-    if (!(live >> k & 1)) continue;
-    for (uint32_t left = stk[4 * k]; rc == 0 && left; left &= left - 1) {
-      u.depth = depth + k + 1;
-      u.prefix[depth + k] = (uint8_t)__builtin_ctz(left);
+  for (int j = 0; rc == 0 && j <= top; j++) { /* the candidates left on row depth + j */
+    if (j > 0) /* row depth+j-1's column: the difference of two levels' d masks */
+      u.prefix[depth + j - 1] = (uint8_t)__builtin_ctz(stk[4 * j + 2] & ~stk[4 * (j - 1) + 2]);
+    if (!(live >> j & 1)) continue;
+    for (uint32_t left = stk[4 * j]; rc == 0 && left; left &= left - 1) {
+      u.depth = depth + j + 1;
+      u.prefix[depth + j] = (uint8_t)__builtin_ctz(left);
       rc = subs_push(&u, q);
-      out[owner].nodes--; /* counted on the stack, counted again as the subtree's first node */
+      bt->host[q->cur]--; /* counted on the stack, counted again as the subtree's first node */
     }
   }
   g->h_stat[slot] = S_EMPTY;
   g->splits++;
+  return rc;
+}
+
+/* The queue rebuilt after splitting the saved searches of `count` running slots: those of batch
+ * f's owners always, those of batch k's too when `kslots` (k may be NULL). In the new queue f's
+ * pieces come first, then the records not yet taken, then k's pieces, then the subtrees of
+ * batch `fresh` (k, just started; may be NULL); *nfront: how many of f's. */
+static int split_slots(nq_gpu_t *g, int n, nq_gpu_batch_t *f, nq_gpu_batch_t *k, int kslots,
+                       const nq_gpu_batch_t *fresh, size_t count, size_t *nfront) {
+  subs_t fq = {0}, bq = {0};
+  int rc = 0;
+  /* Many slots to split: one read of every saved search rather than one read a slot. */
+  cl_uint *all = count > SPLIT_ONE_BY_ONE ? malloc(g->nslots * SLOT_WORDS * sizeof *all) : NULL;
+  if (all) {
+    cl_int e = clEnqueueReadBuffer(g->q, g->save, CL_TRUE, 0,
+                                   g->nslots * SLOT_WORDS * sizeof *all, all, 0, NULL, NULL);
+    if (e != CL_SUCCESS) rc = fail(g, "cannot read the saved searches back", e);
+  }
+  for (size_t i = 0; rc == 0 && i < g->nslots; i++) {
+    const cl_uint st = g->h_stat[i];
+    if ((st & 3u) == S_RUNNING && (owns(f, st >> 2) || (kslots && owns(k, st >> 2))))
+      rc = split(g, i, n, f, &fq, k, &bq, all ? all + i * SLOT_WORDS : NULL);
+  }
+  free(all);
+  if (rc == 0) rc = queue_rebuild(g, &fq, f->base, &bq, k ? k->base : 0, fresh);
+  if (rc == 0) {
+    cl_int e = clEnqueueWriteBuffer(g->q, g->stat, CL_TRUE, 0, g->nslots * sizeof(cl_uint),
+                                    g->h_stat, 0, NULL, NULL);
+    if (e != CL_SUCCESS) rc = fail(g, "cannot copy the slots' states to the device", e);
+  }
+  *nfront = fq.len;
+  subs_free(&fq);
+  subs_free(&bq);
   return rc;
 }
 
@@ -537,54 +678,81 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
   nq_gpu_batch_t *b;
   int rc = nq_gpu_batch_expand(units, n, &b);
   if (rc) return rc;
-  rc = nq_gpu_solve_batch(g, b, out, ctl);
+  rc = nq_gpu_solve_batch(g, b, NULL, out, ctl);
   nq_gpu_batch_free(b);
   return rc;
 }
 
-int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, nq_counts_t *out,
-                       const nq_gpu_ctl_t *ctl) {
+/* The batch after b, to start at b's tail: ahead's, when it gives one that fits (b's N, units,
+ * never solved nor started), with owners apart from b's and its totals zeroed; else NULL. */
+static nq_gpu_batch_t *take_ahead(nq_gpu_t *g, const nq_gpu_batch_t *b,
+                                  const nq_gpu_ahead_t *ahead, int *rc) {
+  nq_gpu_batch_t *a = ahead && ahead->next ? ahead->next(ahead->arg) : NULL;
+  if (!a || a->used || a->started || a->n == 0 || a->bn != b->bn) return NULL;
+  a->base = a->n <= b->base ? 0 : b->base + b->n;
+  const size_t top = a->base + a->n > b->base + b->n ? a->base + a->n : b->base + b->n;
+  *rc = tot_reserve(g, top, b->base + b->n);
+  if (*rc == 0) *rc = tot_init(g, a);
+  if (*rc) return NULL;
+  a->started = 1;
+  g->nahead++;
+  return a;
+}
+
+int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, const nq_gpu_ahead_t *ahead,
+                       nq_counts_t *out, const nq_gpu_ctl_t *ctl) {
   if (g->failed) return NQ_EDEVICE;
-  if (b->used) return NQ_EINVAL;
+  if (b->used || (b->started && g->chain != b)) return NQ_EINVAL;
   b->used = 1;
   const size_t n = b->n;
-  memset(out, 0, n * sizeof *out);
-  for (size_t i = 0; i < n; i++) out[i].nodes = b->host[i];
-  if (n == 0) return 0;
   const int bn = b->bn;
-  /* The batch was expanded to NQ_GPU_SUBTREES, not to the device's slots: expanding to twice an
-   * H200's 270,336 slots made N=17 0.19 -> 0.85 s and N=18 0.39 -> 0.83 s (the host's expansion
-   * and the smaller subtrees); the tail's splitting fills the slots instead. */
-  subs_t *const q = &b->q;
-  /* The queue holds every subtree; each launch's work-items take them in order (a finished one
-   * takes the next), so nothing waits for a launch's end but the searches stopped by the budget.
-   * When the queue is used up and most slots idle, the searches still running are split into
-   * new subtrees at the queue's end. Until nothing is left. */
-  int rc = queue_alloc(g, q->len, n);
-  if (rc == 0) rc = queue_upload(g, q, 0);
-  cl_uint zero = 0;
-  cl_int e = CL_SUCCESS;
-  if (rc == 0) {
+  int rc = 0;
+  if (g->chain != b) {
+    /* A solve of its own: nothing of it on the device (a batch a stopped solve left running
+     * there is dropped: its caller finishes it elsewhere). The batch was expanded to
+     * NQ_GPU_SUBTREES, not to the device's slots: expanding to twice an H200's 270,336 slots
+     * made N=17 0.19 -> 0.85 s and N=18 0.39 -> 0.83 s (the host's expansion and the smaller
+     * subtrees); the tail's splitting fills the slots instead. */
+    b->base = 0;
+    g->qlen = g->taken = 0;
     memset(g->h_stat, 0, g->nslots * sizeof *g->h_stat);
-    for (size_t i = 0; i < n * 8; i++) g->h_tot[i] = i % 2 ? 0 : g->tot_bias;
-    e = clEnqueueWriteBuffer(g->q, g->stat, CL_FALSE, 0, g->nslots * sizeof(cl_uint), g->h_stat,
-                             0, NULL, NULL);
-    if (e == CL_SUCCESS)
-      e = clEnqueueWriteBuffer(g->q, g->tot, CL_FALSE, 0, n * 8 * sizeof(cl_uint), g->h_tot, 0,
-                               NULL, NULL);
-    if (e == CL_SUCCESS)
-      e = clEnqueueWriteBuffer(g->q, g->qhead, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
-    if (e != CL_SUCCESS) rc = fail(g, "cannot copy the subtrees to the device", e);
+    cl_int e = clEnqueueWriteBuffer(g->q, g->stat, CL_FALSE, 0, g->nslots * sizeof(cl_uint),
+                                    g->h_stat, 0, NULL, NULL);
+    if (e != CL_SUCCESS) rc = fail(g, "cannot copy the slots' states to the device", e);
+    if (rc == 0) rc = tot_reserve(g, n ? n : 1, 0);
+    if (rc == 0) rc = tot_init(g, b);
+    if (rc == 0) rc = queue_rebuild(g, NULL, 0, NULL, 0, b);
   }
-  size_t taken = 0;
-  while (rc == 0 && q->len > 0) { /* (no subtree: every unit was cut on the host) */
+  g->chain = NULL;
+  /* The queue holds b's subtrees; each launch's work-items take them in order (a finished one
+   * takes the next), so nothing waits for a launch's end but the searches stopped by the budget.
+   * Once b's are all taken, the batch after it (ahead's) starts behind them: the slots that b's
+   * searches leave take its subtrees, and b's searches still running are split at each launch's
+   * end into subtrees at the queue's front, so that b ends soon and the device does not run dry
+   * between two batches. Without a batch after it, once b's are all taken and most slots idle,
+   * the searches still running are split into subtrees at the queue's end (the tail). Until
+   * nothing of b's is left; bend: the queue's records from which on none is b's. */
+  nq_gpu_batch_t *a = NULL;
+  int asked = 0;
+  size_t bend = g->qlen, running = 0, running_b = 0;
+  for (size_t i = 0; i < g->nslots; i++) /* a continued batch: its searches still running */
+    running_b += (g->h_stat[i] & 3u) == S_RUNNING && owns(b, g->h_stat[i] >> 2);
+  if (rc == 0 && g->taken == g->qlen && running_b > 0) {
+    /* continued with its subtrees all taken: the batch after it starts at once */
+    asked = 1;
+    a = take_ahead(g, b, ahead, &rc);
+    size_t nf = 0;
+    if (a) rc = split_slots(g, bn, b, a, 0, a, running_b, &nf);
+    if (a) bend = g->taken + nf;
+  }
+  while (rc == 0 && (g->taken < bend || running_b > 0)) {
     if (ctl && ctl->cancel && __atomic_load_n(ctl->cancel, __ATOMIC_RELAXED)) {
       rc = NQ_ECANCELED;
       break;
     }
     if (ctl && ctl->throttle) nq_throttle_wait(ctl->throttle, ctl->th, ctl->cancel);
     double t0 = nq_now_mono();
-    rc = launch(g, q->len, bn, &taken);
+    rc = launch(g, bn);
     double dt = nq_now_mono() - t0;
     g->busy += dt;
     if (rc) break;
@@ -594,57 +762,58 @@ int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, nq_counts_t *out,
     double nb = (double)g->budget * f;
     if (!g->budget_fixed)
       g->budget = nb < BUDGET_MIN ? BUDGET_MIN : nb > BUDGET_MAX ? BUDGET_MAX : (unsigned)nb;
-    size_t running = 0;
+    running = running_b = 0;
     for (size_t i = 0; i < g->nslots && rc == 0; i++) {
-      if (g->h_stat[i] == S_RUNNING) running++;
-      else if (g->h_stat[i] != S_EMPTY)
+      const cl_uint st = g->h_stat[i];
+      if ((st & 3u) == S_RUNNING && (owns(b, st >> 2) || owns(a, st >> 2))) {
+        running++;
+        running_b += owns(b, st >> 2);
+      } else if (st != S_EMPTY) {
         rc = fail(g, "a slot came back in an unknown state", CL_INVALID_VALUE);
+      }
     }
-    if (rc || (taken == q->len && running == 0)) break;
-    /* The tail: nothing queued and fewer than a quarter of the slots busy. */
-    if (taken == q->len && running < g->nslots / 4) {
-      size_t before = q->len;
-      /* Many slots to split: one read of every saved search rather than one read a slot. */
-      cl_uint *all = running > SPLIT_ONE_BY_ONE
-                         ? malloc(g->nslots * SLOT_WORDS * sizeof *all) : NULL;
-      if (all) {
-        e = clEnqueueReadBuffer(g->q, g->save, CL_TRUE, 0, g->nslots * SLOT_WORDS * sizeof *all,
-                                all, 0, NULL, NULL);
-        if (e != CL_SUCCESS) rc = fail(g, "cannot read the saved searches back", e);
+    if (rc || (g->taken >= bend && running_b == 0)) break; /* b is done */
+    const int used_up = g->taken == g->qlen, tail = used_up && running < g->nslots / 4;
+    if (!a && used_up && !asked) { /* b's subtrees all taken: start the next batch */
+      asked = 1;
+      a = take_ahead(g, b, ahead, &rc);
+      if (rc) break;
+      if (a) { /* b's searches split to the front, a's subtrees behind them */
+        size_t nf = 0;
+        rc = split_slots(g, bn, b, a, 0, a, running_b, &nf);
+        bend = g->taken + nf;
+        continue;
       }
-      for (size_t i = 0; rc == 0 && i < g->nslots; i++)
-        if (g->h_stat[i] == S_RUNNING)
-          rc = split(g, i, bn, n, out, q, all ? all + i * SLOT_WORDS : NULL);
-      free(all);
-      /* The queue grows by the new subtrees (a larger buffer takes them all again). */
-      size_t cap = g->qcap;
-      if (rc == 0) rc = queue_alloc(g, q->len, n);
-      if (rc == 0) rc = queue_upload(g, q, g->qcap != cap ? 0 : before);
-      cl_uint h = (cl_uint)before;
-      if (rc == 0) {
-        e = clEnqueueWriteBuffer(g->q, g->stat, CL_FALSE, 0, g->nslots * sizeof(cl_uint),
-                                 g->h_stat, 0, NULL, NULL);
-        if (e == CL_SUCCESS)
-          e = clEnqueueWriteBuffer(g->q, g->qhead, CL_TRUE, 0, sizeof h, &h, 0, NULL, NULL);
-        if (e != CL_SUCCESS) rc = fail(g, "cannot copy the subtrees to the device", e);
-      }
+    }
+    if (a && running_b > 0) { /* b's last searches, split to the front (a's too at a tail) */
+      const size_t left = bend > g->taken ? bend - g->taken : 0; /* b's pieces not yet taken */
+      size_t nf = 0;
+      rc = split_slots(g, bn, b, a, tail, NULL, tail ? running : running_b, &nf);
+      bend = g->taken + nf + left; /* the new pieces, then those: then a's */
+    } else if (!a && tail) { /* the tail, with no batch behind b */
+      size_t nf = 0;
+      g->ntail++;
+      rc = split_slots(g, bn, b, NULL, 0, NULL, running, &nf);
+      bend = g->qlen;
     }
   }
-  if (rc == 0) { /* the owners' totals */
-    e = clEnqueueReadBuffer(g->q, g->tot, CL_TRUE, 0, n * 8 * sizeof(cl_uint), g->h_tot, 0, NULL,
-                            NULL);
+  if (rc == 0 && n) { /* b's totals */
+    cl_int e = clEnqueueReadBuffer(g->q, g->tot, CL_TRUE, b->base * 8 * sizeof(cl_uint),
+                                   n * 8 * sizeof(cl_uint), g->h_tot, 0, NULL, NULL);
     if (e != CL_SUCCESS) rc = fail(g, "cannot read the counts back", e);
   }
-  if (rc == 0)
-    for (size_t i = 0; i < n; i++) {
-      const cl_uint *t = g->h_tot + 8 * i;
-      uint64_t v[4];
-      for (int k = 0; k < 4; k++)
-        v[k] = ((uint64_t)t[2 * k] | (uint64_t)t[2 * k + 1] << 32) - g->tot_bias;
-      out[i].c2 += v[0], out[i].c4 += v[1], out[i].c8 += v[2], out[i].nodes += v[3];
-      g->nodes += out[i].nodes; /* the host's rows too */
-    }
-  return rc;
+  if (rc) return rc; /* a batch started behind b is dropped with it */
+  memset(out, 0, n * sizeof *out);
+  for (size_t i = 0; i < n; i++) {
+    const cl_uint *t = g->h_tot + 8 * i;
+    uint64_t v[4];
+    for (int k = 0; k < 4; k++)
+      v[k] = ((uint64_t)t[2 * k] | (uint64_t)t[2 * k + 1] << 32) - g->tot_bias;
+    out[i].c2 = v[0], out[i].c4 = v[1], out[i].c8 = v[2], out[i].nodes = b->host[i] + v[3];
+    g->nodes += out[i].nodes; /* the host's rows too */
+  }
+  g->chain = a; /* the next solve continues it */
+  return 0;
 }
 
 /* ---- opening a device ---------------------------------------------------------------------- */
@@ -757,8 +926,9 @@ int nq_gpu_open(int index, const nq_gpu_opts_t *opts, nq_gpu_t **out, char *err,
   g->fail_after = opts ? opts->fail_after : 0;
   g->tot_bias = opts ? opts->tot_bias : 0;
   g->launches = 0;
-  g->nodes = 0; /* nq_gpu_rate: the work taken, not the self-test's */
+  g->nodes = 0; /* nq_gpu_rate and the counts: the work taken, not the self-test's */
   g->busy = 0;
+  g->nlaunch = g->splits = g->nahead = g->ntail = 0;
   *out = g;
   return 0;
 }

@@ -381,10 +381,18 @@ static void gpu_ready(gpu_batch_t *gb) {
   gb->threaded = 0;
 }
 
+/* nq_gpu_ahead_t.next: the batch taken ahead, once expanded, for the device to start at the
+ * tail of the one it solves (NULL: none left, or its expansion failed). */
+static nq_gpu_batch_t *gpu_next(void *arg) {
+  gpu_batch_t *gb = arg;
+  gpu_ready(gb);
+  return gb->k && gb->rc == 0 ? gb->b : NULL;
+}
+
 /* The device's thread: batches of tasks from the same counter, each solved in launches that
  * stop for a cancel, a pause or the duty cycle between them (nq_gpu_solve_batch), the next
- * batch taken and expanded while the device solves one. A failed device's batches, and every
- * task after them, are solved on the CPU here. */
+ * batch taken and expanded while the device solves one and started on the device behind it at
+ * its tail. A failed device's batches, and every task after them, are solved on the CPU here. */
 typedef struct gpu_arg_s {
   pool_t *p;
   nq_gpu_t *g;
@@ -419,8 +427,9 @@ static void *pool_gpu(void *arg) {
       size = want < 1 ? 1 : want > GPU_BATCH_MAX ? GPU_BATCH_MAX : (size_t)want;
     }
     const size_t ahead = gpu_take(p, next, size, 1);
+    const nq_gpu_ahead_t start = {gpu_next, next}; /* started behind cur at its tail */
     double t0 = nq_now_mono();
-    rc = cur->rc ? cur->rc : nq_gpu_solve_batch(dev, cur->b, got, &ctl);
+    rc = cur->rc ? cur->rc : nq_gpu_solve_batch(dev, cur->b, &start, got, &ctl);
     double dt = nq_now_mono() - t0;
     gpu_ready(next);
     if (rc == 0) {

@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
       shim_gid = g;
       shim_lid = g % NQ_GROUP;
       nq_run(recs, own, (uint)m, &head, stat, save, tot, nslots, n, budget, look);
-      busy |= stat[g] == NQ_RUNNING || head < m;
+      busy |= (stat[g] & 3u) == NQ_RUNNING || head < m;
     }
   }
   for (size_t i = 0; i < m * 4; i++) got[i] = tot[2 * i] | (ulong)tot[2 * i + 1] << 32;

@@ -47,6 +47,8 @@
                                    inline rows N-9..N-1 and one row of its walk, which a
                                    launch's budget can stop and the host split */
 #define NQ_GPU_SUBTREES (1u << 17) /* a batch is expanded until it holds this many subtrees */
+#define NQ_GPU_BATCH_UNITS_MAX (1u << 28) /* units of a batch: two batches' owners fit in the
+                                             30 bits a slot's state keeps for one */
 
 typedef struct nq_gpu_info_s {
   int index;              /* 0.. in platform order, then the platform's device order */
@@ -132,13 +134,24 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
  * units expanded into subtrees (the host's rows counted), which needs no device and may be made
  * on any thread, for instance the next batch while a device solves this one (the pool does:
  * common/solver/solver_pool.c); the device then solves it once. nq_gpu_batch_expand returns 0
- * and *out, NQ_EINVAL for a unit that does not validate or units of more than one N, or
- * NQ_ENOMEM. nq_gpu_solve_batch answers as nq_gpu_solve, with out[0..n-1] for the batch's n
- * units, and NQ_EINVAL for a batch solved before (its queue holds the searches split then). */
+ * and *out, NQ_EINVAL for a unit that does not validate, units of more than one N or more than
+ * NQ_GPU_BATCH_UNITS_MAX units, or NQ_ENOMEM.
+ *
+ * nq_gpu_solve_batch answers as nq_gpu_solve, with out[0..n-1] for the batch's n units. With
+ * `ahead` (may be NULL), once the batch's subtrees are all taken its next() is asked, once, for
+ * the batch to follow (NULL: none), which is then started behind it on the device, so that the
+ * slots the batch's last searches leave do not idle; the call still returns when the batch it
+ * was given is done, and the next call, given that batch, continues it where it stands. A batch
+ * started so is solved by the very next call or not at all: any other batch given first drops
+ * it from the device (it is then refused, NQ_EINVAL, as a batch solved before is). */
 typedef struct nq_gpu_batch_s nq_gpu_batch_t;
+typedef struct nq_gpu_ahead_s {
+  nq_gpu_batch_t *(*next)(void *arg);
+  void *arg;
+} nq_gpu_ahead_t;
 int nq_gpu_batch_expand(const nq_unit_t *units, size_t n, nq_gpu_batch_t **out);
-int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, nq_counts_t *out,
-                       const nq_gpu_ctl_t *ctl);
+int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, const nq_gpu_ahead_t *ahead,
+                       nq_counts_t *out, const nq_gpu_ctl_t *ctl);
 size_t nq_gpu_batch_subtrees(const nq_gpu_batch_t *b); /* the subtrees it holds (tests) */
 void nq_gpu_batch_free(nq_gpu_batch_t *b);
 
@@ -153,12 +166,20 @@ void nq_gpu_rate(const nq_gpu_t *g, uint64_t *nodes, double *seconds);
 void nq_backend_label(nq_gpu_t *const *gpus, int ngpus, const uint64_t *before, int cpu, char *buf,
                       size_t len);
 
-/* Searches split at a batch's tail so far (nq/gpu.h's design; for tests and benchmarks). */
+/* Searches split so far (at a batch's tail, and a batch's last ones once the batch after it has
+ * started; for tests and benchmarks). */
 uint64_t nq_gpu_splits(const nq_gpu_t *g);
 
-/* Launches so far (for tests: a launch's work-items take the next subtree of the queue as soon
- * as theirs is done, so a batch of many small subtrees takes one launch). */
+/* Launches so far, since the self-test (for tests: a launch's work-items take the next subtree of
+ * the queue as soon as theirs is done, so a batch of many small subtrees takes one launch). */
 uint64_t nq_gpu_launches(const nq_gpu_t *g);
+
+/* Batches started behind another at its tail so far (nq_gpu_solve_batch's `ahead`), and tails:
+ * launches after which the queue was used up and under a quarter of the slots still searched,
+ * with no batch behind to start, so that most slots had idled through part of the launch (tests
+ * and benchmarks; counted since the self-test, as the splits and launches are). */
+uint64_t nq_gpu_ahead(const nq_gpu_t *g);
+uint64_t nq_gpu_tails(const nq_gpu_t *g);
 
 /* Whether the device has failed (see nq_gpu_solve), and why. */
 int nq_gpu_failed(const nq_gpu_t *g, const char **why);
