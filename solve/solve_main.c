@@ -60,8 +60,14 @@ static int list_cb(const nq_unit_t *u, void *arg) {
   return 0;
 }
 
+/* What the devices did in a solve (device_s < 0: no device). */
+typedef struct devstat_s {
+  double device_s;           /* seconds of their launches, added */
+  uint64_t launches, tails;  /* launches, and tails (nq_gpu_tails) */
+} devstat_t;
+
 static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double secs, int threads,
-                         const char *kernel, double device_s) {
+                         const char *kernel, const devstat_t *ds) {
   const char *unit = cfg->unit_text;
   int n = cfg->n;
   nq_totals_t t;
@@ -78,7 +84,11 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
                           "c8", (json_int_t)c->c8, "nodes", (json_int_t)c->nodes, "seconds", secs,
                           "threads", threads, "solver", NQ_SOLVER_VERSION);
     json_object_set_new(o, "kernel", json_string(kernel));
-    if (device_s >= 0) json_object_set_new(o, "device_seconds", json_real(device_s));
+    if (ds->device_s >= 0) {
+      json_object_set_new(o, "device_seconds", json_real(ds->device_s));
+      json_object_set_new(o, "device_launches", json_integer((json_int_t)ds->launches));
+      json_object_set_new(o, "device_tails", json_integer((json_int_t)ds->tails));
+    }
     if (unit) json_object_set_new(o, "unit", json_string(unit));
     if (cfg->sample_p) {
       char sample[32];
@@ -105,9 +115,10 @@ static void print_result(const solve_cfg_t *cfg, const nq_counts_t *c, double se
                         (unsigned long long)c->count1);
   printf("nodes    %llu\nseconds  %.3f\nthreads  %d\nkernel   %s\n", (unsigned long long)c->nodes,
          secs, threads, kernel);
-  if (device_s >= 0)
-    printf("device   %.3f s in launches (the devices' seconds added; beside them the host's work)\n",
-           device_s);
+  if (ds->device_s >= 0)
+    printf("device   %.3f s in %llu launches, %llu of them tails (the devices' added; beside "
+           "them the host's work)\n",
+           ds->device_s, (unsigned long long)ds->launches, (unsigned long long)ds->tails);
   if (k) printf("published %s (OEIS A000170/A002562)\n", match ? "MATCH" : "MISMATCH");
 }
 
@@ -221,19 +232,21 @@ static int run_solve(const solve_cfg_t *cfg) {
   if (pr.shown) fputc('\n', stderr);
   char kernel[512];
   kernel_label(cfg, gpus, ngpus, kernel, sizeof kernel);
-  double device_s = ngpus ? 0 : -1; /* the seconds the devices' launches took */
+  devstat_t ds = {ngpus ? 0 : -1, 0, 0};
   for (int i = 0; i < ngpus; i++) {
     uint64_t gn;
     double gs;
     nq_gpu_rate(gpus[i], &gn, &gs);
-    device_s += gs;
+    ds.device_s += gs;
+    ds.launches += nq_gpu_launches(gpus[i]);
+    ds.tails += nq_gpu_tails(gpus[i]);
     nq_gpu_close(gpus[i]);
   }
   if (rc) {
     fprintf(stderr, "nq-solve: %s\n", nq_strerror(rc));
     return 1;
   }
-  print_result(cfg, &res, secs, threads, kernel, device_s);
+  print_result(cfg, &res, secs, threads, kernel, &ds);
   return 0;
 }
 
