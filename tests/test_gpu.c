@@ -143,7 +143,8 @@ START_TEST(batches_started_ahead) {
    * while the second's searches still run, and the second's call starts the third */
   const size_t h = 8, from[3] = {0, h, l.len - h}, len[3] = {h, l.len - 2 * h, h};
   nq_gpu_batch_t *b[3];
-  for (int i = 0; i < 3; i++) ck_assert_int_eq(nq_gpu_batch_expand(l.v + from[i], len[i], &b[i]), 0);
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(nq_gpu_batch_expand(l.v + from[i], len[i], &b[i]), 0);
   nq_counts_t *got = calloc(l.len, sizeof *got);
   const uint64_t before = nq_gpu_ahead(g);
   nq_gpu_ahead_t a1 = {ahead_of, b[1]}, a2 = {ahead_of, b[2]};

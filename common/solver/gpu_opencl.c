@@ -485,8 +485,11 @@ static int queue_rebuild(nq_gpu_t *g, const subs_t *front, size_t fbase, const s
     const size_t len = nf + keep + nb + nr;
     size_t cap = g->qcap ? g->qcap : 4096;
     while (cap < len) cap *= 2;
-    unsigned char *r = malloc(cap * REC);
-    cl_uint *o = malloc(cap * sizeof *o);
+    /* New host arrays, unless the old ones are large enough and nothing of theirs is kept (the
+     * queue used up, as when a batch starts behind another): no fresh pages to fault in. */
+    const int reuse = keep == 0 && cap == g->qcap && g->h_recs && g->h_qown;
+    unsigned char *r = reuse ? g->h_recs : malloc(cap * REC);
+    cl_uint *o = reuse ? g->h_qown : malloc(cap * sizeof *o);
     if (!r || !o) {
       free(r);
       free(o);
@@ -510,10 +513,12 @@ static int queue_rebuild(nq_gpu_t *g, const subs_t *front, size_t fbase, const s
       memcpy(r + at * REC, fresh->rec, nr * REC);
       for (size_t i = 0; i < nr; i++) o[at + i] = (cl_uint)(fresh->base + fresh->own[i]);
     }
-    free(g->h_recs);
-    free(g->h_qown);
-    g->h_recs = r;
-    g->h_qown = o;
+    if (!reuse) {
+      free(g->h_recs);
+      free(g->h_qown);
+      g->h_recs = r;
+      g->h_qown = o;
+    }
     if (cap > g->qcap) { /* larger device buffers */
       if (g->recs) clReleaseMemObject(g->recs);
       if (g->qown) clReleaseMemObject(g->qown);
@@ -702,12 +707,14 @@ static nq_gpu_batch_t *take_ahead(nq_gpu_t *g, const nq_gpu_batch_t *b,
 int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, const nq_gpu_ahead_t *ahead,
                        nq_counts_t *out, const nq_gpu_ctl_t *ctl) {
   if (g->failed) return NQ_EDEVICE;
-  if (b->used || (b->started && g->chain != b)) return NQ_EINVAL;
+  const int continued = b->started && g->chain == b; /* (a batch not started is new here, even
+                                                        at the address of one freed) */
+  if (b->used || (b->started && !continued)) return NQ_EINVAL;
   b->used = 1;
   const size_t n = b->n;
   const int bn = b->bn;
   int rc = 0;
-  if (g->chain != b) {
+  if (!continued) {
     /* A solve of its own: nothing of it on the device (a batch a stopped solve left running
      * there is dropped: its caller finishes it elsewhere). The batch was expanded to
      * NQ_GPU_SUBTREES, not to the device's slots: expanding to twice an H200's 270,336 slots
