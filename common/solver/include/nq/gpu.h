@@ -15,10 +15,13 @@
  * launch runs each work-item for at most `budget` iterations and saves a search still running
  * in its slot, the budget adapted to the measured speed so that a launch takes about
  * `launch_seconds` (0.1 s by default, well under a desktop display watchdog's 2-5 s), however
- * large a subtree is. Between launches the host reads the slots' states and the queue's index;
- * at a batch's tail (the queue used up, under a quarter of the slots busy) it splits each saved
- * search into what it has left -- every candidate on its stack -- so the stragglers spread over
- * the idle slots.
+ * large a subtree is. Between launches the host reads the slots' states (each running search's
+ * unit too) and the queue's index. Once a batch's subtrees are all taken, the next batch, when
+ * the caller has one at hand (nq_gpu_solve_batch), starts behind it in the same queue and the
+ * batch's searches still running are split at each launch's end into subtrees at the queue's
+ * front; without one, at the batch's tail (the queue used up, under a quarter of the slots busy)
+ * each saved search is split into what it has left -- every candidate on its stack -- so the
+ * stragglers spread over the idle slots.
  * Between two launches the solve also checks its cancel flag and waits in its throttle (pause
  * file, duty cycle), like a CPU solver thread between two tasks.
  *
