@@ -546,6 +546,7 @@ static int queue_rebuild(nq_gpu_t *g, const subs_t *front, size_t fbase, const s
 
 /* A batch's totals on the device set to zero (tot_bias in their low words: the tests' carry). */
 static int tot_init(nq_gpu_t *g, const nq_gpu_batch_t *b) {
+  if (b->n == 0) return 0; /* (a write of no bytes is an error before OpenCL 2.1) */
   for (size_t i = 0; i < b->n * 8; i++) g->h_tot[b->base * 8 + i] = i % 2 ? 0 : g->tot_bias;
   cl_int e = clEnqueueWriteBuffer(g->q, g->tot, CL_TRUE, b->base * 8 * sizeof(cl_uint),
                                   b->n * 8 * sizeof(cl_uint), g->h_tot + b->base * 8, 0, NULL,

@@ -429,6 +429,9 @@ static void *pool_gpu(void *arg) {
     const size_t ahead = gpu_take(p, next, size, 1);
     const nq_gpu_ahead_t start = {gpu_next, next}; /* started behind cur at its tail */
     double t0 = nq_now_mono();
+    if (cur->rc)
+      nq_log(NQ_LOG_ERROR, "GPU %s: a batch of %zu tasks could not be expanded (%s); the CPU takes "
+             "them and the rest of the run", nq_gpu_label(dev), cur->k, nq_strerror(cur->rc));
     rc = cur->rc ? cur->rc : nq_gpu_solve_batch(dev, cur->b, &start, got, &ctl);
     double dt = nq_now_mono() - t0;
     gpu_ready(next);

@@ -50,8 +50,10 @@
                                    inline rows N-9..N-1 and one row of its walk, which a
                                    launch's budget can stop and the host split */
 #define NQ_GPU_SUBTREES (1u << 17) /* a batch is expanded until it holds this many subtrees */
-#define NQ_GPU_BATCH_UNITS_MAX (1u << 28) /* units of a batch: two batches' owners fit in the
-                                             30 bits a slot's state keeps for one */
+#define NQ_GPU_BATCH_UNITS_MAX (1u << 26) /* units of a batch: two batches' owners (under
+                                             3 * 2^26) fit in the 30 bits a slot's state keeps
+                                             for one, and their totals' index (8 words an
+                                             owner) in the kernel's 32-bit arithmetic */
 
 typedef struct nq_gpu_info_s {
   int index;              /* 0.. in platform order, then the platform's device order */
