@@ -78,7 +78,7 @@ START_TEST(batch_expand_then_solve) {
   list_t l = {0};
   ck_assert_int_eq(nq_units_generate(13, 2, push, &l), 0);
   nq_gpu_batch_t *b = NULL;
-  ck_assert_int_eq(nq_gpu_batch_expand(l.v, l.len, &b), 0);
+  ck_assert_int_eq(nq_gpu_batch_expand(l.v, l.len, 0, &b), 0);
   /* 10 rows below each unit, NQ_GPU_ROWS_MIN 9: expanded a row, short of 2^17 subtrees */
   ck_assert_uint_gt(nq_gpu_batch_subtrees(b), l.len);
   nq_counts_t *got = calloc(l.len, sizeof *got), *ref = calloc(l.len, sizeof *ref);
@@ -98,9 +98,9 @@ START_TEST(batch_expand_then_solve) {
   nq_unit_t two[2] = {l.v[0], l.v[0]};
   ck_assert_int_eq(nq_unit_parse("12:c:2:0,2", &two[1], NULL, 0), 0);
   b = (nq_gpu_batch_t *)&two; /* overwritten: NULL on a refusal */
-  ck_assert_int_eq(nq_gpu_batch_expand(two, 2, &b), NQ_EINVAL);
+  ck_assert_int_eq(nq_gpu_batch_expand(two, 2, 0, &b), NQ_EINVAL);
   ck_assert_ptr_null(b);
-  ck_assert_int_eq(nq_gpu_batch_expand(l.v, 0, &b), 0); /* no unit: nothing to solve */
+  ck_assert_int_eq(nq_gpu_batch_expand(l.v, 0, 0, &b), 0); /* no unit: nothing to solve */
   ck_assert_uint_eq(nq_gpu_batch_subtrees(b), 0);
   ck_assert_int_eq(nq_gpu_solve_batch(g, b, NULL, got, NULL), 0);
   nq_gpu_batch_free(b);
@@ -131,21 +131,24 @@ static void check_got(const list_t *l, size_t from, size_t n, const nq_counts_t 
 static nq_gpu_batch_t *ahead_of(void *arg) { return arg; }
 
 /* A batch started behind another at its tail (the queue's records of both, owners apart, the
- * first batch's last searches split to the queue's front each launch: 4-iteration launches),
+ * first batch's last searches split to the queue's front each launch: 4-iteration launches and
+ * 64 slots, so that pieces of a batch wait in the queue while it is split again),
  * then continued by the next call: each batch equals the reference, unit by unit. A batch
  * started so and then passed over is refused; one of another N is not started. */
 START_TEST(batches_started_ahead) {
-  nq_gpu_opts_t o = {.budget = 4};
+  nq_gpu_opts_t o = {.budget = 2, .slots = 64};
   nq_gpu_t *g = open_dev(&o);
   list_t l = {0};
-  ck_assert_int_eq(nq_units_generate(14, 3, push, &l), 0);
+  ck_assert_int_eq(nq_units_generate(14, 2, push, &l), 0);
   /* three batches: [0, h), [h, len - h), [len - h, len); the first small, so that it ends
    * while the second's searches still run, and the second's call starts the third */
   const size_t h = 8, from[3] = {0, h, l.len - h}, len[3] = {h, l.len - 2 * h, h};
   nq_gpu_batch_t *b[3];
   for (int i = 0; i < 3; i++)
-    ck_assert_int_eq(nq_gpu_batch_expand(l.v + from[i], len[i], &b[i]), 0);
-  nq_counts_t *got = calloc(l.len, sizeof *got);
+    ck_assert_int_eq(nq_gpu_batch_expand(l.v + from[i], len[i], 1, &b[i]), 0); /* 11 rows */
+  list_t m = {0}; /* (for the last part) */
+  ck_assert_int_eq(nq_units_generate(13, 3, push, &m), 0);
+  nq_counts_t *got = calloc(l.len + m.len, sizeof *got);
   const uint64_t before = nq_gpu_ahead(g);
   nq_gpu_ahead_t a1 = {ahead_of, b[1]}, a2 = {ahead_of, b[2]};
   ck_assert_int_eq(nq_gpu_solve_batch(g, b[0], &a1, got, NULL), 0);
@@ -156,7 +159,7 @@ START_TEST(batches_started_ahead) {
   check_got(&l, 0, l.len, got);
   for (int i = 0; i < 3; i++) nq_gpu_batch_free(b[i]);
   /* b[1] started behind b[0], then another batch solved first: b[1] is refused */
-  for (int i = 0; i < 3; i++) ck_assert_int_eq(nq_gpu_batch_expand(l.v, h, &b[i]), 0);
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(nq_gpu_batch_expand(l.v, h, 0, &b[i]), 0);
   a1.arg = b[1];
   ck_assert_int_eq(nq_gpu_solve_batch(g, b[0], &a1, got, NULL), 0);
   ck_assert_uint_eq(nq_gpu_ahead(g) - before, 3);
@@ -165,10 +168,8 @@ START_TEST(batches_started_ahead) {
   ck_assert_int_eq(nq_gpu_solve_batch(g, b[1], NULL, got, NULL), NQ_EINVAL);
   for (int i = 0; i < 3; i++) nq_gpu_batch_free(b[i]);
   /* a batch of another N is not started behind; solved after, on its own, it is exact */
-  list_t m = {0};
-  ck_assert_int_eq(nq_units_generate(13, 3, push, &m), 0);
-  ck_assert_int_eq(nq_gpu_batch_expand(l.v, h, &b[0]), 0);
-  ck_assert_int_eq(nq_gpu_batch_expand(m.v, m.len, &b[1]), 0);
+  ck_assert_int_eq(nq_gpu_batch_expand(l.v, h, 0, &b[0]), 0);
+  ck_assert_int_eq(nq_gpu_batch_expand(m.v, m.len, 0, &b[1]), 0);
   const uint64_t mid = nq_gpu_ahead(g);
   a1.arg = b[1];
   ck_assert_int_eq(nq_gpu_solve_batch(g, b[0], &a1, got, NULL), 0);

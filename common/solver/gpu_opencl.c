@@ -194,7 +194,7 @@ struct nq_gpu_batch_s {
                      split off a search (counted on the stack and again as a first node) */
 };
 
-int nq_gpu_batch_expand(const nq_unit_t *units, size_t n, nq_gpu_batch_t **out) {
+int nq_gpu_batch_expand(const nq_unit_t *units, size_t n, size_t want, nq_gpu_batch_t **out) {
   *out = NULL;
   if (n > NQ_GPU_BATCH_UNITS_MAX) return NQ_EINVAL;
   for (size_t i = 0; i < n; i++)
@@ -205,7 +205,7 @@ int nq_gpu_batch_expand(const nq_unit_t *units, size_t n, nq_gpu_batch_t **out) 
   b->bn = n ? units[0].n : 0;
   b->host = calloc(n ? n : 1, sizeof *b->host);
   subs_t q = {0};
-  int rc = b->host ? expand(units, n, NQ_GPU_SUBTREES, b->host, &q) : NQ_ENOMEM;
+  int rc = b->host ? expand(units, n, want ? want : NQ_GPU_SUBTREES, b->host, &q) : NQ_ENOMEM;
   if (rc == 0) {
     b->len = q.len;
     b->rec = malloc((q.len ? q.len : 1) * REC);
@@ -409,9 +409,10 @@ static int fail(nq_gpu_t *g, const char *what, cl_int code) {
 }
 
 /* The slots: nslots of each buffer on the device and the host copies. */
-static int slots_alloc(nq_gpu_t *g) {
+static int slots_alloc(nq_gpu_t *g, unsigned slots) {
   size_t n = (size_t)g->info.compute_units * SLOTS_PER_CU;
   n = n < SLOTS_MIN ? SLOTS_MIN : n > SLOTS_MAX ? SLOTS_MAX : n;
+  if (slots) n = slots < SLOTS_MAX ? slots : SLOTS_MAX; /* a test's (nq_gpu_opts_t.slots) */
   n = (n + GROUP - 1) / GROUP * GROUP;
   cl_int e[3];
   g->stat = clCreateBuffer(g->ctx, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL, &e[0]);
@@ -682,7 +683,7 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
                  const nq_gpu_ctl_t *ctl) {
   if (g->failed) return NQ_EDEVICE;
   nq_gpu_batch_t *b;
-  int rc = nq_gpu_batch_expand(units, n, &b);
+  int rc = nq_gpu_batch_expand(units, n, 0, &b);
   if (rc) return rc;
   rc = nq_gpu_solve_batch(g, b, NULL, out, ctl);
   nq_gpu_batch_free(b);
@@ -924,7 +925,7 @@ int nq_gpu_open(int index, const nq_gpu_opts_t *opts, nq_gpu_t **out, char *err,
   g->budget_fixed = opts && opts->budget;
   g->launch_s = opts && opts->launch_seconds > 0 ? opts->launch_seconds : 0.1;
   int rc = build(g, opts, err, errlen);
-  if (rc == 0 && (rc = slots_alloc(g)) != 0)
+  if (rc == 0 && (rc = slots_alloc(g, opts ? opts->slots : 0)) != 0)
     rc = nq_errorf(err, errlen, rc, "GPU %s: %s", g->label, rc == NQ_ENOMEM ? "out of memory" : g->why);
   if (rc == 0) rc = self_test(g, err, errlen);
   if (rc) {

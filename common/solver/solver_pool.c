@@ -346,7 +346,7 @@ typedef struct gpu_batch_s {
 
 static void *gpu_expand(void *arg) {
   gpu_batch_t *gb = arg;
-  gb->rc = nq_gpu_batch_expand(gb->units, gb->k, &gb->b);
+  gb->rc = nq_gpu_batch_expand(gb->units, gb->k, 0, &gb->b);
   return NULL;
 }
 

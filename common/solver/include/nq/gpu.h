@@ -94,6 +94,9 @@ typedef struct nq_gpu_opts_s {
   uint32_t tot_bias;      /* tests: the device's per-unit totals (64-bit, two 32-bit words added
                              with a carry) start at this in their low words and it is taken off
                              at the end, so that small counts carry into the high words */
+  unsigned slots;         /* tests: this many slots (rounded up to a work-group), not 2048 per
+                             compute unit: fewer slots than a batch's pieces, so that some wait
+                             in the queue */
 } nq_gpu_opts_t;
 
 typedef struct nq_gpu_s nq_gpu_t;
@@ -138,7 +141,9 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
 /* nq_gpu_solve in two steps, so that the host's part can run beside the device's: a batch is the
  * units expanded into subtrees (the host's rows counted), which needs no device and may be made
  * on any thread, for instance the next batch while a device solves this one (the pool does:
- * common/solver/solver_pool.c); the device then solves it once. nq_gpu_batch_expand returns 0
+ * common/solver/solver_pool.c); the device then solves it once. nq_gpu_batch_expand expands
+ * until the batch holds `want` subtrees (0: NQ_GPU_SUBTREES; tests ask for fewer, so that the
+ * subtrees keep more rows, up to NQ_GPU_ROWS_MAX) or NQ_GPU_ROWS_MIN rows are left; it returns 0
  * and *out, NQ_EINVAL for a unit that does not validate, units of more than one N or more than
  * NQ_GPU_BATCH_UNITS_MAX units, or NQ_ENOMEM.
  *
@@ -154,7 +159,7 @@ typedef struct nq_gpu_ahead_s {
   nq_gpu_batch_t *(*next)(void *arg);
   void *arg;
 } nq_gpu_ahead_t;
-int nq_gpu_batch_expand(const nq_unit_t *units, size_t n, nq_gpu_batch_t **out);
+int nq_gpu_batch_expand(const nq_unit_t *units, size_t n, size_t want, nq_gpu_batch_t **out);
 int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, const nq_gpu_ahead_t *ahead,
                        nq_counts_t *out, const nq_gpu_ctl_t *ctl);
 size_t nq_gpu_batch_subtrees(const nq_gpu_batch_t *b); /* the subtrees it holds (tests) */
