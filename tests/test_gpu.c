@@ -43,15 +43,13 @@ static int push(const nq_unit_t *u, void *arg) {
   return 0;
 }
 
-/* Every unit of l on the device equals the reference: counts and nodes. Frees l. */
-static void check_units(nq_gpu_t *g, list_t l) {
-  nq_counts_t *got = calloc(l.len, sizeof *got);
-  ck_assert_int_eq(nq_gpu_solve(g, l.v, l.len, got, NULL), 0);
-  for (size_t i = 0; i < l.len; i++) {
+/* got[i] equals the reference for units from..from+n-1 of l (counts and nodes). */
+static void check_got(const list_t *l, size_t from, size_t n, const nq_counts_t *got) {
+  for (size_t i = 0; i < n; i++) {
     nq_counts_t want;
     char t[NQ_UNIT_TEXT_MAX];
-    ck_assert_int_eq(nq_ref_solve_unit(&l.v[i], &want), 0);
-    nq_unit_format(&l.v[i], t, sizeof t);
+    ck_assert_int_eq(nq_ref_solve_unit(&l->v[from + i], &want), 0);
+    nq_unit_format(&l->v[from + i], t, sizeof t);
     ck_assert_msg(got[i].c2 == want.c2 && got[i].c4 == want.c4 && got[i].c8 == want.c8 &&
                       got[i].nodes == want.nodes,
                   "%s: gpu c2=%llu c4=%llu c8=%llu nodes=%llu, reference %llu %llu %llu %llu", t,
@@ -60,6 +58,13 @@ static void check_units(nq_gpu_t *g, list_t l) {
                   (unsigned long long)want.c2, (unsigned long long)want.c4,
                   (unsigned long long)want.c8, (unsigned long long)want.nodes);
   }
+}
+
+/* Every unit of l on the device equals the reference: counts and nodes. Frees l. */
+static void check_units(nq_gpu_t *g, list_t l) {
+  nq_counts_t *got = calloc(l.len, sizeof *got);
+  ck_assert_int_eq(nq_gpu_solve(g, l.v, l.len, got, NULL), 0);
+  check_got(&l, 0, l.len, got);
   free(got);
   free(l.v);
 }
@@ -84,15 +89,8 @@ START_TEST(batch_expand_then_solve) {
   nq_counts_t *got = calloc(l.len, sizeof *got), *ref = calloc(l.len, sizeof *ref);
   ck_assert_int_eq(nq_gpu_solve_batch(g, b, NULL, got, NULL), 0);
   ck_assert_int_eq(nq_gpu_solve(g, l.v, l.len, ref, NULL), 0);
-  for (size_t i = 0; i < l.len; i++) {
-    nq_counts_t want;
-    ck_assert_int_eq(nq_ref_solve_unit(&l.v[i], &want), 0);
-    ck_assert_uint_eq(got[i].nodes, want.nodes);
-    ck_assert_uint_eq(got[i].c2, want.c2);
-    ck_assert_uint_eq(got[i].c4, want.c4);
-    ck_assert_uint_eq(got[i].c8, want.c8);
-    ck_assert_uint_eq(ref[i].nodes, want.nodes);
-  }
+  check_got(&l, 0, l.len, got);
+  check_got(&l, 0, l.len, ref);
   ck_assert_int_eq(nq_gpu_solve_batch(g, b, NULL, got, NULL), NQ_EINVAL);
   nq_gpu_batch_free(b);
   nq_unit_t two[2] = {l.v[0], l.v[0]};
@@ -110,23 +108,6 @@ START_TEST(batch_expand_then_solve) {
   nq_gpu_close(g);
 }
 END_TEST
-
-/* got[i] equals the reference for every unit of l (counts and nodes). */
-static void check_got(const list_t *l, size_t from, size_t n, const nq_counts_t *got) {
-  for (size_t i = 0; i < n; i++) {
-    nq_counts_t want;
-    char t[NQ_UNIT_TEXT_MAX];
-    ck_assert_int_eq(nq_ref_solve_unit(&l->v[from + i], &want), 0);
-    nq_unit_format(&l->v[from + i], t, sizeof t);
-    ck_assert_msg(got[i].c2 == want.c2 && got[i].c4 == want.c4 && got[i].c8 == want.c8 &&
-                      got[i].nodes == want.nodes,
-                  "%s: gpu c2=%llu c4=%llu c8=%llu nodes=%llu, reference %llu %llu %llu %llu", t,
-                  (unsigned long long)got[i].c2, (unsigned long long)got[i].c4,
-                  (unsigned long long)got[i].c8, (unsigned long long)got[i].nodes,
-                  (unsigned long long)want.c2, (unsigned long long)want.c4,
-                  (unsigned long long)want.c8, (unsigned long long)want.nodes);
-  }
-}
 
 static nq_gpu_batch_t *ahead_of(void *arg) { return arg; }
 

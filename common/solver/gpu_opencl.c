@@ -454,6 +454,25 @@ static int tot_reserve(nq_gpu_t *g, size_t owners, size_t keep) {
 
 /* ---- launches ------------------------------------------------------------------------------ */
 
+/* The subtrees of q as queue records at r, o (their owners + base). */
+static void pack_subs(const subs_t *q, size_t base, unsigned char *r, cl_uint *o) {
+  for (size_t i = 0; i < q->len; i++) {
+    pack(&q->v[i], r + i * REC);
+    o[i] = (cl_uint)(base + q->owner[i]);
+  }
+}
+
+/* The host copies' records at..at+n-1 written to the device's queue. */
+static cl_int queue_write(nq_gpu_t *g, size_t at, size_t n) {
+  if (n == 0) return CL_SUCCESS;
+  cl_int e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, at * REC, n * REC,
+                                  g->h_recs + at * REC, 0, NULL, NULL);
+  if (e == CL_SUCCESS)
+    e = clEnqueueWriteBuffer(g->q, g->qown, CL_FALSE, at * sizeof(cl_uint), n * sizeof(cl_uint),
+                             g->h_qown + at, 0, NULL, NULL);
+  return e;
+}
+
 /* The device's queue made of the subtrees of `front` (owners + fbase), then the records of the
  * queue not yet taken, then the subtrees of `back` (owners + bbase), then the records of batch
  * `fresh` (owners + its base); any of the three may be NULL. Without back and fresh, front's
@@ -470,17 +489,8 @@ static int queue_rebuild(nq_gpu_t *g, const subs_t *front, size_t fbase, const s
   cl_uint h = 0;
   if (nb == 0 && nr == 0 && nf <= g->taken) {
     const size_t at = g->taken - nf;
-    for (size_t i = 0; i < nf; i++) {
-      pack(&front->v[i], g->h_recs + (at + i) * REC);
-      g->h_qown[at + i] = (cl_uint)(fbase + front->owner[i]);
-    }
-    if (nf) {
-      e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, at * REC, nf * REC, g->h_recs + at * REC,
-                               0, NULL, NULL);
-      if (e == CL_SUCCESS)
-        e = clEnqueueWriteBuffer(g->q, g->qown, CL_FALSE, at * sizeof(cl_uint),
-                                 nf * sizeof(cl_uint), g->h_qown + at, 0, NULL, NULL);
-    }
+    if (nf) pack_subs(front, fbase, g->h_recs + at * REC, g->h_qown + at);
+    e = queue_write(g, at, nf);
     h = (cl_uint)at;
   } else {
     const size_t len = nf + keep + nb + nr;
@@ -496,20 +506,15 @@ static int queue_rebuild(nq_gpu_t *g, const subs_t *front, size_t fbase, const s
       free(o);
       return NQ_ENOMEM;
     }
-    size_t at = 0;
-    for (size_t i = 0; i < nf; i++, at++) {
-      pack(&front->v[i], r + at * REC);
-      o[at] = (cl_uint)(fbase + front->owner[i]);
-    }
+    if (nf) pack_subs(front, fbase, r, o);
+    size_t at = nf;
     if (keep) {
       memcpy(r + at * REC, g->h_recs + g->taken * REC, keep * REC);
       memcpy(o + at, g->h_qown + g->taken, keep * sizeof *o);
       at += keep;
     }
-    for (size_t i = 0; i < nb; i++, at++) {
-      pack(&back->v[i], r + at * REC);
-      o[at] = (cl_uint)(bbase + back->owner[i]);
-    }
+    if (nb) pack_subs(back, bbase, r + at * REC, o + at);
+    at += nb;
     if (nr) {
       memcpy(r + at * REC, fresh->rec, nr * REC);
       for (size_t i = 0; i < nr; i++) o[at + i] = (cl_uint)(fresh->base + fresh->own[i]);
@@ -531,12 +536,7 @@ static int queue_rebuild(nq_gpu_t *g, const subs_t *front, size_t fbase, const s
       if (e != CL_SUCCESS) return fail(g, "cannot allocate device memory", e);
       g->qcap = cap;
     }
-    if (len) {
-      e = clEnqueueWriteBuffer(g->q, g->recs, CL_FALSE, 0, len * REC, g->h_recs, 0, NULL, NULL);
-      if (e == CL_SUCCESS)
-        e = clEnqueueWriteBuffer(g->q, g->qown, CL_FALSE, 0, len * sizeof(cl_uint), g->h_qown, 0,
-                                 NULL, NULL);
-    }
+    e = queue_write(g, 0, len);
     g->qlen = len;
   }
   if (e == CL_SUCCESS)
@@ -690,20 +690,27 @@ int nq_gpu_solve(nq_gpu_t *g, const nq_unit_t *units, size_t n, nq_counts_t *out
   return rc;
 }
 
-/* The batch after b, to start at b's tail: ahead's, when it gives one that fits (b's N, units,
- * never solved nor started), with owners apart from b's and its totals zeroed; else NULL. */
-static nq_gpu_batch_t *take_ahead(nq_gpu_t *g, const nq_gpu_batch_t *b,
-                                  const nq_gpu_ahead_t *ahead, int *rc) {
-  nq_gpu_batch_t *a = ahead && ahead->next ? ahead->next(ahead->arg) : NULL;
-  if (!a || a->used || a->started || a->n == 0 || a->bn != b->bn) return NULL;
-  a->base = a->n <= b->base ? 0 : b->base + b->n;
-  const size_t top = a->base + a->n > b->base + b->n ? a->base + a->n : b->base + b->n;
-  *rc = tot_reserve(g, top, b->base + b->n);
-  if (*rc == 0) *rc = tot_init(g, a);
-  if (*rc) return NULL;
-  a->started = 1;
+/* b's subtrees all taken: the batch after it started behind it, when ahead gives one that fits
+ * (b's N, units, never solved nor started) -- owners apart from b's, its totals zeroed, b's
+ * running_b searches split to the queue's front and its subtrees behind them; *a that batch (or
+ * NULL: none) and *bend the queue's records from which on none is b's. */
+static int start_ahead(nq_gpu_t *g, int n, nq_gpu_batch_t *b, const nq_gpu_ahead_t *ahead,
+                       size_t running_b, nq_gpu_batch_t **a, size_t *bend) {
+  nq_gpu_batch_t *x = ahead && ahead->next ? ahead->next(ahead->arg) : NULL;
+  *a = NULL;
+  if (!x || x->used || x->started || x->n == 0 || x->bn != b->bn) return 0;
+  x->base = x->n <= b->base ? 0 : b->base + b->n;
+  const size_t top = x->base + x->n > b->base + b->n ? x->base + x->n : b->base + b->n;
+  int rc = tot_reserve(g, top, b->base + b->n);
+  if (rc == 0) rc = tot_init(g, x);
+  if (rc) return rc;
+  x->started = 1;
   g->nahead++;
-  return a;
+  *a = x;
+  size_t nf = 0;
+  rc = split_slots(g, n, b, x, 0, x, running_b, &nf);
+  *bend = g->taken + nf;
+  return rc;
 }
 
 int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, const nq_gpu_ahead_t *ahead,
@@ -749,10 +756,7 @@ int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, const nq_gpu_ahead_t *ahe
   if (rc == 0 && g->taken == g->qlen && running_b > 0) {
     /* continued with its subtrees all taken: the batch after it starts at once */
     asked = 1;
-    a = take_ahead(g, b, ahead, &rc);
-    size_t nf = 0;
-    if (a) rc = split_slots(g, bn, b, a, 0, a, running_b, &nf);
-    if (a) bend = g->taken + nf;
+    rc = start_ahead(g, bn, b, ahead, running_b, &a, &bend);
   }
   while (rc == 0 && (g->taken < bend || running_b > 0)) {
     if (ctl && ctl->cancel && __atomic_load_n(ctl->cancel, __ATOMIC_RELAXED)) {
@@ -785,14 +789,8 @@ int nq_gpu_solve_batch(nq_gpu_t *g, nq_gpu_batch_t *b, const nq_gpu_ahead_t *ahe
     const int used_up = g->taken == g->qlen, tail = used_up && running < g->nslots / 4;
     if (!a && used_up && !asked) { /* b's subtrees all taken: start the next batch */
       asked = 1;
-      a = take_ahead(g, b, ahead, &rc);
-      if (rc) break;
-      if (a) { /* b's searches split to the front, a's subtrees behind them */
-        size_t nf = 0;
-        rc = split_slots(g, bn, b, a, 0, a, running_b, &nf);
-        bend = g->taken + nf;
-        continue;
-      }
+      rc = start_ahead(g, bn, b, ahead, running_b, &a, &bend);
+      if (rc || a) continue;
     }
     if (a && running_b > 0) { /* b's last searches, split to the front (a's too at a tail) */
       const size_t left = bend > g->taken ? bend - g->taken : 0; /* b's pieces not yet taken */
