@@ -4,9 +4,11 @@
 # scripts/bench-evidence.sh: a 33 MB evidence file, far more than the sockets buffer) is served
 # by nq-server --http, then:
 #   1. two /api/export readers that never read hold both export slots: a third download gets its
-#      200 within the stated bound (the minimum transfer rate closes the stalled readers), and is
-#      complete (nq-verify passes it with the server's key); the refusals and the closed readers
-#      are summarised in the log, not one line each;
+#      200 within 30 s (the minimum transfer rate, over 10 s from when a reader's output backs up,
+#      closes the stalled readers: about 10-12 s on a quiet machine, 15 s seen under the
+#      sanitizers on a busy one), long before the idle time would (60 s here: --http-timeout 20),
+#      and is complete (nq-verify passes it with the server's key); the refusals and the closed
+#      readers are summarised in the log, not one line each;
 #   2. 64 idle connections from 8 addresses: the page is served on every one of 40 tries from a
 #      ninth address (the idle connections of the busiest address make room);
 #   3. 2,000 idle connections from 250 addresses: the page is served on every one of 40 tries.
@@ -45,7 +47,7 @@ COMMIT;
 SQL
 HTTP=$(free_port)
 e2e_start_server "$D" "$PORT" --n 14 --depth 6 --http "127.0.0.1:$HTTP" --quorum-distinct client \
-  --log-summary 2
+  --log-summary 2 --http-timeout 20
 say "N=14 depth 6: 70256 units, finished (fabricated counts); --http 127.0.0.1:$HTTP"
 
 # 1. Two stalled export readers, then a third download.
@@ -77,14 +79,14 @@ while True:
             raise
         refused += 1
         time.sleep(0.2)
-    if time.time() - t0 > 60:
-        sys.exit("no download within 60 s")
+    if time.time() - t0 > 90:
+        sys.exit("no download within 90 s")
 open(out, "wb").write(body)
 if refused == 0:
     sys.exit("the third download was never refused: the stalled readers held no slot")
 print("third download: 200 after %.1f s (%d refusals 503), %d bytes" % (wait, refused, len(body)))
-if wait > 15:
-    sys.exit("the third download waited %.1f s, over the 15 s bound" % wait)
+if wait > 30:
+    sys.exit("the third download waited %.1f s, over the 30 s bound (the idle time is 60 s)" % wait)
 PY
 say "$(cat "$D/stall.out")"
 "$BIN/nq-verify" "$D/export.jsonl" --sample 0 --key "$D/data/evidence.pub" >"$D/verify.out" 2>&1 ||
