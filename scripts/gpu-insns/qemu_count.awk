@@ -30,4 +30,4 @@ blk && /^$/ { blk = 0; next }
   }
   n += size[pc]; s += sp[pc]; m += mv[pc]
 }
-END { print n + 0, s + 0, m + 0 }
+END { printf "%.0f %.0f %.0f\n", n, s, m }
