@@ -18,7 +18,7 @@
 # 16 and two, and one instruction for popcount, min, and-not and clz, as on a GPU. It also prints
 # the share of loads and stores from the stack pointer (spills, reloads, locals in memory) and of
 # register copies, and the count per node without them. Needs gcc-riscv64-linux-gnu (its libc)
-# and qemu-user-static (installed when missing); N=16 takes about a minute a kernel, N=18 ten.
+# and qemu-user-static (installed when missing); a kernel takes 2-4 minutes at N=16, 15-45 at N=18.
 #
 #   scripts/bench-gpu-insns.sh [N ...]          (default: 16 17 18)
 # env: BASE=<git rev>   also measure the kernel at that commit (git show REV:common/solver/gpu_kernel.cl)
