@@ -98,10 +98,10 @@ for i in "${!SRCS[@]}"; do
       wait
       read -r ins stk cps <"$TMP/cnt"
       read -r _ recs _ _ _ nodes _ <"$TMP/out"
-      printf '%-14s %3d %8d %12d %14d %10.2f %5.1f%% %5.1f%% %10.2f  %s\n' "$label" "$n" "$recs" "$nodes" "$ins" \
-        "$(python3 -c "print($ins / $nodes)")" "$(python3 -c "print(100 * $stk / $ins)")" \
-        "$(python3 -c "print(100 * $cps / $ins)")" "$(python3 -c "print(($ins - $stk - $cps) / $nodes)")" \
-        "$(awk '{print $NF}' <<<"$chk")"
+      read -r per pstk pcps rest <<<"$(python3 -c "print($ins / $nodes, 100 * $stk / $ins, \
+        100 * $cps / $ins, ($ins - $stk - $cps) / $nodes)")"
+      printf '%-14s %3d %8d %12d %14d %10.2f %5.1f%% %5.1f%% %10.2f  %s\n' "$label" "$n" "$recs" \
+        "$nodes" "$ins" "$per" "$pstk" "$pcps" "$rest" "$(awk '{print $NF}' <<<"$chk")"
     done
   else
     # shellcheck disable=SC2086 # EXTRA: several flags
