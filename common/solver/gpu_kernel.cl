@@ -14,12 +14,13 @@
  * candidates are final (popcount), and it is pushed if it has some. A node on row N-9 is never
  * pushed: its whole subtree is counted inline (NQ_ROW_N9..NQ_ROW_N2), row N-1 from each row N-2
  * node's two free columns. No board is kept: a row's column is the difference of two levels' d
- * masks, and the board is rebuilt only for the side part's leaves whose rotation check can
- * matter (a flag: column 0 on row BOUND2, column N-1 on row BOUND1, ENDBIT last), about 3/N of
- * them. Each rule is applied at its own rows: BOUND1's and BOUND2's masks, the blocked test on
- * rows N-1-look..N-4 made at the parent on each child before it is pushed (a fixed number of
- * steps a row, no data-dependent loop), and the two dead tests each at the rows that decide it
- * (see ref_dead: the 90-degree one at row max(BOUND2, N-1-c1)+1, the 270-degree one at rows
+ * masks (the stack's rows) or of two nodes' free columns (the inline rows'), and the board is
+ * rebuilt only for the side part's leaves whose rotation check can matter (a flag: column 0 on
+ * row BOUND2, column N-1 on row BOUND1, ENDBIT last), about 3/N of them. Each rule is applied
+ * at its own rows: BOUND1's and BOUND2's masks, the blocked test on rows N-1-look..N-4 made at
+ * the parent on each child before it is pushed (a fixed number of steps a row, no
+ * data-dependent loop), and the two dead tests each at the rows that decide it (see ref_dead:
+ * the 90-degree one at row max(BOUND2, N-1-c1)+1, the 270-degree one at rows
  * BOUND1+1..max(BOUND1+1, c1), while their flag is set); the subtree's own first node is tested
  * in full.
  *
@@ -196,8 +197,8 @@ typedef struct {
   uint iv270c; /* bit i: a child on row e-7+i is on row BOUND1+1, below c1 (its 270-degree test
                  reads row c1's d mask, not its own) */
   int k90, k270; /* the dead tests' rows less the rows whose d masks they read: 0..3, one of the
-                   four nearest d masks an inline row holds (NQ_DSEL); 4, the record's or the
-                   stack's */
+                   four nearest rows' free columns an inline row holds (NQ_DSEL); 4, the
+                   record's or the stack's d mask */
   uint rx, rf, rb; /* bit i: a child on row e-7+i takes BOUND1's columns / sets a flag / takes
                      BOUND2's mask */
   uint iv0, iv90, iv270; /* NQ_IV's words: bit i a node on row e-7+i (whatever the flags,
@@ -207,26 +208,32 @@ typedef struct {
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
  * depth..N-9 from the stack (row depth+i is the difference of levels i+1 and i's d masks; the
  * walk writes the d mask of its row N-9 node into the level above its top, NQ_ROW_N9 that of
- * its row N-8 node one above); rows N-8..N-1 are tail[0..7] (rows N-8..N-3 only when they are
- * not the record's). */
-static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk, int lid,
-                        int depth, int bound1, int bound2, uint endbit,
-                        const uint *tail, uint topbit) {
-  __local const uint4 *const mine = stk + lid;
+ * its row N-8 node, outside mask set, one above); rows N-8..N-3 (only when they are not the
+ * record's) the differences of the free columns of the path's nodes on rows N-8..N-2,
+ * tail[0..6]; rows N-2 and N-1 tail[7] and tail[8]. The inline rows pass their nodes' free
+ * columns, which they hold anyway, not their queens' columns: those would be more values held
+ * through every inline row for a leaf in a thousand. `mine` is the work-item's own stack, not
+ * the work-group's array and the work-item's index: with the array's address the same at every
+ * call, a compiler may read the kernel's __local array directly here, and pocl 3.1, which
+ * makes that array a kernel argument, then reads nothing (the flagged leaves lost; test_gpu). */
+static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *mine, int depth,
+                        int bound1, int bound2, uint endbit, const uint *tail, uint topbit) {
   uint b[32];
   for (int i = 0; i < depth; i++) b[i] = 1u << t[1 + i];
   for (int i = 0; depth + i < e - 7; i++)
-    b[depth + i] = STK(i + 1).z & ~STK(i).z;
-  for (int i = 0; i < 8; i++)
-    if (e - 7 + i >= depth) b[e - 7 + i] = tail[i];
+    b[depth + i] = STK(i + 1).z & ~STK(i).z & ((2u << e) - 1u);
+  for (int i = 0; i < 6; i++)
+    if (e - 7 + i >= depth) b[e - 7 + i] = tail[i + 1] ^ tail[i];
+  b[e - 1] = tail[7];
+  b[e] = tail[8];
   return nq_check(e, b, bound1, bound2, topbit, endbit);
 }
 
 /* The two children of a node on row N-2 (masks l, r and m = mask & ~d, its rows' columns free
  * of d: its two free columns; bm its candidates under the rules): nodes by popcount, solutions
- * from its two free columns. fl: the path's flags; rows
- * N-8..N-3's columns x7..x2: the path for nq_side_leaf. */
-#define NQ_ROW_N2(SIDE, l, m, r, bm, fl, x7, x6, x5, x4, x3, x2)                                 \
+ * from its two free columns. fl: the path's flags; m8..m3: the free columns of the path's nodes
+ * on rows N-8..N-3, for nq_side_leaf. */
+#define NQ_ROW_N2(SIDE, l, m, r, bm, fl, m8, m7, m6, m5, m4, m3)                                 \
   do {                                                                                           \
     /* f_: the node's two free columns; g_: those row N-1 may take under the queens above row    \
      * N-2 (the side part: and outside lastmask). A leaf is a column of bm on row N-2 and the    \
@@ -254,10 +261,10 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
         for (int i2_ = 0; i2_ < 2; i2_++) {                                                      \
           const uint a_ = i2_ ? f2_ : f1_, z_ = i2_ ? f1_ : f2_;                                 \
           if (!(i2_ ? lf2_ && p2_ : lf1_ && p1_)) continue;                                      \
-          const uint tl_[8] = {(x7), (x6), (x5), (x4), (x3), (x2), a_, z_};                      \
-          const int c_ = nq_side_leaf(e, t, stk, lid, s.depth, s.bound1, s.bound2,               \
-                                      s.endbit, tl_, topbit);                                    \
-          lc[c_ >> 1]++; /* by index: in memory, not a register through the rows */             \
+          const uint tl_[9] = {(m8), (m7), (m6), (m5), (m4), (m3), f_, a_, z_};                  \
+          const int c_ = nq_side_leaf(e, t, mine, s.depth, s.bound1, s.bound2, s.endbit, tl_,    \
+                                      topbit);                                                   \
+          lc[c_ >> 1]++; /* by index: in memory, not a register through the rows */              \
         }                                                                                        \
       }                                                                                          \
     }                                                                                            \
@@ -280,154 +287,153 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
  * child tests one bit; only a child on such a row reads the rules. */
 #define NQ_IV(f) (s.iv0 | (((f) & F90) ? s.iv90 : 0u) | (((f) & F270) ? s.iv270 : 0u))
 
-/* The rules of a child whose node is on row yc (its queen x on row yc - 1, d masks cd, dp, dpp,
- * dppp of it and the three rows above; candidates bm, flags fl, rule word iv of its path, the
- * last two updated; B its row's bit in the rule words): BOUND1's forbidden columns, then in the
- * side part its flags, BOUND2's mask and, when DEAD, the dead tests (a dead child: `continue`, to
- * its parent's next child), each only on the rows its own word (s.rx, s.rf with s.w90 and
- * s.w270, s.rb, s.iv90, s.iv270) names: the flag a row sets and BOUND2's row are known by the
- * word's bit, not by comparing the row with BOUND1 or BOUND2. A block, not a statement: it
- * continues its caller's loop. */
-#define NQ_RULES(SIDE, DEAD, yc, B, x, cd, dp, dpp, dppp, bm, fl, iv)                            \
+/* The rules of a child whose node is on row yc (its queen on row yc - 1 the lowest candidate
+ * of c, its parent's candidates left; free columns cm, mp, mpp, mppp of it and the three rows
+ * above, mask & ~d; candidates bm, flags fl, rule word iv of its path, the last two updated; B
+ * its row's bit in the rule words): BOUND1's forbidden columns, then in the side part its flags
+ * (the queen in column 0: c's lowest bit; in column N-1: c is topbit alone), BOUND2's mask and,
+ * when DEAD, the dead tests (a dead child: `continue`, to its parent's next child), each only
+ * on the rows its own word (s.rx, s.rf with s.w90 and s.w270, s.rb, s.iv90, s.iv270) names: the
+ * flag a row sets and BOUND2's row are known by the word's bit, not by comparing the row with
+ * BOUND1 or BOUND2. A block, not a statement: it continues its caller's loop. */
+#define NQ_RULES(SIDE, DEAD, yc, B, c, cm, mp, mpp, mppp, bm, fl, iv)                            \
   {                                                                                              \
     if (s.rx & (B)) bm &= ~s.forbid;                                                             \
     if (SIDE) {                                                                                  \
       if (s.rf & (B)) {                                                                          \
-        if (s.w90 & (B)) fl = (fl & ~F90) | ((x) == 1u ? F90 : 0u);                              \
-        if (s.w270 & (B)) fl = (fl & ~F270) | ((x) == topbit ? F270 : 0u);                       \
+        if (s.w90 & (B)) fl = (fl & ~F90) | ((c) & 1u ? F90 : 0u);                               \
+        if (s.w270 & (B)) fl = (fl & ~F270) | ((c) == topbit ? F270 : 0u);                       \
         if ((B) < 32u) /* a flag of row N-4 or below moves no bit: the dead rows end at N-4 */   \
           iv = NQ_IV(fl);                                                                        \
       }                                                                                          \
       if (s.rb & (B)) { /* the row is BOUND2's */                                                \
-        const uint sd_ = (cd) & s.sidemask;                                                      \
+        const uint sd_ = s.sidemask & ~(cm);                                                     \
         bm = !sd_ ? 0u : sd_ != s.sidemask ? bm & s.sidemask : bm;                               \
       }                                                                                          \
-      if ((DEAD) && NQ_DEADI(B, yc, cd, dp, dpp, dppp, fl)) continue;                            \
+      if ((DEAD) && NQ_DEADI(B, cm, mp, mpp, mppp, fl)) continue;                                \
     }                                                                                            \
   }
 
 /* A node on row N-3 (masks l, r and m = mask & ~d, candidates bm, flags fl0, rule word iv0;
- * rows N-8..N-4's columns x7..x3, for nq_side_leaf): its whole subtree, each child on row N-2
- * counted with its children by NQ_ROW_N2. A child's m is its parent's less its own column (one
- * operation, as d | x was, and its candidates m & ~(l | r), one fewer); the rules read its d
- * within mask as ~m. */
-#define NQ_ROW_N3(SIDE, l, m, r, bm, fl0, iv0, x7, x6, x5, x4, x3)                               \
+ * m8..m4: the free columns of the path's nodes on rows N-8..N-4, for nq_side_leaf): its whole
+ * subtree, each child on row N-2 counted with its children by NQ_ROW_N2. Every inline row
+ * carries its node's free columns m, not d: a child's m is its parent's less its own column (one
+ * operation, as d | x was, and its candidates m & ~(l | r), one fewer, with no mask held); the
+ * rules test a column's bit in m (free) where the reference tests it in d (taken). */
+#define NQ_ROW_N3(SIDE, l, m, r, bm, fl0, iv0, m8, m7, m6, m5, m4)                               \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c3_ = (bm); c3_; c3_ &= c3_ - 1u) {                                                \
       const uint x_ = c3_ & (0u - c3_), l2_ = ((l) | x_) << 1, m2_ = (m) ^ x_,                   \
                  r2_ = ((r) | x_) >> 1;                                                          \
       uint b2_ = m2_ & ~(l2_ | r2_);                                                             \
-      if ((iv0) & 64u) NQ_RULES(SIDE, 0, e - 1, 64u, x_, ~m2_, 0u, 0u, 0u, b2_, fl0, iv0)        \
-      NQ_ROW_N2(SIDE, l2_, m2_, r2_, b2_, fl0, x7, x6, x5, x4, x3, x_);                          \
+      if ((iv0) & 64u) NQ_RULES(SIDE, 0, e - 1, 64u, c3_, m2_, 0u, 0u, 0u, b2_, fl0, iv0)        \
+      NQ_ROW_N2(SIDE, l2_, m2_, r2_, b2_, fl0, m8, m7, m6, m5, m4, (m));                         \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-4 (masks l, r and m = mask & ~d, which NQ_ROW_N5's blocked test has made,
- * candidates bm, flags fl0, rule word iv0; rows N-8..N-5's columns x7..x4, for nq_side_leaf):
- * its whole subtree, each child on row N-3 by NQ_ROW_N3. */
-#define NQ_ROW_N4(SIDE, l, m, r, bm, fl0, iv0, x7, x6, x5, x4)                                   \
+/* A node on row N-4 (masks l, r and m = mask & ~d, candidates bm, flags fl0, rule word iv0;
+ * m8..m5 the path's, for nq_side_leaf): its whole subtree, each child on row N-3 by
+ * NQ_ROW_N3. */
+#define NQ_ROW_N4(SIDE, l, m, r, bm, fl0, iv0, m8, m7, m6, m5)                                   \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c4_ = (bm); c4_; c4_ &= c4_ - 1u) {                                                \
       const uint w_ = c4_ & (0u - c4_), l3_ = ((l) | w_) << 1, m3_ = (m) ^ w_,                   \
                  r3_ = ((r) | w_) >> 1;                                                          \
       uint b3_ = m3_ & ~(l3_ | r3_);                                                             \
-      if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 2, 32u, w_, ~m3_, 0u, 0u, 0u, b3_, fl0, iv0)        \
-      NQ_ROW_N3(SIDE, l3_, m3_, r3_, b3_, fl0, iv0, x7, x6, x5, x4, w_);                         \
+      if ((iv0) & 32u) NQ_RULES(SIDE, 0, e - 2, 32u, c4_, m3_, 0u, 0u, 0u, b3_, fl0, iv0)        \
+      NQ_ROW_N3(SIDE, l3_, m3_, r3_, b3_, fl0, iv0, m8, m7, m6, m5, (m));                        \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-5 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
- * grandparent, flags fl0, rule word iv0; rows N-8..N-6's columns x7, x6, x5, for
+/* A node on row N-5 (masks l, r and m = mask & ~d, candidates bm, the free columns mpp, mppp
+ * of its parent and grandparent, flags fl0, rule word iv0; m8 the path's node's on row N-8, for
  * nq_side_leaf): its children (row N-4, the blocked test's last row) counted, the blocked ones
  * and those without candidates dropped, each other one through its row's rules and its subtree
  * counted by NQ_ROW_N4. */
-#define NQ_ROW_N5(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7, x6, x5)                            \
+#define NQ_ROW_N5(SIDE, l, m, r, bm, mpp, mppp, fl0, iv0, m8)                                    \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c5_ = (bm); c5_; c5_ &= c5_ - 1u) {                                                \
-      const uint v_ = c5_ & (0u - c5_), l4_ = ((l) | v_) << 1, d4_ = (d) | v_,                   \
+      const uint v_ = c5_ & (0u - c5_), l4_ = ((l) | v_) << 1, m4_ = (m) ^ v_,                   \
                  r4_ = ((r) | v_) >> 1;                                                          \
-      const uint n4_ = mask & ~d4_;                                                              \
-      uint b4_ = n4_ & ~(l4_ | r4_);                                                             \
-      if (!b4_ || nq_blocked1(3, n4_, (SIDE) ? s.lastmask : 0u, b4_, l4_, r4_)) continue;        \
-      if ((iv0) & 16u) NQ_RULES(SIDE, 1, e - 3, 16u, v_, d4_, (d), (dpp), (dppp), b4_, fl0, iv0)   \
-      NQ_ROW_N4(SIDE, l4_, n4_, r4_, b4_, fl0, iv0, x7, x6, x5, v_);                             \
+      uint b4_ = m4_ & ~(l4_ | r4_);                                                             \
+      if (!b4_ || nq_blocked1(3, m4_, (SIDE) ? s.lastmask : 0u, b4_, l4_, r4_)) continue;        \
+      if ((iv0) & 16u) NQ_RULES(SIDE, 1, e - 3, 16u, c5_, m4_, (m), (mpp), (mppp), b4_, fl0, iv0) \
+      NQ_ROW_N4(SIDE, l4_, m4_, r4_, b4_, fl0, iv0, m8, (mppp), (mpp), (m));                     \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-6 (masks l, d, r, candidates bm, the d masks dpp, dppp of its parent and
- * grandparent, flags fl0, rule word iv0; rows N-8 and N-7's columns x7, x6, for
- * nq_side_leaf): as NQ_ROW_N5, one row up (its children on row N-5, the blocked test's rows then
- * below them). */
-#define NQ_ROW_N6(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7, x6)                                \
+/* A node on row N-6 (masks l, r and m, candidates bm, the free columns mpp, mppp of its parent
+ * and grandparent, flags fl0, rule word iv0): as NQ_ROW_N5, one row up (its children on row
+ * N-5, the blocked test's rows then below them). */
+#define NQ_ROW_N6(SIDE, l, m, r, bm, mpp, mppp, fl0, iv0)                                        \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c6_ = (bm); c6_; c6_ &= c6_ - 1u) {                                                \
-      const uint u_ = c6_ & (0u - c6_), l5_ = ((l) | u_) << 1, d5_ = (d) | u_,                   \
+      const uint u_ = c6_ & (0u - c6_), l5_ = ((l) | u_) << 1, m5_ = (m) ^ u_,                   \
                  r5_ = ((r) | u_) >> 1;                                                          \
-      const uint n5_ = mask & ~d5_;                                                              \
-      uint b5_ = n5_ & ~(l5_ | r5_);                                                             \
-      if (!b5_ || nq_blocked1(4, n5_, (SIDE) ? s.lastmask : 0u, b5_, l5_, r5_)) continue;        \
-      if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 4, 8u, u_, d5_, (d), (dpp), (dppp), b5_, fl0, iv0)   \
-      NQ_ROW_N5(SIDE, l5_, d5_, r5_, b5_, (d), (dpp), fl0, iv0, x7, x6, u_);                     \
+      uint b5_ = m5_ & ~(l5_ | r5_);                                                             \
+      if (!b5_ || nq_blocked1(4, m5_, (SIDE) ? s.lastmask : 0u, b5_, l5_, r5_)) continue;        \
+      if ((iv0) & 8u) NQ_RULES(SIDE, 1, e - 4, 8u, c6_, m5_, (m), (mpp), (mppp), b5_, fl0, iv0)  \
+      NQ_ROW_N5(SIDE, l5_, m5_, r5_, b5_, (m), (mpp), fl0, iv0, (mppp));                         \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-7 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
- * grandparent, flags fl0, rule word iv0; row N-8's column x7, for nq_side_leaf): as
- * NQ_ROW_N6, one row up, its blocked children dropped when the blocked test reaches their row. */
-#define NQ_ROW_N7(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0, x7)                                    \
+/* A node on row N-7 (masks l, r and m, candidates bm, the free columns mpp and mppp of its
+ * parent and grandparent, flags fl0, rule word iv0): as NQ_ROW_N6, one row up, its blocked
+ * children dropped when the blocked test reaches their row. */
+#define NQ_ROW_N7(SIDE, l, m, r, bm, mpp, mppp, fl0, iv0)                                        \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     const int k7_ = (s.filt >> (e - 6)) & 1u;                                                    \
     for (uint c7_ = (bm); c7_; c7_ &= c7_ - 1u) {                                                \
-      const uint t_ = c7_ & (0u - c7_), l6_ = ((l) | t_) << 1, d6_ = (d) | t_,                   \
+      const uint t_ = c7_ & (0u - c7_), l6_ = ((l) | t_) << 1, m6_ = (m) ^ t_,                   \
                  r6_ = ((r) | t_) >> 1;                                                          \
-      uint b6_ = mask & ~(l6_ | d6_ | r6_);                                                      \
-      if (!b6_ ||                                                                                \
-          (k7_ && nq_blocked1(5, mask & ~d6_, (SIDE) ? s.lastmask : 0u, b6_, l6_, r6_)))         \
+      uint b6_ = m6_ & ~(l6_ | r6_);                                                             \
+      if (!b6_ || (k7_ && nq_blocked1(5, m6_, (SIDE) ? s.lastmask : 0u, b6_, l6_, r6_)))         \
         continue;                                                                                \
-      if ((iv0) & 4u) NQ_RULES(SIDE, 1, e - 5, 4u, t_, d6_, (d), (dpp), (dppp), b6_, fl0, iv0)   \
-      NQ_ROW_N6(SIDE, l6_, d6_, r6_, b6_, (d), (dpp), fl0, iv0, x7, t_);                         \
+      if ((iv0) & 4u) NQ_RULES(SIDE, 1, e - 5, 4u, c7_, m6_, (m), (mpp), (mppp), b6_, fl0, iv0)  \
+      NQ_ROW_N6(SIDE, l6_, m6_, r6_, b6_, (m), (mpp), fl0, iv0);                                 \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-8 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
- * grandparent, flags fl0, rule word iv0): its children
- * (row N-7) counted, those without candidates dropped, each other one through its row's rules
- * and its subtree counted by NQ_ROW_N7 (no blocked test: it begins below them). */
-#define NQ_ROW_N8(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0)                                        \
+/* A node on row N-8 (masks l, r and m, candidates bm, the free columns mpp and mppp of its
+ * parent and grandparent, flags fl0, rule word iv0): its children (row N-7) counted, those
+ * without candidates dropped, each other one through its row's rules and its subtree counted by
+ * NQ_ROW_N7 (no blocked test: it begins below them). */
+#define NQ_ROW_N8(SIDE, l, m, r, bm, mpp, mppp, fl0, iv0)                                        \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c8_ = (bm); c8_; c8_ &= c8_ - 1u) {                                                \
-      const uint s_ = c8_ & (0u - c8_), l7_ = ((l) | s_) << 1, d7_ = (d) | s_,                   \
+      const uint s_ = c8_ & (0u - c8_), l7_ = ((l) | s_) << 1, m7_ = (m) ^ s_,                   \
                  r7_ = ((r) | s_) >> 1;                                                          \
-      uint b7_ = mask & ~(l7_ | d7_ | r7_);                                                      \
+      uint b7_ = m7_ & ~(l7_ | r7_);                                                             \
       if (!b7_) continue;                                                                        \
-      if ((iv0) & 2u) NQ_RULES(SIDE, 1, e - 6, 2u, s_, d7_, (d), (dpp), (dppp), b7_, fl0, iv0)   \
-      NQ_ROW_N7(SIDE, l7_, d7_, r7_, b7_, (d), (dpp), fl0, iv0, s_);                             \
+      if ((iv0) & 2u) NQ_RULES(SIDE, 1, e - 6, 2u, c8_, m7_, (m), (mpp), (mppp), b7_, fl0, iv0)  \
+      NQ_ROW_N7(SIDE, l7_, m7_, r7_, b7_, (m), (mpp), fl0, iv0);                                 \
     }                                                                                            \
   } while (0)
 
-/* A node on row N-9 (masks l, d, r, candidates bm, the d masks dpp and dppp of its parent and
- * grandparent, flags fl0, rule word iv0): as NQ_ROW_N8, one row up. The walk ends a row higher
- * for it, so that a walk's iteration (about 50 x86 instructions, its stack record read and
- * written) makes a node on row N-9 or above, not one on row N-8. In the side part each child's
- * d mask (row N-8's) is written into the stack level above the walk's row N-9 one, where the
- * dead tests (NQ_DEADI's far rows) and nq_side_leaf read it. */
-#define NQ_ROW_N9(SIDE, l, d, r, bm, dpp, dppp, fl0, iv0)                                        \
+/* A node on row N-9 (masks l, r and m, candidates bm, the free columns mpp and mppp of its
+ * parent and grandparent, outside mask anything, flags fl0, rule word iv0): as NQ_ROW_N8, one
+ * row up. The walk ends a row higher for it, so that a walk's iteration (about 50 x86
+ * instructions, its stack record read and written) makes a node on row N-9 or above, not one on
+ * row N-8. In the side part each child's d mask (row N-8's, as ~m: outside mask set) is written
+ * into the stack level above the walk's row N-9 one, where the dead tests (NQ_DEADI's far rows)
+ * and nq_side_leaf read it. */
+#define NQ_ROW_N9(SIDE, l, m, r, bm, mpp, mppp, fl0, iv0)                                        \
   do {                                                                                           \
     ni += popcount(bm);                                                                          \
     for (uint c9_ = (bm); c9_; c9_ &= c9_ - 1u) {                                                \
-      const uint q_ = c9_ & (0u - c9_), l8_ = ((l) | q_) << 1, d8_ = (d) | q_,                   \
+      const uint q_ = c9_ & (0u - c9_), l8_ = ((l) | q_) << 1, m8_ = (m) ^ q_,                   \
                  r8_ = ((r) | q_) >> 1;                                                          \
-      uint b8_ = mask & ~(l8_ | d8_ | r8_);                                                      \
+      uint b8_ = m8_ & ~(l8_ | r8_);                                                             \
       if (!b8_) continue;                                                                        \
-      if ((iv0) & 1u) NQ_RULES(SIDE, 1, e - 7, 1u, q_, d8_, (d), (dpp), (dppp), b8_, fl0, iv0)   \
-      if (SIDE) STK(e - 7 - s.depth).z = d8_;                                                    \
-      NQ_ROW_N8(SIDE, l8_, d8_, r8_, b8_, (d), (dpp), fl0, iv0);                                 \
+      if ((iv0) & 1u) NQ_RULES(SIDE, 1, e - 7, 1u, c9_, m8_, (m), (mpp), (mppp), b8_, fl0, iv0)  \
+      if (SIDE) STK(e - 7 - s.depth).z = ~m8_;                                                   \
+      NQ_ROW_N8(SIDE, l8_, m8_, r8_, b8_, (m), (mpp), fl0, iv0);                                 \
     }                                                                                            \
   } while (0)
 
@@ -474,7 +480,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
       STK(k + 1).z = cd; /* row N-9's d mask: the path for NQ_DROW and nq_side_leaf */           \
       fli = fl;                                                                                  \
       ivi = ivw;                                                                                 \
-      NQ_ROW_N9(SIDE, cl, cd, cr, bm, v.z, STK(k > 0 ? k - 1 : 0).z, fli, ivi);                  \
+      NQ_ROW_N9(SIDE, cl, mask & ~cd, cr, bm, ~v.z, ~STK(k > 0 ? k - 1 : 0).z, fli, ivi);        \
       nodes += ni;                                                                               \
       c8 += c8i + lc[4];                                                                         \
       c2 += lc[1];                                                                               \
@@ -504,23 +510,26 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *stk
     (((yc) <= s.c1 ? (cd) : s.c1 <= s.depth ? s.dc1 : NQ_DROW(s.c1, yc, cd, dp, dpp, dppp)) &    \
      (topbit >> 1))))
 
-/* NQ_DEAD on an inline row (its bit B of the rule words): the rows by bit, not by compares, and
- * the row whose d mask a test reads chosen by the record's k90 / k270 (NQ_DSEL: one of the four
- * nearest, or `far`, the record's or the stack's), not by comparing rows on every inline row:
- * a compiler computes such per-row choices once a record, whether a rule fires or not. The
- * 90-degree test is on one row (p90+1), so k90 is that row less row y90+1; the 270-degree one
- * reads row c1's d mask only on row BOUND1+1 when that is below c1 (iv270c), k270 rows up. */
+/* NQ_DEAD on an inline row (its bit B of the rule words; cm, mp, mpp, mppp the free columns of
+ * the child and the three rows above): the rows by bit, not by compares, and the row whose
+ * columns a test reads chosen by the record's k90 / k270 (NQ_DSEL: one of the four nearest, or
+ * `far`, the record's or the stack's d mask inverted), not by comparing rows on every inline
+ * row: a compiler computes such per-row choices once a record, whether a rule fires or not. A
+ * column taken (in d) is one not free (in m): the 90-degree test cuts when column 1 is still
+ * free on row y90+1, the 270-degree one when column N-2 is taken. The 90-degree test is on one
+ * row (p90+1), so k90 is that row less row y90+1; the 270-degree one reads row c1's columns
+ * only on row BOUND1+1 when that is below c1 (iv270c), k270 rows up. */
 #define NQ_DSEL(k, cd, dp, dpp, dppp, far)                                                       \
   ((k) == 0 ? (cd) : (k) == 1 ? (dp) : (k) == 2 ? (dpp) : (k) == 3 ? (dppp) : (far))
-#define NQ_DEADI(B, yc, cd, dp, dpp, dppp, f)                                                    \
+#define NQ_DEADI(B, cm, mp, mpp, mppp, f)                                                        \
   (((s.iv90 & (B)) && ((f) & F90) &&                                                             \
-    !(NQ_DSEL(s.k90, cd, dp, dpp, dppp,                                                          \
-              s.y90 + 1 <= s.depth ? s.dy90 : STK(s.y90 + 1 - s.depth).z) & 2u)) ||              \
+    (NQ_DSEL(s.k90, cm, mp, mpp, mppp,                                                           \
+             ~(s.y90 + 1 <= s.depth ? s.dy90 : STK(s.y90 + 1 - s.depth).z)) & 2u)) ||            \
    ((s.iv270 & (B)) && ((f) & F270) &&                                                           \
-    (((s.iv270c & (B)) ? NQ_DSEL(s.k270, cd, dp, dpp, dppp,                                      \
-                                 s.c1 <= s.depth ? s.dc1 : STK(s.c1 - s.depth).z)                \
-                       : (cd)) &                                                                 \
-     (topbit >> 1))))
+    !(((s.iv270c & (B)) ? NQ_DSEL(s.k270, cm, mp, mpp, mppp,                                     \
+                                  ~(s.c1 <= s.depth ? s.dc1 : STK(s.c1 - s.depth).z))            \
+                        : (cm)) &                                                                \
+      (topbit >> 1))))
 
 /* Adds v to the 64-bit total at p (low word, high word). */
 static void nq_add64(__global uint *p, ulong v) {
@@ -686,16 +695,16 @@ void nq_run(__global const uchar *recs, __global const uint *qown, const uint ql
         } else if (y == e - 3) {
           NQ_ROW_N4(s.side, l, mask & ~d, r, bm, fli, ivi, 0u, 0u, 0u, 0u);
         } else if (y == e - 4) {
-          NQ_ROW_N5(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0u, 0u, 0u);
+          NQ_ROW_N5(s.side, l, mask & ~d, r, bm, 0u, 0u, fli, ivi, 0u);
         } else if (y == e - 5) {
-          NQ_ROW_N6(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0u, 0u);
+          NQ_ROW_N6(s.side, l, mask & ~d, r, bm, 0u, 0u, fli, ivi);
         } else if (y == e - 6) {
-          NQ_ROW_N7(s.side, l, d, r, bm, 0u, 0u, fli, ivi, 0u);
+          NQ_ROW_N7(s.side, l, mask & ~d, r, bm, 0u, 0u, fli, ivi);
         } else if (y == e - 7) {
-          NQ_ROW_N8(s.side, l, d, r, bm, 0u, 0u, fli, ivi);
+          NQ_ROW_N8(s.side, l, mask & ~d, r, bm, 0u, 0u, fli, ivi);
         } else if (y == e - 8) {
           STK(0).z = d;
-          NQ_ROW_N9(s.side, l, d, r, bm, 0u, 0u, fli, ivi);
+          NQ_ROW_N9(s.side, l, mask & ~d, r, bm, 0u, 0u, fli, ivi);
         } else {
           nodes += popcount(bm);
           if ((s.filt >> y) & 1u) bm = nq_keep(e - y - 1, ~mask, s.lastmask, l, d, r, bm);
