@@ -208,7 +208,7 @@ typedef struct {
 /* A flagged side leaf: the board rebuilt and checked. Rows < depth come from the record; rows
  * depth..N-9 from the stack (row depth+i is the difference of levels i+1 and i's d masks; the
  * walk writes the d mask of its row N-9 node into the level above its top, NQ_ROW_N9 that of
- * its row N-8 node, outside mask set, one above); rows N-8..N-3 (only when they are not the
+ * its row N-8 node, mask ^ m, one above); rows N-8..N-3 (only when they are not the
  * record's) the differences of the free columns of the path's nodes on rows N-8..N-2,
  * tail[0..6]; rows N-2 and N-1 tail[7] and tail[8]. The inline rows pass their nodes' free
  * columns, which they hold anyway, not their queens' columns: those would be more values held
@@ -221,7 +221,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *min
   uint b[32];
   for (int i = 0; i < depth; i++) b[i] = 1u << t[1 + i];
   for (int i = 0; depth + i < e - 7; i++)
-    b[depth + i] = STK(i + 1).z & ~STK(i).z & ((2u << e) - 1u);
+    b[depth + i] = STK(i + 1).z & ~STK(i).z;
   for (int i = 0; i < 6; i++)
     if (e - 7 + i >= depth) b[e - 7 + i] = tail[i + 1] ^ tail[i];
   b[e - 1] = tail[7];
@@ -420,7 +420,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *min
  * parent and grandparent, outside mask anything, flags fl0, rule word iv0): as NQ_ROW_N8, one
  * row up. The walk ends a row higher for it, so that a walk's iteration (about 50 x86
  * instructions, its stack record read and written) makes a node on row N-9 or above, not one on
- * row N-8. In the side part each child's d mask (row N-8's, as ~m: outside mask set) is written
+ * row N-8. In the side part each child's d mask (row N-8's, mask ^ m) is written
  * into the stack level above the walk's row N-9 one, where the dead tests (NQ_DEADI's far rows)
  * and nq_side_leaf read it. */
 #define NQ_ROW_N9(SIDE, l, m, r, bm, mpp, mppp, fl0, iv0)                                        \
@@ -432,7 +432,7 @@ static int nq_side_leaf(int e, __global const uchar *t, __local const uint4 *min
       uint b8_ = m8_ & ~(l8_ | r8_);                                                             \
       if (!b8_) continue;                                                                        \
       if ((iv0) & 1u) NQ_RULES(SIDE, 1, e - 7, 1u, c9_, m8_, (m), (mpp), (mppp), b8_, fl0, iv0)  \
-      if (SIDE) STK(e - 7 - s.depth).z = ~m8_;                                                   \
+      if (SIDE) STK(e - 7 - s.depth).z = mask ^ m8_;                                             \
       NQ_ROW_N8(SIDE, l8_, m8_, r8_, b8_, (m), (mpp), fl0, iv0);                                 \
     }                                                                                            \
   } while (0)
